@@ -1,0 +1,258 @@
+// Package app wires subprov together: it opens the store, applies migrations, builds every
+// capability and adapter from the configuration, and runs the HTTP server and job workers
+// with a graceful shutdown. cmd/subprov and the end-to-end tests both start the service here.
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/auth"
+	"github.com/subprov/subprov/clock"
+	"github.com/subprov/subprov/config"
+	"github.com/subprov/subprov/faults"
+	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/httpapi"
+	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/mail"
+	"github.com/subprov/subprov/outbox"
+	"github.com/subprov/subprov/ratelimit"
+	"github.com/subprov/subprov/serviceability"
+	"github.com/subprov/subprov/store"
+)
+
+// App is one running subprov process.
+type App struct {
+	Config   config.Config
+	Log      *slog.Logger
+	Store    *store.Store
+	Clock    subprov.Clock
+	DevClock *clock.Adjustable
+	Faults   *faults.Switches
+	Jobs     *jobs.Client
+	Outbox   *outbox.Outbox
+	Auth     *auth.Service
+	Handler  http.Handler
+	redis    *redis.Client
+}
+
+// Setting keys the app keeps in the database.
+const (
+	settingSecret      = "secret"
+	settingClockOffset = "dev_clock_offset_ns"
+	settingFaults      = "dev_faults"
+)
+
+// New opens the database, migrates it, and builds the service. Close releases it.
+func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
+	a := &App{Config: cfg, Log: log, Faults: &faults.Switches{}}
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	a.Store = st
+	if err := a.migrate(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	a.Clock = clock.Real{}
+	if cfg.Dev {
+		a.DevClock = clock.NewAdjustable(0)
+		a.Clock = a.DevClock
+		a.restoreDevState(ctx)
+	}
+	secret := cfg.Secret
+	if secret == "" {
+		if secret, err = st.SettingOrInit(ctx, settingSecret, identity.NewToken(32)); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	transport, err := mail.NewTransport(cfg.SMTPURL, cfg.MailFrom, log)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("SMTP_URL: %w", err)
+	}
+	a.Outbox = &outbox.Outbox{Store: st, Transport: transport, Clock: a.Clock, Faults: a.Faults, Log: log}
+	a.Jobs, err = jobs.New(st, jobs.Handlers{DeliverMail: a.Outbox.Deliver}, jobs.Options{Work: cfg.Workers, Logger: log})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	a.Outbox.Jobs = a.Jobs
+	a.Auth = &auth.Service{Store: st, Clock: a.Clock, Signer: identity.NewSigner(secret), Mail: a.Outbox, PublicURL: cfg.PublicURL}
+
+	var limiter ratelimit.Limiter = ratelimit.NewMemory()
+	if cfg.RedisURL != "" {
+		opt, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		a.redis = redis.NewClient(opt)
+		limiter = ratelimit.NewRedis(a.redis, "subprov:")
+	}
+	if cfg.SeedFile != "" {
+		sum, err := fixture.LoadFile(ctx, st, cfg.SeedFile, a.Clock.Now())
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("SUBPROV_SEED: %w", err)
+		}
+		log.Info("fixture loaded", "file", cfg.SeedFile, "summary", sum.String())
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &jobCollector{st: st})
+	a.Handler = httpapi.NewServer(httpapi.Deps{
+		Log: log, Store: st, Clock: a.Clock, DevClock: a.DevClock, Faults: a.Faults, Auth: a.Auth, Limiter: limiter,
+		Serviceability: &serviceability.Service{Store: st, Clock: a.Clock},
+		Registry:       reg, Ready: a.Ready,
+		OnClockChange: func(ctx context.Context) {
+			_ = st.PutSetting(ctx, settingClockOffset, strconv.FormatInt(int64(a.DevClock.Offset()), 10))
+		},
+		OnFaultsChange: func(ctx context.Context) {
+			b, _ := json.Marshal(a.Faults.All())
+			_ = st.PutSetting(ctx, settingFaults, string(b))
+		},
+	})
+	return a, nil
+}
+
+func (a *App) migrate(ctx context.Context) error {
+	applied, err := a.Store.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range applied {
+		a.Log.Info("migration applied", "name", m)
+	}
+	return jobs.Migrate(ctx, a.Store)
+}
+
+// Migrate applies the schema and job-queue migrations and returns (subprov migrate).
+func Migrate(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	a := &App{Store: st, Log: log}
+	return a.migrate(ctx)
+}
+
+// restoreDevState brings back the dev clock and faults a previous run set, so a demo that
+// advanced the clock keeps its time across a restart.
+func (a *App) restoreDevState(ctx context.Context) {
+	if v, ok, _ := a.Store.Setting(ctx, settingClockOffset); ok {
+		if ns, err := strconv.ParseInt(v, 10, 64); err == nil {
+			a.DevClock.Advance(time.Duration(ns))
+		}
+	}
+	if v, ok, _ := a.Store.Setting(ctx, settingFaults); ok {
+		var m map[string]string
+		if json.Unmarshal([]byte(v), &m) == nil && len(faults.Validate(m)) == 0 {
+			a.Faults.Apply(m)
+		}
+	}
+}
+
+// Ready reports whether the database answers and carries every migration this binary has.
+func (a *App) Ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := a.Store.Ping(ctx); err != nil {
+		return err
+	}
+	v, err := a.Store.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if v != store.LatestVersion() {
+		return fmt.Errorf("schema version %d, want %d", v, store.LatestVersion())
+	}
+	return nil
+}
+
+// Serve runs the HTTP server on ln (nil: no HTTP, as `subprov worker`) and the job workers
+// until ctx is done, then shuts down gracefully: the listener closes, in-flight requests and
+// running jobs finish (up to 30 s), and the database is closed.
+func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	if err := a.Jobs.Start(ctx); err != nil {
+		return err
+	}
+	var srv *http.Server
+	errc := make(chan error, 1)
+	if ln != nil {
+		srv = &http.Server{
+			Handler:           a.Handler,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      2 * time.Minute, // reactivation waits for the port (about a minute)
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    64 << 10,
+			ErrorLog:          slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn),
+		}
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	}
+	a.Log.Info("shutting down: finishing in-flight requests and jobs")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if srv != nil {
+		if err := srv.Shutdown(sctx); err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("http shutdown: %w", err))
+		}
+	}
+	if err := a.Jobs.Stop(sctx); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+	return errors.Join(runErr, a.Close())
+}
+
+// Close releases the database and Redis connections.
+func (a *App) Close() error {
+	var err error
+	if a.redis != nil {
+		err = a.redis.Close()
+	}
+	return errors.Join(err, a.Store.Close())
+}
+
+// jobCollector reports job counts by state at scrape time.
+type jobCollector struct{ st *store.Store }
+
+var jobsDesc = prometheus.NewDesc("subprov_jobs", "Jobs in the durable queue by state.", []string{"state"}, nil)
+
+func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc }
+
+func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	counts, err := jobs.Counts(ctx, c.st)
+	if err != nil {
+		return
+	}
+	for state, n := range counts {
+		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(n), state)
+	}
+}

@@ -1,0 +1,288 @@
+// Package auth authenticates callers: it resolves each credential (API key, webhook secret,
+// subscriber and dashboard bearer tokens, the agent's verified session) to who is calling, and
+// runs the login and password-reset flows. HTTP middleware calls it; it holds the rules.
+package auth
+
+import (
+	"context"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/store"
+)
+
+// Mailer queues a message inside a transaction (the outbox).
+type Mailer interface {
+	QueueText(ctx context.Context, tx *store.Tx, to, subject, body string, links []string) error
+}
+
+// Service authenticates callers for one store.
+type Service struct {
+	Store     *store.Store
+	Clock     subprov.Clock
+	Signer    *identity.Signer
+	Mail      Mailer
+	PublicURL string
+}
+
+// Login lockout: after this many failures in a row an account refuses logins for a while,
+// whatever the password, so online guessing is bounded even across IPs.
+const (
+	maxLoginFailures = 10
+	lockoutFor       = 15 * time.Minute
+)
+
+func invalidCredentials() error {
+	return subprov.Errorf(subprov.EUNAUTHORIZED, "invalid_credentials", "Invalid e-mail or password")
+}
+
+func unauthorized(msg string) error {
+	return subprov.Errorf(subprov.EUNAUTHORIZED, "unauthorized", "%s", msg)
+}
+
+// NormalizeEmail lower-cases and trims an e-mail; logins are case-insensitive.
+func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+// ValidEmail reports whether s is a plain e-mail address.
+func ValidEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && strings.Contains(s, "@")
+}
+
+// Token is an issued access token.
+type Token struct {
+	AccessToken string
+	ExpiresIn   int
+}
+
+// LoginSubscriber checks a portal login and issues a one-hour access token. A wrong e-mail and
+// a wrong password answer alike and take the same time.
+func (s *Service) LoginSubscriber(ctx context.Context, email, password string) (*Token, error) {
+	now := s.Clock.Now()
+	acc, err := s.Store.AccountByEmail(ctx, NormalizeEmail(email))
+	if err != nil {
+		if store.IsNoRows(err) {
+			identity.BurnPasswordCheck(password)
+			return nil, invalidCredentials()
+		}
+		return nil, err
+	}
+	if !acc.PasswordSet {
+		identity.BurnPasswordCheck(password)
+		return nil, invalidCredentials()
+	}
+	ok := identity.CheckPassword(acc.PasswordHash, password)
+	if acc.LockedUntil != nil && acc.LockedUntil.After(now) {
+		return nil, invalidCredentials()
+	}
+	if err := s.Store.RecordLogin(ctx, acc.ID, ok, now, maxLoginFailures, lockoutFor); err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, invalidCredentials()
+	}
+	tok, err := s.Signer.Issue(identity.AudienceSubscriber, acc.ID, acc.ProviderID, acc.ID, now, subprov.SubscriberTokenLifetime)
+	if err != nil {
+		return nil, err
+	}
+	return &Token{AccessToken: tok, ExpiresIn: int(subprov.SubscriberTokenLifetime.Seconds())}, nil
+}
+
+// LoginOperator checks a dashboard login and issues an access token.
+func (s *Service) LoginOperator(ctx context.Context, email, password string) (*Token, error) {
+	op, hash, err := s.Store.OperatorByEmail(ctx, NormalizeEmail(email))
+	if err != nil {
+		if store.IsNoRows(err) {
+			identity.BurnPasswordCheck(password)
+			return nil, invalidCredentials()
+		}
+		return nil, err
+	}
+	if !identity.CheckPassword(hash, password) {
+		return nil, invalidCredentials()
+	}
+	tok, err := s.Signer.Issue(identity.AudienceOperator, op.ID, "", "", s.Clock.Now(), subprov.OperatorTokenLifetime)
+	if err != nil {
+		return nil, err
+	}
+	return &Token{AccessToken: tok, ExpiresIn: int(subprov.OperatorTokenLifetime.Seconds())}, nil
+}
+
+// Subscriber resolves a subscriber bearer token to its account.
+func (s *Service) Subscriber(ctx context.Context, bearer string) (*store.AccountLogin, error) {
+	c, err := s.Signer.Verify(bearer, identity.AudienceSubscriber, s.Clock.Now())
+	if err != nil {
+		return nil, unauthorized("Invalid or expired token")
+	}
+	acc, err := s.Store.Account(ctx, c.Subject)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, unauthorized("Invalid or expired token")
+		}
+		return nil, err
+	}
+	return acc, nil
+}
+
+// Operator resolves a dashboard bearer token to its operator.
+func (s *Service) Operator(ctx context.Context, bearer string) (*subprov.Operator, error) {
+	c, err := s.Signer.Verify(bearer, identity.AudienceOperator, s.Clock.Now())
+	if err != nil {
+		return nil, unauthorized("Invalid or expired token")
+	}
+	op, err := s.Store.Operator(ctx, c.Subject)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, unauthorized("Invalid or expired token")
+		}
+		return nil, err
+	}
+	return op, nil
+}
+
+// APIKey resolves an X-API-Key to its key and provider.
+func (s *Service) APIKey(ctx context.Context, raw string) (*subprov.APIKey, *subprov.Provider, error) {
+	if raw == "" {
+		return nil, nil, unauthorized("Missing X-API-Key")
+	}
+	k, err := s.Store.APIKeyByHash(ctx, identity.HashSecret(raw))
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, nil, unauthorized("Invalid API key")
+		}
+		return nil, nil, err
+	}
+	p, err := s.Store.Provider(ctx, k.ProviderID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return k, p, nil
+}
+
+// WebhookSecret resolves an X-Webhook-Secret to its provider. The lookup is by hash and the
+// hash is compared again in constant time, so timing reveals nothing about stored secrets.
+func (s *Service) WebhookSecret(ctx context.Context, raw string) (*subprov.Provider, error) {
+	if raw == "" {
+		return nil, unauthorized("Missing X-Webhook-Secret")
+	}
+	h := identity.HashSecret(raw)
+	p, err := s.Store.ProviderByWebhookSecretHash(ctx, h)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, unauthorized("Invalid webhook secret")
+		}
+		return nil, err
+	}
+	if !identity.EqualHash(identity.HashSecret(p.WebhookSecret), h) {
+		return nil, unauthorized("Invalid webhook secret")
+	}
+	return p, nil
+}
+
+// IssueVerifiedSession returns the agent's verified-session token for one (provider,
+// customer) pair, valid 15 minutes.
+func (s *Service) IssueVerifiedSession(providerID, customerID string) (string, time.Time, error) {
+	now := s.Clock.Now()
+	tok, err := s.Signer.Issue(identity.AudienceVerified, customerID, providerID, "", now, subprov.VerifiedSessionLifetime)
+	return tok, now.Add(subprov.VerifiedSessionLifetime), err
+}
+
+// CheckVerifiedSession accepts a verified-session token only for the same provider and
+// customer it was issued for, within its lifetime.
+func (s *Service) CheckVerifiedSession(token, providerID, customerID string) error {
+	fail := subprov.Errorf(subprov.EUNAUTHORIZED, "verification_required", "A verified session for this customer is required")
+	if token == "" {
+		return fail
+	}
+	c, err := s.Signer.Verify(token, identity.AudienceVerified, s.Clock.Now())
+	if err != nil || c.ProviderID != providerID || c.Subject != customerID {
+		return fail
+	}
+	return nil
+}
+
+// RequestPasswordReset mails a 15-minute single-use reset link when the e-mail has a login,
+// and does nothing otherwise; the caller always answers the same (no account enumeration).
+func (s *Service) RequestPasswordReset(ctx context.Context, email string) error {
+	acc, err := s.Store.AccountByEmail(ctx, NormalizeEmail(email))
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil
+		}
+		return err
+	}
+	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+		return s.MailToken(ctx, tx, acc.ID, acc.Email, acc.ProviderID, TokenPasswordReset)
+	})
+}
+
+// Kinds of mailed single-use tokens, with their lifetimes, link paths and wording.
+type TokenKind struct {
+	Name     string
+	Lifetime time.Duration
+	Path     string
+	Subject  string
+	Intro    string
+}
+
+var (
+	TokenPasswordReset = TokenKind{"password_reset", subprov.PasswordResetLifetime, "/portal/reset-password",
+		"Reset your password", "Someone asked to reset the password of your internet account. If it was you, choose a new password here (valid 15 minutes):"}
+	TokenSetup = TokenKind{"setup", subprov.SetupLinkLifetime, "/portal/activate",
+		"You have been added to an internet account", "You can now manage the internet account. Set your password here (valid 14 days):"}
+	TokenActivation = TokenKind{"activation", subprov.ActivationLinkLifetime, "/portal/activate",
+		"Activate your internet account", "Activate your account and choose a password here (valid 72 hours):"}
+)
+
+// MailToken stores a new single-use token of kind for subject and queues the mail with its
+// link, inside tx.
+func (s *Service) MailToken(ctx context.Context, tx *store.Tx, subjectID, to, providerID string, kind TokenKind) error {
+	raw := identity.NewToken(32)
+	now := s.Clock.Now()
+	if err := tx.InsertToken(ctx, identity.HashSecret(raw), store.Token{Kind: kind.Name, ProviderID: providerID, SubjectID: subjectID,
+		ExpiresAt: now.Add(kind.Lifetime)}, now); err != nil {
+		return err
+	}
+	link := s.PublicURL + kind.Path + "?token=" + raw
+	body := fmt.Sprintf("Hello,\n\n%s\n\n%s\n\nIf you did not expect this message, you can ignore it.\n", kind.Intro, link)
+	return s.Mail.QueueText(ctx, tx, to, kind.Subject, body, []string{link})
+}
+
+// ConfirmPasswordReset sets a new password with a reset token (single use).
+func (s *Service) ConfirmPasswordReset(ctx context.Context, token, newPassword string) error {
+	return s.setPasswordWithToken(ctx, token, newPassword, TokenPasswordReset.Name)
+}
+
+// Activate sets the first password with a set-up or activation token (single use).
+func (s *Service) Activate(ctx context.Context, token, password string) error {
+	err := s.setPasswordWithToken(ctx, token, password, TokenSetup.Name)
+	if e, ok := subprov.AsError(err); ok && e.Reason == "invalid_token" {
+		return s.setPasswordWithToken(ctx, token, password, TokenActivation.Name)
+	}
+	return err
+}
+
+func (s *Service) setPasswordWithToken(ctx context.Context, token, password, kind string) error {
+	if len(password) < subprov.MinPasswordLength {
+		return subprov.Invalid(map[string]string{"password": fmt.Sprintf("at least %d characters", subprov.MinPasswordLength)})
+	}
+	hash, err := identity.HashPassword(password)
+	if err != nil {
+		return err
+	}
+	now := s.Clock.Now()
+	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+		t, err := tx.ConsumeToken(ctx, identity.HashSecret(token), kind, now)
+		if err != nil {
+			if store.IsNoRows(err) {
+				return subprov.Errorf(subprov.EBADREQUEST, "invalid_token", "The link is invalid, used or expired")
+			}
+			return err
+		}
+		return tx.SetPassword(ctx, t.SubjectID, hash, now)
+	})
+}

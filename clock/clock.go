@@ -1,0 +1,81 @@
+// Package clock provides the service's clocks: the wall clock for production and an
+// adjustable one for dev mode, which tests and demos set and advance (decisions §4).
+package clock
+
+import (
+	"sync"
+	"time"
+)
+
+// Real is the wall clock in UTC.
+type Real struct{}
+
+// Now returns the current UTC time.
+func (Real) Now() time.Time { return time.Now().UTC() }
+
+// Adjustable runs at wall-clock speed from an offset that can be set or advanced. Each change
+// is announced on Changed so time-driven work that falls due runs at once instead of waiting
+// for its next poll.
+type Adjustable struct {
+	mu       sync.RWMutex
+	offset   time.Duration
+	watchers []chan struct{}
+}
+
+// NewAdjustable returns a clock that starts at wall-clock time plus offset.
+func NewAdjustable(offset time.Duration) *Adjustable { return &Adjustable{offset: offset} }
+
+// Now returns the adjusted UTC time.
+func (c *Adjustable) Now() time.Time {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return time.Now().UTC().Add(c.offset)
+}
+
+// Offset returns how far the clock is from the wall clock, for persisting it.
+func (c *Adjustable) Offset() time.Duration {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.offset
+}
+
+// Advance moves the clock forward by d (never backward: time-driven work must stay monotonic).
+func (c *Adjustable) Advance(d time.Duration) time.Time {
+	if d < 0 {
+		d = 0
+	}
+	c.mu.Lock()
+	c.offset += d
+	c.mu.Unlock()
+	c.notify()
+	return c.Now()
+}
+
+// Set moves the clock to t.
+func (c *Adjustable) Set(t time.Time) time.Time {
+	c.mu.Lock()
+	c.offset = time.Until(t)
+	c.mu.Unlock()
+	c.notify()
+	return c.Now()
+}
+
+// Changed returns a channel that receives (without blocking the clock) after every change.
+func (c *Adjustable) Changed() <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	c.mu.Lock()
+	c.watchers = append(c.watchers, ch)
+	c.mu.Unlock()
+	return ch
+}
+
+func (c *Adjustable) notify() {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, w := range c.watchers {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/subprov/subprov/app"
+	"github.com/subprov/subprov/fixture"
+)
+
+func nowUTC() time.Time { return time.Now().UTC() }
+
+func cmdDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlags("demo", "demo [--addr HOST:PORT]", "Serves subprov on an embedded SQLite database under ./data/ (demo.db) with the built-in demo\n"+
+		"fixture loaded and dev mode on, then prints the base URL, every credential and a working curl\n"+
+		"line for each route. DATABASE_URL, if set, is used instead of ./data/demo.db.", stdout)
+	addr := fs.String("addr", "", "listen address (overrides SUBPROV_ADDR)")
+	if done, err := parse(fs, args); done {
+		return err
+	}
+	env := func(k string) string {
+		switch k {
+		case "SUBPROV_DEV":
+			return "1"
+		case "DATABASE_URL":
+			if v := getenv(k); v != "" {
+				return v
+			}
+			return "sqlite://./data/demo.db"
+		case "SUBPROV_ADDR":
+			if *addr != "" {
+				return *addr
+			}
+		}
+		return getenv(k)
+	}
+	cfg, log, err := loadConfig(env, stderr)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (try --addr 127.0.0.1:0)", cfg.Addr, err)
+	}
+	base := "http://" + ln.Addr().String()
+	if getenv("SUBPROV_PUBLIC_URL") == "" {
+		cfg.PublicURL = base
+	}
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	f, err := fixture.Parse(fixture.DemoJSON)
+	if err != nil {
+		a.Close()
+		return fmt.Errorf("demo fixture: %w", err)
+	}
+	for i := range f.Providers {
+		if f.Providers[i].Sandbox {
+			u := cfg.PublicURL + "/sandbox/checkout"
+			f.Providers[i].CheckoutURL = &u
+		}
+	}
+	sum, err := fixture.Load(ctx, a.Store, f, a.Clock.Now())
+	if err != nil {
+		a.Close()
+		return fmt.Errorf("load demo fixture: %w", err)
+	}
+	log.Info("demo data loaded", "summary", sum.String())
+	fmt.Fprint(stdout, demoBanner(base))
+	return a.Serve(ctx, ln)
+}
+
+// demoBanner prints what a person needs to try every surface, as copy-paste lines.
+func demoBanner(base string) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("")
+	w("subprov demo is running at %s  (dev mode; data in ./data/demo.db; Ctrl-C to stop)", base)
+	w("")
+	w("API reference: %s/docs    OpenAPI: %s/openapi.json    Health: %s/readyz    Metrics: %s/metrics", base, base, base, base)
+	w("")
+	w("Credentials")
+	w("  Operator (dashboard JWT):   %s / %s", fixture.DemoOperatorEmail, fixture.DemoOperatorPassword)
+	w("  Northwind API key (agent):  %s", fixture.DemoAgentKey)
+	w("  Northwind API key (store):  %s", fixture.DemoStoreKey)
+	w("  Maple API key:              %s", fixture.DemoOtherProviderKey)
+	w("  Northwind webhook secret:   %s", fixture.DemoWebhookSecret)
+	w("  Sandbox webhook secret:     %s", fixture.DemoSandboxSecret)
+	w("  Subscriber login:           %s / %s  (also priya.patel@example.ca / demo-password-2)", fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
+	w("")
+	w("Try it (copy a line into a shell):")
+	w("  B=%s", base)
+	w("  # Serviceability (API key)")
+	w(`  curl -s "$B/partner/serviceability/autocomplete?q=120+rue+king" -H "X-API-Key: %s"`, fixture.DemoStoreKey)
+	w(`  curl -s "$B/partner/serviceability/autocomplete?q=88+a+queen" -H "X-API-Key: %s"`, fixture.DemoStoreKey)
+	w(`  curl -s -X POST "$B/partner/serviceability/check" -H "X-API-Key: %s" -H "Content-Type: application/json" -d '{"address": "120 rue King Ouest, Montréal QC h3c2b5"}'`, fixture.DemoStoreKey)
+	w(`  curl -s -X POST "$B/partner/serviceability/check" -H "X-API-Key: %s" -H "Content-Type: application/json" -d '{"street": "4500 boul. de Maisonneuve O", "city": "Westmount", "unit": "2B"}'`, fixture.DemoStoreKey)
+	w(`  curl -s "$B/partner/serviceability/units?building_id=%s" -H "X-API-Key: %s"`, fixture.DemoBuildingFirst, fixture.DemoStoreKey)
+	w("  # Location (no auth), and the same on the internal surface")
+	w(`  curl -s -X POST "$B/partner/location/" -H "Content-Type: application/json" -d '{"location_hash": "%s"}'`, fixture.DemoLocationHash)
+	w(`  curl -s -X POST "$B/api/v1/location/" -H "Content-Type: application/json" -d '{"location_identifier": "MTL-KING-1204"}'`)
+	w("  # Subscriber login and password reset (the reset mail lands in the dev outbox)")
+	w(`  curl -s -X POST "$B/partner/subscriber/auth/login" -H "Content-Type: application/json" -d '{"email": "%s", "password": "%s"}'`, fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
+	w(`  curl -s -X POST "$B/partner/subscriber/auth/password-reset" -H "Content-Type: application/json" -d '{"email": "%s"}'`, fixture.DemoSubscriberEmail)
+	w("  # Operator (dashboard) login, then dev mode: clock, faults, outbox, location details")
+	w(`  OP=$(curl -s -X POST "$B/api/v1/auth/login" -H "Content-Type: application/json" -d '{"email": "%s", "password": "%s"}' | sed -E 's/.*"access_token":"([^"]+)".*/\1/')`, fixture.DemoOperatorEmail, fixture.DemoOperatorPassword)
+	w(`  curl -s -X POST "$B/partner/location/details" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"location_hash": "%s"}'`, fixture.DemoLocationHash)
+	w(`  curl -s "$B/api/v1/dev/clock" -H "Authorization: Bearer $OP"`)
+	w(`  curl -s -X POST "$B/api/v1/dev/clock" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"advance_seconds": 3600}'`)
+	w(`  curl -s -X POST "$B/api/v1/dev/faults" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"smtp": "up", "switch": "ok"}'`)
+	w(`  curl -s "$B/api/v1/dev/outbox?to=%s" -H "Authorization: Bearer $OP"`, fixture.DemoSubscriberEmail)
+	w("")
+	return b.String()
+}

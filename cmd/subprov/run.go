@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/subprov/subprov/app"
+	"github.com/subprov/subprov/config"
+	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/store"
+)
+
+// errUsage means the usage text was already printed.
+var errUsage = errors.New("usage")
+
+const usage = `subprov provisions and bills internet subscriptions on a provider's building network
+(switch port, VLAN, bandwidth, MAC binding) and serves the subscriber portal, the AI support
+agent, marketplace checkout and the provider's storefront over HTTP.
+
+Usage:
+  subprov <command> [flags]
+
+Commands:
+  demo        run with demo data on ./data/demo.db, dev mode on, and print credentials and curl lines
+  serve       run the HTTP server and the job workers (--no-workers: HTTP only)
+  worker      run only the job workers (scale-out: N 'serve --no-workers' + M 'worker')
+  migrate     apply database migrations and exit (serve also applies them at start)
+  seed FILE   load a fixture file (JSON, decisions §3); idempotent, all or nothing
+
+Run 'subprov <command> --help' for a command's flags.
+`
+
+// run is the whole program: main only supplies the process's context, arguments,
+// environment and output streams, so tests run it in-process.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, "\n"+envHelp())
+		if len(args) == 0 {
+			return errUsage
+		}
+		return nil
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return cmdServe(ctx, rest, getenv, stdout, stderr, false)
+	case "worker":
+		return cmdServe(ctx, rest, getenv, stdout, stderr, true)
+	case "migrate":
+		return cmdMigrate(ctx, rest, getenv, stdout, stderr)
+	case "seed":
+		return cmdSeed(ctx, rest, getenv, stdout, stderr)
+	case "demo":
+		return cmdDemo(ctx, rest, getenv, stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "subprov: unknown command %q\n\n%s", cmd, usage)
+		return errUsage
+	}
+}
+
+// envHelp renders the configuration table for --help.
+func envHelp() string {
+	var b strings.Builder
+	b.WriteString("Configuration (environment variables):\n")
+	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
+	for _, v := range config.Vars {
+		def := v.Default
+		if def == "" {
+			def = "(unset)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", v.Name, def, v.Meaning)
+	}
+	tw.Flush()
+	return b.String()
+}
+
+// newFlags builds a subcommand's flag set whose --help explains the command and its config.
+func newFlags(name, synopsis, about string, stdout io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	fs.Usage = func() {
+		fmt.Fprintf(stdout, "Usage: subprov %s\n\n%s\n", synopsis, about)
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintln(stdout, "\nFlags:")
+			fs.PrintDefaults()
+		}
+		fmt.Fprint(stdout, "\n"+envHelp())
+	}
+	return fs
+}
+
+// parse parses flags; --help prints usage and ends the command successfully.
+func parse(fs *flag.FlagSet, args []string) (done bool, err error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return true, nil
+		}
+		return true, errUsage
+	}
+	return false, nil
+}
+
+func loadConfig(getenv func(string) string, stderr io.Writer) (config.Config, *slog.Logger, error) {
+	term := false
+	if f, ok := stderr.(*os.File); ok {
+		term = config.IsTerminal(f)
+	}
+	cfg, err := config.FromEnv(getenv, term)
+	if err != nil {
+		return cfg, nil, err
+	}
+	return cfg, newLogger(cfg.LogFormat, stderr), nil
+}
+
+func newLogger(format string, w io.Writer) *slog.Logger {
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, workerOnly bool) error {
+	name, synopsis := "serve", "serve [--no-workers] [--addr HOST:PORT]"
+	about := "Runs the HTTP API and the background job workers in one process. Migrations are applied at start.\n" +
+		"For scale-out run N 'serve --no-workers' replicas behind a load balancer and M 'worker' processes."
+	if workerOnly {
+		name, synopsis, about = "worker", "worker", "Runs only the background job workers (mail, provisioning, webhooks, billing)."
+	}
+	fs := newFlags(name, synopsis, about, stdout)
+	noWorkers := fs.Bool("no-workers", false, "serve HTTP only; jobs are worked by 'subprov worker' processes")
+	addr := fs.String("addr", "", "listen address (overrides SUBPROV_ADDR)")
+	if workerOnly {
+		noWorkers, addr = new(bool), new(string)
+	}
+	if done, err := parse(fs, args); done {
+		return err
+	}
+	cfg, log, err := loadConfig(getenv, stderr)
+	if err != nil {
+		return err
+	}
+	if *addr != "" {
+		cfg.Addr = *addr
+	}
+	cfg.Workers = !*noWorkers
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	var ln net.Listener
+	if !workerOnly {
+		ln, err = net.Listen("tcp", cfg.Addr)
+		if err != nil {
+			a.Close()
+			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		}
+		log.Info("subprov listening", "url", "http://"+ln.Addr().String(), "database", redactedDB(a.Store), "workers", cfg.Workers, "dev", cfg.Dev)
+	} else {
+		log.Info("subprov worker running", "database", redactedDB(a.Store))
+	}
+	return a.Serve(ctx, ln)
+}
+
+func redactedDB(s *store.Store) string { return s.Dialect.String() }
+
+func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlags("migrate", "migrate", "Applies every pending schema and job-queue migration to DATABASE_URL and exits.", stdout)
+	if done, err := parse(fs, args); done {
+		return err
+	}
+	cfg, log, err := loadConfig(getenv, stderr)
+	if err != nil {
+		return err
+	}
+	if err := app.Migrate(ctx, cfg, log); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "database is at schema version %d\n", store.LatestVersion())
+	return nil
+}
+
+func cmdSeed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlags("seed", "seed FILE", "Loads a fixture file into DATABASE_URL (migrating first). Safe to run twice: rows are\n"+
+		"upserted by id. Unknown keys and bad values are reported by path and nothing is written.", stdout)
+	if done, err := parse(fs, args); done {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	cfg, log, err := loadConfig(getenv, stderr)
+	if err != nil {
+		return err
+	}
+	if err := app.Migrate(ctx, cfg, log); err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sum, err := fixture.LoadFile(ctx, st, fs.Arg(0), nowUTC())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "loaded %s: %s\n", fs.Arg(0), sum)
+	return nil
+}

@@ -1,0 +1,108 @@
+// Package config reads the service's configuration from the environment (decisions §1). The
+// result is a plain value passed to whatever needs it; nothing reads the environment later.
+package config
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Config is the whole configuration of one process.
+type Config struct {
+	Addr         string // SUBPROV_ADDR
+	DatabaseURL  string // DATABASE_URL
+	RedisURL     string // REDIS_URL
+	SMTPURL      string // SMTP_URL
+	MailFrom     string // MAIL_FROM
+	Secret       string // SUBPROV_SECRET ("" = generate and store on first start)
+	PublicURL    string // SUBPROV_PUBLIC_URL
+	Dev          bool   // SUBPROV_DEV
+	SeedFile     string // SUBPROV_SEED
+	SwitchDriver string // SUBPROV_SWITCH_DRIVER
+	LogFormat    string // SUBPROV_LOG_FORMAT: text or json
+	Workers      bool   // run job workers in this process (serve without --no-workers, worker)
+}
+
+// Var documents one environment variable; the list drives --help and the README table.
+type Var struct {
+	Name, Default, Meaning string
+}
+
+// Vars lists every variable the service reads.
+var Vars = []Var{
+	{"SUBPROV_ADDR", "127.0.0.1:8080", "listen address"},
+	{"DATABASE_URL", "sqlite://./data/subprov.db", "sqlite://PATH or postgres://…; the scheme picks the store"},
+	{"REDIS_URL", "", "set: rate limits are shared through Redis; unset: in-process"},
+	{"SMTP_URL", "", "smtp://host:port (plain, loopback) or smtps://user:pass@host:port; unset: mail goes to the log and the outbox table"},
+	{"MAIL_FROM", "no-reply@localhost", "sender address"},
+	{"SUBPROV_SECRET", "", "key for signing JWTs and tokens; unset: generated and stored in the database on first start"},
+	{"SUBPROV_PUBLIC_URL", "http:// + SUBPROV_ADDR", "base of links in e-mails (booking, set-up, reset)"},
+	{"SUBPROV_DEV", "0", "1 turns on dev mode: /api/v1/dev/clock, /faults, /outbox"},
+	{"SUBPROV_SEED", "", "fixture file loaded at start"},
+	{"SUBPROV_SWITCH_DRIVER", "sim", "switch driver name"},
+	{"SUBPROV_LOG_FORMAT", "text on a terminal, else json", "log format: text or json"},
+}
+
+// FromEnv reads the configuration through getenv; isTerminal picks the default log format.
+func FromEnv(getenv func(string) string, isTerminal bool) (Config, error) {
+	get := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	c := Config{
+		Addr:         get("SUBPROV_ADDR", "127.0.0.1:8080"),
+		DatabaseURL:  get("DATABASE_URL", "sqlite://./data/subprov.db"),
+		RedisURL:     get("REDIS_URL", ""),
+		SMTPURL:      get("SMTP_URL", ""),
+		MailFrom:     get("MAIL_FROM", "no-reply@localhost"),
+		Secret:       getenv("SUBPROV_SECRET"),
+		SeedFile:     get("SUBPROV_SEED", ""),
+		SwitchDriver: get("SUBPROV_SWITCH_DRIVER", "sim"),
+		Workers:      true,
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		return c, fmt.Errorf("SUBPROV_ADDR %q: want host:port", c.Addr)
+	}
+	dev, err := parseBool(get("SUBPROV_DEV", "0"))
+	if err != nil {
+		return c, fmt.Errorf("SUBPROV_DEV: %w", err)
+	}
+	c.Dev = dev
+	c.PublicURL = strings.TrimRight(get("SUBPROV_PUBLIC_URL", "http://"+c.Addr), "/")
+	def := "json"
+	if isTerminal {
+		def = "text"
+	}
+	c.LogFormat = get("SUBPROV_LOG_FORMAT", def)
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return c, fmt.Errorf("SUBPROV_LOG_FORMAT %q: want text or json", c.LogFormat)
+	}
+	if c.SwitchDriver != "sim" {
+		return c, fmt.Errorf("SUBPROV_SWITCH_DRIVER %q: the only driver built in is sim", c.SwitchDriver)
+	}
+	return c, nil
+}
+
+func parseBool(s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "0", "false", "no", "off", "":
+		return false, nil
+	}
+	if _, err := strconv.ParseBool(s); err != nil {
+		return false, fmt.Errorf("%q: want 1 or 0", s)
+	}
+	return false, nil
+}
+
+// IsTerminal reports whether f is a character device (a person is watching the logs).
+func IsTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,35 @@
+package config
+
+import "testing"
+
+func TestFromEnv(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	tests := []struct {
+		name    string
+		env     map[string]string
+		check   func(Config) bool
+		wantErr bool
+	}{
+		{"defaults", nil, func(c Config) bool {
+			return c.Addr == "127.0.0.1:8080" && c.DatabaseURL == "sqlite://./data/subprov.db" && c.MailFrom == "no-reply@localhost" &&
+				c.PublicURL == "http://127.0.0.1:8080" && !c.Dev && c.LogFormat == "json" && c.SwitchDriver == "sim"
+		}, false},
+		{"public url follows addr", map[string]string{"SUBPROV_ADDR": "127.0.0.1:9999"}, func(c Config) bool { return c.PublicURL == "http://127.0.0.1:9999" }, false},
+		{"dev on", map[string]string{"SUBPROV_DEV": "1"}, func(c Config) bool { return c.Dev }, false},
+		{"bad dev value", map[string]string{"SUBPROV_DEV": "maybe"}, nil, true},
+		{"bad addr", map[string]string{"SUBPROV_ADDR": "8080"}, nil, true},
+		{"bad log format", map[string]string{"SUBPROV_LOG_FORMAT": "xml"}, nil, true},
+		{"unknown switch driver", map[string]string{"SUBPROV_SWITCH_DRIVER": "cisco"}, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := FromEnv(env(tt.env), false)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if tt.check != nil && !tt.check(c) {
+				t.Fatalf("unexpected config %+v", c)
+			}
+		})
+	}
+}

@@ -1,0 +1,319 @@
+package subprov
+
+import (
+	"time"
+)
+
+// Provider is an internet provider (tenant). Every other resource is scoped to one.
+type Provider struct {
+	ID                        string
+	Name                      string
+	TimeZone                  string // IANA name; "a day" and "midnight" are in this zone
+	Currency                  string
+	TaxRateBP                 int // tax rate in basis points: 1300 = 13%
+	Sandbox                   bool
+	WebhookSecret             string // kept readable: it signs outgoing webhooks (HMAC)
+	WebhookURL                string
+	CheckoutURL               string
+	ServiceProviderDocumentID string
+	SMSConfigured             bool
+	BookingWindowDays         int
+	SupportGroup              string
+	BrandColor                string
+	CreatedAt                 time.Time
+}
+
+// Location returns the provider's time zone, falling back to UTC for an unknown name.
+func (p *Provider) Location() *time.Location {
+	if loc, err := time.LoadLocation(p.TimeZone); err == nil {
+		return loc
+	}
+	return time.UTC
+}
+
+// APIKey is a provider credential. Only a hash of the secret is stored.
+type APIKey struct {
+	ID         string
+	ProviderID string
+	Prefix     string // first characters of the key: shown to operators, keys rate limits
+	Features   []string
+}
+
+// HasFeature reports whether the key carries feature f.
+func (k *APIKey) HasFeature(f string) bool {
+	for _, x := range k.Features {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// Operator is a dashboard user of the platform.
+type Operator struct {
+	ID    string
+	Email string
+}
+
+// Building is an address the network reaches. Coverage (which providers sell there) is a
+// separate relation: one building can be served by several providers.
+type Building struct {
+	ID                  string
+	Street              string // house number and street name
+	City                string
+	PostalCode          string // canonical "A1A 1A1"
+	Province            string
+	Country             string
+	LineType            LineType // "" when unclassified
+	Orderable           bool
+	EarliestServiceDate string // YYYY-MM-DD or ""
+	Presale             bool
+}
+
+// Unit is a suite in a building.
+type Unit struct {
+	ID         string
+	BuildingID string
+	UnitNumber string
+	PostalUnit string // suite label used in the postal address when it differs, else ""
+}
+
+// Port is a switch port wired to a suite. location_hash and location_identifier are the two
+// ways a caller names a port (captive portal hash, or the partner's own identifier).
+type Port struct {
+	ID                 string
+	BuildingID         string
+	UnitID             string
+	Switch             string
+	Name               string
+	LocationHash       string
+	LocationIdentifier string
+}
+
+// Plan is a product a provider sells; its versions carry price and speed.
+type Plan struct {
+	ID         string
+	ProviderID string
+	Name       string
+}
+
+// PlanVersion is one priced, sellable version of a plan.
+type PlanVersion struct {
+	ID             string
+	PlanID         string
+	ProviderID     string
+	PlanName       string
+	MonthlyPrice   Money
+	SetupFee       Money
+	DownloadMbps   int
+	UploadMbps     int
+	StoreProductID string
+	Sellable       bool
+	PromoPrice     *Money // live campaign price, if any
+	PromoEndsOn    string // YYYY-MM-DD, "" when no campaign
+}
+
+// Contact is a person's contact details.
+type Contact struct {
+	ID          string
+	FirstName   string
+	LastName    string
+	Email       string
+	PhoneNumber string
+	Company     string
+}
+
+// SameParty reports whether two contacts describe the same party: compared by name, e-mail,
+// phone and company, not by row (interface.md: billing_contact_differs).
+func (c Contact) SameParty(o Contact) bool {
+	return c.FirstName == o.FirstName && c.LastName == o.LastName &&
+		equalFoldTrim(c.Email, o.Email) && c.PhoneNumber == o.PhoneNumber && c.Company == o.Company
+}
+
+// Subscriber is the customer record of an account holder at one provider.
+type Subscriber struct {
+	ID                   string
+	ProviderID           string
+	CustomerNumber       string // NNNN-NNN
+	LegacyCustomerNumber string // retired AAAA-NNNN, searchable only
+	Holder               Contact
+	InvoiceContact       *Contact // nil when invoices go to the holder
+	ProcessorCustomerID  string
+	PaymentMethodID      string
+	CreatedAt            time.Time
+}
+
+// Account is a portal login: an account holder, an authorized user, or a login without a
+// subscriber record yet.
+type Account struct {
+	ID               string
+	Email            string
+	ProviderID       string
+	SubscriberID     string // "" without a subscriber record
+	AuthorizedUserID string // set for authorized users
+	PasswordSet      bool
+}
+
+// IsHolder reports whether the account is the account holder's own login.
+func (a *Account) IsHolder() bool { return a.AuthorizedUserID == "" }
+
+// AuthorizedUser is a person the holder allowed to use the account (at most 5).
+type AuthorizedUser struct {
+	ID             string
+	SubscriberID   string
+	Contact        Contact
+	InvitationSent bool
+	Activated      bool
+	CreatedAt      time.Time
+}
+
+// Subscription is one line of service at one location.
+type Subscription struct {
+	ID                     string
+	ProviderID             string
+	SubscriberID           string // "" for anonymous (checkout) lines
+	PlanVersionID          string
+	BuildingID             string
+	UnitID                 string
+	PortID                 string
+	Status                 Status
+	WorkflowState          string
+	DeliveryMode           DeliveryMode
+	MACAddress             string
+	BillingOwner           BillingOwner
+	BillingDay             int
+	ProcessorCustomerID    string
+	PaymentMethodID        string
+	ExternalSubscriptionID string
+	Anonymous              bool
+	ContactEmail           string
+	OnHold                 bool
+	AppointmentAt          *time.Time
+	BookingLinkSent        bool
+	Source                 string
+	CheckoutSessionID      string
+	StartedAt              string // YYYY-MM-DD service start, "" before activation
+	ActivatedAt            *time.Time
+	CanceledAt             *time.Time
+	EndedAt                *time.Time
+	CancelReason           string
+	StatusBeforeCancel     Status
+	RequestedStartDate     string
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+}
+
+// Invoice is a local invoice row.
+type Invoice struct {
+	ID             string
+	ProviderID     string
+	SubscriberID   string
+	SubscriptionID string
+	Number         string
+	CustomerNumber string
+	InvoiceDate    string // YYYY-MM-DD
+	Period         string // YYYY-MM
+	Kind           string // first, recurring, final, reactivation
+	Status         string // open, paid, void, uncollectible
+	Net            Money
+	Tax            Money
+	Total          Money
+	Currency       string
+	PaidAt         *time.Time
+	PaymentIntent  string
+	CreatedAt      time.Time
+}
+
+// CreditNote states (interface.md); draft, archived and voided exist but are never listed.
+const (
+	CreditOpen     = "open"
+	CreditRefunded = "refunded"
+	CreditPaidOut  = "paid_out"
+	CreditApplied  = "applied"
+	CreditDraft    = "draft"
+	CreditArchived = "archived"
+	CreditVoided   = "voided"
+)
+
+// Ticket is a support or operator ticket in the built-in ticket store.
+type Ticket struct {
+	ID           string
+	ProviderID   string
+	Number       string
+	SubscriberID string
+	ContactEmail string
+	Kind         string // support, install, operator
+	Subject      string
+	Priority     string
+	Status       string
+	Group        string
+	Article      string // customer-facing
+	InternalNote string
+	CreatedAt    time.Time
+}
+
+// Event is a webhook event recorded with the state change that caused it.
+type Event struct {
+	ID         string
+	ProviderID string
+	Type       string
+	Payload    []byte // the exact JSON body that is signed and sent
+	Sandbox    bool
+	CreatedAt  time.Time
+}
+
+// Event types (interface.md Events).
+const (
+	EventSubscriptionActivated      = "subscription.activated"
+	EventProvisioningCompleted      = "provisioning.completed"
+	EventProvisioningFailed         = "provisioning.failed"
+	EventSubscriptionPendingInstall = "subscription.pending_install"
+	EventCheckoutSessionCompleted   = "checkout.session.completed"
+	EventSandboxPing                = "service.sandbox.ping"
+)
+
+// CheckoutSession is a marketplace hand-over session.
+type CheckoutSession struct {
+	ID                 string
+	ProviderID         string
+	PlanVersionID      string
+	BuildingID         string
+	UnitID             string
+	LocationHash       string
+	MACAddress         string
+	DeliveryMode       DeliveryMode
+	Status             string // pending, redirected, completed, expired, cancelled
+	AccountID          string
+	PartnerReferenceID string
+	SubscriptionID     string
+	CreatedAt          time.Time
+	RedirectedAt       *time.Time
+	ExpiredAt          *time.Time
+}
+
+// Mail is one message in the outbox.
+type Mail struct {
+	ID        string
+	To        string
+	Subject   string
+	Body      string
+	Links     []string
+	Status    string // queued, sent, logged, failed
+	Transport string
+	CreatedAt time.Time
+	SentAt    *time.Time
+}
+
+func equalFoldTrim(a, b string) bool {
+	return len(a) == len(b) && foldASCII(a) == foldASCII(b)
+}
+
+func foldASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 32
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,105 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/store"
+)
+
+// credential is the kind of credential a route requires.
+type credential int
+
+const (
+	credNone          credential = iota // no credential
+	credAPIKey                          // X-API-Key
+	credAgentKey                        // X-API-Key with the agent_api_access feature
+	credWebhookSecret                   // X-Webhook-Secret
+	credSubscriber                      // Authorization: Bearer <subscriber JWT>
+	credHolder                          // subscriber JWT of the account holder (authorized users get 403 holder_only)
+	credOperator                        // Authorization: Bearer <dashboard JWT>
+	credOptionalSubscriber              // a subscriber JWT if one is sent (checkout session creation)
+)
+
+func (c credential) String() string {
+	return [...]string{"none", "api_key", "agent_key", "webhook_secret", "subscriber", "holder", "operator", "optional_subscriber"}[c]
+}
+
+// caller is who is calling, as the route's credential established it.
+type caller struct {
+	Provider *subprov.Provider
+	APIKey   *subprov.APIKey
+	Account  *store.AccountLogin
+	Operator *subprov.Operator
+}
+
+func callerOf(r *http.Request) *caller {
+	c, _ := r.Context().Value(keyCaller).(*caller)
+	if c == nil {
+		return &caller{}
+	}
+	return c
+}
+
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "Bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// authenticate establishes the caller for a route's credential, or returns the error to send.
+func (s *server) authenticate(r *http.Request, cred credential) (*caller, error) {
+	ctx := r.Context()
+	c := &caller{}
+	switch cred {
+	case credNone:
+	case credAPIKey, credAgentKey:
+		k, p, err := s.Auth.APIKey(ctx, r.Header.Get("X-API-Key"))
+		if err != nil {
+			return nil, err
+		}
+		if cred == credAgentKey && !k.HasFeature(subprov.FeatureAgentAPI) {
+			return nil, subprov.Errorf(subprov.EFORBIDDEN, "forbidden", "This API key does not have the agent_api_access feature")
+		}
+		c.APIKey, c.Provider = k, p
+	case credWebhookSecret:
+		p, err := s.Auth.WebhookSecret(ctx, r.Header.Get("X-Webhook-Secret"))
+		if err != nil {
+			return nil, err
+		}
+		c.Provider = p
+	case credSubscriber, credHolder, credOptionalSubscriber:
+		tok := bearer(r)
+		if tok == "" && cred == credOptionalSubscriber {
+			return c, nil
+		}
+		if tok == "" {
+			return nil, subprov.Errorf(subprov.EUNAUTHORIZED, "unauthorized", "Missing bearer token")
+		}
+		acc, err := s.Auth.Subscriber(ctx, tok)
+		if err != nil {
+			return nil, err
+		}
+		if cred == credHolder && !acc.IsHolder() {
+			return nil, subprov.Errorf(subprov.EFORBIDDEN, "holder_only", "Only the account holder can do this")
+		}
+		c.Account = acc
+	case credOperator:
+		tok := bearer(r)
+		if tok == "" {
+			return nil, subprov.Errorf(subprov.EUNAUTHORIZED, "unauthorized", "Missing bearer token")
+		}
+		op, err := s.Auth.Operator(ctx, tok)
+		if err != nil {
+			return nil, err
+		}
+		c.Operator = op
+	}
+	return c, nil
+}
+
+func withCaller(ctx context.Context, c *caller) context.Context { return context.WithValue(ctx, keyCaller, c) }

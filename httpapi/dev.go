@@ -1,0 +1,119 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/faults"
+)
+
+// handleDevClockGet: GET /api/v1/dev/clock.
+func (s *server) handleDevClockGet(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]any{"now": s.DevClock.Now().Format(time.RFC3339)})
+	return nil
+}
+
+type clockRequest struct {
+	AdvanceSeconds *int64  `json:"advance_seconds"`
+	Set            *string `json:"set"`
+}
+
+func (q clockRequest) Valid() map[string]string {
+	p := map[string]string{}
+	switch {
+	case q.AdvanceSeconds == nil && q.Set == nil:
+		p["advance_seconds"] = "give advance_seconds or set"
+	case q.AdvanceSeconds != nil && q.Set != nil:
+		p["set"] = "give advance_seconds or set, not both"
+	case q.AdvanceSeconds != nil && *q.AdvanceSeconds < 0:
+		p["advance_seconds"] = "the clock only moves forward"
+	case q.Set != nil:
+		if _, err := time.Parse(time.RFC3339, *q.Set); err != nil {
+			p["set"] = "want an RFC 3339 instant"
+		}
+	}
+	return p
+}
+
+// handleDevClockSet: POST /api/v1/dev/clock {"advance_seconds": N} or {"set": RFC3339}.
+func (s *server) handleDevClockSet(w http.ResponseWriter, r *http.Request) error {
+	q, err := decode[clockRequest](r)
+	if err != nil {
+		return err
+	}
+	var now time.Time
+	if q.AdvanceSeconds != nil {
+		now = s.DevClock.Advance(time.Duration(*q.AdvanceSeconds) * time.Second)
+	} else {
+		t, _ := time.Parse(time.RFC3339, *q.Set)
+		now = s.DevClock.Set(t)
+	}
+	if s.OnClockChange != nil {
+		s.OnClockChange(r.Context())
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"now": now.Format(time.RFC3339)})
+	return nil
+}
+
+func (s *server) handleDevFaultsGet(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, s.Faults.All())
+	return nil
+}
+
+// handleDevFaultsSet: POST /api/v1/dev/faults; an unknown seam or value changes nothing.
+func (s *server) handleDevFaultsSet(w http.ResponseWriter, r *http.Request) error {
+	q, err := decode[map[string]string](r)
+	if err != nil {
+		return err
+	}
+	if p := faults.Validate(q); len(p) > 0 {
+		return subprov.Invalid(p)
+	}
+	s.Faults.Apply(q)
+	if s.OnFaultsChange != nil {
+		s.OnFaultsChange(r.Context())
+	}
+	writeJSON(w, http.StatusOK, s.Faults.All())
+	return nil
+}
+
+type outboxMessage struct {
+	To      string   `json:"to"`
+	Subject string   `json:"subject"`
+	Body    string   `json:"body"`
+	Links   []string `json:"links"`
+	Status  string   `json:"status"`
+	SentAt  *string  `json:"sent_at"`
+}
+
+// handleDevOutbox: GET /api/v1/dev/outbox?to=ADDRESS, newest first.
+func (s *server) handleDevOutbox(w http.ResponseWriter, r *http.Request) error {
+	limit := 50
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 500 {
+			return subprov.Invalid(map[string]string{"query:limit": "want 1 to 500"})
+		}
+		limit = n
+	}
+	ms, err := s.Store.Outbox(r.Context(), r.URL.Query().Get("to"), limit)
+	if err != nil {
+		return err
+	}
+	out := make([]outboxMessage, 0, len(ms))
+	for _, m := range ms {
+		om := outboxMessage{To: m.To, Subject: m.Subject, Body: m.Body, Links: m.Links, Status: m.Status}
+		if om.Links == nil {
+			om.Links = []string{}
+		}
+		if m.SentAt != nil {
+			t := m.SentAt.Format(time.RFC3339)
+			om.SentAt = &t
+		}
+		out = append(out, om)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"messages": out})
+	return nil
+}

@@ -1,0 +1,35 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/subprov/subprov"
+)
+
+// handleHealthz answers while the process runs.
+func (s *server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+// handleReadyz answers 200 once the database is reachable and fully migrated.
+func (s *server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
+	if err := s.Ready(r.Context()); err != nil {
+		s.Log.Warn("not ready", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "detail": "database unreachable or not migrated"})
+		return nil
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return nil
+}
+
+// handleMetrics serves Prometheus metrics.
+func (s *server) handleMetrics(w http.ResponseWriter, r *http.Request) error {
+	if s.Registry == nil {
+		return subprov.NotFound("Metrics")
+	}
+	promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	return nil
+}

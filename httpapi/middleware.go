@@ -1,0 +1,196 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/ratelimit"
+	"github.com/subprov/subprov/store"
+)
+
+type ctxKey int
+
+const (
+	keyRequestID ctxKey = iota
+	keyCaller
+)
+
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// withRequestID tags every request and response with X-Request-Id, keeping a sane one the
+// client sent so a partner can follow one call through both systems' logs.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !requestIDPattern.MatchString(id) {
+			id = store.NewID()
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyRequestID, id)))
+	})
+}
+
+func requestID(r *http.Request) string {
+	id, _ := r.Context().Value(keyRequestID).(string)
+	return id
+}
+
+// securityHeaders sets headers that cost nothing and close whole classes of page attacks.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+		h.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// recoverPanics turns a panic into a logged 500 in the surface's envelope.
+func recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				writeError(w, r, surfaceOf(r.URL.Path), fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusWriter remembers the status written.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// observe logs one line per request and feeds the request metrics. It logs the route pattern,
+// never headers, bodies or query strings, which can hold credentials and personal data.
+func (s *server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		if sw.status == 0 {
+			sw.status = http.StatusOK
+		}
+		route := r.Pattern
+		if route == "" {
+			route = "unmatched"
+		}
+		d := time.Since(start)
+		s.metrics.requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
+		s.metrics.latency.WithLabelValues(route).Observe(d.Seconds())
+		level := slog.LevelInfo
+		if sw.status >= 500 {
+			level = slog.LevelError
+		}
+		if s.Log != nil {
+			s.Log.LogAttrs(r.Context(), level, "request", slog.String("method", r.Method), slog.String("route", route),
+				slog.Int("status", sw.status), slog.Float64("ms", float64(d.Microseconds())/1000), slog.Int("bytes", sw.bytes),
+				slog.String("request_id", requestID(r)))
+		}
+	})
+}
+
+type metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newMetrics(reg *prometheus.Registry) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "subprov_http_requests_total",
+			Help: "HTTP requests by route pattern and status."}, []string{"route", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "subprov_http_request_duration_seconds",
+			Help: "HTTP request latency by route pattern.", Buckets: []float64{.0005, .001, .002, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}},
+			[]string{"route"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.requests, m.latency)
+	}
+	return m
+}
+
+// rateLimit applies each route's fixed limit, bucketed per API-key prefix when X-API-Key is
+// present, otherwise per client IP (interface.md Authentication rule 4). If the shared
+// limiter (Redis) fails, the request passes and the failure is logged: an outage of the rate
+// limiter must not become an outage of the service.
+func (s *server) rateLimit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, pattern := s.mux.Handler(r)
+		lim, ok := s.limits[pattern]
+		if !ok || s.Limiter == nil || lim.Rate <= 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		bucket := "ip:" + clientIP(r)
+		if k := r.Header.Get("X-API-Key"); k != "" {
+			bucket = "key:" + identity.KeyPrefix(k)
+		}
+		res, err := s.Limiter.Allow(r.Context(), lim.name+"|"+bucket, lim.Limit)
+		if err != nil {
+			if s.Log != nil {
+				s.Log.Warn("rate limiter unavailable; allowing request", "err", err)
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !res.Allowed {
+			w.Header().Set("Retry-After", retryAfter(res.RetryAfter.Seconds()))
+			writeError(w, r, surfaceOf(r.URL.Path), &subprov.Error{Code: subprov.ERATELIMITED})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// routeLimit is a route's limit with the bucket name shared by its /partner and /api/v1 forms.
+type routeLimit struct {
+	ratelimit.Limit
+	name string
+}

@@ -1,0 +1,172 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/subprov/subprov"
+)
+
+// surface is a group of routes that shares an error envelope (interface.md Errors).
+type surface int
+
+const (
+	surfacePartner    surface = iota // {"detail": "message"} or a list of field problems
+	surfaceSubscriber                // {"detail": {"code", "message"}}
+	surfaceAgent                     // {"error": {"code", "message", "request_id"}}
+)
+
+// surfaceOf picks the envelope for a path, for answers given before a route matched (404,
+// 405, 413, 429).
+func surfaceOf(path string) surface {
+	for _, p := range []string{"/partner/subscriber/", "/api/v1/subscriber/", "/api/v1/credit-notes/"} {
+		if strings.HasPrefix(path, p) {
+			return surfaceSubscriber
+		}
+	}
+	if strings.HasPrefix(path, "/partner/agent/") || strings.HasPrefix(path, "/api/v1/agent/") {
+		return surfaceAgent
+	}
+	return surfacePartner
+}
+
+// writeJSON writes v with status. Encoding errors are logged; the status is already sent.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if v == nil {
+		return
+	}
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		slog.Warn("write response", "err", err)
+	}
+}
+
+var statusOf = map[subprov.Code]int{
+	subprov.EBADREQUEST:     http.StatusBadRequest,
+	subprov.EUNAUTHORIZED:   http.StatusUnauthorized,
+	subprov.EFORBIDDEN:      http.StatusForbidden,
+	subprov.ENOTFOUND:       http.StatusNotFound,
+	subprov.ECONFLICT:       http.StatusConflict,
+	subprov.EGONE:           http.StatusGone,
+	subprov.ETOOLARGE:       http.StatusRequestEntityTooLarge,
+	subprov.EINVALID:        http.StatusUnprocessableEntity,
+	subprov.ERATELIMITED:    http.StatusTooManyRequests,
+	subprov.EINTERNAL:       http.StatusInternalServerError,
+	subprov.ENOTIMPLEMENTED: http.StatusNotImplemented,
+	subprov.EUNAVAILABLE:    http.StatusBadGateway,
+	subprov.EUNCONFIGURED:   http.StatusServiceUnavailable,
+}
+
+// agentCodes are the stable agent error codes (decisions §7); a reason outside this set is
+// replaced by the code of its class.
+var agentCodes = map[string]bool{
+	"unauthorized": true, "forbidden": true, "verification_required": true, "verification_failed": true,
+	"not_found": true, "validation_error": true, "confirmation_required": true, "plan_change_limit": true,
+	"already_activated": true, "dependency_unconfigured": true, "upstream_unavailable": true, "internal": true,
+	"quote_stale": true, "idempotency_conflict": true,
+}
+
+var agentCodeOf = map[subprov.Code]string{
+	subprov.EBADREQUEST: "validation_error", subprov.EUNAUTHORIZED: "unauthorized", subprov.EFORBIDDEN: "forbidden",
+	subprov.ENOTFOUND: "not_found", subprov.ECONFLICT: "conflict", subprov.EINVALID: "validation_error",
+	subprov.EUNAVAILABLE: "upstream_unavailable", subprov.EUNCONFIGURED: "dependency_unconfigured",
+	subprov.EINTERNAL: "internal", subprov.ETOOLARGE: "validation_error", subprov.EGONE: "not_found",
+}
+
+// writeError renders err in the surface's envelope. Anything that is not a coded error is an
+// internal error: logged with the request id, and answered without detail.
+func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
+	e, ok := subprov.AsError(err)
+	if !ok {
+		slog.ErrorContext(r.Context(), "internal error", "request_id", requestID(r), "method", r.Method, "path", r.URL.Path, "err", err)
+		e = &subprov.Error{Code: subprov.EINTERNAL, Reason: "internal", Message: "Internal server error"}
+	}
+	status := statusOf[e.Code]
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	if e.Code == subprov.ERATELIMITED {
+		writeJSON(w, status, map[string]any{"detail": "Rate limit exceeded"})
+		return
+	}
+	reason := e.Reason
+	if reason == "" {
+		reason = string(e.Code)
+	}
+	switch sf {
+	case surfaceAgent:
+		if !agentCodes[reason] {
+			reason = agentCodeOf[e.Code]
+		}
+		body := map[string]any{"code": reason, "message": e.Message, "request_id": requestID(r)}
+		if len(e.Fields) > 0 {
+			body["fields"] = e.Fields
+		}
+		writeJSON(w, status, map[string]any{"error": body})
+	case surfaceSubscriber:
+		body := map[string]any{"code": reason, "message": e.Message}
+		if len(e.Fields) > 0 {
+			body["fields"] = e.Fields
+		}
+		for k, v := range e.Extra {
+			body[k] = v
+		}
+		writeJSON(w, status, map[string]any{"detail": body})
+	default:
+		if len(e.Fields) > 0 {
+			writeJSON(w, status, map[string]any{"detail": fieldList(e.Fields)})
+			return
+		}
+		if len(e.Extra) > 0 {
+			// 410 for an expired or cancelled session nests the object (interface.md Errors).
+			inner := map[string]any{"detail": e.Message}
+			for k, v := range e.Extra {
+				inner[k] = v
+			}
+			writeJSON(w, status, map[string]any{"detail": inner})
+			return
+		}
+		writeJSON(w, status, map[string]any{"detail": e.Message})
+	}
+}
+
+// fieldProblem is one offending field in a partner-surface 422.
+type fieldProblem struct {
+	Loc  []string `json:"loc"`
+	Msg  string   `json:"msg"`
+	Type string   `json:"type"`
+}
+
+func fieldList(fields map[string]string) []fieldProblem {
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]fieldProblem, 0, len(keys))
+	for _, k := range keys {
+		loc := append([]string{"body"}, strings.Split(k, ".")...)
+		if strings.HasPrefix(k, "query:") {
+			loc = []string{"query", strings.TrimPrefix(k, "query:")}
+		}
+		out = append(out, fieldProblem{Loc: loc, Msg: fields[k], Type: "value_error"})
+	}
+	return out
+}
+
+// retryAfter formats a wait as whole seconds, at least 1.
+func retryAfter(secs float64) string {
+	n := int(secs + 0.999)
+	if n < 1 {
+		n = 1
+	}
+	return strconv.Itoa(n)
+}
+
+var errNotFoundRoute = errors.New("no such route")

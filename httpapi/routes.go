@@ -1,0 +1,100 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/subprov/subprov/ratelimit"
+)
+
+// route is one entry of the surface: method, path, the credential it requires, the envelope
+// its errors use, its rate limit, and its handler. A /partner route is also served under
+// /api/v1 with identical authentication (interface.md Versioning).
+type route struct {
+	method  string
+	path    string
+	auth    credential
+	surface surface
+	limit   ratelimit.Limit
+	handle  func(w http.ResponseWriter, r *http.Request) error
+}
+
+// paths returns the route's path and, for a partner route, its /api/v1 mirror.
+func (rt route) paths() []string {
+	if strings.HasPrefix(rt.path, "/partner/") {
+		return []string{rt.path, "/api/v1/" + strings.TrimPrefix(rt.path, "/partner/")}
+	}
+	return []string{rt.path}
+}
+
+// Default limits for routes the spec gives none: generous for reads, tight for logins.
+var (
+	defaultLimit = ratelimit.PerMinute(600)
+	loginLimit   = ratelimit.PerMinute(10)
+)
+
+// addRoutes lists the whole HTTP surface. Read it top to bottom to know what subprov serves.
+func addRoutes(mux *http.ServeMux, s *server) []route {
+	rs := []route{
+		// Operations.
+		{method: "GET", path: "/healthz", handle: s.handleHealthz},
+		{method: "GET", path: "/readyz", handle: s.handleReadyz},
+		{method: "GET", path: "/metrics", handle: s.handleMetrics},
+		{method: "GET", path: "/openapi.json", handle: s.handleOpenAPI},
+		{method: "GET", path: "/docs", handle: s.handleDocs},
+
+		// Logins (decisions §5).
+		{method: "POST", path: "/partner/subscriber/auth/login", surface: surfaceSubscriber, limit: loginLimit, handle: s.handleSubscriberLogin},
+		{method: "POST", path: "/partner/subscriber/auth/password-reset", surface: surfaceSubscriber, limit: loginLimit, handle: s.handlePasswordReset},
+		{method: "POST", path: "/partner/subscriber/auth/password-reset/confirm", surface: surfaceSubscriber, limit: loginLimit, handle: s.handlePasswordResetConfirm},
+		{method: "POST", path: "/partner/subscriber/auth/activate", surface: surfaceSubscriber, limit: loginLimit, handle: s.handleActivate},
+		{method: "POST", path: "/api/v1/auth/login", limit: loginLimit, handle: s.handleOperatorLogin},
+
+		// D. Serviceability and location.
+		{method: "GET", path: "/partner/serviceability/autocomplete", auth: credAPIKey, limit: ratelimit.PerMinute(300), handle: s.handleAutocomplete},
+		{method: "POST", path: "/partner/serviceability/check", auth: credAPIKey, limit: ratelimit.PerMinute(120), handle: s.handleCheck},
+		{method: "GET", path: "/partner/serviceability/units", auth: credAPIKey, limit: ratelimit.PerMinute(300), handle: s.handleUnits},
+		{method: "POST", path: "/partner/location/", handle: s.handleLocation},
+		{method: "POST", path: "/partner/location/details", auth: credOperator, handle: s.handleLocationDetails},
+	}
+	if s.DevClock != nil {
+		// Dev mode (decisions §4): absent, so 404, when dev mode is off.
+		rs = append(rs,
+			route{method: "GET", path: "/api/v1/dev/clock", auth: credOperator, handle: s.handleDevClockGet},
+			route{method: "POST", path: "/api/v1/dev/clock", auth: credOperator, handle: s.handleDevClockSet},
+			route{method: "GET", path: "/api/v1/dev/faults", auth: credOperator, handle: s.handleDevFaultsGet},
+			route{method: "POST", path: "/api/v1/dev/faults", auth: credOperator, handle: s.handleDevFaultsSet},
+			route{method: "GET", path: "/api/v1/dev/outbox", auth: credOperator, handle: s.handleDevOutbox},
+		)
+	}
+	for _, rt := range rs {
+		if rt.limit == (ratelimit.Limit{}) {
+			rt.limit = defaultLimit
+		}
+		h := s.adapt(rt)
+		for _, p := range rt.paths() {
+			pattern := rt.method + " " + p
+			mux.Handle(pattern, h)
+			s.limits[pattern] = routeLimit{Limit: rt.limit, name: rt.method + " " + rt.path}
+		}
+	}
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, surfaceOf(r.URL.Path), errorsf("not_found", "not_found", "Not found"))
+	}))
+	return rs
+}
+
+// adapt wraps a route's handler with its authentication and error rendering.
+func (s *server) adapt(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := s.authenticate(r, rt.auth)
+		if err != nil {
+			writeError(w, r, rt.surface, err)
+			return
+		}
+		r = r.WithContext(withCaller(r.Context(), c))
+		if err := rt.handle(w, r); err != nil {
+			writeError(w, r, rt.surface, err)
+		}
+	})
+}

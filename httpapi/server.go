@@ -1,0 +1,75 @@
+// Package httpapi is the HTTP edge of subprov: routes.go lists every route on one page; each
+// surface has its own file of handlers; middleware authenticates each kind of credential,
+// limits rates, tags requests and renders errors in the surface's envelope. Handlers decode,
+// call a capability package, and encode: they hold no rules.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/auth"
+	"github.com/subprov/subprov/clock"
+	"github.com/subprov/subprov/faults"
+	"github.com/subprov/subprov/ratelimit"
+	"github.com/subprov/subprov/serviceability"
+	"github.com/subprov/subprov/store"
+)
+
+// Deps is everything the HTTP layer calls into.
+type Deps struct {
+	Log            *slog.Logger
+	Store          *store.Store
+	Clock          subprov.Clock
+	DevClock       *clock.Adjustable // nil unless dev mode
+	Faults         *faults.Switches
+	Auth           *auth.Service
+	Limiter        ratelimit.Limiter
+	Serviceability *serviceability.Service
+	Registry       *prometheus.Registry
+	Ready          func(ctx context.Context) error
+	OnClockChange  func(ctx context.Context) // persists the dev clock
+	OnFaultsChange func(ctx context.Context) // persists the fault switches
+}
+
+// NewServer returns the service's whole HTTP handler.
+func NewServer(d Deps) http.Handler {
+	s := &server{Deps: d, metrics: newMetrics(d.Registry), mux: http.NewServeMux(), limits: map[string]routeLimit{}}
+	s.routes = addRoutes(s.mux, s)
+	var h http.Handler = s.mux
+	h = s.rateLimit(h)
+	h = s.observe(h)
+	h = recoverPanics(h)
+	h = securityHeaders(h)
+	h = withRequestID(h)
+	return h
+}
+
+type server struct {
+	Deps
+	metrics *metrics
+	routes  []route
+	mux     *http.ServeMux
+	limits  map[string]routeLimit // by registered pattern
+}
+
+// Routes lists the served routes (method and pattern), for the OpenAPI and auth-matrix tests.
+func Routes() []RouteInfo {
+	s := &server{metrics: newMetrics(nil), Deps: Deps{DevClock: clock.NewAdjustable(0)}, mux: http.NewServeMux(), limits: map[string]routeLimit{}}
+	var out []RouteInfo
+	for _, r := range addRoutes(s.mux, s) {
+		for _, p := range r.paths() {
+			out = append(out, RouteInfo{Method: r.method, Path: p, Auth: r.auth.String()})
+		}
+	}
+	return out
+}
+
+// RouteInfo describes one served route.
+type RouteInfo struct {
+	Method, Path, Auth string
+}

@@ -1,0 +1,81 @@
+package identity
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+func TestPasswordHashRoundTrip(t *testing.T) {
+	h, err := HashPassword("correct horse battery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(h, "$argon2id$v=19$m=19456,t=2,p=1$") {
+		t.Fatalf("unexpected encoding %q", h)
+	}
+	tests := []struct {
+		name    string
+		encoded string
+		pw      string
+		want    bool
+	}{
+		{"right password", h, "correct horse battery", true},
+		{"wrong password", h, "correct horse battery!", false},
+		{"garbage hash", "not-a-hash", "x", false},
+		{"absurd memory parameter is refused", "$argon2id$v=19$m=99999999,t=2,p=1$AAAA$AAAA", "x", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := CheckPassword(tt.encoded, tt.pw); got != tt.want {
+				t.Fatalf("CheckPassword = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTokens(t *testing.T) {
+	s := NewSigner("secret-1")
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	tok, err := s.Issue(AudienceSubscriber, "acc-1", "prov-1", "acc-1", now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noneTok, _ := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"sub": "acc-1", "aud": AudienceSubscriber, "exp": now.Add(time.Hour).Unix()}).SignedString(jwt.UnsafeAllowNoneSignatureType)
+	tests := []struct {
+		name     string
+		token    string
+		audience string
+		at       time.Time
+		signer   *Signer
+		ok       bool
+	}{
+		{"valid", tok, AudienceSubscriber, now.Add(59 * time.Minute), s, true},
+		{"expired after its lifetime", tok, AudienceSubscriber, now.Add(61 * time.Minute), s, false},
+		{"other audience refused", tok, AudienceOperator, now, s, false},
+		{"other secret refused", tok, AudienceSubscriber, now, NewSigner("secret-2"), false},
+		{"alg none refused", noneTok, AudienceSubscriber, now, s, false},
+		{"garbage refused", "a.b.c", AudienceSubscriber, now, s, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := tt.signer.Verify(tt.token, tt.audience, tt.at)
+			if (err == nil) != tt.ok {
+				t.Fatalf("Verify err = %v, want ok=%v", err, tt.ok)
+			}
+			if tt.ok && (c.Subject != "acc-1" || c.ProviderID != "prov-1") {
+				t.Fatalf("claims = %+v", c)
+			}
+		})
+	}
+}
+
+func TestSignIsHMACSHA256(t *testing.T) {
+	// Known vector: HMAC-SHA256("key", "The quick brown fox jumps over the lazy dog").
+	got := Sign("key", []byte("The quick brown fox jumps over the lazy dog"))
+	if got != "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8" {
+		t.Fatalf("Sign = %s", got)
+	}
+}

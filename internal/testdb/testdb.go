@@ -1,0 +1,92 @@
+// Package testdb gives tests a fresh, migrated store on each engine: SQLite always, and
+// PostgreSQL when SUBPROV_TEST_POSTGRES_URL is set (CI sets it). Each PostgreSQL store lives in
+// its own schema, dropped when the test ends, so tests never see each other's rows.
+package testdb
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/subprov/subprov/store"
+)
+
+// PostgresEnv names the variable holding the PostgreSQL URL for tests.
+const PostgresEnv = "SUBPROV_TEST_POSTGRES_URL"
+
+// Engines lists the engines tests run on here: "sqlite", plus "postgres" when configured.
+func Engines() []string {
+	if os.Getenv(PostgresEnv) != "" {
+		return []string{"sqlite", "postgres"}
+	}
+	return []string{"sqlite"}
+}
+
+// Each runs fn as one subtest per engine, each with its own fresh database URL.
+func Each(t *testing.T, fn func(t *testing.T, databaseURL string)) {
+	t.Helper()
+	for _, engine := range Engines() {
+		t.Run(engine, func(t *testing.T) { fn(t, URL(t, engine)) })
+	}
+}
+
+// EachStore runs fn as one subtest per engine with a fresh, migrated store.
+func EachStore(t *testing.T, fn func(t *testing.T, s *store.Store)) {
+	t.Helper()
+	Each(t, func(t *testing.T, u string) { fn(t, Open(t, u)) })
+}
+
+// URL returns the URL of a fresh, empty database on engine.
+func URL(t testing.TB, engine string) string {
+	t.Helper()
+	if engine == "sqlite" {
+		return "sqlite://" + filepath.Join(t.TempDir(), "subprov.db")
+	}
+	base := os.Getenv(PostgresEnv)
+	if base == "" {
+		t.Skip(PostgresEnv + " is not set")
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "t_" + hex.EncodeToString(b)
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		admin.Close()
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		_, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+		admin.Close()
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("parse %s: %v", PostgresEnv, err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Open opens and migrates the store at databaseURL, closing it when the test ends.
+func Open(t testing.TB, databaseURL string) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	s, err := store.Open(ctx, databaseURL)
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return s
+}

@@ -1,0 +1,169 @@
+// Package jobs is the durable work queue: the River client, the job kinds and their workers.
+// It is the only package that knows River. Work that leaves the process (mail, switch writes,
+// webhooks, charges) is enqueued with Enqueue inside the transaction of the row that asked for
+// it, so the job exists if and only if that row committed.
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/subprov/subprov/store"
+)
+
+// Handlers are the capability code each job kind runs. A nil handler leaves its kind
+// unregistered (an insert-only process, or a test that does not need it).
+type Handlers struct {
+	DeliverMail func(ctx context.Context, args DeliverMail) error
+}
+
+// Options tune the client.
+type Options struct {
+	Work         bool          // false: insert only (serve --no-workers)
+	MaxWorkers   int           // per process; default 10
+	PollInterval time.Duration // how often to look for new jobs; default 200ms
+	Logger       *slog.Logger
+}
+
+// Client enqueues jobs and, when working, runs them.
+type Client struct {
+	river *river.Client[*sql.Tx]
+	work  bool
+}
+
+func driverFor(s *store.Store) riverdriver.Driver[*sql.Tx] {
+	if s.Dialect == store.Postgres {
+		return riverdatabasesql.New(s.DB)
+	}
+	return riversqlite.New(s.DB)
+}
+
+// Migrate applies River's own schema migrations.
+func Migrate(ctx context.Context, s *store.Store) error {
+	m, err := rivermigrate.New(driverFor(s), nil)
+	if err != nil {
+		return fmt.Errorf("river migrator: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("river migrate: %w", err)
+	}
+	return nil
+}
+
+// New builds the client. Call Start to begin working jobs.
+func New(s *store.Store, h Handlers, o Options) (*Client, error) {
+	if o.MaxWorkers <= 0 {
+		o.MaxWorkers = 10
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 200 * time.Millisecond
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	workers := river.NewWorkers()
+	if h.DeliverMail != nil {
+		river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, j *river.Job[DeliverMail]) error {
+			return h.DeliverMail(ctx, j.Args)
+		}))
+	}
+	cfg := &river.Config{
+		Logger:            o.Logger.With("component", "river"),
+		Workers:           workers,
+		FetchPollInterval: o.PollInterval,
+		FetchCooldown:     min(o.PollInterval, 100*time.Millisecond),
+		JobTimeout:        2 * time.Minute,
+		MaxAttempts:       25,
+		RetryPolicy:       &backoff{},
+	}
+	if o.Work {
+		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.MaxWorkers}}
+	}
+	rc, err := river.NewClient(driverFor(s), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("river client: %w", err)
+	}
+	return &Client{river: rc, work: o.Work}, nil
+}
+
+// Start begins working jobs (no-op for an insert-only client).
+func (c *Client) Start(ctx context.Context) error {
+	if !c.work {
+		return nil
+	}
+	if err := c.river.Start(ctx); err != nil {
+		return fmt.Errorf("start job workers: %w", err)
+	}
+	return nil
+}
+
+// Stop lets running jobs finish (graceful shutdown), up to ctx's deadline, then cancels them.
+func (c *Client) Stop(ctx context.Context) error {
+	if !c.work {
+		return nil
+	}
+	if err := c.river.Stop(ctx); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return c.river.StopAndCancel(context.Background())
+		}
+		return fmt.Errorf("stop job workers: %w", err)
+	}
+	return nil
+}
+
+// Args is a job's arguments; every kind is declared in kinds.go.
+type Args = river.JobArgs
+
+// Enqueue inserts a job inside tx: it becomes visible to workers only when tx commits.
+func (c *Client) Enqueue(ctx context.Context, tx *store.Tx, args Args) error {
+	if _, err := c.river.InsertTx(ctx, tx.Tx, args, nil); err != nil {
+		return fmt.Errorf("enqueue %s: %w", args.Kind(), err)
+	}
+	return nil
+}
+
+// Counts returns the number of jobs per state, for /metrics.
+func Counts(ctx context.Context, s *store.Store) (map[string]int, error) {
+	rows, err := s.R().Query(ctx, `SELECT state, COUNT(*) FROM river_job GROUP BY state`)
+	if err != nil {
+		return nil, fmt.Errorf("count jobs: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("scan job count: %w", err)
+		}
+		out[st] = n
+	}
+	return out, rows.Err()
+}
+
+// backoff retries quickly at first and then exponentially, capped at an hour: transient
+// failures (a busy SMTP relay, a switch timing out) recover within seconds.
+type backoff struct{}
+
+func (backoff) NextRetry(j *rivertype.JobRow) time.Time {
+	n := j.Attempt
+	if n < 1 {
+		n = 1
+	}
+	d := time.Second << min(n-1, 12)
+	if d > time.Hour {
+		d = time.Hour
+	}
+	return time.Now().Add(d)
+}

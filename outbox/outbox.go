@@ -1,0 +1,76 @@
+// Package outbox queues the service's mail inside the business transaction and delivers it
+// through a durable job, so a message goes out exactly when the change that asked for it
+// committed, and a failed relay is retried instead of losing the mail.
+package outbox
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/faults"
+	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/mail"
+	"github.com/subprov/subprov/store"
+)
+
+// Outbox queues and delivers mail.
+type Outbox struct {
+	Store     *store.Store
+	Jobs      *jobs.Client
+	Transport mail.Transport
+	Clock     subprov.Clock
+	Faults    *faults.Switches
+	Log       *slog.Logger
+}
+
+// Queue records m in the outbox and enqueues its delivery, both inside tx.
+func (o *Outbox) Queue(ctx context.Context, tx *store.Tx, m mail.Message) (string, error) {
+	row := &subprov.Mail{ID: store.NewID(), To: m.To, Subject: m.Subject, Body: m.Body, Links: m.Links}
+	if err := tx.InsertMail(ctx, row, o.Clock.Now()); err != nil {
+		return "", err
+	}
+	if err := o.Jobs.Enqueue(ctx, tx, jobs.DeliverMail{MailID: row.ID}); err != nil {
+		return "", err
+	}
+	return row.ID, nil
+}
+
+// Deliver is the mail.deliver job: send one queued message. Running it again after a crash
+// resends at most a message the receiver can de-duplicate by its Message-ID (the outbox id);
+// a message already marked sent is skipped.
+func (o *Outbox) Deliver(ctx context.Context, args jobs.DeliverMail) error {
+	m, err := o.Store.Mail(ctx, args.MailID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil // nothing to send: the row is gone
+		}
+		return err
+	}
+	if m.Status == "sent" || m.Status == "logged" {
+		return nil
+	}
+	now := o.Clock.Now()
+	if o.Faults.Is("smtp", "down") {
+		err := fmt.Errorf("%w: smtp fault injected", mail.ErrUnavailable)
+		_ = o.Store.MarkMail(ctx, m.ID, "retrying", o.Transport.Name(), err.Error(), now)
+		return err
+	}
+	msg := mail.Message{To: m.To, Subject: m.Subject, Body: m.Body, Links: m.Links}
+	if err := o.Transport.Send(ctx, m.ID, msg); err != nil {
+		_ = o.Store.MarkMail(ctx, m.ID, "retrying", o.Transport.Name(), err.Error(), now)
+		return fmt.Errorf("deliver mail %s: %w", m.ID, err)
+	}
+	status := "sent"
+	if o.Transport.Name() == "log" {
+		status = "logged"
+	}
+	return o.Store.MarkMail(ctx, m.ID, status, o.Transport.Name(), "", now)
+}
+
+// QueueText queues a plain-text message inside tx.
+func (o *Outbox) QueueText(ctx context.Context, tx *store.Tx, to, subject, body string, links []string) error {
+	_, err := o.Queue(ctx, tx, mail.Message{To: to, Subject: subject, Body: body, Links: links})
+	return err
+}

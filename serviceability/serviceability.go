@@ -1,0 +1,263 @@
+// Package serviceability answers "can this provider serve this address": autocomplete over the
+// provider's coverage, the serviceability check, a building's suites, and resolving a port's
+// location. Answers are advisory; orders re-validate against the store (fail-closed).
+package serviceability
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/address"
+	"github.com/subprov/subprov/store"
+)
+
+// Service answers serviceability questions for one store and clock.
+type Service struct {
+	Store *store.Store
+	Clock subprov.Clock
+}
+
+// BuildingKey is a building's normalised address as stored for matching, with a leading space
+// so that every word can be matched as a prefix with LIKE '% word%'.
+func BuildingKey(b *subprov.Building) string {
+	return " " + address.Key(b.Street+" "+b.City+" "+b.Province+" "+b.PostalCode) + " "
+}
+
+// Display is the one-line address shown for a building; suggestions are deduplicated by it.
+func Display(b *subprov.Building) string {
+	s := b.Street
+	if b.City != "" {
+		s += ", " + b.City
+	}
+	tail := strings.TrimSpace(b.Province + " " + b.PostalCode)
+	if tail != "" {
+		s += ", " + tail
+	}
+	return s
+}
+
+// Suggestion is one autocomplete answer.
+type Suggestion struct {
+	BuildingID          string
+	Display             string
+	Orderable           bool
+	EarliestServiceDate string // "" unless still in the future
+	Presale             bool
+}
+
+// Autocomplete suggests buildings of the provider's coverage matching q: at most limit (and
+// never more than 15), deduplicated by display string.
+func (s *Service) Autocomplete(ctx context.Context, providerID, q string, limit int) ([]Suggestion, error) {
+	if limit <= 0 || limit > subprov.MaxAutocomplete {
+		limit = subprov.MaxAutocomplete
+	}
+	tokens := address.Tokens(q)
+	if len(tokens) == 0 {
+		return []Suggestion{}, nil
+	}
+	// Fetch more than needed: duplicates by display string are dropped after the query.
+	bs, err := s.Store.SearchBuildings(ctx, providerID, tokens, limit*4)
+	if err != nil {
+		return nil, err
+	}
+	today := s.today()
+	seen := map[string]bool{}
+	out := []Suggestion{}
+	for _, b := range bs {
+		d := Display(b)
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		sg := Suggestion{BuildingID: b.ID, Display: d, Orderable: b.Orderable, Presale: b.Presale}
+		if b.EarliestServiceDate > today {
+			sg.EarliestServiceDate = b.EarliestServiceDate
+		}
+		out = append(out, sg)
+		if len(out) == limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// today is the UTC date; earliest service dates are compared by calendar day.
+func (s *Service) today() string { return s.Clock.Now().UTC().Format(time.DateOnly) }
+
+// CheckInput is a serviceability check: free text or structured fields (structured wins).
+type CheckInput struct {
+	Address    string
+	Street     string
+	City       string
+	Province   string
+	PostalCode string
+	Country    string
+	Unit       string
+}
+
+// Match is the building (and suite) a check matched.
+type Match struct {
+	Building *subprov.Building
+	Display  string
+	Unit     *store.UnitAvailability
+}
+
+// CheckResult is the answer to a check.
+type CheckResult struct {
+	Serviceable bool
+	Match       *Match
+	Plans       []*subprov.PlanVersion
+}
+
+// Check matches an address against the provider's coverage. No match is not an error: it
+// answers serviceable false with no match and no plans.
+func (s *Service) Check(ctx context.Context, providerID string, in CheckInput) (*CheckResult, error) {
+	want := in.parsed()
+	res := &CheckResult{Plans: []*subprov.PlanVersion{}}
+	if want.Number == "" && want.Street == "" {
+		return res, nil
+	}
+	tokens := address.Tokens(want.Number + " " + want.Street)
+	if len(tokens) == 0 {
+		return res, nil
+	}
+	cands, err := s.Store.SearchBuildings(ctx, providerID, tokens, 50)
+	if err != nil {
+		return nil, err
+	}
+	b := bestMatch(cands, want)
+	if b == nil {
+		return res, nil
+	}
+	res.Match = &Match{Building: b, Display: Display(b)}
+	if want.Unit != "" {
+		units, err := s.Store.UnitsOfBuilding(ctx, b.ID, s.Clock.Now())
+		if err != nil {
+			return nil, err
+		}
+		for i := range units {
+			if strings.EqualFold(units[i].UnitNumber, want.Unit) || strings.EqualFold(units[i].PostalUnit, want.Unit) {
+				res.Match.Unit = &units[i]
+				break
+			}
+		}
+	}
+	res.Serviceable = b.Orderable && b.LineType != ""
+	if res.Serviceable {
+		plans, err := s.Store.SellablePlanVersions(ctx, providerID)
+		if err != nil {
+			return nil, err
+		}
+		res.Plans = plans
+	}
+	return res, nil
+}
+
+// parsed turns the input into one parsed address; structured fields win over free text.
+func (in CheckInput) parsed() address.Parsed {
+	if strings.TrimSpace(in.Street) != "" {
+		p := address.Parse(in.Street)
+		if in.City != "" {
+			p.City = address.Key(in.City)
+		}
+		if code, ok := address.Province(in.Province); ok {
+			p.Province = code
+		}
+		if pc, ok := address.PostalCode(in.PostalCode); ok {
+			p.PostalCode = pc
+		}
+		if in.Unit != "" {
+			p.Unit = in.Unit
+		}
+		return p
+	}
+	p := address.Parse(in.Address)
+	if in.Unit != "" {
+		p.Unit = in.Unit
+	}
+	return p
+}
+
+// bestMatch picks the candidate that agrees with every part the caller gave: house number
+// exactly, then postal code, city and province when given. Candidates already contain every
+// street token; a number that only prefixes another ("12" vs "120") must not match.
+func bestMatch(cands []*subprov.Building, want address.Parsed) *subprov.Building {
+	type scored struct {
+		b     *subprov.Building
+		score int
+	}
+	var ok []scored
+	for _, b := range cands {
+		got := address.Parse(b.Street)
+		if want.Number != "" && got.Number != want.Number {
+			continue
+		}
+		if want.Street != "" && got.Street != want.Street && !strings.HasPrefix(got.Street, want.Street) {
+			continue
+		}
+		if want.PostalCode != "" && b.PostalCode != "" && want.PostalCode != b.PostalCode {
+			continue
+		}
+		if want.Province != "" && b.Province != "" && want.Province != b.Province {
+			continue
+		}
+		score := 0
+		if want.City != "" {
+			if address.Key(b.City) != address.Key(want.City) {
+				continue
+			}
+			score++
+		}
+		if got.Street == want.Street {
+			score += 2
+		}
+		if want.PostalCode != "" {
+			score++
+		}
+		ok = append(ok, scored{b, score})
+	}
+	if len(ok) == 0 {
+		return nil
+	}
+	sort.SliceStable(ok, func(i, j int) bool { return ok[i].score > ok[j].score })
+	return ok[0].b
+}
+
+// Units lists the suites of a building the provider covers. A building that is unknown or not
+// covered is the same not-found, so coverage of other providers is never confirmed.
+func (s *Service) Units(ctx context.Context, providerID, buildingID string) ([]store.UnitAvailability, error) {
+	if _, err := s.Store.CoveredBuilding(ctx, providerID, buildingID); err != nil {
+		if store.IsNoRows(err) {
+			return nil, subprov.NotFound("Building")
+		}
+		return nil, err
+	}
+	units, err := s.Store.UnitsOfBuilding(ctx, buildingID, s.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	if units == nil {
+		units = []store.UnitAvailability{}
+	}
+	return units, nil
+}
+
+// Locate resolves a port by location_hash (which wins) or location_identifier.
+func (s *Service) Locate(ctx context.Context, hash, identifier string) (*store.Location, error) {
+	hash, identifier = strings.TrimSpace(hash), strings.TrimSpace(identifier)
+	if hash == "" && identifier == "" {
+		return nil, &subprov.Error{Code: subprov.EINVALID, Reason: "validation_error", Message: "Provide location_hash or location_identifier"}
+	}
+	loc, err := s.Store.LocationByPort(ctx, hash, identifier)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, subprov.NotFound("Location")
+		}
+		return nil, fmt.Errorf("locate: %w", err)
+	}
+	return loc, nil
+}

@@ -1,0 +1,134 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/subprov/subprov"
+)
+
+// AccountLogin is an account with what a login needs to check.
+type AccountLogin struct {
+	subprov.Account
+	PasswordHash string
+	LockedUntil  *time.Time
+}
+
+const accountColumns = `id, email, provider_id, subscriber_id, authorized_user_id, password_hash, locked_until`
+
+func scanAccount(row interface{ Scan(...any) error }) (*AccountLogin, error) {
+	var a AccountLogin
+	var sub, au, hash sql.NullString
+	var locked sql.NullTime
+	if err := row.Scan(&a.ID, &a.Email, &a.ProviderID, &sub, &au, &hash, &locked); err != nil {
+		return nil, err
+	}
+	a.SubscriberID, a.AuthorizedUserID, a.PasswordHash = sub.String, au.String, hash.String
+	a.PasswordSet = hash.Valid && hash.String != ""
+	a.LockedUntil = timePtr(locked)
+	return &a, nil
+}
+
+// AccountByEmail returns the login for an e-mail (stored lower-case).
+func (s *Store) AccountByEmail(ctx context.Context, email string) (*AccountLogin, error) {
+	a, err := scanAccount(s.R().QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts WHERE email = ?`, email))
+	if err != nil {
+		return nil, fmt.Errorf("account by email: %w", err)
+	}
+	return a, nil
+}
+
+// Account returns a login by id.
+func (s *Store) Account(ctx context.Context, id string) (*AccountLogin, error) {
+	a, err := scanAccount(s.R().QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts WHERE id = ?`, id))
+	if err != nil {
+		return nil, fmt.Errorf("account %s: %w", id, err)
+	}
+	return a, nil
+}
+
+// UpsertAccount writes a login by e-mail. A nil passwordHash leaves an existing password alone
+// (so re-seeding never resets a password a person has since changed unless the fixture says so).
+func (tx *Tx) UpsertAccount(ctx context.Context, a *subprov.Account, passwordHash *string, now time.Time) (string, error) {
+	var hash any
+	var setAt any
+	if passwordHash != nil {
+		hash, setAt = *passwordHash, now.UTC()
+	}
+	var id string
+	err := tx.QueryRow(ctx, `INSERT INTO accounts (id, email, provider_id, subscriber_id, authorized_user_id, password_hash, password_set_at, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (email) DO UPDATE SET provider_id = excluded.provider_id, subscriber_id = excluded.subscriber_id,
+			authorized_user_id = excluded.authorized_user_id,
+			password_hash = COALESCE(excluded.password_hash, accounts.password_hash),
+			password_set_at = COALESCE(excluded.password_set_at, accounts.password_set_at)
+		RETURNING id`,
+		a.ID, a.Email, a.ProviderID, nullStr(a.SubscriberID), nullStr(a.AuthorizedUserID), hash, setAt, now.UTC()).Scan(&id)
+	if err != nil {
+		return "", fmt.Errorf("upsert account: %w", err)
+	}
+	return id, nil
+}
+
+// SetPassword stores a new password hash and clears any lockout.
+func (tx *Tx) SetPassword(ctx context.Context, accountID, hash string, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE accounts SET password_hash = ?, password_set_at = ?, failed_logins = 0, locked_until = NULL WHERE id = ?`,
+		hash, now.UTC(), accountID)
+	if err != nil {
+		return fmt.Errorf("set password: %w", err)
+	}
+	return nil
+}
+
+// RecordLogin counts a failed login (locking the account for lockFor after maxFailures in a
+// row) or resets the count on success.
+func (s *Store) RecordLogin(ctx context.Context, accountID string, ok bool, now time.Time, maxFailures int, lockFor time.Duration) error {
+	return s.InTx(ctx, func(tx *Tx) error {
+		var err error
+		if ok {
+			_, err = tx.Exec(ctx, `UPDATE accounts SET failed_logins = 0, locked_until = NULL WHERE id = ?`, accountID)
+		} else {
+			_, err = tx.Exec(ctx, `UPDATE accounts SET failed_logins = failed_logins + 1,
+				locked_until = CASE WHEN failed_logins + 1 >= ? THEN ? ELSE locked_until END WHERE id = ?`,
+				maxFailures, now.Add(lockFor).UTC(), accountID)
+		}
+		if err != nil {
+			return fmt.Errorf("record login: %w", err)
+		}
+		return nil
+	})
+}
+
+// Token is a single-use mailed token as stored (by hash).
+type Token struct {
+	Kind       string
+	ProviderID string
+	SubjectID  string
+	ExpiresAt  time.Time
+}
+
+// InsertToken stores the hash of a single-use token.
+func (tx *Tx) InsertToken(ctx context.Context, hash string, t Token, now time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO tokens (token_hash, kind, provider_id, subject_id, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		hash, t.Kind, nullStr(t.ProviderID), t.SubjectID, t.ExpiresAt.UTC(), now.UTC())
+	if err != nil {
+		return fmt.Errorf("insert %s token: %w", t.Kind, err)
+	}
+	return nil
+}
+
+// ConsumeToken marks a live token of kind used and returns it; a used, expired or unknown
+// token gives ErrNoRows. The conditional UPDATE makes single use hold under concurrency.
+func (tx *Tx) ConsumeToken(ctx context.Context, hash, kind string, now time.Time) (*Token, error) {
+	var t Token
+	var pid sql.NullString
+	err := tx.QueryRow(ctx, `UPDATE tokens SET used_at = ? WHERE token_hash = ? AND kind = ? AND used_at IS NULL AND expires_at > ?
+		RETURNING kind, provider_id, subject_id, expires_at`, now.UTC(), hash, kind, now.UTC()).Scan(&t.Kind, &pid, &t.SubjectID, &t.ExpiresAt)
+	if err != nil {
+		return nil, fmt.Errorf("consume %s token: %w", kind, err)
+	}
+	t.ProviderID = pid.String
+	return &t, nil
+}

@@ -1,0 +1,231 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/subprov/subprov"
+)
+
+const buildingColumns = `b.id, b.street, b.city, b.postal_code, b.province, b.country, b.line_type, b.orderable, b.earliest_service_date, b.presale`
+
+func scanBuilding(row interface{ Scan(...any) error }) (*subprov.Building, error) {
+	var b subprov.Building
+	var lineType, esd sql.NullString
+	if err := row.Scan(&b.ID, &b.Street, &b.City, &b.PostalCode, &b.Province, &b.Country, &lineType, &b.Orderable, &esd, &b.Presale); err != nil {
+		return nil, err
+	}
+	b.LineType = subprov.LineType(lineType.String)
+	b.EarliestServiceDate = esd.String
+	return &b, nil
+}
+
+// UpsertBuilding writes a building by id with its normalised search key.
+func (tx *Tx) UpsertBuilding(ctx context.Context, b *subprov.Building, searchKey string, now time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO buildings (id, street, city, postal_code, province, country, line_type, orderable,
+			earliest_service_date, presale, search_key, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET street = excluded.street, city = excluded.city, postal_code = excluded.postal_code,
+			province = excluded.province, country = excluded.country, line_type = excluded.line_type,
+			orderable = excluded.orderable, earliest_service_date = excluded.earliest_service_date,
+			presale = excluded.presale, search_key = excluded.search_key`,
+		b.ID, b.Street, b.City, b.PostalCode, b.Province, b.Country, nullStr(string(b.LineType)), b.Orderable,
+		nullStr(b.EarliestServiceDate), b.Presale, searchKey, now.UTC())
+	if err != nil {
+		return fmt.Errorf("upsert building %s: %w", b.ID, err)
+	}
+	return nil
+}
+
+// SetCoverage makes exactly providerIDs cover building id.
+func (tx *Tx) SetCoverage(ctx context.Context, buildingID string, providerIDs []string) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM building_providers WHERE building_id = ?`, buildingID); err != nil {
+		return fmt.Errorf("reset coverage of %s: %w", buildingID, err)
+	}
+	for _, p := range providerIDs {
+		if _, err := tx.Exec(ctx, `INSERT INTO building_providers (building_id, provider_id) VALUES (?, ?)`, buildingID, p); err != nil {
+			return fmt.Errorf("cover %s by %s: %w", buildingID, p, err)
+		}
+	}
+	return nil
+}
+
+// UpsertUnit writes a suite by id.
+func (tx *Tx) UpsertUnit(ctx context.Context, u *subprov.Unit, now time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO units (id, building_id, unit_number, postal_unit, created_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET building_id = excluded.building_id, unit_number = excluded.unit_number,
+			postal_unit = excluded.postal_unit`,
+		u.ID, u.BuildingID, u.UnitNumber, nullStr(u.PostalUnit), now.UTC())
+	if err != nil {
+		return fmt.Errorf("upsert unit %s: %w", u.ID, err)
+	}
+	return nil
+}
+
+// UpsertPort writes a switch port by (switch, port).
+func (tx *Tx) UpsertPort(ctx context.Context, p *subprov.Port, now time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO ports (id, building_id, unit_id, switch_name, port_name, location_hash, location_identifier, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (switch_name, port_name) DO UPDATE SET building_id = excluded.building_id, unit_id = excluded.unit_id,
+			location_hash = excluded.location_hash, location_identifier = excluded.location_identifier`,
+		p.ID, p.BuildingID, nullStr(p.UnitID), p.Switch, p.Name, nullStr(p.LocationHash), nullStr(p.LocationIdentifier), now.UTC())
+	if err != nil {
+		return fmt.Errorf("upsert port %s/%s: %w", p.Switch, p.Name, err)
+	}
+	return nil
+}
+
+// CoveredBuilding returns a building only if providerID covers it.
+func (s *Store) CoveredBuilding(ctx context.Context, providerID, buildingID string) (*subprov.Building, error) {
+	b, err := scanBuilding(s.R().QueryRow(ctx, `SELECT `+buildingColumns+` FROM buildings b
+		JOIN building_providers bp ON bp.building_id = b.id AND bp.provider_id = ? WHERE b.id = ?`, providerID, buildingID))
+	if err != nil {
+		return nil, fmt.Errorf("building %s of provider %s: %w", buildingID, providerID, err)
+	}
+	return b, nil
+}
+
+// Building returns a building by id, whoever covers it.
+func (s *Store) Building(ctx context.Context, id string) (*subprov.Building, error) {
+	b, err := scanBuilding(s.R().QueryRow(ctx, `SELECT `+buildingColumns+` FROM buildings b WHERE b.id = ?`, id))
+	if err != nil {
+		return nil, fmt.Errorf("building %s: %w", id, err)
+	}
+	return b, nil
+}
+
+// SearchBuildings returns buildings covered by providerID whose search key has every token as
+// a word prefix, at most limit, in a stable order. Tokens come from address.Tokens, which
+// leaves only letters and digits, so they need no LIKE escaping.
+func (s *Store) SearchBuildings(ctx context.Context, providerID string, tokens []string, limit int) ([]*subprov.Building, error) {
+	q := `SELECT ` + buildingColumns + ` FROM buildings b
+		JOIN building_providers bp ON bp.building_id = b.id AND bp.provider_id = ? WHERE 1 = 1`
+	args := []any{providerID}
+	for _, t := range tokens {
+		q += ` AND b.search_key LIKE ?`
+		args = append(args, "% "+t+"%")
+	}
+	q += ` ORDER BY b.street, b.city, b.id LIMIT ?`
+	args = append(args, limit)
+	rows, err := s.R().Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search buildings: %w", err)
+	}
+	defer rows.Close()
+	var out []*subprov.Building
+	for rows.Next() {
+		b, err := scanBuilding(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan building: %w", err)
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// UnitAvailability is a suite with whether it can take an order now.
+type UnitAvailability struct {
+	subprov.Unit
+	Available bool
+}
+
+// liveOnUnit is true while an order references the suite: pending, running or suspended, or
+// cancelled but not yet ended.
+const liveOnUnit = `EXISTS (SELECT 1 FROM subscriptions s WHERE s.unit_id = u.id AND
+	(s.status IN ('PENDING_INSTALL', 'ACTIVE', 'SUSPENDED') OR (s.status = 'CANCELLED' AND (s.ended_at IS NULL OR s.ended_at > ?))))`
+
+// UnitsOfBuilding lists a building's suites in natural order with their availability at now.
+func (s *Store) UnitsOfBuilding(ctx context.Context, buildingID string, now time.Time) ([]UnitAvailability, error) {
+	rows, err := s.R().Query(ctx, `SELECT u.id, u.building_id, u.unit_number, u.postal_unit, `+liveOnUnit+`
+		FROM units u WHERE u.building_id = ? ORDER BY LENGTH(u.unit_number), u.unit_number`, now.UTC(), buildingID)
+	if err != nil {
+		return nil, fmt.Errorf("units of %s: %w", buildingID, err)
+	}
+	defer rows.Close()
+	var out []UnitAvailability
+	for rows.Next() {
+		var u UnitAvailability
+		var postal sql.NullString
+		var taken bool
+		if err := rows.Scan(&u.ID, &u.BuildingID, &u.UnitNumber, &postal, &taken); err != nil {
+			return nil, fmt.Errorf("scan unit: %w", err)
+		}
+		u.PostalUnit = postal.String
+		u.Available = !taken
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+// Unit returns a suite by id.
+func (s *Store) Unit(ctx context.Context, id string) (*subprov.Unit, error) {
+	var u subprov.Unit
+	var postal sql.NullString
+	err := s.R().QueryRow(ctx, `SELECT id, building_id, unit_number, postal_unit FROM units WHERE id = ?`, id).
+		Scan(&u.ID, &u.BuildingID, &u.UnitNumber, &postal)
+	if err != nil {
+		return nil, fmt.Errorf("unit %s: %w", id, err)
+	}
+	u.PostalUnit = postal.String
+	return &u, nil
+}
+
+// Location is a port joined with its suite and building address.
+type Location struct {
+	Port     subprov.Port
+	Unit     *subprov.Unit
+	Building subprov.Building
+}
+
+// LocationByPort resolves a port by location_hash, or else by location_identifier. The hash
+// wins when both are given (interface.md), so the identifier is only consulted without one.
+func (s *Store) LocationByPort(ctx context.Context, hash, identifier string) (*Location, error) {
+	where, arg := `p.location_hash = ?`, hash
+	if hash == "" {
+		where, arg = `p.location_identifier = ?`, identifier
+	}
+	var l Location
+	var unitID, unitNumber, postal, lh, li, lineType, esd sql.NullString
+	err := s.R().QueryRow(ctx, `SELECT p.id, p.building_id, p.unit_id, p.switch_name, p.port_name, p.location_hash, p.location_identifier,
+			u.unit_number, u.postal_unit, b.street, b.city, b.postal_code, b.province, b.country, b.line_type, b.orderable,
+			b.earliest_service_date, b.presale
+		FROM ports p JOIN buildings b ON b.id = p.building_id LEFT JOIN units u ON u.id = p.unit_id
+		WHERE `+where, arg).Scan(&l.Port.ID, &l.Port.BuildingID, &unitID, &l.Port.Switch, &l.Port.Name, &lh, &li,
+		&unitNumber, &postal, &l.Building.Street, &l.Building.City, &l.Building.PostalCode, &l.Building.Province,
+		&l.Building.Country, &lineType, &l.Building.Orderable, &esd, &l.Building.Presale)
+	if err != nil {
+		return nil, fmt.Errorf("location by port: %w", err)
+	}
+	l.Building.ID = l.Port.BuildingID
+	l.Building.LineType = subprov.LineType(lineType.String)
+	l.Building.EarliestServiceDate = esd.String
+	l.Port.UnitID, l.Port.LocationHash, l.Port.LocationIdentifier = unitID.String, lh.String, li.String
+	if unitID.Valid {
+		l.Unit = &subprov.Unit{ID: unitID.String, BuildingID: l.Port.BuildingID, UnitNumber: unitNumber.String, PostalUnit: postal.String}
+	}
+	return &l, nil
+}
+
+// CoveringProviders returns the ids of providers covering a building.
+func (s *Store) CoveringProviders(ctx context.Context, buildingID string) ([]string, error) {
+	rows, err := s.R().Query(ctx, `SELECT provider_id FROM building_providers WHERE building_id = ? ORDER BY provider_id`, buildingID)
+	if err != nil {
+		return nil, fmt.Errorf("coverage of %s: %w", buildingID, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// joinIDs is used in log lines and errors that name several ids.
+func joinIDs(ids []string) string { return strings.Join(ids, ", ") }

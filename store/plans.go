@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/subprov/subprov"
+)
+
+// UpsertPlan writes a plan by id.
+func (tx *Tx) UpsertPlan(ctx context.Context, p *subprov.Plan, now time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO plans (id, provider_id, name, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET provider_id = excluded.provider_id, name = excluded.name`, p.ID, p.ProviderID, p.Name, now.UTC())
+	if err != nil {
+		return fmt.Errorf("upsert plan %s: %w", p.ID, err)
+	}
+	return nil
+}
+
+// UpsertPlanVersion writes a plan version by id.
+func (tx *Tx) UpsertPlanVersion(ctx context.Context, v *subprov.PlanVersion, now time.Time) error {
+	var promo any
+	if v.PromoPrice != nil {
+		promo = int64(*v.PromoPrice)
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO plan_versions (id, plan_id, provider_id, monthly_price_minor, setup_fee_minor, download_mbps,
+			upload_mbps, store_product_id, sellable, promo_price_minor, promo_ends_on, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET plan_id = excluded.plan_id, provider_id = excluded.provider_id,
+			monthly_price_minor = excluded.monthly_price_minor, setup_fee_minor = excluded.setup_fee_minor,
+			download_mbps = excluded.download_mbps, upload_mbps = excluded.upload_mbps,
+			store_product_id = excluded.store_product_id, sellable = excluded.sellable,
+			promo_price_minor = excluded.promo_price_minor, promo_ends_on = excluded.promo_ends_on`,
+		v.ID, v.PlanID, v.ProviderID, int64(v.MonthlyPrice), int64(v.SetupFee), v.DownloadMbps, v.UploadMbps,
+		v.StoreProductID, v.Sellable, promo, nullStr(v.PromoEndsOn), now.UTC())
+	if err != nil {
+		return fmt.Errorf("upsert plan version %s: %w", v.ID, err)
+	}
+	return nil
+}
+
+const planVersionColumns = `v.id, v.plan_id, v.provider_id, p.name, v.monthly_price_minor, v.setup_fee_minor, v.download_mbps,
+	v.upload_mbps, v.store_product_id, v.sellable, v.promo_price_minor, v.promo_ends_on`
+
+func scanPlanVersion(row interface{ Scan(...any) error }) (*subprov.PlanVersion, error) {
+	var v subprov.PlanVersion
+	var price, setup int64
+	var promo sql.NullInt64
+	var promoEnds sql.NullString
+	if err := row.Scan(&v.ID, &v.PlanID, &v.ProviderID, &v.PlanName, &price, &setup, &v.DownloadMbps, &v.UploadMbps,
+		&v.StoreProductID, &v.Sellable, &promo, &promoEnds); err != nil {
+		return nil, err
+	}
+	v.MonthlyPrice, v.SetupFee = subprov.Money(price), subprov.Money(setup)
+	if promo.Valid {
+		m := subprov.Money(promo.Int64)
+		v.PromoPrice = &m
+	}
+	v.PromoEndsOn = promoEnds.String
+	return &v, nil
+}
+
+// PlanVersion returns one of a provider's plan versions.
+func (s *Store) PlanVersion(ctx context.Context, providerID, id string) (*subprov.PlanVersion, error) {
+	v, err := scanPlanVersion(s.R().QueryRow(ctx, `SELECT `+planVersionColumns+` FROM plan_versions v JOIN plans p ON p.id = v.plan_id
+		WHERE v.provider_id = ? AND v.id = ?`, providerID, id))
+	if err != nil {
+		return nil, fmt.Errorf("plan version %s: %w", id, err)
+	}
+	return v, nil
+}
+
+// SellablePlanVersions lists a provider's sellable plan versions, cheapest first.
+func (s *Store) SellablePlanVersions(ctx context.Context, providerID string) ([]*subprov.PlanVersion, error) {
+	rows, err := s.R().Query(ctx, `SELECT `+planVersionColumns+` FROM plan_versions v JOIN plans p ON p.id = v.plan_id
+		WHERE v.provider_id = ? AND v.sellable = TRUE ORDER BY v.monthly_price_minor, p.name, v.id`, providerID)
+	if err != nil {
+		return nil, fmt.Errorf("sellable plans: %w", err)
+	}
+	defer rows.Close()
+	var out []*subprov.PlanVersion
+	for rows.Next() {
+		v, err := scanPlanVersion(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan plan version: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// UpsertProcessorCustomer writes a fake-processor customer and its payment methods in order.
+func (tx *Tx) UpsertProcessorCustomer(ctx context.Context, id, providerID string, methods []ProcessorMethod, now time.Time) error {
+	var def any
+	if len(methods) > 0 {
+		def = methods[0].ID
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO processor_customers (id, provider_id, default_payment_method_id, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET provider_id = excluded.provider_id, default_payment_method_id = excluded.default_payment_method_id`,
+		id, providerID, def, now.UTC()); err != nil {
+		return fmt.Errorf("upsert processor customer %s: %w", id, err)
+	}
+	for i, m := range methods {
+		if _, err := tx.Exec(ctx, `INSERT INTO processor_payment_methods (id, customer_id, behaviour, brand, last4, position, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET customer_id = excluded.customer_id, behaviour = excluded.behaviour, position = excluded.position`,
+			m.ID, id, m.Behaviour, "visa", m.Last4, i, now.UTC()); err != nil {
+			return fmt.Errorf("upsert payment method %s: %w", m.ID, err)
+		}
+	}
+	return nil
+}
+
+// ProcessorMethod is a fake-processor payment method as the fixture gives it.
+type ProcessorMethod struct {
+	ID        string
+	Behaviour string // succeeds, declines, fails
+	Last4     string
+}

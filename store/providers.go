@@ -1,0 +1,136 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/subprov/subprov"
+)
+
+const providerColumns = `id, name, time_zone, currency, tax_rate_bp, sandbox, webhook_secret, webhook_url,
+	checkout_url, service_provider_document_id, sms_configured, booking_window_days, support_group, brand_color, created_at`
+
+func scanProvider(row interface{ Scan(...any) error }) (*subprov.Provider, error) {
+	var p subprov.Provider
+	err := row.Scan(&p.ID, &p.Name, &p.TimeZone, &p.Currency, &p.TaxRateBP, &p.Sandbox, &p.WebhookSecret, &p.WebhookURL,
+		&p.CheckoutURL, &p.ServiceProviderDocumentID, &p.SMSConfigured, &p.BookingWindowDays, &p.SupportGroup, &p.BrandColor, &p.CreatedAt)
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// UpsertProvider writes a provider by id; the webhook secret is stored readable (it signs
+// webhooks) and as a lookup hash (it authenticates checkout calls).
+func (tx *Tx) UpsertProvider(ctx context.Context, p *subprov.Provider, secretHash, deviceSecretHash string, now time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO providers (`+providerColumns+`, webhook_secret_hash, device_secret_hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET name = excluded.name, time_zone = excluded.time_zone, currency = excluded.currency,
+			tax_rate_bp = excluded.tax_rate_bp, sandbox = excluded.sandbox, webhook_secret = excluded.webhook_secret,
+			webhook_url = excluded.webhook_url, checkout_url = excluded.checkout_url,
+			service_provider_document_id = excluded.service_provider_document_id, sms_configured = excluded.sms_configured,
+			booking_window_days = excluded.booking_window_days, support_group = excluded.support_group,
+			brand_color = excluded.brand_color, webhook_secret_hash = excluded.webhook_secret_hash,
+			device_secret_hash = excluded.device_secret_hash`,
+		p.ID, p.Name, p.TimeZone, p.Currency, p.TaxRateBP, p.Sandbox, p.WebhookSecret, p.WebhookURL, p.CheckoutURL,
+		p.ServiceProviderDocumentID, p.SMSConfigured, p.BookingWindowDays, p.SupportGroup, p.BrandColor, now.UTC(),
+		secretHash, deviceSecretHash)
+	if err != nil {
+		return fmt.Errorf("upsert provider %s: %w", p.ID, err)
+	}
+	return nil
+}
+
+// Provider returns a provider by id.
+func (s *Store) Provider(ctx context.Context, id string) (*subprov.Provider, error) {
+	p, err := scanProvider(s.R().QueryRow(ctx, `SELECT `+providerColumns+` FROM providers WHERE id = ?`, id))
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// ProviderByWebhookSecretHash finds the provider whose webhook secret hashes to h.
+func (s *Store) ProviderByWebhookSecretHash(ctx context.Context, h string) (*subprov.Provider, error) {
+	p, err := scanProvider(s.R().QueryRow(ctx, `SELECT `+providerColumns+` FROM providers WHERE webhook_secret_hash = ?`, h))
+	if err != nil {
+		return nil, fmt.Errorf("provider by webhook secret: %w", err)
+	}
+	return p, nil
+}
+
+// Providers lists every provider, sandbox ones last.
+func (s *Store) Providers(ctx context.Context) ([]*subprov.Provider, error) {
+	rows, err := s.R().Query(ctx, `SELECT `+providerColumns+` FROM providers ORDER BY sandbox, name`)
+	if err != nil {
+		return nil, fmt.Errorf("list providers: %w", err)
+	}
+	defer rows.Close()
+	var out []*subprov.Provider
+	for rows.Next() {
+		p, err := scanProvider(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan provider: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// UpsertAPIKey writes an API key by its hash.
+func (tx *Tx) UpsertAPIKey(ctx context.Context, k *subprov.APIKey, keyHash string, now time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, provider_id, prefix, key_hash, features, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (key_hash) DO UPDATE SET provider_id = excluded.provider_id, features = excluded.features, revoked_at = NULL`,
+		k.ID, k.ProviderID, k.Prefix, keyHash, strings.Join(k.Features, ","), now.UTC())
+	if err != nil {
+		return fmt.Errorf("upsert api key %s…: %w", k.Prefix, err)
+	}
+	return nil
+}
+
+// APIKeyByHash finds a live API key by the hash of its secret.
+func (s *Store) APIKeyByHash(ctx context.Context, h string) (*subprov.APIKey, error) {
+	var k subprov.APIKey
+	var features string
+	err := s.R().QueryRow(ctx, `SELECT id, provider_id, prefix, features FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL`, h).
+		Scan(&k.ID, &k.ProviderID, &k.Prefix, &features)
+	if err != nil {
+		return nil, fmt.Errorf("api key by hash: %w", err)
+	}
+	k.Features = splitList(features)
+	return &k, nil
+}
+
+// UpsertOperator writes a dashboard user by e-mail.
+func (tx *Tx) UpsertOperator(ctx context.Context, id, email, passwordHash string, now time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO operators (id, email, password_hash, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (email) DO UPDATE SET password_hash = excluded.password_hash`, id, email, passwordHash, now.UTC())
+	if err != nil {
+		return fmt.Errorf("upsert operator: %w", err)
+	}
+	return nil
+}
+
+// OperatorByEmail returns an operator and its password hash.
+func (s *Store) OperatorByEmail(ctx context.Context, email string) (*subprov.Operator, string, error) {
+	var o subprov.Operator
+	var hash string
+	err := s.R().QueryRow(ctx, `SELECT id, email, password_hash FROM operators WHERE email = ?`, email).Scan(&o.ID, &o.Email, &hash)
+	if err != nil {
+		return nil, "", fmt.Errorf("operator by email: %w", err)
+	}
+	return &o, hash, nil
+}
+
+// Operator returns an operator by id.
+func (s *Store) Operator(ctx context.Context, id string) (*subprov.Operator, error) {
+	var o subprov.Operator
+	err := s.R().QueryRow(ctx, `SELECT id, email FROM operators WHERE id = ?`, id).Scan(&o.ID, &o.Email)
+	if err != nil {
+		return nil, fmt.Errorf("operator %s: %w", id, err)
+	}
+	return &o, nil
+}

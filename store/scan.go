@@ -1,0 +1,64 @@
+package store
+
+import (
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// NewID returns a new UUID string; every id the service creates is one (decisions §2).
+func NewID() string { return uuid.NewString() }
+
+// nullStr stores "" as NULL for optional text columns.
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// nullTime stores nil as NULL and everything else in UTC.
+func nullTime(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UTC()
+}
+
+func timePtr(n sql.NullTime) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := n.Time.UTC()
+	return &t
+}
+
+// ErrNoRows is returned when a lookup finds nothing; capability packages turn it into the
+// caller's 404 so the store never decides what "not found" means to a surface.
+var ErrNoRows = sql.ErrNoRows
+
+// IsNoRows reports whether err means "no such row".
+func IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+// placeholders returns "?, ?, ?" for n values.
+func placeholders(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat("?, ", n-1) + "?"
+}
+
+// nullTimeScan scans a nullable instant.
+type nullTimeScan struct{ sql.NullTime }
+
+func (n nullTimeScan) ptr() *time.Time { return timePtr(n.NullTime) }

@@ -1,0 +1,46 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// Setting returns a stored setting and whether it exists.
+func (s *Store) Setting(ctx context.Context, key string) (string, bool, error) {
+	var v string
+	err := s.R().QueryRow(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
+	if IsNoRows(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read setting %s: %w", key, err)
+	}
+	return v, true, nil
+}
+
+// SettingOrInit returns the stored value of key, storing init first if there is none. Two
+// processes starting together agree on one value: the loser of the insert reads the winner's.
+func (s *Store) SettingOrInit(ctx context.Context, key, init string) (string, error) {
+	var v string
+	err := s.InTx(ctx, func(tx *Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`, key, init); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
+	})
+	if err != nil {
+		return "", fmt.Errorf("init setting %s: %w", key, err)
+	}
+	return v, nil
+}
+
+// PutSetting stores key = value.
+func (s *Store) PutSetting(ctx context.Context, key, value string) error {
+	return s.InTx(ctx, func(tx *Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+		if err != nil {
+			return fmt.Errorf("write setting %s: %w", key, err)
+		}
+		return nil
+	})
+}

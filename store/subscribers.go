@@ -1,0 +1,130 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/subprov/subprov"
+)
+
+// NextCustomerNumber allocates the provider's next free NNNN-NNN number. Numbers come from a
+// per-provider counter and are never reused; numbers a fixture set by hand are skipped.
+func (tx *Tx) NextCustomerNumber(ctx context.Context, providerID string) (string, error) {
+	for i := 0; i < 1000; i++ {
+		var seq int64
+		if err := tx.QueryRow(ctx, `UPDATE providers SET customer_seq = customer_seq + 1 WHERE id = ? RETURNING customer_seq`, providerID).Scan(&seq); err != nil {
+			return "", fmt.Errorf("allocate customer number: %w", err)
+		}
+		num := subprov.FormatCustomerNumber(seq)
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM subscribers WHERE provider_id = ? AND customer_number = ?`, providerID, num).Scan(&n); err != nil {
+			return "", fmt.Errorf("check customer number: %w", err)
+		}
+		if n == 0 {
+			return num, nil
+		}
+	}
+	return "", fmt.Errorf("allocate customer number: no free number after 1000 tries")
+}
+
+// UpsertSubscriber writes a subscriber by id with its holder contact and, when given, a
+// separate invoice contact (removing a stale one when not).
+func (tx *Tx) UpsertSubscriber(ctx context.Context, sub *subprov.Subscriber, now time.Time) error {
+	holder := sub.Holder
+	_, err := tx.Exec(ctx, `INSERT INTO subscribers (id, provider_id, email, customer_number, legacy_customer_number,
+			processor_customer_id, payment_method_id, search_text, phone_digits, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET email = excluded.email, customer_number = excluded.customer_number,
+			legacy_customer_number = excluded.legacy_customer_number, search_text = excluded.search_text,
+			phone_digits = excluded.phone_digits, updated_at = excluded.updated_at`,
+		sub.ID, sub.ProviderID, strings.ToLower(holder.Email), nullStr(sub.CustomerNumber), nullStr(sub.LegacyCustomerNumber),
+		nullStr(sub.ProcessorCustomerID), nullStr(sub.PaymentMethodID), subscriberSearchText(sub), digitsOnly(holder.PhoneNumber),
+		now.UTC(), now.UTC())
+	if err != nil {
+		return fmt.Errorf("upsert subscriber %s: %w", sub.ID, err)
+	}
+	if err := tx.upsertContact(ctx, sub.ID, "holder", holder, now); err != nil {
+		return err
+	}
+	if sub.InvoiceContact != nil {
+		return tx.upsertContact(ctx, sub.ID, "invoice", *sub.InvoiceContact, now)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM contacts WHERE subscriber_id = ? AND role = 'invoice'`, sub.ID); err != nil {
+		return fmt.Errorf("remove invoice contact: %w", err)
+	}
+	return nil
+}
+
+func (tx *Tx) upsertContact(ctx context.Context, subscriberID, role string, c subprov.Contact, now time.Time) error {
+	id := c.ID
+	if id == "" {
+		id = NewID()
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO contacts (id, subscriber_id, role, firstname, lastname, email, phonenumber, company, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (subscriber_id, role) DO UPDATE SET firstname = excluded.firstname, lastname = excluded.lastname,
+			email = excluded.email, phonenumber = excluded.phonenumber, company = excluded.company, updated_at = excluded.updated_at`,
+		id, subscriberID, role, c.FirstName, c.LastName, c.Email, c.PhoneNumber, c.Company, now.UTC())
+	if err != nil {
+		return fmt.Errorf("upsert %s contact: %w", role, err)
+	}
+	return nil
+}
+
+// subscriberSearchText is what agent search matches on, lower-case: names, e-mail, numbers.
+func subscriberSearchText(sub *subprov.Subscriber) string {
+	h := sub.Holder
+	parts := []string{h.FirstName, h.LastName, h.Email, h.Company, sub.CustomerNumber, sub.LegacyCustomerNumber}
+	return strings.ToLower(strings.Join(parts, " "))
+}
+
+func digitsOnly(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// UpsertSubscription writes a subscription by id (fixture and tests); order flows insert
+// through their own methods so idempotency constraints decide races.
+func (tx *Tx) UpsertSubscription(ctx context.Context, s *subprov.Subscription, now time.Time) error {
+	locationKey := s.PortID
+	if locationKey == "" {
+		locationKey = s.UnitID
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO subscriptions (id, provider_id, subscriber_id, plan_version_id, building_id, unit_id, port_id,
+			location_key, status, delivery_mode, mac_address, billing_owner, billing_day, processor_customer_id, payment_method_id,
+			external_subscription_id, anonymous, source, started_at, activated_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET plan_version_id = excluded.plan_version_id, unit_id = excluded.unit_id,
+			port_id = excluded.port_id, location_key = excluded.location_key, status = excluded.status,
+			billing_owner = excluded.billing_owner, billing_day = excluded.billing_day,
+			external_subscription_id = excluded.external_subscription_id, started_at = excluded.started_at,
+			updated_at = excluded.updated_at`,
+		s.ID, s.ProviderID, nullStr(s.SubscriberID), s.PlanVersionID, s.BuildingID, nullStr(s.UnitID), nullStr(s.PortID),
+		locationKey, string(s.Status), string(s.DeliveryMode), s.MACAddress, string(s.BillingOwner), s.BillingDay,
+		nullStr(s.ProcessorCustomerID), nullStr(s.PaymentMethodID), nullStr(s.ExternalSubscriptionID), s.Anonymous, s.Source,
+		nullStr(s.StartedAt), nullTime(s.ActivatedAt), now.UTC(), now.UTC())
+	if err != nil {
+		return fmt.Errorf("upsert subscription %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+// PortOfUnit returns the port wired to a suite, if any.
+func (tx *Tx) PortOfUnit(ctx context.Context, unitID string) (string, error) {
+	var id string
+	err := tx.QueryRow(ctx, `SELECT id FROM ports WHERE unit_id = ? ORDER BY id LIMIT 1`, unitID).Scan(&id)
+	if IsNoRows(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("port of unit %s: %w", unitID, err)
+	}
+	return id, nil
+}
