@@ -10,19 +10,20 @@ import (
 type Code string
 
 const (
-	ECONFLICT       Code = "conflict"        // 409: the state does not allow it
-	EINTERNAL       Code = "internal"        // 500: a bug or an unexpected failure; never shown in detail
-	EINVALID        Code = "invalid"         // 422: validation failed
-	ENOTFOUND       Code = "not_found"       // 404: does not exist or is not the caller's
-	EUNAUTHORIZED   Code = "unauthorized"    // 401: no or bad credential
-	EFORBIDDEN      Code = "forbidden"       // 403: credential lacks the right
-	EUNAVAILABLE    Code = "unavailable"     // 502: an upstream system failed
-	EUNCONFIGURED   Code = "unconfigured"    // 503: a dependency is not configured
-	EGONE           Code = "gone"            // 410: expired or cancelled
-	EBADREQUEST     Code = "bad_request"     // 400
-	ETOOLARGE       Code = "too_large"       // 413
-	ERATELIMITED    Code = "rate_limited"    // 429
-	ENOTIMPLEMENTED Code = "not_implemented" // 501
+	ECONFLICT       Code = "conflict"           // 409: the state does not allow it
+	EINTERNAL       Code = "internal"           // 500: a bug or an unexpected failure; never shown in detail
+	EINVALID        Code = "invalid"            // 422: validation failed
+	ENOTFOUND       Code = "not_found"          // 404: does not exist or is not the caller's
+	EUNAUTHORIZED   Code = "unauthorized"       // 401: no or bad credential
+	EFORBIDDEN      Code = "forbidden"          // 403: credential lacks the right
+	EUNAVAILABLE    Code = "unavailable"        // 502: an upstream system failed
+	EUNCONFIGURED   Code = "unconfigured"       // 503: a dependency is not configured
+	EGONE           Code = "gone"               // 410: expired or cancelled
+	EBADREQUEST     Code = "bad_request"        // 400
+	ETOOLARGE       Code = "too_large"          // 413
+	ERATELIMITED    Code = "rate_limited"       // 429
+	ENOTIMPLEMENTED Code = "not_implemented"    // 501
+	EMETHOD         Code = "method_not_allowed" // 405
 )
 
 // Error is the service's coded error. Code picks the HTTP status; Reason is the stable code a

@@ -103,7 +103,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			return nil, fmt.Errorf("REDIS_URL: %w", err)
 		}
 		a.redis = redis.NewClient(opt)
-		limiter = ratelimit.NewRedis(a.redis, "subprov:")
+		limiter = ratelimit.NewRedis(a.redis, cfg.RedisPrefix)
 	}
 	if cfg.SeedFile != "" {
 		sum, err := fixture.LoadFile(ctx, st, cfg.SeedFile, a.Clock.Now())
@@ -190,6 +190,9 @@ func (a *App) Ready(ctx context.Context) error {
 // running jobs finish (up to 30 s), and the database is closed.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if err := a.Jobs.Start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return a.Close() // stopped while starting
+		}
 		return err
 	}
 	var srv *http.Server
@@ -252,7 +255,7 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		return
 	}
-	for state, n := range counts {
-		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(n), state)
+	for _, state := range []string{"available", "scheduled", "running", "retryable", "completed", "cancelled", "discarded", "pending"} {
+		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(counts[state]), state)
 	}
 }

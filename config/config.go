@@ -24,6 +24,8 @@ type Config struct {
 	SwitchDriver string // SUBPROV_SWITCH_DRIVER
 	LogFormat    string // SUBPROV_LOG_FORMAT: text or json
 	Workers      bool   // run job workers in this process (serve without --no-workers, worker)
+	// RedisPrefix namespaces rate-limit keys in a shared Redis (tests use a random one).
+	RedisPrefix string
 }
 
 // Var documents one environment variable; the list drives --help and the README table.
@@ -64,6 +66,7 @@ func FromEnv(getenv func(string) string, isTerminal bool) (Config, error) {
 		SeedFile:     get("SUBPROV_SEED", ""),
 		SwitchDriver: get("SUBPROV_SWITCH_DRIVER", "sim"),
 		Workers:      true,
+		RedisPrefix:  "subprov:",
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return c, fmt.Errorf("SUBPROV_ADDR %q: want host:port", c.Addr)

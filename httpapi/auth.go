@@ -13,14 +13,14 @@ import (
 type credential int
 
 const (
-	credNone          credential = iota // no credential
-	credAPIKey                          // X-API-Key
-	credAgentKey                        // X-API-Key with the agent_api_access feature
-	credWebhookSecret                   // X-Webhook-Secret
-	credSubscriber                      // Authorization: Bearer <subscriber JWT>
-	credHolder                          // subscriber JWT of the account holder (authorized users get 403 holder_only)
-	credOperator                        // Authorization: Bearer <dashboard JWT>
-	credOptionalSubscriber              // a subscriber JWT if one is sent (checkout session creation)
+	credNone               credential = iota // no credential
+	credAPIKey                               // X-API-Key
+	credAgentKey                             // X-API-Key with the agent_api_access feature
+	credWebhookSecret                        // X-Webhook-Secret
+	credSubscriber                           // Authorization: Bearer <subscriber JWT>
+	credHolder                               // subscriber JWT of the account holder (authorized users get 403 holder_only)
+	credOperator                             // Authorization: Bearer <dashboard JWT>
+	credOptionalSubscriber                   // a subscriber JWT if one is sent (checkout session creation)
 )
 
 func (c credential) String() string {
@@ -102,4 +102,6 @@ func (s *server) authenticate(r *http.Request, cred credential) (*caller, error)
 	return c, nil
 }
 
-func withCaller(ctx context.Context, c *caller) context.Context { return context.WithValue(ctx, keyCaller, c) }
+func withCaller(ctx context.Context, c *caller) context.Context {
+	return context.WithValue(ctx, keyCaller, c)
+}

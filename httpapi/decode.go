@@ -42,10 +42,12 @@ func decode[T any](r *http.Request) (T, error) {
 		return v, subprov.Invalid(map[string]string{"body": "must be a JSON object"})
 	}
 	problems := map[string]string{}
-	known := jsonFields(reflect.TypeOf(v))
-	for k := range raw {
-		if !known[k] {
-			problems[k] = "unknown field"
+	if t := reflect.TypeOf(v); t.Kind() == reflect.Struct {
+		known := jsonFields(t)
+		for k := range raw {
+			if !known[k] {
+				problems[k] = "unknown field"
+			}
 		}
 	}
 	for name, msg := range typeProblems(reflect.TypeOf(v), raw) {

@@ -61,6 +61,7 @@ var statusOf = map[subprov.Code]int{
 	subprov.ENOTIMPLEMENTED: http.StatusNotImplemented,
 	subprov.EUNAVAILABLE:    http.StatusBadGateway,
 	subprov.EUNCONFIGURED:   http.StatusServiceUnavailable,
+	subprov.EMETHOD:         http.StatusMethodNotAllowed,
 }
 
 // agentCodes are the stable agent error codes (decisions §7); a reason outside this set is

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/ratelimit"
 )
 
@@ -79,7 +80,12 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		}
 	}
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, surfaceOf(r.URL.Path), errorsf("not_found", "not_found", "Not found"))
+		if allow := allowedMethods(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, r, surfaceOf(r.URL.Path), errorsf(subprov.EMETHOD, "method_not_allowed", "Method not allowed"))
+			return
+		}
+		writeError(w, r, surfaceOf(r.URL.Path), errorsf(subprov.ENOTFOUND, "not_found", "Not found"))
 	}))
 	return rs
 }
@@ -97,4 +103,18 @@ func (s *server) adapt(rt route) http.Handler {
 			writeError(w, r, rt.surface, err)
 		}
 	})
+}
+
+// allowedMethods lists the methods served at r's path, so a wrong method answers 405 with
+// Allow instead of the catch-all 404.
+func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+	var out []string
+	for _, m := range []string{"GET", "POST", "PATCH", "PUT", "DELETE"} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "/" && pattern != "" {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -121,7 +121,10 @@ func (s *Service) Check(ctx context.Context, providerID string, in CheckInput) (
 	if want.Number == "" && want.Street == "" {
 		return res, nil
 	}
-	tokens := address.Tokens(want.Number + " " + want.Street)
+	// Search on the house number and the street's own name words: the street type and
+	// direction differ between languages ("King St W" is "Rue King O") and are compared
+	// loosely afterwards.
+	tokens := nameWords(want.Number + " " + want.Street)
 	if len(tokens) == 0 {
 		return res, nil
 	}
@@ -196,7 +199,7 @@ func bestMatch(cands []*subprov.Building, want address.Parsed) *subprov.Building
 		if want.Number != "" && got.Number != want.Number {
 			continue
 		}
-		if want.Street != "" && got.Street != want.Street && !strings.HasPrefix(got.Street, want.Street) {
+		if !subset(nameWords(want.Street), nameWords(got.Street)) {
 			continue
 		}
 		if want.PostalCode != "" && b.PostalCode != "" && want.PostalCode != b.PostalCode {
@@ -260,4 +263,38 @@ func (s *Service) Locate(ctx context.Context, hash, identifier string) (*store.L
 		return nil, fmt.Errorf("locate: %w", err)
 	}
 	return loc, nil
+}
+
+// genericWords are street types and directions in both languages, as address.Key spells
+// them: they qualify a street but do not name it.
+var genericWords = map[string]bool{
+	"street": true, "rue": true, "avenue": true, "boulevard": true, "road": true, "chemin": true, "drive": true,
+	"crescent": true, "place": true, "court": true, "terrace": true, "parkway": true, "highway": true, "square": true,
+	"circle": true, "lane": true, "montee": true, "cote": true, "route": true, "way": true, "de": true, "du": true,
+	"des": true, "la": true, "le": true, "of": true, "the": true,
+	"north": true, "south": true, "east": true, "west": true,
+}
+
+// nameWords returns the words of s that name the street (and its house number).
+func nameWords(s string) []string {
+	var out []string
+	for _, w := range address.Tokens(s) {
+		if !genericWords[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func subset(a, b []string) bool {
+	in := map[string]bool{}
+	for _, w := range b {
+		in[w] = true
+	}
+	for _, w := range a {
+		if !in[w] {
+			return false
+		}
+	}
+	return true
 }

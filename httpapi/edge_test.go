@@ -1,0 +1,373 @@
+package httpapi_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/subprov/subprov/config"
+	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/internal/testdb"
+)
+
+func TestEnvelopesAndBadInput(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		big := `{"address": "` + strings.Repeat("a", 1<<20) + `"}`
+		tests := []struct {
+			name   string
+			req    apptest.Request
+			status int
+			inBody string // a fragment the body must contain
+		}{
+			{"unknown partner route", apptest.Request{Method: "GET", Path: "/partner/nope"}, 404, `{"detail":"Not found"}`},
+			{"unknown subscriber route", apptest.Request{Method: "GET", Path: "/partner/subscriber/nope"}, 404, `{"detail":{"code":"not_found"`},
+			{"unknown agent route", apptest.Request{Method: "GET", Path: "/partner/agent/nope"}, 404, `"error":{"code":"not_found"`},
+			{"unknown internal route", apptest.Request{Method: "GET", Path: "/api/v1/nope"}, 404, `{"detail":"Not found"}`},
+			{"malformed JSON", apptest.Request{Method: "POST", Path: "/partner/serviceability/check", Headers: apptest.Key(storeKey), Body: `{"address": `}, 422, `"loc":["body","body"]`},
+			{"JSON that is not an object", apptest.Request{Method: "POST", Path: "/partner/serviceability/check", Headers: apptest.Key(storeKey), Body: `[1,2]`}, 422, `must be a JSON object`},
+			{"wrong type names the field", apptest.Request{Method: "POST", Path: "/partner/serviceability/check", Headers: apptest.Key(storeKey), Body: `{"address": 12}`}, 422, `"loc":["body","address"],"msg":"want a string"`},
+			{"unknown fields are all listed", apptest.Request{Method: "POST", Path: "/partner/serviceability/check", Headers: apptest.Key(storeKey), Body: `{"address": "x", "foo": 1, "bar": 2}`}, 422, `"loc":["body","bar"]`},
+			{"body over 1 MiB", apptest.Request{Method: "POST", Path: "/partner/serviceability/check", Headers: apptest.Key(storeKey), Body: big}, 413, `larger than 1 MiB`},
+			{"subscriber envelope for validation", apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/login", Body: `{"email": ""}`}, 422, `{"detail":{"code":"validation_error"`},
+			{"wrong method is 405", apptest.Request{Method: "DELETE", Path: "/partner/serviceability/check", Headers: apptest.Key(storeKey)}, 405, ``},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				res := s.Do(tt.req)
+				if res.Status != tt.status {
+					t.Fatalf("status %d, want %d: %.300s", res.Status, tt.status, res.Raw)
+				}
+				if !strings.Contains(string(res.Raw), tt.inBody) {
+					t.Fatalf("body %.300s lacks %s", res.Raw, tt.inBody)
+				}
+				if res.Header.Get("X-Request-Id") == "" {
+					t.Fatal("no X-Request-Id")
+				}
+			})
+		}
+		res := s.Do(apptest.Request{Method: "GET", Path: "/healthz", Headers: map[string]string{"X-Request-Id": "partner-trace-42"}})
+		if res.Header.Get("X-Request-Id") != "partner-trace-42" {
+			t.Fatalf("request id not echoed: %q", res.Header.Get("X-Request-Id"))
+		}
+		res = s.Do(apptest.Request{Method: "GET", Path: "/healthz", Headers: map[string]string{"X-Request-Id": "bad id with spaces"}})
+		if id := res.Header.Get("X-Request-Id"); id == "" || strings.Contains(id, " ") {
+			t.Fatalf("unsafe request id kept: %q", id)
+		}
+	})
+}
+
+func TestLogins(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		tests := []struct {
+			name   string
+			path   string
+			email  string
+			pw     string
+			status int
+		}{
+			{"subscriber", "/partner/subscriber/auth/login", fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass, 200},
+			{"subscriber e-mail is case-insensitive", "/partner/subscriber/auth/login", "Marie.Tremblay@Example.ca", fixture.DemoSubscriberPass, 200},
+			{"subscriber on the internal surface", "/api/v1/subscriber/auth/login", fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass, 200},
+			{"account without subscriber record", "/partner/subscriber/auth/login", "new.neighbour@example.ca", "demo-password-3", 200},
+			{"wrong password", "/partner/subscriber/auth/login", fixture.DemoSubscriberEmail, "wrong-password", 401},
+			{"unknown e-mail", "/partner/subscriber/auth/login", "nobody@example.ca", "whatever-password", 401},
+			{"holder without a portal login", "/partner/subscriber/auth/login", "jean.gagnon@example.ca", "whatever-password", 401},
+			{"operator", "/api/v1/auth/login", fixture.DemoOperatorEmail, fixture.DemoOperatorPassword, 200},
+			{"operator wrong password", "/api/v1/auth/login", fixture.DemoOperatorEmail, "nope-nope-nope", 401},
+			{"subscriber cannot log in as operator", "/api/v1/auth/login", fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass, 401},
+		}
+		var bodies []string
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				res := s.Do(apptest.Request{Method: "POST", Path: tt.path, Body: map[string]string{"email": tt.email, "password": tt.pw}})
+				if res.Status != tt.status {
+					t.Fatalf("status %d, want %d: %s", res.Status, tt.status, res.Raw)
+				}
+				if tt.status == 200 {
+					if res.JSON["token_type"] != "Bearer" || res.JSON["access_token"] == "" {
+						t.Fatalf("token response %s", res.Raw)
+					}
+					return
+				}
+				if strings.HasPrefix(tt.path, "/partner/") {
+					bodies = append(bodies, string(res.Raw))
+					if !strings.Contains(string(res.Raw), `"code":"invalid_credentials"`) {
+						t.Fatalf("body %s", res.Raw)
+					}
+				}
+			})
+		}
+		for _, b := range bodies[1:] {
+			if b != bodies[0] {
+				t.Fatalf("wrong e-mail and wrong password must answer alike: %s vs %s", bodies[0], b)
+			}
+		}
+		// Expiry: a subscriber token lives one hour of (dev) clock.
+		h := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
+		op := s.Operator()
+		s.DevClock.Advance(61 * time.Minute)
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: h, Body: map[string]int{"advance_seconds": 1}}); res.Status != 401 {
+			t.Fatalf("a subscriber token on a dashboard route: %d", res.Status)
+		}
+		_ = op
+	})
+}
+
+func TestPasswordResetMailsASingleUseLink(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := s.Operator()
+		// Unknown and known e-mails answer alike.
+		for _, e := range []string{"nobody@example.ca", fixture.DemoSubscriberEmail} {
+			res := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/password-reset", Body: map[string]string{"email": e}})
+			if res.Status != 202 {
+				t.Fatalf("reset for %s: %d", e, res.Status)
+			}
+		}
+		var link string
+		apptest.Eventually(t, 10*time.Second, "the reset mail to be delivered by the job", func() bool {
+			res := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=" + fixture.DemoSubscriberEmail, Headers: op})
+			msgs := res.JSON["messages"].([]any)
+			if len(msgs) == 0 {
+				return false
+			}
+			m := msgs[0].(map[string]any)
+			link = m["links"].([]any)[0].(string)
+			return m["status"] == "logged" && m["sent_at"] != nil
+		})
+		res := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=nobody@example.ca", Headers: op})
+		if n := len(res.JSON["messages"].([]any)); n != 0 {
+			t.Fatalf("mailed an address without an account")
+		}
+		if !strings.HasPrefix(link, "http://subprov.test/portal/reset-password?token=") {
+			t.Fatalf("link %q", link)
+		}
+		token := link[strings.Index(link, "token=")+6:]
+		confirm := func(tok, pw string) int {
+			return s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/password-reset/confirm",
+				Body: map[string]string{"token": tok, "new_password": pw}}).Status
+		}
+		if st := confirm(token, "short"); st != 422 {
+			t.Fatalf("short password: %d", st)
+		}
+		if st := confirm(token, "a-brand-new-password"); st != 200 {
+			t.Fatalf("confirm: %d", st)
+		}
+		if st := confirm(token, "another-new-password"); st != 400 {
+			t.Fatalf("second use of the token: %d", st)
+		}
+		s.Login(fixture.DemoSubscriberEmail, "a-brand-new-password")
+		// An expired token (15 minutes) is refused.
+		s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/password-reset", Body: map[string]string{"email": fixture.DemoSubscriberEmail}})
+		res = s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=" + fixture.DemoSubscriberEmail, Headers: op})
+		link = res.JSON["messages"].([]any)[0].(map[string]any)["links"].([]any)[0].(string)
+		s.DevClock.Advance(16 * time.Minute)
+		if st := confirm(link[strings.Index(link, "token=")+6:], "yet-another-password"); st != 400 {
+			t.Fatalf("expired token: %d", st)
+		}
+	})
+}
+
+func TestDevMode(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := s.Operator()
+		sub := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
+		tests := []struct {
+			name   string
+			req    apptest.Request
+			status int
+		}{
+			{"clock needs a dashboard JWT", apptest.Request{Method: "GET", Path: "/api/v1/dev/clock"}, 401},
+			{"subscriber JWT is not a dashboard JWT", apptest.Request{Method: "GET", Path: "/api/v1/dev/clock", Headers: sub}, 401},
+			{"read clock", apptest.Request{Method: "GET", Path: "/api/v1/dev/clock", Headers: op}, 200},
+			{"advance", apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: op, Body: map[string]int{"advance_seconds": 7200}}, 200},
+			{"set garbage", apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: op, Body: map[string]string{"set": "tomorrow"}}, 422},
+			{"neither", apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: op, Body: map[string]string{}}, 422},
+			{"backwards", apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: op, Body: map[string]int{"advance_seconds": -5}}, 422},
+			{"faults", apptest.Request{Method: "POST", Path: "/api/v1/dev/faults", Headers: op, Body: map[string]string{"switch": "port_in_use", "smtp": "down"}}, 200},
+			{"unknown seam changes nothing", apptest.Request{Method: "POST", Path: "/api/v1/dev/faults", Headers: op, Body: map[string]string{"switch": "ok", "toaster": "on"}}, 422},
+			{"bad value", apptest.Request{Method: "POST", Path: "/api/v1/dev/faults", Headers: op, Body: map[string]string{"processor": "sideways"}}, 422},
+			{"outbox", apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox", Headers: op}, 200},
+			{"set", apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: op, Body: map[string]string{"set": "2030-01-01T00:00:00Z"}}, 200},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if res := s.Do(tt.req); res.Status != tt.status {
+					t.Fatalf("status %d, want %d: %s", res.Status, tt.status, res.Raw)
+				}
+			})
+		}
+		if got := s.DevClock.Now(); got.Year() != 2030 {
+			t.Fatalf("clock = %v", got)
+		}
+		res := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/faults", Headers: s.Operator()})
+		if res.JSON["switch"] != "port_in_use" || res.JSON["smtp"] != "down" {
+			t.Fatalf("faults = %s (the refused change must not have applied)", res.Raw)
+		}
+	})
+}
+
+func TestDevRoutesAbsentWithoutDevMode(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		for _, p := range []string{"/api/v1/dev/clock", "/api/v1/dev/outbox", "/api/v1/dev/faults"} {
+			if res := s.Do(apptest.Request{Method: "GET", Path: p, Headers: s.Operator()}); res.Status != 404 {
+				t.Fatalf("%s without dev mode: %d", p, res.Status)
+			}
+		}
+	}, func(c *config.Config) { c.Dev = false })
+}
+
+func TestSMTPFaultIsRetriedUntilDelivered(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := s.Operator()
+		s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/faults", Headers: op, Body: map[string]string{"smtp": "down"}})
+		s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/password-reset", Body: map[string]string{"email": fixture.DemoSubscriberEmail}})
+		status := func() string {
+			res := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=" + fixture.DemoSubscriberEmail, Headers: op})
+			msgs := res.JSON["messages"].([]any)
+			if len(msgs) == 0 {
+				return ""
+			}
+			return msgs[0].(map[string]any)["status"].(string)
+		}
+		apptest.Eventually(t, 10*time.Second, "a failed attempt", func() bool { return status() == "retrying" })
+		s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/faults", Headers: op, Body: map[string]string{"smtp": "up"}})
+		apptest.Eventually(t, 15*time.Second, "delivery after the relay is back", func() bool { return status() == "logged" })
+	})
+}
+
+func TestHealthReadinessAndMetrics(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		if res := s.Do(apptest.Request{Method: "GET", Path: "/healthz"}); res.Status != 200 {
+			t.Fatalf("healthz %d", res.Status)
+		}
+		if res := s.Do(apptest.Request{Method: "GET", Path: "/readyz"}); res.Status != 200 || res.JSON["status"] != "ready" {
+			t.Fatalf("readyz %d %s", res.Status, res.Raw)
+		}
+		s.Do(apptest.Request{Method: "GET", Path: "/partner/serviceability/autocomplete?q=king", Headers: apptest.Key(storeKey)})
+		res := s.Do(apptest.Request{Method: "GET", Path: "/metrics"})
+		body := string(res.Raw)
+		for _, want := range []string{
+			`subprov_http_requests_total{route="GET /partner/serviceability/autocomplete",status="200"} 1`,
+			`subprov_http_request_duration_seconds_bucket{route="GET /partner/serviceability/autocomplete"`,
+			`subprov_jobs{state=`,
+			`go_goroutines`,
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("metrics lack %s", want)
+			}
+		}
+		// Secrets are stored hashed: no API key or password appears in the database.
+		var n int
+		_ = s.Store.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM api_keys WHERE key_hash = ? OR prefix = ?`, storeKey, storeKey).Scan(&n)
+		if n != 0 {
+			t.Fatal("an API key is stored in plaintext")
+		}
+		_ = s.Store.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM accounts WHERE password_hash NOT LIKE '$argon2id$%'`).Scan(&n)
+		if n != 0 {
+			t.Fatal("a password is not stored as an argon2id hash")
+		}
+	})
+}
+
+func TestRateLimits(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		ask := func(key string) *apptest.Response {
+			return s.Do(apptest.Request{Method: "POST", Path: "/partner/serviceability/check", Headers: apptest.Key(key), Body: map[string]string{"address": "120 King"}})
+		}
+		for i := 0; i < 120; i++ {
+			if res := ask(storeKey); res.Status != 200 {
+				t.Fatalf("request %d: %d", i+1, res.Status)
+			}
+		}
+		res := ask(storeKey)
+		if res.Status != 429 || string(res.Raw) != "{\"detail\":\"Rate limit exceeded\"}\n" {
+			t.Fatalf("121st check: %d %s", res.Status, res.Raw)
+		}
+		if res.Header.Get("Retry-After") == "" {
+			t.Fatal("429 without Retry-After")
+		}
+		for k := range res.Header {
+			if strings.HasPrefix(strings.ToLower(k), "x-ratelimit") {
+				t.Fatalf("429 carries %s", k)
+			}
+		}
+		// Another key has its own bucket; the /api/v1 mirror shares the route's bucket.
+		if res := ask(mapleKey); res.Status != 200 {
+			t.Fatalf("another key was limited: %d", res.Status)
+		}
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/serviceability/check", Headers: apptest.Key(storeKey), Body: map[string]string{"address": "x"}}); res.Status != 429 {
+			t.Fatalf("mirror route escaped the limit: %d", res.Status)
+		}
+		// Autocomplete has its own limit (300/min) and is still open.
+		if res := s.Do(apptest.Request{Method: "GET", Path: "/partner/serviceability/autocomplete?q=king", Headers: apptest.Key(storeKey)}); res.Status != 200 {
+			t.Fatalf("autocomplete limited by check's bucket: %d", res.Status)
+		}
+	})
+}
+
+// TestRateLimitsSharedThroughRedis runs two replicas against one Redis: the second replica
+// sees the bucket the first one used up.
+func TestRateLimitsSharedThroughRedis(t *testing.T) {
+	redisURL := os.Getenv("SUBPROV_TEST_REDIS_URL")
+	if redisURL == "" {
+		t.Skip("SUBPROV_TEST_REDIS_URL is not set")
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	prefix := "subprov-test-" + hex.EncodeToString(b) + ":"
+	withRedis := func(c *config.Config) { c.RedisURL, c.RedisPrefix = redisURL, prefix }
+	a := apptest.Start(t, testdb.URL(t, "sqlite"), withRedis)
+	c := apptest.Start(t, testdb.URL(t, "sqlite"), withRedis)
+	for i := 0; i < 120; i++ {
+		if res := a.Do(apptest.Request{Method: "POST", Path: "/partner/serviceability/check", Headers: apptest.Key(storeKey), Body: map[string]string{"address": "x"}}); res.Status != 200 {
+			t.Fatalf("replica A request %d: %d", i+1, res.Status)
+		}
+	}
+	if res := c.Do(apptest.Request{Method: "POST", Path: "/partner/serviceability/check", Headers: apptest.Key(storeKey), Body: map[string]string{"address": "x"}}); res.Status != 429 {
+		t.Fatalf("replica B did not share the bucket: %d", res.Status)
+	}
+}
+
+// TestGracefulShutdownFinishesInFlightRequests cancels the service while a request is still
+// sending its body; the request completes and Serve returns without error.
+func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, u string) {
+		s := apptest.Start(t, u)
+		pr, pw := io.Pipe()
+		req, _ := http.NewRequest("POST", s.URL+"/partner/location/", pr)
+		req.Header.Set("Content-Type", "application/json")
+		done := make(chan *http.Response, 1)
+		go func() {
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Errorf("in-flight request failed: %v", err)
+				done <- nil
+				return
+			}
+			done <- res
+		}()
+		_, _ = pw.Write([]byte(`{"location_hash": `))
+		time.Sleep(200 * time.Millisecond)
+		stopped := make(chan struct{})
+		go func() { s.Shutdown(); close(stopped) }()
+		time.Sleep(200 * time.Millisecond)
+		_, _ = pw.Write([]byte(`"lh_7f3a9c1205"}`))
+		pw.Close()
+		res := <-done
+		if res == nil || res.StatusCode != 200 {
+			t.Fatalf("in-flight request: %+v", res)
+		}
+		select {
+		case <-stopped:
+		case <-time.After(30 * time.Second):
+			t.Fatal("shutdown did not finish")
+		}
+	})
+}

@@ -1,0 +1,195 @@
+// Package apptest starts a whole subprov process in a test: a fresh database on each engine,
+// the demo fixture loaded, dev mode on, the HTTP server on 127.0.0.1:0 and the job workers
+// running. Tests then talk to it over real HTTP, as a partner would.
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/subprov/subprov/app"
+	"github.com/subprov/subprov/config"
+	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/internal/testdb"
+)
+
+// Service is a running subprov.
+type Service struct {
+	*app.App
+	URL  string
+	t    testing.TB
+	stop func() error
+}
+
+// Shutdown stops the service as SIGTERM would and returns Serve's result.
+func (s *Service) Shutdown() error { return s.stop() }
+
+// Option adjusts the configuration before start.
+type Option func(*config.Config)
+
+// Each runs fn once per engine against a fresh running service.
+func Each(t *testing.T, fn func(t *testing.T, s *Service), opts ...Option) {
+	t.Helper()
+	testdb.Each(t, func(t *testing.T, u string) { fn(t, Start(t, u, opts...)) })
+}
+
+// Start runs a service on databaseURL with the demo fixture loaded; it stops when t ends.
+func Start(t testing.TB, databaseURL string, opts ...Option) *Service {
+	t.Helper()
+	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: databaseURL, MailFrom: "no-reply@localhost", Dev: true,
+		SwitchDriver: "sim", LogFormat: "json", Workers: true, PublicURL: "http://subprov.test"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		cancel()
+		t.Fatalf("start app: %v", err)
+	}
+	f, err := fixture.Parse(fixture.DemoJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fixture.Load(ctx, a.Store, f, a.Clock.Now()); err != nil {
+		t.Fatalf("load demo fixture: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, ln) }()
+	var once sync.Once
+	var result error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case result = <-done:
+			case <-time.After(40 * time.Second):
+				result = errors.New("service did not stop within 40s")
+			}
+		})
+		return result
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return &Service{App: a, URL: "http://" + ln.Addr().String(), t: t, stop: stop}
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// Response is a decoded HTTP answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Raw    []byte
+	JSON   map[string]any
+}
+
+// Request is one call: Headers are added as given; Body is JSON-encoded unless it is a string
+// or []byte, which are sent as they are.
+type Request struct {
+	Method  string
+	Path    string
+	Headers map[string]string
+	Body    any
+}
+
+// Do sends r and decodes a JSON object answer.
+func (s *Service) Do(r Request) *Response {
+	s.t.Helper()
+	var body io.Reader
+	switch b := r.Body.(type) {
+	case nil:
+	case string:
+		body = strings.NewReader(b)
+	case []byte:
+		body = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		body = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(r.Method, s.URL+r.Path, body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range r.Headers {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", r.Method, r.Path, err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	out := &Response{Status: res.StatusCode, Header: res.Header, Raw: raw}
+	_ = json.Unmarshal(raw, &out.JSON)
+	return out
+}
+
+// Login returns a bearer header for a subscriber login.
+func (s *Service) Login(email, password string) map[string]string {
+	s.t.Helper()
+	res := s.Do(Request{Method: "POST", Path: "/partner/subscriber/auth/login", Body: map[string]string{"email": email, "password": password}})
+	if res.Status != 200 {
+		s.t.Fatalf("login %s: %d %s", email, res.Status, res.Raw)
+	}
+	return map[string]string{"Authorization": "Bearer " + res.JSON["access_token"].(string)}
+}
+
+// Operator returns a bearer header for the demo operator.
+func (s *Service) Operator() map[string]string {
+	s.t.Helper()
+	res := s.Do(Request{Method: "POST", Path: "/api/v1/auth/login",
+		Body: map[string]string{"email": fixture.DemoOperatorEmail, "password": fixture.DemoOperatorPassword}})
+	if res.Status != 200 {
+		s.t.Fatalf("operator login: %d %s", res.Status, res.Raw)
+	}
+	return map[string]string{"Authorization": "Bearer " + res.JSON["access_token"].(string)}
+}
+
+// Key returns an X-API-Key header.
+func Key(k string) map[string]string { return map[string]string{"X-API-Key": k} }
+
+// Eventually polls cond until it holds or timeout passes.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %v waiting for %s", timeout, what)
+}

@@ -1,0 +1,301 @@
+package ratelimit
+
+import (
+	"context"
+	"crypto/rand"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// call is one step of a behavioural scenario. sleep runs before the call and
+// uses the real clock, because Redis reads time from the server.
+type call struct {
+	sleep time.Duration
+	key   string
+	times int  // how many identical calls; 0 means 1
+	allow bool // expected outcome of every call in the step
+	// retry, when set on a refused step, is the RetryAfter expected on a
+	// clock that stood still; real time elapsed since the scenario started is
+	// subtracted from it to get the lower bound.
+	retry time.Duration
+}
+
+type scenario struct {
+	name  string
+	limit Limit
+	calls []call
+}
+
+// scenarios is written once and run against every Limiter implementation so
+// Memory and Redis are held to the same behaviour.
+var scenarios = []scenario{
+	{
+		name:  "burst then refusal",
+		limit: Limit{Rate: 5, Period: time.Minute, Burst: 5},
+		calls: []call{
+			{key: "a", times: 5, allow: true},
+			{key: "a", times: 3, allow: false, retry: 12 * time.Second},
+		},
+	},
+	{
+		name:  "300 per minute refuses the 301st after 200ms",
+		limit: Limit{Rate: 300, Period: time.Minute, Burst: 300},
+		calls: []call{
+			{key: "a", times: 300, allow: true},
+			{key: "a", allow: false, retry: 200 * time.Millisecond},
+		},
+	},
+	{
+		name:  "PerMinute matches the explicit limit",
+		limit: PerMinute(3),
+		calls: []call{
+			{key: "a", times: 3, allow: true},
+			{key: "a", allow: false, retry: 20 * time.Second},
+		},
+	},
+	{
+		name:  "zero burst defaults to rate",
+		limit: Limit{Rate: 4, Period: time.Minute},
+		calls: []call{
+			{key: "a", times: 4, allow: true},
+			{key: "a", allow: false, retry: 15 * time.Second},
+		},
+	},
+	{
+		name:  "burst smaller than rate",
+		limit: Limit{Rate: 60, Period: time.Minute, Burst: 2},
+		calls: []call{
+			{key: "a", times: 2, allow: true},
+			{key: "a", allow: false, retry: time.Second},
+		},
+	},
+	{
+		name:  "independent keys",
+		limit: Limit{Rate: 2, Period: time.Hour, Burst: 2},
+		calls: []call{
+			{key: "a", times: 2, allow: true},
+			{key: "a", allow: false, retry: 30 * time.Minute},
+			{key: "b", times: 2, allow: true},
+			{key: "b", allow: false, retry: 30 * time.Minute},
+			{key: "a", allow: false, retry: 30 * time.Minute},
+		},
+	},
+	{
+		name:  "refills with real time",
+		limit: Limit{Rate: 20, Period: time.Second, Burst: 1},
+		calls: []call{
+			{key: "a", allow: true},
+			{key: "a", allow: false, retry: 50 * time.Millisecond},
+			{sleep: 70 * time.Millisecond, key: "a", allow: true},
+		},
+	},
+	{
+		name:  "zero rate is unlimited",
+		limit: Limit{},
+		calls: []call{{key: "a", times: 1000, allow: true}},
+	},
+	{
+		name:  "negative rate is unlimited",
+		limit: Limit{Rate: -1, Period: time.Minute, Burst: -5},
+		calls: []call{{key: "a", times: 100, allow: true}},
+	},
+	{
+		name:  "zero period is unlimited",
+		limit: Limit{Rate: 1, Burst: 1},
+		calls: []call{{key: "a", times: 100, allow: true}},
+	},
+	{
+		name:  "negative burst defaults to rate",
+		limit: Limit{Rate: 2, Period: time.Minute, Burst: -3},
+		calls: []call{
+			{key: "a", times: 2, allow: true},
+			{key: "a", allow: false, retry: 30 * time.Second},
+		},
+	},
+	{
+		name:  "empty key is a key like any other",
+		limit: Limit{Rate: 1, Period: time.Minute, Burst: 1},
+		calls: []call{
+			{key: "", allow: true},
+			{key: "", allow: false, retry: time.Minute},
+		},
+	},
+}
+
+// retrySlack absorbs float rounding in the Lua script (seconds as doubles,
+// server time in microseconds).
+const retrySlack = time.Millisecond
+
+func runScenario(t *testing.T, lim Limiter, sc scenario) {
+	t.Helper()
+	ctx := context.Background()
+	start := time.Now()
+	for i, c := range sc.calls {
+		time.Sleep(c.sleep)
+		for n := range max(c.times, 1) {
+			res, err := lim.Allow(ctx, c.key, sc.limit)
+			if err != nil {
+				t.Fatalf("step %d call %d: Allow(%q): %v", i, n, c.key, err)
+			}
+			if res.Allowed != c.allow {
+				t.Fatalf("step %d call %d: Allow(%q).Allowed = %v, want %v", i, n, c.key, res.Allowed, c.allow)
+			}
+			if res.Allowed {
+				if res.RetryAfter != 0 {
+					t.Errorf("step %d call %d: allowed with RetryAfter %v, want 0", i, n, res.RetryAfter)
+				}
+				continue
+			}
+			if res.RetryAfter <= 0 {
+				t.Errorf("step %d call %d: refused with RetryAfter %v, want > 0", i, n, res.RetryAfter)
+			}
+			if c.retry == 0 {
+				continue
+			}
+			lo := c.retry - time.Since(start) - retrySlack
+			if hi := c.retry + retrySlack; res.RetryAfter < lo || res.RetryAfter > hi {
+				t.Errorf("step %d call %d: RetryAfter = %v, want in [%v, %v]", i, n, res.RetryAfter, lo, hi)
+			}
+		}
+	}
+}
+
+// implementations returns fresh limiters per scenario so state never leaks
+// between rows. Redis is included only when SUBPROV_TEST_REDIS_URL is set.
+func implementations() map[string]func(t *testing.T) Limiter {
+	impls := map[string]func(t *testing.T) Limiter{
+		"memory": func(*testing.T) Limiter { return NewMemory() },
+	}
+	if os.Getenv("SUBPROV_TEST_REDIS_URL") != "" {
+		impls["redis"] = func(t *testing.T) Limiter {
+			r, _ := newTestRedis(t)
+			return r
+		}
+	}
+	return impls
+}
+
+func TestLimiterBehaviour(t *testing.T) {
+	for name, mk := range implementations() {
+		t.Run(name, func(t *testing.T) {
+			for _, sc := range scenarios {
+				t.Run(sc.name, func(t *testing.T) {
+					t.Parallel()
+					runScenario(t, mk(t), sc)
+				})
+			}
+		})
+	}
+}
+
+// newTestClient connects to the Redis named by SUBPROV_TEST_REDIS_URL and
+// skips only when the variable is unset: a configured but broken Redis must
+// fail the run rather than pass it silently.
+func newTestClient(t *testing.T) *redis.Client {
+	t.Helper()
+	url := os.Getenv("SUBPROV_TEST_REDIS_URL")
+	if url == "" {
+		t.Skip("SUBPROV_TEST_REDIS_URL not set")
+	}
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatalf("parse SUBPROV_TEST_REDIS_URL: %v", err)
+	}
+	c := redis.NewClient(opts)
+	t.Cleanup(func() { c.Close() })
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("ping redis at %s: %v", opts.Addr, err) // Addr, not the URL: it may hold a password
+	}
+	return c
+}
+
+// newTestRedis returns a Redis limiter under a random prefix and deletes that
+// prefix's keys when the test ends.
+func newTestRedis(t *testing.T) (*Redis, *redis.Client) {
+	t.Helper()
+	c := newTestClient(t)
+	prefix := "subprov-test:" + rand.Text() + ":"
+	t.Cleanup(func() {
+		ctx := context.Background()
+		// redis_rate namespaces every key under "rate:".
+		iter := c.Scan(ctx, 0, "rate:"+prefix+"*", 100).Iterator()
+		var keys []string
+		for iter.Next(ctx) {
+			keys = append(keys, iter.Val())
+		}
+		if err := iter.Err(); err != nil {
+			t.Errorf("scan test keys: %v", err)
+			return
+		}
+		if len(keys) > 0 {
+			if err := c.Del(ctx, keys...).Err(); err != nil {
+				t.Errorf("delete test keys: %v", err)
+			}
+		}
+	})
+	return NewRedis(c, prefix), c
+}
+
+func TestRedisKeysUsePrefix(t *testing.T) {
+	r, c := newTestRedis(t)
+	ctx := context.Background()
+	if _, err := r.Allow(ctx, "k", PerMinute(1)); err != nil {
+		t.Fatalf("Allow: %v", err)
+	}
+	ttl, err := c.TTL(ctx, "rate:"+r.prefix+"k").Result()
+	if err != nil {
+		t.Fatalf("TTL: %v", err)
+	}
+	// A live key with a TTL proves both the naming and that Redis will expire
+	// the state without our help.
+	if ttl <= 0 || ttl > time.Minute {
+		t.Errorf("TTL of rate:%sk = %v, want in (0, 1m]", r.prefix, ttl)
+	}
+}
+
+func TestRedisErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		mk        func(t *testing.T) *Redis
+		cancelled bool
+	}{
+		{name: "nil client", mk: func(*testing.T) *Redis { return NewRedis(nil, "p:") }},
+		{name: "nil limiter", mk: func(*testing.T) *Redis { return nil }},
+		// Port 1 is reserved and refuses connections, so this fails fast
+		// without depending on the real server.
+		{name: "unreachable server", mk: func(t *testing.T) *Redis {
+			c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second})
+			t.Cleanup(func() { c.Close() })
+			return NewRedis(c, "p:")
+		}},
+		{name: "cancelled context", cancelled: true, mk: func(t *testing.T) *Redis {
+			r, _ := newTestRedis(t)
+			return r
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lim := tt.mk(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancelled {
+				cancel()
+			}
+			res, err := lim.Allow(ctx, "k", PerMinute(1))
+			if err == nil {
+				t.Fatalf("Allow = %+v, nil error; want error", res)
+			}
+			if res.Allowed {
+				t.Errorf("Allowed = true alongside error %v", err)
+			}
+			// No limit needs no Redis, so even a broken limiter lets it through.
+			res, err = lim.Allow(ctx, "k", Limit{})
+			if err != nil || !res.Allowed {
+				t.Errorf("Allow(no limit) = %+v, %v; want allowed, nil", res, err)
+			}
+		})
+	}
+}
