@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -169,5 +168,3 @@ func retryAfter(secs float64) string {
 	}
 	return strconv.Itoa(n)
 }
-
-var errNotFoundRoute = errors.New("no such route")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/subprov/subprov"
@@ -226,6 +225,3 @@ func (s *Store) CoveringProviders(ctx context.Context, buildingID string) ([]str
 	}
 	return out, rows.Err()
 }
-
-// joinIDs is used in log lines and errors that name several ids.
-func joinIDs(ids []string) string { return strings.Join(ids, ", ") }

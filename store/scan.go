@@ -50,14 +50,6 @@ func splitList(s string) []string {
 	return strings.Split(s, ",")
 }
 
-// placeholders returns "?, ?, ?" for n values.
-func placeholders(n int) string {
-	if n <= 0 {
-		return ""
-	}
-	return strings.Repeat("?, ", n-1) + "?"
-}
-
 // nullTimeScan scans a nullable instant.
 type nullTimeScan struct{ sql.NullTime }
 

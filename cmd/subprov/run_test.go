@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/subprov/subprov/internal/testdb"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while the program writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestHelpTeachesEveryCommand(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--help"}, []string{"demo", "serve", "worker", "migrate", "seed FILE", "DATABASE_URL", "SUBPROV_DEV"}},
+		{[]string{"serve", "--help"}, []string{"--no-workers", "scale-out", "SUBPROV_ADDR"}},
+		{[]string{"worker", "--help"}, []string{"job workers"}},
+		{[]string{"migrate", "--help"}, []string{"pending schema and job-queue migration"}},
+		{[]string{"seed", "--help"}, []string{"Safe to run twice", "nothing is written"}},
+		{[]string{"demo", "--help"}, []string{"./data/", "curl"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if err := run(context.Background(), tt.args, env(nil), &out, &errOut); err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("help lacks %q:\n%s", w, out.String())
+				}
+			}
+		})
+	}
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"frobnicate"}, env(nil), &out, &errOut); err == nil || !strings.Contains(errOut.String(), "unknown command") {
+		t.Fatalf("unknown command: %v %s", err, errOut.String())
+	}
+}
+
+func TestSeedAndMigrate(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, u string) {
+		e := env(map[string]string{"DATABASE_URL": u})
+		var out, errOut bytes.Buffer
+		if err := run(context.Background(), []string{"migrate"}, e, &out, &errOut); err != nil {
+			t.Fatalf("migrate: %v %s", err, errOut.String())
+		}
+		dir := t.TempDir()
+		good := filepath.Join(dir, "good.json")
+		os.WriteFile(good, []byte(`{"providers": [{"id": "p1", "name": "P", "time_zone": "America/Toronto", "currency": "CAD", "webhook_secret": "0123456789abcdef"}]}`), 0o644)
+		for i := 0; i < 2; i++ {
+			out.Reset()
+			if err := run(context.Background(), []string{"seed", good}, e, &out, &errOut); err != nil {
+				t.Fatalf("seed run %d: %v", i+1, err)
+			}
+			if !strings.Contains(out.String(), "1 providers") {
+				t.Fatalf("seed output %q", out.String())
+			}
+		}
+		bad := filepath.Join(dir, "bad.json")
+		os.WriteFile(bad, []byte(`{"providers": [{"id": "p1", "name": "P", "time_zone": "Mars/Base", "currency": "CAD", "webhook_secret": "0123456789abcdef", "api_keys": [{"key": "0123456789abcdef", "features": ["root"]}]}]}`), 0o644)
+		err := run(context.Background(), []string{"seed", bad}, e, &out, &errOut)
+		if err == nil || !strings.Contains(err.Error(), "providers[0].api_keys[0].features[0]") || !strings.Contains(err.Error(), "providers[0].time_zone") {
+			t.Fatalf("bad fixture: %v", err)
+		}
+	})
+}
+
+// TestServeShutsDownGracefully starts `subprov serve`, waits for /readyz, and cancels it as
+// SIGTERM does: run returns nil (exit 0).
+func TestServeShutsDownGracefully(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, u string) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		e := env(map[string]string{"DATABASE_URL": u, "SUBPROV_ADDR": "127.0.0.1:0", "SUBPROV_LOG_FORMAT": "json"})
+		var out, errOut syncBuffer
+		done := make(chan error, 1)
+		go func() { done <- run(ctx, []string{"serve"}, e, &out, &errOut) }()
+		urlRe := regexp.MustCompile(`"url":"(http://127\.0\.0\.1:\d+)"`)
+		var base string
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) && base == "" {
+			if m := urlRe.FindStringSubmatch(errOut.String()); m != nil {
+				base = m[1]
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if base == "" {
+			t.Fatalf("no listening line in logs:\n%s", errOut.String())
+		}
+		res, err := http.Get(base + "/readyz")
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("readyz: %v %v", res, err)
+		}
+		res.Body.Close()
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("serve returned %v after shutdown", err)
+			}
+		case <-time.After(40 * time.Second):
+			t.Fatal("serve did not stop")
+		}
+		if !strings.Contains(errOut.String(), "shutting down") {
+			t.Fatal("no shutdown log line")
+		}
+	})
+}
+
+func TestDemoBannerHasACurlLineForEveryCredential(t *testing.T) {
+	b := demoBanner("http://127.0.0.1:8080")
+	for _, w := range []string{"/partner/serviceability/autocomplete", "/partner/serviceability/check", "/partner/serviceability/units",
+		"/partner/location/", "/api/v1/location/", "/partner/location/details", "/partner/subscriber/auth/login", "/api/v1/auth/login",
+		"/api/v1/dev/clock", "/api/v1/dev/faults", "/api/v1/dev/outbox", "/docs"} {
+		if !strings.Contains(b, w) {
+			t.Errorf("banner lacks %s", w)
+		}
+	}
+}

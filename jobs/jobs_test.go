@@ -1,0 +1,86 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/store"
+)
+
+// TestEnqueueInTransaction proves the rule the whole service rests on: a job exists if and
+// only if the transaction that enqueued it committed, and a failed job is retried.
+func TestEnqueueInTransaction(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if err := jobs.Migrate(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		calls := map[string]int{}
+		c, err := jobs.New(s, jobs.Handlers{DeliverMail: func(ctx context.Context, a jobs.DeliverMail) error {
+			mu.Lock()
+			defer mu.Unlock()
+			calls[a.MailID]++
+			if a.MailID == "flaky" && calls[a.MailID] == 1 {
+				return errors.New("transient failure")
+			}
+			return nil
+		}}, jobs.Options{Work: true, PollInterval: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Stop(context.Background())
+
+		rolledBack := errors.New("roll back")
+		err = s.InTx(ctx, func(tx *store.Tx) error {
+			if err := c.Enqueue(ctx, tx, jobs.DeliverMail{MailID: "rolled-back"}); err != nil {
+				return err
+			}
+			return rolledBack
+		})
+		if !errors.Is(err, rolledBack) {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"committed", "flaky"} {
+			if err := s.InTx(ctx, func(tx *store.Tx) error { return c.Enqueue(ctx, tx, jobs.DeliverMail{MailID: id}) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		deadline := time.Now().Add(15 * time.Second)
+		for time.Now().Before(deadline) {
+			mu.Lock()
+			done := calls["committed"] == 1 && calls["flaky"] == 2
+			mu.Unlock()
+			if done {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if calls["committed"] != 1 || calls["flaky"] != 2 {
+			t.Fatalf("calls = %v; want committed once and flaky retried once", calls)
+		}
+		if calls["rolled-back"] != 0 {
+			t.Fatal("a job enqueued in a rolled-back transaction ran")
+		}
+		// Completion is recorded asynchronously by River's completer.
+		var counts map[string]int
+		for time.Now().Before(deadline) {
+			if counts, err = jobs.Counts(ctx, s); err == nil && counts["completed"] == 2 {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("counts = %v, %v; want 2 completed", counts, err)
+	})
+}

@@ -1,0 +1,153 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/store"
+)
+
+var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func TestRebind(t *testing.T) {
+	tests := []struct {
+		d    store.Dialect
+		in   string
+		want string
+	}{
+		{store.SQLite, "SELECT ? , ?", "SELECT ? , ?"},
+		{store.Postgres, "SELECT ? , ?", "SELECT $1 , $2"},
+		{store.Postgres, "SELECT 1", "SELECT 1"},
+	}
+	for _, tt := range tests {
+		if got := tt.d.Rebind(tt.in); got != tt.want {
+			t.Errorf("%v.Rebind(%q) = %q, want %q", tt.d, tt.in, got, tt.want)
+		}
+	}
+}
+
+func seedProvider(t *testing.T, s *store.Store, id string) {
+	t.Helper()
+	err := s.InTx(context.Background(), func(tx *store.Tx) error {
+		return tx.UpsertProvider(context.Background(), &subprov.Provider{ID: id, Name: id, TimeZone: "UTC", Currency: "CAD",
+			WebhookSecret: "secret-" + id}, "hash-"+id, "", now)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUniqueViolationIsRecognisedOnEachEngine(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		seedProvider(t, s, "p1")
+		err := s.InTx(context.Background(), func(tx *store.Tx) error {
+			_, err := tx.Exec(context.Background(), `INSERT INTO providers (id, name, time_zone, currency, webhook_secret, webhook_secret_hash, created_at)
+				VALUES ('p1', 'x', 'UTC', 'CAD', 's', 'h2', ?)`, now)
+			return err
+		})
+		if err == nil || !s.Dialect.IsUniqueViolation(err) {
+			t.Fatalf("duplicate id: err = %v, IsUniqueViolation false", err)
+		}
+		if s.Dialect.IsUniqueViolation(errors.New("other")) {
+			t.Fatal("a plain error is not a unique violation")
+		}
+	})
+}
+
+func TestCustomerNumbersAreSequentialPerProviderAndSkipTakenOnes(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		seedProvider(t, s, "p1")
+		seedProvider(t, s, "p2")
+		var got []string
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			// 0000-002 is taken by hand (a fixture), so allocation skips it.
+			if err := tx.UpsertSubscriber(ctx, &subprov.Subscriber{ID: "s-taken", ProviderID: "p1", CustomerNumber: "0000-002",
+				Holder: subprov.Contact{FirstName: "A", LastName: "B", Email: "a@b.ca"}}, now); err != nil {
+				return err
+			}
+			for _, p := range []string{"p1", "p1", "p2"} {
+				n, err := tx.NextCustomerNumber(ctx, p)
+				if err != nil {
+					return err
+				}
+				got = append(got, n)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"0000-001", "0000-003", "0000-001"}
+		for i := range want {
+			if got[i] != want[i] || !subprov.ValidCustomerNumber(got[i]) {
+				t.Fatalf("allocated %v, want %v", got, want)
+			}
+		}
+	})
+}
+
+func TestTokensAreSingleUseUnderConcurrency(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		if err := s.InTx(ctx, func(tx *store.Tx) error {
+			return tx.InsertToken(ctx, "h1", store.Token{Kind: "password_reset", SubjectID: "acc", ExpiresAt: now.Add(time.Minute)}, now)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		wins := 0
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := s.InTx(ctx, func(tx *store.Tx) error {
+					_, err := tx.ConsumeToken(ctx, "h1", "password_reset", now)
+					return err
+				})
+				if err == nil {
+					mu.Lock()
+					wins++
+					mu.Unlock()
+				} else if !store.IsNoRows(err) {
+					t.Errorf("consume: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if wins != 1 {
+			t.Fatalf("token consumed %d times", wins)
+		}
+		// Expired and wrong-kind tokens are refused.
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.InsertToken(ctx, "h2", store.Token{Kind: "setup", SubjectID: "acc", ExpiresAt: now}, now); err != nil {
+				return err
+			}
+			_, err := tx.ConsumeToken(ctx, "h2", "setup", now)
+			return err
+		})
+		if !store.IsNoRows(err) {
+			t.Fatalf("expired token: %v", err)
+		}
+	})
+}
+
+func TestSettingOrInitKeepsTheFirstValue(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		a, err := s.SettingOrInit(ctx, "secret", "first")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := s.SettingOrInit(ctx, "secret", "second")
+		if a != "first" || b != "first" {
+			t.Fatalf("got %q then %q", a, b)
+		}
+	})
+}
