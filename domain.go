@@ -20,6 +20,8 @@ type Provider struct {
 	BookingWindowDays         int
 	SupportGroup              string
 	BrandColor                string
+	PaymentProcessor          string // builtin, stripe, or none (no processor connection)
+	ProcessorAccountID        string // the provider's connected account at the processor
 	CreatedAt                 time.Time
 }
 

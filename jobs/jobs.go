@@ -25,7 +25,10 @@ import (
 // Handlers are the capability code each job kind runs. A nil handler leaves its kind
 // unregistered (an insert-only process, or a test that does not need it).
 type Handlers struct {
-	DeliverMail func(ctx context.Context, args DeliverMail) error
+	DeliverMail     func(ctx context.Context, args DeliverMail) error
+	ProvisionPort   func(ctx context.Context, args ProvisionPort, attempt int) error
+	DeprovisionPort func(ctx context.Context, args DeprovisionPort) error
+	FlushWebhooks   func(ctx context.Context, args FlushWebhooks) error
 }
 
 // Options tune the client.
@@ -78,6 +81,21 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 			return h.DeliverMail(ctx, j.Args)
 		}))
 	}
+	if h.ProvisionPort != nil {
+		river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, j *river.Job[ProvisionPort]) error {
+			return h.ProvisionPort(ctx, j.Args, j.Attempt)
+		}))
+	}
+	if h.DeprovisionPort != nil {
+		river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, j *river.Job[DeprovisionPort]) error {
+			return h.DeprovisionPort(ctx, j.Args)
+		}))
+	}
+	if h.FlushWebhooks != nil {
+		river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, j *river.Job[FlushWebhooks]) error {
+			return h.FlushWebhooks(ctx, j.Args)
+		}))
+	}
 	cfg := &river.Config{
 		Logger:            o.Logger.With("component", "river"),
 		Workers:           workers,
@@ -85,7 +103,9 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 		FetchCooldown:     min(o.PollInterval, 100*time.Millisecond),
 		JobTimeout:        2 * time.Minute,
 		MaxAttempts:       25,
-		RetryPolicy:       &backoff{},
+		// A job whose process died mid-run is handed out again after this long.
+		RescueStuckJobsAfter: 3 * time.Minute,
+		RetryPolicy:          &backoff{},
 	}
 	if o.Work {
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.MaxWorkers}}
@@ -131,6 +151,11 @@ func (c *Client) Enqueue(ctx context.Context, tx *store.Tx, args Args) error {
 		return fmt.Errorf("enqueue %s: %w", args.Kind(), err)
 	}
 	return nil
+}
+
+// EnqueueNow inserts a job in its own transaction (sweeps of due work, which write nothing else).
+func (c *Client) EnqueueNow(ctx context.Context, s *store.Store, args Args) error {
+	return s.InTx(ctx, func(tx *store.Tx) error { return c.Enqueue(ctx, tx, args) })
 }
 
 // Counts returns the number of jobs per state, for /metrics.

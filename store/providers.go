@@ -10,12 +10,14 @@ import (
 )
 
 const providerColumns = `id, name, time_zone, currency, tax_rate_bp, sandbox, webhook_secret, webhook_url,
-	checkout_url, service_provider_document_id, sms_configured, booking_window_days, support_group, brand_color, created_at`
+	checkout_url, service_provider_document_id, sms_configured, booking_window_days, support_group, brand_color,
+	payment_processor, processor_account_id, created_at`
 
 func scanProvider(row interface{ Scan(...any) error }) (*subprov.Provider, error) {
 	var p subprov.Provider
 	err := row.Scan(&p.ID, &p.Name, &p.TimeZone, &p.Currency, &p.TaxRateBP, &p.Sandbox, &p.WebhookSecret, &p.WebhookURL,
-		&p.CheckoutURL, &p.ServiceProviderDocumentID, &p.SMSConfigured, &p.BookingWindowDays, &p.SupportGroup, &p.BrandColor, &p.CreatedAt)
+		&p.CheckoutURL, &p.ServiceProviderDocumentID, &p.SMSConfigured, &p.BookingWindowDays, &p.SupportGroup, &p.BrandColor,
+		&p.PaymentProcessor, &p.ProcessorAccountID, &p.CreatedAt)
 	if err != nil {
 		return nil, err
 	}
@@ -26,17 +28,18 @@ func scanProvider(row interface{ Scan(...any) error }) (*subprov.Provider, error
 // webhooks) and as a lookup hash (it authenticates checkout calls).
 func (tx *Tx) UpsertProvider(ctx context.Context, p *subprov.Provider, secretHash, deviceSecretHash string, now time.Time) error {
 	_, err := tx.Exec(ctx, `INSERT INTO providers (`+providerColumns+`, webhook_secret_hash, device_secret_hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET name = excluded.name, time_zone = excluded.time_zone, currency = excluded.currency,
 			tax_rate_bp = excluded.tax_rate_bp, sandbox = excluded.sandbox, webhook_secret = excluded.webhook_secret,
 			webhook_url = excluded.webhook_url, checkout_url = excluded.checkout_url,
 			service_provider_document_id = excluded.service_provider_document_id, sms_configured = excluded.sms_configured,
 			booking_window_days = excluded.booking_window_days, support_group = excluded.support_group,
 			brand_color = excluded.brand_color, webhook_secret_hash = excluded.webhook_secret_hash,
-			device_secret_hash = excluded.device_secret_hash`,
+			device_secret_hash = excluded.device_secret_hash, payment_processor = excluded.payment_processor,
+			processor_account_id = excluded.processor_account_id`,
 		p.ID, p.Name, p.TimeZone, p.Currency, p.TaxRateBP, p.Sandbox, p.WebhookSecret, p.WebhookURL, p.CheckoutURL,
-		p.ServiceProviderDocumentID, p.SMSConfigured, p.BookingWindowDays, p.SupportGroup, p.BrandColor, now.UTC(),
-		secretHash, deviceSecretHash)
+		p.ServiceProviderDocumentID, p.SMSConfigured, p.BookingWindowDays, p.SupportGroup, p.BrandColor,
+		or(p.PaymentProcessor, "builtin"), p.ProcessorAccountID, now.UTC(), secretHash, deviceSecretHash)
 	if err != nil {
 		return fmt.Errorf("upsert provider %s: %w", p.ID, err)
 	}
@@ -133,4 +136,11 @@ func (s *Store) Operator(ctx context.Context, id string) (*subprov.Operator, err
 		return nil, fmt.Errorf("operator %s: %w", id, err)
 	}
 	return &o, nil
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
