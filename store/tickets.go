@@ -1,0 +1,62 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/subprov/subprov"
+)
+
+// NextTicketNumber allocates the provider's next ticket number and returns its support group.
+func (tx *Tx) NextTicketNumber(ctx context.Context, providerID string) (int64, string, error) {
+	var seq int64
+	var group string
+	err := tx.QueryRow(ctx, `UPDATE providers SET ticket_seq = ticket_seq + 1 WHERE id = ? RETURNING ticket_seq, support_group`, providerID).
+		Scan(&seq, &group)
+	if err != nil {
+		return 0, "", fmt.Errorf("allocate ticket number: %w", err)
+	}
+	return seq, group, nil
+}
+
+// InsertTicket stores a ticket.
+func (tx *Tx) InsertTicket(ctx context.Context, t *subprov.Ticket) error {
+	_, err := tx.Exec(ctx, `INSERT INTO tickets (id, provider_id, number, subscriber_id, contact_email, kind, subject, priority, status,
+			group_name, article, internal_note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		t.ID, t.ProviderID, t.Number, nullStr(t.SubscriberID), t.ContactEmail, t.Kind, t.Subject, t.Priority, t.Status, t.Group,
+		t.Article, t.InternalNote, t.CreatedAt.UTC())
+	if err != nil {
+		return fmt.Errorf("insert ticket: %w", err)
+	}
+	return nil
+}
+
+const ticketColumns = `id, provider_id, number, COALESCE(subscriber_id, ''), contact_email, kind, subject, priority, status, group_name,
+	article, internal_note, created_at`
+
+func scanTicket(row interface{ Scan(...any) error }) (*subprov.Ticket, error) {
+	var t subprov.Ticket
+	err := row.Scan(&t.ID, &t.ProviderID, &t.Number, &t.SubscriberID, &t.ContactEmail, &t.Kind, &t.Subject, &t.Priority, &t.Status,
+		&t.Group, &t.Article, &t.InternalNote, &t.CreatedAt)
+	return &t, err
+}
+
+// TicketsSince lists a provider's tickets opened at or after since, oldest first.
+func (s *Store) TicketsSince(ctx context.Context, providerID string, since time.Time) ([]*subprov.Ticket, error) {
+	rows, err := s.R().Query(ctx, `SELECT `+ticketColumns+` FROM tickets WHERE provider_id = ? AND created_at >= ? ORDER BY created_at, number`,
+		providerID, since.UTC())
+	if err != nil {
+		return nil, fmt.Errorf("list tickets: %w", err)
+	}
+	defer rows.Close()
+	var out []*subprov.Ticket
+	for rows.Next() {
+		t, err := scanTicket(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan ticket: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
