@@ -201,6 +201,7 @@ type Subscription struct {
 	CancelReason           string
 	StatusBeforeCancel     Status
 	RequestedStartDate     string
+	VLAN                   int
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }

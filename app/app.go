@@ -22,6 +22,7 @@ import (
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/config"
+	"github.com/subprov/subprov/events"
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/httpapi"
@@ -29,9 +30,14 @@ import (
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/mail"
 	"github.com/subprov/subprov/outbox"
+	"github.com/subprov/subprov/payments"
+	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/ratelimit"
+	"github.com/subprov/subprov/scheduler"
 	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/switches"
+	"github.com/subprov/subprov/tickets"
 )
 
 // App is one running subprov process.
@@ -46,7 +52,11 @@ type App struct {
 	Outbox   *outbox.Outbox
 	Auth     *auth.Service
 	Handler  http.Handler
-	redis    *redis.Client
+
+	Events       *events.Recorder
+	Webhooks     *events.Deliverer
+	Provisioning *provisioning.Service
+	redis        *redis.Client
 }
 
 // Setting keys the app keeps in the database.
@@ -87,12 +97,30 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, fmt.Errorf("SMTP_URL: %w", err)
 	}
 	a.Outbox = &outbox.Outbox{Store: st, Transport: transport, Clock: a.Clock, Faults: a.Faults, Log: log}
-	a.Jobs, err = jobs.New(st, jobs.Handlers{DeliverMail: a.Outbox.Deliver}, jobs.Options{Work: cfg.Workers, Logger: log})
+	driver, err := switches.Open(cfg.SwitchDriver, st, a.Faults, a.Clock)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	a.Outbox.Jobs = a.Jobs
+	var stripe *payments.Stripe
+	if cfg.StripeAPIKey != "" {
+		stripe = payments.NewStripe(cfg.StripeAPIKey, cfg.StripeAPIBase)
+	}
+	a.Events = &events.Recorder{Clock: a.Clock}
+	a.Webhooks = &events.Deliverer{Store: st, Clock: a.Clock, Log: log}
+	a.Provisioning = &provisioning.Service{Store: st, Clock: a.Clock, Switch: driver, Events: a.Events, Log: log,
+		Processor: payments.NewRouter(payments.NewFake(st, a.Faults, a.Clock), stripe), Tickets: &tickets.Builtin{Clock: a.Clock}}
+	a.Jobs, err = jobs.New(st, jobs.Handlers{
+		DeliverMail:     a.Outbox.Deliver,
+		ProvisionPort:   a.Provisioning.ProvisionPort,
+		DeprovisionPort: a.Provisioning.DeprovisionPort,
+		FlushWebhooks:   a.Webhooks.Flush,
+	}, jobs.Options{Work: cfg.Workers, Logger: log})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	a.Outbox.Jobs, a.Events.Jobs, a.Webhooks.Jobs, a.Provisioning.Jobs = a.Jobs, a.Jobs, a.Jobs, a.Jobs
 	a.Auth = &auth.Service{Store: st, Clock: a.Clock, Signer: identity.NewSigner(secret), Mail: a.Outbox, PublicURL: cfg.PublicURL}
 
 	var limiter ratelimit.Limiter = ratelimit.NewMemory()
@@ -118,6 +146,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Handler = httpapi.NewServer(httpapi.Deps{
 		Log: log, Store: st, Clock: a.Clock, DevClock: a.DevClock, Faults: a.Faults, Auth: a.Auth, Limiter: limiter,
 		Serviceability: &serviceability.Service{Store: st, Clock: a.Clock},
+		Provisioning:   a.Provisioning,
 		Registry:       reg, Ready: a.Ready,
 		OnClockChange: func(ctx context.Context) {
 			_ = st.PutSetting(ctx, settingClockOffset, strconv.FormatInt(int64(a.DevClock.Offset()), 10))
@@ -195,6 +224,19 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		return err
 	}
+	sweepsDone := make(chan struct{})
+	if a.Config.Workers {
+		var kick <-chan struct{}
+		if a.DevClock != nil {
+			kick = a.DevClock.Changed()
+		}
+		go func() {
+			defer close(sweepsDone)
+			scheduler.Run(ctx, time.Second, kick, a.Log, a.Sweeps()...)
+		}()
+	} else {
+		close(sweepsDone)
+	}
 	var srv *http.Server
 	errc := make(chan error, 1)
 	if ln != nil {
@@ -226,10 +268,19 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 			runErr = errors.Join(runErr, fmt.Errorf("http shutdown: %w", err))
 		}
 	}
+	<-sweepsDone
 	if err := a.Jobs.Stop(sctx); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
 	return errors.Join(runErr, a.Close())
+}
+
+// Sweeps are the clock-driven discoveries of due work.
+func (a *App) Sweeps() []scheduler.Sweep {
+	return []scheduler.Sweep{
+		{Name: "webhooks", Run: a.Webhooks.Sweep},
+		{Name: "deprovision", Run: a.Provisioning.SweepDeprovisions},
+	}
 }
 
 // Close releases the database and Redis connections.

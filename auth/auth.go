@@ -183,6 +183,21 @@ func (s *Service) WebhookSecret(ctx context.Context, raw string) (*subprov.Provi
 	return p, nil
 }
 
+// DeviceSecret resolves a CPE's X-Device-Secret to its provider.
+func (s *Service) DeviceSecret(ctx context.Context, raw string) (*subprov.Provider, error) {
+	if raw == "" {
+		return nil, unauthorized("Missing X-Device-Secret")
+	}
+	p, err := s.Store.ProviderByDeviceSecretHash(ctx, identity.HashSecret(raw))
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, unauthorized("Invalid device secret")
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
 // IssueVerifiedSession returns the agent's verified-session token for one (provider,
 // customer) pair, valid 15 minutes.
 func (s *Service) IssueVerifiedSession(providerID, customerID string) (string, time.Time, error) {

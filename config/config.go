@@ -12,18 +12,20 @@ import (
 
 // Config is the whole configuration of one process.
 type Config struct {
-	Addr         string // SUBPROV_ADDR
-	DatabaseURL  string // DATABASE_URL
-	RedisURL     string // REDIS_URL
-	SMTPURL      string // SMTP_URL
-	MailFrom     string // MAIL_FROM
-	Secret       string // SUBPROV_SECRET ("" = generate and store on first start)
-	PublicURL    string // SUBPROV_PUBLIC_URL
-	Dev          bool   // SUBPROV_DEV
-	SeedFile     string // SUBPROV_SEED
-	SwitchDriver string // SUBPROV_SWITCH_DRIVER
-	LogFormat    string // SUBPROV_LOG_FORMAT: text or json
-	Workers      bool   // run job workers in this process (serve without --no-workers, worker)
+	Addr          string // SUBPROV_ADDR
+	DatabaseURL   string // DATABASE_URL
+	RedisURL      string // REDIS_URL
+	SMTPURL       string // SMTP_URL
+	MailFrom      string // MAIL_FROM
+	Secret        string // SUBPROV_SECRET ("" = generate and store on first start)
+	PublicURL     string // SUBPROV_PUBLIC_URL
+	Dev           bool   // SUBPROV_DEV
+	SeedFile      string // SUBPROV_SEED
+	SwitchDriver  string // SUBPROV_SWITCH_DRIVER
+	LogFormat     string // SUBPROV_LOG_FORMAT: text or json
+	Workers       bool   // run job workers in this process (serve without --no-workers, worker)
+	StripeAPIKey  string // STRIPE_API_KEY: enables the Stripe adapter for providers with payment_processor stripe
+	StripeAPIBase string // STRIPE_API_BASE: Stripe API base URL (stripe-mock in tests)
 	// RedisPrefix namespaces rate-limit keys in a shared Redis (tests use a random one).
 	RedisPrefix string
 }
@@ -46,6 +48,8 @@ var Vars = []Var{
 	{"SUBPROV_SEED", "", "fixture file loaded at start"},
 	{"SUBPROV_SWITCH_DRIVER", "sim", "switch driver name"},
 	{"SUBPROV_LOG_FORMAT", "text on a terminal, else json", "log format: text or json"},
+	{"STRIPE_API_KEY", "", "Stripe secret key for providers whose payment_processor is stripe (connected accounts)"},
+	{"STRIPE_API_BASE", "https://api.stripe.com", "Stripe API base URL (stripe-mock in tests)"},
 }
 
 // FromEnv reads the configuration through getenv; isTerminal picks the default log format.
@@ -57,16 +61,18 @@ func FromEnv(getenv func(string) string, isTerminal bool) (Config, error) {
 		return def
 	}
 	c := Config{
-		Addr:         get("SUBPROV_ADDR", "127.0.0.1:8080"),
-		DatabaseURL:  get("DATABASE_URL", "sqlite://./data/subprov.db"),
-		RedisURL:     get("REDIS_URL", ""),
-		SMTPURL:      get("SMTP_URL", ""),
-		MailFrom:     get("MAIL_FROM", "no-reply@localhost"),
-		Secret:       getenv("SUBPROV_SECRET"),
-		SeedFile:     get("SUBPROV_SEED", ""),
-		SwitchDriver: get("SUBPROV_SWITCH_DRIVER", "sim"),
-		Workers:      true,
-		RedisPrefix:  "subprov:",
+		Addr:          get("SUBPROV_ADDR", "127.0.0.1:8080"),
+		DatabaseURL:   get("DATABASE_URL", "sqlite://./data/subprov.db"),
+		RedisURL:      get("REDIS_URL", ""),
+		SMTPURL:       get("SMTP_URL", ""),
+		MailFrom:      get("MAIL_FROM", "no-reply@localhost"),
+		Secret:        getenv("SUBPROV_SECRET"),
+		SeedFile:      get("SUBPROV_SEED", ""),
+		SwitchDriver:  get("SUBPROV_SWITCH_DRIVER", "sim"),
+		Workers:       true,
+		RedisPrefix:   "subprov:",
+		StripeAPIKey:  getenv("STRIPE_API_KEY"),
+		StripeAPIBase: get("STRIPE_API_BASE", ""),
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return c, fmt.Errorf("SUBPROV_ADDR %q: want host:port", c.Addr)

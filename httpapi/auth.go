@@ -21,10 +21,11 @@ const (
 	credHolder                               // subscriber JWT of the account holder (authorized users get 403 holder_only)
 	credOperator                             // Authorization: Bearer <dashboard JWT>
 	credOptionalSubscriber                   // a subscriber JWT if one is sent (checkout session creation)
+	credDevice                               // X-Device-Secret: the provider's CPE secret (configuration pull)
 )
 
 func (c credential) String() string {
-	return [...]string{"none", "api_key", "agent_key", "webhook_secret", "subscriber", "holder", "operator", "optional_subscriber"}[c]
+	return [...]string{"none", "api_key", "agent_key", "webhook_secret", "subscriber", "holder", "operator", "optional_subscriber", "device_secret"}[c]
 }
 
 // caller is who is calling, as the route's credential established it.
@@ -88,6 +89,12 @@ func (s *server) authenticate(r *http.Request, cred credential) (*caller, error)
 			return nil, subprov.Errorf(subprov.EFORBIDDEN, "holder_only", "Only the account holder can do this")
 		}
 		c.Account = acc
+	case credDevice:
+		p, err := s.Auth.DeviceSecret(ctx, r.Header.Get("X-Device-Secret"))
+		if err != nil {
+			return nil, err
+		}
+		c.Provider = p
 	case credOperator:
 		tok := bearer(r)
 		if tok == "" {

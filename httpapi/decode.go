@@ -34,6 +34,12 @@ func decode[T any](r *http.Request) (T, error) {
 	if len(body) > maxBody {
 		return v, subprov.Errorf(subprov.ETOOLARGE, "too_large", "Request body is larger than 1 MiB")
 	}
+	return decodeBytes[T](body)
+}
+
+// decodeBytes is decode for a body already read (bulk items are decoded one by one).
+func decodeBytes[T any](body []byte) (T, error) {
+	var v T
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}

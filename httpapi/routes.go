@@ -57,6 +57,17 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/partner/serviceability/units", auth: credAPIKey, limit: ratelimit.PerMinute(300), handle: s.handleUnits},
 		{method: "POST", path: "/partner/location/", handle: s.handleLocation},
 		{method: "POST", path: "/partner/location/details", auth: credOperator, handle: s.handleLocationDetails},
+
+		// D. Provisioning (API key), the CPE's configuration pull, and cancellation (dashboard).
+		{method: "POST", path: "/partner/provisioning/provider-initiated", auth: credAPIKey, limit: ratelimit.PerMinute(120), handle: s.handleProviderInitiated},
+		{method: "POST", path: "/partner/provisioning/bulk", auth: credAPIKey, limit: ratelimit.PerMinute(30), handle: s.handleBulk},
+		{method: "POST", path: "/partner/provisioning/confirm-install", auth: credAPIKey, handle: s.handleConfirmInstall},
+		{method: "GET", path: "/partner/subscriptions/{subscription_id}/change-plan/preview", auth: credAPIKey, handle: s.handleChangePlanPreview},
+		{method: "POST", path: "/partner/subscriptions/{subscription_id}/change-plan", auth: credAPIKey, handle: s.handleChangePlan},
+		{method: "POST", path: "/partner/cpe/config", auth: credDevice, handle: s.handleDevicePull},
+		{method: "POST", path: "/api/v1/subscription/{subscription_id}/cancel", auth: credOperator, handle: s.handleCancel},
+		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel", auth: credOperator, handle: s.handleCancellation},
+		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel/preview", auth: credOperator, handle: s.handleCancelPreview},
 	}
 	if s.DevClock != nil {
 		// Dev mode (decisions §4): absent, so 404, when dev mode is off.

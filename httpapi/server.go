@@ -15,6 +15,7 @@ import (
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/faults"
+	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/ratelimit"
 	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/store"
@@ -30,6 +31,7 @@ type Deps struct {
 	Auth           *auth.Service
 	Limiter        ratelimit.Limiter
 	Serviceability *serviceability.Service
+	Provisioning   *provisioning.Service
 	Registry       *prometheus.Registry
 	Ready          func(ctx context.Context) error
 	OnClockChange  func(ctx context.Context) // persists the dev clock

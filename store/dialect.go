@@ -59,6 +59,15 @@ func (d Dialect) DDL(sql string) string {
 	return r.Replace(sql)
 }
 
+// ForUpdate is the row-lock suffix for a read inside a write transaction. SQLite has none and
+// needs none: its single writer connection already serialises every write transaction.
+func (d Dialect) ForUpdate() string {
+	if d == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
 // IsUniqueViolation reports whether err is a unique-constraint violation. Idempotency rests on
 // these: a duplicate insert loses the race and the caller reads the winner.
 func (d Dialect) IsUniqueViolation(err error) bool {

@@ -1,0 +1,310 @@
+package events
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/store"
+)
+
+const (
+	// AttemptTimeout bounds one delivery attempt, production and sandbox alike.
+	AttemptTimeout = 10 * time.Second
+	// RetryFor is how long a production event is retried, counted from its created_at.
+	RetryFor = 72 * time.Hour
+
+	firstRetry = 30 * time.Second // decisions §8: first retry within 60 s
+	maxRetry   = 6 * time.Hour
+
+	// leaseTTL is how long a flusher owns a provider. A flush stops starting attempts after
+	// flushBudget, so its last attempt (AttemptTimeout) and the writes after it end well
+	// inside the lease and two flushers never overlap; a follow-up flush continues.
+	leaseTTL    = 60 * time.Second
+	flushBudget = 25 * time.Second
+	batchSize   = 50
+	sweepLimit  = 1000
+)
+
+// Attempt is the outcome of one delivery attempt.
+type Attempt struct {
+	StatusCode int // 0 when no HTTP answer came (refused, timeout, invalid URL)
+	LatencyMS  int
+	Error      string // "" on success
+	Delivered  bool   // the receiver answered 2xx
+}
+
+// Deliverer sends recorded events to the providers' receivers.
+type Deliverer struct {
+	Store  *store.Store
+	Jobs   *jobs.Client // for Sweep and follow-up flushes
+	Clock  subprov.Clock
+	Client *http.Client // nil: SafeClient(AttemptTimeout)
+	Log    *slog.Logger
+}
+
+// One shared client when none is configured, so connections to a receiver are reused across
+// flushes.
+var defaultClient = sync.OnceValue(func() *http.Client { return SafeClient(AttemptTimeout) })
+
+func (d *Deliverer) client() *http.Client {
+	if d.Client != nil {
+		return d.Client
+	}
+	return defaultClient()
+}
+
+func (d *Deliverer) log() *slog.Logger {
+	if d.Log != nil {
+		return d.Log
+	}
+	return slog.Default()
+}
+
+// leaseNow is the wall clock, not d.Clock: a lease is mutual exclusion between real
+// processes in real time, and moving the dev clock forward must not expire a live lease.
+func leaseNow() time.Time { return time.Now().UTC() }
+
+// RetryDelay is the wait after the n-th failed attempt of a production event: 30 s, 1 min,
+// 2 min, 4 min, … capped at 6 h.
+func RetryDelay(n int) time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	d := firstRetry << min(n-1, 16)
+	return min(d, maxRetry)
+}
+
+// Flush is the webhooks.flush job. It takes the provider's lease (free or expired; 60 s),
+// delivers the provider's due production events strictly in seq order to its current
+// webhook_url, and releases the lease. Every attempt is recorded. A failed attempt schedules
+// the event's retry and stops the flush, so later events wait behind it; an event failing for
+// more than RetryFor since it was created becomes failed and the flush moves on.
+//
+// Running it twice sends nothing twice that was already marked delivered: only pending
+// events are read, and the lease keeps a concurrent flush of the same provider out. (A crash
+// between a 2xx and its mark resends that one event; X-Webhook-Id lets receivers drop it.)
+// Receiver failures are not job errors: the event carries its own retry schedule, and the
+// sweep wakes a flush when it falls due.
+func (d *Deliverer) Flush(ctx context.Context, a jobs.FlushWebhooks) error {
+	holder := store.NewID()
+	now := leaseNow()
+	got, err := d.Store.AcquireWebhookLease(ctx, a.ProviderID, holder, now, now.Add(leaseTTL))
+	if err != nil {
+		return fmt.Errorf("flush webhooks: %w", err)
+	}
+	if !got {
+		// Another flusher is at work; it looks for due events again after releasing.
+		return nil
+	}
+	err = d.deliverDue(ctx, a.ProviderID, time.Now())
+	// Release even when the job was cancelled, or the provider waits out the lease.
+	if relErr := d.Store.ReleaseWebhookLease(context.WithoutCancel(ctx), a.ProviderID, holder); relErr != nil {
+		err = errors.Join(err, relErr)
+	}
+	if err != nil {
+		return fmt.Errorf("flush webhooks of provider %s: %w", a.ProviderID, err)
+	}
+	// A flush of an event recorded while we held the lease was turned away above; look once
+	// more now that the lease is free so that event need not wait for the sweep. This also
+	// continues a flush that ran out of budget.
+	due, err := d.Store.DueEvents(ctx, a.ProviderID, d.Clock.Now(), 1)
+	if err != nil {
+		return fmt.Errorf("flush webhooks of provider %s: %w", a.ProviderID, err)
+	}
+	if len(due) > 0 && d.Jobs != nil {
+		if err := d.Jobs.EnqueueNow(ctx, d.Store, jobs.FlushWebhooks{ProviderID: a.ProviderID}); err != nil {
+			return fmt.Errorf("flush webhooks of provider %s: follow-up: %w", a.ProviderID, err)
+		}
+	}
+	return nil
+}
+
+// deliverDue sends due events in seq order until none is due, one fails, or the budget is
+// spent. The caller holds the lease.
+func (d *Deliverer) deliverDue(ctx context.Context, providerID string, started time.Time) error {
+	for {
+		// Read per batch: events go to the provider's current URL and secret, not the ones
+		// it had when they were recorded.
+		p, err := d.Store.Provider(ctx, providerID)
+		if err != nil {
+			return err
+		}
+		due, err := d.Store.DueEvents(ctx, providerID, d.Clock.Now(), batchSize)
+		if err != nil {
+			return err
+		}
+		if len(due) == 0 {
+			// Nothing due, or the first pending event waits for its retry: park the events
+			// recorded behind it so the sweep stops seeing them as due.
+			return d.Store.InTx(ctx, func(tx *store.Tx) error { return tx.HoldQueuedEvents(ctx, providerID) })
+		}
+		for _, ev := range due {
+			if time.Since(started) > flushBudget {
+				return nil
+			}
+			att := d.send(ctx, p.WebhookURL, p.WebhookSecret, ev.ID, ev.Payload)
+			if ctx.Err() != nil {
+				// Shutting down: the attempt was cut short by us, not by the receiver, so it
+				// is not counted; the event stays pending for the next flush.
+				return ctx.Err()
+			}
+			stop, err := d.settle(ctx, p, ev, att)
+			if err != nil || stop {
+				return err
+			}
+		}
+	}
+}
+
+// settle records the attempt and moves the event on. It reports whether the flush must stop
+// because the event will be retried (later events wait behind it).
+func (d *Deliverer) settle(ctx context.Context, p *subprov.Provider, ev *store.EventRecord, att Attempt) (stop bool, err error) {
+	now := d.Clock.Now().UTC()
+	rec := attemptRow(ev.ID, p.WebhookURL, att, now)
+	state := store.EventDelivered
+	var next time.Time
+	switch {
+	case att.Delivered:
+	case now.Sub(ev.CreatedAt) > RetryFor:
+		state = store.EventFailed
+	default:
+		state = store.EventPending
+		next = now.Add(RetryDelay(ev.Attempts + 1))
+	}
+	err = d.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertWebhookAttempt(ctx, p.ID, rec); err != nil {
+			return err
+		}
+		switch state {
+		case store.EventDelivered:
+			return tx.MarkEventDelivered(ctx, p.ID, ev.ID)
+		case store.EventFailed:
+			return tx.MarkEventFailed(ctx, p.ID, ev.ID)
+		default:
+			return tx.MarkEventRetry(ctx, p.ID, ev.ID, next)
+		}
+	})
+	if err != nil {
+		return true, fmt.Errorf("settle event %s: %w", ev.ID, err)
+	}
+	if !att.Delivered {
+		attrs := []any{"provider_id", p.ID, "event_id", ev.ID, "type", ev.Type, "seq", ev.Seq,
+			"status_code", att.StatusCode, "error", att.Error, "state", state}
+		if state == store.EventPending {
+			attrs = append(attrs, "next_attempt_at", next)
+		}
+		d.log().Warn("webhook delivery failed", attrs...)
+	}
+	return state == store.EventPending, nil
+}
+
+func attemptRow(eventID, url string, att Attempt, now time.Time) *store.WebhookAttempt {
+	return &store.WebhookAttempt{
+		ID:          store.NewID(),
+		EventID:     eventID,
+		URL:         url,
+		StatusCode:  att.StatusCode,
+		LatencyMS:   att.LatencyMS,
+		Error:       att.Error,
+		AttemptedAt: now,
+	}
+}
+
+// Sweep enqueues a flush for every provider with a due production event and no running
+// flusher. The scheduler calls it every second and when the dev clock moves; it reads only
+// the events_due index, so an idle system pays one empty index range scan.
+func (d *Deliverer) Sweep(ctx context.Context) error {
+	if d.Jobs == nil {
+		return errors.New("sweep webhooks: no job queue")
+	}
+	ids, err := d.Store.ProvidersWithDueEvents(ctx, d.Clock.Now(), leaseNow(), sweepLimit)
+	if err != nil {
+		return fmt.Errorf("sweep webhooks: %w", err)
+	}
+	var errs []error
+	for _, id := range ids {
+		if err := d.Jobs.EnqueueNow(ctx, d.Store, jobs.FlushWebhooks{ProviderID: id}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sweep webhooks: %w", err)
+	}
+	return nil
+}
+
+// SendOnce delivers ev to url signed with secret, once, with no retry: the sandbox pipeline,
+// the sandbox ping and replays. It records the attempt and sets the event delivered or
+// failed. A receiver's failure is reported in the Attempt; the error is for the store only.
+func (d *Deliverer) SendOnce(ctx context.Context, ev *subprov.Event, url, secret string) (*Attempt, error) {
+	att := d.send(ctx, url, secret, ev.ID, ev.Payload)
+	// The attempt happened; record it even if the caller has gone away meanwhile.
+	wctx := context.WithoutCancel(ctx)
+	rec := attemptRow(ev.ID, url, att, d.Clock.Now().UTC())
+	err := d.Store.InTx(wctx, func(tx *store.Tx) error {
+		if err := tx.InsertWebhookAttempt(wctx, ev.ProviderID, rec); err != nil {
+			return err
+		}
+		if att.Delivered {
+			return tx.MarkEventDelivered(wctx, ev.ProviderID, ev.ID)
+		}
+		return tx.MarkEventFailed(wctx, ev.ProviderID, ev.ID)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("send event %s once: %w", ev.ID, err)
+	}
+	return &att, nil
+}
+
+// send makes one signed POST of the stored payload bytes. It never returns an error: every
+// way an attempt can fail is an outcome to record.
+func (d *Deliverer) send(ctx context.Context, url, secret, eventID string, payload []byte) Attempt {
+	start := time.Now()
+	// Checked at every attempt, not only when saved: the URL may have been written by a
+	// fixture or an older version, and an invalid one must never be dialed.
+	if err := CheckWebhookURL(url); err != nil {
+		return Attempt{Error: err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, AttemptTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+	if err != nil {
+		return Attempt{Error: fmt.Sprintf("build request: %v", err)}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "subprov-webhooks")
+	req.Header.Set("X-Webhook-Id", eventID)
+	req.Header.Set("X-Webhook-Signature", "sha256="+identity.Sign(secret, payload))
+	resp, err := d.client().Do(req)
+	latency := int(time.Since(start).Milliseconds())
+	if err != nil {
+		msg := err.Error()
+		if errors.Is(err, context.DeadlineExceeded) {
+			msg = fmt.Sprintf("no answer within %s: %v", AttemptTimeout, err)
+		}
+		return Attempt{LatencyMS: latency, Error: msg}
+	}
+	// Drain a little so the connection can be reused; a receiver's body is never kept.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	att := Attempt{StatusCode: resp.StatusCode, LatencyMS: latency}
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		att.Delivered = true
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		att.Error = fmt.Sprintf("receiver answered %s; redirects are not followed", resp.Status)
+	default:
+		att.Error = fmt.Sprintf("receiver answered %s", resp.Status)
+	}
+	return att
+}

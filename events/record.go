@@ -1,0 +1,162 @@
+// Package events is webhook events: recorded in the same transaction as the state change that
+// causes them, delivered signed, in order, durably, with every attempt kept.
+//
+// Production events are flushed per provider by the webhooks.flush job under a lease, strictly
+// in the provider's seq order; a failing receiver holds back every later event until it
+// answers or the failing event gives up after three days (decisions §8). Sandbox events get
+// exactly one synchronous attempt through SendOnce (interface.md "Events").
+package events
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/store"
+)
+
+// Enqueuer inserts a job inside the caller's transaction; *jobs.Client satisfies it. It is an
+// interface so capability packages can record events in tests without a job queue.
+type Enqueuer interface {
+	Enqueue(ctx context.Context, tx *store.Tx, args jobs.Args) error
+}
+
+// Recorder writes events inside the transaction of the change that causes them, so an event
+// exists (and is delivered) if and only if that change committed.
+type Recorder struct {
+	Jobs  Enqueuer
+	Clock subprov.Clock
+}
+
+// body is the JSON envelope of every event (decisions §8). A struct, not a map, so the keys
+// keep this order in the signed bytes.
+type body struct {
+	ID         string         `json:"id"`
+	Type       string         `json:"type"`
+	CreatedAt  string         `json:"created_at"`
+	ProviderID string         `json:"provider_id"`
+	Data       map[string]any `json:"data"`
+}
+
+// Record writes one event of type typ in tx with the provider's next seq and the exact JSON
+// body that will be signed and sent:
+//
+//	{"id", "type", "created_at", "provider_id",
+//	 "data": {"subscription_id", "external_subscription_id", "status", ...extra}}
+//
+// The subscription's own fields win over keys of the same name in extra, so an event can
+// never contradict the row it describes; with a nil sub (a ping) they are null unless extra
+// sets them.
+//
+// The event is pending when the provider has a webhook_url and no_endpoint otherwise. A
+// pending production event is due at once and a webhooks.flush job is enqueued in tx. A
+// pending sandbox event gets no schedule and no job: the sandbox pipeline delivers it itself
+// with one SendOnce after tx commits (interface.md: one attempt, no retries).
+func (r *Recorder) Record(ctx context.Context, tx *store.Tx, p *subprov.Provider, typ string, sub *subprov.Subscription, extra map[string]any) (*subprov.Event, error) {
+	if p == nil {
+		return nil, errors.New("record event: no provider")
+	}
+	seq, err := tx.NextEventSeq(ctx, p.ID)
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", typ, err)
+	}
+	now := r.Clock.Now().UTC()
+	// Whole seconds: the body carries created_at in RFC 3339 and the row must say the same.
+	created := now.Truncate(time.Second)
+	ev := &store.EventRecord{
+		Event: subprov.Event{
+			ID:         store.NewID(),
+			ProviderID: p.ID,
+			Type:       typ,
+			Sandbox:    p.Sandbox,
+			CreatedAt:  created,
+		},
+		Seq:           seq,
+		DeliveryState: store.EventNoEndpoint,
+	}
+	data := make(map[string]any, len(extra)+3)
+	for k, v := range extra {
+		data[k] = v
+	}
+	if sub != nil {
+		ev.SubscriptionID = sub.ID
+		data["subscription_id"] = sub.ID
+		data["external_subscription_id"] = nullable(sub.ExternalSubscriptionID)
+		data["status"] = sub.Status
+	} else {
+		for _, k := range []string{"subscription_id", "external_subscription_id", "status"} {
+			if _, ok := data[k]; !ok {
+				data[k] = nil
+			}
+		}
+	}
+	ev.Payload, err = marshal(body{ID: ev.ID, Type: typ, CreatedAt: created.Format(time.RFC3339), ProviderID: p.ID, Data: data})
+	if err != nil {
+		return nil, fmt.Errorf("record %s: encode body: %w", typ, err)
+	}
+
+	pendingProduction := false
+	if p.WebhookURL != "" {
+		ev.DeliveryState = store.EventPending
+		if !p.Sandbox {
+			ev.NextAttemptAt = &now
+			pendingProduction = true
+		}
+	}
+	if err := tx.InsertEvent(ctx, ev); err != nil {
+		return nil, fmt.Errorf("record %s: %w", typ, err)
+	}
+	if pendingProduction {
+		if r.Jobs == nil {
+			return nil, fmt.Errorf("record %s: no job queue to deliver it", typ)
+		}
+		if err := r.Jobs.Enqueue(ctx, tx, jobs.FlushWebhooks{ProviderID: p.ID}); err != nil {
+			return nil, fmt.Errorf("record %s: %w", typ, err)
+		}
+	}
+	out := ev.Event
+	return &out, nil
+}
+
+// marshal encodes without HTML escaping (the body is JSON for machines, and "&" should read
+// as "&" in the bytes a receiver verifies) and without json.Encoder's trailing newline.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// List returns the provider's events for the sandbox listing, newest first, at most limit
+// (the caller applies the surface's default and clamping). Delivery state is on
+// store.EventsOfProvider for callers that show it.
+func List(ctx context.Context, st *store.Store, providerID string, limit int) ([]*subprov.Event, error) {
+	if limit < 1 {
+		return nil, fmt.Errorf("list events: limit %d, want at least 1", limit)
+	}
+	recs, err := st.EventsOfProvider(ctx, providerID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	out := make([]*subprov.Event, len(recs))
+	for i, r := range recs {
+		e := r.Event
+		out[i] = &e
+	}
+	return out, nil
+}

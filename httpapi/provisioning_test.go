@@ -1,0 +1,649 @@
+package httpapi_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/switches"
+)
+
+const (
+	planFibre500  = "pv100000-0000-4000-8000-000000000500"
+	planFibre150  = "pv100000-0000-4000-8000-000000000150"
+	planFibre1000 = "pv100000-0000-4000-8000-000000001000"
+	planRetired   = "pv100000-0000-4000-8000-000000000499"
+	planMaple300  = "pv200000-0000-4000-8000-000000000300"
+	unitQueen102  = "u2000000-0000-4000-8000-000000000102"
+	unitQueen103  = "u2000000-0000-4000-8000-000000000103"
+	unitMais2B    = "u3000000-0000-4000-8000-00000000002b"
+	unitKing1206  = "u1000000-0000-4000-8000-000000001206"
+	unitStPaul    = "u4000000-0000-4000-8000-000000000001"
+	deviceSecret  = "nwf_device_demo_secret_0001"
+)
+
+func person(email string) map[string]any {
+	return map[string]any{"firstname": "Amélie", "lastname": "Roy", "email": email, "phonenumber": "+1 514 555 0101"}
+}
+
+func order(extra map[string]any) map[string]any {
+	o := map[string]any{"plan_version_id": planFibre500, "subscriber": person("amelie.roy@example.ca")}
+	for k, v := range extra {
+		o[k] = v
+	}
+	return o
+}
+
+func (h *hook) post(s *apptest.Service, body any) *apptest.Response {
+	return s.Do(apptest.Request{Method: "POST", Path: "/partner/provisioning/provider-initiated", Headers: apptest.Key(storeKey), Body: body})
+}
+
+// hook is a webhook receiver on loopback that verifies signatures and keeps the order.
+type hook struct {
+	mu     sync.Mutex
+	events []map[string]any
+	bad    int
+	srv    *httptest.Server
+}
+
+func newHook(t *testing.T, s *apptest.Service, secret string) *hook {
+	h := &hook{}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write(body)
+		want := "sha256=" + hex.EncodeToString(m.Sum(nil))
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if !hmac.Equal([]byte(r.Header.Get("X-Webhook-Signature")), []byte(want)) {
+			h.bad++
+			w.WriteHeader(400)
+			return
+		}
+		var ev map[string]any
+		_ = json.Unmarshal(body, &ev)
+		if ev["id"] != r.Header.Get("X-Webhook-Id") {
+			h.bad++
+		}
+		h.events = append(h.events, ev)
+	}))
+	t.Cleanup(h.srv.Close)
+	if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), h.srv.URL, northwind); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// typesFor lists the event types received for a subscription, in order.
+func (h *hook) typesFor(subID string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, e := range h.events {
+		if d, _ := e["data"].(map[string]any); d["subscription_id"] == subID {
+			out = append(out, e["type"].(string))
+		}
+	}
+	return out
+}
+
+func count(t *testing.T, s *apptest.Service, q string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := s.Store.R().QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func setFault(s *apptest.Service, op map[string]string, seam, v string) {
+	s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/faults", Headers: op, Body: map[string]string{seam: v}})
+}
+
+func TestProviderInitiatedRouting(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		h := &hook{}
+		tests := []struct {
+			name   string
+			body   map[string]any
+			status int
+			route  string
+			state  string
+			field  string // the 422's offending field
+		}{
+			{"direct with a first-line port provisions", order(map[string]any{"location_hash": "lh_7f3a9c1205"}), 200, "provision", "ACTIVE", ""},
+			{"direct by location_identifier", order(map[string]any{"location_identifier": "MTL-KING-1206", "subscriber": person("b@example.ca")}), 200, "provision", "ACTIVE", ""},
+			{"home_drop on a second-line suite installs", order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen102, "subscriber": person("c@example.ca")}), 200, "install", "PENDING_INSTALL", ""},
+			{"home_drop on a third-line suite installs", order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitMais2B, "subscriber": person("d@example.ca")}), 200, "install", "PENDING_INSTALL", ""},
+			{"direct with only a suite is refused", order(map[string]any{"unit_id": unitQueen103}), 422, "", "", "location_hash"},
+			{"home_drop without a suite is refused", order(map[string]any{"delivery_mode": "home_drop", "location_hash": "lh_7f3a9c1204"}), 422, "", "", "unit_id"},
+			{"neither port nor suite is refused", order(nil), 422, "", "", "location_hash"},
+			{"unknown port", order(map[string]any{"location_hash": "lh_nope"}), 422, "", "", "location_hash"},
+			{"port of a building the provider does not cover", order(map[string]any{"location_hash": "lh_v6e3002"}), 422, "", "", "location_hash"},
+			{"unclassified building", order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitStPaul}), 422, "", "", "unit_id"},
+			{"unknown plan version", order(map[string]any{"plan_version_id": "nope", "location_hash": "lh_7f3a9c1205"}), 422, "", "", "plan_version_id"},
+			{"plan version no longer sold", order(map[string]any{"plan_version_id": planRetired, "location_hash": "lh_7f3a9c1205"}), 422, "", "", "plan_version_id"},
+			{"another provider's plan", order(map[string]any{"plan_version_id": planMaple300, "location_hash": "lh_7f3a9c1205"}), 422, "", "", "plan_version_id"},
+			{"bad delivery mode", order(map[string]any{"delivery_mode": "drone", "location_hash": "lh_7f3a9c1205"}), 422, "", "", "delivery_mode"},
+			{"bad MAC", order(map[string]any{"location_hash": "lh_7f3a9c1205", "mac_address": "zz:zz"}), 422, "", "", "mac_address"},
+			{"no subscriber", map[string]any{"plan_version_id": planFibre500, "location_hash": "lh_7f3a9c1205"}, 422, "", "", "subscriber"},
+			{"bad e-mail", order(map[string]any{"location_hash": "lh_7f3a9c1205", "subscriber": person("not-an-email")}), 422, "", "", "subscriber.email"},
+			{"billing day out of range", order(map[string]any{"location_hash": "lh_7f3a9c1205", "billing": map[string]any{"billing_day": 11}}), 422, "", "", "billing.billing_day"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				before := count(t, s, `SELECT COUNT(*) FROM subscriptions`)
+				res := h.post(s, tt.body)
+				if res.Status != tt.status {
+					t.Fatalf("status %d, want %d: %s", res.Status, tt.status, res.Raw)
+				}
+				if tt.status != 200 {
+					if n := count(t, s, `SELECT COUNT(*) FROM subscriptions`); n != before {
+						t.Fatalf("a refused order wrote a subscription")
+					}
+					found := false
+					for _, f := range res.JSON["detail"].([]any) {
+						loc := f.(map[string]any)["loc"].([]any)
+						found = found || fmt.Sprint(loc[1:]) == fmt.Sprint(splitPath(tt.field))
+					}
+					if !found {
+						t.Fatalf("422 does not name %s: %s", tt.field, res.Raw)
+					}
+					return
+				}
+				if res.JSON["route"] != tt.route || res.JSON["status"] != tt.state || res.JSON["billing_owner"] != "partner" {
+					t.Fatalf("answer %s", res.Raw)
+				}
+				if (tt.route == "install") != (res.JSON["job_id"] == nil) {
+					t.Fatalf("job_id must be null exactly on the install route: %s", res.Raw)
+				}
+				if cn, _ := res.JSON["customer_number"].(string); len(cn) != 8 {
+					t.Fatalf("customer_number %q", cn)
+				}
+			})
+		}
+		// The install routes raised install jobs with the booking the line type decides, and tickets.
+		for unit, booking := range map[string]string{unitQueen102: "operator", unitMais2B: "customer"} {
+			if n := count(t, s, `SELECT COUNT(*) FROM install_jobs j JOIN subscriptions s ON s.id = j.subscription_id
+				WHERE s.unit_id = ? AND j.kind = 'install' AND j.booking = ? AND j.state = 'open'`, unit, booking); n != 1 {
+				t.Fatalf("unit %s: %d install jobs with booking %s", unit, n, booking)
+			}
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM tickets WHERE kind = 'install'`); n != 2 {
+			t.Fatalf("%d install tickets, want 2", n)
+		}
+	})
+}
+
+func splitPath(f string) []string {
+	var out []string
+	cur := ""
+	for _, r := range f {
+		if r == '.' {
+			out = append(out, cur)
+			cur = ""
+			continue
+		}
+		cur += string(r)
+	}
+	return append(out, cur)
+}
+
+func TestProviderInitiatedIsIdempotent(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		h := &hook{}
+		body := order(map[string]any{"location_hash": "lh_7f3a9c1205"})
+		first := h.post(s, body)
+		again := h.post(s, body)
+		if again.Status != 200 || again.JSON["subscription_id"] != first.JSON["subscription_id"] || again.JSON["idempotent_replay"] != true {
+			t.Fatalf("replay: %s", again.Raw)
+		}
+		// The same subscriber and plan at another location is a second line.
+		other := h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1206"}))
+		if other.JSON["subscription_id"] == first.JSON["subscription_id"] || other.JSON["subscriber_id"] != first.JSON["subscriber_id"] {
+			t.Fatalf("second location: %s", other.Raw)
+		}
+		// Another subscriber cannot take a live location.
+		if res := h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1205", "subscriber": person("intruder@example.ca")})); res.Status != 409 {
+			t.Fatalf("taken location: %d %s", res.Status, res.Raw)
+		}
+		// A SUSPENDED line counts as existing: the replay answers it with its real status.
+		s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE subscriptions SET status = 'SUSPENDED' WHERE id = ?`), first.JSON["subscription_id"])
+		res := h.post(s, body)
+		if res.JSON["subscription_id"] != first.JSON["subscription_id"] || res.JSON["status"] != "SUSPENDED" {
+			t.Fatalf("suspended replay: %s", res.Raw)
+		}
+	})
+}
+
+func TestProviderInitiatedConcurrentDuplicatesCreateOneLine(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		h := &hook{}
+		body := order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen103, "subscriber": person("rush@example.ca")})
+		var wg sync.WaitGroup
+		ids := make([]any, 20)
+		for i := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res := h.post(s, body)
+				if res.Status != 200 {
+					t.Errorf("request %d: %d %s", i, res.Status, res.Raw)
+				}
+				ids[i] = res.JSON["subscription_id"]
+			}()
+		}
+		wg.Wait()
+		for _, id := range ids {
+			if id != ids[0] {
+				t.Fatalf("answers name different lines: %v", ids)
+			}
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE unit_id = ?`, unitQueen103); n != 1 {
+			t.Fatalf("%d subscriptions for 20 identical orders", n)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM subscribers WHERE email = 'rush@example.ca'`); n != 1 {
+			t.Fatalf("%d subscribers for one e-mail", n)
+		}
+	})
+}
+
+func TestBillingBlock(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := s.Operator()
+		h := &hook{}
+		platform := func(customer string) map[string]any {
+			return map[string]any{"owner": "platform", "processor_customer_id": customer, "billing_day": 5}
+		}
+		tests := []struct {
+			name   string
+			key    string
+			fault  string
+			body   map[string]any
+			status int
+			code   string
+		}{
+			{"processor down writes nothing", storeKey, "down", order(map[string]any{"location_hash": "lh_7f3a9c1205", "billing": platform("cus_demo_visa")}), 502, "processor_unavailable"},
+			{"unknown processor customer", storeKey, "", order(map[string]any{"location_hash": "lh_7f3a9c1205", "billing": platform("cus_nope")}), 422, "processor_customer_not_found"},
+			{"customer without a card", storeKey, "", order(map[string]any{"location_hash": "lh_7f3a9c1205", "billing": platform("cus_demo_nocard")}), 422, "processor_customer_has_no_payment_method"},
+			{"provider without processor connection", mapleKey, "", map[string]any{"plan_version_id": planMaple300, "location_hash": "lh_v6e3002",
+				"subscriber": person("m@example.ca"), "billing": platform("cus_demo_visa")}, 409, "billing_not_available"},
+			{"platform billing adopts the card", storeKey, "", order(map[string]any{"location_hash": "lh_7f3a9c1205", "billing": platform("cus_demo_visa")}), 200, ""},
+			{"a customer already paying for someone else", storeKey, "", order(map[string]any{"location_hash": "lh_7f3a9c1206",
+				"subscriber": person("other@example.ca"), "billing": platform("cus_demo_visa")}), 409, "processor_customer_in_use"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if tt.fault != "" {
+					setFault(s, op, "processor", tt.fault)
+					defer setFault(s, op, "processor", "up")
+				}
+				before := count(t, s, `SELECT COUNT(*) FROM subscribers`) + count(t, s, `SELECT COUNT(*) FROM subscriptions`)
+				res := s.Do(apptest.Request{Method: "POST", Path: "/partner/provisioning/provider-initiated", Headers: apptest.Key(tt.key), Body: tt.body})
+				if res.Status != tt.status {
+					t.Fatalf("status %d, want %d: %s", res.Status, tt.status, res.Raw)
+				}
+				if tt.code != "" {
+					d, _ := res.JSON["detail"].(string)
+					if len(d) < len(tt.code) || d[:len(tt.code)] != tt.code {
+						t.Fatalf("detail must start with %s: %s", tt.code, res.Raw)
+					}
+					if after := count(t, s, `SELECT COUNT(*) FROM subscribers`) + count(t, s, `SELECT COUNT(*) FROM subscriptions`); after != before {
+						t.Fatal("a refused billing block wrote rows")
+					}
+					return
+				}
+				if res.JSON["billing_owner"] != "platform" {
+					t.Fatalf("billing_owner: %s", res.Raw)
+				}
+				if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND processor_customer_id = 'cus_demo_visa'
+					AND payment_method_id = 'pm_demo_visa' AND billing_day = 5`, res.JSON["subscription_id"]); n != 1 {
+					t.Fatal("the processor customer and its default card were not adopted")
+				}
+			})
+		}
+		_ = h
+	})
+}
+
+func TestProvisioningWebhooksAreSignedAndOrdered(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		h := newHook(t, s, fixture.DemoWebhookSecret)
+		res := h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1205", "mac_address": "AA-BB-CC-00-11-22"}))
+		id := res.JSON["subscription_id"].(string)
+		apptest.Eventually(t, 15*time.Second, "activated then completed", func() bool { return len(h.typesFor(id)) == 2 })
+		if got := h.typesFor(id); got[0] != "subscription.activated" || got[1] != "provisioning.completed" {
+			t.Fatalf("events %v", got)
+		}
+		if h.bad != 0 {
+			t.Fatalf("%d deliveries with a bad signature", h.bad)
+		}
+		// The port is live with the line's VLAN, the plan's bandwidth and the bound MAC.
+		sim, _ := switches.AsSim(s.Provisioning.Switch)
+		st, err := sim.Read(context.Background(), switches.Port{Switch: "mtl-king-sw1", Name: "ge-0/0/13"})
+		if err != nil || st.Mode != switches.ModeService || st.DownloadMbps != 500 || st.MAC != "aa:bb:cc:00:11:22" {
+			t.Fatalf("port state %+v, %v", st, err)
+		}
+		inst := h.post(s, order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen102, "subscriber": person("i@example.ca")}))
+		iid := inst.JSON["subscription_id"].(string)
+		apptest.Eventually(t, 15*time.Second, "pending_install", func() bool { return len(h.typesFor(iid)) == 1 })
+		if got := h.typesFor(iid); got[0] != "subscription.pending_install" {
+			t.Fatalf("install route events %v", got)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM webhook_attempts`); n < 3 {
+			t.Fatalf("%d attempts recorded", n)
+		}
+	})
+}
+
+func TestSwitchFaultsEndInTheDocumentedOutcome(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := s.Operator()
+		h := newHook(t, s, fixture.DemoWebhookSecret)
+		for _, tt := range []struct{ fault, hash, reason string }{
+			{"port_in_use", "lh_7f3a9c1205", "port_in_use"},
+			{"unconfirmed", "lh_7f3a9c1206", "switch_write_unconfirmed"},
+		} {
+			t.Run(tt.fault, func(t *testing.T) {
+				setFault(s, op, "switch", tt.fault)
+				defer setFault(s, op, "switch", "ok")
+				res := h.post(s, order(map[string]any{"location_hash": tt.hash, "subscriber": person(tt.fault + "@example.ca")}))
+				id := res.JSON["subscription_id"].(string)
+				apptest.Eventually(t, 15*time.Second, "provisioning.failed", func() bool { return len(h.typesFor(id)) == 2 })
+				if got := h.typesFor(id); got[1] != "provisioning.failed" {
+					t.Fatalf("events %v", got)
+				}
+				if n := count(t, s, `SELECT COUNT(*) FROM tickets WHERE kind = 'operator' AND internal_note LIKE ?`, "%"+id+"%"); n != 1 {
+					t.Fatal("no operator ticket for the failed line")
+				}
+				if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND workflow_state = 'provisioning_failed'`, id); n != 1 {
+					t.Fatal("workflow state not provisioning_failed")
+				}
+			})
+		}
+		// A transient failure is retried and completes once the switch answers.
+		addPort(t, s, "1207", "lh_extra_1207")
+		setFault(s, op, "switch", "fail")
+		res := h.post(s, order(map[string]any{"location_hash": "lh_extra_1207", "subscriber": person("retry@example.ca")}))
+		id := res.JSON["subscription_id"].(string)
+		apptest.Eventually(t, 15*time.Second, "a failed first attempt", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM river_job WHERE kind = 'port.provision' AND state = 'retryable'`) == 1
+		})
+		setFault(s, op, "switch", "ok")
+		apptest.Eventually(t, 20*time.Second, "provisioning.completed after the retry", func() bool { return len(h.typesFor(id)) == 2 })
+		if got := h.typesFor(id); got[1] != "provisioning.completed" {
+			t.Fatalf("events %v", got)
+		}
+	})
+}
+
+// addPort wires a new suite of the first-line King building to a new port.
+func addPort(t *testing.T, s *apptest.Service, unit, hash string) string {
+	t.Helper()
+	ctx := context.Background()
+	unitID := "u-extra-" + unit
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.UpsertUnit(ctx, &subprov.Unit{ID: unitID, BuildingID: kingBuilding, UnitNumber: unit}, time.Now()); err != nil {
+			return err
+		}
+		return tx.UpsertPort(ctx, &subprov.Port{ID: "port-" + unit, BuildingID: kingBuilding, UnitID: unitID, Switch: "mtl-king-sw1",
+			Name: "ge-0/0/" + unit, LocationHash: hash}, time.Now())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return unitID
+}
+
+func TestConfirmInstallAndDevicePull(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		h := newHook(t, s, fixture.DemoWebhookSecret)
+		confirm := func(key string, body any) *apptest.Response {
+			return s.Do(apptest.Request{Method: "POST", Path: "/partner/provisioning/confirm-install", Headers: apptest.Key(key), Body: body})
+		}
+		inst := h.post(s, order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen102, "subscriber": person("t@example.ca")}))
+		id := inst.JSON["subscription_id"].(string)
+		tests := []struct {
+			name   string
+			key    string
+			body   map[string]any
+			status int
+		}{
+			{"another provider's line is not found", mapleKey, map[string]any{"subscription_id": id}, 404},
+			{"unknown line", storeKey, map[string]any{"subscription_id": "nope"}, 404},
+			{"missing id", storeKey, map[string]any{}, 422},
+			{"bad MAC", storeKey, map[string]any{"subscription_id": id, "mac_address": "x"}, 422},
+			{"technician completes the install", storeKey, map[string]any{"subscription_id": id, "mac_address": "3c:84:6a:00:01:02"}, 200},
+			{"confirming again answers the line as it is", storeKey, map[string]any{"subscription_id": id}, 200},
+			{"a line that never waited for an install is refused", storeKey, map[string]any{"subscription_id": "c1000000-0000-4000-8000-000000000001"}, 409},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				res := confirm(tt.key, tt.body)
+				if res.Status != tt.status {
+					t.Fatalf("status %d, want %d: %s", res.Status, tt.status, res.Raw)
+				}
+				if tt.status == 200 && res.JSON["status"] != "ACTIVE" {
+					t.Fatalf("answer %s", res.Raw)
+				}
+			})
+		}
+		apptest.Eventually(t, 15*time.Second, "pending_install then activated", func() bool { return len(h.typesFor(id)) == 2 })
+		if n := count(t, s, `SELECT COUNT(*) FROM install_jobs WHERE subscription_id = ? AND state = 'done'`, id); n != 1 {
+			t.Fatal("install job not closed")
+		}
+		// The CPE's first pull completes a first-line suite's install and switches its port on.
+		unit := addPort(t, s, "1208", "lh_extra_1208")
+		cpe := h.post(s, order(map[string]any{"delivery_mode": "home_drop", "unit_id": unit, "mac_address": "3c:84:6a:12:08:00", "subscriber": person("cpe@example.ca")}))
+		if cpe.JSON["status"] != "PENDING_INSTALL" {
+			t.Fatalf("first-line suite by suite only must install: %s", cpe.Raw)
+		}
+		pull := func(secret, mac string) *apptest.Response {
+			return s.Do(apptest.Request{Method: "POST", Path: "/partner/cpe/config", Headers: map[string]string{"X-Device-Secret": secret}, Body: map[string]string{"mac_address": mac}})
+		}
+		if res := pull("wrong-secret", "3c:84:6a:12:08:00"); res.Status != 401 {
+			t.Fatalf("wrong device secret: %d", res.Status)
+		}
+		if res := pull(deviceSecret, "3c:84:6a:99:99:99"); res.Status != 404 {
+			t.Fatalf("unknown device: %d", res.Status)
+		}
+		res := pull(deviceSecret, "3C84.6A12.0800")
+		if res.Status != 200 || res.JSON["status"] != "ACTIVE" || res.JSON["download_mbps"] != float64(500) {
+			t.Fatalf("device pull: %d %s", res.Status, res.Raw)
+		}
+		cid := cpe.JSON["subscription_id"].(string)
+		apptest.Eventually(t, 15*time.Second, "pending, activated, provisioned", func() bool { return len(h.typesFor(cid)) == 3 })
+		if got := h.typesFor(cid); got[2] != "provisioning.completed" {
+			t.Fatalf("events %v", got)
+		}
+	})
+}
+
+func TestPartnerPlanChange(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := s.Operator()
+		h := &hook{}
+		line := h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1205"}))
+		id := line.JSON["subscription_id"].(string)
+		apptest.Eventually(t, 15*time.Second, "the port to be live", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND workflow_state = 'provisioned'`, id) == 1
+		})
+		pending := h.post(s, order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen102, "subscriber": person("p@example.ca")}))
+		path := func(sub string) string { return "/partner/subscriptions/" + sub + "/change-plan" }
+		preview := func(key, sub, plan string) *apptest.Response {
+			return s.Do(apptest.Request{Method: "GET", Path: path(sub) + "/preview?plan_version_id=" + plan, Headers: apptest.Key(key)})
+		}
+		apply := func(key, sub, plan string) *apptest.Response {
+			return s.Do(apptest.Request{Method: "POST", Path: path(sub), Headers: apptest.Key(key), Body: map[string]string{"plan_version_id": plan}})
+		}
+		if res := preview(storeKey, id, planFibre1000); res.Status != 200 || res.JSON["eligible"] != true || res.JSON["recurring_change"] != 25.0 ||
+			res.JSON["one_time_adjustment"] != nil {
+			t.Fatalf("preview: %s", res.Raw)
+		}
+		tests := []struct {
+			name   string
+			key    string
+			sub    string
+			plan   string
+			status int
+		}{
+			{"another provider's line", mapleKey, id, planFibre1000, 404},
+			{"unknown plan", storeKey, id, "nope", 422},
+			{"the same plan", storeKey, id, planFibre500, 422},
+			{"a pending line cannot change plan", storeKey, pending.JSON["subscription_id"].(string), planFibre1000, 409},
+			{"upgrade applies at once", storeKey, id, planFibre1000, 200},
+			{"a second change the same UTC day", storeKey, id, planFibre150, 409},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				res := apply(tt.key, tt.sub, tt.plan)
+				if res.Status != tt.status {
+					t.Fatalf("status %d, want %d: %s", res.Status, tt.status, res.Raw)
+				}
+				if tt.status == 200 && (res.JSON["bandwidth_updated"] != true || res.JSON["plan_version_id"] != tt.plan) {
+					t.Fatalf("answer %s", res.Raw)
+				}
+			})
+		}
+		if res := preview(storeKey, id, planFibre150); res.JSON["eligible"] != false || len(res.JSON["blockers"].([]any)) != 1 {
+			t.Fatalf("preview after a change: %s", res.Raw)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM audit_log WHERE action = 'subscription.plan_changed' AND subject_id = ?`, id); n != 1 {
+			t.Fatal("no audit entry")
+		}
+		// Next UTC day: allowed again; an unconfirmed bandwidth write still applies and says so.
+		s.DevClock.Advance(24 * time.Hour)
+		op = s.Operator() // the old dashboard token expired with the day
+		setFault(s, op, "switch", "unconfirmed")
+		res := apply(storeKey, id, planFibre150)
+		setFault(s, op, "switch", "ok")
+		if res.Status != 200 || res.JSON["bandwidth_updated"] != false {
+			t.Fatalf("unconfirmed bandwidth: %d %s", res.Status, res.Raw)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM tickets WHERE subject = 'Confirm bandwidth after plan change'`); n != 1 {
+			t.Fatal("no operator ticket for the unconfirmed bandwidth")
+		}
+	})
+}
+
+func TestCancellation(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := s.Operator()
+		h := &hook{}
+		s.DevClock.Set(time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)) // 10:00 in Toronto
+		line := h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1205"}))
+		id := line.JSON["subscription_id"].(string)
+		apptest.Eventually(t, 15*time.Second, "the port to be live", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND workflow_state = 'provisioned'`, id) == 1
+		})
+		cancel := func(h map[string]string, sub string, body any) *apptest.Response {
+			return s.Do(apptest.Request{Method: "POST", Path: "/api/v1/subscription/" + sub + "/cancel", Headers: h, Body: body})
+		}
+		preview := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/subscription/" + id + "/cancel/preview?end_date=2026-11-25", Headers: op})
+		if preview.Status != 200 || preview.JSON["total"] != 0.0 || len(preview.JSON["lines"].([]any)) != 0 ||
+			preview.JSON["ended_at"] != "2026-11-25T05:00:00Z" || preview.JSON["period"] != "2026-11" {
+			t.Fatalf("partner-billed preview: %s", preview.Raw)
+		}
+		tests := []struct {
+			name   string
+			h      map[string]string
+			sub    string
+			body   any
+			status int
+		}{
+			{"needs a dashboard JWT", apptest.Key(storeKey), id, map[string]string{"end_date": "2026-11-25"}, 401},
+			{"a date in the past", op, id, map[string]string{"end_date": "2026-11-20"}, 422},
+			{"not a date", op, id, map[string]string{"end_date": "soon"}, 422},
+			{"unknown line", op, "nope", map[string]string{"end_date": "2026-11-25"}, 404},
+			{"cancel for the 25th", op, id, map[string]string{"end_date": "2026-11-25", "reason": "moving"}, 200},
+			{"cancelling twice", op, id, map[string]string{"end_date": "2026-11-26"}, 409},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				res := cancel(tt.h, tt.sub, tt.body)
+				if res.Status != tt.status {
+					t.Fatalf("status %d, want %d: %s", res.Status, tt.status, res.Raw)
+				}
+				if tt.status == 200 && (res.JSON["status"] != "CANCELLED" || res.JSON["ended_at"] != "2026-11-25T05:00:00Z" || res.JSON["canceled_at"] == nil) {
+					t.Fatalf("answer %s", res.Raw)
+				}
+			})
+		}
+		got := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/subscription/" + id + "/cancel", Headers: op})
+		if got.JSON["ended_at"] != "2026-11-25T05:00:00Z" || got.JSON["reason"] != "moving" {
+			t.Fatalf("GET cancellation: %s", got.Raw)
+		}
+		sim, _ := switches.AsSim(s.Provisioning.Switch)
+		port := switches.Port{Switch: "mtl-king-sw1", Name: "ge-0/0/13"}
+		mode := func() switches.Mode { st, _ := sim.Read(context.Background(), port); return st.Mode }
+		// Service stays up until ended_at, then the deprovisioner resets the port.
+		s.DevClock.Set(time.Date(2026, 11, 25, 4, 59, 0, 0, time.UTC))
+		time.Sleep(1500 * time.Millisecond)
+		if mode() != switches.ModeService {
+			t.Fatalf("port %s before ended_at", mode())
+		}
+		s.DevClock.Set(time.Date(2026, 11, 25, 5, 0, 1, 0, time.UTC))
+		apptest.Eventually(t, 15*time.Second, "the port back on the captive portal", func() bool { return mode() == switches.ModeCaptive })
+		apptest.Eventually(t, 5*time.Second, "deprovisioned", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND deprovisioned_at IS NOT NULL`, id) == 1
+		})
+	})
+}
+
+func TestBulk(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		bulk := func(body any) *apptest.Response {
+			return s.Do(apptest.Request{Method: "POST", Path: "/partner/provisioning/bulk", Headers: apptest.Key(storeKey), Body: body})
+		}
+		res := bulk(map[string]any{"orders": []any{
+			order(map[string]any{"location_hash": "lh_7f3a9c1205", "billing": map[string]any{"owner": "platform", "processor_customer_id": "cus_demo_visa"}}),
+			order(map[string]any{"location_hash": "lh_nope", "subscriber": person("x@example.ca")}),
+			map[string]any{"plan_version_id": planFibre150, "delivery_mode": "home_drop", "unit_id": unitQueen102, "subscriber": person("y@example.ca"), "colour": "red"},
+			order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen102, "subscriber": person("y@example.ca")}),
+		}})
+		if res.Status != 200 {
+			t.Fatalf("bulk: %d %s", res.Status, res.Raw)
+		}
+		want := []struct {
+			ok     bool
+			status int
+			owner  string
+		}{{true, 200, "platform"}, {false, 422, ""}, {false, 422, ""}, {true, 200, "partner"}}
+		items := res.JSON["results"].([]any)
+		for i, w := range want {
+			it := items[i].(map[string]any)
+			if it["index"] != float64(i) || it["ok"] != w.ok || it["status_code"] != float64(w.status) {
+				t.Fatalf("item %d: %v", i, it)
+			}
+			if w.ok && it["billing_owner"] != w.owner {
+				t.Fatalf("item %d billing_owner %v", i, it["billing_owner"])
+			}
+			if !w.ok && it["error"].(map[string]any)["code"] != "validation_error" {
+				t.Fatalf("item %d error %v", i, it["error"])
+			}
+		}
+		many := make([]any, 501)
+		for i := range many {
+			many[i] = order(nil)
+		}
+		if res := bulk(map[string]any{"orders": many}); res.Status != 422 {
+			t.Fatalf("501 orders: %d", res.Status)
+		}
+		if res := bulk(map[string]any{"orders": []any{}}); res.Status != 422 {
+			t.Fatalf("no orders: %d", res.Status)
+		}
+	})
+}

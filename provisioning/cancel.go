@@ -1,0 +1,145 @@
+package provisioning
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/store"
+)
+
+// CancelQuoteLine is one money line of a cancellation quote.
+type CancelQuoteLine struct {
+	Type        string // credit_note, final_invoice, open_credit
+	Description string
+	Amount      subprov.Money
+}
+
+// CancelQuote is the read-only quote of a cancellation.
+type CancelQuote struct {
+	Subscription *subprov.Subscription
+	EndDate      string
+	EndedAt      time.Time
+	Period       string // YYYY-MM
+	Lines        []CancelQuoteLine
+	Total        subprov.Money
+}
+
+// CancellationMoney lets the billing engine quote and book a platform-billed cancellation.
+type CancellationMoney interface {
+	QuoteCancellation(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) ([]CancelQuoteLine, error)
+	ApplyCancellation(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) error
+}
+
+// endOfService parses end_date and returns the instant service stops: midnight at the start
+// of that day in the provider's time zone (ended_at is exclusive). A date before today is 422.
+func endOfService(p *subprov.Provider, endDate string, now time.Time) (time.Time, error) {
+	d, err := time.Parse(time.DateOnly, strings.TrimSpace(endDate))
+	if err != nil {
+		return time.Time{}, subprov.Invalid(map[string]string{"end_date": "want a date YYYY-MM-DD"})
+	}
+	loc := p.Location()
+	today := now.In(loc).Format(time.DateOnly)
+	if d.Format(time.DateOnly) < today {
+		return time.Time{}, subprov.Invalid(map[string]string{"end_date": "must be today (" + today + ") or later"})
+	}
+	return time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc).UTC(), nil
+}
+
+// QuoteCancellation previews a cancellation for end_date without changing anything.
+func (s *Service) QuoteCancellation(ctx context.Context, subscriptionID, endDate string) (*CancelQuote, error) {
+	sub, p, err := s.operatorSubscription(ctx, subscriptionID)
+	if err != nil {
+		return nil, err
+	}
+	endedAt, err := endOfService(p, endDate, s.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	q := &CancelQuote{Subscription: sub, EndDate: strings.TrimSpace(endDate), EndedAt: endedAt,
+		Period: endedAt.In(p.Location()).Add(-time.Nanosecond).Format("2006-01"), Lines: []CancelQuoteLine{}}
+	if sub.BillingOwner == subprov.BillingPlatform {
+		if money, ok := s.Billing.(CancellationMoney); ok {
+			lines, err := money.QuoteCancellation(ctx, p, sub, endedAt)
+			if err != nil {
+				return nil, err
+			}
+			q.Lines = lines
+		}
+	}
+	for _, l := range q.Lines {
+		q.Total += l.Amount
+	}
+	return q, nil
+}
+
+// Cancel ends a line on end_date (today or later): CANCELLED at once with canceled_at and
+// ended_at set; the port stays up until ended_at, when the deprovisioner resets it.
+func (s *Service) Cancel(ctx context.Context, subscriptionID, endDate, reason, actor string) (*subprov.Subscription, error) {
+	_, p, err := s.operatorSubscription(ctx, subscriptionID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Clock.Now()
+	endedAt, err := endOfService(p, endDate, now)
+	if err != nil {
+		return nil, err
+	}
+	if len(reason) > 500 {
+		return nil, subprov.Invalid(map[string]string{"reason": "at most 500 characters"})
+	}
+	var out *subprov.Subscription
+	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+		sub, err := tx.LockSubscription(ctx, "", subscriptionID)
+		if err != nil {
+			return err
+		}
+		to, err := Next(sub.Status, ActCancel)
+		if err != nil {
+			return err
+		}
+		before := sub.Status
+		change := store.SubscriptionChange{Status: &to, CanceledAt: &now, EndedAt: &endedAt, CancelReason: &reason,
+			StatusBeforeCancel: &before, WorkflowState: strPtr(WorkflowCancelled)}
+		if err := tx.UpdateSubscription(ctx, sub.ID, change, now); err != nil {
+			return err
+		}
+		if err := tx.CloseInstallJobs(ctx, sub.ID, "cancelled", now); err != nil {
+			return err
+		}
+		sub.Status, sub.CanceledAt, sub.EndedAt, sub.CancelReason, sub.StatusBeforeCancel = to, &now, &endedAt, reason, before
+		if sub.BillingOwner == subprov.BillingPlatform {
+			if money, ok := s.Billing.(CancellationMoney); ok {
+				if err := money.ApplyCancellation(ctx, tx, p, sub, endedAt); err != nil {
+					return err
+				}
+			}
+		}
+		out = sub
+		return tx.InsertAudit(ctx, p.ID, actor, "subscription.cancelled", sub.ID, `{"end_date":"`+strings.TrimSpace(endDate)+`"}`, now)
+	})
+	return out, err
+}
+
+// Cancellation returns a line for the operator (GET of the cancellation route).
+func (s *Service) Cancellation(ctx context.Context, subscriptionID string) (*subprov.Subscription, error) {
+	sub, _, err := s.operatorSubscription(ctx, subscriptionID)
+	return sub, err
+}
+
+// operatorSubscription loads a line for the dashboard, which acts across providers.
+func (s *Service) operatorSubscription(ctx context.Context, id string) (*subprov.Subscription, *subprov.Provider, error) {
+	sub, err := s.Store.SubscriptionByID(ctx, id)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, nil, subprov.NotFound("Subscription")
+		}
+		return nil, nil, err
+	}
+	p, err := s.provider(ctx, sub.ProviderID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sub, p, nil
+}

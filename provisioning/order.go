@@ -1,0 +1,360 @@
+package provisioning
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/auth"
+	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/payments"
+	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/switches"
+)
+
+// Subscriber is the person an order is for.
+type Subscriber struct {
+	FirstName, LastName, Email, PhoneNumber, Company string
+}
+
+// BillingBlock is the optional billing block of an order (billing-owner rules).
+type BillingBlock struct {
+	Owner               subprov.BillingOwner
+	ProcessorCustomerID string
+	BillingDay          int
+}
+
+// Order is a provider-initiated (or bulk) order.
+type Order struct {
+	PlanVersionID          string
+	DeliveryMode           subprov.DeliveryMode
+	LocationHash           string
+	LocationIdentifier     string
+	UnitID                 string
+	MACAddress             string
+	ExternalSubscriptionID string
+	Subscriber             Subscriber
+	Billing                *BillingBlock
+	Source                 string // provider_initiated, bulk
+}
+
+// Result is what an order produced (or found, on replay).
+type Result struct {
+	Subscription   *subprov.Subscription
+	SubscriberID   string
+	CustomerNumber string
+	Route          string // provision or install
+	JobID          string // the provisioning job; "" on the install route and on replay
+	Replay         bool
+}
+
+// Validate checks the order's fields on their own; it returns field -> problem.
+func (o *Order) Validate() map[string]string {
+	p := map[string]string{}
+	if strings.TrimSpace(o.PlanVersionID) == "" {
+		p["plan_version_id"] = "required"
+	}
+	switch o.DeliveryMode {
+	case "":
+		o.DeliveryMode = subprov.DeliveryDirect
+	case subprov.DeliveryDirect, subprov.DeliveryHomeDrop:
+	default:
+		p["delivery_mode"] = "want direct or home_drop"
+	}
+	s := &o.Subscriber
+	for field, v := range map[string]string{"subscriber.firstname": s.FirstName, "subscriber.lastname": s.LastName,
+		"subscriber.email": s.Email, "subscriber.phonenumber": s.PhoneNumber} {
+		if strings.TrimSpace(v) == "" {
+			p[field] = "required"
+		}
+	}
+	if s.Email != "" && !auth.ValidEmail(strings.TrimSpace(s.Email)) {
+		p["subscriber.email"] = "not a valid e-mail address"
+	}
+	if o.MACAddress != "" {
+		mac, ok := subprov.NormalizeMAC(o.MACAddress)
+		if !ok {
+			p["mac_address"] = "not a MAC address"
+		}
+		o.MACAddress = mac
+	}
+	if len(o.ExternalSubscriptionID) > 200 {
+		p["external_subscription_id"] = "at most 200 characters"
+	}
+	if b := o.Billing; b != nil {
+		switch b.Owner {
+		case "":
+			b.Owner = subprov.BillingPartner
+		case subprov.BillingPartner, subprov.BillingPlatform:
+		default:
+			p["billing.owner"] = "want partner or platform"
+		}
+		if b.BillingDay == 0 {
+			b.BillingDay = 1
+		}
+		if b.BillingDay < 1 || b.BillingDay > 10 {
+			p["billing.billing_day"] = "want 1 to 10"
+		}
+		if b.Owner == subprov.BillingPlatform && strings.TrimSpace(b.ProcessorCustomerID) == "" {
+			p["billing.processor_customer_id"] = "required when owner is platform"
+		}
+	}
+	return p
+}
+
+// placement is an order resolved against the network: where it goes and how.
+type placement struct {
+	plan     *subprov.PlanVersion
+	building *subprov.Building
+	unitID   string
+	port     *subprov.Port
+	route    string
+}
+
+func invalid(field, msg string) error { return subprov.Invalid(map[string]string{field: msg}) }
+
+// place resolves plan, port or suite, and building, and decides the route (provisioning
+// rules 1-2, decisions §3 routing). Everything it refuses is 422 and nothing is written.
+func (s *Service) place(ctx context.Context, p *subprov.Provider, o *Order) (*placement, error) {
+	pl := &placement{}
+	plan, err := s.Store.PlanVersion(ctx, p.ID, o.PlanVersionID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, invalid("plan_version_id", "no plan version of this provider with this id")
+		}
+		return nil, err
+	}
+	if !plan.Sellable {
+		return nil, invalid("plan_version_id", "this plan version is no longer sold")
+	}
+	pl.plan = plan
+	hasPort := o.LocationHash != "" || o.LocationIdentifier != ""
+	switch {
+	case !hasPort && o.UnitID == "":
+		return nil, invalid("location_hash", "give a port (location_hash or location_identifier) or a unit_id")
+	case o.DeliveryMode == subprov.DeliveryDirect && !hasPort:
+		return nil, invalid("location_hash", "delivery_mode direct needs a location_hash or location_identifier that resolves to a port")
+	case o.DeliveryMode == subprov.DeliveryHomeDrop && o.UnitID == "":
+		return nil, invalid("unit_id", "delivery_mode home_drop needs a unit_id")
+	}
+	if o.DeliveryMode == subprov.DeliveryDirect {
+		loc, err := s.Store.LocationByPort(ctx, o.LocationHash, o.LocationIdentifier)
+		if err != nil {
+			if store.IsNoRows(err) {
+				return nil, invalid("location_hash", "no port with this location_hash or location_identifier")
+			}
+			return nil, err
+		}
+		b, err := s.Store.CoveredBuilding(ctx, p.ID, loc.Building.ID)
+		if err != nil {
+			if store.IsNoRows(err) {
+				return nil, invalid("location_hash", "the port is in a building this provider does not cover")
+			}
+			return nil, err
+		}
+		if b.LineType != subprov.LineFirst {
+			return nil, invalid("delivery_mode", "direct names a port, but the building is not first-line: order home_drop with a unit_id")
+		}
+		if o.UnitID != "" && loc.Port.UnitID != "" && o.UnitID != loc.Port.UnitID {
+			return nil, invalid("unit_id", "the unit does not match the port's suite")
+		}
+		port := loc.Port
+		pl.building, pl.port, pl.unitID, pl.route = b, &port, loc.Port.UnitID, "provision"
+		return pl, nil
+	}
+	unit, err := s.Store.Unit(ctx, o.UnitID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, invalid("unit_id", "no unit with this id")
+		}
+		return nil, err
+	}
+	b, err := s.Store.CoveredBuilding(ctx, p.ID, unit.BuildingID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, invalid("unit_id", "the unit is in a building this provider does not cover")
+		}
+		return nil, err
+	}
+	if !b.LineType.Valid() {
+		return nil, invalid("unit_id", "the building is not classified yet and cannot take orders")
+	}
+	pl.building, pl.unitID, pl.route = b, unit.ID, "install"
+	return pl, nil
+}
+
+// billingError builds a billing-owner refusal whose detail starts with its code (rule 3).
+func billingError(code subprov.Code, reason, msg string) error {
+	return &subprov.Error{Code: code, Reason: reason, Message: reason + ": " + msg}
+}
+
+// verifyBilling checks, before anything is written, that the service can bill the processor
+// customer, and returns the payment method it will adopt (billing-owner rules 3-4).
+func (s *Service) verifyBilling(ctx context.Context, p *subprov.Provider, b *BillingBlock) (string, error) {
+	c, err := s.Processor.Customer(ctx, p, b.ProcessorCustomerID)
+	switch {
+	case errors.Is(err, payments.ErrNotConnected):
+		return "", billingError(subprov.ECONFLICT, "billing_not_available", "the provider has no payment-processor connection")
+	case errors.Is(err, payments.ErrCustomerNotFound):
+		return "", billingError(subprov.EINVALID, "processor_customer_not_found", "no such customer in the provider's processor account")
+	case errors.Is(err, payments.ErrUnavailable):
+		return "", billingError(subprov.EUNAVAILABLE, "processor_unavailable", "the payment processor did not answer; nothing was created, retry later")
+	case err != nil:
+		return "", err
+	}
+	pm := c.AdoptableMethod()
+	if pm == "" {
+		return "", billingError(subprov.EINVALID, "processor_customer_has_no_payment_method", "the customer has no saved card")
+	}
+	return pm, nil
+}
+
+// PlaceOrder creates (or reuses by e-mail) the subscriber and the line, then provisions the
+// port through a job or opens an install job. Idempotent per (subscriber e-mail, plan version,
+// location): a replay answers the existing line with its real status.
+func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order) (*Result, error) {
+	if problems := o.Validate(); len(problems) > 0 {
+		return nil, subprov.Invalid(problems)
+	}
+	pl, err := s.place(ctx, p, o)
+	if err != nil {
+		return nil, err
+	}
+	billing := BillingBlock{Owner: subprov.BillingPartner, BillingDay: 1}
+	if o.Billing != nil {
+		billing = *o.Billing
+	}
+	var methodID string
+	if billing.Owner == subprov.BillingPlatform {
+		if methodID, err = s.verifyBilling(ctx, p, &billing); err != nil {
+			return nil, err
+		}
+	}
+	now := s.Clock.Now()
+	var res *Result
+	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+		res = nil
+		holder := subprov.Contact{FirstName: strings.TrimSpace(o.Subscriber.FirstName), LastName: strings.TrimSpace(o.Subscriber.LastName),
+			Email: strings.TrimSpace(o.Subscriber.Email), PhoneNumber: strings.TrimSpace(o.Subscriber.PhoneNumber), Company: o.Subscriber.Company}
+		if billing.Owner == subprov.BillingPlatform {
+			inUse, err := tx.ProcessorCustomerInUse(ctx, p.ID, billing.ProcessorCustomerID, holder.Email)
+			if err != nil {
+				return err
+			}
+			if inUse {
+				return billingError(subprov.ECONFLICT, "processor_customer_in_use", "the processor customer already pays for another subscriber's line")
+			}
+		}
+		subscriber, _, err := tx.EnsureSubscriber(ctx, p.ID, holder, now)
+		if err != nil {
+			return err
+		}
+		locationKey := pl.unitID
+		if pl.port != nil {
+			locationKey = pl.port.ID
+		}
+		sub := &subprov.Subscription{ID: store.NewID(), ProviderID: p.ID, SubscriberID: subscriber.ID, PlanVersionID: pl.plan.ID,
+			BuildingID: pl.building.ID, UnitID: pl.unitID, DeliveryMode: o.DeliveryMode, MACAddress: o.MACAddress,
+			BillingOwner: billing.Owner, BillingDay: billing.BillingDay, ExternalSubscriptionID: o.ExternalSubscriptionID,
+			Source: o.Source}
+		if billing.Owner == subprov.BillingPlatform {
+			sub.ProcessorCustomerID, sub.PaymentMethodID = billing.ProcessorCustomerID, methodID
+		}
+		action, workflow := ActAwaitInstall, WorkflowAwaitingInstall
+		if pl.route == "provision" {
+			sub.PortID = pl.port.ID
+			sub.VLAN = switches.ServiceVLAN(switches.Port{Switch: pl.port.Switch, Name: pl.port.Name})
+			action, workflow = ActProvision, WorkflowProvisioning
+		} else if port, err := tx.PortOfUnit(ctx, pl.unitID); err != nil {
+			return err
+		} else if port != "" {
+			sub.PortID = port // a first-line suite reached by suite only: the port is switched on after install
+		}
+		if sub.Status, err = Next(fresh, action); err != nil {
+			return err
+		}
+		sub.WorkflowState = workflow
+		inserted, err := tx.InsertSubscription(ctx, sub, locationKey, now)
+		if err != nil {
+			return err
+		}
+		if !inserted {
+			res, err = s.replay(ctx, tx, p, subscriber, pl, locationKey, o)
+			return err
+		}
+		res = &Result{Subscription: sub, SubscriberID: subscriber.ID, CustomerNumber: subscriber.CustomerNumber, Route: pl.route}
+		if pl.route == "provision" {
+			if _, err := s.Events.Record(ctx, tx, p, subprov.EventSubscriptionActivated, sub, nil); err != nil {
+				return err
+			}
+			jobID, err := s.enqueueProvision(ctx, tx, sub.ID)
+			if err != nil {
+				return err
+			}
+			res.JobID = jobID
+			return nil
+		}
+		return s.openInstall(ctx, tx, p, sub, pl.building, "install", now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// replay answers an order whose line already exists: the same subscriber, plan and location
+// (or the same external id) is the idempotent answer; anyone else's live line there is 409.
+func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider, subscriber *subprov.Subscriber, pl *placement,
+	locationKey string, o *Order) (*Result, error) {
+	if o.ExternalSubscriptionID != "" {
+		if ex, err := tx.SubscriptionByExternalID(ctx, p.ID, o.ExternalSubscriptionID); err == nil {
+			if ex.SubscriberID != subscriber.ID || ex.PlanVersionID != pl.plan.ID {
+				return nil, subprov.Errorf(subprov.ECONFLICT, "external_id_in_use", "external_subscription_id already names another line")
+			}
+			return &Result{Subscription: ex, SubscriberID: subscriber.ID, CustomerNumber: subscriber.CustomerNumber, Route: pl.route, Replay: true}, nil
+		} else if !store.IsNoRows(err) {
+			return nil, err
+		}
+	}
+	live, err := tx.LiveLineAt(ctx, locationKey)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, subprov.Errorf(subprov.ECONFLICT, "conflict", "the order conflicts with an existing line; retry")
+		}
+		return nil, err
+	}
+	if live.SubscriberID != subscriber.ID || live.PlanVersionID != pl.plan.ID || live.ProviderID != p.ID {
+		return nil, subprov.Errorf(subprov.ECONFLICT, "location_in_use", "another live line already uses this location")
+	}
+	return &Result{Subscription: live, SubscriberID: subscriber.ID, CustomerNumber: subscriber.CustomerNumber, Route: pl.route, Replay: true}, nil
+}
+
+func (s *Service) enqueueProvision(ctx context.Context, tx *store.Tx, subscriptionID string) (string, error) {
+	if err := s.Jobs.Enqueue(ctx, tx, jobs.ProvisionPort{SubscriptionID: subscriptionID}); err != nil {
+		return "", err
+	}
+	// The provisioning job is identified to partners by the line it provisions: one job per
+	// line at a time, and its outcome arrives as a webhook naming the same id.
+	return "prov_" + subscriptionID, nil
+}
+
+// openInstall records the install route: event, install job and the provider's install ticket.
+func (s *Service) openInstall(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, b *subprov.Building,
+	kind string, now time.Time) error {
+	if _, err := s.Events.Record(ctx, tx, p, subprov.EventSubscriptionPendingInstall, sub, nil); err != nil {
+		return err
+	}
+	booking := "operator"
+	if b.LineType == subprov.LineThird {
+		booking = "customer"
+	}
+	job := &store.InstallJob{ID: store.NewID(), ProviderID: p.ID, SubscriptionID: sub.ID, Kind: kind, Booking: booking, State: "open"}
+	if err := tx.InsertInstallJob(ctx, job, now); err != nil {
+		return err
+	}
+	return s.Tickets.Open(ctx, tx, &subprov.Ticket{ProviderID: p.ID, SubscriberID: sub.SubscriberID, Kind: "install",
+		Subject: fmt.Sprintf("Install %s line at %s", b.LineType, b.Street), Article: fmt.Sprintf("New %s job for subscription %s (booking: %s).", kind, sub.ID, booking)})
+}

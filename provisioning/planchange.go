@@ -1,0 +1,199 @@
+package provisioning
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/switches"
+)
+
+// Adjustment is the one-time money effect of a plan change on a platform-billed line; the
+// billing engine computes it. Nil when nothing is invoiced or credited.
+type Adjustment struct {
+	Type         string // next_invoice_line, credit, none
+	Amount       subprov.Money
+	Days         int
+	DaysInPeriod int
+	Note         string
+}
+
+// PlanChangeMoney lets the billing engine price and book a plan change.
+type PlanChangeMoney interface {
+	PreviewPlanChange(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, from, to *subprov.PlanVersion) (*Adjustment, string, error)
+	ApplyPlanChange(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, from, to *subprov.PlanVersion) (*Adjustment, error)
+}
+
+// PlanChangeQuote is the preview of a plan change.
+type PlanChangeQuote struct {
+	Subscription    *subprov.Subscription
+	From, To        *subprov.PlanVersion
+	RecurringChange subprov.Money
+	Adjustment      *Adjustment
+	Note            string
+	Eligible        bool
+	Blockers        []string
+	EffectiveDate   string
+}
+
+// PlanChangeResult is an applied plan change.
+type PlanChangeResult struct {
+	Quote            *PlanChangeQuote
+	BandwidthUpdated bool
+	AppliedAt        time.Time
+}
+
+// planChangeDay is the calendar day that limits plan changes to one: UTC for the partner
+// endpoint (interface.md Limits).
+func planChangeDay(now time.Time) string { return now.UTC().Format(time.DateOnly) }
+
+// PreviewPlanChange quotes a plan change without applying it. An ineligible line is not an
+// error: the quote says why in Blockers.
+func (s *Service) PreviewPlanChange(ctx context.Context, p *subprov.Provider, subscriptionID, planVersionID string) (*PlanChangeQuote, error) {
+	sub, err := s.Store.Subscription(ctx, p.ID, subscriptionID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, subprov.NotFound("Subscription")
+		}
+		return nil, err
+	}
+	return s.quote(ctx, p, sub, planVersionID)
+}
+
+func (s *Service) quote(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, planVersionID string) (*PlanChangeQuote, error) {
+	if strings.TrimSpace(planVersionID) == "" {
+		return nil, subprov.Invalid(map[string]string{"plan_version_id": "required"})
+	}
+	from, err := s.Store.PlanVersion(ctx, p.ID, sub.PlanVersionID)
+	if err != nil {
+		return nil, err
+	}
+	to, err := s.Store.PlanVersion(ctx, p.ID, planVersionID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, subprov.Invalid(map[string]string{"plan_version_id": "no plan version of this provider with this id"})
+		}
+		return nil, err
+	}
+	if !to.Sellable {
+		return nil, subprov.Invalid(map[string]string{"plan_version_id": "this plan version is no longer sold"})
+	}
+	if to.ID == from.ID {
+		return nil, subprov.Invalid(map[string]string{"plan_version_id": "the line already has this plan version"})
+	}
+	now := s.Clock.Now()
+	q := &PlanChangeQuote{Subscription: sub, From: from, To: to, RecurringChange: to.MonthlyPrice - from.MonthlyPrice,
+		EffectiveDate: planChangeDay(now), Eligible: true, Blockers: []string{}}
+	if _, err := Next(sub.Status, ActChangePlan); err != nil {
+		q.Eligible = false
+		q.Blockers = append(q.Blockers, fmt.Sprintf("the line is %s; only an ACTIVE line can change plan", sub.Status))
+	}
+	if changed, err := s.Store.PlanChangedOn(ctx, sub.ID, planChangeDay(now)); err != nil {
+		return nil, err
+	} else if changed {
+		q.Eligible = false
+		q.Blockers = append(q.Blockers, "the plan already changed today (UTC); one change per calendar day")
+	}
+	q.Note = "No invoice line or credit note: the service does not invoice this line."
+	if sub.BillingOwner == subprov.BillingPlatform {
+		if money, ok := s.Billing.(PlanChangeMoney); ok {
+			adj, note, err := money.PreviewPlanChange(ctx, p, sub, from, to)
+			if err != nil {
+				return nil, err
+			}
+			q.Adjustment, q.Note = adj, note
+		}
+	}
+	return q, nil
+}
+
+// ChangePlan applies a plan change at once: the port's bandwidth is written first (so the
+// answer can say whether the switch confirmed it), then the change is recorded, at most once
+// per UTC day. An unconfirmed bandwidth write still applies the plan, answers
+// bandwidth_updated false and raises an operator ticket; it is not a reason to retry.
+func (s *Service) ChangePlan(ctx context.Context, p *subprov.Provider, subscriptionID, planVersionID, actor string) (*PlanChangeResult, error) {
+	q, err := s.PreviewPlanChange(ctx, p, subscriptionID, planVersionID)
+	if err != nil {
+		return nil, err
+	}
+	if !q.Eligible {
+		if q.Subscription.Status != subprov.StatusActive {
+			return nil, subprov.Errorf(subprov.ECONFLICT, "invalid_transition", "%s", q.Blockers[0])
+		}
+		return nil, subprov.Errorf(subprov.ECONFLICT, "plan_change_limit", "The plan already changed today; one plan change per calendar day")
+	}
+	sub := q.Subscription
+	bandwidthUpdated := true
+	var port switches.Port
+	// Only a port in service is rewritten; a line still being provisioned gets the new plan's
+	// bandwidth from its provisioning job, which reads the plan when it runs.
+	if sub.PortID != "" && (sub.WorkflowState == WorkflowProvisioned || sub.WorkflowState == WorkflowInstalled) {
+		var err error
+		port, _, err = s.portAndPlan(ctx, sub)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.Switch.SetBandwidth(ctx, port, q.To.DownloadMbps, q.To.UploadMbps); err != nil {
+			s.Log.Warn("plan change: bandwidth not confirmed", "subscription_id", sub.ID, "err", err)
+			bandwidthUpdated = false
+		}
+	}
+	now := s.Clock.Now()
+	res := &PlanChangeResult{Quote: q, BandwidthUpdated: bandwidthUpdated, AppliedAt: now}
+	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+		cur, err := tx.LockSubscription(ctx, p.ID, sub.ID)
+		if err != nil {
+			return err
+		}
+		if _, err := Next(cur.Status, ActChangePlan); err != nil {
+			return err
+		}
+		if cur.PlanVersionID != q.From.ID {
+			return subprov.Errorf(subprov.ECONFLICT, "plan_change_limit", "The plan already changed today; one plan change per calendar day")
+		}
+		ok, err := tx.InsertPlanChange(ctx, sub.ID, q.From.ID, q.To.ID, planChangeDay(now), actor, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return subprov.Errorf(subprov.ECONFLICT, "plan_change_limit", "The plan already changed today; one plan change per calendar day")
+		}
+		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{PlanVersionID: &q.To.ID}, now); err != nil {
+			return err
+		}
+		if sub.BillingOwner == subprov.BillingPlatform {
+			if money, ok := s.Billing.(PlanChangeMoney); ok {
+				adj, err := money.ApplyPlanChange(ctx, tx, p, cur, q.From, q.To)
+				if err != nil {
+					return err
+				}
+				q.Adjustment = adj
+			}
+		}
+		details := fmt.Sprintf(`{"from":%q,"to":%q,"bandwidth_updated":%t}`, q.From.ID, q.To.ID, bandwidthUpdated)
+		if err := tx.InsertAudit(ctx, p.ID, actor, "subscription.plan_changed", sub.ID, details, now); err != nil {
+			return err
+		}
+		if !bandwidthUpdated {
+			return s.Tickets.Open(ctx, tx, &subprov.Ticket{ProviderID: p.ID, SubscriberID: sub.SubscriberID, Kind: "operator",
+				Subject: "Confirm bandwidth after plan change", InternalNote: fmt.Sprintf("Subscription %s changed to %s (%d/%d Mbps); the switch did not confirm the bandwidth.",
+					sub.ID, q.To.PlanName, q.To.DownloadMbps, q.To.UploadMbps)})
+		}
+		return nil
+	})
+	if err != nil {
+		if bandwidthUpdated && sub.PortID != "" {
+			// The change did not stand: put the port back on the line's current plan.
+			if e := s.Switch.SetBandwidth(ctx, port, q.From.DownloadMbps, q.From.UploadMbps); e != nil && !errors.Is(e, context.Canceled) {
+				s.Log.Error("plan change: could not restore bandwidth", "subscription_id", sub.ID, "err", e)
+			}
+		}
+		return nil, err
+	}
+	sub.PlanVersionID = q.To.ID
+	return res, nil
+}

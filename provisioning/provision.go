@@ -1,0 +1,171 @@
+package provisioning
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/switches"
+)
+
+// ProvisionPort is the port.provision job: switch the line's port on (VLAN, bandwidth, MAC
+// binding), confirmed by read-back, then record provisioning.completed. A transient switch
+// failure is retried by the queue; a refusal (another device on the port, a write the switch
+// does not confirm) or the last attempt records provisioning.failed, resets the port so no
+// half-configured port stays behind, and raises an operator ticket. Running it again after a
+// crash changes nothing: a provisioned line is left alone.
+func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attempt int) error {
+	sub, err := s.Store.SubscriptionByID(ctx, a.SubscriptionID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil
+		}
+		return err
+	}
+	if sub.Status != subprov.StatusActive || sub.WorkflowState != WorkflowProvisioning || sub.PortID == "" {
+		return nil
+	}
+	p, err := s.provider(ctx, sub.ProviderID)
+	if err != nil {
+		return err
+	}
+	port, plan, err := s.portAndPlan(ctx, sub)
+	if err != nil {
+		return err
+	}
+	vlan := sub.VLAN
+	if vlan == 0 {
+		vlan = switches.ServiceVLAN(port) // a line that reached its port through an install
+	}
+	cfg := switches.Config{VLAN: vlan, DownloadMbps: plan.DownloadMbps, UploadMbps: plan.UploadMbps, MAC: sub.MACAddress}
+	if p.Sandbox {
+		// Sandbox buildings are not wired to a real switch: the job ends as provisioning.failed.
+		err = fmt.Errorf("%w: sandbox providers have no switch", switches.ErrUnavailable)
+		attempt = maxProvisionAttempts
+	} else {
+		err = s.Switch.Activate(ctx, port, cfg)
+	}
+	if err == nil {
+		return s.Store.InTx(ctx, func(tx *store.Tx) error {
+			cur, err := tx.LockSubscription(ctx, "", sub.ID)
+			if err != nil || cur.WorkflowState != WorkflowProvisioning {
+				return err
+			}
+			if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioned), VLAN: &vlan}, s.Clock.Now()); err != nil {
+				return err
+			}
+			cur.WorkflowState = WorkflowProvisioned
+			if _, err := s.Events.Record(ctx, tx, p, subprov.EventProvisioningCompleted, cur, nil); err != nil {
+				return err
+			}
+			return s.startBilling(ctx, tx, p, cur)
+		})
+	}
+	transient := errors.Is(err, switches.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
+	if transient && attempt < maxProvisionAttempts {
+		return fmt.Errorf("provision %s (attempt %d): %w", sub.ID, attempt, err)
+	}
+	s.Log.Warn("provisioning failed", "subscription_id", sub.ID, "attempt", attempt, "err", err)
+	if !p.Sandbox && !errors.Is(err, switches.ErrPortInUse) {
+		// Leave no half-configured port: put it back on the captive portal (best effort; a
+		// port another device uses is not touched).
+		_ = s.Switch.ResetToCaptive(ctx, port)
+	}
+	reason := failureReason(err)
+	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+		cur, err := tx.LockSubscription(ctx, "", sub.ID)
+		if err != nil || cur.WorkflowState != WorkflowProvisioning {
+			return err
+		}
+		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioningFailed)}, s.Clock.Now()); err != nil {
+			return err
+		}
+		cur.WorkflowState = WorkflowProvisioningFailed
+		if _, err := s.Events.Record(ctx, tx, p, subprov.EventProvisioningFailed, cur, map[string]any{"reason": reason}); err != nil {
+			return err
+		}
+		return s.Tickets.Open(ctx, tx, &subprov.Ticket{ProviderID: p.ID, SubscriberID: cur.SubscriberID, Kind: "operator", Priority: "high",
+			Subject: "Port provisioning failed", InternalNote: fmt.Sprintf("Subscription %s on %s/%s: %s", cur.ID, port.Switch, port.Name, reason)})
+	})
+}
+
+func failureReason(err error) string {
+	switch {
+	case errors.Is(err, switches.ErrPortInUse):
+		return "port_in_use"
+	case errors.Is(err, switches.ErrUnconfirmed):
+		return "switch_write_unconfirmed"
+	case errors.Is(err, switches.ErrInvalid), errors.Is(err, switches.ErrNotConfigured):
+		return "switch_rejected"
+	default:
+		return "switch_unavailable"
+	}
+}
+
+func (s *Service) portAndPlan(ctx context.Context, sub *subprov.Subscription) (switches.Port, *subprov.PlanVersion, error) {
+	port, err := s.Store.PortByID(ctx, sub.PortID)
+	if err != nil {
+		return switches.Port{}, nil, err
+	}
+	plan, err := s.Store.PlanVersion(ctx, sub.ProviderID, sub.PlanVersionID)
+	if err != nil {
+		return switches.Port{}, nil, err
+	}
+	return switches.Port{Switch: port.Switch, Name: port.Name}, plan, nil
+}
+
+// startBilling marks the start of service and hands platform-billed lines to billing.
+func (s *Service) startBilling(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error {
+	if s.Billing == nil {
+		return nil
+	}
+	return s.Billing.Activated(ctx, tx, p, sub)
+}
+
+// DeprovisionPort is the port.deprovision job: reset an ended line's port to the captive
+// portal, then mark it deprovisioned. Resetting twice is harmless.
+func (s *Service) DeprovisionPort(ctx context.Context, a jobs.DeprovisionPort) error {
+	sub, err := s.Store.SubscriptionByID(ctx, a.SubscriptionID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil
+		}
+		return err
+	}
+	if sub.PortID != "" {
+		port, err := s.Store.PortByID(ctx, sub.PortID)
+		if err != nil {
+			return err
+		}
+		if err := s.Switch.ResetToCaptive(ctx, switches.Port{Switch: port.Switch, Name: port.Name}); err != nil {
+			return fmt.Errorf("deprovision %s: %w", sub.ID, err)
+		}
+	}
+	return s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.MarkDeprovisioned(ctx, sub.ID, s.Clock.Now()) })
+}
+
+// SweepDeprovisions enqueues the deprovisioner for every line whose ended_at has passed. It is
+// driven by the clock (the scheduler calls it every second and whenever the dev clock moves).
+func (s *Service) SweepDeprovisions(ctx context.Context) error {
+	now := s.Clock.Now()
+	ids, err := s.Store.DueDeprovisions(ctx, now, 500)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+			claimed, err := tx.ClaimDeprovision(ctx, id, now)
+			if err != nil || !claimed {
+				return err
+			}
+			return s.Jobs.Enqueue(ctx, tx, jobs.DeprovisionPort{SubscriptionID: id})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

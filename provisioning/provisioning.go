@@ -1,0 +1,68 @@
+// Package provisioning turns orders into subscriptions on the provider's network: it routes an
+// order by the building's line type and the caller's delivery mode, verifies billing before
+// writing, creates the line idempotently, provisions the port through a durable job or opens
+// an install job, and runs the subscription state machine (install confirmation, plan change,
+// cancellation and the deprovisioner).
+package provisioning
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/payments"
+	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/switches"
+	"github.com/subprov/subprov/tickets"
+)
+
+// Events records webhook events inside the caller's transaction.
+type Events interface {
+	Record(ctx context.Context, tx *store.Tx, p *subprov.Provider, typ string, sub *subprov.Subscription, extra map[string]any) (*subprov.Event, error)
+}
+
+// Enqueuer inserts jobs inside the caller's transaction.
+type Enqueuer interface {
+	Enqueue(ctx context.Context, tx *store.Tx, args jobs.Args) error
+}
+
+// Billing is told when a line starts being billed (activation) so the platform-billed ones get
+// their first invoice; the billing engine implements it.
+type Billing interface {
+	Activated(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error
+}
+
+// Service runs the provisioning rules.
+type Service struct {
+	Store     *store.Store
+	Clock     subprov.Clock
+	Switch    switches.Driver
+	Processor payments.Processor
+	Events    Events
+	Jobs      Enqueuer
+	Tickets   tickets.Desk
+	Billing   Billing // nil: nothing is billed
+	Log       *slog.Logger
+}
+
+// Provisioning attempts for a transient switch failure before the line is declared failed.
+const maxProvisionAttempts = 5
+
+// Workflow states (the finer progress inside a status).
+const (
+	WorkflowProvisioning       = "provisioning"
+	WorkflowProvisioned        = "provisioned"
+	WorkflowProvisioningFailed = "provisioning_failed"
+	WorkflowAwaitingInstall    = "awaiting_install"
+	WorkflowInstalled          = "installed"
+	WorkflowCancelled          = "cancelled"
+)
+
+func (s *Service) provider(ctx context.Context, id string) (*subprov.Provider, error) {
+	return s.Store.Provider(ctx, id)
+}
+
+func strPtr(s string) *string { return &s }
+
+func statusPtr(s subprov.Status) *subprov.Status { return &s }

@@ -1,0 +1,312 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/subprov/subprov"
+)
+
+// Delivery states of an event (events.delivery_state).
+const (
+	// EventPending waits for delivery: production events are flushed in seq order and retried;
+	// sandbox events wait for their one synchronous attempt.
+	EventPending = "pending"
+	// EventDelivered: a receiver answered 2xx.
+	EventDelivered = "delivered"
+	// EventFailed: production retries ran out (3 days) or the one sandbox attempt failed.
+	EventFailed = "failed"
+	// EventNoEndpoint: the provider had no webhook_url when the event was recorded; the event
+	// is kept (listable) but never sent.
+	EventNoEndpoint = "no_endpoint"
+)
+
+// EventRecord is an event with its delivery bookkeeping, which subprov.Event leaves out
+// because only the webhook machinery and the sandbox listing care about it.
+type EventRecord struct {
+	subprov.Event
+	SubscriptionID string // "" when the event concerns no subscription (a ping)
+	Seq            int64  // per-provider delivery order
+	DeliveryState  string
+	Attempts       int
+	NextAttemptAt  *time.Time // nil unless pending on the production retry schedule
+}
+
+// WebhookAttempt is one delivery attempt, kept whatever its outcome.
+type WebhookAttempt struct {
+	ID          string
+	EventID     string
+	URL         string
+	StatusCode  int // 0: no HTTP answer (refused, timeout); stored as NULL
+	LatencyMS   int
+	Error       string
+	AttemptedAt time.Time
+}
+
+const eventColumns = `id, provider_id, type, subscription_id, payload, sandbox, delivery_state, attempts,
+	next_attempt_at, created_at, seq`
+
+func scanEvent(row interface{ Scan(...any) error }) (*EventRecord, error) {
+	var e EventRecord
+	var sub sql.NullString
+	var payload string
+	var next nullTimeScan
+	err := row.Scan(&e.ID, &e.ProviderID, &e.Type, &sub, &payload, &e.Sandbox, &e.DeliveryState, &e.Attempts,
+		&next, &e.CreatedAt, &e.Seq)
+	if err != nil {
+		return nil, err
+	}
+	e.SubscriptionID = sub.String
+	e.Payload = []byte(payload)
+	e.NextAttemptAt = next.ptr()
+	e.CreatedAt = e.CreatedAt.UTC()
+	return &e, nil
+}
+
+// NextEventSeq allocates the provider's next event sequence number. The UPDATE also locks the
+// provider row until tx ends, so two transactions recording events for one provider commit in
+// seq order and a flusher never sees seq n+1 before seq n.
+func (tx *Tx) NextEventSeq(ctx context.Context, providerID string) (int64, error) {
+	var seq int64
+	err := tx.QueryRow(ctx, `UPDATE providers SET event_seq = event_seq + 1 WHERE id = ? RETURNING event_seq`, providerID).Scan(&seq)
+	if err != nil {
+		return 0, fmt.Errorf("next event seq of provider %s: %w", providerID, err)
+	}
+	return seq, nil
+}
+
+// InsertEvent writes an event row; its payload is the exact body that will be signed and sent.
+func (tx *Tx) InsertEvent(ctx context.Context, e *EventRecord) error {
+	_, err := tx.Exec(ctx, `INSERT INTO events (`+eventColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.ID, e.ProviderID, e.Type, nullStr(e.SubscriptionID), string(e.Payload), e.Sandbox, e.DeliveryState, e.Attempts,
+		nullTime(e.NextAttemptAt), e.CreatedAt.UTC(), e.Seq)
+	if err != nil {
+		return fmt.Errorf("insert event %s (%s): %w", e.ID, e.Type, err)
+	}
+	return nil
+}
+
+// DueEvents returns the provider's production events that may be sent now, in seq order: the
+// leading run of pending events whose next_attempt_at has passed. It stops at the first pending
+// event that is not due yet, because every later event must wait behind it to keep the order.
+func (s *Store) DueEvents(ctx context.Context, providerID string, now time.Time, limit int) ([]*EventRecord, error) {
+	rows, err := s.R().Query(ctx, `SELECT `+eventColumns+` FROM events
+		WHERE provider_id = ? AND delivery_state = 'pending' AND sandbox = FALSE
+		ORDER BY seq LIMIT ?`, providerID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("due events of provider %s: %w", providerID, err)
+	}
+	defer rows.Close()
+	var out []*EventRecord
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan event: %w", err)
+		}
+		if e.NextAttemptAt == nil || e.NextAttemptAt.After(now) {
+			break
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("due events of provider %s: %w", providerID, err)
+	}
+	return out, nil
+}
+
+// MarkEventDelivered records that a receiver accepted the event.
+func (tx *Tx) MarkEventDelivered(ctx context.Context, providerID, eventID string) error {
+	return tx.markEvent(ctx, providerID, eventID, EventDelivered, nil)
+}
+
+// MarkEventFailed records that the event will not be sent again.
+func (tx *Tx) MarkEventFailed(ctx context.Context, providerID, eventID string) error {
+	return tx.markEvent(ctx, providerID, eventID, EventFailed, nil)
+}
+
+// MarkEventRetry counts a failed attempt, schedules the next one at next and holds every later
+// pending event of the provider until then, so the sweep (which reads only the events_due
+// index) does not keep waking a flush for events that must wait behind this one.
+func (tx *Tx) MarkEventRetry(ctx context.Context, providerID, eventID string, next time.Time) error {
+	if err := tx.markEvent(ctx, providerID, eventID, EventPending, &next); err != nil {
+		return err
+	}
+	return tx.HoldQueuedEvents(ctx, providerID)
+}
+
+func (tx *Tx) markEvent(ctx context.Context, providerID, eventID, state string, next *time.Time) error {
+	res, err := tx.Exec(ctx, `UPDATE events SET delivery_state = ?, attempts = attempts + 1, next_attempt_at = ?
+		WHERE id = ? AND provider_id = ?`, state, nullTime(next), eventID, providerID)
+	if err != nil {
+		return fmt.Errorf("mark event %s %s: %w", eventID, state, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("mark event %s %s: %w", eventID, state, err)
+	} else if n == 0 {
+		return fmt.Errorf("mark event %s %s: %w", eventID, state, ErrNoRows)
+	}
+	return nil
+}
+
+// HoldQueuedEvents moves next_attempt_at of the provider's pending production events up to
+// that of the first one (lowest seq), so no event counts as due while an earlier one waits
+// for its retry. Events recorded behind a waiting event start out due; a flush that finds the
+// head not due calls this to park them.
+func (tx *Tx) HoldQueuedEvents(ctx context.Context, providerID string) error {
+	const head = `(SELECT h.next_attempt_at FROM events h
+		WHERE h.provider_id = ? AND h.delivery_state = 'pending' AND h.sandbox = FALSE ORDER BY h.seq LIMIT 1)`
+	_, err := tx.Exec(ctx, `UPDATE events SET next_attempt_at = `+head+`
+		WHERE provider_id = ? AND delivery_state = 'pending' AND sandbox = FALSE AND next_attempt_at < `+head,
+		providerID, providerID, providerID)
+	if err != nil {
+		return fmt.Errorf("hold queued events of provider %s: %w", providerID, err)
+	}
+	return nil
+}
+
+// InsertWebhookAttempt records one delivery attempt of an event of providerID. The event is
+// looked up with its provider first, so an attempt can never be filed under another
+// provider's event.
+func (tx *Tx) InsertWebhookAttempt(ctx context.Context, providerID string, a *WebhookAttempt) error {
+	var one int
+	if err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = ? AND provider_id = ?`, a.EventID, providerID).Scan(&one); err != nil {
+		return fmt.Errorf("webhook attempt for event %s: %w", a.EventID, err)
+	}
+	var status any
+	if a.StatusCode != 0 {
+		status = a.StatusCode
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO webhook_attempts (id, event_id, url, status_code, latency_ms, error, attempted_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, a.ID, a.EventID, a.URL, status, a.LatencyMS, a.Error, a.AttemptedAt.UTC())
+	if err != nil {
+		return fmt.Errorf("insert webhook attempt for event %s: %w", a.EventID, err)
+	}
+	return nil
+}
+
+// AcquireWebhookLease makes holder the provider's only webhook flusher until `until`, if the
+// lease is free or expired at now. It reports whether holder got it. One conditional upsert:
+// concurrent callers race on the primary key and exactly one wins.
+func (s *Store) AcquireWebhookLease(ctx context.Context, providerID, holder string, now, until time.Time) (bool, error) {
+	got := false
+	err := s.InTx(ctx, func(tx *Tx) error {
+		var h string
+		err := tx.QueryRow(ctx, `INSERT INTO webhook_leases (provider_id, holder, lease_until) VALUES (?, ?, ?)
+			ON CONFLICT (provider_id) DO UPDATE SET holder = excluded.holder, lease_until = excluded.lease_until
+			WHERE webhook_leases.lease_until <= ?
+			RETURNING holder`, providerID, holder, until.UTC(), now.UTC()).Scan(&h)
+		switch {
+		case IsNoRows(err):
+			return nil // someone else holds a live lease
+		case err != nil:
+			return err
+		}
+		got = h == holder
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("acquire webhook lease of provider %s: %w", providerID, err)
+	}
+	return got, nil
+}
+
+// ReleaseWebhookLease frees the lease if holder still has it (an expired lease taken over by
+// another flusher is left alone).
+func (s *Store) ReleaseWebhookLease(ctx context.Context, providerID, holder string) error {
+	err := s.InTx(ctx, func(tx *Tx) error {
+		_, err := tx.Exec(ctx, `DELETE FROM webhook_leases WHERE provider_id = ? AND holder = ?`, providerID, holder)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("release webhook lease of provider %s: %w", providerID, err)
+	}
+	return nil
+}
+
+// ProvidersWithDueEvents lists up to limit providers with a pending production event due at
+// now and no live flush lease at leaseNow (a running flusher will get to them itself). The
+// range scan is on the events_due index (delivery_state, next_attempt_at), so the cost
+// follows the number of due events, not the size of the table.
+func (s *Store) ProvidersWithDueEvents(ctx context.Context, now, leaseNow time.Time, limit int) ([]string, error) {
+	rows, err := s.R().Query(ctx, `SELECT DISTINCT e.provider_id FROM events e
+		WHERE e.delivery_state = 'pending' AND e.next_attempt_at <= ? AND e.sandbox = FALSE
+		AND NOT EXISTS (SELECT 1 FROM webhook_leases l WHERE l.provider_id = e.provider_id AND l.lease_until > ?)
+		LIMIT ?`, now.UTC(), leaseNow.UTC(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("providers with due events: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("scan provider id: %w", err)
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("providers with due events: %w", err)
+	}
+	return out, nil
+}
+
+// EventsOfProvider lists the provider's events, newest first. seq is the recording order, so
+// it orders exactly even when two events share a created_at.
+func (s *Store) EventsOfProvider(ctx context.Context, providerID string, limit int) ([]*EventRecord, error) {
+	rows, err := s.R().Query(ctx, `SELECT `+eventColumns+` FROM events WHERE provider_id = ?
+		ORDER BY seq DESC, created_at DESC, id DESC LIMIT ?`, providerID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("events of provider %s: %w", providerID, err)
+	}
+	defer rows.Close()
+	var out []*EventRecord
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan event: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("events of provider %s: %w", providerID, err)
+	}
+	return out, nil
+}
+
+// Event returns one event of the provider; another provider's event is ErrNoRows.
+func (s *Store) Event(ctx context.Context, providerID, id string) (*EventRecord, error) {
+	e, err := scanEvent(s.R().QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = ? AND provider_id = ?`, id, providerID))
+	if err != nil {
+		return nil, fmt.Errorf("event %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// WebhookAttempts lists the attempts of one event of the provider, oldest first.
+func (s *Store) WebhookAttempts(ctx context.Context, providerID, eventID string) ([]*WebhookAttempt, error) {
+	rows, err := s.R().Query(ctx, `SELECT a.id, a.event_id, a.url, a.status_code, a.latency_ms, a.error, a.attempted_at
+		FROM webhook_attempts a JOIN events e ON e.id = a.event_id
+		WHERE a.event_id = ? AND e.provider_id = ?
+		ORDER BY a.attempted_at, a.id`, eventID, providerID)
+	if err != nil {
+		return nil, fmt.Errorf("webhook attempts of event %s: %w", eventID, err)
+	}
+	defer rows.Close()
+	var out []*WebhookAttempt
+	for rows.Next() {
+		var a WebhookAttempt
+		var status sql.NullInt64
+		if err := rows.Scan(&a.ID, &a.EventID, &a.URL, &status, &a.LatencyMS, &a.Error, &a.AttemptedAt); err != nil {
+			return nil, fmt.Errorf("scan webhook attempt: %w", err)
+		}
+		a.StatusCode = int(status.Int64)
+		a.AttemptedAt = a.AttemptedAt.UTC()
+		out = append(out, &a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("webhook attempts of event %s: %w", eventID, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,209 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/store"
+)
+
+// Own names rather than store_test.go's helpers, so these tests do not depend on that file.
+var procNow = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func seedProcessorProviders(t *testing.T, s *store.Store, ids ...string) {
+	t.Helper()
+	ctx := context.Background()
+	err := s.InTx(ctx, func(tx *store.Tx) error {
+		for _, id := range ids {
+			p := &subprov.Provider{ID: id, Name: id, TimeZone: "UTC", Currency: "CAD", WebhookSecret: "s-" + id}
+			if err := tx.UpsertProvider(ctx, p, "h-"+id, "", procNow); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestProcessorCustomerIsScopedToItsProvider(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		seedProcessorProviders(t, s, "pa", "pb")
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			return tx.UpsertProcessorCustomer(ctx, "cus_a", "pa", []store.ProcessorMethod{
+				{ID: "pm_1", Behaviour: "succeeds", Last4: "4242"}, {ID: "pm_2", Behaviour: "declines", Last4: "0002"},
+			}, procNow)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			name, provider, id string
+			wantErr            bool
+		}{
+			{"own customer", "pa", "cus_a", false},
+			{"another provider's customer", "pb", "cus_a", true},
+			{"unknown customer", "pa", "cus_x", true},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				c, err := s.ProcessorCustomer(ctx, tt.provider, tt.id)
+				if tt.wantErr {
+					if !store.IsNoRows(err) {
+						t.Fatalf("err = %v, want no rows", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.DefaultMethodID != "pm_1" || len(c.Methods) != 2 || c.Methods[0].ID != "pm_1" || c.Methods[1].ID != "pm_2" {
+					t.Fatalf("customer = %+v, want default pm_1 and methods pm_1, pm_2", c)
+				}
+			})
+		}
+	})
+}
+
+func TestAddProcessorPaymentMethodAppendsOnceByID(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		seedProcessorProviders(t, s, "pa", "pb")
+		add := func(provider, id, customer string) (*store.ProcessorPaymentMethod, error) {
+			var out *store.ProcessorPaymentMethod
+			err := s.InTx(ctx, func(tx *store.Tx) error {
+				var err error
+				out, err = tx.AddProcessorPaymentMethod(ctx, provider, store.ProcessorPaymentMethod{
+					ID: id, CustomerID: customer, Behaviour: "succeeds", Brand: "visa", Last4: "4242"}, procNow)
+				return err
+			})
+			return out, err
+		}
+		if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.InsertProcessorCustomer(ctx, "pa", "cus_new", procNow) }); err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range []string{"pm_a", "pm_b", "pm_a"} {
+			m, err := add("pa", id, "cus_new")
+			if err != nil {
+				t.Fatalf("add %s: %v", id, err)
+			}
+			if want := map[string]int{"pm_a": 0, "pm_b": 1}[id]; m.Position != want {
+				t.Fatalf("add #%d %s: position %d, want %d", i, id, m.Position, want)
+			}
+		}
+		c, err := s.ProcessorCustomer(ctx, "pa", "cus_new")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.DefaultMethodID != "" || len(c.Methods) != 2 {
+			t.Fatalf("customer = %+v, want no default and two methods", c)
+		}
+		if _, err := add("pb", "pm_c", "cus_new"); !store.IsNoRows(err) {
+			t.Fatalf("another provider adding a card: err = %v, want no rows", err)
+		}
+	})
+}
+
+func TestInsertProcessorChargeKeepsOneRowPerKey(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		seedProcessorProviders(t, s, "pa")
+		const n = 10
+		var wg sync.WaitGroup
+		ids := make([]string, n)
+		inserted := make([]bool, n)
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c := &store.ProcessorCharge{ID: store.NewID(), ProviderID: "pa", CustomerID: "cus", PaymentMethodID: "pm",
+					IdempotencyKey: "k1", Amount: 1250, Currency: "CAD", Status: store.ProcessorChargeSucceeded, CreatedAt: procNow}
+				got, ins, err := s.InsertProcessorCharge(ctx, c)
+				errs[i], inserted[i] = err, ins
+				if got != nil {
+					ids[i] = got.ID
+				}
+			}()
+		}
+		wg.Wait()
+		wins := 0
+		for i := range n {
+			if errs[i] != nil {
+				t.Fatalf("insert %d: %v", i, errs[i])
+			}
+			if ids[i] != ids[0] {
+				t.Fatalf("insert %d returned charge %s, insert 0 returned %s", i, ids[i], ids[0])
+			}
+			if inserted[i] {
+				wins++
+			}
+		}
+		if wins != 1 {
+			t.Fatalf("%d inserts report inserting, want 1", wins)
+		}
+		var rows int
+		if err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM processor_charges`).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		if rows != 1 {
+			t.Fatalf("%d rows, want 1", rows)
+		}
+	})
+}
+
+func TestProcessorRefundTotalMatchesTheKeyPrefixOnly(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		seedProcessorProviders(t, s, "pa")
+		rows := []struct {
+			key, status string
+			amount      subprov.Money
+		}{
+			{"refund:pa:ch_1:a", store.ProcessorRefund, 100},
+			{"refund:pa:ch_1:b", store.ProcessorRefund, 250},
+			{"refund:pa:ch_10:a", store.ProcessorRefund, 1000}, // another charge whose id extends ch_1
+			{"refund:pa:chX1:a", store.ProcessorRefund, 1000},  // the "_" of ch_1 must not act as a wildcard
+			{"charge:pa:x", store.ProcessorChargeSucceeded, 5000},
+		}
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			for _, r := range rows {
+				c := &store.ProcessorCharge{ID: store.NewID(), ProviderID: "pa", CustomerID: "cus", PaymentMethodID: "pm",
+					IdempotencyKey: r.key, Amount: r.amount, Currency: "CAD", Status: r.status, CreatedAt: procNow}
+				if err := tx.InsertProcessorCharge(ctx, c); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var total subprov.Money
+		err = s.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			total, err = tx.ProcessorRefundTotal(ctx, "pa", "refund:pa:ch_1:")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total != 350 {
+			t.Fatalf("total = %d, want 350", total)
+		}
+		err = s.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.LockProcessorCharge(ctx, "pb", "nope")
+			return err
+		})
+		if !errors.Is(err, store.ErrNoRows) {
+			t.Fatalf("lock of a missing charge: err = %v, want no rows", err)
+		}
+	})
+}

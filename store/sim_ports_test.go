@@ -1,0 +1,96 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/store"
+)
+
+func TestSimPorts(t *testing.T) {
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	service := store.SimPortState{Switch: "sw-a", Port: "ge-0/0/12", State: "service", VLAN: 2417,
+		DownloadMbps: 500, UploadMbps: 100, MAC: "aa:bb:cc:dd:ee:ff"}
+	captive := store.SimPortState{Switch: "sw-a", Port: "ge-0/0/12", State: "captive", VLAN: 999}
+	other := store.SimPortState{Switch: "sw-b", Port: "ge-0/0/12", State: "suspended", VLAN: 2001,
+		DownloadMbps: 50, UploadMbps: 10}
+
+	tests := []struct {
+		name   string
+		writes []store.SimPortState
+		read   [2]string // switch, port
+		want   *store.SimPortState
+	}{
+		{"a port never written is no rows", nil, [2]string{"sw-a", "ge-0/0/12"}, nil},
+		{"a write reads back whole", []store.SimPortState{service}, [2]string{"sw-a", "ge-0/0/12"}, &service},
+		{"a second write replaces the first", []store.SimPortState{service, captive}, [2]string{"sw-a", "ge-0/0/12"}, &captive},
+		{"the same port name on another switch is another port", []store.SimPortState{service, other}, [2]string{"sw-a", "ge-0/0/12"}, &service},
+		{"the other switch keeps its own port", []store.SimPortState{service, other}, [2]string{"sw-b", "ge-0/0/12"}, &other},
+	}
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		for i, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				// Each case gets its own switch names so cases do not see each other's rows.
+				prefix := string(rune('a'+i)) + "-"
+				for _, w := range tt.writes {
+					w.Switch = prefix + w.Switch
+					if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.PutSimPort(ctx, w, at) }); err != nil {
+						t.Fatalf("PutSimPort: %v", err)
+					}
+				}
+				got, err := s.SimPort(ctx, prefix+tt.read[0], tt.read[1])
+				if tt.want == nil {
+					if !store.IsNoRows(err) {
+						t.Fatalf("SimPort = %+v, %v; want ErrNoRows", got, err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("SimPort: %v", err)
+				}
+				want := *tt.want
+				want.Switch = prefix + want.Switch
+				if *got != want {
+					t.Fatalf("SimPort = %+v, want %+v", *got, want)
+				}
+				// The transaction's read sees the same row.
+				var inTx *store.SimPortState
+				if err := s.InTx(ctx, func(tx *store.Tx) error {
+					var err error
+					inTx, err = tx.SimPort(ctx, want.Switch, want.Port)
+					return err
+				}); err != nil {
+					t.Fatalf("tx.SimPort: %v", err)
+				}
+				if *inTx != want {
+					t.Fatalf("tx.SimPort = %+v, want %+v", *inTx, want)
+				}
+			})
+		}
+	})
+}
+
+func TestPutSimPortStampsUpdatedAt(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		p := store.SimPortState{Switch: "sw-a", Port: "1", State: "captive", VLAN: 999}
+		for _, at := range []time.Time{
+			time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC),
+			time.Date(2026, 3, 2, 9, 0, 0, 0, time.FixedZone("EST", -5*3600)),
+		} {
+			if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.PutSimPort(ctx, p, at) }); err != nil {
+				t.Fatal(err)
+			}
+			var got time.Time
+			if err := s.R().QueryRow(ctx, `SELECT updated_at FROM sim_ports WHERE switch_name = ? AND port_name = ?`, "sw-a", "1").Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equal(at) {
+				t.Fatalf("updated_at = %v, want %v", got, at)
+			}
+		}
+	})
+}

@@ -1,0 +1,400 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/subprov/subprov"
+)
+
+const subscriptionColumns = `s.id, s.provider_id, COALESCE(s.subscriber_id, ''), s.plan_version_id, s.building_id, COALESCE(s.unit_id, ''),
+	COALESCE(s.port_id, ''), s.status, s.workflow_state, s.delivery_mode, s.mac_address, s.billing_owner, s.billing_day,
+	COALESCE(s.processor_customer_id, ''), COALESCE(s.payment_method_id, ''), COALESCE(s.external_subscription_id, ''), s.anonymous,
+	s.contact_email, s.on_hold, s.appointment_at, s.booking_link_sent, s.source, COALESCE(s.checkout_session_id, ''),
+	COALESCE(s.started_at, ''), s.activated_at, s.canceled_at, s.ended_at, s.cancel_reason, s.status_before_cancel,
+	COALESCE(s.requested_start_date, ''), s.vlan, s.created_at, s.updated_at`
+
+func scanSubscription(row interface{ Scan(...any) error }) (*subprov.Subscription, error) {
+	var s subprov.Subscription
+	var status, mode, owner, before string
+	var appt, activated, canceled, ended sql.NullTime
+	err := row.Scan(&s.ID, &s.ProviderID, &s.SubscriberID, &s.PlanVersionID, &s.BuildingID, &s.UnitID, &s.PortID, &status,
+		&s.WorkflowState, &mode, &s.MACAddress, &owner, &s.BillingDay, &s.ProcessorCustomerID, &s.PaymentMethodID,
+		&s.ExternalSubscriptionID, &s.Anonymous, &s.ContactEmail, &s.OnHold, &appt, &s.BookingLinkSent, &s.Source,
+		&s.CheckoutSessionID, &s.StartedAt, &activated, &canceled, &ended, &s.CancelReason, &before, &s.RequestedStartDate,
+		&s.VLAN, &s.CreatedAt, &s.UpdatedAt)
+	if err != nil {
+		return nil, err
+	}
+	s.Status, s.DeliveryMode, s.BillingOwner = subprov.Status(status), subprov.DeliveryMode(mode), subprov.BillingOwner(owner)
+	s.StatusBeforeCancel = subprov.Status(before)
+	s.AppointmentAt, s.ActivatedAt, s.CanceledAt, s.EndedAt = timePtr(appt), timePtr(activated), timePtr(canceled), timePtr(ended)
+	return &s, nil
+}
+
+// Subscription returns one of a provider's subscriptions.
+func (s *Store) Subscription(ctx context.Context, providerID, id string) (*subprov.Subscription, error) {
+	sub, err := scanSubscription(s.R().QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s WHERE s.provider_id = ? AND s.id = ?`, providerID, id))
+	if err != nil {
+		return nil, fmt.Errorf("subscription %s: %w", id, err)
+	}
+	return sub, nil
+}
+
+// SubscriptionByID returns a subscription whatever its provider: for the operator dashboard,
+// whose users act across providers.
+func (s *Store) SubscriptionByID(ctx context.Context, id string) (*subprov.Subscription, error) {
+	sub, err := scanSubscription(s.R().QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s WHERE s.id = ?`, id))
+	if err != nil {
+		return nil, fmt.Errorf("subscription %s: %w", id, err)
+	}
+	return sub, nil
+}
+
+// LockSubscription reads a subscription for update inside tx, scoped to its provider ("" for
+// the operator). On SQLite the single writer connection already serialises writers.
+func (tx *Tx) LockSubscription(ctx context.Context, providerID, id string) (*subprov.Subscription, error) {
+	q := `SELECT ` + subscriptionColumns + ` FROM subscriptions s WHERE s.id = ?`
+	args := []any{id}
+	if providerID != "" {
+		q += ` AND s.provider_id = ?`
+		args = append(args, providerID)
+	}
+	sub, err := scanSubscription(tx.QueryRow(ctx, q+tx.d.ForUpdate(), args...))
+	if err != nil {
+		return nil, fmt.Errorf("lock subscription %s: %w", id, err)
+	}
+	return sub, nil
+}
+
+// LiveLineAt returns the live line (pending, active or suspended) at a location, if any.
+func (tx *Tx) LiveLineAt(ctx context.Context, locationKey string) (*subprov.Subscription, error) {
+	sub, err := scanSubscription(tx.QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s
+		WHERE s.location_key = ? AND s.status IN ('PENDING_INSTALL', 'ACTIVE', 'SUSPENDED')`, locationKey))
+	if err != nil {
+		return nil, err
+	}
+	return sub, nil
+}
+
+// SubscriptionByExternalID returns a provider's line by the partner's own id.
+func (tx *Tx) SubscriptionByExternalID(ctx context.Context, providerID, externalID string) (*subprov.Subscription, error) {
+	return scanSubscription(tx.QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s
+		WHERE s.provider_id = ? AND s.external_subscription_id = ?`, providerID, externalID))
+}
+
+// InsertSubscription inserts a new line unless a unique constraint (one live line per
+// location, per subscriber+plan+location, per external id, per checkout session) already
+// holds one; inserted reports which. ON CONFLICT DO NOTHING keeps a PostgreSQL transaction
+// usable after losing the race, so the caller can read the winner.
+func (tx *Tx) InsertSubscription(ctx context.Context, s *subprov.Subscription, locationKey string, now time.Time) (bool, error) {
+	var id string
+	err := tx.QueryRow(ctx, `INSERT INTO subscriptions (id, provider_id, subscriber_id, plan_version_id, building_id, unit_id, port_id,
+			location_key, status, workflow_state, delivery_mode, mac_address, billing_owner, billing_day, processor_customer_id,
+			payment_method_id, external_subscription_id, anonymous, contact_email, source, checkout_session_id, requested_start_date,
+			vlan, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING RETURNING id`,
+		s.ID, s.ProviderID, nullStr(s.SubscriberID), s.PlanVersionID, s.BuildingID, nullStr(s.UnitID), nullStr(s.PortID), locationKey,
+		string(s.Status), s.WorkflowState, string(s.DeliveryMode), s.MACAddress, string(s.BillingOwner), s.BillingDay,
+		nullStr(s.ProcessorCustomerID), nullStr(s.PaymentMethodID), nullStr(s.ExternalSubscriptionID), s.Anonymous, s.ContactEmail,
+		s.Source, nullStr(s.CheckoutSessionID), nullStr(s.RequestedStartDate), s.VLAN, now.UTC(), now.UTC()).Scan(&id)
+	if IsNoRows(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("insert subscription: %w", err)
+	}
+	s.CreatedAt, s.UpdatedAt = now.UTC(), now.UTC()
+	return true, nil
+}
+
+// SubscriptionChange is a partial update of a subscription; nil fields are left alone.
+type SubscriptionChange struct {
+	Status             *subprov.Status
+	WorkflowState      *string
+	PlanVersionID      *string
+	MACAddress         *string
+	StartedAt          *string
+	ActivatedAt        *time.Time
+	CanceledAt         *time.Time
+	EndedAt            *time.Time
+	CancelReason       *string
+	StatusBeforeCancel *subprov.Status
+	OnHold             *bool
+	BookingLinkSent    *bool
+	VLAN               *int
+}
+
+// UpdateSubscription applies a partial update.
+func (tx *Tx) UpdateSubscription(ctx context.Context, id string, c SubscriptionChange, now time.Time) error {
+	sets := []string{"updated_at = ?"}
+	args := []any{now.UTC()}
+	add := func(col string, v any) {
+		sets = append(sets, col+" = ?")
+		args = append(args, v)
+	}
+	if c.Status != nil {
+		add("status", string(*c.Status))
+	}
+	if c.WorkflowState != nil {
+		add("workflow_state", *c.WorkflowState)
+	}
+	if c.PlanVersionID != nil {
+		add("plan_version_id", *c.PlanVersionID)
+	}
+	if c.MACAddress != nil {
+		add("mac_address", *c.MACAddress)
+	}
+	if c.StartedAt != nil {
+		add("started_at", *c.StartedAt)
+	}
+	if c.ActivatedAt != nil {
+		add("activated_at", c.ActivatedAt.UTC())
+	}
+	if c.CanceledAt != nil {
+		add("canceled_at", c.CanceledAt.UTC())
+	}
+	if c.EndedAt != nil {
+		add("ended_at", c.EndedAt.UTC())
+	}
+	if c.CancelReason != nil {
+		add("cancel_reason", *c.CancelReason)
+	}
+	if c.StatusBeforeCancel != nil {
+		add("status_before_cancel", string(*c.StatusBeforeCancel))
+	}
+	if c.OnHold != nil {
+		add("on_hold", *c.OnHold)
+	}
+	if c.BookingLinkSent != nil {
+		add("booking_link_sent", *c.BookingLinkSent)
+	}
+	if c.VLAN != nil {
+		add("vlan", *c.VLAN)
+	}
+	args = append(args, id)
+	if _, err := tx.Exec(ctx, `UPDATE subscriptions SET `+strings.Join(sets, ", ")+` WHERE id = ?`, args...); err != nil {
+		return fmt.Errorf("update subscription %s: %w", id, err)
+	}
+	return nil
+}
+
+// EnsureSubscriber returns the provider's subscriber with this holder e-mail, creating it
+// (with a new customer number) when there is none. Concurrent calls for one e-mail agree on
+// one subscriber: the insert does nothing on conflict and the winner is read back.
+func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder subprov.Contact, now time.Time) (*subprov.Subscriber, bool, error) {
+	email := strings.ToLower(strings.TrimSpace(holder.Email))
+	if sub, err := tx.subscriberByEmail(ctx, providerID, email); err == nil {
+		return sub, false, nil
+	} else if !IsNoRows(err) {
+		return nil, false, err
+	}
+	num, err := tx.NextCustomerNumber(ctx, providerID)
+	if err != nil {
+		return nil, false, err
+	}
+	sub := &subprov.Subscriber{ID: NewID(), ProviderID: providerID, CustomerNumber: num, Holder: holder}
+	sub.Holder.Email = email
+	var id string
+	err = tx.QueryRow(ctx, `INSERT INTO subscribers (id, provider_id, email, customer_number, search_text, phone_digits, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+		sub.ID, providerID, email, num, subscriberSearchText(sub), digitsOnly(holder.PhoneNumber), now.UTC(), now.UTC()).Scan(&id)
+	if IsNoRows(err) {
+		got, err := tx.subscriberByEmail(ctx, providerID, email)
+		return got, false, err
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("insert subscriber: %w", err)
+	}
+	if err := tx.upsertContact(ctx, sub.ID, "holder", sub.Holder, now); err != nil {
+		return nil, false, err
+	}
+	return sub, true, nil
+}
+
+func (tx *Tx) subscriberByEmail(ctx context.Context, providerID, email string) (*subprov.Subscriber, error) {
+	var sub subprov.Subscriber
+	var num sql.NullString
+	err := tx.QueryRow(ctx, `SELECT id, provider_id, customer_number FROM subscribers WHERE provider_id = ? AND email = ?`, providerID, email).
+		Scan(&sub.ID, &sub.ProviderID, &num)
+	if err != nil {
+		return nil, err
+	}
+	sub.CustomerNumber = num.String
+	sub.Holder.Email = email
+	return &sub, nil
+}
+
+// ProcessorCustomerInUse reports whether another subscriber's live line of the provider
+// already bills this processor customer.
+func (tx *Tx) ProcessorCustomerInUse(ctx context.Context, providerID, customerID, subscriberEmail string) (bool, error) {
+	var n int
+	err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM subscriptions s JOIN subscribers b ON b.id = s.subscriber_id
+		WHERE s.provider_id = ? AND s.processor_customer_id = ? AND s.status <> 'CANCELLED' AND b.email <> ?`,
+		providerID, customerID, strings.ToLower(subscriberEmail)).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("processor customer in use: %w", err)
+	}
+	return n > 0, nil
+}
+
+// InstallJob is a technician or operator job on the install route.
+type InstallJob struct {
+	ID             string
+	ProviderID     string
+	SubscriptionID string
+	Kind           string // install, reinstall
+	Booking        string // customer, operator, "" (none)
+	State          string // open, booked, held, done, cancelled
+	Flags          string
+}
+
+// InsertInstallJob opens an install job.
+func (tx *Tx) InsertInstallJob(ctx context.Context, j *InstallJob, now time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO install_jobs (id, provider_id, subscription_id, kind, booking, state, flags, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.ProviderID, j.SubscriptionID, j.Kind, nullStr(j.Booking), j.State, j.Flags, now.UTC(), now.UTC())
+	if err != nil {
+		return fmt.Errorf("insert install job: %w", err)
+	}
+	return nil
+}
+
+// CloseInstallJobs marks a line's open install jobs done.
+func (tx *Tx) CloseInstallJobs(ctx context.Context, subscriptionID, state string, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE install_jobs SET state = ?, updated_at = ? WHERE subscription_id = ? AND state IN ('open', 'booked', 'held')`,
+		state, now.UTC(), subscriptionID)
+	if err != nil {
+		return fmt.Errorf("close install jobs: %w", err)
+	}
+	return nil
+}
+
+// InstallJobsOf lists a line's install jobs, oldest first.
+func (s *Store) InstallJobsOf(ctx context.Context, subscriptionID string) ([]InstallJob, error) {
+	rows, err := s.R().Query(ctx, `SELECT id, provider_id, subscription_id, kind, COALESCE(booking, ''), state, flags FROM install_jobs
+		WHERE subscription_id = ? ORDER BY created_at, id`, subscriptionID)
+	if err != nil {
+		return nil, fmt.Errorf("install jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []InstallJob
+	for rows.Next() {
+		var j InstallJob
+		if err := rows.Scan(&j.ID, &j.ProviderID, &j.SubscriptionID, &j.Kind, &j.Booking, &j.State, &j.Flags); err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// InsertPlanChange records a plan change; false when the line already changed plan that day.
+func (tx *Tx) InsertPlanChange(ctx context.Context, subscriptionID, from, to, day, actor string, now time.Time) (bool, error) {
+	var id string
+	err := tx.QueryRow(ctx, `INSERT INTO plan_changes (id, subscription_id, from_plan_version_id, to_plan_version_id, changed_on, actor, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`, NewID(), subscriptionID, from, to, day, actor, now.UTC()).Scan(&id)
+	if IsNoRows(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("insert plan change: %w", err)
+	}
+	return true, nil
+}
+
+// PlanChangedOn reports whether a line changed plan on day (YYYY-MM-DD).
+func (s *Store) PlanChangedOn(ctx context.Context, subscriptionID, day string) (bool, error) {
+	var n int
+	if err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM plan_changes WHERE subscription_id = ? AND changed_on = ?`, subscriptionID, day).Scan(&n); err != nil {
+		return false, fmt.Errorf("plan changed on: %w", err)
+	}
+	return n > 0, nil
+}
+
+// InsertAudit records a money-moving or otherwise audited action.
+func (tx *Tx) InsertAudit(ctx context.Context, providerID, actor, action, subjectID, details string, now time.Time) error {
+	if details == "" {
+		details = "{}"
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO audit_log (id, provider_id, actor, action, subject_id, details, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		NewID(), nullStr(providerID), actor, action, subjectID, details, now.UTC())
+	if err != nil {
+		return fmt.Errorf("audit %s: %w", action, err)
+	}
+	return nil
+}
+
+// DueDeprovisions lists ended lines whose port has not been reset yet and are not queued.
+func (s *Store) DueDeprovisions(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	rows, err := s.R().Query(ctx, `SELECT id FROM subscriptions WHERE status = 'CANCELLED' AND ended_at <= ?
+		AND deprovisioned_at IS NULL AND deprovision_queued_at IS NULL ORDER BY ended_at LIMIT ?`, now.UTC(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("due deprovisions: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// ClaimDeprovision marks an ended line queued for deprovisioning; false if someone else did.
+func (tx *Tx) ClaimDeprovision(ctx context.Context, id string, now time.Time) (bool, error) {
+	res, err := tx.Exec(ctx, `UPDATE subscriptions SET deprovision_queued_at = ? WHERE id = ? AND deprovision_queued_at IS NULL`, now.UTC(), id)
+	if err != nil {
+		return false, fmt.Errorf("claim deprovision: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// MarkDeprovisioned records that an ended line's port was reset.
+func (tx *Tx) MarkDeprovisioned(ctx context.Context, id string, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE subscriptions SET deprovisioned_at = ?, workflow_state = 'deprovisioned', updated_at = ? WHERE id = ?`,
+		now.UTC(), now.UTC(), id)
+	if err != nil {
+		return fmt.Errorf("mark deprovisioned: %w", err)
+	}
+	return nil
+}
+
+// PortByID returns a port.
+func (s *Store) PortByID(ctx context.Context, id string) (*subprov.Port, error) {
+	var p subprov.Port
+	var unit, lh, li sql.NullString
+	err := s.R().QueryRow(ctx, `SELECT id, building_id, unit_id, switch_name, port_name, location_hash, location_identifier FROM ports WHERE id = ?`, id).
+		Scan(&p.ID, &p.BuildingID, &unit, &p.Switch, &p.Name, &lh, &li)
+	if err != nil {
+		return nil, fmt.Errorf("port %s: %w", id, err)
+	}
+	p.UnitID, p.LocationHash, p.LocationIdentifier = unit.String, lh.String, li.String
+	return &p, nil
+}
+
+// ProviderByDeviceSecretHash finds the provider whose CPEs use this device secret.
+func (s *Store) ProviderByDeviceSecretHash(ctx context.Context, h string) (*subprov.Provider, error) {
+	p, err := scanProvider(s.R().QueryRow(ctx, `SELECT `+providerColumns+` FROM providers WHERE device_secret_hash = ? AND device_secret_hash <> ''`, h))
+	if err != nil {
+		return nil, fmt.Errorf("provider by device secret: %w", err)
+	}
+	return p, nil
+}
+
+// SubscriptionByMAC returns a provider's live line bound to a device MAC.
+func (s *Store) SubscriptionByMAC(ctx context.Context, providerID, mac string) (*subprov.Subscription, error) {
+	sub, err := scanSubscription(s.R().QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s
+		WHERE s.provider_id = ? AND s.mac_address = ? AND s.status IN ('PENDING_INSTALL', 'ACTIVE') ORDER BY s.created_at DESC LIMIT 1`, providerID, mac))
+	if err != nil {
+		return nil, fmt.Errorf("subscription by mac: %w", err)
+	}
+	return sub, nil
+}

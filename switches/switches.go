@@ -1,0 +1,125 @@
+// Package switches holds the switch drivers that put a subscriber's port into service, with
+// every write confirmed by reading the port back.
+package switches
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/faults"
+	"github.com/subprov/subprov/store"
+)
+
+// Port names one access port: the switch and the port on it (e.g. "sw-a", "ge-0/0/12").
+type Port struct {
+	Switch, Name string
+}
+
+func (p Port) String() string { return p.Switch + "/" + p.Name }
+
+// Config is what service on a port consists of. MAC "" means no binding; otherwise the
+// lower-case colon form ("aa:bb:cc:dd:ee:ff"), which is what a read-back is compared with.
+type Config struct {
+	VLAN, DownloadMbps, UploadMbps int
+	MAC                            string
+}
+
+// Mode is what a port is doing.
+type Mode string
+
+const (
+	ModeOff       Mode = "off"       // never configured
+	ModeService   Mode = "service"   // carrying the subscriber's traffic on its VLAN
+	ModeSuspended Mode = "suspended" // no traffic, but the service config is kept for Restore
+	ModeCaptive   Mode = "captive"   // on the captive-portal VLAN, no binding, no bandwidth
+)
+
+// State is a port as read from the switch. For ModeOff and ModeCaptive the config is the
+// fixed one of that mode (zero, and CaptiveVLAN alone), so two reads compare with ==.
+type State struct {
+	Mode Mode
+	Config
+}
+
+func (s State) String() string {
+	return fmt.Sprintf("%s vlan=%d down=%d up=%d mac=%q", s.Mode, s.VLAN, s.DownloadMbps, s.UploadMbps, s.MAC)
+}
+
+// CaptiveVLAN is the VLAN of the captive portal, where unsubscribed ports sit so a newcomer in
+// the suite can sign up from the building's own network.
+const CaptiveVLAN = 999
+
+// Service VLANs come from a block of their own, clear of CaptiveVLAN and of the low VLANs
+// switches reserve for management.
+const (
+	serviceVLANMin   = 2000
+	serviceVLANCount = 2000 // 2000-3999
+)
+
+// ServiceVLAN derives a line's VLAN deterministically from the port (range 2000-3999), so a
+// re-run provisions the same VLAN and nothing has to be allocated or remembered. Two ports may
+// hash to the same VLAN; access ports are isolated from each other, so that is harmless on
+// these building switches.
+func ServiceVLAN(p Port) int {
+	h := fnv.New32a()
+	h.Write([]byte(p.Switch))
+	h.Write([]byte{0}) // keeps ("a/b", "c") apart from ("a", "b/c")
+	h.Write([]byte(p.Name))
+	return serviceVLANMin + int(h.Sum32()%serviceVLANCount)
+}
+
+var (
+	// ErrUnavailable is transient: the switch did not take the write; retry later.
+	ErrUnavailable = errors.New("switch unavailable")
+	// ErrUnconfirmed means the read-back did not show the write; an operator has to look.
+	ErrUnconfirmed = errors.New("switch write not confirmed")
+	// ErrPortInUse means a different MAC is learned or bound on the port.
+	ErrPortInUse = errors.New("another device is on the port")
+	// ErrNotConfigured means the port has no kept service config to act on (it is off or on
+	// the captive portal), so Restore, Suspend or SetBandwidth has nothing to work with.
+	ErrNotConfigured = errors.New("port has no service configuration")
+	// ErrInvalid means the request itself is wrong (empty port, bad VLAN, bandwidth or MAC);
+	// retrying cannot help.
+	ErrInvalid = errors.New("invalid switch request")
+)
+
+// Driver is what provisioning uses to run a subscriber's port. Every write returns only once
+// the port has been read back in the intended state, and every write is idempotent: a job run
+// twice after a crash leaves the port as one run would.
+type Driver interface {
+	Name() string
+	// Read returns the port's current state; a port never configured reads as ModeOff.
+	Read(ctx context.Context, p Port) (State, error)
+	// Activate puts the port in service with the VLAN, bandwidth and MAC binding of c.
+	Activate(ctx context.Context, p Port, c Config) error
+	// Suspend takes service off the port and keeps its config for Restore.
+	Suspend(ctx context.Context, p Port) error
+	// Restore puts a suspended port back in service with the kept config.
+	Restore(ctx context.Context, p Port) error
+	// ResetToCaptive moves the port to CaptiveVLAN with no binding and bandwidth 0.
+	ResetToCaptive(ctx context.Context, p Port) error
+	// SetBandwidth changes the bandwidth of a port in service or suspended (kept for Restore).
+	SetBandwidth(ctx context.Context, p Port, down, up int) error
+}
+
+// Raw is the whole of what a real switch driver implements: read a port, and write a port's
+// whole intended state. Confirmed adds the rules and the read-back on top, once for all drivers.
+type Raw interface {
+	Name() string
+	Read(ctx context.Context, p Port) (State, error)
+	Write(ctx context.Context, p Port, want State) error
+}
+
+// Open returns the driver named by SUBPROV_SWITCH_DRIVER; only "sim" is built in, and "" means
+// the default, "sim".
+func Open(name string, st *store.Store, f *faults.Switches, clk subprov.Clock) (Driver, error) {
+	switch name {
+	case "", "sim":
+		return NewSim(st, f, clk), nil
+	default:
+		return nil, fmt.Errorf("SUBPROV_SWITCH_DRIVER %q: unknown driver; want one of [sim]", name)
+	}
+}
