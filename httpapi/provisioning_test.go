@@ -17,6 +17,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
 )
@@ -644,6 +645,68 @@ func TestBulk(t *testing.T) {
 		}
 		if res := bulk(map[string]any{"orders": []any{}}); res.Status != 422 {
 			t.Fatalf("no orders: %d", res.Status)
+		}
+	})
+}
+
+// TestWebhookSurvivesARestart stops the service while a webhook delivery hangs and starts a
+// new process on the same database: the event is delivered after the start.
+func TestWebhookSurvivesARestart(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, u string) {
+		var mu sync.Mutex
+		hang := true
+		var got []string
+		release := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			first := hang
+			hang = false
+			mu.Unlock()
+			if first {
+				select { // the first delivery hangs until the sender gives up
+				case <-release:
+				case <-r.Context().Done():
+				}
+				return
+			}
+			var ev map[string]any
+			_ = json.NewDecoder(r.Body).Decode(&ev)
+			mu.Lock()
+			got = append(got, ev["type"].(string))
+			mu.Unlock()
+		}))
+		defer srv.Close()
+		defer close(release)
+		a := apptest.Start(t, u)
+		a.Store.DB.Exec(a.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), srv.URL, northwind)
+		res := (&hook{}).post(a, order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen102}))
+		if res.Status != 200 {
+			t.Fatalf("order: %s", res.Raw)
+		}
+		apptest.Eventually(t, 10*time.Second, "the delivery to be in flight", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return !hang
+		})
+		if err := a.Shutdown(); err != nil {
+			t.Fatalf("shutdown: %v", err)
+		}
+		mu.Lock()
+		if len(got) != 0 {
+			t.Fatalf("delivered before the restart: %v", got)
+		}
+		mu.Unlock()
+		b := apptest.Start(t, u)
+		// The new process loads the demo fixture again, which has no webhook URL: set it back.
+		b.Store.DB.Exec(b.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), srv.URL, northwind)
+		b.DevClock.Advance(10 * time.Minute) // past any retry a failed attempt scheduled
+		apptest.Eventually(t, 20*time.Second, "delivery after the restart", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(got) == 1 && got[0] == "subscription.pending_install"
+		})
+		if n := count(t, b, `SELECT COUNT(*) FROM events WHERE delivery_state = 'delivered'`); n != 1 {
+			t.Fatalf("%d delivered events", n)
 		}
 	})
 }

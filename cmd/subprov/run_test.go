@@ -140,7 +140,9 @@ func TestDemoBannerHasACurlLineForEveryCredential(t *testing.T) {
 	b := demoBanner("http://127.0.0.1:8080")
 	for _, w := range []string{"/partner/serviceability/autocomplete", "/partner/serviceability/check", "/partner/serviceability/units",
 		"/partner/location/", "/api/v1/location/", "/partner/location/details", "/partner/subscriber/auth/login", "/api/v1/auth/login",
-		"/api/v1/dev/clock", "/api/v1/dev/faults", "/api/v1/dev/outbox", "/docs"} {
+		"/api/v1/dev/clock", "/api/v1/dev/faults", "/api/v1/dev/outbox", "/docs", "/partner/provisioning/provider-initiated",
+		"/partner/provisioning/bulk", "/partner/provisioning/confirm-install", "/change-plan/preview", "/change-plan\"",
+		"/partner/cpe/config", "/cancel/preview", "/cancel\" -H \"Authorization"} {
 		if !strings.Contains(b, w) {
 			t.Errorf("banner lacks %s", w)
 		}
