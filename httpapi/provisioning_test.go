@@ -475,7 +475,6 @@ func TestConfirmInstallAndDevicePull(t *testing.T) {
 
 func TestPartnerPlanChange(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
-		op := s.Operator()
 		h := &hook{}
 		line := h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1205"}))
 		id := line.JSON["subscription_id"].(string)
@@ -527,7 +526,7 @@ func TestPartnerPlanChange(t *testing.T) {
 		}
 		// Next UTC day: allowed again; an unconfirmed bandwidth write still applies and says so.
 		s.DevClock.Advance(24 * time.Hour)
-		op = s.Operator() // the old dashboard token expired with the day
+		op := s.Operator() // a token from before the day would have expired with it
 		setFault(s, op, "switch", "unconfirmed")
 		res := apply(storeKey, id, planFibre150)
 		setFault(s, op, "switch", "ok")

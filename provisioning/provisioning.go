@@ -64,5 +64,3 @@ func (s *Service) provider(ctx context.Context, id string) (*subprov.Provider, e
 }
 
 func strPtr(s string) *string { return &s }
-
-func statusPtr(s subprov.Status) *subprov.Status { return &s }
