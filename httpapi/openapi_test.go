@@ -218,6 +218,7 @@ var oasSchemeFor = map[string]string{
 	"holder":              "subscriberJWT",
 	"operator":            "dashboardJWT",
 	"optional_subscriber": "subscriberJWT",
+	"device_secret":       "deviceSecret",
 }
 
 // oasWalkRefs calls fn with the location and target of every "$ref" in v.

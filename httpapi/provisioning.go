@@ -283,7 +283,7 @@ func quoteJSON(q *provisioning.PlanChangeQuote) map[string]any {
 func (s *server) handleChangePlanPreview(w http.ResponseWriter, r *http.Request) error {
 	q, err := s.Provisioning.PreviewPlanChange(r.Context(), callerOf(r).Provider, r.PathValue("subscription_id"), r.URL.Query().Get("plan_version_id"))
 	if err != nil {
-		return err
+		return inQuery(err)
 	}
 	writeJSON(w, http.StatusOK, quoteJSON(q))
 	return nil
@@ -384,7 +384,7 @@ func (s *server) handleCancelPreview(w http.ResponseWriter, r *http.Request) err
 	}
 	q, err := s.Provisioning.QuoteCancellation(r.Context(), r.PathValue("subscription_id"), endDate)
 	if err != nil {
-		return err
+		return inQuery(err)
 	}
 	lines := make([]quoteLineJSON, 0, len(q.Lines))
 	for _, l := range q.Lines {
@@ -394,4 +394,18 @@ func (s *server) handleCancelPreview(w http.ResponseWriter, r *http.Request) err
 		"ended_at": q.EndedAt.Format(time.RFC3339), "period": q.Period, "billing_owner": q.Subscription.BillingOwner,
 		"lines": lines, "total": q.Total})
 	return nil
+}
+
+// inQuery marks a validation error's fields as query parameters, for routes whose input is
+// the query string.
+func inQuery(err error) error {
+	e, ok := subprov.AsError(err)
+	if !ok || len(e.Fields) == 0 {
+		return err
+	}
+	fields := map[string]string{}
+	for k, v := range e.Fields {
+		fields["query:"+k] = v
+	}
+	return subprov.Invalid(fields)
 }

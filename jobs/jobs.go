@@ -29,6 +29,9 @@ type Handlers struct {
 	ProvisionPort   func(ctx context.Context, args ProvisionPort, attempt int) error
 	DeprovisionPort func(ctx context.Context, args DeprovisionPort) error
 	FlushWebhooks   func(ctx context.Context, args FlushWebhooks) error
+	ChargeInvoice   func(ctx context.Context, args ChargeInvoice) error
+	BillRun         func(ctx context.Context, args BillRun) error
+	SetLineService  func(ctx context.Context, args SetLineService) error
 }
 
 // Options tune the client.
@@ -50,6 +53,14 @@ func driverFor(s *store.Store) riverdriver.Driver[*sql.Tx] {
 		return riverdatabasesql.New(s.DB)
 	}
 	return riversqlite.New(s.DB)
+}
+
+// addWorker registers a handler for its job kind; nil leaves the kind unregistered.
+func addWorker[T river.JobArgs](w *river.Workers, h func(context.Context, T) error) {
+	if h == nil {
+		return
+	}
+	river.AddWorker(w, river.WorkFunc(func(ctx context.Context, j *river.Job[T]) error { return h(ctx, j.Args) }))
 }
 
 // Migrate applies River's own schema migrations.
@@ -76,26 +87,17 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 		o.Logger = slog.Default()
 	}
 	workers := river.NewWorkers()
-	if h.DeliverMail != nil {
-		river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, j *river.Job[DeliverMail]) error {
-			return h.DeliverMail(ctx, j.Args)
-		}))
-	}
+	addWorker(workers, h.DeliverMail)
 	if h.ProvisionPort != nil {
 		river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, j *river.Job[ProvisionPort]) error {
 			return h.ProvisionPort(ctx, j.Args, j.Attempt)
 		}))
 	}
-	if h.DeprovisionPort != nil {
-		river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, j *river.Job[DeprovisionPort]) error {
-			return h.DeprovisionPort(ctx, j.Args)
-		}))
-	}
-	if h.FlushWebhooks != nil {
-		river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, j *river.Job[FlushWebhooks]) error {
-			return h.FlushWebhooks(ctx, j.Args)
-		}))
-	}
+	addWorker(workers, h.DeprovisionPort)
+	addWorker(workers, h.FlushWebhooks)
+	addWorker(workers, h.ChargeInvoice)
+	addWorker(workers, h.BillRun)
+	addWorker(workers, h.SetLineService)
 	cfg := &river.Config{
 		Logger:            o.Logger.With("component", "river"),
 		Workers:           workers,

@@ -32,3 +32,30 @@ type FlushWebhooks struct {
 
 // Kind names the job in the queue.
 func (FlushWebhooks) Kind() string { return "webhooks.flush" }
+
+// ChargeInvoice makes one AutoPay attempt on an open invoice.
+type ChargeInvoice struct {
+	InvoiceID string `json:"invoice_id"`
+}
+
+// Kind names the job in the queue.
+func (ChargeInvoice) Kind() string { return "billing.charge" }
+
+// BillRun issues a provider's due recurring invoices for a period.
+type BillRun struct {
+	ProviderID string `json:"provider_id"`
+	Period     string `json:"period"`
+}
+
+// Kind names the job in the queue.
+func (BillRun) Kind() string { return "billing.run" }
+
+// SetLineService suspends (dunning cut-off) or restores (paid) a line's port and status.
+type SetLineService struct {
+	SubscriptionID string `json:"subscription_id"`
+	On             bool   `json:"on"`
+	Reason         string `json:"reason"`
+}
+
+// Kind names the job in the queue.
+func (SetLineService) Kind() string { return "line.service" }

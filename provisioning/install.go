@@ -6,6 +6,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/switches"
 )
 
 // CompleteInstall moves a PENDING_INSTALL line to ACTIVE once the technician is done
@@ -33,9 +34,15 @@ func (s *Service) CompleteInstall(ctx context.Context, providerID, subscriptionI
 			}
 			return err
 		}
-		if sub.Status == subprov.StatusActive && sub.WorkflowState == WorkflowInstalled {
-			out = sub
-			return nil
+		if sub.Status == subprov.StatusActive && sub.ActivatedAt != nil {
+			done, err := tx.InstallDone(ctx, sub.ID)
+			if err != nil {
+				return err
+			}
+			if done { // the install already completed: answer the line as it is
+				out = sub
+				return nil
+			}
 		}
 		to, err := Next(sub.Status, ActCompleteInstall)
 		if err != nil {
@@ -50,6 +57,14 @@ func (s *Service) CompleteInstall(ctx context.Context, providerID, subscriptionI
 		}
 		if sub.PortID != "" {
 			change.WorkflowState = strPtr(WorkflowProvisioning)
+			if sub.VLAN == 0 {
+				port, err := s.Store.PortByID(ctx, sub.PortID)
+				if err != nil {
+					return err
+				}
+				vlan := switches.ServiceVLAN(switches.Port{Switch: port.Switch, Name: port.Name})
+				change.VLAN, sub.VLAN = &vlan, vlan
+			}
 		}
 		if err := tx.UpdateSubscription(ctx, sub.ID, change, now); err != nil {
 			return err

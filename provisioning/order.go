@@ -312,7 +312,7 @@ func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider,
 	if o.ExternalSubscriptionID != "" {
 		if ex, err := tx.SubscriptionByExternalID(ctx, p.ID, o.ExternalSubscriptionID); err == nil {
 			if ex.SubscriberID != subscriber.ID || ex.PlanVersionID != pl.plan.ID {
-				return nil, subprov.Errorf(subprov.ECONFLICT, "external_id_in_use", "external_subscription_id already names another line")
+				return nil, subprov.Errorf(subprov.ECONFLICT, "external_id_in_use", "external_id_in_use: external_subscription_id already names another line")
 			}
 			return &Result{Subscription: ex, SubscriberID: subscriber.ID, CustomerNumber: subscriber.CustomerNumber, Route: pl.route, Replay: true}, nil
 		} else if !store.IsNoRows(err) {
@@ -327,7 +327,7 @@ func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider,
 		return nil, err
 	}
 	if live.SubscriberID != subscriber.ID || live.PlanVersionID != pl.plan.ID || live.ProviderID != p.ID {
-		return nil, subprov.Errorf(subprov.ECONFLICT, "location_in_use", "another live line already uses this location")
+		return nil, subprov.Errorf(subprov.ECONFLICT, "location_in_use", "location_in_use: another live line already uses this location")
 	}
 	return &Result{Subscription: live, SubscriberID: subscriber.ID, CustomerNumber: subscriber.CustomerNumber, Route: pl.route, Replay: true}, nil
 }

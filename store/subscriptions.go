@@ -273,6 +273,15 @@ func (tx *Tx) CloseInstallJobs(ctx context.Context, subscriptionID, state string
 	return nil
 }
 
+// InstallDone reports whether a line's install job was completed.
+func (tx *Tx) InstallDone(ctx context.Context, subscriptionID string) (bool, error) {
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM install_jobs WHERE subscription_id = ? AND state = 'done'`, subscriptionID).Scan(&n); err != nil {
+		return false, fmt.Errorf("install done: %w", err)
+	}
+	return n > 0, nil
+}
+
 // InstallJobsOf lists a line's install jobs, oldest first.
 func (s *Store) InstallJobsOf(ctx context.Context, subscriptionID string) ([]InstallJob, error) {
 	rows, err := s.R().Query(ctx, `SELECT id, provider_id, subscription_id, kind, COALESCE(booking, ''), state, flags FROM install_jobs

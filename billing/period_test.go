@@ -1,0 +1,71 @@
+package billing
+
+import (
+	"testing"
+	"time"
+
+	"github.com/subprov/subprov"
+)
+
+func day(s string) time.Time {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// TestProration is decisions §2: amount = price x days / days_in_period, days from today
+// (inclusive) to the month's end (inclusive), rounded half away from zero once.
+func TestProration(t *testing.T) {
+	tests := []struct {
+		name   string
+		from   string
+		price  subprov.Money
+		days   int
+		inMon  int
+		amount subprov.Money
+	}{
+		{"February in a leap year, first day", "2028-02-01", 6000, 29, 29, 6000},
+		{"February in a leap year, last day", "2028-02-29", 6000, 1, 29, 207},
+		{"February in a common year, mid-month", "2027-02-15", 6000, 14, 28, 3000},
+		{"February in a common year, last day", "2027-02-28", 6000, 1, 28, 214},
+		{"30-day month, first day", "2026-11-01", 6000, 30, 30, 6000},
+		{"30-day month, the 21st", "2026-11-21", 6000, 10, 30, 2000},
+		{"30-day month, last day", "2026-11-30", 4500, 1, 30, 150},
+		{"31-day month, first day", "2026-12-01", 8500, 31, 31, 8500},
+		{"31-day month, last day", "2026-12-31", 8500, 1, 31, 274},
+		{"31-day month, half cent rounds up", "2026-01-31", 1550, 1, 31, 50},
+		{"billing day 10 starts a month on the 10th", "2026-12-10", 6000, 22, 31, 4258},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := day(tt.from)
+			days, in := DaysFrom(d), PeriodOf(d).Days()
+			if days != tt.days || in != tt.inMon {
+				t.Fatalf("days %d of %d, want %d of %d", days, in, tt.days, tt.inMon)
+			}
+			if got := Prorate(tt.price, days, in); got != tt.amount {
+				t.Fatalf("Prorate = %v, want %v", got, tt.amount)
+			}
+		})
+	}
+}
+
+func TestTaxAndPeriods(t *testing.T) {
+	if got := Tax(6000, 1300); got != 780 {
+		t.Fatalf("13%% of 60.00 = %v", got)
+	}
+	if got := Tax(2001, 1300); got != 260 { // 260.13 -> 260
+		t.Fatalf("13%% of 20.01 = %v", got)
+	}
+	p := PeriodOf(day("2026-12-15"))
+	if p.String() != "2026-12" || p.Next().String() != "2027-01" || p.Day(10).Format(time.DateOnly) != "2026-12-10" {
+		t.Fatalf("period %v next %v", p, p.Next())
+	}
+	toronto, _ := time.LoadLocation("America/Toronto")
+	// 03:00 UTC on Dec 1 is still Nov 30 in Toronto.
+	if got := LocalDay(time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC), toronto); got.Format(time.DateOnly) != "2026-11-30" {
+		t.Fatalf("LocalDay = %v", got)
+	}
+}

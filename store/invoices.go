@@ -1,0 +1,283 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/subprov/subprov"
+)
+
+// InvoiceLine is one line of an invoice.
+type InvoiceLine struct {
+	Kind         string // setup_fee, plan, plan_change, credit, final
+	Description  string
+	UnitPrice    subprov.Money
+	Days         int // 0: not prorated
+	DaysInPeriod int
+	Amount       subprov.Money
+}
+
+// NextDocumentNumber allocates the provider's next invoice or credit-note number.
+func (tx *Tx) NextDocumentNumber(ctx context.Context, providerID, prefix string) (string, error) {
+	var seq int64
+	if err := tx.QueryRow(ctx, `UPDATE providers SET document_seq = document_seq + 1 WHERE id = ? RETURNING document_seq`, providerID).Scan(&seq); err != nil {
+		return "", fmt.Errorf("allocate document number: %w", err)
+	}
+	return fmt.Sprintf("%s-%07d", prefix, seq), nil
+}
+
+// InsertInvoice stores an invoice with its lines unless one of the same kind already exists
+// for the line and period (a bill run that runs twice invoices once); inserted says which.
+func (tx *Tx) InsertInvoice(ctx context.Context, inv *subprov.Invoice, lines []InvoiceLine, nextChargeAt *time.Time, now time.Time) (bool, error) {
+	var id string
+	err := tx.QueryRow(ctx, `INSERT INTO invoices (id, provider_id, subscriber_id, subscription_id, number, customer_number, invoice_date,
+			period, kind, status, net_minor, tax_minor, total_minor, currency, due_date, next_charge_at, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+		inv.ID, inv.ProviderID, nullStr(inv.SubscriberID), inv.SubscriptionID, inv.Number, nullStr(inv.CustomerNumber), inv.InvoiceDate,
+		inv.Period, inv.Kind, inv.Status, int64(inv.Net), int64(inv.Tax), int64(inv.Total), inv.Currency, inv.InvoiceDate,
+		nullTime(nextChargeAt), now.UTC()).Scan(&id)
+	if IsNoRows(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("insert invoice: %w", err)
+	}
+	for i, l := range lines {
+		var days, in any
+		if l.DaysInPeriod > 0 {
+			days, in = l.Days, l.DaysInPeriod
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO invoice_lines (id, invoice_id, position, kind, description, unit_price_minor, days, days_in_period, amount_minor)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, NewID(), inv.ID, i, l.Kind, l.Description, int64(l.UnitPrice), days, in, int64(l.Amount)); err != nil {
+			return false, fmt.Errorf("insert invoice line: %w", err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO ledger_documents (id, provider_id, subscriber_id, kind, invoice_id, state, amount_minor, created_at)
+		VALUES (?, ?, ?, 'invoice', ?, ?, ?, ?)`, NewID(), inv.ProviderID, nullStr(inv.SubscriberID), inv.ID, inv.Status, int64(inv.Total), now.UTC()); err != nil {
+		return false, fmt.Errorf("record invoice in the ledger: %w", err)
+	}
+	return true, nil
+}
+
+const invoiceColumns = `id, provider_id, COALESCE(subscriber_id, ''), subscription_id, number, COALESCE(customer_number, ''), invoice_date,
+	period, kind, status, net_minor, tax_minor, total_minor, currency, paid_at, COALESCE(payment_intent, ''), created_at`
+
+func scanInvoice(row interface{ Scan(...any) error }) (*subprov.Invoice, error) {
+	var inv subprov.Invoice
+	var net, tax, total int64
+	var paid sql.NullTime
+	if err := row.Scan(&inv.ID, &inv.ProviderID, &inv.SubscriberID, &inv.SubscriptionID, &inv.Number, &inv.CustomerNumber, &inv.InvoiceDate,
+		&inv.Period, &inv.Kind, &inv.Status, &net, &tax, &total, &inv.Currency, &paid, &inv.PaymentIntent, &inv.CreatedAt); err != nil {
+		return nil, err
+	}
+	inv.Net, inv.Tax, inv.Total, inv.PaidAt = subprov.Money(net), subprov.Money(tax), subprov.Money(total), timePtr(paid)
+	return &inv, nil
+}
+
+func (s *Store) listInvoices(ctx context.Context, q Querier, where string, args ...any) ([]*subprov.Invoice, error) {
+	rows, err := q.Query(ctx, `SELECT `+invoiceColumns+` FROM invoices `+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list invoices: %w", err)
+	}
+	defer rows.Close()
+	var out []*subprov.Invoice
+	for rows.Next() {
+		inv, err := scanInvoice(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan invoice: %w", err)
+		}
+		out = append(out, inv)
+	}
+	return out, rows.Err()
+}
+
+// Invoice returns one of a provider's invoices.
+func (s *Store) Invoice(ctx context.Context, providerID, id string) (*subprov.Invoice, error) {
+	inv, err := scanInvoice(s.R().QueryRow(ctx, `SELECT `+invoiceColumns+` FROM invoices WHERE provider_id = ? AND id = ?`, providerID, id))
+	if err != nil {
+		return nil, fmt.Errorf("invoice %s: %w", id, err)
+	}
+	return inv, nil
+}
+
+// InvoicesOfSubscription lists a line's invoices, newest first.
+func (s *Store) InvoicesOfSubscription(ctx context.Context, subscriptionID string) ([]*subprov.Invoice, error) {
+	return s.listInvoices(ctx, s.R(), `WHERE subscription_id = ? ORDER BY invoice_date DESC, created_at DESC`, subscriptionID)
+}
+
+// InvoicesOfSubscriber lists a subscriber's invoices by invoice_date, newest first.
+func (s *Store) InvoicesOfSubscriber(ctx context.Context, providerID, subscriberID string) ([]*subprov.Invoice, error) {
+	return s.listInvoices(ctx, s.R(), `WHERE provider_id = ? AND subscriber_id = ? ORDER BY invoice_date DESC, created_at DESC`, providerID, subscriberID)
+}
+
+// InvoiceLines returns an invoice's lines in order.
+func (s *Store) InvoiceLines(ctx context.Context, invoiceID string) ([]InvoiceLine, error) {
+	rows, err := s.R().Query(ctx, `SELECT kind, description, unit_price_minor, COALESCE(days, 0), COALESCE(days_in_period, 0), amount_minor
+		FROM invoice_lines WHERE invoice_id = ? ORDER BY position`, invoiceID)
+	if err != nil {
+		return nil, fmt.Errorf("invoice lines: %w", err)
+	}
+	defer rows.Close()
+	var out []InvoiceLine
+	for rows.Next() {
+		var l InvoiceLine
+		var unit, amount int64
+		if err := rows.Scan(&l.Kind, &l.Description, &unit, &l.Days, &l.DaysInPeriod, &amount); err != nil {
+			return nil, err
+		}
+		l.UnitPrice, l.Amount = subprov.Money(unit), subprov.Money(amount)
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// ChargeAttempt is one AutoPay attempt on an invoice.
+type ChargeAttempt struct {
+	InvoiceID      string
+	ProviderID     string
+	IdempotencyKey string
+	Amount         subprov.Money
+	Status         string // succeeded, declined
+	ProcessorRef   string
+	FailureCode    string
+}
+
+// RecordCharge stores an attempt once per idempotency key; the invoice becomes paid when it
+// succeeded, else its next attempt is scheduled (nil: no more attempts).
+func (tx *Tx) RecordCharge(ctx context.Context, c ChargeAttempt, next *time.Time, now time.Time) (bool, error) {
+	var id string
+	err := tx.QueryRow(ctx, `INSERT INTO charges (id, provider_id, invoice_id, idempotency_key, amount_minor, status, processor_ref, failure_code, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+		NewID(), c.ProviderID, c.InvoiceID, c.IdempotencyKey, int64(c.Amount), c.Status, nullStr(c.ProcessorRef), nullStr(c.FailureCode), now.UTC()).Scan(&id)
+	if IsNoRows(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("record charge: %w", err)
+	}
+	if c.Status == "succeeded" {
+		_, err = tx.Exec(ctx, `UPDATE invoices SET status = 'paid', paid_at = ?, payment_intent = ?, next_charge_at = NULL, charge_queued_at = NULL,
+			charge_attempts = charge_attempts + 1 WHERE id = ?`, now.UTC(), c.ProcessorRef, c.InvoiceID)
+		if err == nil {
+			_, err = tx.Exec(ctx, `UPDATE ledger_documents SET state = 'paid' WHERE invoice_id = ?`, c.InvoiceID)
+		}
+	} else {
+		_, err = tx.Exec(ctx, `UPDATE invoices SET charge_attempts = charge_attempts + 1, next_charge_at = ?, charge_queued_at = NULL WHERE id = ?`,
+			nullTime(next), c.InvoiceID)
+	}
+	if err != nil {
+		return false, fmt.Errorf("settle invoice: %w", err)
+	}
+	return true, nil
+}
+
+// InvoiceChargeState is what the charge job needs to know about an invoice.
+type InvoiceChargeState struct {
+	Invoice  *subprov.Invoice
+	Attempts int
+}
+
+// LockInvoice reads an invoice for update with its attempt count.
+func (tx *Tx) LockInvoice(ctx context.Context, id string) (*InvoiceChargeState, error) {
+	var st InvoiceChargeState
+	row := tx.QueryRow(ctx, `SELECT `+invoiceColumns+`, charge_attempts FROM invoices WHERE id = ?`+tx.d.ForUpdate(), id)
+	var inv subprov.Invoice
+	var net, tax, total int64
+	var paid sql.NullTime
+	if err := row.Scan(&inv.ID, &inv.ProviderID, &inv.SubscriberID, &inv.SubscriptionID, &inv.Number, &inv.CustomerNumber, &inv.InvoiceDate,
+		&inv.Period, &inv.Kind, &inv.Status, &net, &tax, &total, &inv.Currency, &paid, &inv.PaymentIntent, &inv.CreatedAt, &st.Attempts); err != nil {
+		return nil, fmt.Errorf("lock invoice %s: %w", id, err)
+	}
+	inv.Net, inv.Tax, inv.Total, inv.PaidAt = subprov.Money(net), subprov.Money(tax), subprov.Money(total), timePtr(paid)
+	st.Invoice = &inv
+	return &st, nil
+}
+
+// DueCharges lists open invoices whose next AutoPay attempt is due and not yet queued.
+func (s *Store) DueCharges(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	rows, err := s.R().Query(ctx, `SELECT id FROM invoices WHERE status = 'open' AND next_charge_at <= ? AND charge_queued_at IS NULL
+		ORDER BY next_charge_at LIMIT ?`, now.UTC(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("due charges: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// ClaimCharge marks an invoice's due attempt queued; false if another sweep did.
+func (tx *Tx) ClaimCharge(ctx context.Context, id string, now time.Time) (bool, error) {
+	res, err := tx.Exec(ctx, `UPDATE invoices SET charge_queued_at = ? WHERE id = ? AND charge_queued_at IS NULL AND status = 'open'`, now.UTC(), id)
+	if err != nil {
+		return false, fmt.Errorf("claim charge: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// DueRecurring lists platform-billed running lines of a provider that owe period's recurring
+// invoice by today (their billing day has come) and do not have it yet. A line activated in
+// the period itself was billed by its first invoice.
+func (s *Store) DueRecurring(ctx context.Context, providerID, period string, dayOfMonth int, periodStart time.Time, afterID string, limit int) ([]*subprov.Subscription, error) {
+	rows, err := s.R().Query(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s
+		WHERE s.provider_id = ? AND s.billing_owner = 'platform' AND s.status IN ('ACTIVE', 'SUSPENDED')
+			AND s.billing_day <= ? AND s.activated_at < ? AND s.id > ?
+			AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.subscription_id = s.id AND i.period = ? AND i.kind IN ('recurring', 'first'))
+		ORDER BY s.id LIMIT ?`, providerID, dayOfMonth, periodStart.UTC(), afterID, period, limit)
+	if err != nil {
+		return nil, fmt.Errorf("due recurring: %w", err)
+	}
+	defer rows.Close()
+	var out []*subprov.Subscription
+	for rows.Next() {
+		sub, err := scanSubscription(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub)
+	}
+	return out, rows.Err()
+}
+
+// SubscriberForInvoice returns what an invoice prints about its subscriber.
+func (tx *Tx) SubscriberForInvoice(ctx context.Context, subscriberID string) (customerNumber, email string, err error) {
+	var num sql.NullString
+	err = tx.QueryRow(ctx, `SELECT s.customer_number, COALESCE(c.email, s.email) FROM subscribers s
+		LEFT JOIN contacts c ON c.subscriber_id = s.id AND c.role = 'invoice' WHERE s.id = ?`, subscriberID).Scan(&num, &email)
+	if err != nil {
+		return "", "", fmt.Errorf("subscriber for invoice: %w", err)
+	}
+	return num.String, email, nil
+}
+
+// SetSuspendedFor records why a line is suspended ("" when not).
+func (tx *Tx) SetSuspendedFor(ctx context.Context, id, reason string, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE subscriptions SET suspended_for = ?, updated_at = ? WHERE id = ?`, reason, now.UTC(), id)
+	if err != nil {
+		return fmt.Errorf("set suspension reason: %w", err)
+	}
+	return nil
+}
+
+// SuspendedFor returns why a line is suspended.
+func (tx *Tx) SuspendedFor(ctx context.Context, id string) (string, error) {
+	var r string
+	err := tx.QueryRow(ctx, `SELECT suspended_for FROM subscriptions WHERE id = ?`, id).Scan(&r)
+	return r, err
+}
+
+// OpenInvoicesOf counts a line's unpaid invoices.
+func (tx *Tx) OpenInvoicesOf(ctx context.Context, subscriptionID string) (int, error) {
+	var n int
+	err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND status = 'open'`, subscriptionID).Scan(&n)
+	return n, err
+}
