@@ -20,6 +20,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
+	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/config"
 	"github.com/subprov/subprov/events"
@@ -56,6 +57,7 @@ type App struct {
 	Events       *events.Recorder
 	Webhooks     *events.Deliverer
 	Provisioning *provisioning.Service
+	Billing      *billing.Service
 	redis        *redis.Client
 }
 
@@ -108,19 +110,24 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	a.Events = &events.Recorder{Clock: a.Clock}
 	a.Webhooks = &events.Deliverer{Store: st, Clock: a.Clock, Log: log}
+	processor := payments.NewRouter(payments.NewFake(st, a.Faults, a.Clock), stripe)
+	a.Billing = &billing.Service{Store: st, Clock: a.Clock, Processor: processor, Mail: a.Outbox, Switch: driver, Log: log}
 	a.Provisioning = &provisioning.Service{Store: st, Clock: a.Clock, Switch: driver, Events: a.Events, Log: log,
-		Processor: payments.NewRouter(payments.NewFake(st, a.Faults, a.Clock), stripe), Tickets: &tickets.Builtin{Clock: a.Clock}}
+		Processor: processor, Tickets: &tickets.Builtin{Clock: a.Clock}, Billing: a.Billing}
 	a.Jobs, err = jobs.New(st, jobs.Handlers{
 		DeliverMail:     a.Outbox.Deliver,
 		ProvisionPort:   a.Provisioning.ProvisionPort,
 		DeprovisionPort: a.Provisioning.DeprovisionPort,
 		FlushWebhooks:   a.Webhooks.Flush,
+		ChargeInvoice:   a.Billing.Charge,
+		BillRun:         a.Billing.BillRun,
+		SetLineService:  a.Billing.SetLineService,
 	}, jobs.Options{Work: cfg.Workers, Logger: log})
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	a.Outbox.Jobs, a.Events.Jobs, a.Webhooks.Jobs, a.Provisioning.Jobs = a.Jobs, a.Jobs, a.Jobs, a.Jobs
+	a.Outbox.Jobs, a.Events.Jobs, a.Webhooks.Jobs, a.Provisioning.Jobs, a.Billing.Jobs = a.Jobs, a.Jobs, a.Jobs, a.Jobs, a.Jobs
 	a.Auth = &auth.Service{Store: st, Clock: a.Clock, Signer: identity.NewSigner(secret), Mail: a.Outbox, PublicURL: cfg.PublicURL}
 
 	var limiter ratelimit.Limiter = ratelimit.NewMemory()
@@ -147,6 +154,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Log: log, Store: st, Clock: a.Clock, DevClock: a.DevClock, Faults: a.Faults, Auth: a.Auth, Limiter: limiter,
 		Serviceability: &serviceability.Service{Store: st, Clock: a.Clock},
 		Provisioning:   a.Provisioning,
+		Billing:        a.Billing,
 		Registry:       reg, Ready: a.Ready,
 		OnClockChange: func(ctx context.Context) {
 			_ = st.PutSetting(ctx, settingClockOffset, strconv.FormatInt(int64(a.DevClock.Offset()), 10))
@@ -280,6 +288,8 @@ func (a *App) Sweeps() []scheduler.Sweep {
 	return []scheduler.Sweep{
 		{Name: "webhooks", Run: a.Webhooks.Sweep},
 		{Name: "deprovision", Run: a.Provisioning.SweepDeprovisions},
+		{Name: "bill runs", Run: a.Billing.SweepBillRuns},
+		{Name: "charges", Run: a.Billing.SweepCharges},
 	}
 }
 

@@ -21,7 +21,9 @@ type Period struct {
 func PeriodOf(day time.Time) Period { return Period{day.Year(), day.Month()} }
 
 // String renders YYYY-MM.
-func (p Period) String() string { return time.Date(p.Year, p.Month, 1, 0, 0, 0, 0, time.UTC).Format("2006-01") }
+func (p Period) String() string {
+	return time.Date(p.Year, p.Month, 1, 0, 0, 0, 0, time.UTC).Format("2006-01")
+}
 
 // Days is the number of days in the month.
 func (p Period) Days() int { return time.Date(p.Year, p.Month+1, 0, 0, 0, 0, 0, time.UTC).Day() }
@@ -48,7 +50,9 @@ func Prorate(price subprov.Money, days, daysInPeriod int) subprov.Money {
 }
 
 // Tax returns net x rate (basis points), rounded half away from zero.
-func Tax(net subprov.Money, rateBP int) subprov.Money { return subprov.Prorate(net, int64(rateBP), 10000) }
+func Tax(net subprov.Money, rateBP int) subprov.Money {
+	return subprov.Prorate(net, int64(rateBP), 10000)
+}
 
 // LocalDay is the calendar day of t in loc, as a UTC-midnight date value.
 func LocalDay(t time.Time, loc *time.Location) time.Time {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
+	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/provisioning"
@@ -32,6 +33,7 @@ type Deps struct {
 	Limiter        ratelimit.Limiter
 	Serviceability *serviceability.Service
 	Provisioning   *provisioning.Service
+	Billing        *billing.Service
 	Registry       *prometheus.Registry
 	Ready          func(ctx context.Context) error
 	OnClockChange  func(ctx context.Context) // persists the dev clock

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/jobs"
@@ -54,12 +55,23 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 			if err != nil || cur.WorkflowState != WorkflowProvisioning {
 				return err
 			}
-			if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioned), VLAN: &vlan}, s.Clock.Now()); err != nil {
+			now := s.Clock.Now()
+			change := store.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioned), VLAN: &vlan}
+			firstActivation := cur.ActivatedAt == nil // a provision-route line goes live now; an installed one already did
+			if firstActivation {
+				today := now.In(p.Location()).Format(time.DateOnly)
+				change.ActivatedAt, change.StartedAt = &now, &today
+				cur.ActivatedAt, cur.StartedAt = &now, today
+			}
+			if err := tx.UpdateSubscription(ctx, sub.ID, change, now); err != nil {
 				return err
 			}
 			cur.WorkflowState = WorkflowProvisioned
 			if _, err := s.Events.Record(ctx, tx, p, subprov.EventProvisioningCompleted, cur, nil); err != nil {
 				return err
+			}
+			if !firstActivation {
+				return nil
 			}
 			return s.startBilling(ctx, tx, p, cur)
 		})

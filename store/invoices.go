@@ -281,3 +281,12 @@ func (tx *Tx) OpenInvoicesOf(ctx context.Context, subscriptionID string) (int, e
 	err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND status = 'open'`, subscriptionID).Scan(&n)
 	return n, err
 }
+
+// ScheduleCharge makes an open invoice's next AutoPay attempt due at t.
+func (tx *Tx) ScheduleCharge(ctx context.Context, id string, t time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE invoices SET next_charge_at = ?, charge_queued_at = NULL WHERE id = ? AND status = 'open'`, t.UTC(), id)
+	if err != nil {
+		return fmt.Errorf("schedule charge: %w", err)
+	}
+	return nil
+}

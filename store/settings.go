@@ -44,3 +44,13 @@ func (s *Store) PutSetting(ctx context.Context, key, value string) error {
 		return nil
 	})
 }
+
+// InsertSettingIfAbsent stores key = value unless key exists; fresh reports whether it was stored.
+func (tx *Tx) InsertSettingIfAbsent(ctx context.Context, key, value string) (bool, error) {
+	res, err := tx.Exec(ctx, `INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`, key, value)
+	if err != nil {
+		return false, fmt.Errorf("insert setting %s: %w", key, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}

@@ -1,0 +1,306 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/payments"
+	"github.com/subprov/subprov/provisioning"
+	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/switches"
+)
+
+// Enqueuer inserts jobs inside the caller's transaction.
+type Enqueuer interface {
+	Enqueue(ctx context.Context, tx *store.Tx, args jobs.Args) error
+}
+
+// Mailer queues a message inside the caller's transaction.
+type Mailer interface {
+	QueueText(ctx context.Context, tx *store.Tx, to, subject, body string, links []string) error
+}
+
+// Service is the billing engine.
+type Service struct {
+	Store     *store.Store
+	Clock     subprov.Clock
+	Processor payments.Processor
+	Jobs      Enqueuer
+	Mail      Mailer
+	Switch    switches.Driver
+	Log       *slog.Logger
+}
+
+// Dunning: after a declined AutoPay attempt the card is tried again after these waits; the
+// failure after the last one cuts the line off (suspended through the switch). Paying the
+// invoice restores it. Day 0, 3, 7 and 14 after the invoice.
+var dunningWaits = []time.Duration{3 * 24 * time.Hour, 4 * 24 * time.Hour, 7 * 24 * time.Hour}
+
+// Activated issues the first invoice of a platform-billed line when it goes live (port live,
+// or the technician completed the install): the plan's setup fee plus the current calendar
+// month prorated from today to the month's end. It is charged at once to the adopted card.
+// Partner-billed lines are never invoiced.
+func (s *Service) Activated(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error {
+	if sub.BillingOwner != subprov.BillingPlatform {
+		return nil
+	}
+	plan, err := s.Store.PlanVersion(ctx, p.ID, sub.PlanVersionID)
+	if err != nil {
+		return err
+	}
+	now := s.Clock.Now()
+	today := LocalDay(now, p.Location())
+	period := PeriodOf(today)
+	days, in := DaysFrom(today), period.Days()
+	var lines []store.InvoiceLine
+	if plan.SetupFee > 0 {
+		lines = append(lines, store.InvoiceLine{Kind: "setup_fee", Description: "Setup fee — " + plan.PlanName, UnitPrice: plan.SetupFee, Amount: plan.SetupFee})
+	}
+	lines = append(lines, store.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Days: days, DaysInPeriod: in,
+		Description: fmt.Sprintf("%s, %s to %s", plan.PlanName, today.Format("2 Jan"), period.Day(in).Format("2 Jan 2006")),
+		Amount:      Prorate(plan.MonthlyPrice, days, in)})
+	_, err = s.issue(ctx, tx, p, sub, "first", period, today, lines, now)
+	return err
+}
+
+// issue writes an invoice (idempotent per line, period and kind) due for AutoPay now.
+func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, kind string, period Period,
+	date time.Time, lines []store.InvoiceLine, now time.Time) (*subprov.Invoice, error) {
+	var net subprov.Money
+	for _, l := range lines {
+		net += l.Amount
+	}
+	tax := Tax(net, p.TaxRateBP)
+	customerNumber, _, err := tx.SubscriberForInvoice(ctx, sub.SubscriberID)
+	if err != nil {
+		return nil, err
+	}
+	number, err := tx.NextDocumentNumber(ctx, p.ID, "INV")
+	if err != nil {
+		return nil, err
+	}
+	inv := &subprov.Invoice{ID: store.NewID(), ProviderID: p.ID, SubscriberID: sub.SubscriberID, SubscriptionID: sub.ID, Number: number,
+		CustomerNumber: customerNumber, InvoiceDate: date.Format(time.DateOnly), Period: period.String(), Kind: kind, Status: "open",
+		Net: net, Tax: tax, Total: net + tax, Currency: p.Currency}
+	chargeAt := now
+	inserted, err := tx.InsertInvoice(ctx, inv, lines, &chargeAt, now)
+	if err != nil || !inserted {
+		return nil, err
+	}
+	details := fmt.Sprintf(`{"invoice_id":%q,"total":"%s","kind":%q}`, inv.ID, inv.Total, kind)
+	if err := tx.InsertAudit(ctx, p.ID, "billing", "invoice.issued", sub.ID, details, now); err != nil {
+		return nil, err
+	}
+	return inv, nil
+}
+
+// SweepCharges enqueues an AutoPay attempt for every open invoice whose attempt is due. The
+// claim is written in the same transaction as the job, so two sweeps never queue one twice.
+func (s *Service) SweepCharges(ctx context.Context) error {
+	now := s.Clock.Now()
+	ids, err := s.Store.DueCharges(ctx, now, 1000)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+			ok, err := tx.ClaimCharge(ctx, id, now)
+			if err != nil || !ok {
+				return err
+			}
+			return s.Jobs.Enqueue(ctx, tx, jobs.ChargeInvoice{InvoiceID: id})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Charge is the billing.charge job: one AutoPay attempt. Its idempotency key names the
+// invoice and the attempt, so a job that runs again after a crash is answered by the
+// processor with the first result and never charges twice.
+func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
+	var st *store.InvoiceChargeState
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		st, err = tx.LockInvoice(ctx, a.InvoiceID)
+		return err
+	})
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil
+		}
+		return err
+	}
+	inv := st.Invoice
+	if inv.Status != "open" {
+		return nil
+	}
+	sub, err := s.Store.SubscriptionByID(ctx, inv.SubscriptionID)
+	if err != nil {
+		return err
+	}
+	p, err := s.Store.Provider(ctx, inv.ProviderID)
+	if err != nil {
+		return err
+	}
+	attempt := st.Attempts + 1
+	key := fmt.Sprintf("invoice:%s:attempt:%d", inv.ID, attempt)
+	ch, err := s.Processor.Charge(ctx, p, payments.ChargeRequest{CustomerID: sub.ProcessorCustomerID, MethodID: sub.PaymentMethodID,
+		Amount: inv.Total, Currency: inv.Currency, IdempotencyKey: key, Description: "Invoice " + inv.Number})
+	now := s.Clock.Now()
+	switch {
+	case err == nil:
+		return s.Store.InTx(ctx, func(tx *store.Tx) error {
+			ok, err := tx.RecordCharge(ctx, store.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
+				Status: "succeeded", ProcessorRef: ch.ID}, nil, now)
+			if err != nil || !ok {
+				return err
+			}
+			if err := tx.InsertAudit(ctx, p.ID, "billing", "invoice.paid", sub.ID, fmt.Sprintf(`{"invoice_id":%q,"charge":%q,"amount":"%s"}`, inv.ID, ch.ID, inv.Total), now); err != nil {
+				return err
+			}
+			return s.restoreIfPaidUp(ctx, tx, sub)
+		})
+	case errors.Is(err, payments.ErrCardDeclined), errors.Is(err, payments.ErrNoPaymentMethod):
+		var next *time.Time
+		if attempt <= len(dunningWaits) {
+			t := now.Add(dunningWaits[attempt-1])
+			next = &t
+		}
+		return s.Store.InTx(ctx, func(tx *store.Tx) error {
+			ok, err := tx.RecordCharge(ctx, store.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
+				Status: "declined", FailureCode: "card_declined"}, next, now)
+			if err != nil || !ok {
+				return err
+			}
+			if err := tx.InsertAudit(ctx, p.ID, "billing", "invoice.charge_declined", sub.ID, fmt.Sprintf(`{"invoice_id":%q,"attempt":%d}`, inv.ID, attempt), now); err != nil {
+				return err
+			}
+			return s.dunningStep(ctx, tx, p, sub, inv, next)
+		})
+	default:
+		return fmt.Errorf("charge invoice %s: %w", inv.ID, err) // processor unreachable: retried with the same key
+	}
+}
+
+// dunningStep mails the customer after a declined attempt and, after the last one, cuts the
+// line off.
+func (s *Service) dunningStep(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, inv *subprov.Invoice, next *time.Time) error {
+	_, email, err := tx.SubscriberForInvoice(ctx, sub.SubscriberID)
+	if err != nil {
+		return err
+	}
+	if next != nil {
+		body := fmt.Sprintf("Hello,\n\nWe could not charge your card for invoice %s (%s %s). We will try again on %s.\n"+
+			"Please update your card in your account to avoid an interruption of service.\n", inv.Number, inv.Total, inv.Currency,
+			next.In(p.Location()).Format("2 January 2006"))
+		return s.Mail.QueueText(ctx, tx, email, "Payment failed — invoice "+inv.Number, body, nil)
+	}
+	body := fmt.Sprintf("Hello,\n\nInvoice %s (%s %s) is still unpaid after several attempts, so your internet service has been suspended.\n"+
+		"It is restored as soon as the invoice is paid.\n", inv.Number, inv.Total, inv.Currency)
+	if err := s.Mail.QueueText(ctx, tx, email, "Service suspended — invoice "+inv.Number+" unpaid", body, nil); err != nil {
+		return err
+	}
+	return s.Jobs.Enqueue(ctx, tx, jobs.SetLineService{SubscriptionID: sub.ID, On: false, Reason: "dunning"})
+}
+
+// restoreIfPaidUp restores a line cut off for non-payment once no invoice is open.
+func (s *Service) restoreIfPaidUp(ctx context.Context, tx *store.Tx, sub *subprov.Subscription) error {
+	reason, err := tx.SuspendedFor(ctx, sub.ID)
+	if err != nil || reason != "dunning" {
+		return err
+	}
+	open, err := tx.OpenInvoicesOf(ctx, sub.ID)
+	if err != nil || open > 0 {
+		return err
+	}
+	return s.Jobs.Enqueue(ctx, tx, jobs.SetLineService{SubscriptionID: sub.ID, On: true, Reason: "dunning"})
+}
+
+// SetLineService is the line.service job: cut a line off for non-payment (port suspended,
+// status SUSPENDED) or restore it (port restored, ACTIVE). The port is written first, so a
+// switch failure retries without changing the status.
+func (s *Service) SetLineService(ctx context.Context, a jobs.SetLineService) error {
+	sub, err := s.Store.SubscriptionByID(ctx, a.SubscriptionID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil
+		}
+		return err
+	}
+	action := provisioning.ActSuspend
+	if a.On {
+		action = provisioning.ActRestore
+	}
+	to, err := provisioning.Next(sub.Status, action)
+	if err != nil || (action == provisioning.ActSuspend && sub.Status != subprov.StatusActive) {
+		return nil // nothing to do from here (already suspended, cancelled, …)
+	}
+	if sub.PortID != "" {
+		port, err := s.Store.PortByID(ctx, sub.PortID)
+		if err != nil {
+			return err
+		}
+		sp := switches.Port{Switch: port.Switch, Name: port.Name}
+		if a.On {
+			err = s.Switch.Restore(ctx, sp)
+		} else {
+			err = s.Switch.Suspend(ctx, sp)
+		}
+		if err != nil && !errors.Is(err, switches.ErrNotConfigured) {
+			return fmt.Errorf("line service %s: %w", sub.ID, err)
+		}
+	}
+	now := s.Clock.Now()
+	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+		cur, err := tx.LockSubscription(ctx, "", sub.ID)
+		if err != nil || cur.Status != sub.Status {
+			return err
+		}
+		if a.On {
+			if reason, err := tx.SuspendedFor(ctx, sub.ID); err != nil || reason != a.Reason {
+				return err
+			}
+		}
+		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{Status: &to}, now); err != nil {
+			return err
+		}
+		reason := a.Reason
+		if a.On {
+			reason = ""
+		}
+		if err := tx.SetSuspendedFor(ctx, sub.ID, reason, now); err != nil {
+			return err
+		}
+		return tx.InsertAudit(ctx, sub.ProviderID, "billing", "subscription."+string(action)+"ed_for_"+a.Reason, sub.ID, "", now)
+	})
+}
+
+// RetryNow makes an open invoice's next AutoPay attempt due at once (an operator, or the
+// subscriber after updating the card).
+func (s *Service) RetryNow(ctx context.Context, invoiceID string) (*subprov.Invoice, error) {
+	now := s.Clock.Now()
+	var inv *subprov.Invoice
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		st, err := tx.LockInvoice(ctx, invoiceID)
+		if err != nil {
+			if store.IsNoRows(err) {
+				return subprov.NotFound("Invoice")
+			}
+			return err
+		}
+		inv = st.Invoice
+		if inv.Status != "open" {
+			return subprov.Errorf(subprov.ECONFLICT, "not_open", "The invoice is %s", inv.Status)
+		}
+		return tx.ScheduleCharge(ctx, invoiceID, now)
+	})
+	return inv, err
+}

@@ -1,0 +1,113 @@
+package billing
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/store"
+)
+
+// SweepBillRuns starts each provider's bill run once per local calendar day (and again when
+// the dev clock moves into a new day). The run is a durable job; the marker written with it
+// keeps every replica's sweep from queueing the same day twice.
+func (s *Service) SweepBillRuns(ctx context.Context) error {
+	providers, err := s.Store.Providers(ctx)
+	if err != nil {
+		return err
+	}
+	now := s.Clock.Now()
+	for _, p := range providers {
+		today := LocalDay(now, p.Location())
+		marker := "billrun:" + p.ID + ":" + today.Format(time.DateOnly)
+		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+			fresh, err := tx.InsertSettingIfAbsent(ctx, marker, now.UTC().Format(time.RFC3339))
+			if err != nil || !fresh {
+				return err
+			}
+			return s.Jobs.Enqueue(ctx, tx, jobs.BillRun{ProviderID: p.ID, Period: PeriodOf(today).String()})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BillRun is the billing.run job: issue the period's recurring invoice, on or after its
+// billing day, for every platform-billed running line of the provider that does not have one
+// yet. Idempotent per (line, period): a second run, or a run that crashed halfway and runs
+// again, adds nothing for lines already invoiced. Invoices are written in batches.
+func (s *Service) BillRun(ctx context.Context, a jobs.BillRun) error {
+	p, err := s.Store.Provider(ctx, a.ProviderID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil
+		}
+		return err
+	}
+	period, err := parsePeriod(a.Period)
+	if err != nil {
+		return err
+	}
+	loc := p.Location()
+	now := s.Clock.Now()
+	today := LocalDay(now, loc)
+	dayOfMonth := today.Day()
+	if PeriodOf(today) != period {
+		dayOfMonth = period.Days() // a late run: every billing day of that month has passed
+	}
+	periodStart := time.Date(period.Year, period.Month, 1, 0, 0, 0, 0, loc)
+	plans := map[string]*subprov.PlanVersion{}
+	after := ""
+	issued := 0
+	for {
+		subs, err := s.Store.DueRecurring(ctx, p.ID, period.String(), dayOfMonth, periodStart, after, 500)
+		if err != nil {
+			return err
+		}
+		if len(subs) == 0 {
+			break
+		}
+		for _, sub := range subs {
+			if plans[sub.PlanVersionID] == nil {
+				if plans[sub.PlanVersionID], err = s.Store.PlanVersion(ctx, p.ID, sub.PlanVersionID); err != nil {
+					return err
+				}
+			}
+		}
+		err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+			for _, sub := range subs {
+				plan := plans[sub.PlanVersionID]
+				line := store.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Amount: plan.MonthlyPrice,
+					Description: fmt.Sprintf("%s, %s", plan.PlanName, period.First().Format("January 2006"))}
+				inv, err := s.issue(ctx, tx, p, sub, "recurring", period, period.Day(sub.BillingDay), []store.InvoiceLine{line}, now)
+				if err != nil {
+					return err
+				}
+				if inv != nil {
+					issued++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		after = subs[len(subs)-1].ID
+	}
+	if issued > 0 {
+		s.Log.Info("bill run", "provider_id", p.ID, "period", period.String(), "invoices", issued)
+	}
+	return nil
+}
+
+func parsePeriod(s string) (Period, error) {
+	t, err := time.Parse("2006-01", s)
+	if err != nil {
+		return Period{}, fmt.Errorf("bill run period %q: %w", s, err)
+	}
+	return PeriodOf(t), nil
+}

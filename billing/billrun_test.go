@@ -1,0 +1,82 @@
+package billing_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/store"
+)
+
+type fixedClock struct{ t time.Time }
+
+func (c fixedClock) Now() time.Time { return c.t }
+
+const northwind = "8d0c7f2e-1a3b-4c5d-9e6f-000000000001"
+
+// TestBillRunOverTenThousandLines: one run invoices every due line once; a second run, as
+// after a crash or a duplicate job, adds nothing.
+func TestBillRunOverTenThousandLines(t *testing.T) {
+	n := 10000
+	if testing.Short() {
+		n = 500
+	}
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		f, _ := fixture.Parse(fixture.DemoJSON)
+		if _, err := fixture.Load(ctx, s, f, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		activated := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			for i := 0; i < n; i++ {
+				_, err := tx.Exec(ctx, `INSERT INTO subscriptions (id, provider_id, subscriber_id, plan_version_id, building_id, location_key,
+					status, delivery_mode, billing_owner, billing_day, processor_customer_id, payment_method_id, source, activated_at, created_at, updated_at)
+					VALUES (?, ?, 's1000000-0000-4000-8000-000000000002', 'pv100000-0000-4000-8000-000000000500', 'b1000000-0000-4000-8000-000000000002',
+						?, 'ACTIVE', 'home_drop', 'platform', ?, 'cus_demo_visa', 'pm_demo_visa', 'test', ?, ?, ?)`,
+					fmt.Sprintf("bulk-%05d", i), northwind, fmt.Sprintf("loc-%05d", i), 1+i%10, activated, activated, activated)
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc := &billing.Service{Store: s, Clock: fixedClock{time.Date(2026, 12, 15, 17, 0, 0, 0, time.UTC)}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		invoices := func() int {
+			var c int
+			_ = s.R().QueryRow(ctx, `SELECT COUNT(*) FROM invoices WHERE period = '2026-12' AND kind = 'recurring'`).Scan(&c)
+			return c
+		}
+		start := time.Now()
+		if err := svc.BillRun(ctx, jobs.BillRun{ProviderID: northwind, Period: "2026-12"}); err != nil {
+			t.Fatal(err)
+		}
+		first := time.Since(start)
+		// Every demo line billed by the platform is due too (Marie's line).
+		if got := invoices(); got != n+1 {
+			t.Fatalf("%d recurring invoices, want %d", got, n+1)
+		}
+		if err := svc.BillRun(ctx, jobs.BillRun{ProviderID: northwind, Period: "2026-12"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := invoices(); got != n+1 {
+			t.Fatalf("a second run changed the count to %d", got)
+		}
+		var totals int64
+		_ = s.R().QueryRow(ctx, `SELECT COUNT(DISTINCT number) FROM invoices WHERE period = '2026-12'`).Scan(&totals)
+		if totals != int64(n+1) {
+			t.Fatalf("invoice numbers are not unique: %d", totals)
+		}
+		t.Logf("%s: first run over %d lines took %v", s.Dialect, n, first)
+	})
+}
