@@ -11,7 +11,7 @@ import (
 
 type invoiceRow struct {
 	kind, period, status, date string
-	net, tax, total           int64
+	net, tax, total            int64
 }
 
 func invoicesOf(t *testing.T, s *apptest.Service, subID string) []invoiceRow {
