@@ -158,6 +158,11 @@ func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
 	switch {
 	case err == nil:
 		return s.Store.InTx(ctx, func(tx *store.Tx) error {
+			// Lock the line first: two invoices of one line paid at once must not each see the
+			// other still open and both skip the restore.
+			if _, err := tx.LockSubscription(ctx, "", sub.ID); err != nil {
+				return err
+			}
 			ok, err := tx.RecordCharge(ctx, store.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
 				Status: "succeeded", ProcessorRef: ch.ID}, nil, now)
 			if err != nil || !ok {
@@ -279,7 +284,7 @@ func (s *Service) SetLineService(ctx context.Context, a jobs.SetLineService) err
 		if err := tx.SetSuspendedFor(ctx, sub.ID, reason, now); err != nil {
 			return err
 		}
-		return tx.InsertAudit(ctx, sub.ProviderID, "billing", "subscription."+string(action)+"ed_for_"+a.Reason, sub.ID, "", now)
+		return tx.InsertAudit(ctx, sub.ProviderID, "billing", map[bool]string{true: "subscription.restored_after_payment", false: "subscription.cut_off_for_" + a.Reason}[a.On], sub.ID, "", now)
 	})
 }
 
