@@ -238,6 +238,23 @@ const (
 	CreditVoided   = "voided"
 )
 
+// CreditNote is money owed back to a subscriber (cancellation refunds and credits, plan-change
+// and operator credits). Amount is gross, in the provider's currency.
+type CreditNote struct {
+	ID             string
+	ProviderID     string
+	SubscriberID   string
+	SubscriptionID string
+	InvoiceID      string
+	Number         string
+	State          string
+	Reason         string
+	Amount         Money
+	Remaining      Money // not yet applied, refunded or paid out
+	Currency       string
+	CreatedAt      time.Time
+}
+
 // Ticket is a support or operator ticket in the built-in ticket store.
 type Ticket struct {
 	ID           string

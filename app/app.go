@@ -111,7 +111,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Events = &events.Recorder{Clock: a.Clock}
 	a.Webhooks = &events.Deliverer{Store: st, Clock: a.Clock, Log: log}
 	processor := payments.NewRouter(payments.NewFake(st, a.Faults, a.Clock), stripe)
-	a.Billing = &billing.Service{Store: st, Clock: a.Clock, Processor: processor, Mail: a.Outbox, Switch: driver, Log: log}
+	a.Billing = &billing.Service{Store: st, Clock: a.Clock, Processor: processor, Mail: a.Outbox, Switch: driver, Log: log,
+		Ledger: &billing.BuiltinLedger{Store: st, Faults: a.Faults}}
 	a.Provisioning = &provisioning.Service{Store: st, Clock: a.Clock, Switch: driver, Events: a.Events, Log: log,
 		Processor: processor, Tickets: &tickets.Builtin{Clock: a.Clock}, Billing: a.Billing}
 	a.Jobs, err = jobs.New(st, jobs.Handlers{

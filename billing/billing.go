@@ -33,6 +33,7 @@ type Service struct {
 	Jobs      Enqueuer
 	Mail      Mailer
 	Switch    switches.Driver
+	Ledger    Ledger
 	Log       *slog.Logger
 }
 
@@ -68,14 +69,50 @@ func (s *Service) Activated(ctx context.Context, tx *store.Tx, p *subprov.Provid
 	return err
 }
 
-// issue writes an invoice (idempotent per line, period and kind) due for AutoPay now.
+// issue writes an invoice (idempotent per line, period and kind) due for AutoPay now. Lines
+// waiting for the line's next invoice (plan-change upgrades) are added, tax is applied to the
+// net, and open credit notes are deducted from the total, oldest first.
 func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, kind string, period Period,
 	date time.Time, lines []store.InvoiceLine, now time.Time) (*subprov.Invoice, error) {
+	var consumed []string
+	if kind != "first" {
+		adjustments, err := s.Store.OpenAdjustments(ctx, tx, sub.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range adjustments {
+			if a.Kind != "next_invoice_line" {
+				continue
+			}
+			lines = append(lines, store.InvoiceLine{Kind: "plan_change", Description: a.Description, UnitPrice: a.UnitPrice,
+				Days: a.Days, DaysInPeriod: a.DaysInPeriod, Amount: a.Amount})
+			consumed = append(consumed, a.ID)
+		}
+	}
 	var net subprov.Money
 	for _, l := range lines {
 		net += l.Amount
 	}
 	tax := Tax(net, p.TaxRateBP)
+	total := net + tax
+	credits, err := tx.OpenCredits(ctx, sub.ID)
+	if err != nil {
+		return nil, err
+	}
+	type spend struct {
+		id     string
+		amount subprov.Money
+	}
+	var spent []spend
+	for _, c := range credits {
+		if total <= 0 {
+			break
+		}
+		use := min(c.Remaining, total)
+		lines = append(lines, store.InvoiceLine{Kind: "credit", Description: "Credit note " + c.Number, UnitPrice: -use, Amount: -use})
+		spent = append(spent, spend{c.ID, use})
+		total -= use
+	}
 	customerNumber, _, err := tx.SubscriberForInvoice(ctx, sub.SubscriberID)
 	if err != nil {
 		return nil, err
@@ -86,11 +123,22 @@ func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, 
 	}
 	inv := &subprov.Invoice{ID: store.NewID(), ProviderID: p.ID, SubscriberID: sub.SubscriberID, SubscriptionID: sub.ID, Number: number,
 		CustomerNumber: customerNumber, InvoiceDate: date.Format(time.DateOnly), Period: period.String(), Kind: kind, Status: "open",
-		Net: net, Tax: tax, Total: net + tax, Currency: p.Currency}
-	chargeAt := now
-	inserted, err := tx.InsertInvoice(ctx, inv, lines, &chargeAt, now)
+		Net: net, Tax: tax, Total: total, Currency: p.Currency}
+	chargeAt := &now
+	if total <= 0 {
+		inv.Status, chargeAt = "paid", nil // fully covered by credit: nothing to charge
+	}
+	inserted, err := tx.InsertInvoice(ctx, inv, lines, chargeAt, now)
 	if err != nil || !inserted {
 		return nil, err
+	}
+	if err := tx.ConsumeAdjustments(ctx, consumed, inv.ID, now); err != nil {
+		return nil, err
+	}
+	for _, sp := range spent {
+		if err := tx.SpendCredit(ctx, sp.id, sp.amount, subprov.CreditApplied, inv.ID, now); err != nil {
+			return nil, err
+		}
 	}
 	details := fmt.Sprintf(`{"invoice_id":%q,"total":"%s","kind":%q}`, inv.ID, inv.Total, kind)
 	if err := tx.InsertAudit(ctx, p.ID, "billing", "invoice.issued", sub.ID, details, now); err != nil {

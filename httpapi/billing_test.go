@@ -2,10 +2,13 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
 )
 
@@ -167,6 +170,168 @@ func TestDunningCutsOffAndRestores(t *testing.T) {
 		}
 		if r := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/invoices/nope/retry-charge", Headers: op}); r.Status != 404 {
 			t.Fatalf("unknown invoice: %d", r.Status)
+		}
+	})
+}
+
+// TestPlanChangeMoney: the preview equals what applying bills, to the cent (agent preview
+// rules 1-3 on the partner route): a downgrade is credited now and applied to the next
+// invoice, an upgrade is a line on the next invoice, a correction under 0.50 is none and
+// carried, and an uninvoiced month gives a null adjustment with a note.
+func TestPlanChangeMoney(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		ctx := context.Background()
+		s.DevClock.Set(time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)) // 10 of 30 days left in Toronto
+		h := &hook{}
+		res := h.post(s, platformOrder("lh_7f3a9c1206", "changer@example.ca", "cus_demo_visa"))
+		id := res.JSON["subscription_id"].(string)
+		apptest.Eventually(t, 15*time.Second, "the first invoice", func() bool { return len(invoicesOf(t, s, id)) == 1 })
+		change := func(plan string) (*apptest.Response, *apptest.Response) {
+			path := "/partner/subscriptions/" + id + "/change-plan"
+			pv := s.Do(apptest.Request{Method: "GET", Path: path + "/preview?plan_version_id=" + plan, Headers: apptest.Key(storeKey)})
+			ap := s.Do(apptest.Request{Method: "POST", Path: path, Headers: apptest.Key(storeKey), Body: map[string]string{"plan_version_id": plan}})
+			if ap.Status != 200 {
+				t.Fatalf("apply: %d %s", ap.Status, ap.Raw)
+			}
+			if fmt.Sprint(pv.JSON["one_time_adjustment"]) != fmt.Sprint(ap.JSON["one_time_adjustment"]) {
+				t.Fatalf("preview %v != applied %v", pv.JSON["one_time_adjustment"], ap.JSON["one_time_adjustment"])
+			}
+			return pv, ap
+		}
+		// Downgrade 85.00 -> 60.00 with 10 of 30 days left: 8.33 credited now.
+		_, ap := change(planFibre500)
+		adj := ap.JSON["one_time_adjustment"].(map[string]any)
+		if adj["type"] != "credit" || adj["amount"] != 8.33 || adj["days"] != 10.0 || adj["days_in_period"] != 30.0 || adj["proration_factor"] != 0.3333 {
+			t.Fatalf("downgrade adjustment %v", adj)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND state = 'open' AND amount_minor = 941`, id); n != 1 {
+			t.Fatal("no open credit note of 8.33 + 13% tax = 9.41")
+		}
+		// Next day, upgrade 60.00 -> 85.00 with 9 days left: 7.50 on the next invoice.
+		s.DevClock.Set(time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC))
+		_, ap = change(planFibre1000)
+		adj = ap.JSON["one_time_adjustment"].(map[string]any)
+		if adj["type"] != "next_invoice_line" || adj["amount"] != 7.5 || adj["days"] != 9.0 {
+			t.Fatalf("upgrade adjustment %v", adj)
+		}
+		// A plan 0.10 dearer the day after: 0.10 x 8/30 = 0.03 is below 0.50: none, carried.
+		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+			return tx.UpsertPlanVersion(ctx, &subprov.PlanVersion{ID: "pv-1000-plus", PlanID: "p1000000-0000-4000-8000-000000001000",
+				ProviderID: northwind, MonthlyPrice: 8510, DownloadMbps: 1000, UploadMbps: 1000, Sellable: true}, time.Now())
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.DevClock.Set(time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC))
+		_, ap = change("pv-1000-plus")
+		adj = ap.JSON["one_time_adjustment"].(map[string]any)
+		if adj["type"] != "none" || adj["amount"] != 0.0 {
+			t.Fatalf("small correction %v", adj)
+		}
+		// December: 85.10 + the 7.50 line = 92.60 net, 12.04 tax, 104.64, minus the 9.41 credit = 95.23.
+		s.DevClock.Set(time.Date(2026, 12, 5, 15, 0, 0, 0, time.UTC))
+		apptest.Eventually(t, 15*time.Second, "the December invoice", func() bool { return len(invoicesOf(t, s, id)) == 2 })
+		dec := invoicesOf(t, s, id)[1]
+		if dec.net != 9260 || dec.tax != 1204 || dec.total != 9523 {
+			t.Fatalf("December invoice %+v", dec)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND state = 'applied' AND remaining_minor = 0`, id); n != 1 {
+			t.Fatal("the credit note was not applied")
+		}
+		// An uninvoiced month: a null adjustment with a note (rule 1a). On 3 January the line's
+		// January invoice (billing day 5) does not exist yet.
+		s.DevClock.Set(time.Date(2027, 1, 3, 15, 0, 0, 0, time.UTC))
+		pv := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriptions/" + id + "/change-plan/preview?plan_version_id=" + planFibre1000,
+			Headers: apptest.Key(storeKey)})
+		if pv.Status != 200 || pv.JSON["one_time_adjustment"] != nil || pv.JSON["note"] == "" {
+			t.Fatalf("uninvoiced month: %s", pv.Raw)
+		}
+	})
+}
+
+// TestSubscriberBillingDocuments: invoices newest first, credit notes read live from the
+// billing system (502 when it is down, never an empty list; voided notes never listed), and
+// PDFs only of the caller's own documents.
+func TestSubscriberBillingDocuments(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		ctx := context.Background()
+		const marieLine = "c1000000-0000-4000-8000-000000000001"
+		s.DevClock.Set(time.Date(2026, 12, 5, 15, 0, 0, 0, time.UTC))
+		apptest.Eventually(t, 15*time.Second, "Marie's December invoice", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND period = '2026-12'`, marieLine) == 1
+		})
+		p, _ := s.Store.Provider(ctx, northwind)
+		sub, _ := s.Store.SubscriptionByID(ctx, marieLine)
+		var open, voided *subprov.CreditNote
+		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			if open, err = s.Billing.IssueCredit(ctx, tx, p, sub, 1500, "operator goodwill", "", time.Now()); err != nil {
+				return err
+			}
+			if voided, err = s.Billing.IssueCredit(ctx, tx, p, sub, 900, "mistake", "", time.Now()); err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `UPDATE credit_notes SET state = 'voided' WHERE id = ?`, voided.ID)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		priya := s.Login("priya.patel@example.ca", "demo-password-2")
+		nobody := s.Login("new.neighbour@example.ca", "demo-password-3")
+		op := s.Operator()
+
+		res := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriber/me/invoices", Headers: marie})
+		invs := res.JSON["invoices"].([]any)
+		if res.Status != 200 || len(invs) == 0 {
+			t.Fatalf("invoices: %d %s", res.Status, res.Raw)
+		}
+		prev := "9999-12-31"
+		for _, i := range invs {
+			m := i.(map[string]any)
+			if m["customer_number"] != "0042-117" || m["invoice_date"].(string) > prev {
+				t.Fatalf("invoice %v (must be Marie's, newest first)", m)
+			}
+			prev = m["invoice_date"].(string)
+		}
+		res = s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriber/me/credit-notes", Headers: marie})
+		cns := res.JSON["credit_notes"].([]any)
+		if res.Status != 200 || len(cns) != 1 || cns[0].(map[string]any)["id"] != open.ID || cns[0].(map[string]any)["amount"] != 15.0 {
+			t.Fatalf("credit notes: %s", res.Raw)
+		}
+		setFault(s, op, "billing_system", "down")
+		res = s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriber/me/credit-notes", Headers: marie})
+		if res.Status != 502 || res.JSON["detail"].(map[string]any)["code"] != "billing_system_unavailable" {
+			t.Fatalf("billing system down: %d %s", res.Status, res.Raw)
+		}
+		setFault(s, op, "billing_system", "up")
+		for _, tt := range []struct {
+			name   string
+			h      map[string]string
+			path   string
+			status int
+		}{
+			{"own credit note PDF", marie, "/api/v1/credit-notes/" + open.ID + "/pdf", 200},
+			{"own invoice PDF", marie, "/api/v1/invoices/" + invs[0].(map[string]any)["id"].(string) + "/pdf", 200},
+			{"a voided note is not served", marie, "/api/v1/credit-notes/" + voided.ID + "/pdf", 404},
+			{"another subscriber's credit note", priya, "/api/v1/credit-notes/" + open.ID + "/pdf", 404},
+			{"another subscriber's invoice", priya, "/api/v1/invoices/" + invs[0].(map[string]any)["id"].(string) + "/pdf", 404},
+			{"no session", nil, "/api/v1/credit-notes/" + open.ID + "/pdf", 401},
+			{"account without subscriber record", nobody, "/partner/subscriber/me/invoices", 404},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				res := s.Do(apptest.Request{Method: "GET", Path: tt.path, Headers: tt.h})
+				if res.Status != tt.status {
+					t.Fatalf("status %d, want %d: %.200s", res.Status, tt.status, res.Raw)
+				}
+				if tt.status == 200 && (res.Header.Get("Content-Type") != "application/pdf" || string(res.Raw[:5]) != "%PDF-") {
+					t.Fatalf("not a PDF: %s", res.Header.Get("Content-Type"))
+				}
+				if tt.name == "account without subscriber record" && res.JSON["detail"].(map[string]any)["message"] != "No subscriber record found for this account" {
+					t.Fatalf("message %s", res.Raw)
+				}
+			})
 		}
 	})
 }

@@ -23,7 +23,7 @@ const (
 // surfaceOf picks the envelope for a path, for answers given before a route matched (404,
 // 405, 413, 429).
 func surfaceOf(path string) surface {
-	for _, p := range []string{"/partner/subscriber/", "/api/v1/subscriber/", "/api/v1/credit-notes/"} {
+	for _, p := range []string{"/partner/subscriber/", "/api/v1/subscriber/", "/api/v1/credit-notes/"} { // subscriber-session routes
 		if strings.HasPrefix(path, p) {
 			return surfaceSubscriber
 		}

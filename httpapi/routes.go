@@ -69,8 +69,12 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel", auth: credOperator, handle: s.handleCancellation},
 		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel/preview", auth: credOperator, handle: s.handleCancelPreview},
 
-		// Billing (dashboard).
+		// Billing (dashboard) and the subscriber's billing documents.
 		{method: "POST", path: "/api/v1/invoices/{invoice_id}/retry-charge", auth: credOperator, handle: s.handleRetryCharge},
+		{method: "GET", path: "/partner/subscriber/me/invoices", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyInvoices},
+		{method: "GET", path: "/partner/subscriber/me/credit-notes", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyCreditNotes},
+		{method: "GET", path: "/api/v1/credit-notes/{credit_note_id}/pdf", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleCreditNotePDF},
+		{method: "GET", path: "/api/v1/invoices/{invoice_id}/pdf", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleInvoicePDF},
 	}
 	if s.DevClock != nil {
 		// Dev mode (decisions §4): absent, so 404, when dev mode is off.

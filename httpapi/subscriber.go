@@ -1,0 +1,123 @@
+package httpapi
+
+import (
+	"bytes"
+	"net/http"
+	"time"
+
+	"github.com/subprov/subprov"
+)
+
+// subscriberOf resolves the signed-in account to its subscriber record and provider; an
+// account without one answers 404 on every /me sub-resource.
+func (s *server) subscriberOf(r *http.Request) (string, *subprov.Provider, error) {
+	acc := callerOf(r).Account
+	if acc == nil || acc.SubscriberID == "" {
+		return "", nil, &subprov.Error{Code: subprov.ENOTFOUND, Reason: "no_subscriber", Message: "No subscriber record found for this account"}
+	}
+	p, err := s.Store.Provider(r.Context(), acc.ProviderID)
+	if err != nil {
+		return "", nil, err
+	}
+	return acc.SubscriberID, p, nil
+}
+
+type invoiceJSON struct {
+	ID             string        `json:"id"`
+	Number         string        `json:"number"`
+	CustomerNumber string        `json:"customer_number"`
+	InvoiceDate    string        `json:"invoice_date"`
+	Period         string        `json:"period"`
+	Kind           string        `json:"kind"`
+	Status         string        `json:"status"`
+	Net            subprov.Money `json:"net"`
+	Tax            subprov.Money `json:"tax"`
+	Total          subprov.Money `json:"total"`
+	Currency       string        `json:"currency"`
+	SubscriptionID string        `json:"subscription_id"`
+	PaidAt         any           `json:"paid_at"`
+}
+
+// handleMyInvoices: GET /partner/subscriber/me/invoices — local invoice rows, newest first.
+func (s *server) handleMyInvoices(w http.ResponseWriter, r *http.Request) error {
+	sid, p, err := s.subscriberOf(r)
+	if err != nil {
+		return err
+	}
+	invs, err := s.Billing.Invoices(r.Context(), p, sid)
+	if err != nil {
+		return err
+	}
+	out := make([]invoiceJSON, 0, len(invs))
+	for _, inv := range invs {
+		out = append(out, invoiceJSON{ID: inv.ID, Number: inv.Number, CustomerNumber: inv.CustomerNumber, InvoiceDate: inv.InvoiceDate,
+			Period: inv.Period, Kind: inv.Kind, Status: inv.Status, Net: inv.Net, Tax: inv.Tax, Total: inv.Total, Currency: inv.Currency,
+			SubscriptionID: inv.SubscriptionID, PaidAt: timeOrNil(inv.PaidAt)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"invoices": out})
+	return nil
+}
+
+type creditNoteJSON struct {
+	ID        string        `json:"id"`
+	Number    string        `json:"number"`
+	State     string        `json:"state"`
+	Amount    subprov.Money `json:"amount"`
+	Currency  string        `json:"currency"`
+	Reason    string        `json:"reason"`
+	CreatedAt string        `json:"created_at"`
+}
+
+// handleMyCreditNotes: GET /partner/subscriber/me/credit-notes — read live from the billing
+// system; 502 when it is unreachable, never an empty list.
+func (s *server) handleMyCreditNotes(w http.ResponseWriter, r *http.Request) error {
+	sid, p, err := s.subscriberOf(r)
+	if err != nil {
+		return err
+	}
+	cns, err := s.Billing.CreditNotes(r.Context(), p, sid)
+	if err != nil {
+		return err
+	}
+	out := make([]creditNoteJSON, 0, len(cns))
+	for _, c := range cns {
+		out = append(out, creditNoteJSON{ID: c.ID, Number: c.Number, State: c.State, Amount: c.Amount, Currency: c.Currency,
+			Reason: c.Reason, CreatedAt: c.CreatedAt.UTC().Format(time.RFC3339)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"credit_notes": out})
+	return nil
+}
+
+func writePDF(w http.ResponseWriter, name string, body *bytes.Buffer) error {
+	w.Header().Set("Content-Type", "application/pdf")
+	w.Header().Set("Content-Disposition", `inline; filename="`+name+`.pdf"`)
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(body.Bytes())
+	return err
+}
+
+// handleCreditNotePDF: GET /api/v1/credit-notes/{credit_note_id}/pdf with the subscriber session.
+func (s *server) handleCreditNotePDF(w http.ResponseWriter, r *http.Request) error {
+	sid, p, err := s.subscriberOf(r)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := s.Billing.CreditNotePDF(r.Context(), &buf, p, sid, r.PathValue("credit_note_id")); err != nil {
+		return err
+	}
+	return writePDF(w, "credit-note", &buf)
+}
+
+// handleInvoicePDF: GET /api/v1/invoices/{invoice_id}/pdf with the subscriber session.
+func (s *server) handleInvoicePDF(w http.ResponseWriter, r *http.Request) error {
+	sid, p, err := s.subscriberOf(r)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := s.Billing.InvoicePDF(r.Context(), &buf, p, sid, r.PathValue("invoice_id")); err != nil {
+		return err
+	}
+	return writePDF(w, "invoice", &buf)
+}

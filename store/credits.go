@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/subprov/subprov"
+)
+
+// InsertCreditNote stores a credit note and its billing-system document.
+func (tx *Tx) InsertCreditNote(ctx context.Context, cn *subprov.CreditNote, now time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO credit_notes (id, provider_id, subscriber_id, subscription_id, invoice_id, number, state, reason,
+			amount_minor, remaining_minor, currency, created_at, state_changed_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, cn.ID, cn.ProviderID, nullStr(cn.SubscriberID), nullStr(cn.SubscriptionID),
+		nullStr(cn.InvoiceID), cn.Number, cn.State, cn.Reason, int64(cn.Amount), int64(cn.Remaining), cn.Currency, now.UTC(), now.UTC())
+	if err != nil {
+		return fmt.Errorf("insert credit note: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO ledger_documents (id, provider_id, subscriber_id, kind, credit_note_id, state, amount_minor, created_at)
+		VALUES (?, ?, ?, 'credit_note', ?, ?, ?, ?)`, NewID(), cn.ProviderID, nullStr(cn.SubscriberID), cn.ID, cn.State, int64(cn.Amount), now.UTC()); err != nil {
+		return fmt.Errorf("record credit note in the ledger: %w", err)
+	}
+	return nil
+}
+
+const creditColumns = `id, provider_id, COALESCE(subscriber_id, ''), COALESCE(subscription_id, ''), COALESCE(invoice_id, ''), number, state,
+	reason, amount_minor, remaining_minor, currency, created_at`
+
+func scanCredit(row interface{ Scan(...any) error }) (*subprov.CreditNote, error) {
+	var c subprov.CreditNote
+	var amount, remaining int64
+	if err := row.Scan(&c.ID, &c.ProviderID, &c.SubscriberID, &c.SubscriptionID, &c.InvoiceID, &c.Number, &c.State, &c.Reason,
+		&amount, &remaining, &c.Currency, &c.CreatedAt); err != nil {
+		return nil, err
+	}
+	c.Amount, c.Remaining = subprov.Money(amount), subprov.Money(remaining)
+	return &c, nil
+}
+
+func listCredits(ctx context.Context, q Querier, where string, args ...any) ([]*subprov.CreditNote, error) {
+	rows, err := q.Query(ctx, `SELECT `+creditColumns+` FROM credit_notes `+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list credit notes: %w", err)
+	}
+	defer rows.Close()
+	var out []*subprov.CreditNote
+	for rows.Next() {
+		c, err := scanCredit(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan credit note: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// OpenCredits lists a line's open credit notes with money left, oldest first.
+func (tx *Tx) OpenCredits(ctx context.Context, subscriptionID string) ([]*subprov.CreditNote, error) {
+	return listCredits(ctx, tx, `WHERE subscription_id = ? AND state = 'open' AND remaining_minor > 0 ORDER BY created_at, number`, subscriptionID)
+}
+
+// OpenCreditsOf is OpenCredits outside a transaction (quotes).
+func (s *Store) OpenCreditsOf(ctx context.Context, subscriptionID string) ([]*subprov.CreditNote, error) {
+	return listCredits(ctx, s.R(), `WHERE subscription_id = ? AND state = 'open' AND remaining_minor > 0 ORDER BY created_at, number`, subscriptionID)
+}
+
+// ListedCredits lists a subscriber's credit notes as the billing system shows them: newest
+// first, never drafts, archived or voided notes.
+func (s *Store) ListedCredits(ctx context.Context, providerID, subscriberID string) ([]*subprov.CreditNote, error) {
+	return listCredits(ctx, s.R(), `WHERE provider_id = ? AND subscriber_id = ? AND state IN ('open', 'refunded', 'paid_out', 'applied')
+		ORDER BY created_at DESC, number DESC`, providerID, subscriberID)
+}
+
+// CreditNote returns one of a provider's credit notes.
+func (s *Store) CreditNote(ctx context.Context, providerID, id string) (*subprov.CreditNote, error) {
+	c, err := scanCredit(s.R().QueryRow(ctx, `SELECT `+creditColumns+` FROM credit_notes WHERE provider_id = ? AND id = ?`, providerID, id))
+	if err != nil {
+		return nil, fmt.Errorf("credit note %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// SpendCredit takes amount off a credit note; the note becomes state when nothing is left.
+func (tx *Tx) SpendCredit(ctx context.Context, id string, amount subprov.Money, state, invoiceID string, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE credit_notes SET remaining_minor = remaining_minor - ?,
+			state = CASE WHEN remaining_minor - ? <= 0 THEN ? ELSE state END,
+			applied_to_invoice_id = COALESCE(?, applied_to_invoice_id), state_changed_at = ? WHERE id = ?`,
+		int64(amount), int64(amount), state, nullStr(invoiceID), now.UTC(), id)
+	if err == nil {
+		_, err = tx.Exec(ctx, `UPDATE ledger_documents SET state = (SELECT state FROM credit_notes WHERE id = ?) WHERE credit_note_id = ?`, id, id)
+	}
+	if err != nil {
+		return fmt.Errorf("spend credit note %s: %w", id, err)
+	}
+	return nil
+}
+
+// Adjustment is money carried between invoices of one line.
+type Adjustment struct {
+	ID           string
+	Kind         string // next_invoice_line, carry
+	Description  string
+	UnitPrice    subprov.Money
+	Days         int
+	DaysInPeriod int
+	Amount       subprov.Money // signed
+}
+
+// OpenAdjustments lists a line's adjustments not yet on an invoice.
+func (s *Store) OpenAdjustments(ctx context.Context, q Querier, subscriptionID string) ([]Adjustment, error) {
+	rows, err := q.Query(ctx, `SELECT id, kind, description, unit_price_minor, days, days_in_period, amount_minor FROM billing_adjustments
+		WHERE subscription_id = ? AND consumed_at IS NULL ORDER BY created_at, id`, subscriptionID)
+	if err != nil {
+		return nil, fmt.Errorf("open adjustments: %w", err)
+	}
+	defer rows.Close()
+	var out []Adjustment
+	for rows.Next() {
+		var a Adjustment
+		var unit, amount int64
+		if err := rows.Scan(&a.ID, &a.Kind, &a.Description, &unit, &a.Days, &a.DaysInPeriod, &amount); err != nil {
+			return nil, err
+		}
+		a.UnitPrice, a.Amount = subprov.Money(unit), subprov.Money(amount)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// InsertAdjustment stores an adjustment for a line's next invoice (or next correction).
+func (tx *Tx) InsertAdjustment(ctx context.Context, providerID, subscriptionID string, a Adjustment, now time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO billing_adjustments (id, provider_id, subscription_id, kind, description, unit_price_minor, days,
+		days_in_period, amount_minor, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, NewID(), providerID, subscriptionID, a.Kind,
+		a.Description, int64(a.UnitPrice), a.Days, a.DaysInPeriod, int64(a.Amount), now.UTC())
+	if err != nil {
+		return fmt.Errorf("insert adjustment: %w", err)
+	}
+	return nil
+}
+
+// ConsumeAdjustments marks adjustments used (by invoiceID, or "" when folded elsewhere).
+func (tx *Tx) ConsumeAdjustments(ctx context.Context, ids []string, invoiceID string, now time.Time) error {
+	for _, id := range ids {
+		if _, err := tx.Exec(ctx, `UPDATE billing_adjustments SET consumed_at = ?, invoice_id = ? WHERE id = ?`, now.UTC(), nullStr(invoiceID), id); err != nil {
+			return fmt.Errorf("consume adjustment: %w", err)
+		}
+	}
+	return nil
+}
+
+// PeriodInvoice returns a line's first or recurring invoice for a period, if any.
+func (s *Store) PeriodInvoice(ctx context.Context, subscriptionID, period string) (*subprov.Invoice, error) {
+	inv, err := scanInvoice(s.R().QueryRow(ctx, `SELECT `+invoiceColumns+` FROM invoices WHERE subscription_id = ? AND period = ?
+		AND kind IN ('first', 'recurring') ORDER BY created_at LIMIT 1`, subscriptionID, period))
+	if err != nil {
+		return nil, err
+	}
+	return inv, nil
+}
+
+// LedgerHasInvoice reports whether the billing system holds the document of an invoice.
+func (s *Store) LedgerHasInvoice(ctx context.Context, invoiceID string) (bool, error) {
+	var n int
+	if err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM ledger_documents WHERE invoice_id = ?`, invoiceID).Scan(&n); err != nil {
+		return false, fmt.Errorf("ledger document: %w", err)
+	}
+	return n > 0, nil
+}
