@@ -123,6 +123,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		ChargeInvoice:   a.Billing.Charge,
 		BillRun:         a.Billing.BillRun,
 		SetLineService:  a.Billing.SetLineService,
+		RefundCredits:   a.Billing.RefundCredits,
 	}, jobs.Options{Work: cfg.Workers, Logger: log})
 	if err != nil {
 		st.Close()

@@ -335,3 +335,52 @@ func TestSubscriberBillingDocuments(t *testing.T) {
 		}
 	})
 }
+
+// TestCancellationMoney: the quote equals what the cancellation books. An invoiced month
+// gives back the unused days as a credit note refunded to the card; a month not yet invoiced
+// gets a final invoice for the days served.
+func TestCancellationMoney(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		s.DevClock.Set(time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC))
+		h := &hook{}
+		a := h.post(s, platformOrder("lh_7f3a9c1206", "leaver@example.ca", "cus_demo_visa")).JSON["subscription_id"].(string)
+		b := h.post(s, platformOrder("lh_7f3a9c1205", "mover@example.ca", "cus_demo_declines")).JSON["subscription_id"].(string)
+		apptest.Eventually(t, 15*time.Second, "the first invoices", func() bool {
+			return len(invoicesOf(t, s, a)) == 1 && len(invoicesOf(t, s, b)) == 1 && invoicesOf(t, s, a)[0].status == "paid"
+		})
+		op := s.Operator()
+		quote := func(id, end string) *apptest.Response {
+			return s.Do(apptest.Request{Method: "GET", Path: "/api/v1/subscription/" + id + "/cancel/preview?end_date=" + end, Headers: op})
+		}
+		cancel := func(id, end string) {
+			if r := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/subscription/" + id + "/cancel", Headers: op, Body: map[string]string{"end_date": end}}); r.Status != 200 {
+				t.Fatalf("cancel: %d %s", r.Status, r.Raw)
+			}
+		}
+		// November is invoiced for line a: 25 to 30 Nov unused, 85.00 x 6/30 = 17.00 + 13% = 19.21 back.
+		q := quote(a, "2026-11-25")
+		lines := q.JSON["lines"].([]any)
+		if q.JSON["total"] != -19.21 || len(lines) != 1 || lines[0].(map[string]any)["type"] != "credit_note" {
+			t.Fatalf("invoiced-month quote: %s", q.Raw)
+		}
+		cancel(a, "2026-11-25")
+		apptest.Eventually(t, 15*time.Second, "the refund", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND amount_minor = 1921 AND state = 'refunded'`, a) == 1
+		})
+		if n := count(t, s, `SELECT COUNT(*) FROM processor_charges WHERE status = 'refund' AND amount_minor = 1921`); n != 1 {
+			t.Fatal("the refund did not reach the processor")
+		}
+		// Line b's December is not invoiced on 3 December (billing day 5): 1 and 2 Dec served,
+		// 85.00 x 2/31 = 5.48 + 0.71 tax = 6.19 on a final invoice.
+		s.DevClock.Set(time.Date(2026, 12, 3, 15, 0, 0, 0, time.UTC))
+		op = s.Operator()
+		q = quote(b, "2026-12-03")
+		if q.JSON["total"] != 6.19 || q.JSON["lines"].([]any)[0].(map[string]any)["type"] != "final_invoice" {
+			t.Fatalf("uninvoiced-month quote: %s", q.Raw)
+		}
+		cancel(b, "2026-12-03")
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'final' AND total_minor = 619`, b); n != 1 {
+			t.Fatal("no final invoice of 6.19")
+		}
+	})
+}

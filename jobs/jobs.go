@@ -32,6 +32,7 @@ type Handlers struct {
 	ChargeInvoice   func(ctx context.Context, args ChargeInvoice) error
 	BillRun         func(ctx context.Context, args BillRun) error
 	SetLineService  func(ctx context.Context, args SetLineService) error
+	RefundCredits   func(ctx context.Context, args RefundCredits) error
 }
 
 // Options tune the client.
@@ -98,6 +99,7 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 	addWorker(workers, h.ChargeInvoice)
 	addWorker(workers, h.BillRun)
 	addWorker(workers, h.SetLineService)
+	addWorker(workers, h.RefundCredits)
 	cfg := &river.Config{
 		Logger:            o.Logger.With("component", "river"),
 		Workers:           workers,

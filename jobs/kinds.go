@@ -59,3 +59,11 @@ type SetLineService struct {
 
 // Kind names the job in the queue.
 func (SetLineService) Kind() string { return "line.service" }
+
+// RefundCredits refunds a line's open credit notes to its card.
+type RefundCredits struct {
+	SubscriptionID string `json:"subscription_id"`
+}
+
+// Kind names the job in the queue.
+func (RefundCredits) Kind() string { return "billing.refund" }

@@ -1,0 +1,166 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/payments"
+	"github.com/subprov/subprov/provisioning"
+	"github.com/subprov/subprov/store"
+)
+
+// cancellationMoney is the money of ending a platform-billed line at endedAt, for the month
+// of the end date. If that month was invoiced, the unused days (end date to month end) come
+// back as a credit note and every open credit is swept into the refund; if not, a final
+// invoice bills the days served (from the month's start, or activation, to the day before the
+// end date) minus open credits. Amounts are gross. Credits are negative, charges positive, so
+// a negative total is money going back to the customer.
+func (s *Service) cancellationMoney(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) ([]provisioning.CancelQuoteLine, bool, subprov.Money, error) {
+	loc := p.Location()
+	endDay := LocalDay(endedAt, loc)
+	period := PeriodOf(endDay)
+	plan, err := s.Store.PlanVersion(ctx, p.ID, sub.PlanVersionID)
+	if err != nil {
+		return nil, false, 0, err
+	}
+	in := period.Days()
+	var finalNet subprov.Money
+	_, err = s.Store.PeriodInvoice(ctx, sub.ID, period.String())
+	invoiced := err == nil
+	if err != nil && !store.IsNoRows(err) {
+		return nil, false, 0, err
+	}
+	var lines []provisioning.CancelQuoteLine
+	if invoiced {
+		unused := DaysFrom(endDay)
+		net := Prorate(plan.MonthlyPrice, unused, in)
+		if gross := net + Tax(net, p.TaxRateBP); gross > 0 {
+			lines = append(lines, provisioning.CancelQuoteLine{Type: "credit_note", Amount: -gross,
+				Description: fmt.Sprintf("Unused days %s to %s (%d of %d)", endDay.Format("2 Jan"), period.Day(in).Format("2 Jan 2006"), unused, in)})
+		}
+	} else {
+		start := period.First()
+		if sub.ActivatedAt != nil {
+			if a := LocalDay(*sub.ActivatedAt, loc); a.After(start) {
+				start = a
+			}
+		}
+		served := int(endDay.Sub(start).Hours() / 24)
+		if served > 0 {
+			net := Prorate(plan.MonthlyPrice, served, in)
+			finalNet = net
+			lines = append(lines, provisioning.CancelQuoteLine{Type: "final_invoice", Amount: net + Tax(net, p.TaxRateBP),
+				Description: fmt.Sprintf("Days served %s to %s (%d of %d)", start.Format("2 Jan"), endDay.AddDate(0, 0, -1).Format("2 Jan 2006"), served, in)})
+		}
+	}
+	credits, err := s.Store.OpenCreditsOf(ctx, sub.ID)
+	if err != nil {
+		return nil, false, 0, err
+	}
+	for _, c := range credits {
+		lines = append(lines, provisioning.CancelQuoteLine{Type: "open_credit", Amount: -c.Remaining, Description: "Open credit note " + c.Number})
+	}
+	return lines, invoiced, finalNet, nil
+}
+
+// QuoteCancellation quotes the money of a cancellation (provisioning.CancellationMoney).
+func (s *Service) QuoteCancellation(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) ([]provisioning.CancelQuoteLine, error) {
+	lines, _, _, err := s.cancellationMoney(ctx, p, sub, endedAt)
+	return lines, err
+}
+
+// ApplyCancellation books what the quote shows, inside the cancellation's transaction: a
+// credit note for the unused days and a refund job for every open credit, or a final invoice
+// from which open credits are deducted.
+func (s *Service) ApplyCancellation(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) error {
+	lines, invoiced, finalNet, err := s.cancellationMoney(ctx, p, sub, endedAt)
+	if err != nil {
+		return err
+	}
+	now := s.Clock.Now()
+	endDay := LocalDay(endedAt, p.Location())
+	if invoiced {
+		for _, l := range lines {
+			if l.Type == "credit_note" {
+				if _, err := s.IssueCredit(ctx, tx, p, sub, -l.Amount, "cancellation", "", now); err != nil {
+					return err
+				}
+			}
+		}
+		return s.Jobs.Enqueue(ctx, tx, jobs.RefundCredits{SubscriptionID: sub.ID})
+	}
+	if finalNet == 0 {
+		return s.Jobs.Enqueue(ctx, tx, jobs.RefundCredits{SubscriptionID: sub.ID})
+	}
+	var desc string
+	for _, l := range lines {
+		if l.Type == "final_invoice" {
+			desc = l.Description
+		}
+	}
+	final := []store.InvoiceLine{{Kind: "final", Description: desc, UnitPrice: finalNet, Amount: finalNet}}
+	if _, err = s.issue(ctx, tx, p, sub, "final", PeriodOf(endDay), endDay, final, now); err != nil {
+		return err
+	}
+	// Credits larger than the final invoice leave money to give back.
+	return s.Jobs.Enqueue(ctx, tx, jobs.RefundCredits{SubscriptionID: sub.ID})
+}
+
+// RefundCredits is the billing.refund job: refund every open credit note of a line to the
+// card of its last paid invoice (each under its own idempotency key); with nothing to refund
+// against, the note is marked for payout.
+func (s *Service) RefundCredits(ctx context.Context, a jobs.RefundCredits) error {
+	sub, err := s.Store.SubscriptionByID(ctx, a.SubscriptionID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil
+		}
+		return err
+	}
+	p, err := s.Store.Provider(ctx, sub.ProviderID)
+	if err != nil {
+		return err
+	}
+	credits, err := s.Store.OpenCreditsOf(ctx, sub.ID)
+	if err != nil {
+		return err
+	}
+	invs, err := s.Store.InvoicesOfSubscription(ctx, sub.ID)
+	if err != nil {
+		return err
+	}
+	chargeID := ""
+	for _, inv := range invs {
+		if inv.Status == "paid" && inv.PaymentIntent != "" {
+			chargeID = inv.PaymentIntent
+			break
+		}
+	}
+	for _, c := range credits {
+		state := subprov.CreditPaidOut
+		if chargeID != "" {
+			_, err := s.Processor.Refund(ctx, p, chargeID, c.Remaining, "refund:"+c.ID)
+			if err != nil && !errors.Is(err, payments.ErrInvalidRequest) {
+				return fmt.Errorf("refund credit note %s: %w", c.Number, err)
+			}
+			if err == nil {
+				state = subprov.CreditRefunded
+			}
+		}
+		now := s.Clock.Now()
+		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.SpendCredit(ctx, c.ID, c.Remaining, state, "", now); err != nil {
+				return err
+			}
+			return tx.InsertAudit(ctx, p.ID, "billing", "credit_note."+state, sub.ID, fmt.Sprintf(`{"credit_note_id":%q,"amount":"%s"}`, c.ID, c.Remaining), now)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
