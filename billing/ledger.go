@@ -20,6 +20,7 @@ var ErrBillingSystemUnavailable = errors.New("billing system unavailable")
 type Ledger interface {
 	CreditNotes(ctx context.Context, p *subprov.Provider, subscriberID string) ([]*subprov.CreditNote, error)
 	SyncContact(ctx context.Context, p *subprov.Provider, subscriberID string, c subprov.Contact) error
+	RescheduleNextInvoice(ctx context.Context, p *subprov.Provider, subscriptionID string, on time.Time) error
 }
 
 // BuiltinLedger is the billing system kept in the service's own database.
@@ -45,6 +46,12 @@ func (l *BuiltinLedger) CreditNotes(ctx context.Context, p *subprov.Provider, su
 
 // SyncContact records the billing contact in the billing system.
 func (l *BuiltinLedger) SyncContact(ctx context.Context, p *subprov.Provider, subscriberID string, c subprov.Contact) error {
+	return l.up()
+}
+
+// RescheduleNextInvoice moves the date the next recurring invoice is sent. The built-in bill run
+// reads billing_day itself, so only reachability matters here.
+func (l *BuiltinLedger) RescheduleNextInvoice(ctx context.Context, p *subprov.Provider, subscriptionID string, on time.Time) error {
 	return l.up()
 }
 

@@ -384,3 +384,58 @@ func TestCancellationMoney(t *testing.T) {
 		}
 	})
 }
+
+// TestBillingDay: PATCH /me/billing-day changes when money is collected, never what is owed.
+func TestBillingDay(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		const marieLine, priyaLine = "c1000000-0000-4000-8000-000000000001", "c1000000-0000-4000-8000-000000000002"
+		s.DevClock.Set(time.Date(2026, 12, 3, 15, 0, 0, 0, time.UTC))
+		apptest.Eventually(t, 15*time.Second, "Marie's December invoice", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND period = '2026-12'`, marieLine) == 1
+		})
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		priya := s.Login("priya.patel@example.ca", "demo-password-2")
+		docs := func() int {
+			return count(t, s, `SELECT COUNT(*) FROM invoices`) + count(t, s, `SELECT COUNT(*) FROM credit_notes`)
+		}
+		before := docs()
+		tests := []struct {
+			name      string
+			h         map[string]string
+			body      map[string]any
+			status    int
+			effective string
+			next      any
+		}{
+			{"month already invoiced: from next month", marie, map[string]any{"subscription_id": marieLine, "billing_day": 7}, 200, "2027-01-01", "2027-01-07"},
+			{"above 10", marie, map[string]any{"subscription_id": marieLine, "billing_day": 11}, 422, "", nil},
+			{"zero", marie, map[string]any{"subscription_id": marieLine, "billing_day": 0}, 422, "", nil},
+			{"missing day", marie, map[string]any{"subscription_id": marieLine}, 422, "", nil},
+			{"another subscriber's line", marie, map[string]any{"subscription_id": priyaLine, "billing_day": 5}, 404, "", nil},
+			{"month not invoiced and the day is past", priya, map[string]any{"subscription_id": priyaLine, "billing_day": 2}, 409, "", nil},
+			{"month not invoiced and the day is today", priya, map[string]any{"subscription_id": priyaLine, "billing_day": 3}, 409, "", nil},
+			{"month not invoiced and the day ahead; nothing to send for a partner-billed line", priya, map[string]any{"subscription_id": priyaLine, "billing_day": 9}, 200, "2026-12-01", nil},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				res := s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/billing-day", Headers: tt.h, Body: tt.body})
+				if res.Status != tt.status {
+					t.Fatalf("status %d, want %d: %s", res.Status, tt.status, res.Raw)
+				}
+				if tt.status == 200 && (res.JSON["effective_period"] != tt.effective || res.JSON["next_send_date"] != tt.next) {
+					t.Fatalf("answer %s", res.Raw)
+				}
+			})
+		}
+		if docs() != before {
+			t.Fatal("a billing-day change created an invoice or a credit note")
+		}
+		op := s.Operator()
+		setFault(s, op, "billing_system", "down")
+		res := s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/billing-day", Headers: marie, Body: map[string]any{"subscription_id": marieLine, "billing_day": 8}})
+		setFault(s, op, "billing_system", "up")
+		if res.Status != 502 || count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND billing_day = 8`, marieLine) != 1 {
+			t.Fatalf("reschedule failure: %d %s (the day must stay saved)", res.Status, res.Raw)
+		}
+	})
+}

@@ -75,6 +75,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/partner/subscriber/me/credit-notes", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyCreditNotes},
 		{method: "GET", path: "/api/v1/credit-notes/{credit_note_id}/pdf", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleCreditNotePDF},
 		{method: "GET", path: "/api/v1/invoices/{invoice_id}/pdf", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleInvoicePDF},
+		{method: "PATCH", path: "/partner/subscriber/me/billing-day", auth: credHolder, surface: surfaceSubscriber, handle: s.handleBillingDay},
 	}
 	if s.DevClock != nil {
 		// Dev mode (decisions §4): absent, so 404, when dev mode is off.

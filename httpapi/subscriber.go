@@ -121,3 +121,40 @@ func (s *server) handleInvoicePDF(w http.ResponseWriter, r *http.Request) error 
 	}
 	return writePDF(w, "invoice", &buf)
 }
+
+type billingDayRequest struct {
+	SubscriptionID string `json:"subscription_id"`
+	BillingDay     *int   `json:"billing_day"`
+}
+
+func (q billingDayRequest) Valid() map[string]string {
+	p := map[string]string{}
+	required(p, map[string]string{"subscription_id": q.SubscriptionID})
+	if q.BillingDay == nil {
+		p["billing_day"] = "required"
+	}
+	return p
+}
+
+// handleBillingDay: PATCH /partner/subscriber/me/billing-day (holder only).
+func (s *server) handleBillingDay(w http.ResponseWriter, r *http.Request) error {
+	q, err := decode[billingDayRequest](r)
+	if err != nil {
+		return err
+	}
+	sid, p, err := s.subscriberOf(r)
+	if err != nil {
+		return err
+	}
+	res, err := s.Billing.ChangeBillingDay(r.Context(), p, sid, q.SubscriptionID, *q.BillingDay)
+	if err != nil {
+		return err
+	}
+	var next any
+	if res.NextSendDate != nil {
+		next = res.NextSendDate.Format("2006-01-02")
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"subscription_id": res.SubscriptionID, "billing_day": res.BillingDay,
+		"effective_period": res.EffectivePeriod.Format("2006-01-02"), "next_send_date": next})
+	return nil
+}

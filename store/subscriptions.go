@@ -127,6 +127,7 @@ type SubscriptionChange struct {
 	OnHold             *bool
 	BookingLinkSent    *bool
 	VLAN               *int
+	BillingDay         *int
 }
 
 // UpdateSubscription applies a partial update.
@@ -175,6 +176,9 @@ func (tx *Tx) UpdateSubscription(ctx context.Context, id string, c SubscriptionC
 	}
 	if c.VLAN != nil {
 		add("vlan", *c.VLAN)
+	}
+	if c.BillingDay != nil {
+		add("billing_day", *c.BillingDay)
 	}
 	args = append(args, id)
 	if _, err := tx.Exec(ctx, `UPDATE subscriptions SET `+strings.Join(sets, ", ")+` WHERE id = ?`, args...); err != nil {
