@@ -32,6 +32,7 @@ import (
 	"github.com/subprov/subprov/mail"
 	"github.com/subprov/subprov/outbox"
 	"github.com/subprov/subprov/payments"
+	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/ratelimit"
 	"github.com/subprov/subprov/scheduler"
@@ -157,6 +158,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Serviceability: &serviceability.Service{Store: st, Clock: a.Clock},
 		Provisioning:   a.Provisioning,
 		Billing:        a.Billing,
+		Portal:         &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Log: log},
 		Registry:       reg, Ready: a.Ready,
 		OnClockChange: func(ctx context.Context) {
 			_ = st.PutSetting(ctx, settingClockOffset, strconv.FormatInt(int64(a.DevClock.Offset()), 10))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/portal"
 )
 
 // subscriberOf resolves the signed-in account to its subscriber record and provider; an
@@ -156,5 +157,57 @@ func (s *server) handleBillingDay(w http.ResponseWriter, r *http.Request) error 
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"subscription_id": res.SubscriptionID, "billing_day": res.BillingDay,
 		"effective_period": res.EffectivePeriod.Format("2006-01-02"), "next_send_date": next})
+	return nil
+}
+
+type contactJSON struct {
+	FirstName   string `json:"firstname"`
+	LastName    string `json:"lastname"`
+	Email       string `json:"email"`
+	PhoneNumber string `json:"phonenumber"`
+	Company     string `json:"company"`
+}
+
+func contactOf(c subprov.Contact) contactJSON {
+	return contactJSON{FirstName: c.FirstName, LastName: c.LastName, Email: c.Email, PhoneNumber: c.PhoneNumber, Company: c.Company}
+}
+
+type contactPatchRequest struct {
+	FirstName   *string `json:"firstname"`
+	LastName    *string `json:"lastname"`
+	Email       *string `json:"email"`
+	PhoneNumber *string `json:"phonenumber"`
+	Company     *string `json:"company"`
+}
+
+// handleInvoiceContact: PATCH /partner/subscriber/me/invoice-contact (holder only).
+func (s *server) handleInvoiceContact(w http.ResponseWriter, r *http.Request) error {
+	q, err := decode[contactPatchRequest](r)
+	if err != nil {
+		return err
+	}
+	sid, p, err := s.subscriberOf(r)
+	if err != nil {
+		return err
+	}
+	c, err := s.Portal.UpdateInvoiceContact(r.Context(), p, sid, portal.ContactPatch(q))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "contact": contactOf(c), "state": "separate"})
+	return nil
+}
+
+// handleUseHolder: POST /partner/subscriber/me/invoice-contact/use-holder (holder only).
+func (s *server) handleUseHolder(w http.ResponseWriter, r *http.Request) error {
+	sid, p, err := s.subscriberOf(r)
+	if err != nil {
+		return err
+	}
+	c, err := s.Portal.UseHolderForInvoices(r.Context(), p, sid)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "contact": contactOf(c), "state": "shared"})
 	return nil
 }

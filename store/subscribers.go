@@ -128,3 +128,39 @@ func (tx *Tx) PortOfUnit(ctx context.Context, unitID string) (string, error) {
 	}
 	return id, nil
 }
+
+// Contacts returns a subscriber's holder contact and, when one is split off, the invoice contact.
+func (tx *Tx) Contacts(ctx context.Context, subscriberID string) (holder subprov.Contact, invoice *subprov.Contact, err error) {
+	rows, err := tx.Query(ctx, `SELECT id, role, firstname, lastname, email, phonenumber, company FROM contacts WHERE subscriber_id = ?`, subscriberID)
+	if err != nil {
+		return holder, nil, fmt.Errorf("contacts: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c subprov.Contact
+		var role string
+		if err := rows.Scan(&c.ID, &role, &c.FirstName, &c.LastName, &c.Email, &c.PhoneNumber, &c.Company); err != nil {
+			return holder, nil, fmt.Errorf("scan contact: %w", err)
+		}
+		if role == "holder" {
+			holder = c
+		} else if role == "invoice" {
+			cc := c
+			invoice = &cc
+		}
+	}
+	return holder, invoice, rows.Err()
+}
+
+// PutInvoiceContact stores the separate billing contact.
+func (tx *Tx) PutInvoiceContact(ctx context.Context, subscriberID string, c subprov.Contact, now time.Time) error {
+	return tx.upsertContact(ctx, subscriberID, "invoice", c, now)
+}
+
+// DeleteInvoiceContact removes the separate billing contact: invoices go to the holder again.
+func (tx *Tx) DeleteInvoiceContact(ctx context.Context, subscriberID string) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM contacts WHERE subscriber_id = ? AND role = 'invoice'`, subscriberID); err != nil {
+		return fmt.Errorf("delete invoice contact: %w", err)
+	}
+	return nil
+}

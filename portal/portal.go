@@ -1,0 +1,131 @@
+// Package portal is the subscriber's self-service: the account's contacts and billing contact
+// (and, as they arrive, authorized users, orders and reactivation). Every operation acts on
+// the signed-in account's own subscriber record.
+package portal
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/auth"
+	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/store"
+)
+
+// Mailer queues a message inside the caller's transaction.
+type Mailer interface {
+	QueueText(ctx context.Context, tx *store.Tx, to, subject, body string, links []string) error
+}
+
+// Service runs the portal's rules.
+type Service struct {
+	Store  *store.Store
+	Clock  subprov.Clock
+	Ledger billing.Ledger
+	Mail   Mailer
+	Log    *slog.Logger
+}
+
+// ContactPatch changes only the fields it carries; an empty string clears a field.
+type ContactPatch struct {
+	FirstName, LastName, Email, PhoneNumber, Company *string
+}
+
+func (p ContactPatch) apply(c subprov.Contact) subprov.Contact {
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = strings.TrimSpace(*v)
+		}
+	}
+	set(&c.FirstName, p.FirstName)
+	set(&c.LastName, p.LastName)
+	set(&c.Email, p.Email)
+	set(&c.PhoneNumber, p.PhoneNumber)
+	set(&c.Company, p.Company)
+	return c
+}
+
+// UpdateInvoiceContact sets a separate billing contact, starting from the current one (the
+// holder's details when invoices still go to the holder). When the billing e-mail changes,
+// the old and the new address are each told. The provider's billing system is updated after
+// the change commits; if that fails the change stands and the answer is still a success.
+func (s *Service) UpdateInvoiceContact(ctx context.Context, p *subprov.Provider, subscriberID string, patch ContactPatch) (subprov.Contact, error) {
+	if patch.Email != nil && *patch.Email != "" && !auth.ValidEmail(strings.TrimSpace(*patch.Email)) {
+		return subprov.Contact{}, subprov.Invalid(map[string]string{"email": "not a valid e-mail address"})
+	}
+	var updated subprov.Contact
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		holder, invoice, err := tx.Contacts(ctx, subscriberID)
+		if err != nil {
+			return err
+		}
+		current := holder
+		if invoice != nil {
+			current = *invoice
+		}
+		updated = patch.apply(current)
+		updated.ID = ""
+		if err := tx.PutInvoiceContact(ctx, subscriberID, updated, s.Clock.Now()); err != nil {
+			return err
+		}
+		return s.tellBillingAddressChange(ctx, tx, p, current.Email, updated.Email)
+	})
+	if err != nil {
+		return subprov.Contact{}, err
+	}
+	s.sync(ctx, p, subscriberID, updated)
+	return updated, nil
+}
+
+// UseHolderForInvoices removes the separate billing contact; 409 not_separate when invoices
+// already go to the holder.
+func (s *Service) UseHolderForInvoices(ctx context.Context, p *subprov.Provider, subscriberID string) (subprov.Contact, error) {
+	var holder subprov.Contact
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		h, invoice, err := tx.Contacts(ctx, subscriberID)
+		if err != nil {
+			return err
+		}
+		if invoice == nil {
+			return subprov.Errorf(subprov.ECONFLICT, "not_separate", "Invoices already go to the account holder")
+		}
+		holder = h
+		if err := tx.DeleteInvoiceContact(ctx, subscriberID); err != nil {
+			return err
+		}
+		return s.tellBillingAddressChange(ctx, tx, p, invoice.Email, holder.Email)
+	})
+	if err != nil {
+		return subprov.Contact{}, err
+	}
+	s.sync(ctx, p, subscriberID, holder)
+	return holder, nil
+}
+
+// tellBillingAddressChange mails the old and the new billing address when they differ.
+func (s *Service) tellBillingAddressChange(ctx context.Context, tx *store.Tx, p *subprov.Provider, old, new string) error {
+	if strings.EqualFold(old, new) {
+		return nil
+	}
+	if old != "" {
+		body := fmt.Sprintf("Hello,\n\nInvoices for your %s internet account will no longer be sent to this address.\n"+
+			"If you did not ask for this change, contact %s support.\n", p.Name, p.Name)
+		if err := s.Mail.QueueText(ctx, tx, old, "Your billing e-mail address was changed", body, nil); err != nil {
+			return err
+		}
+	}
+	if new != "" {
+		body := fmt.Sprintf("Hello,\n\nFrom now on, invoices for a %s internet account are sent to this address.\n", p.Name)
+		return s.Mail.QueueText(ctx, tx, new, "You now receive the invoices of an internet account", body, nil)
+	}
+	return nil
+}
+
+func (s *Service) sync(ctx context.Context, p *subprov.Provider, subscriberID string, c subprov.Contact) {
+	if err := s.Ledger.SyncContact(ctx, p, subscriberID, c); err != nil {
+		s.Log.Warn("billing contact not synced to the billing system; the change stands", "subscriber_id", subscriberID, "err", err)
+	}
+}
