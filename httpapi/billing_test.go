@@ -439,3 +439,20 @@ func TestBillingDay(t *testing.T) {
 		}
 	})
 }
+
+// TestPlanChangePreviewWithoutBillingDocument: rule 1(b), an invoice whose billing-document
+// row is missing gives a null adjustment with a note and a normal 200.
+func TestPlanChangePreviewWithoutBillingDocument(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		s.DevClock.Set(time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC))
+		id := (&hook{}).post(s, platformOrder("lh_7f3a9c1206", "nodoc@example.ca", "cus_demo_visa")).JSON["subscription_id"].(string)
+		apptest.Eventually(t, 15*time.Second, "the first invoice", func() bool { return len(invoicesOf(t, s, id)) == 1 })
+		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`DELETE FROM ledger_documents WHERE invoice_id IN (SELECT id FROM invoices WHERE subscription_id = ?)`), id); err != nil {
+			t.Fatal(err)
+		}
+		res := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriptions/" + id + "/change-plan/preview?plan_version_id=" + planFibre500, Headers: apptest.Key(storeKey)})
+		if res.Status != 200 || res.JSON["one_time_adjustment"] != nil || res.JSON["note"] == "" || res.JSON["eligible"] != true {
+			t.Fatalf("preview: %d %s", res.Status, res.Raw)
+		}
+	})
+}
