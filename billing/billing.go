@@ -15,11 +15,6 @@ import (
 	"github.com/subprov/subprov/switches"
 )
 
-// Enqueuer inserts jobs inside the caller's transaction.
-type Enqueuer interface {
-	Enqueue(ctx context.Context, tx *store.Tx, args jobs.Args) error
-}
-
 // Mailer queues a message inside the caller's transaction.
 type Mailer interface {
 	QueueText(ctx context.Context, tx *store.Tx, to, subject, body string, links []string) error
@@ -30,7 +25,7 @@ type Service struct {
 	Store     *store.Store
 	Clock     subprov.Clock
 	Processor payments.Processor
-	Jobs      Enqueuer
+	Jobs      jobs.Enqueuer
 	Mail      Mailer
 	Switch    switches.Driver
 	Ledger    Ledger
@@ -155,19 +150,9 @@ func (s *Service) SweepCharges(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-			ok, err := tx.ClaimCharge(ctx, id, now)
-			if err != nil || !ok {
-				return err
-			}
-			return s.Jobs.Enqueue(ctx, tx, jobs.ChargeInvoice{InvoiceID: id})
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return jobs.ClaimAndEnqueue(ctx, s.Store, s.Jobs, ids,
+		func(ctx context.Context, tx *store.Tx, id string) (bool, error) { return tx.ClaimCharge(ctx, id, now) },
+		func(id string) jobs.Args { return jobs.ChargeInvoice{InvoiceID: id} })
 }
 
 // Charge is the billing.charge job: one AutoPay attempt. Its idempotency key names the

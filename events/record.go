@@ -20,16 +20,10 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
-// Enqueuer inserts a job inside the caller's transaction; *jobs.Client satisfies it. It is an
-// interface so capability packages can record events in tests without a job queue.
-type Enqueuer interface {
-	Enqueue(ctx context.Context, tx *store.Tx, args jobs.Args) error
-}
-
 // Recorder writes events inside the transaction of the change that causes them, so an event
 // exists (and is delivered) if and only if that change committed.
 type Recorder struct {
-	Jobs  Enqueuer
+	Jobs  jobs.Enqueuer
 	Clock subprov.Clock
 }
 

@@ -146,6 +146,11 @@ func (c *Client) Stop(ctx context.Context) error {
 	return nil
 }
 
+// Enqueuer inserts a job inside a transaction; *Client is one.
+type Enqueuer interface {
+	Enqueue(ctx context.Context, tx *store.Tx, args Args) error
+}
+
 // Args is a job's arguments; every kind is declared in kinds.go.
 type Args = river.JobArgs
 
@@ -160,6 +165,25 @@ func (c *Client) Enqueue(ctx context.Context, tx *store.Tx, args Args) error {
 // EnqueueNow inserts a job in its own transaction (sweeps of due work, which write nothing else).
 func (c *Client) EnqueueNow(ctx context.Context, s *store.Store, args Args) error {
 	return s.InTx(ctx, func(tx *store.Tx) error { return c.Enqueue(ctx, tx, args) })
+}
+
+// ClaimAndEnqueue is the body of every clock-driven sweep: for each due id, claim it and
+// enqueue its job in one transaction, so two sweeps (or two replicas) never queue one twice.
+func ClaimAndEnqueue(ctx context.Context, s *store.Store, q Enqueuer, ids []string,
+	claim func(ctx context.Context, tx *store.Tx, id string) (bool, error), job func(id string) Args) error {
+	for _, id := range ids {
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			ok, err := claim(ctx, tx, id)
+			if err != nil || !ok {
+				return err
+			}
+			return q.Enqueue(ctx, tx, job(id))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Counts returns the number of jobs per state, for /metrics.

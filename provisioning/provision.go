@@ -167,17 +167,9 @@ func (s *Service) SweepDeprovisions(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-			claimed, err := tx.ClaimDeprovision(ctx, id, now)
-			if err != nil || !claimed {
-				return err
-			}
-			return s.Jobs.Enqueue(ctx, tx, jobs.DeprovisionPort{SubscriptionID: id})
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return jobs.ClaimAndEnqueue(ctx, s.Store, s.Jobs, ids,
+		func(ctx context.Context, tx *store.Tx, id string) (bool, error) {
+			return tx.ClaimDeprovision(ctx, id, now)
+		},
+		func(id string) jobs.Args { return jobs.DeprovisionPort{SubscriptionID: id} })
 }

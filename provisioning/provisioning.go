@@ -22,11 +22,6 @@ type Events interface {
 	Record(ctx context.Context, tx *store.Tx, p *subprov.Provider, typ string, sub *subprov.Subscription, extra map[string]any) (*subprov.Event, error)
 }
 
-// Enqueuer inserts jobs inside the caller's transaction.
-type Enqueuer interface {
-	Enqueue(ctx context.Context, tx *store.Tx, args jobs.Args) error
-}
-
 // Billing is told when a line starts being billed (activation) so the platform-billed ones get
 // their first invoice; the billing engine implements it.
 type Billing interface {
@@ -40,7 +35,7 @@ type Service struct {
 	Switch    switches.Driver
 	Processor payments.Processor
 	Events    Events
-	Jobs      Enqueuer
+	Jobs      jobs.Enqueuer
 	Tickets   tickets.Desk
 	Billing   Billing // nil: nothing is billed
 	Log       *slog.Logger

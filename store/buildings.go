@@ -210,18 +210,5 @@ func (s *Store) LocationByPort(ctx context.Context, hash, identifier string) (*L
 
 // CoveringProviders returns the ids of providers covering a building.
 func (s *Store) CoveringProviders(ctx context.Context, buildingID string) ([]string, error) {
-	rows, err := s.R().Query(ctx, `SELECT provider_id FROM building_providers WHERE building_id = ? ORDER BY provider_id`, buildingID)
-	if err != nil {
-		return nil, fmt.Errorf("coverage of %s: %w", buildingID, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return queryIDs(ctx, s.R(), "coverage of "+buildingID, `SELECT provider_id FROM building_providers WHERE building_id = ? ORDER BY provider_id`, buildingID)
 }

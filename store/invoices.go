@@ -197,21 +197,8 @@ func (tx *Tx) LockInvoice(ctx context.Context, id string) (*InvoiceChargeState, 
 
 // DueCharges lists open invoices whose next AutoPay attempt is due and not yet queued.
 func (s *Store) DueCharges(ctx context.Context, now time.Time, limit int) ([]string, error) {
-	rows, err := s.R().Query(ctx, `SELECT id FROM invoices WHERE status = 'open' AND next_charge_at <= ? AND charge_queued_at IS NULL
-		ORDER BY next_charge_at LIMIT ?`, now.UTC(), limit)
-	if err != nil {
-		return nil, fmt.Errorf("due charges: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return queryIDs(ctx, s.R(), "due charges", `SELECT id FROM invoices WHERE status = 'open' AND next_charge_at <= ?
+		AND charge_queued_at IS NULL ORDER BY next_charge_at LIMIT ?`, now.UTC(), limit)
 }
 
 // ClaimCharge marks an invoice's due attempt queued; false if another sweep did.

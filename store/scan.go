@@ -1,8 +1,10 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -54,3 +56,21 @@ func splitList(s string) []string {
 type nullTimeScan struct{ sql.NullTime }
 
 func (n nullTimeScan) ptr() *time.Time { return timePtr(n.NullTime) }
+
+// queryIDs runs a query that selects one text column and returns its values.
+func queryIDs(ctx context.Context, q Querier, what, query string, args ...any) ([]string, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}

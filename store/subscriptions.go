@@ -343,21 +343,8 @@ func (tx *Tx) InsertAudit(ctx context.Context, providerID, actor, action, subjec
 
 // DueDeprovisions lists ended lines whose port has not been reset yet and are not queued.
 func (s *Store) DueDeprovisions(ctx context.Context, now time.Time, limit int) ([]string, error) {
-	rows, err := s.R().Query(ctx, `SELECT id FROM subscriptions WHERE status = 'CANCELLED' AND ended_at <= ?
+	return queryIDs(ctx, s.R(), "due deprovisions", `SELECT id FROM subscriptions WHERE status = 'CANCELLED' AND ended_at <= ?
 		AND deprovisioned_at IS NULL AND deprovision_queued_at IS NULL ORDER BY ended_at LIMIT ?`, now.UTC(), limit)
-	if err != nil {
-		return nil, fmt.Errorf("due deprovisions: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
 }
 
 // ClaimDeprovision marks an ended line queued for deprovisioning; false if someone else did.
