@@ -96,3 +96,90 @@ func TestInvoiceContact(t *testing.T) {
 		}
 	})
 }
+
+func TestMeAndDetails(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		priya := s.Login("priya.patel@example.ca", "demo-password-2")
+		nobody := s.Login("new.neighbour@example.ca", "demo-password-3")
+		luc := addAuthorizedUser(t, s, "luc.tremblay@example.ca")
+		get := func(h map[string]string, path string) *apptest.Response {
+			return s.Do(apptest.Request{Method: "GET", Path: path, Headers: h})
+		}
+		res := get(marie, "/partner/subscriber/me")
+		subs := res.JSON["subscriptions"].([]any)
+		if res.Status != 200 || res.JSON["subscriber"].(map[string]any)["customer_number"] != "0042-117" || len(subs) != 1 ||
+			subs[0].(map[string]any)["subscription_id"] != "c1000000-0000-4000-8000-000000000001" || res.JSON["provider"].(map[string]any)["name"] != "Northwind Fibre" {
+			t.Fatalf("GET /me: %s", res.Raw)
+		}
+		res = get(nobody, "/partner/subscriber/me")
+		if res.Status != 200 || res.JSON["subscriber"] != nil || len(res.JSON["subscriptions"].([]any)) != 0 {
+			t.Fatalf("GET /me without subscriber record: %s", res.Raw)
+		}
+		if res := get(nobody, "/partner/subscriber/me/details"); res.Status != 404 {
+			t.Fatalf("details without subscriber record: %d", res.Status)
+		}
+		res = get(priya, "/partner/subscriber/me/details")
+		if res.JSON["billing_contact_differs"] != true || res.JSON["invoice_contact"].(map[string]any)["email"] != "ap@pateldesign.example.ca" ||
+			res.JSON["user"].(map[string]any)["contact"].(map[string]any)["email"] != "priya.patel@example.ca" {
+			t.Fatalf("Priya's details: %s", res.Raw)
+		}
+		res = get(marie, "/partner/subscriber/me/details")
+		if res.JSON["billing_contact_differs"] != false || res.JSON["invoice_contact"].(map[string]any)["email"] != "marie.tremblay@example.ca" {
+			t.Fatalf("Marie's details: %s", res.Raw)
+		}
+		res = get(luc, "/partner/subscriber/me/details")
+		if res.JSON["user"].(map[string]any)["contact"].(map[string]any)["firstname"] != "Luc" || res.JSON["contract_contact"].(map[string]any)["firstname"] != "Marie" {
+			t.Fatalf("an authorized user's details: %s", res.Raw)
+		}
+	})
+}
+
+func TestOwnContactAndPassword(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		priya := s.Login("priya.patel@example.ca", "demo-password-2")
+		luc := addAuthorizedUser(t, s, "luc.tremblay@example.ca")
+		patch := func(h map[string]string, body any) *apptest.Response {
+			return s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/contact", Headers: h, Body: body})
+		}
+		// Marie's billing contact is a copy of herself (same party): it follows her change.
+		s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/invoice-contact", Headers: marie, Body: map[string]any{}})
+		res := patch(marie, map[string]any{"phonenumber": "+1 514-555-0199"})
+		if res.Status != 200 || res.JSON["contact"].(map[string]any)["phonenumber"] != "+1 514-555-0199" || res.JSON["contact"].(map[string]any)["email"] != "marie.tremblay@example.ca" {
+			t.Fatalf("holder contact: %s", res.Raw)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM contacts WHERE subscriber_id = 's1000000-0000-4000-8000-000000000001' AND phonenumber = '+1 514-555-0199'`); n != 2 {
+			t.Fatalf("the same-person billing contact did not follow (%d rows)", n)
+		}
+		// Priya's billing contact was split off by the provider: left alone.
+		patch(priya, map[string]any{"lastname": "Patel-Shah"})
+		if n := count(t, s, `SELECT COUNT(*) FROM contacts WHERE role = 'invoice' AND lastname = 'Payable'`); n != 1 {
+			t.Fatal("a split-off billing contact changed")
+		}
+		// The e-mail is the login: not a field here.
+		if res := patch(marie, map[string]any{"email": "x@example.ca"}); res.Status != 422 {
+			t.Fatalf("email in /me/contact: %d", res.Status)
+		}
+		// An authorized user changes their own record, not the holder's.
+		res = patch(luc, map[string]any{"firstname": "Lucas"})
+		if res.Status != 200 || res.JSON["contact"].(map[string]any)["firstname"] != "Lucas" ||
+			count(t, s, `SELECT COUNT(*) FROM contacts WHERE role = 'holder' AND firstname = 'Marie'`) != 1 {
+			t.Fatalf("authorized user contact: %s", res.Raw)
+		}
+		pw := func(h map[string]string, cur, next string) *apptest.Response {
+			return s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/password", Headers: h,
+				Body: map[string]string{"current_password": cur, "new_password": next}})
+		}
+		if res := pw(marie, "wrong-password!", "another-password-1"); res.Status != 400 || res.JSON["detail"].(map[string]any)["message"] != "Current password is incorrect" {
+			t.Fatalf("wrong current password: %d %s", res.Status, res.Raw)
+		}
+		if res := pw(marie, "demo-password-1", "short"); res.Status != 422 {
+			t.Fatalf("short password: %d", res.Status)
+		}
+		if res := pw(marie, "demo-password-1", "another-password-1"); res.Status != 200 || res.JSON["success"] != true {
+			t.Fatalf("change: %d %s", res.Status, res.Raw)
+		}
+		s.Login("marie.tremblay@example.ca", "another-password-1")
+	})
+}

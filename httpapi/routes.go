@@ -69,6 +69,12 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel", auth: credOperator, handle: s.handleCancellation},
 		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel/preview", auth: credOperator, handle: s.handleCancelPreview},
 
+		// A. Subscriber self-service (subscriber JWT; holder-only routes use credHolder).
+		{method: "GET", path: "/partner/subscriber/me", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMe},
+		{method: "GET", path: "/partner/subscriber/me/details", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyDetails},
+		{method: "PATCH", path: "/partner/subscriber/me/contact", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyContact},
+		{method: "PATCH", path: "/partner/subscriber/me/password", auth: credSubscriber, surface: surfaceSubscriber, limit: loginLimit, handle: s.handleMyPassword},
+
 		// Billing (dashboard) and the subscriber's billing documents.
 		{method: "POST", path: "/api/v1/invoices/{invoice_id}/retry-charge", auth: credOperator, handle: s.handleRetryCharge},
 		{method: "GET", path: "/partner/subscriber/me/invoices", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyInvoices},

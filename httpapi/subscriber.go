@@ -211,3 +211,94 @@ func (s *server) handleUseHolder(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "contact": contactOf(c), "state": "shared"})
 	return nil
 }
+
+// handleMe: GET /partner/subscriber/me — the account record; a login without a subscriber
+// record answers 200 with subscriber null and no subscriptions.
+func (s *server) handleMe(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.Portal.AccountOf(r.Context(), callerOf(r).Account)
+	if err != nil {
+		return err
+	}
+	var subscriber any
+	if rec := a.Subscriber; rec != nil {
+		subscriber = map[string]any{"id": rec.ID, "customer_number": rec.CustomerNumber, "firstname": rec.Holder.FirstName,
+			"lastname": rec.Holder.LastName, "email": rec.Holder.Email}
+	}
+	subs := make([]map[string]any, 0, len(a.Subscriptions))
+	for _, sub := range a.Subscriptions {
+		plan, err := s.Store.PlanVersion(r.Context(), a.Provider.ID, sub.PlanVersionID)
+		if err != nil {
+			return err
+		}
+		subs = append(subs, map[string]any{"subscription_id": sub.ID, "status": sub.Status, "billing_owner": sub.BillingOwner,
+			"billing_day": sub.BillingDay, "building_id": sub.BuildingID, "unit_id": strOrNil(sub.UnitID), "started_at": strOrNil(sub.StartedAt),
+			"canceled_at": timeOrNil(sub.CanceledAt), "ended_at": timeOrNil(sub.EndedAt), "plan": planRefOf(plan)})
+	}
+	p := a.Provider
+	writeJSON(w, http.StatusOK, map[string]any{
+		"subscriber":        subscriber,
+		"subscriptions":     subs,
+		"checkout_sessions": []any{},
+		"provider":          map[string]any{"id": p.ID, "name": p.Name, "brand_color": strOrNil(p.BrandColor), "support_group": p.SupportGroup},
+	})
+	return nil
+}
+
+// handleMyDetails: GET /partner/subscriber/me/details.
+func (s *server) handleMyDetails(w http.ResponseWriter, r *http.Request) error {
+	d, err := s.Portal.DetailsOf(r.Context(), callerOf(r).Account)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"customer_number": d.CustomerNumber, "contract_contact": contactOf(d.ContractContact),
+		"invoice_contact": contactOf(d.InvoiceContact), "billing_contact_differs": d.BillingContactDiffers,
+		"user": map[string]any{"contact": contactOf(d.User)}})
+	return nil
+}
+
+type ownContactRequest struct {
+	FirstName   *string `json:"firstname"`
+	LastName    *string `json:"lastname"`
+	PhoneNumber *string `json:"phonenumber"`
+	Company     *string `json:"company"`
+}
+
+// handleMyContact: PATCH /partner/subscriber/me/contact — the signed-in person's own details;
+// there is no email field (the e-mail is the login), so sending one is 422.
+func (s *server) handleMyContact(w http.ResponseWriter, r *http.Request) error {
+	q, err := decode[ownContactRequest](r)
+	if err != nil {
+		return err
+	}
+	c, err := s.Portal.UpdateOwnContact(r.Context(), callerOf(r).Account,
+		portal.ContactPatch{FirstName: q.FirstName, LastName: q.LastName, PhoneNumber: q.PhoneNumber, Company: q.Company})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "contact": contactOf(c)})
+	return nil
+}
+
+type passwordChangeRequest struct {
+	CurrentPassword string `json:"current_password"`
+	NewPassword     string `json:"new_password"`
+}
+
+func (q passwordChangeRequest) Valid() map[string]string {
+	p := map[string]string{}
+	required(p, map[string]string{"current_password": q.CurrentPassword, "new_password": q.NewPassword})
+	return p
+}
+
+// handleMyPassword: PATCH /partner/subscriber/me/password.
+func (s *server) handleMyPassword(w http.ResponseWriter, r *http.Request) error {
+	q, err := decode[passwordChangeRequest](r)
+	if err != nil {
+		return err
+	}
+	if err := s.Portal.ChangePassword(r.Context(), callerOf(r).Account, q.CurrentPassword, q.NewPassword); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": "Password changed"})
+	return nil
+}

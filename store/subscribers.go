@@ -131,7 +131,11 @@ func (tx *Tx) PortOfUnit(ctx context.Context, unitID string) (string, error) {
 
 // Contacts returns a subscriber's holder contact and, when one is split off, the invoice contact.
 func (tx *Tx) Contacts(ctx context.Context, subscriberID string) (holder subprov.Contact, invoice *subprov.Contact, err error) {
-	rows, err := tx.Query(ctx, `SELECT id, role, firstname, lastname, email, phonenumber, company FROM contacts WHERE subscriber_id = ?`, subscriberID)
+	return readContacts(ctx, tx, subscriberID)
+}
+
+func readContacts(ctx context.Context, q Querier, subscriberID string) (holder subprov.Contact, invoice *subprov.Contact, err error) {
+	rows, err := q.Query(ctx, `SELECT id, role, firstname, lastname, email, phonenumber, company FROM contacts WHERE subscriber_id = ?`, subscriberID)
 	if err != nil {
 		return holder, nil, fmt.Errorf("contacts: %w", err)
 	}
@@ -161,6 +165,89 @@ func (tx *Tx) PutInvoiceContact(ctx context.Context, subscriberID string, c subp
 func (tx *Tx) DeleteInvoiceContact(ctx context.Context, subscriberID string) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM contacts WHERE subscriber_id = ? AND role = 'invoice'`, subscriberID); err != nil {
 		return fmt.Errorf("delete invoice contact: %w", err)
+	}
+	return nil
+}
+
+// SubscriberRecord is a subscriber with its contacts, for the portal.
+type SubscriberRecord struct {
+	ID, ProviderID, CustomerNumber string
+	Holder                         subprov.Contact
+	Invoice                        *subprov.Contact
+}
+
+// SubscriberRecordOf reads a subscriber and its contacts.
+func (s *Store) SubscriberRecordOf(ctx context.Context, providerID, id string) (*SubscriberRecord, error) {
+	var r SubscriberRecord
+	var num *string
+	err := s.R().QueryRow(ctx, `SELECT id, provider_id, customer_number FROM subscribers WHERE provider_id = ? AND id = ?`, providerID, id).
+		Scan(&r.ID, &r.ProviderID, &num)
+	if err != nil {
+		return nil, fmt.Errorf("subscriber %s: %w", id, err)
+	}
+	if num != nil {
+		r.CustomerNumber = *num
+	}
+	r.Holder, r.Invoice, err = readContacts(ctx, s.R(), id)
+	return &r, err
+}
+
+// SubscriptionsOfSubscriber lists a subscriber's lines, newest first.
+func (s *Store) SubscriptionsOfSubscriber(ctx context.Context, providerID, subscriberID string) ([]*subprov.Subscription, error) {
+	rows, err := s.R().Query(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s WHERE s.provider_id = ? AND s.subscriber_id = ?
+		ORDER BY s.created_at DESC, s.id`, providerID, subscriberID)
+	if err != nil {
+		return nil, fmt.Errorf("subscriptions of subscriber: %w", err)
+	}
+	defer rows.Close()
+	var out []*subprov.Subscription
+	for rows.Next() {
+		sub, err := scanSubscription(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub)
+	}
+	return out, rows.Err()
+}
+
+// AuthorizedUserContact reads an authorized user's own contact record.
+func (tx *Tx) AuthorizedUserContact(ctx context.Context, id string) (subprov.Contact, error) {
+	return authorizedUserContact(ctx, tx, id)
+}
+
+// AuthorizedUserContactOf is AuthorizedUserContact outside a transaction.
+func (s *Store) AuthorizedUserContactOf(ctx context.Context, id string) (subprov.Contact, error) {
+	return authorizedUserContact(ctx, s.R(), id)
+}
+
+func authorizedUserContact(ctx context.Context, q Querier, id string) (subprov.Contact, error) {
+	var c subprov.Contact
+	err := q.QueryRow(ctx, `SELECT id, firstname, lastname, email, phonenumber FROM authorized_users WHERE id = ?`, id).
+		Scan(&c.ID, &c.FirstName, &c.LastName, &c.Email, &c.PhoneNumber)
+	if err != nil {
+		return c, fmt.Errorf("authorized user %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// UpdateAuthorizedUserContact stores an authorized user's own details (not the e-mail).
+func (tx *Tx) UpdateAuthorizedUserContact(ctx context.Context, id string, c subprov.Contact) error {
+	_, err := tx.Exec(ctx, `UPDATE authorized_users SET firstname = ?, lastname = ?, phonenumber = ? WHERE id = ?`, c.FirstName, c.LastName, c.PhoneNumber, id)
+	if err != nil {
+		return fmt.Errorf("update authorized user: %w", err)
+	}
+	return nil
+}
+
+// UpdateHolderContact stores the holder's contract contact (not the e-mail, which is the login).
+func (tx *Tx) UpdateHolderContact(ctx context.Context, subscriberID string, c subprov.Contact, now time.Time) error {
+	if err := tx.upsertContact(ctx, subscriberID, "holder", c, now); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `UPDATE subscribers SET phone_digits = ?, updated_at = ? WHERE id = ?`, digitsOnly(c.PhoneNumber), now.UTC(), subscriberID)
+	if err != nil {
+		return fmt.Errorf("update subscriber search fields: %w", err)
 	}
 	return nil
 }

@@ -1,0 +1,129 @@
+package portal
+
+import (
+	"context"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/store"
+)
+
+// Account is GET /me: the subscriber record (nil for a login without one) with its lines.
+type Account struct {
+	Provider      *subprov.Provider
+	Subscriber    *store.SubscriberRecord
+	Subscriptions []*subprov.Subscription
+}
+
+// AccountOf reads the signed-in account.
+func (s *Service) AccountOf(ctx context.Context, acc *store.AccountLogin) (*Account, error) {
+	p, err := s.Store.Provider(ctx, acc.ProviderID)
+	if err != nil {
+		return nil, err
+	}
+	out := &Account{Provider: p, Subscriptions: []*subprov.Subscription{}}
+	if acc.SubscriberID == "" {
+		return out, nil
+	}
+	if out.Subscriber, err = s.Store.SubscriberRecordOf(ctx, p.ID, acc.SubscriberID); err != nil {
+		return nil, err
+	}
+	subs, err := s.Store.SubscriptionsOfSubscriber(ctx, p.ID, acc.SubscriberID)
+	if err != nil {
+		return nil, err
+	}
+	if subs != nil {
+		out.Subscriptions = subs
+	}
+	return out, nil
+}
+
+// Details is GET /me/details.
+type Details struct {
+	CustomerNumber        string
+	ContractContact       subprov.Contact
+	InvoiceContact        subprov.Contact
+	BillingContactDiffers bool
+	User                  subprov.Contact
+}
+
+// DetailsOf reads the account's contacts: the holder, the billing contact (the holder unless a
+// separate one is set; compared by name, e-mail, phone and company, not by row) and the
+// signed-in person.
+func (s *Service) DetailsOf(ctx context.Context, acc *store.AccountLogin) (*Details, error) {
+	if acc.SubscriberID == "" {
+		return nil, noSubscriber()
+	}
+	rec, err := s.Store.SubscriberRecordOf(ctx, acc.ProviderID, acc.SubscriberID)
+	if err != nil {
+		return nil, err
+	}
+	d := &Details{CustomerNumber: rec.CustomerNumber, ContractContact: rec.Holder, InvoiceContact: rec.Holder, User: rec.Holder}
+	if rec.Invoice != nil {
+		d.InvoiceContact = *rec.Invoice
+	}
+	d.BillingContactDiffers = !d.InvoiceContact.SameParty(rec.Holder)
+	if !acc.IsHolder() {
+		if d.User, err = s.Store.AuthorizedUserContactOf(ctx, acc.AuthorizedUserID); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+func noSubscriber() error {
+	return &subprov.Error{Code: subprov.ENOTFOUND, Reason: "no_subscriber", Message: "No subscriber record found for this account"}
+}
+
+// UpdateOwnContact changes the signed-in person's own details (never the e-mail, which is the
+// login). For the holder, a billing contact that describes the same person follows the change;
+// one the provider split off is left alone.
+func (s *Service) UpdateOwnContact(ctx context.Context, acc *store.AccountLogin, patch ContactPatch) (subprov.Contact, error) {
+	if acc.SubscriberID == "" {
+		return subprov.Contact{}, noSubscriber()
+	}
+	patch.Email = nil
+	var out subprov.Contact
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		now := s.Clock.Now()
+		if !acc.IsHolder() {
+			c, err := tx.AuthorizedUserContact(ctx, acc.AuthorizedUserID)
+			if err != nil {
+				return err
+			}
+			out = patch.apply(c)
+			out.Company = ""
+			return tx.UpdateAuthorizedUserContact(ctx, acc.AuthorizedUserID, out)
+		}
+		holder, invoice, err := tx.Contacts(ctx, acc.SubscriberID)
+		if err != nil {
+			return err
+		}
+		out = patch.apply(holder)
+		if err := tx.UpdateHolderContact(ctx, acc.SubscriberID, out, now); err != nil {
+			return err
+		}
+		if invoice != nil && invoice.SameParty(holder) {
+			follow := out
+			follow.ID = invoice.ID
+			return tx.PutInvoiceContact(ctx, acc.SubscriberID, follow, now)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ChangePassword changes the signed-in person's own password.
+func (s *Service) ChangePassword(ctx context.Context, acc *store.AccountLogin, current, next string) error {
+	if len(next) < subprov.MinPasswordLength {
+		return subprov.Invalid(map[string]string{"new_password": "at least 10 characters"})
+	}
+	if !identity.CheckPassword(acc.PasswordHash, current) {
+		return subprov.Errorf(subprov.EBADREQUEST, "incorrect_password", "Current password is incorrect")
+	}
+	hash, err := identity.HashPassword(next)
+	if err != nil {
+		return err
+	}
+	return s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.SetPassword(ctx, acc.ID, hash, s.Clock.Now()) })
+}
