@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -181,5 +182,91 @@ func TestOwnContactAndPassword(t *testing.T) {
 			t.Fatalf("change: %d %s", res.Status, res.Raw)
 		}
 		s.Login("marie.tremblay@example.ca", "another-password-1")
+	})
+}
+
+func TestAuthorizedUsers(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		priya := s.Login("priya.patel@example.ca", "demo-password-2")
+		op := s.Operator()
+		add := func(h map[string]string, body any) *apptest.Response {
+			return s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/authorized-users", Headers: h, Body: body})
+		}
+		person := func(email string) map[string]string {
+			return map[string]string{"firstname": "Élodie", "lastname": "Tremblay", "email": email, "phonenumber": "514-555-0123"}
+		}
+		res := add(marie, person("Elodie.Tremblay@example.ca"))
+		if res.Status != 201 || res.JSON["invitation_sent"] != true || res.JSON["email"] != "elodie.tremblay@example.ca" || res.JSON["id"] == "" {
+			t.Fatalf("add: %d %s", res.Status, res.Raw)
+		}
+		elodie := res.JSON["id"].(string)
+		// The set-up link (14 days) activates the login.
+		out := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=elodie.tremblay@example.ca", Headers: op})
+		link := out.JSON["messages"].([]any)[0].(map[string]any)["links"].([]any)[0].(string)
+		token := link[len("http://subprov.test/portal/activate?token="):]
+		for _, tt := range []struct {
+			name   string
+			res    *apptest.Response
+			status int
+			code   string
+		}{
+			{"e-mail with a portal login", add(marie, person("priya.patel@example.ca")), 409, "email_has_portal_account"},
+			{"the same person twice", add(marie, person("elodie.tremblay@example.ca")), 409, "email_has_portal_account"},
+			{"missing e-mail", add(marie, map[string]string{"firstname": "A", "lastname": "B"}), 422, "validation_error"},
+			{"invalid e-mail", add(marie, person("nope")), 422, "validation_error"},
+			{"resend while not activated", s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/authorized-users/" + elodie + "/resend-invite", Headers: marie}), 200, ""},
+			{"another account's user is not found", s.Do(apptest.Request{Method: "DELETE", Path: "/partner/subscriber/me/authorized-users/" + elodie, Headers: priya}), 404, "not_found"},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				if tt.res.Status != tt.status {
+					t.Fatalf("status %d, want %d: %s", tt.res.Status, tt.status, tt.res.Raw)
+				}
+				if tt.code != "" && tt.res.JSON["detail"].(map[string]any)["code"] != tt.code {
+					t.Fatalf("code: %s", tt.res.Raw)
+				}
+			})
+		}
+		// The first link still works after a resend until it expires; activate with it.
+		if r := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/activate", Body: map[string]string{"token": token, "password": "elodie-password-1"}}); r.Status != 200 {
+			t.Fatalf("activate: %d %s", r.Status, r.Raw)
+		}
+		el := s.Login("elodie.tremblay@example.ca", "elodie-password-1")
+		if r := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/authorized-users/" + elodie + "/resend-invite", Headers: marie}); r.Status != 409 ||
+			r.JSON["detail"].(map[string]any)["code"] != "already_activated" {
+			t.Fatalf("resend after activation: %d %s", r.Status, r.Raw)
+		}
+		// An authorized user reads the list but cannot manage it.
+		if r := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriber/me/authorized-users", Headers: el}); r.Status != 200 || len(r.JSON["authorized_users"].([]any)) != 1 {
+			t.Fatalf("list as authorized user: %d %s", r.Status, r.Raw)
+		}
+		for _, req := range []apptest.Request{
+			{Method: "POST", Path: "/partner/subscriber/me/authorized-users", Headers: el, Body: person("x@example.ca")},
+			{Method: "POST", Path: "/partner/subscriber/me/authorized-users/" + elodie + "/resend-invite", Headers: el},
+			{Method: "DELETE", Path: "/partner/subscriber/me/authorized-users/" + elodie, Headers: el},
+		} {
+			if r := s.Do(req); r.Status != 403 || r.JSON["detail"].(map[string]any)["code"] != "holder_only" {
+				t.Fatalf("%s %s as authorized user: %d %s", req.Method, req.Path, r.Status, r.Raw)
+			}
+		}
+		// At most five.
+		for i := 2; i <= 5; i++ {
+			if r := add(marie, person(fmt.Sprintf("user%d@example.ca", i))); r.Status != 201 {
+				t.Fatalf("user %d: %d %s", i, r.Status, r.Raw)
+			}
+		}
+		if r := add(marie, person("user6@example.ca")); r.Status != 409 || r.JSON["detail"].(map[string]any)["code"] != "limit_reached" {
+			t.Fatalf("sixth: %d %s", r.Status, r.Raw)
+		}
+		// Removing deletes the login: the person's token stops working.
+		if r := s.Do(apptest.Request{Method: "DELETE", Path: "/partner/subscriber/me/authorized-users/" + elodie, Headers: marie}); r.Status != 204 {
+			t.Fatalf("delete: %d %s", r.Status, r.Raw)
+		}
+		if r := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriber/me", Headers: el}); r.Status != 401 {
+			t.Fatalf("a removed user's token: %d", r.Status)
+		}
+		if r := s.Do(apptest.Request{Method: "DELETE", Path: "/partner/subscriber/me/authorized-users/" + elodie, Headers: marie}); r.Status != 404 {
+			t.Fatalf("delete twice: %d", r.Status)
+		}
 	})
 }

@@ -74,6 +74,10 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/partner/subscriber/me/details", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyDetails},
 		{method: "PATCH", path: "/partner/subscriber/me/contact", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyContact},
 		{method: "PATCH", path: "/partner/subscriber/me/password", auth: credSubscriber, surface: surfaceSubscriber, limit: loginLimit, handle: s.handleMyPassword},
+		{method: "GET", path: "/partner/subscriber/me/authorized-users", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleAuthorizedUsers},
+		{method: "POST", path: "/partner/subscriber/me/authorized-users", auth: credHolder, surface: surfaceSubscriber, handle: s.handleAddAuthorizedUser},
+		{method: "POST", path: "/partner/subscriber/me/authorized-users/{id}/resend-invite", auth: credHolder, surface: surfaceSubscriber, handle: s.handleResendInvite},
+		{method: "DELETE", path: "/partner/subscriber/me/authorized-users/{id}", auth: credHolder, surface: surfaceSubscriber, handle: s.handleRemoveAuthorizedUser},
 
 		// Billing (dashboard) and the subscriber's billing documents.
 		{method: "POST", path: "/api/v1/invoices/{invoice_id}/retry-charge", auth: credOperator, handle: s.handleRetryCharge},

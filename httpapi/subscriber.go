@@ -7,6 +7,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/portal"
+	"github.com/subprov/subprov/store"
 )
 
 // subscriberOf resolves the signed-in account to its subscriber record and provider; an
@@ -300,5 +301,74 @@ func (s *server) handleMyPassword(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": "Password changed"})
+	return nil
+}
+
+type authorizedUserJSON struct {
+	ID             string `json:"id"`
+	FirstName      string `json:"firstname"`
+	LastName       string `json:"lastname"`
+	Email          string `json:"email"`
+	PhoneNumber    string `json:"phonenumber"`
+	InvitationSent bool   `json:"invitation_sent"`
+	Activated      bool   `json:"activated"`
+}
+
+func authorizedUserOf(u *store.AuthorizedUserRow) authorizedUserJSON {
+	return authorizedUserJSON{ID: u.ID, FirstName: u.Contact.FirstName, LastName: u.Contact.LastName, Email: u.Contact.Email,
+		PhoneNumber: u.Contact.PhoneNumber, InvitationSent: u.InvitationSent, Activated: u.Activated}
+}
+
+// handleAuthorizedUsers: GET /partner/subscriber/me/authorized-users.
+func (s *server) handleAuthorizedUsers(w http.ResponseWriter, r *http.Request) error {
+	us, err := s.Portal.AuthorizedUsers(r.Context(), callerOf(r).Account)
+	if err != nil {
+		return err
+	}
+	out := make([]authorizedUserJSON, 0, len(us))
+	for _, u := range us {
+		out = append(out, authorizedUserOf(u))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"authorized_users": out})
+	return nil
+}
+
+type authorizedUserRequest struct {
+	FirstName   string `json:"firstname"`
+	LastName    string `json:"lastname"`
+	Email       string `json:"email"`
+	PhoneNumber string `json:"phonenumber"`
+}
+
+// handleAddAuthorizedUser: POST /partner/subscriber/me/authorized-users (holder only) — 201.
+func (s *server) handleAddAuthorizedUser(w http.ResponseWriter, r *http.Request) error {
+	q, err := decode[authorizedUserRequest](r)
+	if err != nil {
+		return err
+	}
+	u, err := s.Portal.AddAuthorizedUser(r.Context(), callerOf(r).Account, portal.AuthorizedUserInput(q))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, authorizedUserOf(u))
+	return nil
+}
+
+// handleResendInvite: POST /partner/subscriber/me/authorized-users/{id}/resend-invite (holder only).
+func (s *server) handleResendInvite(w http.ResponseWriter, r *http.Request) error {
+	u, err := s.Portal.ResendInvite(r.Context(), callerOf(r).Account, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, authorizedUserOf(u))
+	return nil
+}
+
+// handleRemoveAuthorizedUser: DELETE /partner/subscriber/me/authorized-users/{id} (holder only) — 204.
+func (s *server) handleRemoveAuthorizedUser(w http.ResponseWriter, r *http.Request) error {
+	if err := s.Portal.RemoveAuthorizedUser(r.Context(), callerOf(r).Account, r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -26,6 +26,7 @@ type Service struct {
 	Clock  subprov.Clock
 	Ledger billing.Ledger
 	Mail   Mailer
+	Tokens Tokens
 	Log    *slog.Logger
 }
 
