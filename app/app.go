@@ -30,6 +30,7 @@ import (
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/mail"
+	"github.com/subprov/subprov/monitoring"
 	"github.com/subprov/subprov/outbox"
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/portal"
@@ -151,6 +152,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		}
 		log.Info("fixture loaded", "file", cfg.SeedFile, "summary", sum.String())
 	}
+	var monitor monitoring.Source
+	if sim, ok := switches.AsSim(driver); ok {
+		monitor = monitoring.Sim{Switch: sim}
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &jobCollector{st: st})
 	a.Handler = httpapi.NewServer(httpapi.Deps{
@@ -158,7 +163,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Serviceability: &serviceability.Service{Store: st, Clock: a.Clock},
 		Provisioning:   a.Provisioning,
 		Billing:        a.Billing,
-		Portal:         &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Log: log},
+		Portal:         &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Log: log},
 		Registry:       reg, Ready: a.Ready,
 		OnClockChange: func(ctx context.Context) {
 			_ = st.PutSetting(ctx, settingClockOffset, strconv.FormatInt(int64(a.DevClock.Offset()), 10))

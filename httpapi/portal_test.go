@@ -270,3 +270,58 @@ func TestAuthorizedUsers(t *testing.T) {
 		}
 	})
 }
+
+func TestUsageAndStatusHistory(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		s.DevClock.Set(time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC))
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		priya := s.Login("priya.patel@example.ca", "demo-password-2")
+		nobody := s.Login("new.neighbour@example.ca", "demo-password-3")
+		get := func(h map[string]string, path string) *apptest.Response {
+			return s.Do(apptest.Request{Method: "GET", Path: path, Headers: h})
+		}
+		// Marie's line started 2026-01-05: January to November, oldest first, with traffic.
+		res := get(marie, "/partner/subscriber/me/usage")
+		months := res.JSON["months"].([]any)
+		if res.Status != 200 || res.JSON["status"] != "ok" || len(months) != 11 || months[0].(map[string]any)["month"] != "2026-01" ||
+			months[10].(map[string]any)["month"] != "2026-11" {
+			t.Fatalf("usage: %d %.400s", res.Status, res.Raw)
+		}
+		if months[3].(map[string]any)["download_gb"].(float64) <= 0 {
+			t.Fatalf("a month in service has no traffic: %v", months[3])
+		}
+		// At most 60 months.
+		s.Store.DB.Exec(`UPDATE subscriptions SET started_at = '2015-03-01' WHERE id = 'c1000000-0000-4000-8000-000000000001'`)
+		res = get(marie, "/partner/subscriber/me/usage")
+		months = res.JSON["months"].([]any)
+		if len(months) != 60 || months[0].(map[string]any)["month"] != "2021-12" {
+			t.Fatalf("capped usage: %d months from %v", len(months), months[0])
+		}
+		// A line without a switch port has no data and no months.
+		if res := get(priya, "/partner/subscriber/me/usage"); res.JSON["status"] != "no_data" || len(res.JSON["months"].([]any)) != 0 {
+			t.Fatalf("no port: %s", res.Raw)
+		}
+		if res := get(nobody, "/partner/subscriber/me/usage"); res.Status != 404 {
+			t.Fatalf("no subscriber record: %d", res.Status)
+		}
+		// Status history: newest first, each with the four fields; never an error.
+		res = get(marie, "/partner/subscriber/status-history")
+		evs := res.JSON["events"].([]any)
+		if res.Status != 200 {
+			t.Fatalf("status history: %d", res.Status)
+		}
+		prev := "9999"
+		for _, e := range evs {
+			m := e.(map[string]any)
+			if m["started_at"].(string) > prev || m["id"] == "" || (m["ongoing"] == true) != (m["resolved_at"] == nil) {
+				t.Fatalf("event %v", m)
+			}
+			prev = m["started_at"].(string)
+		}
+		for _, h := range []map[string]string{priya, nobody} {
+			if res := get(h, "/partner/subscriber/status-history"); res.Status != 200 || len(res.JSON["events"].([]any)) != 0 {
+				t.Fatalf("status history without a port: %d %s", res.Status, res.Raw)
+			}
+		}
+	})
+}

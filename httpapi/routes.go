@@ -74,6 +74,8 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/partner/subscriber/me/details", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyDetails},
 		{method: "PATCH", path: "/partner/subscriber/me/contact", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyContact},
 		{method: "PATCH", path: "/partner/subscriber/me/password", auth: credSubscriber, surface: surfaceSubscriber, limit: loginLimit, handle: s.handleMyPassword},
+		{method: "GET", path: "/partner/subscriber/me/usage", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyUsage},
+		{method: "GET", path: "/partner/subscriber/status-history", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleStatusHistory},
 		{method: "GET", path: "/partner/subscriber/me/authorized-users", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleAuthorizedUsers},
 		{method: "POST", path: "/partner/subscriber/me/authorized-users", auth: credHolder, surface: surfaceSubscriber, handle: s.handleAddAuthorizedUser},
 		{method: "POST", path: "/partner/subscriber/me/authorized-users/{id}/resend-invite", auth: credHolder, surface: surfaceSubscriber, handle: s.handleResendInvite},

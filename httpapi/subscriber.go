@@ -372,3 +372,30 @@ func (s *server) handleRemoveAuthorizedUser(w http.ResponseWriter, r *http.Reque
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
+
+// handleMyUsage: GET /partner/subscriber/me/usage.
+func (s *server) handleMyUsage(w http.ResponseWriter, r *http.Request) error {
+	u, err := s.Portal.UsageOf(r.Context(), callerOf(r).Account)
+	if err != nil {
+		return err
+	}
+	months := make([]map[string]any, 0, len(u.Months))
+	for _, m := range u.Months {
+		months = append(months, map[string]any{"month": m.Month, "download_gb": m.DownloadGB, "upload_gb": m.UploadGB})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": u.Status, "months": months})
+	return nil
+}
+
+// handleStatusHistory: GET /partner/subscriber/status-history — newest first; an empty list on
+// any failure, never an error.
+func (s *server) handleStatusHistory(w http.ResponseWriter, r *http.Request) error {
+	evs := s.Portal.StatusHistory(r.Context(), callerOf(r).Account)
+	out := make([]map[string]any, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, map[string]any{"id": e.ID, "started_at": e.StartedAt.UTC().Format(time.RFC3339),
+			"resolved_at": timeOrNil(e.ResolvedAt), "ongoing": e.ResolvedAt == nil})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"events": out})
+	return nil
+}

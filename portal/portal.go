@@ -12,6 +12,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/monitoring"
 	"github.com/subprov/subprov/store"
 )
 
@@ -27,7 +28,9 @@ type Service struct {
 	Ledger billing.Ledger
 	Mail   Mailer
 	Tokens Tokens
-	Log    *slog.Logger
+	// Monitoring reads traffic and outages; nil when the switch driver offers none.
+	Monitoring monitoring.Source
+	Log        *slog.Logger
 }
 
 // ContactPatch changes only the fields it carries; an empty string clears a field.

@@ -1,0 +1,62 @@
+// Package monitoring is the seam to the provider's network monitoring: traffic counters per
+// month and connection events (outages) per port. The simulated source reads the sim switch's
+// counters and derives plausible, deterministic outages, so the demo shows real-looking data.
+package monitoring
+
+import (
+	"context"
+	"hash/fnv"
+	"time"
+
+	"github.com/subprov/subprov/switches"
+)
+
+// Event is a period without connectivity on a port.
+type Event struct {
+	ID         string
+	StartedAt  time.Time
+	ResolvedAt *time.Time // nil while ongoing
+}
+
+// Source reads usage and connection events.
+type Source interface {
+	MonthlyUsage(ctx context.Context, p switches.Port, month time.Time) (downloadGB, uploadGB float64, err error)
+	Events(ctx context.Context, p switches.Port, since, now time.Time) ([]Event, error)
+}
+
+// Sim is the simulated source over the sim switch.
+type Sim struct {
+	Switch *switches.Sim
+}
+
+// MonthlyUsage reads the sim switch's counters for the month.
+func (s Sim) MonthlyUsage(ctx context.Context, p switches.Port, month time.Time) (float64, float64, error) {
+	d, u := s.Switch.Counters(ctx, p, month)
+	return d, u, nil
+}
+
+// Events derives up to three short outages per 30 days from a hash of the port and the
+// period, the same on every call.
+func (s Sim) Events(ctx context.Context, p switches.Port, since, now time.Time) ([]Event, error) {
+	var out []Event
+	day := time.Date(since.Year(), since.Month(), since.Day(), 0, 0, 0, 0, time.UTC)
+	for ; day.Before(now); day = day.AddDate(0, 0, 1) {
+		h := fnv.New32a()
+		h.Write([]byte(p.Switch + "/" + p.Name + "@" + day.Format(time.DateOnly)))
+		v := h.Sum32()
+		if v%23 != 0 { // about one day in 23 has an outage
+			continue
+		}
+		start := day.Add(time.Duration(v%86400) * time.Second)
+		if start.After(now) {
+			continue
+		}
+		ev := Event{ID: p.Switch + "/" + p.Name + "/" + start.Format("20060102T150405"), StartedAt: start}
+		end := start.Add(time.Duration(5+v%115) * time.Minute)
+		if end.Before(now) {
+			ev.ResolvedAt = &end
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
