@@ -325,3 +325,59 @@ func TestUsageAndStatusHistory(t *testing.T) {
 		}
 	})
 }
+
+func TestPaymentMethod(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		priya := s.Login("priya.patel@example.ca", "demo-password-2")
+		liam := s.Login("liam.chen@example.ca", "demo-password-4")
+		luc := addAuthorizedUser(t, s, "luc.tremblay@example.ca")
+		do := func(h map[string]string, method, path string, body any) *apptest.Response {
+			return s.Do(apptest.Request{Method: method, Path: "/partner/subscriber/me/payment-method" + path, Headers: h, Body: body})
+		}
+		if r := do(marie, "GET", "", nil); r.Status != 200 || r.JSON["payment_method"].(map[string]any)["last4"] != "4444" {
+			t.Fatalf("Marie's card: %d %s", r.Status, r.Raw)
+		}
+		if r := do(priya, "GET", "", nil); r.Status != 200 || r.JSON["payment_method"] != nil {
+			t.Fatalf("no card yet: %d %s", r.Status, r.Raw)
+		}
+		// Save a card: setup, then confirm with a test card; it becomes the line's AutoPay card.
+		setup := do(marie, "POST", "/setup", nil)
+		if setup.Status != 200 || setup.JSON["setup_intent_id"] == "" {
+			t.Fatalf("setup: %d %s", setup.Status, setup.Raw)
+		}
+		conf := do(marie, "POST", "/confirm", map[string]string{"setup_intent_id": setup.JSON["setup_intent_id"].(string), "test_card": "4242424242424242"})
+		if conf.Status != 200 {
+			t.Fatalf("confirm: %d %s", conf.Status, conf.Raw)
+		}
+		pm := conf.JSON["payment_method"].(map[string]any)["id"].(string)
+		if r := do(marie, "GET", "", nil); r.JSON["payment_method"].(map[string]any)["id"] != pm {
+			t.Fatalf("saved card not returned: %s", r.Raw)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = 'c1000000-0000-4000-8000-000000000001' AND payment_method_id = ?`, pm); n != 1 {
+			t.Fatal("the new card is not the line's AutoPay card")
+		}
+		// A subscriber without a processor customer gets one created at setup.
+		if r := do(priya, "POST", "/setup", nil); r.Status != 200 {
+			t.Fatalf("setup creating a customer: %d %s", r.Status, r.Raw)
+		}
+		for _, tt := range []struct {
+			name   string
+			res    *apptest.Response
+			status int
+			code   string
+		}{
+			{"provider without processor connection", do(liam, "GET", "", nil), 409, "no_processor_connection"},
+			{"setup without processor connection", do(liam, "POST", "/setup", nil), 409, "no_processor_connection"},
+			{"authorized user", do(luc, "GET", "", nil), 403, "holder_only"},
+			{"confirm without an id", do(marie, "POST", "/confirm", map[string]string{}), 422, "validation_error"},
+			{"confirm an unknown setup", do(marie, "POST", "/confirm", map[string]string{"setup_intent_id": "seti_nope"}), 422, "validation_error"},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				if tt.res.Status != tt.status || tt.res.JSON["detail"].(map[string]any)["code"] != tt.code {
+					t.Fatalf("status %d, want %d %s: %s", tt.res.Status, tt.status, tt.code, tt.res.Raw)
+				}
+			})
+		}
+	})
+}

@@ -399,3 +399,52 @@ func (s *server) handleStatusHistory(w http.ResponseWriter, r *http.Request) err
 	writeJSON(w, http.StatusOK, map[string]any{"events": out})
 	return nil
 }
+
+// handlePaymentMethod: GET /partner/subscriber/me/payment-method (holder only).
+func (s *server) handlePaymentMethod(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.Portal.PaymentMethod(r.Context(), callerOf(r).Account)
+	if err != nil {
+		return err
+	}
+	var pm any
+	if m != nil {
+		pm = map[string]string{"id": m.ID, "brand": m.Brand, "last4": m.Last4}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"payment_method": pm})
+	return nil
+}
+
+// handlePaymentSetup: POST /partner/subscriber/me/payment-method/setup (holder only).
+func (s *server) handlePaymentSetup(w http.ResponseWriter, r *http.Request) error {
+	si, err := s.Portal.StartCardSetup(r.Context(), callerOf(r).Account)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"setup_intent_id": si.ID, "client_secret": si.ClientSecret, "status": si.Status})
+	return nil
+}
+
+type paymentConfirmRequest struct {
+	SetupIntentID string `json:"setup_intent_id"`
+	TestCard      string `json:"test_card"`
+}
+
+func (q paymentConfirmRequest) Valid() map[string]string {
+	p := map[string]string{}
+	required(p, map[string]string{"setup_intent_id": q.SetupIntentID})
+	return p
+}
+
+// handlePaymentConfirm: POST /partner/subscriber/me/payment-method/confirm (holder only).
+func (s *server) handlePaymentConfirm(w http.ResponseWriter, r *http.Request) error {
+	q, err := decode[paymentConfirmRequest](r)
+	if err != nil {
+		return err
+	}
+	m, err := s.Portal.ConfirmCardSetup(r.Context(), callerOf(r).Account, q.SetupIntentID, q.TestCard)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"payment_method": map[string]string{"id": m.ID, "brand": m.Brand, "last4": m.Last4}})
+	return nil
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/monitoring"
+	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/store"
 )
 
@@ -23,11 +24,12 @@ type Mailer interface {
 
 // Service runs the portal's rules.
 type Service struct {
-	Store  *store.Store
-	Clock  subprov.Clock
-	Ledger billing.Ledger
-	Mail   Mailer
-	Tokens Tokens
+	Store     *store.Store
+	Clock     subprov.Clock
+	Ledger    billing.Ledger
+	Mail      Mailer
+	Tokens    Tokens
+	Processor payments.Processor
 	// Monitoring reads traffic and outages; nil when the switch driver offers none.
 	Monitoring monitoring.Source
 	Log        *slog.Logger

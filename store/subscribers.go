@@ -251,3 +251,44 @@ func (tx *Tx) UpdateHolderContact(ctx context.Context, subscriberID string, c su
 	}
 	return nil
 }
+
+// SubscriberProcessor returns the processor customer and card a subscriber pays with: its own,
+// else those of its newest platform-billed line.
+func (s *Store) SubscriberProcessor(ctx context.Context, subscriberID string) (customerID, methodID string, err error) {
+	err = s.R().QueryRow(ctx, `SELECT COALESCE(b.processor_customer_id, l.processor_customer_id, ''), COALESCE(b.payment_method_id, l.payment_method_id, '')
+		FROM subscribers b LEFT JOIN (SELECT subscriber_id, processor_customer_id, payment_method_id FROM subscriptions
+			WHERE subscriber_id = ? AND billing_owner = 'platform' AND processor_customer_id IS NOT NULL ORDER BY created_at DESC LIMIT 1) l
+			ON l.subscriber_id = b.id
+		WHERE b.id = ?`, subscriberID, subscriberID).Scan(&customerID, &methodID)
+	if err != nil {
+		return "", "", fmt.Errorf("subscriber processor: %w", err)
+	}
+	return customerID, methodID, nil
+}
+
+// SetSubscriberPaymentMethod saves the card a subscriber pays with, on the subscriber and on
+// its platform-billed lines (AutoPay charges the line's card).
+func (tx *Tx) SetSubscriberPaymentMethod(ctx context.Context, subscriberID, customerID, methodID string, now time.Time) error {
+	if _, err := tx.Exec(ctx, `UPDATE subscribers SET processor_customer_id = ?, payment_method_id = ?, updated_at = ? WHERE id = ?`,
+		customerID, methodID, now.UTC(), subscriberID); err != nil {
+		return fmt.Errorf("save payment method: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE subscriptions SET processor_customer_id = ?, payment_method_id = ?, updated_at = ?
+		WHERE subscriber_id = ? AND billing_owner = 'platform' AND status <> 'CANCELLED'`, customerID, methodID, now.UTC(), subscriberID); err != nil {
+		return fmt.Errorf("save payment method on lines: %w", err)
+	}
+	return nil
+}
+
+// SetSubscriberProcessorCustomer records the processor customer created for a subscriber.
+func (tx *Tx) SetSubscriberProcessorCustomer(ctx context.Context, subscriberID, customerID string) error {
+	if _, err := tx.Exec(ctx, `UPDATE subscribers SET processor_customer_id = ? WHERE id = ?`, customerID, subscriberID); err != nil {
+		return fmt.Errorf("save processor customer: %w", err)
+	}
+	return nil
+}
+
+// OpenInvoiceIDsOfSubscriber lists a subscriber's unpaid invoices.
+func (tx *Tx) OpenInvoiceIDsOfSubscriber(ctx context.Context, subscriberID string) ([]string, error) {
+	return queryIDs(ctx, tx, "open invoices", `SELECT id FROM invoices WHERE subscriber_id = ? AND status = 'open'`, subscriberID)
+}
