@@ -175,12 +175,8 @@ func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
 	if inv.Status != "open" {
 		return nil
 	}
-	sub, err := s.Store.SubscriptionByID(ctx, inv.SubscriptionID)
-	if err != nil {
-		return err
-	}
-	p, err := s.Store.Provider(ctx, inv.ProviderID)
-	if err != nil {
+	sub, p, err := s.line(ctx, inv.SubscriptionID)
+	if err != nil || sub == nil {
 		return err
 	}
 	attempt := st.Attempts + 1
@@ -319,6 +315,22 @@ func (s *Service) SetLineService(ctx context.Context, a jobs.SetLineService) err
 		}
 		return tx.InsertAudit(ctx, sub.ProviderID, "billing", map[bool]string{true: "subscription.restored_after_payment", false: "subscription.cut_off_for_" + a.Reason}[a.On], sub.ID, "", now)
 	})
+}
+
+// line loads a subscription and its provider for a job; (nil, nil, nil) when the line is gone.
+func (s *Service) line(ctx context.Context, subscriptionID string) (*subprov.Subscription, *subprov.Provider, error) {
+	sub, err := s.Store.SubscriptionByID(ctx, subscriptionID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	p, err := s.Store.Provider(ctx, sub.ProviderID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sub, p, nil
 }
 
 // RetryNow makes an open invoice's next AutoPay attempt due at once (an operator, or the

@@ -114,15 +114,8 @@ func (s *Service) ApplyCancellation(ctx context.Context, tx *store.Tx, p *subpro
 // card of its last paid invoice (each under its own idempotency key); with nothing to refund
 // against, the note is marked for payout.
 func (s *Service) RefundCredits(ctx context.Context, a jobs.RefundCredits) error {
-	sub, err := s.Store.SubscriptionByID(ctx, a.SubscriptionID)
-	if err != nil {
-		if store.IsNoRows(err) {
-			return nil
-		}
-		return err
-	}
-	p, err := s.Store.Provider(ctx, sub.ProviderID)
-	if err != nil {
+	sub, p, err := s.line(ctx, a.SubscriptionID)
+	if err != nil || sub == nil {
 		return err
 	}
 	credits, err := s.Store.OpenCreditsOf(ctx, sub.ID)

@@ -215,24 +215,10 @@ func (tx *Tx) ClaimCharge(ctx context.Context, id string, now time.Time) (bool, 
 // invoice by today (their billing day has come) and do not have it yet. A line activated in
 // the period itself was billed by its first invoice.
 func (s *Store) DueRecurring(ctx context.Context, providerID, period string, dayOfMonth int, periodStart time.Time, afterID string, limit int) ([]*subprov.Subscription, error) {
-	rows, err := s.R().Query(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s
-		WHERE s.provider_id = ? AND s.billing_owner = 'platform' AND s.status IN ('ACTIVE', 'SUSPENDED')
+	return listSubscriptions(ctx, s.R(), "due recurring", `WHERE s.provider_id = ? AND s.billing_owner = 'platform' AND s.status IN ('ACTIVE', 'SUSPENDED')
 			AND s.billing_day <= ? AND s.activated_at < ? AND s.id > ?
 			AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.subscription_id = s.id AND i.period = ? AND i.kind IN ('recurring', 'first'))
 		ORDER BY s.id LIMIT ?`, providerID, dayOfMonth, periodStart.UTC(), afterID, period, limit)
-	if err != nil {
-		return nil, fmt.Errorf("due recurring: %w", err)
-	}
-	defer rows.Close()
-	var out []*subprov.Subscription
-	for rows.Next() {
-		sub, err := scanSubscription(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sub)
-	}
-	return out, rows.Err()
 }
 
 // SubscriberForInvoice returns what an invoice prints about its subscriber.

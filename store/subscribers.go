@@ -194,21 +194,8 @@ func (s *Store) SubscriberRecordOf(ctx context.Context, providerID, id string) (
 
 // SubscriptionsOfSubscriber lists a subscriber's lines, newest first.
 func (s *Store) SubscriptionsOfSubscriber(ctx context.Context, providerID, subscriberID string) ([]*subprov.Subscription, error) {
-	rows, err := s.R().Query(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s WHERE s.provider_id = ? AND s.subscriber_id = ?
+	return listSubscriptions(ctx, s.R(), "subscriptions of subscriber", `WHERE s.provider_id = ? AND s.subscriber_id = ?
 		ORDER BY s.created_at DESC, s.id`, providerID, subscriberID)
-	if err != nil {
-		return nil, fmt.Errorf("subscriptions of subscriber: %w", err)
-	}
-	defer rows.Close()
-	var out []*subprov.Subscription
-	for rows.Next() {
-		sub, err := scanSubscription(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sub)
-	}
-	return out, rows.Err()
 }
 
 // AuthorizedUserContact reads an authorized user's own contact record.
