@@ -235,10 +235,9 @@ func (a *App) Ready(ctx context.Context) error {
 // until ctx is done, then shuts down gracefully: the listener closes, in-flight requests and
 // running jobs finish (up to 30 s), and the database is closed.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
-	if err := a.Jobs.Start(ctx); err != nil {
-		if ctx.Err() != nil {
-			return a.Close() // stopped while starting
-		}
+	// Workers run on a context shutdown does not cancel: cancelling River's start context is
+	// its abrupt stop, which would cut running jobs short. Jobs.Stop below drains them instead.
+	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
 	sweepsDone := make(chan struct{})

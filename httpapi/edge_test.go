@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
 	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/store"
 )
 
 func TestEnvelopesAndBadInput(t *testing.T) {
@@ -368,6 +370,47 @@ func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
 		case <-stopped:
 		case <-time.After(30 * time.Second):
 			t.Fatal("shutdown did not finish")
+		}
+	})
+}
+
+// TestGracefulShutdownFinishesInFlightJobs stops the service while a job (a webhook
+// delivery) is running: the job completes before the process exits, so the event is
+// delivered, not left for the next process.
+func TestGracefulShutdownFinishesInFlightJobs(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, u string) {
+		started := make(chan struct{}, 1)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+			time.Sleep(800 * time.Millisecond) // the delivery is in flight when shutdown begins
+		}))
+		defer srv.Close()
+		s := apptest.Start(t, u)
+		s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), srv.URL, northwind)
+		res := (&hook{}).post(s, order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen102}))
+		if res.Status != 200 {
+			t.Fatalf("order: %s", res.Raw)
+		}
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the delivery never started")
+		}
+		if err := s.Shutdown(); err != nil {
+			t.Fatalf("shutdown: %v", err)
+		}
+		st, err := store.Open(context.Background(), u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		var state string
+		_ = st.R().QueryRow(context.Background(), `SELECT delivery_state FROM events WHERE type = 'subscription.pending_install'`).Scan(&state)
+		if state != "delivered" {
+			t.Fatalf("event %q after shutdown: the running job was cut short", state)
 		}
 	})
 }
