@@ -271,8 +271,19 @@ func TestSubscriberBillingDocuments(t *testing.T) {
 			if voided, err = s.Billing.IssueCredit(ctx, tx, p, sub, 900, "mistake", "", time.Now()); err != nil {
 				return err
 			}
-			_, err = tx.Exec(ctx, `UPDATE credit_notes SET state = 'voided' WHERE id = ?`, voided.ID)
-			return err
+			if _, err = tx.Exec(ctx, `UPDATE credit_notes SET state = 'voided' WHERE id = ?`, voided.ID); err != nil {
+				return err
+			}
+			for _, state := range []string{"draft", "archived"} {
+				cn, err := s.Billing.IssueCredit(ctx, tx, p, sub, 700, state+" note", "", time.Now())
+				if err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, `UPDATE credit_notes SET state = ? WHERE id = ?`, state, cn.ID); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
