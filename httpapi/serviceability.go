@@ -121,10 +121,7 @@ func (s *server) handleCheck(w http.ResponseWriter, r *http.Request) error {
 	if m := res.Match; m != nil {
 		b := m.Building
 		mj := matchJSON{BuildingID: b.ID, Display: m.Display, Street: b.Street, City: b.City, Province: b.Province,
-			PostalCode: b.PostalCode, Country: b.Country, Orderable: b.Orderable, Presale: b.Presale}
-		if b.EarliestServiceDate > s.Clock.Now().Format("2006-01-02") {
-			mj.EarliestServiceDate = b.EarliestServiceDate
-		}
+			PostalCode: b.PostalCode, Country: b.Country, Orderable: b.Orderable, Presale: b.Presale, EarliestServiceDate: m.EarliestServiceDate}
 		if m.Unit != nil {
 			mj.Unit = &unitJSON{UnitID: m.Unit.ID, UnitNumber: m.Unit.UnitNumber, Available: m.Unit.Available}
 		}
@@ -214,11 +211,7 @@ func (s *server) handleLocationDetails(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	l, err := s.Serviceability.Locate(r.Context(), q.LocationHash, q.LocationIdentifier)
-	if err != nil {
-		return err
-	}
-	providers, err := s.Store.CoveringProviders(r.Context(), l.Building.ID)
+	l, err := s.Serviceability.LocateDetails(r.Context(), q.LocationHash, q.LocationIdentifier)
 	if err != nil {
 		return err
 	}
@@ -227,12 +220,12 @@ func (s *server) handleLocationDetails(w http.ResponseWriter, r *http.Request) e
 		unitID = &l.Unit.ID
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"location":     locationOf(l),
+		"location":     locationOf(l.Location),
 		"unit_id":      unitID,
 		"port":         map[string]string{"port_id": l.Port.ID, "switch": l.Port.Switch, "port": l.Port.Name},
 		"line_type":    strOrNil(string(l.Building.LineType)),
 		"orderable":    l.Building.Orderable,
-		"provider_ids": providers,
+		"provider_ids": l.ProviderIDs,
 	})
 	return nil
 }

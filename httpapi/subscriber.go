@@ -227,10 +227,7 @@ func (s *server) handleMe(w http.ResponseWriter, r *http.Request) error {
 	}
 	subs := make([]map[string]any, 0, len(a.Subscriptions))
 	for _, sub := range a.Subscriptions {
-		plan, err := s.Store.PlanVersion(r.Context(), a.Provider.ID, sub.PlanVersionID)
-		if err != nil {
-			return err
-		}
+		plan := a.Plans[sub.PlanVersionID]
 		subs = append(subs, map[string]any{"subscription_id": sub.ID, "status": sub.Status, "billing_owner": sub.BillingOwner,
 			"billing_day": sub.BillingDay, "building_id": sub.BuildingID, "unit_id": strOrNil(sub.UnitID), "started_at": strOrNil(sub.StartedAt),
 			"canceled_at": timeOrNil(sub.CanceledAt), "ended_at": timeOrNil(sub.EndedAt), "plan": planRefOf(plan)})

@@ -13,6 +13,7 @@ type Account struct {
 	Provider      *subprov.Provider
 	Subscriber    *store.SubscriberRecord
 	Subscriptions []*subprov.Subscription
+	Plans         map[string]*subprov.PlanVersion // by plan version id, for each line
 }
 
 // AccountOf reads the signed-in account.
@@ -21,7 +22,7 @@ func (s *Service) AccountOf(ctx context.Context, acc *store.AccountLogin) (*Acco
 	if err != nil {
 		return nil, err
 	}
-	out := &Account{Provider: p, Subscriptions: []*subprov.Subscription{}}
+	out := &Account{Provider: p, Subscriptions: []*subprov.Subscription{}, Plans: map[string]*subprov.PlanVersion{}}
 	if acc.SubscriberID == "" {
 		return out, nil
 	}
@@ -32,8 +33,13 @@ func (s *Service) AccountOf(ctx context.Context, acc *store.AccountLogin) (*Acco
 	if err != nil {
 		return nil, err
 	}
-	if subs != nil {
-		out.Subscriptions = subs
+	for _, sub := range subs {
+		if out.Plans[sub.PlanVersionID] == nil {
+			if out.Plans[sub.PlanVersionID], err = s.Store.PlanVersion(ctx, p.ID, sub.PlanVersionID); err != nil {
+				return nil, err
+			}
+		}
+		out.Subscriptions = append(out.Subscriptions, sub)
 	}
 	return out, nil
 }

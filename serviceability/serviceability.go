@@ -64,7 +64,6 @@ func (s *Service) Autocomplete(ctx context.Context, providerID, q string, limit 
 	if err != nil {
 		return nil, err
 	}
-	today := s.today()
 	seen := map[string]bool{}
 	out := []Suggestion{}
 	for _, b := range bs {
@@ -73,10 +72,8 @@ func (s *Service) Autocomplete(ctx context.Context, providerID, q string, limit 
 			continue
 		}
 		seen[d] = true
-		sg := Suggestion{BuildingID: b.ID, Display: d, Orderable: b.Orderable, Presale: b.Presale}
-		if b.EarliestServiceDate > today {
-			sg.EarliestServiceDate = b.EarliestServiceDate
-		}
+		sg := Suggestion{BuildingID: b.ID, Display: d, Orderable: b.Orderable, Presale: b.Presale,
+			EarliestServiceDate: s.futureOnly(b.EarliestServiceDate)}
 		out = append(out, sg)
 		if len(out) == limit {
 			break
@@ -85,8 +82,14 @@ func (s *Service) Autocomplete(ctx context.Context, providerID, q string, limit 
 	return out, nil
 }
 
-// today is the UTC date; earliest service dates are compared by calendar day.
-func (s *Service) today() string { return s.Clock.Now().UTC().Format(time.DateOnly) }
+// futureOnly returns an earliest service date only while it is still ahead (interface.md:
+// present only while in the future), compared by calendar day.
+func (s *Service) futureOnly(date string) string {
+	if date > s.Clock.Now().UTC().Format(time.DateOnly) {
+		return date
+	}
+	return ""
+}
 
 // CheckInput is a serviceability check: free text or structured fields (structured wins).
 type CheckInput struct {
@@ -101,9 +104,10 @@ type CheckInput struct {
 
 // Match is the building (and suite) a check matched.
 type Match struct {
-	Building *subprov.Building
-	Display  string
-	Unit     *store.UnitAvailability
+	Building            *subprov.Building
+	Display             string
+	EarliestServiceDate string // "" unless still in the future
+	Unit                *store.UnitAvailability
 }
 
 // CheckResult is the answer to a check.
@@ -136,7 +140,7 @@ func (s *Service) Check(ctx context.Context, providerID string, in CheckInput) (
 	if b == nil {
 		return res, nil
 	}
-	res.Match = &Match{Building: b, Display: Display(b)}
+	res.Match = &Match{Building: b, Display: Display(b), EarliestServiceDate: s.futureOnly(b.EarliestServiceDate)}
 	if want.Unit != "" {
 		units, err := s.Store.UnitsOfBuilding(ctx, b.ID, s.Clock.Now())
 		if err != nil {
@@ -247,6 +251,26 @@ func (s *Service) Units(ctx context.Context, providerID, buildingID string) ([]s
 		units = []store.UnitAvailability{}
 	}
 	return units, nil
+}
+
+// LocationDetails is the operator's full location record: the port, its suite and building,
+// and the providers covering the building.
+type LocationDetails struct {
+	*store.Location
+	ProviderIDs []string
+}
+
+// LocateDetails resolves a port for the dashboard, with the building's coverage.
+func (s *Service) LocateDetails(ctx context.Context, hash, identifier string) (*LocationDetails, error) {
+	loc, err := s.Locate(ctx, hash, identifier)
+	if err != nil {
+		return nil, err
+	}
+	providers, err := s.Store.CoveringProviders(ctx, loc.Building.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &LocationDetails{Location: loc, ProviderIDs: providers}, nil
 }
 
 // Locate resolves a port by location_hash (which wins) or location_identifier.

@@ -228,3 +228,32 @@ func (tx *Tx) ProcessorRefundTotal(ctx context.Context, providerID, keyPrefix st
 	}
 	return subprov.Money(total), nil
 }
+
+// UpsertProcessorCustomer writes a fake-processor customer and its payment methods in order.
+func (tx *Tx) UpsertProcessorCustomer(ctx context.Context, id, providerID string, methods []ProcessorMethod, now time.Time) error {
+	var def any
+	if len(methods) > 0 {
+		def = methods[0].ID
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO processor_customers (id, provider_id, default_payment_method_id, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET provider_id = excluded.provider_id, default_payment_method_id = excluded.default_payment_method_id`,
+		id, providerID, def, now.UTC()); err != nil {
+		return fmt.Errorf("upsert processor customer %s: %w", id, err)
+	}
+	for i, m := range methods {
+		if _, err := tx.Exec(ctx, `INSERT INTO processor_payment_methods (id, customer_id, behaviour, brand, last4, position, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET customer_id = excluded.customer_id, behaviour = excluded.behaviour, position = excluded.position`,
+			m.ID, id, m.Behaviour, "visa", m.Last4, i, now.UTC()); err != nil {
+			return fmt.Errorf("upsert payment method %s: %w", m.ID, err)
+		}
+	}
+	return nil
+}
+
+// ProcessorMethod is a fake-processor payment method as the fixture gives it.
+type ProcessorMethod struct {
+	ID        string
+	Behaviour string // succeeds, declines, fails
+	Last4     string
+}
