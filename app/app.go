@@ -214,7 +214,8 @@ func (a *App) restoreDevState(ctx context.Context) {
 	}
 }
 
-// Ready reports whether the database answers and carries every migration this binary has.
+// Ready reports whether the database answers and carries every migration this binary has,
+// the job queue's included.
 func (a *App) Ready(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -228,7 +229,7 @@ func (a *App) Ready(ctx context.Context) error {
 	if v != store.LatestVersion() {
 		return fmt.Errorf("schema version %d, want %d", v, store.LatestVersion())
 	}
-	return nil
+	return jobs.Ready(ctx, a.Store)
 }
 
 // Serve runs the HTTP server on ln (nil: no HTTP, as `subprov worker`) and the job workers

@@ -76,6 +76,15 @@ func Migrate(ctx context.Context, s *store.Store) error {
 	return nil
 }
 
+// Ready reports whether River's own tables are migrated (part of /readyz).
+func Ready(ctx context.Context, s *store.Store) error {
+	var n int
+	if err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM river_job WHERE 1 = 0`).Scan(&n); err != nil {
+		return fmt.Errorf("job queue not migrated: %w", err)
+	}
+	return nil
+}
+
 // New builds the client. Call Start to begin working jobs.
 func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 	if o.MaxWorkers <= 0 {

@@ -84,3 +84,18 @@ func TestEnqueueInTransaction(t *testing.T) {
 		t.Fatalf("counts = %v, %v; want 2 completed", counts, err)
 	})
 }
+
+func TestReadyNeedsTheJobQueueMigrated(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		if err := jobs.Ready(ctx, s); err == nil {
+			t.Fatal("ready before River's migrations ran")
+		}
+		if err := jobs.Migrate(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := jobs.Ready(ctx, s); err != nil {
+			t.Fatalf("not ready after migrating: %v", err)
+		}
+	})
+}
