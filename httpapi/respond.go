@@ -18,6 +18,7 @@ const (
 	surfacePartner    surface = iota // {"detail": "message"} or a list of field problems
 	surfaceSubscriber                // {"detail": {"code", "message"}}
 	surfaceAgent                     // {"error": {"code", "message", "request_id"}}
+	surfacePage                      // an HTML page for a person (web/), never JSON
 )
 
 // surfaceOf picks the envelope for a path, for answers given before a route matched (404,
@@ -95,6 +96,10 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 		writeJSON(w, status, map[string]any{"detail": "Rate limit exceeded"})
 		return
 	}
+	if sf == surfacePage {
+		writePageError(w, status, e)
+		return
+	}
 	reason := e.Reason
 	if reason == "" {
 		reason = string(e.Code)
@@ -133,6 +138,24 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 			return
 		}
 		writeJSON(w, status, map[string]any{"detail": e.Message})
+	}
+}
+
+// pageTitles are the headings of error pages, by status; the message under it is the coded
+// error's own (never an internal detail: uncoded errors arrive here as "Internal server error").
+var pageTitles = map[int]string{
+	http.StatusBadRequest: "Something is missing", http.StatusNotFound: "Link not found",
+	http.StatusConflict: "This cannot be done now", http.StatusGone: "This link has expired",
+	http.StatusUnprocessableEntity: "Please check the form", http.StatusBadGateway: "Please try again shortly",
+}
+
+func writePageError(w http.ResponseWriter, status int, e *subprov.Error) {
+	title := pageTitles[status]
+	if title == "" {
+		title = "Something went wrong"
+	}
+	if err := pages.Message(w, status, title, e.Message); err != nil {
+		slog.Warn("write error page", "err", err)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/subprov/subprov/ratelimit"
 	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/web"
 )
 
 // Deps is everything the HTTP layer calls into.
@@ -54,6 +55,9 @@ func NewServer(d Deps) http.Handler {
 	h = withRequestID(h)
 	return h
 }
+
+// pages renders the server-rendered pages (sandbox payment, booking).
+var pages = web.MustRenderer()
 
 type server struct {
 	Deps
