@@ -309,6 +309,26 @@ type CheckoutSession struct {
 	CreatedAt          time.Time
 	RedirectedAt       *time.Time
 	ExpiredAt          *time.Time
+	CompletedAt        *time.Time
+	CancelledAt        *time.Time
+}
+
+// Checkout session statuses (interface.md "Checkout session statuses").
+const (
+	SessionPending    = "pending"
+	SessionRedirected = "redirected"
+	SessionCompleted  = "completed"
+	SessionExpired    = "expired"
+	SessionCancelled  = "cancelled"
+)
+
+// ExpiresAt is when a session that is never read expires (creation + 2 hours).
+func (c *CheckoutSession) ExpiresAt() time.Time { return c.CreatedAt.Add(CheckoutSessionTTL) }
+
+// ExpiredByAge reports whether a still-pending session has gone unread too long at now; a
+// session that was read (redirected) never expires.
+func (c *CheckoutSession) ExpiredByAge(now time.Time) bool {
+	return c.Status == SessionPending && !now.Before(c.ExpiresAt())
 }
 
 // Mail is one message in the outbox.

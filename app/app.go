@@ -21,6 +21,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/checkout"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/config"
 	"github.com/subprov/subprov/events"
@@ -126,6 +127,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		BillRun:         a.Billing.BillRun,
 		SetLineService:  a.Billing.SetLineService,
 		RefundCredits:   a.Billing.RefundCredits,
+		SendSandbox:     a.Webhooks.SendSandbox,
 	}, jobs.Options{Work: cfg.Workers, Logger: log})
 	if err != nil {
 		st.Close()
@@ -164,7 +166,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Provisioning:   a.Provisioning,
 		Billing:        a.Billing,
 		Portal:         &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log},
-		Registry:       reg, Ready: a.Ready,
+		Checkout: &checkout.Service{Store: st, Clock: a.Clock, Auth: a.Auth, Provisioning: a.Provisioning, Events: a.Events,
+			Webhooks: a.Webhooks, PublicURL: cfg.PublicURL, Log: log},
+		Registry: reg, Ready: a.Ready,
 		OnClockChange: func(ctx context.Context) {
 			_ = st.PutSetting(ctx, settingClockOffset, strconv.FormatInt(int64(a.DevClock.Offset()), 10))
 		},

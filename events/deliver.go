@@ -308,3 +308,26 @@ func (d *Deliverer) send(ctx context.Context, url, secret, eventID string, paylo
 	}
 	return att
 }
+
+// SendSandbox is the webhooks.sandbox_send job: the one delivery attempt of a sandbox event,
+// to the sandbox provider's receiver as configured now, signed with its secret. Whatever the
+// receiver answers is recorded; the job itself never retries.
+func (d *Deliverer) SendSandbox(ctx context.Context, a jobs.SendSandboxEvent) error {
+	p, err := d.Store.Provider(ctx, a.ProviderID)
+	if err != nil {
+		return fmt.Errorf("sandbox send: %w", err)
+	}
+	ev, err := d.Store.Event(ctx, a.ProviderID, a.EventID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil
+		}
+		return fmt.Errorf("sandbox send: %w", err)
+	}
+	if ev.DeliveryState != store.EventPending || p.WebhookURL == "" {
+		return nil
+	}
+	e := ev.Event
+	_, err = d.SendOnce(ctx, &e, p.WebhookURL, p.WebhookSecret)
+	return err
+}

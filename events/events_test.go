@@ -127,7 +127,7 @@ func newEnv(t *testing.T, s *store.Store, webhookURL string, sandbox bool) *env 
 	}
 	// Insert only (no worker runs here), but River checks the kind is known.
 	noop := func(context.Context, jobs.FlushWebhooks) error { return nil }
-	jc, err := jobs.New(s, jobs.Handlers{FlushWebhooks: noop}, jobs.Options{})
+	jc, err := jobs.New(s, jobs.Handlers{FlushWebhooks: noop, SendSandbox: func(context.Context, jobs.SendSandboxEvent) error { return nil }}, jobs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,10 +201,12 @@ func (e *env) attempts(t *testing.T, id string) []*store.WebhookAttempt {
 	return as
 }
 
-func (e *env) jobCount(t *testing.T) int {
+func (e *env) jobCount(t *testing.T) int { return e.jobsOfKind(t, jobs.FlushWebhooks{}.Kind()) }
+
+func (e *env) jobsOfKind(t *testing.T, kind string) int {
 	t.Helper()
 	var n int
-	if err := e.s.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM river_job WHERE kind = 'webhooks.flush'`).Scan(&n); err != nil {
+	if err := e.s.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM river_job WHERE kind = ?`, kind).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -405,7 +407,7 @@ func TestRecordStates(t *testing.T) {
 	}{
 		{"production with endpoint", "https://hooks.example.com/x", false, store.EventPending, true, 1},
 		{"no webhook_url", "", false, store.EventNoEndpoint, false, 0},
-		{"sandbox waits for its one synchronous attempt", "https://hooks.example.com/x", true, store.EventPending, false, 0},
+		{"sandbox gets one send job, no retry schedule", "https://hooks.example.com/x", true, store.EventPending, false, 1},
 		{"sandbox without endpoint", "", true, store.EventNoEndpoint, false, 0},
 	}
 	for _, tt := range tests {
@@ -418,8 +420,8 @@ func TestRecordStates(t *testing.T) {
 					t.Errorf("state %s, next %v, sandbox %v; want %s, next set %v, sandbox %v",
 						r.DeliveryState, r.NextAttemptAt, r.Sandbox, tt.wantState, tt.wantNext, tt.sandbox)
 				}
-				if n := e.jobCount(t); n != tt.wantJobs {
-					t.Errorf("flush jobs = %d, want %d", n, tt.wantJobs)
+				if n := e.jobCount(t) + e.jobsOfKind(t, jobs.SendSandboxEvent{}.Kind()); n != tt.wantJobs {
+					t.Errorf("delivery jobs = %d, want %d", n, tt.wantJobs)
 				}
 			})
 		})

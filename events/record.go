@@ -52,6 +52,53 @@ type body struct {
 // pending sandbox event gets no schedule and no job: the sandbox pipeline delivers it itself
 // with one SendOnce after tx commits (interface.md: one attempt, no retries).
 func (r *Recorder) Record(ctx context.Context, tx *store.Tx, p *subprov.Provider, typ string, sub *subprov.Subscription, extra map[string]any) (*subprov.Event, error) {
+	subID := ""
+	if sub != nil {
+		subID = sub.ID
+	}
+	return r.record(ctx, tx, p, typ, subID, func(id string, created time.Time) any {
+		data := make(map[string]any, len(extra)+3)
+		for k, v := range extra {
+			data[k] = v
+		}
+		if sub != nil {
+			data["subscription_id"] = sub.ID
+			data["external_subscription_id"] = nullable(sub.ExternalSubscriptionID)
+			data["status"] = sub.Status
+		} else {
+			for _, k := range []string{"subscription_id", "external_subscription_id", "status"} {
+				if _, ok := data[k]; !ok {
+					data[k] = nil
+				}
+			}
+		}
+		return body{ID: id, Type: typ, CreatedAt: created.Format(time.RFC3339), ProviderID: p.ID, Data: data}
+	}, true)
+}
+
+// RecordRaw records an event whose body is not the service's envelope but a foreign shape,
+// such as checkout.session.completed's payment-processor-shaped payload (interface.md Events).
+// payload gets the event's id and creation instant and returns the value to encode.
+func (r *Recorder) RecordRaw(ctx context.Context, tx *store.Tx, p *subprov.Provider, typ, subscriptionID string, payload func(id string, created time.Time) any) (*subprov.Event, error) {
+	return r.record(ctx, tx, p, typ, subscriptionID, payload, true)
+}
+
+// RecordForSending records an event that the caller delivers itself with SendOnce once tx has
+// committed (the synchronous sandbox ping): no job is queued for it.
+func (r *Recorder) RecordForSending(ctx context.Context, tx *store.Tx, p *subprov.Provider, typ string, extra map[string]any) (*subprov.Event, error) {
+	return r.record(ctx, tx, p, typ, "", func(id string, created time.Time) any {
+		data := map[string]any{"subscription_id": nil, "external_subscription_id": nil, "status": nil}
+		for k, v := range extra {
+			data[k] = v
+		}
+		return body{ID: id, Type: typ, CreatedAt: created.Format(time.RFC3339), ProviderID: p.ID, Data: data}
+	}, false)
+}
+
+// record writes the event row. A pending production event is due at once and a webhooks.flush
+// job is enqueued in tx; a pending sandbox event gets its one-attempt send job, unless queue
+// is false because the caller sends it itself.
+func (r *Recorder) record(ctx context.Context, tx *store.Tx, p *subprov.Provider, typ, subscriptionID string, payload func(id string, created time.Time) any, queue bool) (*subprov.Event, error) {
 	if p == nil {
 		return nil, errors.New("record event: no provider")
 	}
@@ -70,46 +117,33 @@ func (r *Recorder) Record(ctx context.Context, tx *store.Tx, p *subprov.Provider
 			Sandbox:    p.Sandbox,
 			CreatedAt:  created,
 		},
-		Seq:           seq,
-		DeliveryState: store.EventNoEndpoint,
+		SubscriptionID: subscriptionID,
+		Seq:            seq,
+		DeliveryState:  store.EventNoEndpoint,
 	}
-	data := make(map[string]any, len(extra)+3)
-	for k, v := range extra {
-		data[k] = v
-	}
-	if sub != nil {
-		ev.SubscriptionID = sub.ID
-		data["subscription_id"] = sub.ID
-		data["external_subscription_id"] = nullable(sub.ExternalSubscriptionID)
-		data["status"] = sub.Status
-	} else {
-		for _, k := range []string{"subscription_id", "external_subscription_id", "status"} {
-			if _, ok := data[k]; !ok {
-				data[k] = nil
-			}
-		}
-	}
-	ev.Payload, err = marshal(body{ID: ev.ID, Type: typ, CreatedAt: created.Format(time.RFC3339), ProviderID: p.ID, Data: data})
+	ev.Payload, err = marshal(payload(ev.ID, created))
 	if err != nil {
 		return nil, fmt.Errorf("record %s: encode body: %w", typ, err)
 	}
-
-	pendingProduction := false
+	var job jobs.Args
 	if p.WebhookURL != "" {
 		ev.DeliveryState = store.EventPending
-		if !p.Sandbox {
+		switch {
+		case !p.Sandbox:
 			ev.NextAttemptAt = &now
-			pendingProduction = true
+			job = jobs.FlushWebhooks{ProviderID: p.ID}
+		case queue:
+			job = jobs.SendSandboxEvent{EventID: ev.ID, ProviderID: p.ID}
 		}
 	}
 	if err := tx.InsertEvent(ctx, ev); err != nil {
 		return nil, fmt.Errorf("record %s: %w", typ, err)
 	}
-	if pendingProduction {
+	if job != nil {
 		if r.Jobs == nil {
 			return nil, fmt.Errorf("record %s: no job queue to deliver it", typ)
 		}
-		if err := r.Jobs.Enqueue(ctx, tx, jobs.FlushWebhooks{ProviderID: p.ID}); err != nil {
+		if err := r.Jobs.Enqueue(ctx, tx, job); err != nil {
 			return nil, fmt.Errorf("record %s: %w", typ, err)
 		}
 	}

@@ -22,10 +22,11 @@ const (
 	credOperator                             // Authorization: Bearer <dashboard JWT>
 	credOptionalSubscriber                   // a subscriber JWT if one is sent (checkout session creation)
 	credDevice                               // X-Device-Secret: the provider's CPE secret (configuration pull)
+	credSessionSecret                        // X-Webhook-Secret, checked by the checkout package after the session's age check
 )
 
 func (c credential) String() string {
-	return [...]string{"none", "api_key", "agent_key", "webhook_secret", "subscriber", "holder", "operator", "optional_subscriber", "device_secret"}[c]
+	return [...]string{"none", "api_key", "agent_key", "webhook_secret", "subscriber", "holder", "operator", "optional_subscriber", "device_secret", "webhook_secret"}[c]
 }
 
 // caller is who is calling, as the route's credential established it.
@@ -57,7 +58,7 @@ func (s *server) authenticate(r *http.Request, cred credential) (*caller, error)
 	ctx := r.Context()
 	c := &caller{}
 	switch cred {
-	case credNone:
+	case credNone, credSessionSecret:
 	case credAPIKey, credAgentKey:
 		k, p, err := s.Auth.APIKey(ctx, r.Header.Get("X-API-Key"))
 		if err != nil {

@@ -69,6 +69,17 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel", auth: credOperator, handle: s.handleCancellation},
 		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel/preview", auth: credOperator, handle: s.handleCancelPreview},
 
+		// C. External checkout (marketplace hand-over) and the marketplace's plan read.
+		{method: "POST", path: "/partner/external-checkout/sessions", auth: credOptionalSubscriber, handle: s.handleCreateSession},
+		{method: "GET", path: "/partner/external-checkout/sessions/{session_id}", auth: credSessionSecret, handle: s.handleReadSession},
+		{method: "PATCH", path: "/partner/external-checkout/sessions/{session_id}", auth: credSessionSecret, handle: s.handlePatchSession},
+		{method: "POST", path: "/partner/external-checkout/sessions/{session_id}/cancel", auth: credSessionSecret, handle: s.handleCancelSession},
+		{method: "POST", path: "/partner/external-checkout/complete", auth: credSessionSecret, handle: s.handleComplete},
+		{method: "POST", path: "/partner/external-checkout/anonymous-complete", auth: credSessionSecret, handle: s.handleAnonymousComplete},
+		{method: "GET", path: "/partner/external-checkout/subscriptions/{external_subscription_id}", auth: credWebhookSecret, handle: s.handleCheckoutSubscription},
+		{method: "POST", path: "/partner/external-checkout/subscription-status", auth: credWebhookSecret, handle: s.handleSubscriptionStatus},
+		{method: "GET", path: "/partner/marketplace/plans/{plan_version_id}", handle: s.handleMarketplacePlan},
+
 		// A. Subscriber self-service (subscriber JWT; holder-only routes use credHolder).
 		{method: "GET", path: "/partner/subscriber/me", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMe},
 		{method: "GET", path: "/partner/subscriber/me/details", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyDetails},

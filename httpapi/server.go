@@ -14,6 +14,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/checkout"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/portal"
@@ -37,6 +38,7 @@ type Deps struct {
 	Provisioning   *provisioning.Service
 	Billing        *billing.Service
 	Portal         *portal.Service
+	Checkout       *checkout.Service
 	Registry       *prometheus.Registry
 	Ready          func(ctx context.Context) error
 	OnClockChange  func(ctx context.Context) // persists the dev clock

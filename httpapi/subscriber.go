@@ -232,11 +232,21 @@ func (s *server) handleMe(w http.ResponseWriter, r *http.Request) error {
 			"billing_day": sub.BillingDay, "building_id": sub.BuildingID, "unit_id": strOrNil(sub.UnitID), "started_at": strOrNil(sub.StartedAt),
 			"canceled_at": timeOrNil(sub.CanceledAt), "ended_at": timeOrNil(sub.EndedAt), "plan": planRefOf(plan)})
 	}
+	sessions, err := s.Checkout.SessionsOfAccount(r.Context(), callerOf(r).Account.ID)
+	if err != nil {
+		return err
+	}
+	linked := make([]map[string]any, 0, len(sessions))
+	for _, c := range sessions {
+		linked = append(linked, map[string]any{"session_id": c.ID, "status": c.Status, "provider_id": c.ProviderID,
+			"plan_version_id": c.PlanVersionID, "building_id": c.BuildingID, "unit_id": strOrNil(c.UnitID),
+			"delivery_mode": c.DeliveryMode, "subscription_id": strOrNil(c.SubscriptionID), "created_at": c.CreatedAt.Format(time.RFC3339)})
+	}
 	p := a.Provider
 	writeJSON(w, http.StatusOK, map[string]any{
 		"subscriber":        subscriber,
 		"subscriptions":     subs,
-		"checkout_sessions": []any{},
+		"checkout_sessions": linked,
 		"provider":          map[string]any{"id": p.ID, "name": p.Name, "brand_color": strOrNil(p.BrandColor), "support_group": p.SupportGroup},
 	})
 	return nil

@@ -33,6 +33,7 @@ type Handlers struct {
 	BillRun         func(ctx context.Context, args BillRun) error
 	SetLineService  func(ctx context.Context, args SetLineService) error
 	RefundCredits   func(ctx context.Context, args RefundCredits) error
+	SendSandbox     func(ctx context.Context, args SendSandboxEvent) error
 }
 
 // Options tune the client.
@@ -109,6 +110,7 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 	addWorker(workers, h.BillRun)
 	addWorker(workers, h.SetLineService)
 	addWorker(workers, h.RefundCredits)
+	addWorker(workers, h.SendSandbox)
 	cfg := &river.Config{
 		Logger:            o.Logger.With("component", "river"),
 		Workers:           workers,

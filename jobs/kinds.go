@@ -1,5 +1,7 @@
 package jobs
 
+import "github.com/riverqueue/river"
+
 // DeliverMail sends one outbox message through the configured transport.
 type DeliverMail struct {
 	MailID string `json:"mail_id"`
@@ -67,3 +69,16 @@ type RefundCredits struct {
 
 // Kind names the job in the queue.
 func (RefundCredits) Kind() string { return "billing.refund" }
+
+// SendSandboxEvent makes the one delivery attempt of a sandbox event (interface.md Events:
+// one attempt, 10-second timeout, no retries, no dead-letter queue).
+type SendSandboxEvent struct {
+	EventID    string `json:"event_id"`
+	ProviderID string `json:"provider_id"`
+}
+
+// Kind names the job in the queue.
+func (SendSandboxEvent) Kind() string { return "webhooks.sandbox_send" }
+
+// InsertOpts: one attempt; a failed sandbox delivery is listed and can be replayed by hand.
+func (SendSandboxEvent) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }

@@ -27,7 +27,20 @@ type BillingBlock struct {
 	BillingDay          int
 }
 
-// Order is a provider-initiated (or bulk) order.
+// Routing says what decides an order's route.
+type Routing int
+
+const (
+	// ByDeliveryMode: the caller's delivery_mode says what it has and must fit the building
+	// (provider-initiated, bulk, anonymous-complete; decisions §3 "Routing").
+	ByDeliveryMode Routing = iota
+	// ByLineType: the building's line type decides; only a first-line building with a
+	// resolvable port provisions unattended, everything else takes the install route
+	// (external-checkout complete, rules 1-3).
+	ByLineType
+)
+
+// Order is one order for a line: provider-initiated, bulk, or a marketplace completion.
 type Order struct {
 	PlanVersionID          string
 	DeliveryMode           subprov.DeliveryMode
@@ -38,7 +51,19 @@ type Order struct {
 	ExternalSubscriptionID string
 	Subscriber             Subscriber
 	Billing                *BillingBlock
-	Source                 string // provider_initiated, bulk
+	Source                 string // provider_initiated, bulk, checkout, anonymous_checkout
+	Routing                Routing
+	// SessionID is the checkout session the order completes. Its values were copied into the
+	// order by the checkout package; here it means "session-based": a sandbox provider's
+	// session never provisions a switch unattended, and the line records the session.
+	SessionID string
+	// Anonymous orders have no subscriber record (anonymous-complete): no invoices, no portal
+	// access; ContactEmail, if any, is kept on the line only.
+	Anonymous    bool
+	ContactEmail string
+	// AfterCreate runs inside the order's transaction when the line is new (not on replay),
+	// so a caller's own record (a completed checkout session) commits with the line or not at all.
+	AfterCreate func(ctx context.Context, tx *store.Tx, sub *subprov.Subscription) error
 }
 
 // Result is what an order produced (or found, on replay).
@@ -64,15 +89,20 @@ func (o *Order) Validate() map[string]string {
 	default:
 		p["delivery_mode"] = "want direct or home_drop"
 	}
-	s := &o.Subscriber
-	for field, v := range map[string]string{"subscriber.firstname": s.FirstName, "subscriber.lastname": s.LastName,
-		"subscriber.email": s.Email, "subscriber.phonenumber": s.PhoneNumber} {
-		if strings.TrimSpace(v) == "" {
-			p[field] = "required"
+	if !o.Anonymous {
+		s := &o.Subscriber
+		for field, v := range map[string]string{"subscriber.firstname": s.FirstName, "subscriber.lastname": s.LastName,
+			"subscriber.email": s.Email, "subscriber.phonenumber": s.PhoneNumber} {
+			if strings.TrimSpace(v) == "" {
+				p[field] = "required"
+			}
+		}
+		if s.Email != "" && !auth.ValidEmail(strings.TrimSpace(s.Email)) {
+			p["subscriber.email"] = "not a valid e-mail address"
 		}
 	}
-	if s.Email != "" && !auth.ValidEmail(strings.TrimSpace(s.Email)) {
-		p["subscriber.email"] = "not a valid e-mail address"
+	if o.ContactEmail = strings.TrimSpace(o.ContactEmail); o.ContactEmail != "" && !auth.ValidEmail(o.ContactEmail) {
+		p["contact_email"] = "not a valid e-mail address"
 	}
 	if o.MACAddress != "" {
 		mac, ok := subprov.NormalizeMAC(o.MACAddress)
@@ -117,7 +147,10 @@ type placement struct {
 func invalid(field, msg string) error { return subprov.Invalid(map[string]string{field: msg}) }
 
 // place resolves plan, port or suite, and building, and decides the route (provisioning
-// rules 1-2, decisions §3 routing). Everything it refuses is 422 and nothing is written.
+// rules 1-2, decisions §3 routing, checkout rules 1-3). Everything it refuses is 422 and
+// nothing is written. Only a first-line building with a resolvable port provisions a switch
+// unattended; a sandbox provider's session never does, while a legacy no-session direct
+// order against a sandbox provider queues a provisioning job that ends as provisioning.failed.
 func (s *Service) place(ctx context.Context, p *subprov.Provider, o *Order) (*placement, error) {
 	pl := &placement{}
 	plan, err := s.Store.PlanVersion(ctx, p.ID, o.PlanVersionID)
@@ -132,38 +165,19 @@ func (s *Service) place(ctx context.Context, p *subprov.Provider, o *Order) (*pl
 	}
 	pl.plan = plan
 	hasPort := o.LocationHash != "" || o.LocationIdentifier != ""
+	direct, session := o.DeliveryMode == subprov.DeliveryDirect, o.SessionID != ""
 	switch {
 	case !hasPort && o.UnitID == "":
 		return nil, invalid("location_hash", "give a port (location_hash or location_identifier) or a unit_id")
-	case o.DeliveryMode == subprov.DeliveryDirect && !hasPort:
+	case o.Routing == ByDeliveryMode && direct && !hasPort:
 		return nil, invalid("location_hash", "delivery_mode direct needs a location_hash or location_identifier that resolves to a port")
-	case o.DeliveryMode == subprov.DeliveryHomeDrop && o.UnitID == "":
+	case !session && o.DeliveryMode == subprov.DeliveryHomeDrop && o.UnitID == "":
 		return nil, invalid("unit_id", "delivery_mode home_drop needs a unit_id")
 	}
-	if o.DeliveryMode == subprov.DeliveryDirect {
-		loc, err := s.Store.LocationByPort(ctx, o.LocationHash, o.LocationIdentifier)
-		if err != nil {
-			if store.IsNoRows(err) {
-				return nil, invalid("location_hash", "no port with this location_hash or location_identifier")
-			}
-			return nil, err
-		}
-		b, err := s.Store.CoveredBuilding(ctx, p.ID, loc.Building.ID)
-		if err != nil {
-			if store.IsNoRows(err) {
-				return nil, invalid("location_hash", "the port is in a building this provider does not cover")
-			}
-			return nil, err
-		}
-		if b.LineType != subprov.LineFirst {
-			return nil, invalid("delivery_mode", "direct names a port, but the building is not first-line: order home_drop with a unit_id")
-		}
-		if o.UnitID != "" && loc.Port.UnitID != "" && o.UnitID != loc.Port.UnitID {
-			return nil, invalid("unit_id", "the unit does not match the port's suite")
-		}
-		port := loc.Port
-		pl.building, pl.port, pl.unitID, pl.route = b, &port, loc.Port.UnitID, "provision"
-		return pl, nil
+	// A session-based completion routes on the port whenever the session names one; otherwise
+	// the port counts only when the caller says it is delivering direct.
+	if hasPort && (direct || (o.Routing == ByLineType && session)) {
+		return s.placeAtPort(ctx, p, o, pl)
 	}
 	unit, err := s.Store.Unit(ctx, o.UnitID)
 	if err != nil {
@@ -179,10 +193,45 @@ func (s *Service) place(ctx context.Context, p *subprov.Provider, o *Order) (*pl
 		}
 		return nil, err
 	}
-	if !b.LineType.Valid() {
+	if !b.LineType.Valid() && !p.Sandbox { // sandbox buildings have no line type and route to install
 		return nil, invalid("unit_id", "the building is not classified yet and cannot take orders")
 	}
 	pl.building, pl.unitID, pl.route = b, unit.ID, "install"
+	return pl, nil
+}
+
+// placeAtPort places an order that names a port.
+func (s *Service) placeAtPort(ctx context.Context, p *subprov.Provider, o *Order, pl *placement) (*placement, error) {
+	loc, err := s.Store.LocationByPort(ctx, o.LocationHash, o.LocationIdentifier)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, invalid("location_hash", "no port with this location_hash or location_identifier")
+		}
+		return nil, err
+	}
+	b, err := s.Store.CoveredBuilding(ctx, p.ID, loc.Building.ID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, invalid("location_hash", "the port is in a building this provider does not cover")
+		}
+		return nil, err
+	}
+	if o.UnitID != "" && loc.Port.UnitID != "" && o.UnitID != loc.Port.UnitID {
+		return nil, invalid("unit_id", "the unit does not match the port's suite")
+	}
+	port := loc.Port
+	pl.building, pl.port, pl.unitID = b, &port, loc.Port.UnitID
+	session := o.SessionID != ""
+	switch {
+	case p.Sandbox && !session, b.LineType == subprov.LineFirst && !p.Sandbox:
+		pl.route = "provision"
+	case session && pl.unitID != "":
+		pl.port, pl.route = nil, "install" // the session's port is not switchable unattended: a technician installs
+	case session:
+		return nil, invalid("location_hash", "the port's building cannot be provisioned unattended and the port has no suite to install")
+	default:
+		return nil, invalid("delivery_mode", "direct names a port, but the building is not first-line: order home_drop with a unit_id")
+	}
 	return pl, nil
 }
 
@@ -248,9 +297,11 @@ func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order)
 				return billingError(subprov.ECONFLICT, "processor_customer_in_use", "the processor customer already pays for another subscriber's line")
 			}
 		}
-		subscriber, _, err := tx.EnsureSubscriber(ctx, p.ID, holder, now)
-		if err != nil {
-			return err
+		subscriber := &subprov.Subscriber{}
+		if !o.Anonymous {
+			if subscriber, _, err = tx.EnsureSubscriber(ctx, p.ID, holder, now); err != nil {
+				return err
+			}
 		}
 		locationKey := pl.unitID
 		if pl.port != nil {
@@ -259,7 +310,7 @@ func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order)
 		sub := &subprov.Subscription{ID: store.NewID(), ProviderID: p.ID, SubscriberID: subscriber.ID, PlanVersionID: pl.plan.ID,
 			BuildingID: pl.building.ID, UnitID: pl.unitID, DeliveryMode: o.DeliveryMode, MACAddress: o.MACAddress,
 			BillingOwner: billing.Owner, BillingDay: billing.BillingDay, ExternalSubscriptionID: o.ExternalSubscriptionID,
-			Source: o.Source}
+			Source: o.Source, Anonymous: o.Anonymous, ContactEmail: o.ContactEmail, CheckoutSessionID: o.SessionID}
 		if billing.Owner == subprov.BillingPlatform {
 			sub.ProcessorCustomerID, sub.PaymentMethodID = billing.ProcessorCustomerID, methodID
 		}
@@ -286,6 +337,11 @@ func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order)
 			return err
 		}
 		res = &Result{Subscription: sub, SubscriberID: subscriber.ID, CustomerNumber: subscriber.CustomerNumber, Route: pl.route}
+		if o.AfterCreate != nil {
+			if err := o.AfterCreate(ctx, tx, sub); err != nil {
+				return err
+			}
+		}
 		if pl.route == "provision" {
 			if _, err := s.Events.Record(ctx, tx, p, subprov.EventSubscriptionActivated, sub, nil); err != nil {
 				return err
@@ -305,16 +361,31 @@ func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order)
 	return res, nil
 }
 
-// replay answers an order whose line already exists: the same subscriber, plan and location
-// (or the same external id) is the idempotent answer; anyone else's live line there is 409.
+// replay answers an order whose line already exists: the same subscriber (or, anonymous, the
+// same external id or checkout session) with the same plan and location is the idempotent
+// answer; anyone else's live line there is 409.
 func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider, subscriber *subprov.Subscriber, pl *placement,
 	locationKey string, o *Order) (*Result, error) {
+	same := func(ex *subprov.Subscription) bool {
+		return ex.ProviderID == p.ID && ex.PlanVersionID == pl.plan.ID && ex.Anonymous == o.Anonymous &&
+			(o.Anonymous || ex.SubscriberID == subscriber.ID)
+	}
+	answer := func(ex *subprov.Subscription) *Result {
+		return &Result{Subscription: ex, SubscriberID: ex.SubscriberID, CustomerNumber: subscriber.CustomerNumber, Route: pl.route, Replay: true}
+	}
 	if o.ExternalSubscriptionID != "" {
 		if ex, err := tx.SubscriptionByExternalID(ctx, p.ID, o.ExternalSubscriptionID); err == nil {
-			if ex.SubscriberID != subscriber.ID || ex.PlanVersionID != pl.plan.ID {
+			if !same(ex) {
 				return nil, subprov.Errorf(subprov.ECONFLICT, "external_id_in_use", "external_id_in_use: external_subscription_id already names another line")
 			}
-			return &Result{Subscription: ex, SubscriberID: subscriber.ID, CustomerNumber: subscriber.CustomerNumber, Route: pl.route, Replay: true}, nil
+			return answer(ex), nil
+		} else if !store.IsNoRows(err) {
+			return nil, err
+		}
+	}
+	if o.SessionID != "" {
+		if ex, err := tx.SubscriptionByCheckoutSession(ctx, o.SessionID); err == nil {
+			return answer(ex), nil
 		} else if !store.IsNoRows(err) {
 			return nil, err
 		}
@@ -326,10 +397,10 @@ func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider,
 		}
 		return nil, err
 	}
-	if live.SubscriberID != subscriber.ID || live.PlanVersionID != pl.plan.ID || live.ProviderID != p.ID {
+	if !same(live) || o.Anonymous {
 		return nil, subprov.Errorf(subprov.ECONFLICT, "location_in_use", "location_in_use: another live line already uses this location")
 	}
-	return &Result{Subscription: live, SubscriberID: subscriber.ID, CustomerNumber: subscriber.CustomerNumber, Route: pl.route, Replay: true}, nil
+	return answer(live), nil
 }
 
 func (s *Service) enqueueProvision(ctx context.Context, tx *store.Tx, subscriptionID string) (string, error) {

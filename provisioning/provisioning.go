@@ -38,6 +38,7 @@ type Service struct {
 	Jobs      jobs.Enqueuer
 	Tickets   tickets.Desk
 	Billing   Billing // nil: nothing is billed
+	Installs  Holds   // nil: a hold only flags the line
 	Log       *slog.Logger
 }
 

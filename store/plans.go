@@ -90,3 +90,14 @@ func (s *Store) SellablePlanVersions(ctx context.Context, providerID string) ([]
 	}
 	return out, rows.Err()
 }
+
+// PlanVersionByID returns a plan version whichever provider sells it (the marketplace's plan
+// read, which shows any provider's plan for display).
+func (s *Store) PlanVersionByID(ctx context.Context, id string) (*subprov.PlanVersion, error) {
+	v, err := scanPlanVersion(s.R().QueryRow(ctx, `SELECT `+planVersionColumns+` FROM plan_versions v JOIN plans p ON p.id = v.plan_id
+		WHERE v.id = ?`, id))
+	if err != nil {
+		return nil, fmt.Errorf("plan version %s: %w", id, err)
+	}
+	return v, nil
+}

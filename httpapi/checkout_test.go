@@ -1,0 +1,328 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/subprov/subprov/internal/apptest"
+)
+
+const (
+	northwindSecret = "whsec_northwind_demo_secret_0001"
+	mapleSecret     = "whsec_maple_demo_secret_00000001"
+	sandboxSecret   = "whsec_sandbox_demo_secret_000001"
+	sandboxProvider = "8d0c7f2e-1a3b-4c5d-9e6f-0000000000aa"
+	mapleProvider   = "8d0c7f2e-1a3b-4c5d-9e6f-000000000002"
+	sandboxBuilding = "b1000000-0000-4000-8000-000000000006"
+	sandboxUnitS1   = "u6000000-0000-4000-8000-0000000000s1"
+	sandboxUnitS2   = "u6000000-0000-4000-8000-0000000000s2"
+	sandboxPlan     = "pv900000-0000-4000-8000-000000000100"
+	unitKing1205    = "u1000000-0000-4000-8000-000000001205"
+	hashKing1206    = "lh_7f3a9c1206"
+	hashKing1205    = "lh_7f3a9c1205"
+)
+
+func secret(s string) map[string]string { return map[string]string{"X-Webhook-Secret": s} }
+
+// session creates a checkout session and returns its id.
+func session(t *testing.T, s *apptest.Service, body map[string]any) string {
+	t.Helper()
+	b := map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": kingBuilding}
+	for k, v := range body {
+		b[k] = v
+	}
+	res := s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/sessions", Body: b})
+	if res.Status != 201 {
+		t.Fatalf("create session: %d %s", res.Status, res.Raw)
+	}
+	return res.JSON["session_id"].(string)
+}
+
+func advance(t *testing.T, s *apptest.Service, op map[string]string, d time.Duration) {
+	t.Helper()
+	if res := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: op, Body: map[string]any{"advance_seconds": int(d.Seconds())}}); res.Status != 200 {
+		t.Fatalf("advance clock: %d %s", res.Status, res.Raw)
+	}
+}
+
+func detail(r *apptest.Response) map[string]any {
+	d, _ := r.JSON["detail"].(map[string]any)
+	return d
+}
+
+func TestCheckoutSessionCreate(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		res := s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/sessions",
+			Body: map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": kingBuilding, "unit_id": unitKing1206, "delivery_mode": "home_drop"}})
+		if res.Status != 201 {
+			t.Fatalf("create: %d %s", res.Status, res.Raw)
+		}
+		id := res.JSON["session_id"].(string)
+		if want := "https://shop.northwind.example/checkout?session_id=" + id; res.JSON["checkout_url"] != want {
+			t.Errorf("checkout_url %v, want %s", res.JSON["checkout_url"], want)
+		}
+		if res.JSON["status"] != "pending" || res.JSON["expires_at"] == nil {
+			t.Errorf("create answer %s", res.Raw)
+		}
+		// A sandbox provider's checkout URL is subprov's own payment page.
+		res = s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/sessions",
+			Body: map[string]any{"provider_id": sandboxProvider, "plan_version_id": sandboxPlan, "building_id": sandboxBuilding, "unit_id": sandboxUnitS1}})
+		if res.Status != 201 || !strings.HasPrefix(res.JSON["checkout_url"].(string), "http://subprov.test/sandbox/checkout?session_id=") {
+			t.Errorf("sandbox create: %d %s", res.Status, res.Raw)
+		}
+		// A signed-in shopper's session is linked to the account and listed by GET /me.
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		res = s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/sessions", Headers: marie,
+			Body: map[string]any{"provider_id": northwind, "plan_version_id": planFibre150, "building_id": queenBuilding, "unit_id": unitQueen103, "delivery_mode": "home_drop"}})
+		if res.Status != 201 {
+			t.Fatalf("create signed in: %d %s", res.Status, res.Raw)
+		}
+		linked := res.JSON["session_id"]
+		me := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriber/me", Headers: marie})
+		list, _ := me.JSON["checkout_sessions"].([]any)
+		if len(list) != 1 || list[0].(map[string]any)["session_id"] != linked {
+			t.Errorf("GET /me checkout_sessions = %v, want the linked session", me.JSON["checkout_sessions"])
+		}
+
+		bad := []struct {
+			name   string
+			body   map[string]any
+			status int
+			field  string
+		}{
+			{"no checkout URL configured", map[string]any{"provider_id": mapleProvider, "plan_version_id": planMaple300, "building_id": georgiaBuilding}, 503, ""},
+			{"unknown provider", map[string]any{"provider_id": "nope", "plan_version_id": planFibre500, "building_id": kingBuilding}, 422, "provider_id"},
+			{"another provider's plan", map[string]any{"provider_id": northwind, "plan_version_id": planMaple300, "building_id": kingBuilding}, 422, "plan_version_id"},
+			{"retired plan", map[string]any{"provider_id": northwind, "plan_version_id": planRetired, "building_id": kingBuilding}, 422, "plan_version_id"},
+			{"uncovered building", map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": sandboxBuilding}, 422, "building_id"},
+			{"unit of another building", map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": kingBuilding, "unit_id": unitQueen103}, 422, "unit_id"},
+			{"port of another building", map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": queenBuilding, "location_hash": hashKing1206}, 422, "location_hash"},
+			{"bad delivery mode", map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": kingBuilding, "delivery_mode": "drone"}, 422, "delivery_mode"},
+			{"bad MAC", map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": kingBuilding, "mac_address": "zz"}, 422, "mac_address"},
+			{"unknown field", map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": kingBuilding, "price": 1}, 422, "price"},
+			{"missing fields", map[string]any{}, 422, "plan_version_id"},
+		}
+		before := count(t, s, `SELECT COUNT(*) FROM checkout_sessions`)
+		for _, tt := range bad {
+			res := s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/sessions", Body: tt.body})
+			if res.Status != tt.status || (tt.field != "" && !strings.Contains(string(res.Raw), `"`+tt.field+`"`)) {
+				t.Errorf("%s: %d %s, want %d naming %s", tt.name, res.Status, res.Raw, tt.status, tt.field)
+			}
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM checkout_sessions`); n != before {
+			t.Errorf("refused sessions wrote %d rows", n-before)
+		}
+	})
+}
+
+func TestCheckoutSessionReadExpiryAndPatch(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := s.Operator()
+		id := session(t, s, map[string]any{"location_hash": hashKing1206, "mac_address": "AA-BB-CC-00-11-22"})
+		path := "/partner/external-checkout/sessions/" + id
+
+		for _, tt := range []struct {
+			name    string
+			headers map[string]string
+			status  int
+		}{
+			{"no secret", nil, 401},
+			{"wrong secret", secret("whsec_wrong"), 401},
+			{"another provider's secret", secret(mapleSecret), 404},
+		} {
+			if res := s.Do(apptest.Request{Method: "GET", Path: path, Headers: tt.headers}); res.Status != tt.status {
+				t.Errorf("%s: %d %s, want %d", tt.name, res.Status, res.Raw, tt.status)
+			}
+		}
+		if res := s.Do(apptest.Request{Method: "GET", Path: "/partner/external-checkout/sessions/5b0c0000-0000-4000-8000-000000000000", Headers: secret(northwindSecret)}); res.Status != 404 {
+			t.Errorf("unknown session: %d", res.Status)
+		}
+		res := s.Do(apptest.Request{Method: "GET", Path: path, Headers: secret(northwindSecret)})
+		if res.Status != 200 || res.JSON["status"] != "redirected" {
+			t.Fatalf("first read: %d %s", res.Status, res.Raw)
+		}
+		plan, _ := res.JSON["plan"].(map[string]any)
+		units, _ := res.JSON["units"].(map[string]any)
+		b, _ := units["buildings"].(map[string]any)
+		prov, _ := res.JSON["provider"].(map[string]any)
+		if plan["store_product_id"] != "nwf-sku-500" || plan["monthly_price"] != 60.0 || units["unit_number"] != "1206" ||
+			b["street"] != "120 Rue King O" || b["city"] != "Montréal" || b["postal_code"] == nil || b["province"] != "QC" || b["country"] != "CA" ||
+			prov["name"] != "Northwind Fibre" || res.JSON["mac_address"] != "aa:bb:cc:00:11:22" || res.JSON["service_provider_document_id"] != "nwf-spd-2026" ||
+			res.JSON["expires_at"] != nil {
+			t.Errorf("session body: %s", res.Raw)
+		}
+		// A read session never expires.
+		advance(t, s, op, 3*time.Hour)
+		if res := s.Do(apptest.Request{Method: "GET", Path: path, Headers: secret(northwindSecret)}); res.Status != 200 || res.JSON["status"] != "redirected" {
+			t.Errorf("read session after 3h: %d %s", res.Status, res.Raw)
+		}
+
+		// An unread session expires after 2 hours: 410 before authentication, marked expired.
+		stale := session(t, s, nil)
+		advance(t, s, op, 2*time.Hour)
+		for _, h := range []map[string]string{nil, secret("whsec_wrong"), secret(northwindSecret)} {
+			res := s.Do(apptest.Request{Method: "GET", Path: "/partner/external-checkout/sessions/" + stale, Headers: h})
+			inner := detail(res)
+			if res.Status != 410 || inner["detail"] == nil || inner["expired_at"] == nil {
+				t.Errorf("expired session with %v: %d %s", h, res.Status, res.Raw)
+			}
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM checkout_sessions WHERE id = ? AND status = 'expired'`, stale); n != 1 {
+			t.Error("the expired session was not marked expired")
+		}
+		// Any endpoint touching it answers 410 too.
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/complete", Body: map[string]any{"session_id": stale, "subscriber": person("late@example.ca")}}); res.Status != 410 {
+			t.Errorf("complete on expired session: %d %s", res.Status, res.Raw)
+		}
+
+		// PATCH changes exactly the plan and the partner's reference.
+		patch := func(body any) *apptest.Response {
+			return s.Do(apptest.Request{Method: "PATCH", Path: path, Headers: secret(northwindSecret), Body: body})
+		}
+		res = patch(map[string]any{"plan_version_id": planFibre1000, "partner_reference_id": "order-42"})
+		if res.Status != 200 || res.JSON["plan_version_id"] != planFibre1000 || res.JSON["partner_reference_id"] != "order-42" ||
+			res.JSON["plan"].(map[string]any)["store_product_id"] != "nwf-sku-1000" {
+			t.Errorf("patch: %d %s", res.Status, res.Raw)
+		}
+		for _, body := range []map[string]any{{"unit_id": unitKing1205}, {"delivery_mode": "home_drop"}, {"service_provider_document_id": "x"},
+			{"plan_version_id": planMaple300}, {"plan_version_id": planFibre150, "location_hash": "lh"}} {
+			if res := patch(body); res.Status != 422 {
+				t.Errorf("patch %v: %d %s, want 422", body, res.Status, res.Raw)
+			}
+		}
+		if res := s.Do(apptest.Request{Method: "GET", Path: path, Headers: secret(northwindSecret)}); res.JSON["plan_version_id"] != planFibre1000 {
+			t.Errorf("refused patches changed the session: %s", res.Raw)
+		}
+
+		// Cancelled sessions answer 410 with the nested body.
+		cancelled := session(t, s, nil)
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/sessions/" + cancelled + "/cancel", Headers: secret(northwindSecret)}); res.Status != 200 {
+			t.Fatalf("cancel: %d %s", res.Status, res.Raw)
+		}
+		res = s.Do(apptest.Request{Method: "GET", Path: "/partner/external-checkout/sessions/" + cancelled})
+		if res.Status != 410 || detail(res)["detail"] == nil {
+			t.Errorf("cancelled session: %d %s", res.Status, res.Raw)
+		}
+		if res := patch(map[string]any{"partner_reference_id": "x"}); res.Status != 200 {
+			t.Errorf("patch a redirected session: %d", res.Status)
+		}
+	})
+}
+
+// completeBody is a completion with subscriber data.
+func completeBody(extra map[string]any) map[string]any {
+	b := map[string]any{"subscriber": person("shopper@example.ca")}
+	for k, v := range extra {
+		b[k] = v
+	}
+	return b
+}
+
+func complete(s *apptest.Service, body map[string]any) *apptest.Response {
+	return s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/complete", Headers: secret(northwindSecret), Body: body})
+}
+
+// Each case runs on a fresh service: several cases order the same suite.
+func TestCheckoutCompleteRouting(t *testing.T) {
+	cases := []struct {
+		name     string
+		session  map[string]any // nil: no session
+		body     map[string]any
+		status   int
+		route    string // "" on refusal
+		wantUnit string
+	}{
+		{"session, first-line port provisions", map[string]any{"location_hash": hashKing1206}, nil, 200, "provision", unitKing1206},
+		{"session, first-line suite only installs", map[string]any{"unit_id": unitKing1205, "delivery_mode": "home_drop"}, nil, 200, "install", unitKing1205},
+		{"session, second-line suite installs", map[string]any{"building_id": queenBuilding, "unit_id": unitQueen102, "delivery_mode": "home_drop"}, nil, 200, "install", unitQueen102},
+		{"session, third-line suite installs whatever the mode", map[string]any{"building_id": maisonneuve, "unit_id": unitMais2B, "delivery_mode": "direct"}, nil, 200, "install", unitMais2B},
+		{"session with neither port nor suite", map[string]any{"building_id": queenBuilding}, nil, 422, "", ""},
+		{"no session, direct with a port", nil, map[string]any{"plan_version_id": planFibre500, "delivery_mode": "direct", "location_hash": hashKing1205}, 200, "provision", unitKing1205},
+		{"no session, direct with a first-line suite only installs", nil, map[string]any{"plan_version_id": planFibre500, "delivery_mode": "direct", "unit_id": unitKing1205}, 200, "install", unitKing1205},
+		{"no session, home_drop without a suite", nil, map[string]any{"plan_version_id": planFibre500, "delivery_mode": "home_drop", "location_hash": hashKing1206}, 422, "", ""},
+		{"no session, neither port nor suite", nil, map[string]any{"plan_version_id": planFibre500, "delivery_mode": "direct"}, 422, "", ""},
+		{"no session, wrong document id", nil, map[string]any{"plan_version_id": planFibre500, "unit_id": unitKing1205, "service_provider_document_id": "mpl-spd-2026"}, 422, "", ""},
+	}
+	for i, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+				body := completeBody(tt.body)
+				body["subscriber"] = person(fmt.Sprintf("shopper%d@example.ca", i))
+				if tt.session != nil {
+					body["session_id"] = session(t, s, tt.session)
+				}
+				before := count(t, s, `SELECT COUNT(*) FROM subscriptions`)
+				res := complete(s, body)
+				if res.Status != tt.status {
+					t.Fatalf("complete: %d %s, want %d", res.Status, res.Raw, tt.status)
+				}
+				if tt.route == "" {
+					if n := count(t, s, `SELECT COUNT(*) FROM subscriptions`); n != before {
+						t.Errorf("a refused completion wrote %d lines", n-before)
+					}
+					return
+				}
+				_, hasJob := res.JSON["job_id"]
+				wantStatus := map[string]string{"provision": "ACTIVE", "install": "PENDING_INSTALL"}[tt.route]
+				if res.JSON["route"] != tt.route || res.JSON["status"] != wantStatus || hasJob != (tt.route == "provision") || res.JSON["subscriber_id"] == nil {
+					t.Errorf("answer %s, want route %s status %s", res.Raw, tt.route, wantStatus)
+				}
+				if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND unit_id = ? AND source = 'checkout'`, res.JSON["subscription_id"], tt.wantUnit); n != 1 {
+					t.Errorf("line not at unit %s", tt.wantUnit)
+				}
+				if tt.session != nil {
+					if n := count(t, s, `SELECT COUNT(*) FROM checkout_sessions WHERE id = ? AND status = 'completed' AND subscription_id = ?`, body["session_id"], res.JSON["subscription_id"]); n != 1 {
+						t.Error("session not completed with the line")
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestCheckoutCompleteSessionWinsAndReplays(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		id := session(t, s, map[string]any{"location_hash": hashKing1206, "mac_address": "aa:bb:cc:00:11:22"})
+		s.Do(apptest.Request{Method: "GET", Path: "/partner/external-checkout/sessions/" + id, Headers: secret(northwindSecret)})
+		body := completeBody(map[string]any{"session_id": id, "location_hash": hashKing1205, "mac_address": "11:11:11:11:11:11",
+			"delivery_mode": "home_drop", "plan_version_id": planFibre150, "external_subscription_id": "mkt-1"})
+		res := complete(s, body)
+		if res.Status != 200 || res.JSON["route"] != "provision" {
+			t.Fatalf("complete: %d %s", res.Status, res.Raw)
+		}
+		subID, subscriberID := res.JSON["subscription_id"], res.JSON["subscriber_id"]
+		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND unit_id = ? AND mac_address = 'aa:bb:cc:00:11:22' AND plan_version_id = ?`,
+			subID, unitKing1206, planFibre500); n != 1 {
+			t.Error("the payload's location, MAC or plan won over the session's")
+		}
+		// Replays on the same session answer the line with the replay shape.
+		for range 2 {
+			res := complete(s, body)
+			msg := res.JSON["message"]
+			if res.Status != 200 || res.JSON["subscription_id"] != subID || res.JSON["subscriber_id"] != subscriberID ||
+				(msg != "Subscription already exists (idempotent replay)" && msg != "Provisioning already in progress") {
+				t.Errorf("replay: %d %s", res.Status, res.Raw)
+			}
+			if _, ok := res.JSON["job_id"]; ok {
+				t.Errorf("a replay carries no job_id: %s", res.Raw)
+			}
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE checkout_session_id = ?`, id); n != 1 {
+			t.Errorf("%d lines for one session", n)
+		}
+		// Another provider's secret cannot complete this provider's session.
+		other := session(t, s, map[string]any{"unit_id": unitKing1205})
+		res = s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/complete", Headers: secret(mapleSecret), Body: completeBody(map[string]any{"session_id": other})})
+		if res.Status != 404 {
+			t.Errorf("maple completing a northwind session: %d %s", res.Status, res.Raw)
+		}
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/complete", Body: completeBody(map[string]any{"session_id": other})}); res.Status != 401 {
+			t.Errorf("complete without secret: %d", res.Status)
+		}
+		if res := complete(s, map[string]any{"session_id": other}); res.Status != 422 {
+			t.Errorf("complete without subscriber: %d", res.Status)
+		}
+	})
+}

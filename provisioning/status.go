@@ -1,0 +1,166 @@
+package provisioning
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/switches"
+)
+
+// Holds pauses and resumes the install route of a PENDING_INSTALL line: a hold cancels a
+// booked visit, releases its slot and stops the booking link; a restore sends a fresh link.
+// The install package implements it.
+type Holds interface {
+	Hold(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error
+	Restore(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error
+}
+
+// Service actions of the marketplace's subscription-status call.
+const (
+	ServiceSuspend = "suspend"
+	ServiceRestore = "restore"
+)
+
+// StatusResult is a line after a suspend or restore.
+type StatusResult struct {
+	Subscription *subprov.Subscription
+	PortChanged  bool // the switch port was written
+}
+
+// partnerSuspension is the reason recorded for a suspension the partner asked for, so the
+// dunning restore (which only lifts its own cut-off) never re-opens it.
+const partnerSuspension = "partner"
+
+// SetServiceStatus suspends or restores a line addressed by the partner's external id
+// (decisions §3 state guards): ACTIVE→SUSPENDED; SUSPENDED→ACTIVE only when the port
+// re-opens, else 409 and it stays SUSPENDED; on PENDING_INSTALL suspend is a hold and restore
+// lifts it; everything else is 409. The switch is written before the status, so a switch
+// failure changes nothing.
+func (s *Service) SetServiceStatus(ctx context.Context, p *subprov.Provider, externalID, action string) (*StatusResult, error) {
+	if action != ServiceSuspend && action != ServiceRestore {
+		return nil, subprov.Invalid(map[string]string{"action": "want suspend or restore"})
+	}
+	sub, err := s.Store.SubscriptionByExternalID(ctx, p.ID, externalID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, subprov.NotFound("Subscription")
+		}
+		return nil, err
+	}
+	act := ActSuspend
+	if action == ServiceRestore {
+		act = ActRestore
+	}
+	if _, err := Next(sub.Status, act); err != nil {
+		return nil, err
+	}
+	if sub.Status == subprov.StatusPendingInstall {
+		return s.setHold(ctx, p, sub, action == ServiceSuspend)
+	}
+	portChanged, err := s.writePortService(ctx, sub, action == ServiceRestore)
+	if err != nil {
+		return nil, err
+	}
+	to, _ := Next(sub.Status, act)
+	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+		cur, err := tx.LockSubscription(ctx, p.ID, sub.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status != sub.Status {
+			return subprov.Errorf(subprov.ECONFLICT, "invalid_transition", "The subscription changed status meanwhile (now %s); nothing was done", cur.Status)
+		}
+		now := s.Clock.Now()
+		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{Status: &to}, now); err != nil {
+			return err
+		}
+		reason := partnerSuspension
+		if action == ServiceRestore {
+			reason = ""
+		}
+		if err := tx.SetSuspendedFor(ctx, sub.ID, reason, now); err != nil {
+			return err
+		}
+		sub.Status = to
+		return tx.InsertAudit(ctx, p.ID, "partner", map[string]string{ServiceSuspend: "subscription.suspended", ServiceRestore: "subscription.restored"}[action], sub.ID, "", now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &StatusResult{Subscription: sub, PortChanged: portChanged}, nil
+}
+
+// writePortService suspends or re-opens the line's port; a line without a port has nothing to
+// write. A restore the switch does not confirm is 409: the line stays SUSPENDED.
+func (s *Service) writePortService(ctx context.Context, sub *subprov.Subscription, on bool) (bool, error) {
+	if sub.PortID == "" {
+		return false, nil
+	}
+	port, err := s.Store.PortByID(ctx, sub.PortID)
+	if err != nil {
+		return false, err
+	}
+	sp := switches.Port{Switch: port.Switch, Name: port.Name}
+	if !on {
+		if err := s.Switch.Suspend(ctx, sp); err != nil && !errors.Is(err, switches.ErrNotConfigured) {
+			return false, subprov.Errorf(subprov.EUNAVAILABLE, "switch_unavailable", "The switch did not take the suspension; nothing changed, retry later")
+		}
+		return true, nil
+	}
+	if err := s.Switch.Restore(ctx, sp); err != nil {
+		s.Log.Warn("restore: port did not re-open", "subscription_id", sub.ID, "err", err)
+		return false, subprov.Errorf(subprov.ECONFLICT, "port_not_reopened", "The port could not be re-opened (%s); the subscription stays SUSPENDED", failureReason(err))
+	}
+	return true, nil
+}
+
+// setHold puts a PENDING_INSTALL line on hold or lifts the hold. Suspending a held line again
+// answers it as it is; restoring a line that is not held is 409.
+func (s *Service) setHold(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, hold bool) (*StatusResult, error) {
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		cur, err := tx.LockSubscription(ctx, p.ID, sub.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status != subprov.StatusPendingInstall {
+			return subprov.Errorf(subprov.ECONFLICT, "invalid_transition", "The subscription changed status meanwhile (now %s); nothing was done", cur.Status)
+		}
+		*sub = *cur
+		if cur.OnHold == hold {
+			if hold {
+				return nil
+			}
+			return subprov.Errorf(subprov.ECONFLICT, "not_on_hold", "The install is not on hold; there is nothing to restore")
+		}
+		now := s.Clock.Now()
+		change := store.SubscriptionChange{OnHold: &hold}
+		if hold {
+			f := false
+			change.BookingLinkSent = &f
+		}
+		if err := tx.UpdateSubscription(ctx, sub.ID, change, now); err != nil {
+			return err
+		}
+		sub.OnHold = hold
+		if s.Installs != nil {
+			var err error
+			if hold {
+				err = s.Installs.Hold(ctx, tx, p, sub)
+			} else {
+				err = s.Installs.Restore(ctx, tx, p, sub)
+			}
+			if err != nil {
+				return fmt.Errorf("install hold: %w", err)
+			}
+		}
+		action := map[bool]string{true: "subscription.install_held", false: "subscription.install_resumed"}[hold]
+		return tx.InsertAudit(ctx, p.ID, "partner", action, sub.ID, "", now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &StatusResult{Subscription: sub}, nil
+}
