@@ -37,6 +37,7 @@ import (
 	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/ratelimit"
+	"github.com/subprov/subprov/sandbox"
 	"github.com/subprov/subprov/scheduler"
 	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/store"
@@ -168,7 +169,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Portal:         &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log},
 		Checkout: &checkout.Service{Store: st, Clock: a.Clock, Auth: a.Auth, Provisioning: a.Provisioning, Events: a.Events,
 			Webhooks: a.Webhooks, PublicURL: cfg.PublicURL, Log: log},
-		Registry: reg, Ready: a.Ready,
+		Sandbox:   &sandbox.Service{Store: st, Recorder: a.Events, Webhooks: a.Webhooks},
+		PublicURL: cfg.PublicURL,
+		Registry:  reg, Ready: a.Ready,
 		OnClockChange: func(ctx context.Context) {
 			_ = st.PutSetting(ctx, settingClockOffset, strconv.FormatInt(int64(a.DevClock.Offset()), 10))
 		},

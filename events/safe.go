@@ -1,6 +1,7 @@
 package events
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -188,4 +189,31 @@ func isNumericLabel(s string) bool {
 		}
 	}
 	return true
+}
+
+// CheckWebhookTarget is CheckWebhookURL plus a look at what the host resolves to now: a name
+// that resolves to a private, link-local or otherwise refused address is rejected when saved,
+// with a message that says so. A name that does not resolve is not refused here (the ping
+// reports it); SafeClient judges the address again at every dial.
+func CheckWebhookTarget(ctx context.Context, raw string) error {
+	if err := CheckWebhookURL(raw); err != nil {
+		return err
+	}
+	u, _ := url.Parse(raw)
+	host := u.Hostname()
+	if _, err := netip.ParseAddr(host); err == nil || strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil
+	}
+	for _, a := range addrs {
+		if why := refusal(a.Unmap()); why != "" {
+			return fmt.Errorf("%w: host %s of %q resolves to %s, a %s address", ErrBadWebhookURL, host, raw, a, why)
+		}
+	}
+	return nil
 }

@@ -326,3 +326,175 @@ func TestCheckoutCompleteSessionWinsAndReplays(t *testing.T) {
 		}
 	})
 }
+
+func anonymous(s *apptest.Service, body map[string]any) *apptest.Response {
+	return s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/anonymous-complete", Headers: secret(northwindSecret), Body: body})
+}
+
+func TestAnonymousComplete(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		subscribers := count(t, s, `SELECT COUNT(*) FROM subscribers`)
+		// Option A: the session's delivery mode routes; payload location fields are ignored.
+		direct := session(t, s, map[string]any{"location_hash": hashKing1206, "delivery_mode": "direct"})
+		body := map[string]any{"session_id": direct, "external_subscription_id": "anon-1", "service_provider_document_id": "nwf-spd-2026",
+			"contact_email": "night.owl@example.ca", "plan_version_id": planFibre150, "unit_id": unitKing1205, "delivery_mode": "home_drop"}
+		res := anonymous(s, body)
+		if res.Status != 200 || res.JSON["status"] != "ACTIVE" || res.JSON["job_id"] == nil || res.JSON["idempotent_replay"] != false || res.JSON["anonymous"] != true {
+			t.Fatalf("option A direct: %d %s", res.Status, res.Raw)
+		}
+		if _, ok := res.JSON["subscriber_id"]; ok {
+			t.Errorf("anonymous answer carries subscriber_id: %s", res.Raw)
+		}
+		subID := res.JSON["subscription_id"]
+		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND subscriber_id IS NULL AND anonymous = TRUE
+			AND contact_email = 'night.owl@example.ca' AND plan_version_id = ? AND unit_id = ?`, subID, planFibre500, unitKing1206); n != 1 {
+			t.Error("the anonymous line is not the session's, or holds subscriber data")
+		}
+		// Replays (by external id or by the completed session) carry the real status and no job.
+		for _, replay := range []map[string]any{body, {"external_subscription_id": "anon-1", "service_provider_document_id": "nwf-spd-2026",
+			"plan_version_id": planFibre500, "location_hash": hashKing1206}} {
+			res := anonymous(s, replay)
+			if res.Status != 200 || res.JSON["subscription_id"] != subID || res.JSON["idempotent_replay"] != true || res.JSON["job_id"] != nil || res.JSON["status"] != "ACTIVE" {
+				t.Errorf("replay: %d %s", res.Status, res.Raw)
+			}
+		}
+		// Option B, home_drop on a third-line suite: PENDING_INSTALL.
+		res = anonymous(s, map[string]any{"external_subscription_id": "anon-2", "service_provider_document_id": "nwf-spd-2026",
+			"plan_version_id": planFibre150, "unit_id": unitMais2B, "delivery_mode": "home_drop"})
+		if res.Status != 200 || res.JSON["status"] != "PENDING_INSTALL" || res.JSON["job_id"] != nil {
+			t.Fatalf("option B home_drop: %d %s", res.Status, res.Raw)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM install_jobs WHERE subscription_id = ?`, res.JSON["subscription_id"]); n != 1 {
+			t.Error("no install job for the anonymous install")
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM subscribers`); n != subscribers {
+			t.Errorf("anonymous completions created %d subscriber records", n-subscribers)
+		}
+		// No subscriber record means no invoices, ever: activate the direct line and look.
+		apptest.Eventually(t, 10*time.Second, "the anonymous line provisioned", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND workflow_state = 'provisioned'`, subID) == 1
+		})
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ?`, subID); n != 0 {
+			t.Errorf("%d invoices for an anonymous line", n)
+		}
+
+		bad := []struct {
+			name string
+			body map[string]any
+		}{
+			{"no external id", map[string]any{"service_provider_document_id": "nwf-spd-2026", "plan_version_id": planFibre150, "unit_id": unitQueen102, "delivery_mode": "home_drop"}},
+			{"no document id", map[string]any{"external_subscription_id": "anon-3", "plan_version_id": planFibre150, "unit_id": unitQueen102, "delivery_mode": "home_drop"}},
+			{"another provider's document id", map[string]any{"external_subscription_id": "anon-3", "service_provider_document_id": "mpl-spd-2026", "plan_version_id": planFibre150, "unit_id": unitQueen102, "delivery_mode": "home_drop"}},
+			{"direct without a port", map[string]any{"external_subscription_id": "anon-3", "service_provider_document_id": "nwf-spd-2026", "plan_version_id": planFibre150, "unit_id": unitQueen102, "delivery_mode": "direct"}},
+			{"home_drop without a suite", map[string]any{"external_subscription_id": "anon-3", "service_provider_document_id": "nwf-spd-2026", "plan_version_id": planFibre150, "location_hash": hashKing1205, "delivery_mode": "home_drop"}},
+			{"bad contact e-mail", map[string]any{"external_subscription_id": "anon-3", "service_provider_document_id": "nwf-spd-2026", "plan_version_id": planFibre150, "unit_id": unitQueen102, "delivery_mode": "home_drop", "contact_email": "nope"}},
+			{"session with direct but only a suite", map[string]any{"session_id": "", "external_subscription_id": "anon-3", "service_provider_document_id": "nwf-spd-2026"}},
+		}
+		bad[len(bad)-1].body["session_id"] = session(t, s, map[string]any{"building_id": queenBuilding, "unit_id": unitQueen102, "delivery_mode": "direct"})
+		before := count(t, s, `SELECT COUNT(*) FROM subscriptions`)
+		for _, tt := range bad {
+			if res := anonymous(s, tt.body); res.Status != 422 {
+				t.Errorf("%s: %d %s, want 422", tt.name, res.Status, res.Raw)
+			}
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions`); n != before {
+			t.Errorf("refused anonymous completions wrote %d lines", n-before)
+		}
+	})
+}
+
+func status(s *apptest.Service, sec, action, external string) *apptest.Response {
+	return s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/subscription-status", Headers: secret(sec),
+		Body: map[string]any{"action": action, "external_subscription_id": external, "service_provider_document_id": "nwf-spd-2026"}})
+}
+
+func TestSubscriptionStatusGuards(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := s.Operator()
+		res := complete(s, completeBody(map[string]any{"plan_version_id": planFibre500, "location_hash": hashKing1206, "external_subscription_id": "mkt-live"}))
+		if res.Status != 200 {
+			t.Fatalf("complete: %d %s", res.Status, res.Raw)
+		}
+		live := res.JSON["subscription_id"].(string)
+		apptest.Eventually(t, 10*time.Second, "provisioned", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND workflow_state = 'provisioned'`, live) == 1
+		})
+		res = complete(s, completeBody(map[string]any{"plan_version_id": planFibre150, "unit_id": unitMais2B, "delivery_mode": "home_drop", "external_subscription_id": "mkt-install"}))
+		if res.Status != 200 || res.JSON["status"] != "PENDING_INSTALL" {
+			t.Fatalf("complete install: %d %s", res.Status, res.Raw)
+		}
+
+		steps := []struct {
+			name, action, external string
+			fault                  string // switch fault during the step
+			status                 int
+			subStatus              string
+			portChanged, onHold    bool
+		}{
+			{"suspend an active line", "suspend", "mkt-live", "", 200, "SUSPENDED", true, false},
+			{"suspend again", "suspend", "mkt-live", "", 409, "", false, false},
+			{"restore while the port will not re-open", "restore", "mkt-live", "unconfirmed", 409, "", false, false},
+			{"restore", "restore", "mkt-live", "", 200, "ACTIVE", true, false},
+			{"restore an active line", "restore", "mkt-live", "", 409, "", false, false},
+			{"hold an install", "suspend", "mkt-install", "", 200, "PENDING_INSTALL", false, true},
+			{"hold again", "suspend", "mkt-install", "", 200, "PENDING_INSTALL", false, true},
+			{"lift the hold", "restore", "mkt-install", "", 200, "PENDING_INSTALL", false, false},
+			{"lift a hold that is not there", "restore", "mkt-install", "", 409, "", false, false},
+			{"unknown line", "suspend", "mkt-nope", "", 404, "", false, false},
+			{"bad action", "pause", "mkt-live", "", 422, "", false, false},
+		}
+		for _, st := range steps {
+			if st.fault != "" {
+				setFault(s, op, "switch", st.fault)
+			}
+			res := status(s, northwindSecret, st.action, st.external)
+			setFault(s, op, "switch", "ok")
+			if res.Status != st.status {
+				t.Fatalf("%s: %d %s, want %d", st.name, res.Status, res.Raw, st.status)
+			}
+			if st.status == 200 && (res.JSON["subscription_status"] != st.subStatus || res.JSON["port_changed"] != st.portChanged || res.JSON["on_hold"] != st.onHold) {
+				t.Errorf("%s: %s", st.name, res.Raw)
+			}
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND status = 'ACTIVE'`, live); n != 1 {
+			t.Error("the live line is not ACTIVE after restore")
+		}
+		// The partner's view by its own id; another provider's secret or a wrong document id finds nothing.
+		res = s.Do(apptest.Request{Method: "GET", Path: "/partner/external-checkout/subscriptions/mkt-install", Headers: secret(northwindSecret)})
+		for _, k := range []string{"subscription_id", "subscriber_id", "status", "anonymous", "workflow_state", "appointment_at", "on_hold", "booking_link_sent", "billing_owner", "canceled_at", "ended_at"} {
+			if _, ok := res.JSON[k]; !ok {
+				t.Errorf("partner view lacks %s: %s", k, res.Raw)
+			}
+		}
+		if res.JSON["status"] != "PENDING_INSTALL" || res.JSON["billing_owner"] != "partner" {
+			t.Errorf("partner view: %s", res.Raw)
+		}
+		for _, r := range []apptest.Request{
+			{Method: "GET", Path: "/partner/external-checkout/subscriptions/mkt-install", Headers: secret(mapleSecret)},
+			{Method: "GET", Path: "/partner/external-checkout/subscriptions/mkt-nope", Headers: secret(northwindSecret)},
+			{Method: "POST", Path: "/partner/external-checkout/subscription-status", Headers: secret(mapleSecret),
+				Body: map[string]any{"action": "suspend", "external_subscription_id": "mkt-live", "service_provider_document_id": "mpl-spd-2026"}},
+			{Method: "POST", Path: "/partner/external-checkout/subscription-status", Headers: secret(northwindSecret),
+				Body: map[string]any{"action": "suspend", "external_subscription_id": "mkt-live", "service_provider_document_id": "mpl-spd-2026"}},
+		} {
+			if res := s.Do(r); res.Status != 404 {
+				t.Errorf("%s %s with %v: %d, want 404", r.Method, r.Path, r.Body, res.Status)
+			}
+		}
+		if res := s.Do(apptest.Request{Method: "GET", Path: "/partner/external-checkout/subscriptions/mkt-live"}); res.Status != 401 {
+			t.Errorf("no secret: %d", res.Status)
+		}
+	})
+}
+
+func TestMarketplacePlan(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		res := s.Do(apptest.Request{Method: "GET", Path: "/partner/marketplace/plans/" + planFibre500})
+		if res.Status != 200 || res.JSON["name"] != "Fibre 500" || res.JSON["monthly_price"] != 60.0 || res.JSON["currency"] != "CAD" || res.JSON["store_product_id"] != "nwf-sku-500" {
+			t.Errorf("plan: %d %s", res.Status, res.Raw)
+		}
+		if res := s.Do(apptest.Request{Method: "GET", Path: "/partner/marketplace/plans/nope"}); res.Status != 404 {
+			t.Errorf("unknown plan: %d", res.Status)
+		}
+	})
+}

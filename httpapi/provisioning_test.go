@@ -54,6 +54,7 @@ func (h *hook) post(s *apptest.Service, body any) *apptest.Response {
 
 // hook is a webhook receiver on loopback that verifies signatures and keeps the order.
 type hook struct {
+	answer int // status the receiver answers with; 0 means 200
 	mu     sync.Mutex
 	events []map[string]any
 	bad    int
@@ -61,6 +62,15 @@ type hook struct {
 }
 
 func newHook(t *testing.T, s *apptest.Service, secret string) *hook {
+	h := newReceiver(t, secret)
+	if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), h.srv.URL, northwind); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// newReceiver is a hook that no provider points at yet.
+func newReceiver(t *testing.T, secret string) *hook {
 	h := &hook{}
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -80,12 +90,25 @@ func newHook(t *testing.T, s *apptest.Service, secret string) *hook {
 			h.bad++
 		}
 		h.events = append(h.events, ev)
+		if h.answer != 0 {
+			w.WriteHeader(h.answer)
+		}
 	}))
 	t.Cleanup(h.srv.Close)
-	if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), h.srv.URL, northwind); err != nil {
-		t.Fatal(err)
-	}
 	return h
+}
+
+// all returns the received events, oldest first.
+func (h *hook) all() []map[string]any {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]map[string]any(nil), h.events...)
+}
+
+func (h *hook) setAnswer(status int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.answer = status
 }
 
 // typesFor lists the event types received for a subscription, in order.

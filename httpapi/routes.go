@@ -80,6 +80,15 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/partner/external-checkout/subscription-status", auth: credWebhookSecret, handle: s.handleSubscriptionStatus},
 		{method: "GET", path: "/partner/marketplace/plans/{plan_version_id}", handle: s.handleMarketplacePlan},
 
+		// E. Sandbox (dashboard) and the sandbox payment page a sandbox provider's checkout URL points to.
+		{method: "GET", path: "/api/v1/sandbox/provider-info", auth: credOperator, handle: s.handleSandboxProviderInfo},
+		{method: "POST", path: "/api/v1/sandbox/webhook-config", auth: credOperator, handle: s.handleSandboxWebhookConfig},
+		{method: "GET", path: "/api/v1/sandbox/webhook-events", auth: credOperator, handle: s.handleSandboxEvents},
+		{method: "POST", path: "/api/v1/sandbox/webhook-events/{event_id}/replay", auth: credOperator, handle: s.handleSandboxReplay},
+		{method: "GET", path: "/sandbox/checkout", surface: surfacePage, handle: s.handlePayPage},
+		{method: "POST", path: "/sandbox/checkout", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.handlePay},
+		{method: "POST", path: "/sandbox/checkout/cancel", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.handlePayCancel},
+
 		// A. Subscriber self-service (subscriber JWT; holder-only routes use credHolder).
 		{method: "GET", path: "/partner/subscriber/me", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMe},
 		{method: "GET", path: "/partner/subscriber/me/details", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyDetails},

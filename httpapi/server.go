@@ -20,6 +20,7 @@ import (
 	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/ratelimit"
+	"github.com/subprov/subprov/sandbox"
 	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/web"
@@ -39,6 +40,8 @@ type Deps struct {
 	Billing        *billing.Service
 	Portal         *portal.Service
 	Checkout       *checkout.Service
+	Sandbox        *sandbox.Service
+	PublicURL      string // base of links and of the sandbox payment page
 	Registry       *prometheus.Registry
 	Ready          func(ctx context.Context) error
 	OnClockChange  func(ctx context.Context) // persists the dev clock

@@ -144,3 +144,21 @@ func or(s, def string) string {
 	}
 	return s
 }
+
+// SandboxProvider returns the sandbox provider the dashboard's sandbox acts on (the first, by
+// id, when a deployment has several).
+func (s *Store) SandboxProvider(ctx context.Context) (*subprov.Provider, error) {
+	p, err := scanProvider(s.R().QueryRow(ctx, `SELECT `+providerColumns+` FROM providers WHERE sandbox = TRUE ORDER BY id LIMIT 1`))
+	if err != nil {
+		return nil, fmt.Errorf("sandbox provider: %w", err)
+	}
+	return p, nil
+}
+
+// SetWebhookURL changes a provider's receiver URL.
+func (tx *Tx) SetWebhookURL(ctx context.Context, providerID, url string) error {
+	if _, err := tx.Exec(ctx, `UPDATE providers SET webhook_url = ? WHERE id = ?`, url, providerID); err != nil {
+		return fmt.Errorf("set webhook url: %w", err)
+	}
+	return nil
+}

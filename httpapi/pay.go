@@ -1,0 +1,131 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/checkout"
+	"github.com/subprov/subprov/web"
+)
+
+// The sandbox payment page (server-rendered; errors render as pages, surfacePage).
+
+const maxForm = 64 << 10
+
+// payField is one labelled input of the payment form.
+type payField struct {
+	Name, Label, Type, Autocomplete, Value, Hint, Error string
+}
+
+type payGroup struct {
+	Legend string
+	Fields []payField
+}
+
+type payPage struct {
+	SessionID string
+	Plan      *subprov.PlanVersion
+	Provider  *subprov.Provider
+	Address   string
+	Due       subprov.Money
+	Error     string
+	Groups    []payGroup
+	Cards     []checkout.TestCard
+}
+
+func payPageOf(v *checkout.View, form checkout.Payment, fields map[string]string, msg string) payPage {
+	b := v.Building
+	addr := b.Street
+	if v.Unit != nil {
+		addr += ", unit " + v.Unit.UnitNumber
+	}
+	addr += ", " + b.City + " " + b.Province + " " + b.PostalCode
+	f := func(name, label, typ, auto, value, hint string) payField {
+		return payField{Name: name, Label: label, Type: typ, Autocomplete: auto, Value: value, Hint: hint, Error: fields[name]}
+	}
+	return payPage{SessionID: v.Session.ID, Plan: v.Plan, Provider: v.Provider, Address: addr, Due: checkout.Due(v.Plan), Error: msg,
+		Cards: checkout.TestCards,
+		Groups: []payGroup{
+			{"Your details", []payField{
+				f("firstname", "First name", "text", "given-name", form.FirstName, ""),
+				f("lastname", "Last name", "text", "family-name", form.LastName, ""),
+				f("email", "E-mail", "email", "email", form.Email, ""),
+				f("phonenumber", "Phone", "tel", "tel", form.PhoneNumber, ""),
+			}},
+			{"Card", []payField{
+				f("card_number", "Card number", "text", "cc-number", form.CardNumber, "4242 4242 4242 4242"),
+				f("expiry", "Expiry (MM/YY)", "text", "cc-exp", form.Expiry, "12/30"),
+				f("cvc", "CVC", "text", "cc-csc", form.CVC, "123"),
+			}},
+		}}
+}
+
+// handlePayPage: GET /sandbox/checkout?session_id=…
+func (s *server) handlePayPage(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.Checkout.PageSession(r.Context(), r.URL.Query().Get("session_id"))
+	if err != nil {
+		return err
+	}
+	return pages.Render(w, http.StatusOK, "pay", web.Page{Title: "Sandbox checkout", Data: payPageOf(v, checkout.Payment{}, nil, "")})
+}
+
+// handlePay: POST /sandbox/checkout (form). Field problems and refused cards re-render the
+// form with what was typed (never the card number) and the reason.
+func (s *server) handlePay(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		return subprov.Errorf(subprov.EBADREQUEST, "bad_form", "The form could not be read; go back and try again.")
+	}
+	id := r.PostForm.Get("session_id")
+	form := checkout.Payment{FirstName: r.PostForm.Get("firstname"), LastName: r.PostForm.Get("lastname"), Email: r.PostForm.Get("email"),
+		PhoneNumber: r.PostForm.Get("phonenumber"), CardNumber: r.PostForm.Get("card_number"), Expiry: r.PostForm.Get("expiry"), CVC: r.PostForm.Get("cvc")}
+	c, err := s.Checkout.Pay(r.Context(), id, form)
+	if err != nil {
+		e, ok := subprov.AsError(err)
+		if !ok || (e.Code != subprov.EINVALID && e.Reason != "card_declined" && e.Reason != "processing_error") {
+			return err
+		}
+		v, verr := s.Checkout.PageSession(r.Context(), id)
+		if verr != nil {
+			return verr
+		}
+		msg := e.Message
+		if e.Code == subprov.EINVALID {
+			msg = "Please correct the fields marked below."
+		}
+		form.CardNumber, form.CVC = "", ""
+		status := statusOf[e.Code]
+		if e.Reason == "card_declined" {
+			status = http.StatusPaymentRequired
+		}
+		return pages.Render(w, status, "pay", web.Page{Title: "Sandbox checkout", Data: payPageOf(v, form, e.Fields, msg)})
+	}
+	sub := c.Subscription
+	next := "Your provider will contact you to book the installation."
+	if sub.Status == subprov.StatusActive {
+		next = "Your line is being switched on now."
+	}
+	name := strings.TrimSpace(form.FirstName)
+	if c.Replay {
+		name = ""
+	}
+	plan, _, err := s.Checkout.Plan(r.Context(), sub.PlanVersionID)
+	if err != nil {
+		return err
+	}
+	return pages.Render(w, http.StatusOK, "paid", web.Page{Title: "Payment received", Data: map[string]any{
+		"Name": name, "Plan": plan.PlanName, "SubscriptionID": sub.ID, "Status": sub.Status, "Next": next}})
+}
+
+// handlePayCancel: POST /sandbox/checkout/cancel (form).
+func (s *server) handlePayCancel(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		return subprov.Errorf(subprov.EBADREQUEST, "bad_form", "The form could not be read; go back and try again.")
+	}
+	if err := s.Checkout.CancelPage(r.Context(), r.PostForm.Get("session_id")); err != nil {
+		return err
+	}
+	return pages.Message(w, http.StatusOK, "Checkout cancelled", "Nothing was charged. You can close this page.")
+}
