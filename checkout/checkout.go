@@ -31,7 +31,7 @@ type Service struct {
 	Provisioning *provisioning.Service
 	Events       *events.Recorder
 	Webhooks     *events.Deliverer // the sandbox's synchronous sends (ping, replay)
-	PublicURL    string // base of the sandbox payment page
+	PublicURL    string            // base of the sandbox payment page
 	Log          *slog.Logger
 }
 
