@@ -16,6 +16,7 @@ import (
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/faults"
+	"github.com/subprov/subprov/install"
 	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/ratelimit"
@@ -36,6 +37,7 @@ type Deps struct {
 	Serviceability *serviceability.Service
 	Provisioning   *provisioning.Service
 	Billing        *billing.Service
+	Install        *install.Service
 	Portal         *portal.Service
 	Registry       *prometheus.Registry
 	Ready          func(ctx context.Context) error

@@ -8,6 +8,7 @@ package provisioning
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/jobs"
@@ -28,6 +29,12 @@ type Billing interface {
 	Activated(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error
 }
 
+// InstallJobs opens the install job of a line on the install route; the install package
+// implements it.
+type InstallJobs interface {
+	Open(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, b *subprov.Building, kind string, now time.Time) (*store.InstallJob, error)
+}
+
 // Service runs the provisioning rules.
 type Service struct {
 	Store     *store.Store
@@ -38,6 +45,7 @@ type Service struct {
 	Jobs      jobs.Enqueuer
 	Tickets   tickets.Desk
 	Billing   Billing // nil: nothing is billed
+	Installs  InstallJobs
 	Log       *slog.Logger
 }
 
