@@ -342,3 +342,33 @@ func TestCalendar(t *testing.T) {
 		t.Fatalf("slot %+v", s)
 	}
 }
+
+// TestNoContactEmailFlagsTheJob: a customer-booked line nobody can be mailed about (no
+// contact e-mail, no subscriber) is flagged for the operator and mails nothing.
+func TestNoContactEmailFlagsTheJob(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		e := setup(t, st)
+		now := e.svc.Clock.Now()
+		sub := &subprov.Subscription{ID: store.NewID(), ProviderID: northwind, PlanVersionID: planFibre150, BuildingID: buildingThird,
+			UnitID: unitMais3A, Status: subprov.StatusPendingInstall, DeliveryMode: subprov.DeliveryHomeDrop, Anonymous: true,
+			BillingOwner: subprov.BillingPartner, BillingDay: 1, Source: "checkout"}
+		err := st.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.InsertSubscription(ctx, sub, unitMais3A, now); err != nil {
+				return err
+			}
+			_, err := e.svc.Open(ctx, tx, e.p, sub, e.b, install.KindInstall, now)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := e.svc.Queue(ctx, install.QueueFilter{Flag: install.FlagNoContactEmail})
+		if err != nil || len(rows) != 1 || rows[0].SubscriptionID != sub.ID || rows[0].Booking != install.BookingCustomer {
+			t.Fatalf("flagged queue %v %v", rows, err)
+		}
+		if len(e.mail.sent) != 0 {
+			t.Fatal("mailed nobody")
+		}
+	})
+}
