@@ -29,6 +29,7 @@ import (
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/httpapi"
 	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/install"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/mail"
 	"github.com/subprov/subprov/monitoring"
@@ -62,6 +63,7 @@ type App struct {
 	Webhooks     *events.Deliverer
 	Provisioning *provisioning.Service
 	Billing      *billing.Service
+	Install      *install.Service
 	redis        *redis.Client
 }
 
@@ -119,6 +121,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Ledger: &billing.BuiltinLedger{Store: st, Faults: a.Faults}}
 	a.Provisioning = &provisioning.Service{Store: st, Clock: a.Clock, Switch: driver, Events: a.Events, Log: log,
 		Processor: processor, Tickets: &tickets.Builtin{Clock: a.Clock}, Billing: a.Billing}
+	// Installations (issue 8): install jobs, booking invitations and the booking page.
+	a.Install = &install.Service{Store: st, Clock: a.Clock, Mail: a.Outbox, Completer: a.Provisioning, PublicURL: cfg.PublicURL, Log: log}
+	a.Provisioning.Installs = a.Install
 	a.Jobs, err = jobs.New(st, jobs.Handlers{
 		DeliverMail:     a.Outbox.Deliver,
 		ProvisionPort:   a.Provisioning.ProvisionPort,
@@ -166,6 +171,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Serviceability: &serviceability.Service{Store: st, Clock: a.Clock},
 		Provisioning:   a.Provisioning,
 		Billing:        a.Billing,
+		Install:        a.Install,
 		Portal:         &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log},
 		Checkout: &checkout.Service{Store: st, Clock: a.Clock, Auth: a.Auth, Provisioning: a.Provisioning, Events: a.Events,
 			Webhooks: a.Webhooks, PublicURL: cfg.PublicURL, Log: log},
@@ -306,6 +312,7 @@ func (a *App) Sweeps() []scheduler.Sweep {
 		{Name: "deprovision", Run: a.Provisioning.SweepDeprovisions},
 		{Name: "bill runs", Run: a.Billing.SweepBillRuns},
 		{Name: "charges", Run: a.Billing.SweepCharges},
+		{Name: "booking invitations", Run: a.Install.SweepInvitations},
 	}
 }
 

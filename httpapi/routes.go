@@ -113,6 +113,16 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "PATCH", path: "/partner/subscriber/me/billing-day", auth: credHolder, surface: surfaceSubscriber, handle: s.handleBillingDay},
 		{method: "PATCH", path: "/partner/subscriber/me/invoice-contact", auth: credHolder, surface: surfaceSubscriber, handle: s.handleInvoiceContact},
 		{method: "POST", path: "/partner/subscriber/me/invoice-contact/use-holder", auth: credHolder, surface: surfaceSubscriber, handle: s.handleUseHolder},
+
+		// Installations (issue 8): the operator's install queue and the customer's booking page.
+		{method: "GET", path: "/api/v1/install-jobs", auth: credOperator, handle: s.handleInstallJobs},
+		{method: "GET", path: "/api/v1/install-jobs/{job_id}", auth: credOperator, handle: s.handleInstallJob},
+		{method: "GET", path: "/api/v1/install-jobs/{job_id}/slots", auth: credOperator, handle: s.handleInstallJobSlots},
+		{method: "POST", path: "/api/v1/install-jobs/{job_id}/assign", auth: credOperator, handle: s.handleAssignInstallJob},
+		{method: "POST", path: "/api/v1/install-jobs/{job_id}/book", auth: credOperator, handle: s.handleBookInstallJob},
+		{method: "POST", path: "/api/v1/install-jobs/{job_id}/complete", auth: credOperator, handle: s.handleCompleteInstallJob},
+		{method: "GET", path: "/book", surface: surfacePage, handle: s.handleBookingPage},
+		{method: "POST", path: "/book", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.handleBookingConfirm},
 	}
 	if s.DevClock != nil {
 		// Dev mode (decisions §4): absent, so 404, when dev mode is off.

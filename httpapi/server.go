@@ -17,6 +17,7 @@ import (
 	"github.com/subprov/subprov/checkout"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/faults"
+	"github.com/subprov/subprov/install"
 	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/ratelimit"
@@ -38,6 +39,7 @@ type Deps struct {
 	Serviceability *serviceability.Service
 	Provisioning   *provisioning.Service
 	Billing        *billing.Service
+	Install        *install.Service
 	Portal         *portal.Service
 	Checkout       *checkout.Service
 	Sandbox        *sandbox.Service

@@ -412,19 +412,20 @@ func (s *Service) enqueueProvision(ctx context.Context, tx *store.Tx, subscripti
 	return "prov_" + subscriptionID, nil
 }
 
-// openInstall records the install route: event, install job and the provider's install ticket.
+// openInstall records the install route: event, the install job (opened by the install
+// package: who books it, flags, booking invitation) and the provider's install ticket.
 func (s *Service) openInstall(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, b *subprov.Building,
 	kind string, now time.Time) error {
 	if _, err := s.Events.Record(ctx, tx, p, subprov.EventSubscriptionPendingInstall, sub, nil); err != nil {
 		return err
 	}
-	booking := "operator"
-	if b.LineType == subprov.LineThird {
-		booking = "customer"
-	}
-	job := &store.InstallJob{ID: store.NewID(), ProviderID: p.ID, SubscriptionID: sub.ID, Kind: kind, Booking: booking, State: "open"}
-	if err := tx.InsertInstallJob(ctx, job, now); err != nil {
+	job, err := s.Installs.Open(ctx, tx, p, sub, b, kind, now)
+	if err != nil {
 		return err
+	}
+	booking := job.Booking
+	if booking == "" {
+		booking = "none"
 	}
 	return s.Tickets.Open(ctx, tx, &subprov.Ticket{ProviderID: p.ID, SubscriberID: sub.SubscriberID, Kind: "install",
 		Subject: fmt.Sprintf("Install %s line at %s", b.LineType, b.Street), Article: fmt.Sprintf("New %s job for subscription %s (booking: %s).", kind, sub.ID, booking)})

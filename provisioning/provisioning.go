@@ -8,6 +8,7 @@ package provisioning
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/jobs"
@@ -28,6 +29,17 @@ type Billing interface {
 	Activated(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error
 }
 
+// InstallJobs is the install route after the order; the install package implements it. Open
+// opens a line's install job. Hold pauses a PENDING_INSTALL line (a booked visit cancelled, its
+// slot released, the booking link stopped, on_hold set); Restore lifts the hold and sends a
+// fresh booking link (409 not_on_hold when there is no hold). Hold and Restore run on a line
+// the caller locked in tx.
+type InstallJobs interface {
+	Open(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, b *subprov.Building, kind string, now time.Time) (*store.InstallJob, error)
+	Hold(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error
+	Restore(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error
+}
+
 // Service runs the provisioning rules.
 type Service struct {
 	Store     *store.Store
@@ -38,7 +50,7 @@ type Service struct {
 	Jobs      jobs.Enqueuer
 	Tickets   tickets.Desk
 	Billing   Billing // nil: nothing is billed
-	Installs  Holds   // nil: a hold only flags the line
+	Installs  InstallJobs
 	Log       *slog.Logger
 }
 

@@ -3,20 +3,11 @@ package provisioning
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
 )
-
-// Holds pauses and resumes the install route of a PENDING_INSTALL line: a hold cancels a
-// booked visit, releases its slot and stops the booking link; a restore sends a fresh link.
-// The install package implements it.
-type Holds interface {
-	Hold(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error
-	Restore(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error
-}
 
 // Service actions of the marketplace's subscription-status call.
 const (
@@ -117,8 +108,8 @@ func (s *Service) writePortService(ctx context.Context, sub *subprov.Subscriptio
 	return true, nil
 }
 
-// setHold puts a PENDING_INSTALL line on hold or lifts the hold. Suspending a held line again
-// answers it as it is; restoring a line that is not held is 409.
+// setHold puts a PENDING_INSTALL line on hold or lifts the hold through the install route.
+// Suspending a held line answers it as it is; restoring a line that is not held is 409.
 func (s *Service) setHold(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, hold bool) (*StatusResult, error) {
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		cur, err := tx.LockSubscription(ctx, p.ID, sub.ID)
@@ -129,35 +120,10 @@ func (s *Service) setHold(ctx context.Context, p *subprov.Provider, sub *subprov
 			return subprov.Errorf(subprov.ECONFLICT, "invalid_transition", "The subscription changed status meanwhile (now %s); nothing was done", cur.Status)
 		}
 		*sub = *cur
-		if cur.OnHold == hold {
-			if hold {
-				return nil
-			}
-			return subprov.Errorf(subprov.ECONFLICT, "not_on_hold", "The install is not on hold; there is nothing to restore")
-		}
-		now := s.Clock.Now()
-		change := store.SubscriptionChange{OnHold: &hold}
 		if hold {
-			f := false
-			change.BookingLinkSent = &f
+			return s.Installs.Hold(ctx, tx, p, sub)
 		}
-		if err := tx.UpdateSubscription(ctx, sub.ID, change, now); err != nil {
-			return err
-		}
-		sub.OnHold = hold
-		if s.Installs != nil {
-			var err error
-			if hold {
-				err = s.Installs.Hold(ctx, tx, p, sub)
-			} else {
-				err = s.Installs.Restore(ctx, tx, p, sub)
-			}
-			if err != nil {
-				return fmt.Errorf("install hold: %w", err)
-			}
-		}
-		action := map[bool]string{true: "subscription.install_held", false: "subscription.install_resumed"}[hold]
-		return tx.InsertAudit(ctx, p.ID, "partner", action, sub.ID, "", now)
+		return s.Installs.Restore(ctx, tx, p, sub)
 	})
 	if err != nil {
 		return nil, err

@@ -273,20 +273,35 @@ type InstallJob struct {
 	Booking        string // customer, operator, "" (none)
 	State          string // open, booked, held, done, cancelled
 	Flags          string
+	// Set by the install package (store/install.go reads and saves them).
+	AssignedTo      string
+	AppointmentAt   *time.Time
+	InvitationDueOn string // YYYY-MM-DD the booking invitation is due, "" when none is waiting
+	SlotWindowID    string
+	SlotDate        string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }
 
 // InsertInstallJob opens an install job.
 func (tx *Tx) InsertInstallJob(ctx context.Context, j *InstallJob, now time.Time) error {
-	_, err := tx.Exec(ctx, `INSERT INTO install_jobs (id, provider_id, subscription_id, kind, booking, state, flags, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.ProviderID, j.SubscriptionID, j.Kind, nullStr(j.Booking), j.State, j.Flags, now.UTC(), now.UTC())
+	_, err := tx.Exec(ctx, `INSERT INTO install_jobs (id, provider_id, subscription_id, kind, booking, state, flags, invitation_due_on, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.ProviderID, j.SubscriptionID, j.Kind, nullStr(j.Booking), j.State, j.Flags,
+		nullStr(j.InvitationDueOn), now.UTC(), now.UTC())
 	if err != nil {
 		return fmt.Errorf("insert install job: %w", err)
 	}
 	return nil
 }
 
-// CloseInstallJobs marks a line's open install jobs done.
+// CloseInstallJobs marks a line's open install jobs done (or cancelled); a cancelled booked
+// visit gives its slot's place back.
 func (tx *Tx) CloseInstallJobs(ctx context.Context, subscriptionID, state string, now time.Time) error {
+	if state != "done" {
+		if err := tx.releaseSlotsOfBookedJobs(ctx, subscriptionID); err != nil {
+			return err
+		}
+	}
 	_, err := tx.Exec(ctx, `UPDATE install_jobs SET state = ?, updated_at = ? WHERE subscription_id = ? AND state IN ('open', 'booked', 'held')`,
 		state, now.UTC(), subscriptionID)
 	if err != nil {

@@ -133,6 +133,16 @@ func demoBanner(base string) string {
 	w(`  curl -s "$B/api/v1/subscription/c2000000-0000-4000-8000-000000000001/cancel/preview?end_date=2030-01-31" -H "Authorization: Bearer $OP"`)
 	w(`  curl -s -X POST "$B/api/v1/subscription/c2000000-0000-4000-8000-000000000001/cancel" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"end_date": "2030-01-31", "reason": "moving"}'`)
 	w(`  curl -s "$B/api/v1/subscription/c2000000-0000-4000-8000-000000000001/cancel" -H "Authorization: Bearer $OP"`)
+	// Installations (issue 8).
+	w("  # Installations: Jean's third-line line waits for its visit; book it on the booking page (a browser), or from the operator queue")
+	w("  Booking page:  %s/book?token=%s", base, fixture.DemoBookingToken)
+	w(`  curl -s "$B/api/v1/install-jobs?state=open" -H "Authorization: Bearer $OP"`)
+	w(`  curl -s "$B/api/v1/install-jobs?flag=No%%20contact%%20e-mail" -H "Authorization: Bearer $OP"`)
+	w(`  JOB=$(curl -s "$B/api/v1/install-jobs?state=open&provider_id=%s&limit=1" -H "Authorization: Bearer $OP" | grep -o '"id":"[^"]*"' | head -1 | cut -d'"' -f4)`, fixture.DemoProviderID)
+	w(`  SLOT=$(curl -s "$B/api/v1/install-jobs/$JOB/slots" -H "Authorization: Bearer $OP" | grep -o '"slot_id":"[^"]*"' | head -1 | cut -d'"' -f4)`)
+	w(`  curl -s -X POST "$B/api/v1/install-jobs/$JOB/assign" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"assigned_to": "Team Westmount"}'`)
+	w(`  curl -s -X POST "$B/api/v1/install-jobs/$JOB/book" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d "{\"slot_id\": \"$SLOT\"}"`)
+	w(`  curl -s -X POST "$B/api/v1/install-jobs/$JOB/complete" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"mac_address": "3c:84:6a:00:2a:01"}'`)
 	w("")
 	return b.String()
 }

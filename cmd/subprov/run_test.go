@@ -142,7 +142,9 @@ func TestDemoBannerHasACurlLineForEveryCredential(t *testing.T) {
 		"/partner/location/", "/api/v1/location/", "/partner/location/details", "/partner/subscriber/auth/login", "/api/v1/auth/login",
 		"/api/v1/dev/clock", "/api/v1/dev/faults", "/api/v1/dev/outbox", "/docs", "/partner/provisioning/provider-initiated",
 		"/partner/provisioning/bulk", "/partner/provisioning/confirm-install", "/change-plan/preview", "/change-plan\"",
-		"/partner/cpe/config", "/cancel/preview", "/cancel\" -H \"Authorization"} {
+		"/partner/cpe/config", "/cancel/preview", "/cancel\" -H \"Authorization",
+		// Installations (issue 8).
+		"/book?token=demo_booking_token_northwind_0001", "/api/v1/install-jobs?state=open", "/api/v1/install-jobs?flag=", "/slots\"", "/assign\"", "/book\"", "/complete\""} {
 		if !strings.Contains(b, w) {
 			t.Errorf("banner lacks %s", w)
 		}

@@ -1,0 +1,97 @@
+package install
+
+import (
+	"context"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/store"
+)
+
+// Hold puts a PENDING_INSTALL line on hold (subscription-status `suspend` before install): a
+// booked visit is cancelled and its place released, the booking link stops (it now shows that
+// the booking is paused) and the line is marked on_hold. Holding a held line changes nothing.
+// The caller has locked sub inside tx.
+func (s *Service) Hold(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error {
+	now := s.Clock.Now()
+	job, err := tx.LockLiveInstallJob(ctx, sub.ID)
+	if err != nil && !store.IsNoRows(err) {
+		return err
+	}
+	if sub.OnHold && (job == nil || job.State == StateHeld) {
+		return nil
+	}
+	if job != nil && job.State != StateHeld {
+		if job.State == StateBooked {
+			if err := tx.ReleaseSlotPlace(ctx, p.ID, store.SlotKey{WindowID: job.SlotWindowID, Date: job.SlotDate}); err != nil {
+				return err
+			}
+			if err := tx.SetSubscriptionAppointment(ctx, sub.ID, nil, now); err != nil {
+				return err
+			}
+			sub.AppointmentAt = nil
+		}
+		job.State, job.SlotWindowID, job.SlotDate, job.AppointmentAt = StateHeld, "", "", nil
+		if err := tx.SaveInstallJob(ctx, job, now); err != nil {
+			return err
+		}
+		if err := tx.MoveBookingLinks(ctx, job.ID, "live", "paused"); err != nil {
+			return err
+		}
+	}
+	held, sent := true, false
+	if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{OnHold: &held, BookingLinkSent: &sent}, now); err != nil {
+		return err
+	}
+	sub.OnHold, sub.BookingLinkSent = true, false
+	return tx.InsertAudit(ctx, p.ID, "install", "install.held", sub.ID, "", now)
+}
+
+// Restore lifts the hold of a PENDING_INSTALL line (subscription-status `restore`): the job
+// opens again and a customer-booked one gets a fresh booking link, at once when the booking
+// window is open and otherwise when it opens. A line that is not on hold answers 409
+// not_on_hold. The caller has locked sub inside tx.
+func (s *Service) Restore(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error {
+	if !sub.OnHold {
+		return subprov.Errorf(subprov.ECONFLICT, "not_on_hold", "The subscription is not on hold")
+	}
+	now := s.Clock.Now()
+	lifted := false
+	if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{OnHold: &lifted}, now); err != nil {
+		return err
+	}
+	sub.OnHold = false
+	if err := tx.InsertAudit(ctx, p.ID, "install", "install.restored", sub.ID, "", now); err != nil {
+		return err
+	}
+	job, err := tx.LockLiveInstallJob(ctx, sub.ID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil
+		}
+		return err
+	}
+	if job.State != StateHeld {
+		return nil
+	}
+	job.State = StateOpen
+	if job.Booking != BookingCustomer {
+		return tx.SaveInstallJob(ctx, job, now)
+	}
+	b, err := s.Store.Building(ctx, sub.BuildingID)
+	if err != nil {
+		return err
+	}
+	email, err := contactEmail(ctx, tx, sub)
+	if err != nil {
+		return err
+	}
+	if email == "" {
+		job.Flags = addFlag(job.Flags, FlagNoContactEmail)
+		return tx.SaveInstallJob(ctx, job, now)
+	}
+	job.InvitationDueOn = invitationDueOn(p, b, sub, now)
+	if job.InvitationDueOn > today(p, now) {
+		return tx.SaveInstallJob(ctx, job, now)
+	}
+	return s.sendInvitation(ctx, tx, p, job, sub, b, email, now)
+}

@@ -1,0 +1,183 @@
+package install
+
+import (
+	"context"
+	"strings"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/store"
+)
+
+// Queue limits.
+const (
+	DefaultQueueLimit = 100
+	MaxQueueLimit     = 500
+)
+
+// QueueFilter narrows the operator's install queue.
+type QueueFilter = store.InstallJobFilter
+
+// ValidateFilter checks a queue filter's values; it returns field -> problem.
+func ValidateFilter(f *QueueFilter) map[string]string {
+	p := map[string]string{}
+	if f.State != "" && !oneOf(f.State, StateOpen, StateBooked, StateHeld, StateDone, StateCancelled) {
+		p["query:state"] = "want open, booked, held, done or cancelled"
+	}
+	if f.Kind != "" && !oneOf(f.Kind, KindInstall, KindReinstall) {
+		p["query:kind"] = "want install or reinstall"
+	}
+	if f.Booking != "" && !oneOf(f.Booking, BookingCustomer, BookingOperator) {
+		p["query:booking"] = "want customer or operator"
+	}
+	switch {
+	case f.Limit == 0:
+		f.Limit = DefaultQueueLimit
+	case f.Limit < 1 || f.Limit > MaxQueueLimit:
+		p["query:limit"] = "want 1 to 500"
+	}
+	return p
+}
+
+func oneOf(v string, allowed ...string) bool {
+	for _, a := range allowed {
+		if v == a {
+			return true
+		}
+	}
+	return false
+}
+
+// Queue lists install jobs for the operator, oldest first.
+func (s *Service) Queue(ctx context.Context, f QueueFilter) ([]*store.InstallQueueRow, error) {
+	if p := ValidateFilter(&f); len(p) > 0 {
+		return nil, subprov.Invalid(p)
+	}
+	return s.Store.InstallQueue(ctx, f)
+}
+
+func jobNotFound() error { return subprov.NotFound("Install job") }
+
+// Job returns one install job (operator: any provider).
+func (s *Service) Job(ctx context.Context, id string) (*store.InstallJob, error) {
+	j, err := s.Store.InstallJob(ctx, "", id)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, jobNotFound()
+		}
+		return nil, err
+	}
+	return j, nil
+}
+
+// lockTarget locks a job and its line for an operator action.
+func (s *Service) lockTarget(ctx context.Context, tx *store.Tx, id string) (*linkTarget, error) {
+	job, err := tx.LockInstallJob(ctx, id)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, jobNotFound()
+		}
+		return nil, err
+	}
+	sub, err := tx.LockSubscription(ctx, job.ProviderID, job.SubscriptionID)
+	if err != nil {
+		return nil, err
+	}
+	return s.resolve(ctx, &store.BookingLink{ProviderID: job.ProviderID, InstallJobID: job.ID, State: "live"}, job, sub)
+}
+
+// requireActionable refuses operator actions on a job that is finished or on hold.
+func requireActionable(job *store.InstallJob) error {
+	switch job.State {
+	case StateDone, StateCancelled:
+		return subprov.Errorf(subprov.ECONFLICT, "job_closed", "The install job is %s", job.State)
+	case StateHeld:
+		return subprov.Errorf(subprov.ECONFLICT, "on_hold", "The line is on hold; restore it first")
+	}
+	return nil
+}
+
+// Assign gives a job to a technician or team ("" unassigns).
+func (s *Service) Assign(ctx context.Context, id, assignee, operator string) (*store.InstallJob, error) {
+	assignee = strings.TrimSpace(assignee)
+	if len(assignee) > 200 {
+		return nil, subprov.Invalid(map[string]string{"assigned_to": "at most 200 characters"})
+	}
+	var out *store.InstallJob
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		job, err := tx.LockInstallJob(ctx, id)
+		if err != nil {
+			if store.IsNoRows(err) {
+				return jobNotFound()
+			}
+			return err
+		}
+		if job.State == StateDone || job.State == StateCancelled {
+			return requireActionable(job)
+		}
+		now := s.Clock.Now()
+		job.AssignedTo = assignee
+		if err := tx.SaveInstallJob(ctx, job, now); err != nil {
+			return err
+		}
+		out = job
+		return tx.InsertAudit(ctx, job.ProviderID, "operator:"+operator, "install.assigned", job.ID, "", now)
+	})
+	return out, err
+}
+
+// Slots lists the slots the operator can book for a job.
+func (s *Service) Slots(ctx context.Context, id string) ([]Day, *subprov.Provider, error) {
+	job, err := s.Job(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	sub, err := s.Store.Subscription(ctx, job.ProviderID, job.SubscriptionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := s.resolve(ctx, &store.BookingLink{ProviderID: job.ProviderID}, job, sub)
+	if err != nil {
+		return nil, nil, err
+	}
+	days, err := calendarFor(ctx, s.Store, t.p, t.b, s.Clock.Now())
+	return days, t.p, err
+}
+
+// BookForCustomer books (or moves) a job's visit on the customer's behalf: the job's booking
+// becomes `operator` and any live customer link is replaced.
+func (s *Service) BookForCustomer(ctx context.Context, id, slotID, operator string) (*store.InstallJob, error) {
+	var out *store.InstallJob
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		t, err := s.lockTarget(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if err := requireActionable(t.job); err != nil {
+			return err
+		}
+		if t.sub.Status != subprov.StatusPendingInstall {
+			return subprov.Errorf(subprov.ECONFLICT, "not_pending_install", "The line is not waiting for an install")
+		}
+		if _, err := s.book(ctx, tx, t, slotID, BookingOperator, "operator:"+operator); err != nil {
+			return err
+		}
+		out = t.job
+		return nil
+	})
+	return out, err
+}
+
+// Complete records the technician's completion from the queue: the same path as
+// confirm-install, so the line goes ACTIVE and billing starts.
+func (s *Service) Complete(ctx context.Context, id, mac string) (*subprov.Subscription, error) {
+	job, err := s.Job(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if job.State != StateDone {
+		if err := requireActionable(job); err != nil {
+			return nil, err
+		}
+	}
+	return s.Completer.CompleteInstall(ctx, job.ProviderID, job.SubscriptionID, mac, "operator")
+}
