@@ -163,7 +163,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Serviceability: &serviceability.Service{Store: st, Clock: a.Clock},
 		Provisioning:   a.Provisioning,
 		Billing:        a.Billing,
-		Portal:         &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log},
+		Portal:         &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log, Provisioning: a.Provisioning, Billing: a.Billing},
 		Registry:       reg, Ready: a.Ready,
 		OnClockChange: func(ctx context.Context) {
 			_ = st.PutSetting(ctx, settingClockOffset, strconv.FormatInt(int64(a.DevClock.Offset()), 10))
