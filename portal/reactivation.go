@@ -300,7 +300,7 @@ func (s *Service) resumeActivate(ctx context.Context, p *subprov.Provider, v *Re
 		return nil, err
 	}
 	q := s.Billing.FirstInvoiceQuote(p, v.plan)
-	key := fmt.Sprintf("resume:%s:%d", sub.ID, sub.CanceledAt.Unix())
+	key := fmt.Sprintf("resume:%s:%d:%s", sub.ID, sub.CanceledAt.Unix(), method) // a retry with another card is another charge
 	ch, err := s.Billing.ChargeNow(ctx, p, customer, method, q, key, "First invoice — "+v.plan.PlanName)
 	if err != nil {
 		return nil, err
