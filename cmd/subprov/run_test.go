@@ -142,7 +142,10 @@ func TestDemoBannerHasACurlLineForEveryCredential(t *testing.T) {
 		"/partner/location/", "/api/v1/location/", "/partner/location/details", "/partner/subscriber/auth/login", "/api/v1/auth/login",
 		"/api/v1/dev/clock", "/api/v1/dev/faults", "/api/v1/dev/outbox", "/docs", "/partner/provisioning/provider-initiated",
 		"/partner/provisioning/bulk", "/partner/provisioning/confirm-install", "/change-plan/preview", "/change-plan\"",
-		"/partner/cpe/config", "/cancel/preview", "/cancel\" -H \"Authorization"} {
+		"/partner/cpe/config", "/cancel/preview", "/cancel\" -H \"Authorization",
+		// Portal orders and reactivation.
+		"/partner/subscriber/me/orders/options", "/partner/subscriber/me/orders/preview", "/partner/subscriber/me/orders\"",
+		"/partner/subscriber/me/reactivation\"", "/reactivation\" -H"} {
 		if !strings.Contains(b, w) {
 			t.Errorf("banner lacks %s", w)
 		}
