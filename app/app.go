@@ -172,7 +172,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Provisioning:   a.Provisioning,
 		Billing:        a.Billing,
 		Install:        a.Install,
-		Portal:         &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log},
+		Portal:         &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log, Provisioning: a.Provisioning, Billing: a.Billing},
 		Checkout: &checkout.Service{Store: st, Clock: a.Clock, Auth: a.Auth, Provisioning: a.Provisioning, Events: a.Events,
 			Webhooks: a.Webhooks, PublicURL: cfg.PublicURL, Log: log},
 		Sandbox:   &sandbox.Service{Store: st, Recorder: a.Events, Webhooks: a.Webhooks},

@@ -50,7 +50,7 @@ func (s *Service) cancellationMoney(ctx context.Context, p *subprov.Provider, su
 			}
 		}
 		served := int(endDay.Sub(start).Hours() / 24)
-		if served > 0 {
+		if served > 0 && sub.ActivatedAt != nil { // a line that never went live served nothing
 			net := Prorate(plan.MonthlyPrice, served, in)
 			finalNet = net
 			lines = append(lines, provisioning.CancelQuoteLine{Type: "final_invoice", Amount: net + Tax(net, p.TaxRateBP),

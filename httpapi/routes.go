@@ -104,6 +104,13 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/partner/subscriber/me/authorized-users/{id}/resend-invite", auth: credHolder, surface: surfaceSubscriber, handle: s.handleResendInvite},
 		{method: "DELETE", path: "/partner/subscriber/me/authorized-users/{id}", auth: credHolder, surface: surfaceSubscriber, handle: s.handleRemoveAuthorizedUser},
 
+		// Portal orders and reactivation (httpapi/orders.go).
+		{method: "GET", path: "/partner/subscriber/me/orders/options", auth: credHolder, surface: surfaceSubscriber, handle: s.handleOrderOptions},
+		{method: "GET", path: "/partner/subscriber/me/orders/preview", auth: credHolder, surface: surfaceSubscriber, handle: s.handleOrderPreview},
+		{method: "POST", path: "/partner/subscriber/me/orders", auth: credHolder, surface: surfaceSubscriber, handle: s.handlePlaceOrder},
+		{method: "GET", path: "/partner/subscriber/me/reactivation", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleReactivationPreview},
+		{method: "POST", path: "/partner/subscriber/me/subscriptions/{subscription_id}/reactivation", auth: credHolder, surface: surfaceSubscriber, handle: s.handleReactivate},
+
 		// Billing (dashboard) and the subscriber's billing documents.
 		{method: "POST", path: "/api/v1/invoices/{invoice_id}/retry-charge", auth: credOperator, handle: s.handleRetryCharge},
 		{method: "GET", path: "/partner/subscriber/me/invoices", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyInvoices},

@@ -14,6 +14,7 @@ import (
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/monitoring"
 	"github.com/subprov/subprov/payments"
+	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/store"
 )
 
@@ -32,7 +33,10 @@ type Service struct {
 	Processor payments.Processor
 	// Monitoring reads traffic and outages; nil when the switch driver offers none.
 	Monitoring monitoring.Source
-	Log        *slog.Logger
+	// Provisioning and Billing run the line and money steps of orders and reactivation.
+	Provisioning *provisioning.Service
+	Billing      *billing.Service
+	Log          *slog.Logger
 }
 
 // ContactPatch changes only the fields it carries; an empty string clears a field.

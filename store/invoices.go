@@ -213,11 +213,11 @@ func (tx *Tx) ClaimCharge(ctx context.Context, id string, now time.Time) (bool, 
 
 // DueRecurring lists platform-billed running lines of a provider that owe period's recurring
 // invoice by today (their billing day has come) and do not have it yet. A line activated in
-// the period itself was billed by its first invoice.
+// the period itself was billed by its first invoice, one reactivated in it by its reactivation invoice.
 func (s *Store) DueRecurring(ctx context.Context, providerID, period string, dayOfMonth int, periodStart time.Time, afterID string, limit int) ([]*subprov.Subscription, error) {
 	return listSubscriptions(ctx, s.R(), "due recurring", `WHERE s.provider_id = ? AND s.billing_owner = 'platform' AND s.status IN ('ACTIVE', 'SUSPENDED')
 			AND s.billing_day <= ? AND s.activated_at < ? AND s.id > ?
-			AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.subscription_id = s.id AND i.period = ? AND i.kind IN ('recurring', 'first'))
+			AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.subscription_id = s.id AND i.period = ? AND i.kind IN ('recurring', 'first', 'reactivation'))
 		ORDER BY s.id LIMIT ?`, providerID, dayOfMonth, periodStart.UTC(), afterID, period, limit)
 }
 

@@ -143,6 +143,13 @@ func demoBanner(base string) string {
 	w(`  curl -s -X POST "$B/api/v1/install-jobs/$JOB/assign" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"assigned_to": "Team Westmount"}'`)
 	w(`  curl -s -X POST "$B/api/v1/install-jobs/$JOB/book" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d "{\"slot_id\": \"$SLOT\"}"`)
 	w(`  curl -s -X POST "$B/api/v1/install-jobs/$JOB/complete" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"mac_address": "3c:84:6a:00:2a:01"}'`)
+	w("  # Portal orders and reactivation (Marie is the holder; her saved card pays)")
+	w(`  curl -s "$B/partner/subscriber/me/orders/options?building_id=b1000000-0000-4000-8000-000000000002" -H "Authorization: Bearer $SUB"`)
+	w(`  curl -s "$B/partner/subscriber/me/orders/preview?building_id=b1000000-0000-4000-8000-000000000001&plan_version_id=pv100000-0000-4000-8000-000000001000&unit_id=u1000000-0000-4000-8000-000000001205" -H "Authorization: Bearer $SUB"`)
+	w(`  curl -s -X POST "$B/partner/subscriber/me/orders" -H "Authorization: Bearer $SUB" -H "Content-Type: application/json" -d '{"building_id": "b1000000-0000-4000-8000-000000000002", "plan_version_id": "pv100000-0000-4000-8000-000000000150", "unit_id": "u2000000-0000-4000-8000-000000000102"}'`)
+	w(`  curl -s -X POST "$B/api/v1/subscription/c1000000-0000-4000-8000-000000000001/cancel" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"end_date": "2030-01-31"}'`)
+	w(`  curl -s "$B/partner/subscriber/me/reactivation" -H "Authorization: Bearer $SUB"`)
+	w(`  curl -s -X POST "$B/partner/subscriber/me/subscriptions/c1000000-0000-4000-8000-000000000001/reactivation" -H "Authorization: Bearer $SUB"`)
 	w("")
 	return b.String()
 }

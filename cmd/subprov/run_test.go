@@ -144,7 +144,10 @@ func TestDemoBannerHasACurlLineForEveryCredential(t *testing.T) {
 		"/partner/provisioning/bulk", "/partner/provisioning/confirm-install", "/change-plan/preview", "/change-plan\"",
 		"/partner/cpe/config", "/cancel/preview", "/cancel\" -H \"Authorization",
 		// Installations (issue 8).
-		"/book?token=demo_booking_token_northwind_0001", "/api/v1/install-jobs?state=open", "/api/v1/install-jobs?flag=", "/slots\"", "/assign\"", "/book\"", "/complete\""} {
+		"/book?token=demo_booking_token_northwind_0001", "/api/v1/install-jobs?state=open", "/api/v1/install-jobs?flag=", "/slots\"", "/assign\"", "/book\"", "/complete\"",
+		// Portal orders and reactivation.
+		"/partner/subscriber/me/orders/options", "/partner/subscriber/me/orders/preview", "/partner/subscriber/me/orders\"",
+		"/partner/subscriber/me/reactivation\"", "/reactivation\" -H"} {
 		if !strings.Contains(b, w) {
 			t.Errorf("banner lacks %s", w)
 		}

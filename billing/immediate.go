@@ -1,0 +1,192 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/payments"
+	"github.com/subprov/subprov/store"
+)
+
+// Quote is an invoice worked out before anything is written: what a portal order or a
+// reactivation will bill. First is net before tax (interface.md: first charges are quoted net).
+type Quote struct {
+	Kind   string // first, reactivation
+	Period Period
+	Day    time.Time
+	Lines  []store.InvoiceLine
+	Net    subprov.Money
+	Tax    subprov.Money
+	Total  subprov.Money
+}
+
+func (s *Service) quote(p *subprov.Provider, kind string, lines []store.InvoiceLine, day time.Time) *Quote {
+	q := &Quote{Kind: kind, Period: PeriodOf(day), Day: day, Lines: lines}
+	for _, l := range lines {
+		q.Net += l.Amount
+	}
+	q.Tax = Tax(q.Net, p.TaxRateBP)
+	q.Total = q.Net + q.Tax
+	return q
+}
+
+// restOfMonthLine is the plan's price from today to the month's end.
+func restOfMonthLine(plan *subprov.PlanVersion, today time.Time) store.InvoiceLine {
+	period := PeriodOf(today)
+	days, in := DaysFrom(today), period.Days()
+	return store.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Days: days, DaysInPeriod: in,
+		Description: fmt.Sprintf("%s, %s to %s", plan.PlanName, today.Format("2 Jan"), period.Day(in).Format("2 Jan 2006")),
+		Amount:      Prorate(plan.MonthlyPrice, days, in)}
+}
+
+// FirstInvoiceQuote is the first invoice of a line that goes live today: the setup fee plus
+// the current month prorated from today (the same lines Activated issues).
+func (s *Service) FirstInvoiceQuote(p *subprov.Provider, plan *subprov.PlanVersion) *Quote {
+	today := LocalDay(s.Clock.Now(), p.Location())
+	var lines []store.InvoiceLine
+	if plan.SetupFee > 0 {
+		lines = append(lines, store.InvoiceLine{Kind: "setup_fee", Description: "Setup fee — " + plan.PlanName, UnitPrice: plan.SetupFee, Amount: plan.SetupFee})
+	}
+	return s.quote(p, "first", append(lines, restOfMonthLine(plan, today)), today)
+}
+
+// RestOfPeriodQuote is the reactivation invoice: the line's own price from today to the end
+// of the current calendar month, no setup fee.
+func (s *Service) RestOfPeriodQuote(p *subprov.Provider, plan *subprov.PlanVersion) *Quote {
+	today := LocalDay(s.Clock.Now(), p.Location())
+	return s.quote(p, "reactivation", []store.InvoiceLine{restOfMonthLine(plan, today)}, today)
+}
+
+// ChargeError turns a processor refusal of an immediate charge into the subscriber's answer.
+func ChargeError(err error) error {
+	switch {
+	case errors.Is(err, payments.ErrCardDeclined):
+		return subprov.Errorf(subprov.ECONFLICT, "card_declined", "The card on file was declined; nothing was charged or created")
+	case errors.Is(err, payments.ErrNoPaymentMethod), errors.Is(err, payments.ErrCustomerNotFound):
+		return subprov.Errorf(subprov.ECONFLICT, "no_payment_method", "There is no saved card on the account; add one under payment method first")
+	case errors.Is(err, payments.ErrNotConnected):
+		return subprov.Errorf(subprov.ECONFLICT, "no_processor_connection", "The provider has no payment-processor connection")
+	case errors.Is(err, payments.ErrUnavailable):
+		return subprov.Errorf(subprov.EUNAVAILABLE, "processor_unavailable", "The payment processor did not answer; nothing was charged, try again")
+	}
+	return err
+}
+
+// ChargeNow charges a quote's total to a saved card before anything is written (the card
+// decides whether the order stands). The idempotency key makes a retried call charge once.
+func (s *Service) ChargeNow(ctx context.Context, p *subprov.Provider, customerID, methodID string, q *Quote, key, description string) (*payments.Charge, error) {
+	if customerID == "" || methodID == "" {
+		return nil, ChargeError(payments.ErrNoPaymentMethod)
+	}
+	ch, err := s.Processor.Charge(ctx, p, payments.ChargeRequest{CustomerID: customerID, MethodID: methodID, Amount: q.Total,
+		Currency: p.Currency, IdempotencyKey: key, Description: description})
+	if err != nil {
+		return nil, ChargeError(err)
+	}
+	return ch, nil
+}
+
+// GiveBack refunds an immediate charge whose order could not be written after all (best
+// effort: a failure is logged for the operator).
+func (s *Service) GiveBack(ctx context.Context, p *subprov.Provider, ch *payments.Charge, amount subprov.Money, key string) {
+	if _, err := s.Processor.Refund(ctx, p, ch.ID, amount, "giveback:"+key); err != nil {
+		s.Log.Error("charge taken but the order was not written, and the refund failed", "charge", ch.ID, "err", err)
+	}
+}
+
+// BookPaid issues the quoted invoice inside tx and records the charge that already paid it.
+func (s *Service) BookPaid(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, q *Quote,
+	ch *payments.Charge, key string) (*subprov.Invoice, error) {
+	now := s.Clock.Now()
+	inv, err := s.issue(ctx, tx, p, sub, q.Kind, q.Period, q.Day, q.Lines, now)
+	if err != nil {
+		return nil, err
+	}
+	if inv == nil {
+		return nil, subprov.Errorf(subprov.ECONFLICT, "already_invoiced", "This period is already invoiced for the line")
+	}
+	if _, err := tx.RecordCharge(ctx, store.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
+		Status: "succeeded", ProcessorRef: ch.ID}, nil, now); err != nil {
+		return nil, err
+	}
+	inv.Status, inv.PaidAt, inv.PaymentIntent = "paid", &now, ch.ID
+	return inv, tx.InsertAudit(ctx, p.ID, "billing", "invoice.paid", sub.ID, fmt.Sprintf(`{"invoice_id":%q,"charge":%q,"amount":"%s"}`, inv.ID, ch.ID, inv.Total), now)
+}
+
+// InvoiceRestOfPeriod issues the reactivation invoice inside tx, charged through AutoPay as
+// every other invoice (the usual invoice path).
+func (s *Service) InvoiceRestOfPeriod(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, plan *subprov.PlanVersion) (*subprov.Invoice, error) {
+	if sub.BillingOwner != subprov.BillingPlatform {
+		return nil, nil
+	}
+	q := s.RestOfPeriodQuote(p, plan)
+	return s.issue(ctx, tx, p, sub, q.Kind, q.Period, q.Day, q.Lines, s.Clock.Now())
+}
+
+// Withdrawal is what withdrawing a pending cancellation did to the money.
+type Withdrawal struct {
+	VoidedCreditNotes []string // numbers of refund credits voided before any money went back
+	VoidedInvoices    []string // unpaid final invoices voided
+	Reinvoiced        *subprov.Invoice
+}
+
+// WithdrawCancellation undoes the money of a cancellation that has not taken effect, inside
+// tx: billing simply continues. A refund credit still open is voided; days whose money
+// already went back (credit refunded, paid out or applied) are invoiced again; an unpaid
+// final invoice is voided.
+func (s *Service) WithdrawCancellation(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) (*Withdrawal, error) {
+	w := &Withdrawal{VoidedCreditNotes: []string{}, VoidedInvoices: []string{}}
+	if sub.BillingOwner != subprov.BillingPlatform || sub.CanceledAt == nil || sub.EndedAt == nil {
+		return w, nil
+	}
+	now := s.Clock.Now()
+	credits, err := tx.CancellationCredits(ctx, sub.ID, *sub.CanceledAt)
+	if err != nil {
+		return nil, err
+	}
+	takenBack := false
+	for _, c := range credits {
+		if c.State == subprov.CreditOpen && c.Remaining == c.Amount {
+			if err := tx.VoidCredit(ctx, c.ID, now); err != nil {
+				return nil, err
+			}
+			w.VoidedCreditNotes = append(w.VoidedCreditNotes, c.Number)
+			continue
+		}
+		if c.State == subprov.CreditOpen { // partly used: the rest is voided, the used part billed again
+			if err := tx.VoidCredit(ctx, c.ID, now); err != nil {
+				return nil, err
+			}
+		}
+		takenBack = true
+	}
+	if takenBack {
+		plan, err := s.Store.PlanVersion(ctx, p.ID, sub.PlanVersionID)
+		if err != nil {
+			return nil, err
+		}
+		endDay := LocalDay(*sub.EndedAt, p.Location())
+		period := PeriodOf(endDay)
+		days, in := DaysFrom(endDay), period.Days()
+		line := store.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Days: days, DaysInPeriod: in,
+			Description: fmt.Sprintf("%s, %s to %s (cancellation withdrawn)", plan.PlanName, endDay.Format("2 Jan"), period.Day(in).Format("2 Jan 2006")),
+			Amount:      Prorate(plan.MonthlyPrice, days, in)}
+		if w.Reinvoiced, err = s.issue(ctx, tx, p, sub, "reactivation", period, LocalDay(now, p.Location()), []store.InvoiceLine{line}, now); err != nil {
+			return nil, err
+		}
+	}
+	final, err := tx.OpenFinalInvoice(ctx, sub.ID, *sub.CanceledAt)
+	if err != nil {
+		return nil, err
+	}
+	if final != "" {
+		if err := tx.VoidInvoice(ctx, final); err != nil {
+			return nil, err
+		}
+		w.VoidedInvoices = append(w.VoidedInvoices, final)
+	}
+	return w, nil
+}

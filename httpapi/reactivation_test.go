@@ -1,0 +1,390 @@
+package httpapi_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/subprov/subprov/internal/apptest"
+)
+
+const marieSubscriber = "s1000000-0000-4000-8000-000000000001"
+
+type reactivation struct {
+	t  *testing.T
+	s  *apptest.Service
+	op map[string]string
+}
+
+// newReactivation starts on 21 November 2026 with Marie's November invoiced and paid: the
+// demo line carries no card of its own, so the first AutoPay attempt is declined until she
+// saves one, which retries the invoice at once.
+func newReactivation(t *testing.T, s *apptest.Service) *reactivation {
+	portalClock(s)
+	x := &reactivation{t: t, s: s, op: s.Operator()}
+	if err := s.Billing.BillRun(context.Background(), billRun(northwind, "2026-11")); err != nil {
+		t.Fatal(err)
+	}
+	apptest.Eventually(t, 15*time.Second, "the first AutoPay attempt", func() bool {
+		return count(t, s, `SELECT COUNT(*) FROM charges c JOIN invoices i ON i.id = c.invoice_id WHERE i.subscriber_id = ?`, marieSubscriber) > 0
+	})
+	x.saveCard(s.Login("marie.tremblay@example.ca", "demo-password-1"), "4242424242424242")
+	x.paidUp()
+	return x
+}
+
+func (x *reactivation) cancel(id, end string) {
+	x.t.Helper()
+	if r := x.s.Do(apptest.Request{Method: "POST", Path: "/api/v1/subscription/" + id + "/cancel", Headers: x.op, Body: map[string]string{"end_date": end}}); r.Status != 200 {
+		x.t.Fatalf("cancel %s: %d %s", id, r.Status, r.Raw)
+	}
+}
+
+func (x *reactivation) preview(h map[string]string) *apptest.Response {
+	x.t.Helper()
+	r := x.s.Do(apptest.Request{Method: "GET", Path: reactivatePath, Headers: h})
+	if r.Status != 200 {
+		x.t.Fatalf("preview: %d %s", r.Status, r.Raw)
+	}
+	return r
+}
+
+func (x *reactivation) act(h map[string]string, id string) *apptest.Response {
+	return x.s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/subscriptions/" + id + "/reactivation", Headers: h})
+}
+
+// paidUp waits until the subscriber has no open invoice (AutoPay settled them).
+func (x *reactivation) paidUp() {
+	x.t.Helper()
+	apptest.Eventually(x.t, 15*time.Second, "no open invoice", func() bool {
+		return count(x.t, x.s, `SELECT COUNT(*) FROM invoices WHERE subscriber_id = ? AND status = 'open'`, marieSubscriber) == 0
+	})
+}
+
+func (x *reactivation) status(id string) string {
+	var st string
+	if err := x.s.Store.R().QueryRow(context.Background(), `SELECT status FROM subscriptions WHERE id = ?`, id).Scan(&st); err != nil {
+		x.t.Fatal(err)
+	}
+	return st
+}
+
+// portalLine orders a line from Marie's portal and returns its id.
+func (x *reactivation) portalLine(marie map[string]string, building, plan, unit, start string) string {
+	x.t.Helper()
+	extra := map[string]any{}
+	if start != "" {
+		extra["requested_start_date"] = start
+	}
+	r := x.s.Do(apptest.Request{Method: "POST", Path: ordersPath, Headers: marie, Body: portalOrder(building, plan, unit, extra)})
+	if r.Status != 201 {
+		x.t.Fatalf("portal order: %d %s", r.Status, r.Raw)
+	}
+	return r.JSON["subscription_id"].(string)
+}
+
+func (x *reactivation) confirmInstall(id string) {
+	x.t.Helper()
+	if r := x.s.Do(apptest.Request{Method: "POST", Path: "/partner/provisioning/confirm-install", Headers: apptest.Key(storeKey),
+		Body: map[string]string{"subscription_id": id}}); r.Status != 200 {
+		x.t.Fatalf("confirm install: %d %s", r.Status, r.Raw)
+	}
+}
+
+func (x *reactivation) saveCard(h map[string]string, card string) {
+	x.t.Helper()
+	setup := x.s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/payment-method/setup", Headers: h})
+	if r := x.s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/payment-method/confirm", Headers: h,
+		Body: map[string]string{"setup_intent_id": setup.JSON["setup_intent_id"].(string), "test_card": card}}); r.Status != 200 {
+		x.t.Fatalf("save card: %d %s", r.Status, r.Raw)
+	}
+}
+
+func blockersOf(r *apptest.Response) string {
+	var out []string
+	for _, b := range r.JSON["blockers"].([]any) {
+		out = append(out, b.(string))
+	}
+	return strings.Join(out, " ")
+}
+
+// TestReactivationPreview: rules 1-3 on the read side, all account users, the holder-only
+// list of the orders and reactivation routes, and provider isolation.
+func TestReactivationPreview(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		x := newReactivation(t, s)
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		priya := s.Login("priya.patel@example.ca", "demo-password-2")
+		liam := s.Login("liam.chen@example.ca", "demo-password-4")
+		luc := addAuthorizedUser(t, s, "luc.tremblay@example.ca")
+		r := x.preview(marie)
+		if r.JSON["case"] != nil || r.JSON["eligible"] != false || r.JSON["path"] != "none" || r.JSON["holder_only"] != false {
+			t.Fatalf("nothing cancelled: %s", r.Raw)
+		}
+		x.paidUp()
+		x.cancel(marieLine, "2026-11-25")
+		for _, h := range []map[string]string{marie, luc} {
+			r = x.preview(h)
+			cancellation := r.JSON["cancellation"].(map[string]any)
+			billing := r.JSON["billing"].(map[string]any)
+			if r.JSON["case"] != "withdraw" || r.JSON["eligible"] != true || r.JSON["path"] != "none" || cancellation["ended_at"] != "2026-11-25T05:00:00Z" ||
+				billing["first_charge"] != nil || r.JSON["billing_starts"] != "now" || r.JSON["monthly_price"] != 60.0 || r.JSON["subscription_id"] != marieLine {
+				t.Fatalf("withdraw preview: %s", r.Raw)
+			}
+		}
+		if r := x.preview(luc); r.JSON["holder_only"] != true {
+			t.Fatalf("an authorized user may read but not act: %s", r.Raw)
+		}
+		// Every holder-only route of orders and reactivation answers 403 holder_only.
+		for _, rq := range []apptest.Request{
+			{Method: "GET", Path: orderOptions + bldKing},
+			{Method: "GET", Path: previewQuery(portalOrder(bldQueen, planFibre150, unitQueen102, nil))},
+			{Method: "POST", Path: ordersPath, Body: portalOrder(bldQueen, planFibre150, unitQueen102, nil)},
+			{Method: "POST", Path: "/partner/subscriber/me/subscriptions/" + marieLine + "/reactivation"},
+			{Method: "POST", Path: "/api/v1/subscriber/me/subscriptions/" + marieLine + "/reactivation"},
+		} {
+			rq.Headers = luc
+			if r := s.Do(rq); r.Status != 403 || detailCode(r) != "holder_only" {
+				t.Fatalf("%s %s as an authorized user: %d %s", rq.Method, rq.Path, r.Status, r.Raw)
+			}
+		}
+		if n := x.status(marieLine); n != "CANCELLED" {
+			t.Fatalf("an authorized user changed the line: %s", n)
+		}
+		// Unpaid invoices block.
+		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE invoices SET status = 'open' WHERE subscriber_id = ?`), marieSubscriber); err != nil {
+			t.Fatal(err)
+		}
+		if r := x.preview(marie); r.JSON["eligible"] != false || !strings.Contains(blockersOf(r), "unpaid invoices") {
+			t.Fatalf("unpaid invoices: %s", r.Raw)
+		}
+		if r := x.act(marie, marieLine); r.Status != 409 || detailCode(r) != "not_eligible" {
+			t.Fatalf("acting while blocked: %d %s", r.Status, r.Raw)
+		}
+		// A line billed directly by the provider is blocked (decisions §3).
+		x.cancel(priyaLine, "2026-11-21")
+		if r := x.preview(priya); r.JSON["case"] != "reactivate" || r.JSON["eligible"] != false || !strings.Contains(blockersOf(r), "billed directly by the provider") {
+			t.Fatalf("partner-billed: %s", r.Raw)
+		}
+		// Another provider's subscriber sees nothing and cannot act on the line.
+		if r := x.preview(liam); r.JSON["case"] != nil || r.JSON["subscription_id"] != nil {
+			t.Fatalf("Maple's subscriber sees a Northwind line: %s", r.Raw)
+		}
+		if r := x.act(liam, marieLine); r.Status != 404 {
+			t.Fatalf("Maple's subscriber acting on a Northwind line: %d %s", r.Status, r.Raw)
+		}
+		if r := x.act(priya, marieLine); r.Status != 404 {
+			t.Fatalf("another subscriber's line: %d %s", r.Status, r.Raw)
+		}
+		if r := x.act(marie, priyaLine); r.Status != 404 {
+			t.Fatalf("another subscriber's line: %d %s", r.Status, r.Raw)
+		}
+	})
+}
+
+// TestReactivationWithdraw: rule 4 — the line returns to its status and billing continues; an
+// open refund credit is voided, days whose money already went back are invoiced again.
+func TestReactivationWithdraw(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		x := newReactivation(t, s)
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND period = '2026-11' AND status = 'paid'`, marieLine); n == 0 {
+			t.Fatal("November is not invoiced")
+		}
+		// The refund cannot reach the processor yet: the credit note stays open, and is voided.
+		setFault(s, x.op, "processor", "down")
+		x.cancel(marieLine, "2026-11-25")
+		r := x.act(marie, marieLine)
+		billing, _ := r.JSON["billing"].(map[string]any)
+		if r.Status != 200 || r.JSON["case"] != "withdraw" || r.JSON["status"] != "ACTIVE" || len(billing["voided_credit_notes"].([]any)) != 1 || billing["invoiced_again"] != nil {
+			t.Fatalf("withdraw with an open credit: %d %s", r.Status, r.Raw)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND status = 'ACTIVE' AND canceled_at IS NULL AND ended_at IS NULL`, marieLine); n != 1 {
+			t.Fatal("the cancellation is still on the line")
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND state = 'voided'`, marieLine); n != 1 {
+			t.Fatal("the open refund credit was not voided")
+		}
+		setFault(s, x.op, "processor", "up")
+		// This time the refund goes out first: the 3 days taken back (60.00 x 3/30) are invoiced again.
+		x.cancel(marieLine, "2026-11-28")
+		apptest.Eventually(t, 15*time.Second, "the refund", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND state = 'refunded'`, marieLine) == 1
+		})
+		r = x.act(marie, marieLine)
+		billing, _ = r.JSON["billing"].(map[string]any)
+		again, _ := billing["invoiced_again"].(map[string]any)
+		if r.Status != 200 || again["net"] != 6.0 {
+			t.Fatalf("withdraw after the refund: %d %s", r.Status, r.Raw)
+		}
+		if r := x.preview(marie); r.JSON["case"] != nil {
+			t.Fatalf("nothing is cancelled any more: %s", r.Raw)
+		}
+		if r := x.act(marie, marieLine); r.Status != 409 || detailCode(r) != "not_cancelled" {
+			t.Fatalf("a running line: %d %s", r.Status, r.Raw)
+		}
+	})
+}
+
+// TestReactivateRemote: rule 5 and rule 9 — the port is written first; port_in_use and an
+// unconfirmed write raise an operator ticket and change nothing; a confirmed write makes the
+// line ACTIVE and the rest of the month is invoiced and charged through AutoPay.
+func TestReactivateRemote(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		x := newReactivation(t, s)
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		x.paidUp()
+		x.cancel(marieLine, "2026-11-21")
+		apptest.Eventually(t, 15*time.Second, "the port reset by the deprovisioner", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND deprovisioned_at IS NOT NULL`, marieLine) == 1
+		})
+		r := x.preview(marie)
+		if r.JSON["case"] != "reactivate" || r.JSON["path"] != "remote" || r.JSON["eligible"] != true ||
+			r.JSON["billing"].(map[string]any)["first_charge"] != 20.0 || r.JSON["billing_starts"] != "now" {
+			t.Fatalf("remote preview: %s", r.Raw)
+		}
+		tickets := func() int {
+			return count(t, s, `SELECT COUNT(*) FROM tickets WHERE subscriber_id = ? AND kind = 'operator'`, marieSubscriber)
+		}
+		for i, f := range []struct{ fault, code string }{{"port_in_use", "port_in_use"}, {"unconfirmed", "provisioning_failed"}} {
+			setFault(s, x.op, "switch", f.fault)
+			if r := x.act(marie, marieLine); r.Status != 409 || detailCode(r) != f.code {
+				t.Fatalf("switch %s: %d %s", f.fault, r.Status, r.Raw)
+			}
+			if x.status(marieLine) != "CANCELLED" || tickets() != i+1 {
+				t.Fatalf("switch %s: status %s, %d operator tickets", f.fault, x.status(marieLine), tickets())
+			}
+		}
+		setFault(s, x.op, "switch", "ok")
+		r = x.act(marie, marieLine)
+		if r.Status != 200 || r.JSON["status"] != "ACTIVE" || r.JSON["provisioned"] != true || r.JSON["path"] != "remote" {
+			t.Fatalf("remote: %d %s", r.Status, r.Raw)
+		}
+		apptest.Eventually(t, 15*time.Second, "the rest of November charged", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'reactivation' AND net_minor = 2000 AND status = 'paid'`, marieLine) == 1
+		})
+		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND workflow_state = 'provisioned' AND canceled_at IS NULL`, marieLine); n != 1 {
+			t.Fatal("the line is not provisioned")
+		}
+	})
+}
+
+// TestReactivateTechnician: rule 6 — PENDING_INSTALL, suite held, job reinstall, nothing
+// charged; and a suite served by someone else since blocks.
+func TestReactivateTechnician(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		x := newReactivation(t, s)
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		queen := x.portalLine(marie, bldQueen, planFibre150, unitQueen102, "")
+		x.confirmInstall(queen)
+		x.paidUp()
+		x.cancel(queen, "2026-11-21")
+		r := x.preview(marie)
+		if r.JSON["case"] != "reactivate" || r.JSON["path"] != "technician" || r.JSON["billing"].(map[string]any)["first_charge"] != nil ||
+			r.JSON["billing_starts"] != "activation" || r.JSON["subscription_id"] != queen {
+			t.Fatalf("technician preview: %s", r.Raw)
+		}
+		invoices := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ?`, queen)
+		r = x.act(marie, queen)
+		if r.Status != 200 || r.JSON["status"] != "PENDING_INSTALL" || r.JSON["path"] != "technician" {
+			t.Fatalf("technician: %d %s", r.Status, r.Raw)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM install_jobs WHERE subscription_id = ? AND kind = 'reinstall' AND state = 'open'`, queen); n != 1 {
+			t.Fatal("no reinstall job")
+		}
+		if count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ?`, queen) != invoices {
+			t.Fatal("something was charged")
+		}
+		// Suite 103: cancelled, then someone else orders it — the line cannot come back.
+		other := x.portalLine(marie, bldQueen, planFibre150, unitQueen103, "")
+		x.confirmInstall(other)
+		x.paidUp()
+		x.cancel(other, "2026-11-21")
+		h := &hook{}
+		if res := h.post(s, order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen103, "plan_version_id": planFibre150,
+			"subscriber": person("next.tenant@example.ca")})); res.Status != 200 {
+			t.Fatalf("someone else's order: %d %s", res.Status, res.Raw)
+		}
+		if r := x.preview(marie); r.JSON["eligible"] != false || !strings.Contains(blockersOf(r), "served by someone else") {
+			t.Fatalf("suite taken: %s", r.Raw)
+		}
+		if r := x.act(marie, other); r.Status != 409 || detailCode(r) != "not_eligible" || x.status(other) != "CANCELLED" {
+			t.Fatalf("suite taken: %d %s", r.Status, r.Raw)
+		}
+	})
+}
+
+// TestResume: rules 7 and 8 — a line that never went live comes back as PENDING_INSTALL
+// (install job, requested start kept while ahead); on a wired first-line suite it is charged at
+// once: card_declined and no_payment_method change nothing, a port that will not switch on
+// after the money moved answers provisioned false.
+func TestResume(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		x := newReactivation(t, s)
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		queen := x.portalLine(marie, bldQueen, planFibre150, unitQueen103, "2026-12-10")
+		x.cancel(queen, "2026-11-21")
+		r := x.preview(marie)
+		if r.JSON["case"] != "resume" || r.JSON["path"] != "technician" || r.JSON["billing_starts"] != "activation" || r.JSON["billing"].(map[string]any)["first_charge"] != nil {
+			t.Fatalf("resume preview: %s", r.Raw)
+		}
+		if r = x.act(marie, queen); r.Status != 200 || r.JSON["status"] != "PENDING_INSTALL" || r.JSON["subscription"].(map[string]any)["requested_start_date"] != "2026-12-10" {
+			t.Fatalf("resume: %d %s", r.Status, r.Raw)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM install_jobs WHERE subscription_id = ? AND kind = 'install' AND state = 'open'`, queen); n != 1 {
+			t.Fatal("no install job")
+		}
+		// First-line suites ordered for a later day wait as install orders; cancelled, they resume by activation.
+		king5 := x.portalLine(marie, bldKing, planFibre1000, unitKing1205, "2026-12-01")
+		x.cancel(king5, "2026-11-21")
+		r = x.preview(marie)
+		if r.JSON["case"] != "resume" || r.JSON["path"] != "activate" || r.JSON["billing"].(map[string]any)["first_charge"] != 78.33 || r.JSON["billing_starts"] != "now" {
+			t.Fatalf("activate preview: %s", r.Raw)
+		}
+		x.saveCard(marie, "4000000000000002")
+		if r := x.act(marie, king5); r.Status != 409 || detailCode(r) != "card_declined" {
+			t.Fatalf("declined: %d %s", r.Status, r.Raw)
+		}
+		if x.status(king5) != "CANCELLED" || count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ?`, king5) != 0 {
+			t.Fatal("a declined card left something behind")
+		}
+		x.saveCard(marie, "4242424242424242")
+		setFault(s, x.op, "switch", "fail")
+		r = x.act(marie, king5)
+		if r.Status != 200 || r.JSON["status"] != "ACTIVE" || r.JSON["provisioned"] != false {
+			t.Fatalf("activate with a failing switch: %d %s", r.Status, r.Raw)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'first' AND status = 'paid' AND total_minor = 8851`, king5); n != 1 {
+			t.Fatal("the first invoice is not paid")
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM tickets WHERE subscriber_id = ? AND kind = 'operator'`, marieSubscriber); n != 1 {
+			t.Fatal("the provider got no ticket")
+		}
+		setFault(s, x.op, "switch", "ok")
+		king6 := x.portalLine(marie, bldKing, planFibre150, unitKing1206, "2026-12-01")
+		x.cancel(king6, "2026-11-21")
+		// Without a card on file: no_payment_method, nothing changed.
+		exec := func(q string, args ...any) {
+			if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(q), args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		exec(`UPDATE subscribers SET processor_customer_id = NULL, payment_method_id = NULL WHERE id = ?`, marieSubscriber)
+		exec(`UPDATE subscriptions SET processor_customer_id = NULL, payment_method_id = NULL WHERE subscriber_id = ?`, marieSubscriber)
+		if r := x.act(marie, king6); r.Status != 409 || detailCode(r) != "no_payment_method" || x.status(king6) != "CANCELLED" {
+			t.Fatalf("no card: %d %s", r.Status, r.Raw)
+		}
+		x.saveCard(marie, "4242424242424242")
+		r = x.act(marie, king6)
+		if r.Status != 200 || r.JSON["provisioned"] != true {
+			t.Fatalf("activate: %d %s", r.Status, r.Raw)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND status = 'ACTIVE' AND workflow_state = 'provisioned'`, king6); n != 1 {
+			t.Fatal("the port is not live")
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM outbox WHERE to_addr = 'marie.tremblay@example.ca' AND subject LIKE 'Welcome%'`); n != 2 {
+			t.Fatalf("welcome mails: %d", n)
+		}
+	})
+}

@@ -1,0 +1,148 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/subprov/subprov"
+)
+
+// SQL of portal orders and reactivation: the caller's lines, what holds a suite, and the
+// undoing of a cancellation.
+
+// PortIDOfUnit returns the port wired to a suite, or "" when the suite has none.
+func (s *Store) PortIDOfUnit(ctx context.Context, unitID string) (string, error) {
+	var id string
+	err := s.R().QueryRow(ctx, `SELECT id FROM ports WHERE unit_id = ? ORDER BY id LIMIT 1`, unitID).Scan(&id)
+	if IsNoRows(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("port of unit %s: %w", unitID, err)
+	}
+	return id, nil
+}
+
+// UnitHeldByOther reports whether a line other than exceptID references the suite at now:
+// pending, running or suspended, or cancelled but not yet ended.
+func (s *Store) UnitHeldByOther(ctx context.Context, unitID, exceptID string, now time.Time) (bool, error) {
+	var n int
+	err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM subscriptions s WHERE s.unit_id = ? AND s.id <> ? AND
+		(s.status IN ('PENDING_INSTALL', 'ACTIVE', 'SUSPENDED') OR (s.status = 'CANCELLED' AND (s.ended_at IS NULL OR s.ended_at > ?)))`,
+		unitID, exceptID, now.UTC()).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("suite %s held: %w", unitID, err)
+	}
+	return n > 0, nil
+}
+
+// LatestCancelled returns a subscriber's most recently cancelled line.
+func (s *Store) LatestCancelled(ctx context.Context, providerID, subscriberID string) (*subprov.Subscription, error) {
+	sub, err := scanSubscription(s.R().QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s
+		WHERE s.provider_id = ? AND s.subscriber_id = ? AND s.status = 'CANCELLED' ORDER BY s.canceled_at DESC, s.id LIMIT 1`,
+		providerID, subscriberID))
+	if err != nil {
+		return nil, fmt.Errorf("latest cancelled line: %w", err)
+	}
+	return sub, nil
+}
+
+// UnpaidInvoices counts a subscriber's open invoices.
+func (s *Store) UnpaidInvoices(ctx context.Context, providerID, subscriberID string) (int, error) {
+	var n int
+	err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM invoices WHERE provider_id = ? AND subscriber_id = ? AND status = 'open'`,
+		providerID, subscriberID).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("unpaid invoices: %w", err)
+	}
+	return n, nil
+}
+
+// Reinstatement is a cancelled line put back: its new status and workflow state, and the port
+// and dates it starts again with (nil: unchanged).
+type Reinstatement struct {
+	Status             subprov.Status
+	WorkflowState      string
+	PortID             *string
+	VLAN               *int
+	ActivatedAt        *time.Time
+	StartedAt          *string
+	RequestedStartDate *string
+}
+
+// ReinstateSubscription undoes a line's cancellation: canceled_at, ended_at, the reason and
+// the deprovisioner's marks are cleared, so a later cancellation runs from scratch.
+func (tx *Tx) ReinstateSubscription(ctx context.Context, id string, r Reinstatement, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE subscriptions SET status = ?, workflow_state = ?, canceled_at = NULL, ended_at = NULL,
+			cancel_reason = '', status_before_cancel = '', deprovision_queued_at = NULL, deprovisioned_at = NULL,
+			port_id = COALESCE(?, port_id), vlan = COALESCE(?, vlan), activated_at = COALESCE(?, activated_at),
+			started_at = COALESCE(?, started_at), requested_start_date = COALESCE(?, requested_start_date), updated_at = ?
+		WHERE id = ? AND status = 'CANCELLED'`,
+		string(r.Status), r.WorkflowState, ptrArg(r.PortID), ptrArg(r.VLAN), nullTime(r.ActivatedAt), ptrArg(r.StartedAt),
+		ptrArg(r.RequestedStartDate), now.UTC(), id)
+	if err != nil {
+		return fmt.Errorf("reinstate subscription %s: %w", id, err)
+	}
+	return nil
+}
+
+func ptrArg[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// SetActivation records that a new line is live from now (a portal order charged at once).
+func (tx *Tx) SetActivation(ctx context.Context, id string, activatedAt time.Time, startedOn string) error {
+	if _, err := tx.Exec(ctx, `UPDATE subscriptions SET activated_at = ?, started_at = ? WHERE id = ?`, activatedAt.UTC(), startedOn, id); err != nil {
+		return fmt.Errorf("activate subscription %s: %w", id, err)
+	}
+	return nil
+}
+
+// CancellationCredits lists the credit notes a line's cancellation issued (reason
+// cancellation, created at or after canceledAt), oldest first.
+func (tx *Tx) CancellationCredits(ctx context.Context, subscriptionID string, canceledAt time.Time) ([]*subprov.CreditNote, error) {
+	return listCredits(ctx, tx, `WHERE subscription_id = ? AND reason = 'cancellation' AND created_at >= ? ORDER BY created_at, number`,
+		subscriptionID, canceledAt.UTC())
+}
+
+// VoidCredit voids an open credit note (nothing of it was refunded or applied).
+func (tx *Tx) VoidCredit(ctx context.Context, id string, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE credit_notes SET state = 'voided', remaining_minor = 0, state_changed_at = ? WHERE id = ? AND state = 'open'`, now.UTC(), id)
+	if err == nil {
+		_, err = tx.Exec(ctx, `UPDATE ledger_documents SET state = 'voided' WHERE credit_note_id = ?`, id)
+	}
+	if err != nil {
+		return fmt.Errorf("void credit note %s: %w", id, err)
+	}
+	return nil
+}
+
+// OpenFinalInvoice returns a line's unpaid final invoice issued at or after canceledAt.
+func (tx *Tx) OpenFinalInvoice(ctx context.Context, subscriptionID string, canceledAt time.Time) (string, error) {
+	var id string
+	err := tx.QueryRow(ctx, `SELECT id FROM invoices WHERE subscription_id = ? AND kind = 'final' AND status = 'open' AND created_at >= ?`,
+		subscriptionID, canceledAt.UTC()).Scan(&id)
+	if IsNoRows(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("open final invoice: %w", err)
+	}
+	return id, nil
+}
+
+// VoidInvoice voids an unpaid invoice: no further AutoPay attempt is made.
+func (tx *Tx) VoidInvoice(ctx context.Context, id string) error {
+	_, err := tx.Exec(ctx, `UPDATE invoices SET status = 'void', next_charge_at = NULL, charge_queued_at = NULL WHERE id = ? AND status = 'open'`, id)
+	if err == nil {
+		_, err = tx.Exec(ctx, `UPDATE ledger_documents SET state = 'void' WHERE invoice_id = ?`, id)
+	}
+	if err != nil {
+		return fmt.Errorf("void invoice %s: %w", id, err)
+	}
+	return nil
+}
