@@ -332,7 +332,7 @@ func TestOpenAPIIsWellFormed(t *testing.T) {
 			if rb := oasDeref(doc, o.Op["requestBody"]); rb != nil {
 				content, _ := rb["content"].(map[string]any)
 				mt, _ := content["application/json"].(map[string]any)
-				if mt == nil && strings.HasPrefix(o.Path, "/book") { // the booking page posts an HTML form
+				if mt == nil && !strings.HasPrefix(o.Path, "/partner/") && !strings.HasPrefix(o.Path, "/api/") { // pages post HTML forms
 					mt, _ = content["application/x-www-form-urlencoded"].(map[string]any)
 				}
 				if mt == nil {
