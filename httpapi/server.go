@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/agent"
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/clock"
@@ -37,6 +38,7 @@ type Deps struct {
 	Provisioning   *provisioning.Service
 	Billing        *billing.Service
 	Portal         *portal.Service
+	Agent          *agent.Service
 	Registry       *prometheus.Registry
 	Ready          func(ctx context.Context) error
 	OnClockChange  func(ctx context.Context) // persists the dev clock
