@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/subprov/subprov/config"
 	"github.com/subprov/subprov/fixture"
@@ -319,4 +322,169 @@ func TestAgentVerificationBySMS(t *testing.T) {
 		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/issue", Headers: apptest.Key(fixture.DemoAgentKey),
 			Body: map[string]string{"customer_id": marieID, "channel": "sms"}}), 503, "dependency_unconfigured")
 	}, withSMS)
+}
+
+func TestAgentReadsAndWrites(t *testing.T) {
+	acs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/devices" && strings.Contains(r.URL.Query().Get("query"), marieLine) {
+			_, _ = w.Write([]byte(`[{"_id":"CPE-1","_lastInform":"` + time.Now().UTC().Format(time.RFC3339) + `"}]`))
+			return
+		}
+		_, _ = w.Write([]byte(`[]`))
+	}))
+	defer acs.Close()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		payer := (&hook{}).post(s, platformOrder("lh_7f3a9c1206", "payer@example.ca", "cus_demo_visa"))
+		payerLine := payer.JSON["subscription_id"].(string)
+		apptest.Eventually(t, 15*time.Second, "the first invoice to be paid", func() bool {
+			inv := invoicesOf(t, s, payerLine)
+			return len(inv) == 1 && inv[0].status == "paid"
+		})
+		res := s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?q=payer@example.ca", Headers: apptest.Key(fixture.DemoAgentKey)})
+		if ids := searchIDs(res); len(ids) != 1 {
+			t.Fatalf("new subscriber not indexed: %s", res.Raw)
+		}
+		payerID := searchIDs(res)[0]
+		ph := agentHeaders(fixture.DemoAgentKey, verify(t, s, fixture.DemoAgentKey, payerID, "payer@example.ca"))
+		get := func(h map[string]string, id, path string) *apptest.Response {
+			res := s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/" + id + path, Headers: h})
+			if res.Status != 200 {
+				t.Fatalf("GET %s: %d %s", path, res.Status, res.Raw)
+			}
+			return res
+		}
+		pay := get(ph, payerID, "/payments").JSON["payments"].([]any)
+		if len(pay) != 1 || pay[0].(map[string]any)["amount"] == nil || pay[0].(map[string]any)["paid_at"] == nil {
+			t.Fatalf("payments: %v", pay)
+		}
+		sum := get(ph, payerID, "/billing-summary").JSON
+		last := sum["last_invoice"].(map[string]any)
+		if sum["currency"] != "CAD" || sum["balance_due"] != 0.0 || last["status"] != "paid" || sum["monthly_recurring"] != 85.0 {
+			t.Fatalf("billing summary: %v", sum)
+		}
+		res = s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/customers/" + payerID + "/invoices/" + last["invoice_id"].(string) + "/resend", Headers: ph})
+		if res.Status != 202 || res.JSON["sent_to"] != "p***@e***.ca" {
+			t.Fatalf("resend: %d %s", res.Status, res.Raw)
+		}
+		mh := agentHeaders(fixture.DemoAgentKey, verify(t, s, fixture.DemoAgentKey, marieID, fixture.DemoSubscriberEmail))
+		// Another customer's invoice is not found, even with a valid session.
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/customers/" + marieID + "/invoices/" + last["invoice_id"].(string) + "/resend", Headers: mh}), 404, "not_found")
+
+		// The slim profile never carries processor ids, notes, MAC addresses or user ids.
+		prof := get(mh, marieID, "")
+		for _, banned := range []string{"processor", "cus_", "pm_", "mac", "user_id", "note", "account_id"} {
+			if strings.Contains(strings.ToLower(string(prof.Raw)), banned) {
+				t.Errorf("profile contains %q: %s", banned, prof.Raw)
+			}
+		}
+		if prof.JSON["contract_contact"].(map[string]any)["email"] != fixture.DemoSubscriberEmail || len(prof.JSON["subscriptions"].([]any)) != 1 || prof.JSON["invoice_address"] == nil {
+			t.Errorf("profile: %s", prof.Raw)
+		}
+		// Network health: modem status from the GenieACS NBI; the dev fault cpe: down gives unknown.
+		line := get(mh, marieID, "/network-health").JSON["subscriptions"].([]any)[0].(map[string]any)
+		if line["modem"].(map[string]any)["status"] != "online" || line["status"] != "ACTIVE" {
+			t.Errorf("health: %v", line)
+		}
+		if l := get(ph, payerID, "/network-health").JSON["subscriptions"].([]any)[0].(map[string]any); l["modem"].(map[string]any)["status"] != "not_found" {
+			t.Errorf("health of a line without a device: %v", l)
+		}
+		s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/faults", Headers: s.Operator(), Body: map[string]string{"cpe": "down"}})
+		line = get(mh, marieID, "/network-health").JSON["subscriptions"].([]any)[0].(map[string]any)
+		if line["modem"].(map[string]any)["status"] != "unknown" {
+			t.Errorf("health with cpe down: %v", line)
+		}
+
+		// Notes: stored for operators, attributed to the AI.
+		res = s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/customers/" + marieID + "/notes", Headers: mh, Body: map[string]string{"note": "Caller reports slow Wi-Fi"}})
+		if res.Status != 201 || res.JSON["author"] != "ai_agent" {
+			t.Fatalf("note: %d %s", res.Status, res.Raw)
+		}
+		if notes, _ := s.Store.NotesOf(context.Background(), "8d0c7f2e-1a3b-4c5d-9e6f-000000000001", marieID); len(notes) != 1 || notes[0].Author != "ai_agent" {
+			t.Errorf("notes: %+v", notes)
+		}
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/customers/" + marieID + "/notes", Headers: mh, Body: map[string]string{"note": " "}}), 422, "validation_error")
+
+		// Contact patch: only the fields sent change, and search follows at once.
+		res = s.Do(apptest.Request{Method: "PATCH", Path: "/partner/agent/customers/" + marieID + "/contact", Headers: mh, Body: map[string]string{"phonenumber": "438 555 7777"}})
+		c := res.JSON["contact"].(map[string]any)
+		if res.Status != 200 || c["phonenumber"] != "438 555 7777" || c["firstname"] != "Marie" || c["email"] != fixture.DemoSubscriberEmail {
+			t.Fatalf("contact patch: %d %s", res.Status, res.Raw)
+		}
+		for q, want := range map[string]int{"(438) 555-7777": 1, "514-555-0142": 0} {
+			if res := s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?q=" + url.QueryEscape(q), Headers: apptest.Key(fixture.DemoAgentKey)}); len(searchIDs(res)) != want {
+				t.Errorf("search %q after patch: %s", q, res.Raw)
+			}
+		}
+		res = s.Do(apptest.Request{Method: "PATCH", Path: "/partner/agent/customers/" + marieID + "/contact", Headers: mh,
+			Body: map[string]string{"contact_type": "invoice", "email": "billing@tremblay.example.ca"}})
+		if res.Status != 200 || res.JSON["contact"].(map[string]any)["email"] != "billing@tremblay.example.ca" || res.JSON["contact"].(map[string]any)["lastname"] != "Tremblay" {
+			t.Fatalf("invoice patch: %d %s", res.Status, res.Raw)
+		}
+		agentError(t, s.Do(apptest.Request{Method: "PATCH", Path: "/partner/agent/customers/" + marieID + "/contact", Headers: mh,
+			Body: map[string]string{"contact_type": "contract", "email": "priya.patel@example.ca"}}), 422, "validation_error")
+		agentError(t, s.Do(apptest.Request{Method: "PATCH", Path: "/partner/agent/customers/" + marieID + "/contact", Headers: mh, Body: map[string]string{}}), 422, "validation_error")
+
+		// Account links: Marie has a password (409 for activation); reset mails a link.
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/customers/" + marieID + "/password-reset", Headers: mh,
+			Body: map[string]string{"action": "resend_activation"}}), 409, "already_activated")
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/customers/" + marieID + "/password-reset", Headers: mh}); res.Status != 202 || res.JSON["expires_in"] != 900.0 {
+			t.Fatalf("password reset: %d %s", res.Status, res.Raw)
+		}
+		jh := agentHeaders(fixture.DemoAgentKey, verify(t, s, fixture.DemoAgentKey, jeanID, "jean.gagnon@example.ca"))
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/customers/" + jeanID + "/password-reset", Headers: jh,
+			Body: map[string]string{"action": "resend_activation"}}); res.Status != 202 || res.JSON["expires_in"] != 259200.0 {
+			t.Fatalf("activation: %d %s", res.Status, res.Raw)
+		}
+
+		// Tickets: opened without a session, listed for the customer with one.
+		res = s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/tickets", Headers: apptest.Key(fixture.DemoAgentKey), Body: map[string]string{
+			"customer_id": marieID, "priority": "high", "ai_summary": "No internet since this morning", "ai_diagnosis": "Modem offline", "transcript": "Agent: hello"}})
+		if res.Status != 201 || res.JSON["group"] != "Northwind Tier 1" || res.JSON["status"] != "open" || res.JSON["number"] == nil || res.JSON["ticket_id"] == nil {
+			t.Fatalf("ticket: %d %s", res.Status, res.Raw)
+		}
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/tickets", Headers: apptest.Key(fixture.DemoAgentKey),
+			Body: map[string]string{"contact_email": "walk.in@example.ca", "ai_summary": "Asks about coverage"}}); res.Status != 201 {
+			t.Fatalf("ticket by e-mail: %d %s", res.Status, res.Raw)
+		}
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/tickets", Headers: apptest.Key(fixture.DemoAgentKey),
+			Body: map[string]string{"ai_summary": "x", "priority": "urgent"}}), 422, "validation_error")
+		ts := get(mh, marieID, "/tickets").JSON["tickets"].([]any)
+		if len(ts) != 1 || ts[0].(map[string]any)["priority"] != "high" || strings.Contains(fmt.Sprint(ts), "Agent: hello") {
+			t.Errorf("tickets: %v", ts)
+		}
+	}, func(c *config.Config) { c.CPEACSURL = acs.URL })
+}
+
+func TestAgentPlanChange(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		mh := agentHeaders(fixture.DemoAgentKey, verify(t, s, fixture.DemoAgentKey, marieID, fixture.DemoSubscriberEmail))
+		path := "/partner/agent/customers/" + marieID + "/plan-change"
+		res := s.Do(apptest.Request{Method: "POST", Path: path + "/preview", Headers: mh, Body: map[string]string{"plan_version_id": fibre1000}})
+		if res.Status != 200 || res.JSON["eligible"] != true || res.JSON["subscription_id"] != marieLine || res.JSON["recurring_change"] != 25.0 {
+			t.Fatalf("preview: %d %s", res.Status, res.Raw)
+		}
+		quote := res.JSON["quote_id"].(string)
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre1000}}), 400, "confirmation_required")
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre1000, "confirm": false}}), 400, "confirmation_required")
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre150, "confirm": true, "quote_id": quote}}), 409, "quote_stale")
+
+		idem := agentHeaders(fixture.DemoAgentKey, mh["X-Verified-Session"])
+		idem["Idempotency-Key"] = "call-42"
+		body := map[string]any{"plan_version_id": fibre1000, "confirm": true, "quote_id": quote}
+		first := s.Do(apptest.Request{Method: "POST", Path: path, Headers: idem, Body: body})
+		if first.Status != 200 || first.JSON["plan_version_id"] != fibre1000 || first.JSON["status"] != "ACTIVE" || first.JSON["quote_id"] != quote {
+			t.Fatalf("apply: %d %s", first.Status, first.Raw)
+		}
+		again := s.Do(apptest.Request{Method: "POST", Path: path, Headers: idem, Body: body})
+		if again.Status != 200 || string(again.Raw) != string(first.Raw) || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay: %d %s", again.Status, again.Raw)
+		}
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: idem, Body: map[string]any{"plan_version_id": fibre150, "confirm": true}}), 409, "idempotency_conflict")
+		// Once per calendar day: the second change is refused; the agent cannot override.
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre150, "confirm": true}}), 409, "plan_change_limit")
+		var audits int
+		if err := s.Store.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_log WHERE subject_id = ? AND action = 'subscription.plan_changed'`, marieLine).Scan(&audits); err != nil || audits != 1 {
+			t.Errorf("audit entries: %d %v", audits, err)
+		}
+	})
 }
