@@ -90,3 +90,39 @@ func billingContact(rec *store.SubscriberRecord) subprov.Contact {
 	}
 	return rec.Holder
 }
+
+// codes are the stable agent error codes (decisions §7) plus the plan-change extensions.
+var codes = map[string]bool{
+	"unauthorized": true, "forbidden": true, "verification_required": true, "verification_failed": true,
+	"not_found": true, "validation_error": true, "confirmation_required": true, "plan_change_limit": true,
+	"already_activated": true, "dependency_unconfigured": true, "upstream_unavailable": true, "internal": true,
+	"quote_stale": true, "idempotency_conflict": true, "rate_limited": true, "conflict": true,
+}
+
+var codeOfClass = map[subprov.Code]string{
+	subprov.EBADREQUEST: "validation_error", subprov.EUNAUTHORIZED: "unauthorized", subprov.EFORBIDDEN: "forbidden",
+	subprov.ENOTFOUND: "not_found", subprov.ECONFLICT: "conflict", subprov.EINVALID: "validation_error",
+	subprov.EUNAVAILABLE: "upstream_unavailable", subprov.EUNCONFIGURED: "dependency_unconfigured",
+	subprov.ERATELIMITED: "rate_limited",
+}
+
+// PublicError is the stable code and safe message of err for a surface without HTTP (the MCP
+// tools); anything uncoded is internal, without detail. Validation problems are appended.
+func PublicError(err error) (code, message string) {
+	e, ok := subprov.AsError(err)
+	if !ok {
+		return "internal", errInternal.Message
+	}
+	code = e.Reason
+	if !codes[code] {
+		code = codeOfClass[e.Code]
+	}
+	if code == "" {
+		code = "internal"
+	}
+	message = e.Message
+	for f, p := range e.Fields {
+		message += "; " + f + ": " + p
+	}
+	return code, message
+}

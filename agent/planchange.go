@@ -20,16 +20,16 @@ import (
 // customer has more than one line that could change plan.
 type PreviewRequest struct {
 	PlanVersionID  string `json:"plan_version_id"`
-	SubscriptionID string `json:"subscription_id"`
+	SubscriptionID string `json:"subscription_id,omitempty"`
 }
 
 // ApplyRequest applies a plan change: confirm must be true, after the customer heard the
 // preview. quote_id, when sent, must still match what a preview gives now.
 type ApplyRequest struct {
 	PlanVersionID  string `json:"plan_version_id"`
-	SubscriptionID string `json:"subscription_id"`
-	Confirm        bool   `json:"confirm"`
-	QuoteID        string `json:"quote_id"`
+	SubscriptionID string `json:"subscription_id,omitempty"`
+	Confirm        bool   `json:"confirm,omitempty"`
+	QuoteID        string `json:"quote_id,omitempty"`
 }
 
 // AdjustmentView is the one-time adjustment; the deprecated fields stay until the next release.

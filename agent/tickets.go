@@ -13,13 +13,13 @@ import (
 
 // TicketInput is an enriched ticket from the agent (decisions §6).
 type TicketInput struct {
-	CustomerID   string `json:"customer_id"`
-	ContactEmail string `json:"contact_email"`
-	Priority     string `json:"priority"`
-	Subject      string `json:"subject"`
+	CustomerID   string `json:"customer_id,omitempty"`
+	ContactEmail string `json:"contact_email,omitempty"`
+	Priority     string `json:"priority,omitempty"`
+	Subject      string `json:"subject,omitempty"`
 	AISummary    string `json:"ai_summary"`
-	AIDiagnosis  string `json:"ai_diagnosis"`
-	Transcript   string `json:"transcript"`
+	AIDiagnosis  string `json:"ai_diagnosis,omitempty"`
+	Transcript   string `json:"transcript,omitempty"`
 }
 
 // Problems lists every problem of the input.

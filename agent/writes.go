@@ -55,12 +55,12 @@ const (
 
 // ContactPatch is the agent's contact edit: only the fields sent change (decisions §6).
 type ContactPatch struct {
-	ContactType string  `json:"contact_type"`
-	FirstName   *string `json:"firstname"`
-	LastName    *string `json:"lastname"`
-	Email       *string `json:"email"`
-	PhoneNumber *string `json:"phonenumber"`
-	Company     *string `json:"company"`
+	ContactType string  `json:"contact_type,omitempty"`
+	FirstName   *string `json:"firstname,omitempty"`
+	LastName    *string `json:"lastname,omitempty"`
+	Email       *string `json:"email,omitempty"`
+	PhoneNumber *string `json:"phonenumber,omitempty"`
+	Company     *string `json:"company,omitempty"`
 }
 
 // Problems lists every problem of the patch.

@@ -31,6 +31,7 @@ type Config struct {
 	SMSAuthToken  string // SUBPROV_SMS_AUTH_TOKEN
 	SMSFrom       string // SUBPROV_SMS_FROM: sender number
 	CPEACSURL     string // SUBPROV_CPE_ACS_URL: GenieACS NBI base URL ("" = CPE status unknown)
+	AgentAPIKey   string // SUBPROV_AGENT_API_KEY: the key subprov mcp acts with
 	// RedisPrefix namespaces rate-limit keys in a shared Redis (tests use a random one).
 	RedisPrefix string
 }
@@ -60,6 +61,7 @@ var Vars = []Var{
 	{"SUBPROV_SMS_AUTH_TOKEN", "", "SMS API auth token (basic-auth password)"},
 	{"SUBPROV_SMS_FROM", "", "SMS sender number"},
 	{"SUBPROV_CPE_ACS_URL", "", "GenieACS NBI base URL for modem status in the agent's network health; unset: modem status unknown"},
+	{"SUBPROV_AGENT_API_KEY", "", "subprov mcp: the agent API key (feature agent_api_access) its tools act with; --api-key overrides"},
 }
 
 // FromEnv reads the configuration through getenv; isTerminal picks the default log format.
@@ -88,6 +90,7 @@ func FromEnv(getenv func(string) string, isTerminal bool) (Config, error) {
 		SMSAuthToken:  getenv("SUBPROV_SMS_AUTH_TOKEN"),
 		SMSFrom:       get("SUBPROV_SMS_FROM", ""),
 		CPEACSURL:     get("SUBPROV_CPE_ACS_URL", ""),
+		AgentAPIKey:   getenv("SUBPROV_AGENT_API_KEY"),
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return c, fmt.Errorf("SUBPROV_ADDR %q: want host:port", c.Addr)
