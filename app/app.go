@@ -19,11 +19,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/agent"
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/checkout"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/config"
+	"github.com/subprov/subprov/cpe"
 	"github.com/subprov/subprov/events"
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/fixture"
@@ -41,6 +43,7 @@ import (
 	"github.com/subprov/subprov/sandbox"
 	"github.com/subprov/subprov/scheduler"
 	"github.com/subprov/subprov/serviceability"
+	"github.com/subprov/subprov/sms"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
 	"github.com/subprov/subprov/tickets"
@@ -64,6 +67,7 @@ type App struct {
 	Provisioning *provisioning.Service
 	Billing      *billing.Service
 	Install      *install.Service
+	Agent        *agent.Service
 	redis        *redis.Client
 }
 
@@ -166,13 +170,17 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &jobCollector{st: st})
+	portalService := &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log,
+		Provisioning: a.Provisioning, Billing: a.Billing}
+	a.Agent = a.newAgent(portalService)
 	a.Handler = httpapi.NewServer(httpapi.Deps{
 		Log: log, Store: st, Clock: a.Clock, DevClock: a.DevClock, Faults: a.Faults, Auth: a.Auth, Limiter: limiter,
 		Serviceability: &serviceability.Service{Store: st, Clock: a.Clock},
 		Provisioning:   a.Provisioning,
 		Billing:        a.Billing,
 		Install:        a.Install,
-		Portal:         &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log, Provisioning: a.Provisioning, Billing: a.Billing},
+		Portal:         portalService,
+		Agent:          a.Agent,
 		Checkout: &checkout.Service{Store: st, Clock: a.Clock, Auth: a.Auth, Provisioning: a.Provisioning, Events: a.Events,
 			Webhooks: a.Webhooks, PublicURL: cfg.PublicURL, Log: log},
 		Sandbox:   &sandbox.Service{Store: st, Recorder: a.Events, Webhooks: a.Webhooks},
@@ -197,7 +205,24 @@ func (a *App) migrate(ctx context.Context) error {
 	for _, m := range applied {
 		a.Log.Info("migration applied", "name", m)
 	}
-	return jobs.Migrate(ctx, a.Store)
+	if err := jobs.Migrate(ctx, a.Store); err != nil {
+		return err
+	}
+	return a.Store.BackfillSearchTerms(ctx)
+}
+
+// newAgent builds the support-agent service with its SMS gateway and CPE server when
+// configured (a nil interface, not a typed nil, when not).
+func (a *App) newAgent(p *portal.Service) *agent.Service {
+	svc := &agent.Service{Store: a.Store, Clock: a.Clock, Auth: a.Auth, Mail: a.Outbox, Faults: a.Faults, Provisioning: a.Provisioning,
+		Billing: a.Billing, Portal: p, Desk: &tickets.Builtin{Clock: a.Clock}, Log: a.Log}
+	if t := sms.NewTwilio(a.Config.SMSAPIURL, a.Config.SMSAccountSID, a.Config.SMSAuthToken, a.Config.SMSFrom); t != nil {
+		svc.SMS = t
+	}
+	if g := cpe.NewGenieACS(a.Config.CPEACSURL); g != nil {
+		svc.CPE = g
+	}
+	return svc
 }
 
 // Migrate applies the schema and job-queue migrations and returns (subprov migrate).

@@ -26,6 +26,12 @@ type Config struct {
 	Workers       bool   // run job workers in this process (serve without --no-workers, worker)
 	StripeAPIKey  string // STRIPE_API_KEY: enables the Stripe adapter for providers with payment_processor stripe
 	StripeAPIBase string // STRIPE_API_BASE: Stripe API base URL (stripe-mock in tests)
+	SMSAPIURL     string // SUBPROV_SMS_API_URL: base of the Twilio-compatible SMS API
+	SMSAccountSID string // SUBPROV_SMS_ACCOUNT_SID
+	SMSAuthToken  string // SUBPROV_SMS_AUTH_TOKEN
+	SMSFrom       string // SUBPROV_SMS_FROM: sender number
+	CPEACSURL     string // SUBPROV_CPE_ACS_URL: GenieACS NBI base URL ("" = CPE status unknown)
+	AgentAPIKey   string // SUBPROV_AGENT_API_KEY: the key subprov mcp acts with
 	// RedisPrefix namespaces rate-limit keys in a shared Redis (tests use a random one).
 	RedisPrefix string
 }
@@ -50,6 +56,12 @@ var Vars = []Var{
 	{"SUBPROV_LOG_FORMAT", "text on a terminal, else json", "log format: text or json"},
 	{"STRIPE_API_KEY", "", "Stripe secret key for providers whose payment_processor is stripe (connected accounts)"},
 	{"STRIPE_API_BASE", "https://api.stripe.com", "Stripe API base URL (stripe-mock in tests)"},
+	{"SUBPROV_SMS_API_URL", "https://api.twilio.com", "base URL of the Twilio-compatible SMS API (agent one-time codes by SMS)"},
+	{"SUBPROV_SMS_ACCOUNT_SID", "", "SMS API account SID (basic-auth user); SMS is unconfigured unless SID, token and sender are all set"},
+	{"SUBPROV_SMS_AUTH_TOKEN", "", "SMS API auth token (basic-auth password)"},
+	{"SUBPROV_SMS_FROM", "", "SMS sender number"},
+	{"SUBPROV_CPE_ACS_URL", "", "GenieACS NBI base URL for modem status in the agent's network health; unset: modem status unknown"},
+	{"SUBPROV_AGENT_API_KEY", "", "subprov mcp: the agent API key (feature agent_api_access) its tools act with; --api-key overrides"},
 }
 
 // FromEnv reads the configuration through getenv; isTerminal picks the default log format.
@@ -73,6 +85,12 @@ func FromEnv(getenv func(string) string, isTerminal bool) (Config, error) {
 		RedisPrefix:   "subprov:",
 		StripeAPIKey:  getenv("STRIPE_API_KEY"),
 		StripeAPIBase: get("STRIPE_API_BASE", ""),
+		SMSAPIURL:     get("SUBPROV_SMS_API_URL", "https://api.twilio.com"),
+		SMSAccountSID: get("SUBPROV_SMS_ACCOUNT_SID", ""),
+		SMSAuthToken:  getenv("SUBPROV_SMS_AUTH_TOKEN"),
+		SMSFrom:       get("SUBPROV_SMS_FROM", ""),
+		CPEACSURL:     get("SUBPROV_CPE_ACS_URL", ""),
+		AgentAPIKey:   getenv("SUBPROV_AGENT_API_KEY"),
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return c, fmt.Errorf("SUBPROV_ADDR %q: want host:port", c.Addr)

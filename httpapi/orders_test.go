@@ -16,7 +16,6 @@ const (
 	bldVancouver   = "b1000000-0000-4000-8000-000000000005"
 	bldSandbox     = "b1000000-0000-4000-8000-000000000006"
 	unitKing1204   = "u1000000-0000-4000-8000-000000001204"
-	marieLine      = "c1000000-0000-4000-8000-000000000001"
 	priyaLine      = "c1000000-0000-4000-8000-000000000002"
 	liamLine       = "c2000000-0000-4000-8000-000000000001"
 	orderOptions   = "/partner/subscriber/me/orders/options?building_id="

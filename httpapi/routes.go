@@ -130,6 +130,23 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/api/v1/install-jobs/{job_id}/complete", auth: credOperator, handle: s.handleCompleteInstallJob},
 		{method: "GET", path: "/book", surface: surfacePage, handle: s.handleBookingPage},
 		{method: "POST", path: "/book", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.handleBookingConfirm},
+		// B. Support-agent API (issue 7): agent key on every call; the verified session is
+		// checked by package agent, after provider scoping.
+		{method: "GET", path: "/partner/agent/customers/search", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentSearch},
+		{method: "POST", path: "/partner/agent/verify/issue", auth: credAgentKey, surface: surfaceAgent, limit: ratelimit.PerMinute(60), handle: s.handleAgentVerifyIssue},
+		{method: "POST", path: "/partner/agent/verify/check", auth: credAgentKey, surface: surfaceAgent, limit: ratelimit.PerMinute(120), handle: s.handleAgentVerifyCheck},
+		{method: "GET", path: "/partner/agent/customers/{customerId}", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentProfile},
+		{method: "GET", path: "/partner/agent/customers/{customerId}/billing-summary", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentBillingSummary},
+		{method: "GET", path: "/partner/agent/customers/{customerId}/payments", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentPayments},
+		{method: "GET", path: "/partner/agent/customers/{customerId}/network-health", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentNetworkHealth},
+		{method: "GET", path: "/partner/agent/customers/{customerId}/tickets", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentTickets},
+		{method: "POST", path: "/partner/agent/customers/{customerId}/notes", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentNote},
+		{method: "PATCH", path: "/partner/agent/customers/{customerId}/contact", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentContact},
+		{method: "POST", path: "/partner/agent/customers/{customerId}/password-reset", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentPasswordReset},
+		{method: "POST", path: "/partner/agent/customers/{customerId}/invoices/{invoiceId}/resend", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentInvoiceResend},
+		{method: "POST", path: "/partner/agent/customers/{customerId}/plan-change/preview", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentPlanPreview},
+		{method: "POST", path: "/partner/agent/customers/{customerId}/plan-change", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentPlanChange},
+		{method: "POST", path: "/partner/agent/tickets", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentOpenTicket},
 	}
 	if s.DevClock != nil {
 		// Dev mode (decisions §4): absent, so 404, when dev mode is off.

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/agent"
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/checkout"
@@ -44,6 +45,7 @@ type Deps struct {
 	Checkout       *checkout.Service
 	Sandbox        *sandbox.Service
 	PublicURL      string // base of links and of the sandbox payment page
+	Agent          *agent.Service
 	Registry       *prometheus.Registry
 	Ready          func(ctx context.Context) error
 	OnClockChange  func(ctx context.Context) // persists the dev clock

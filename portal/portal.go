@@ -44,6 +44,9 @@ type ContactPatch struct {
 	FirstName, LastName, Email, PhoneNumber, Company *string
 }
 
+// Apply returns c with the patch's fields set (the agent's contact patch uses it too).
+func (p ContactPatch) Apply(c subprov.Contact) subprov.Contact { return p.apply(c) }
+
 func (p ContactPatch) apply(c subprov.Contact) subprov.Contact {
 	set := func(dst *string, v *string) {
 		if v != nil {

@@ -49,12 +49,13 @@ func (tx *Tx) UpsertSubscriber(ctx context.Context, sub *subprov.Subscriber, now
 		return err
 	}
 	if sub.InvoiceContact != nil {
-		return tx.upsertContact(ctx, sub.ID, "invoice", *sub.InvoiceContact, now)
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM contacts WHERE subscriber_id = ? AND role = 'invoice'`, sub.ID); err != nil {
+		if err := tx.upsertContact(ctx, sub.ID, "invoice", *sub.InvoiceContact, now); err != nil {
+			return err
+		}
+	} else if _, err := tx.Exec(ctx, `DELETE FROM contacts WHERE subscriber_id = ? AND role = 'invoice'`, sub.ID); err != nil {
 		return fmt.Errorf("remove invoice contact: %w", err)
 	}
-	return nil
+	return tx.ReindexSubscriber(ctx, sub.ID)
 }
 
 func (tx *Tx) upsertContact(ctx context.Context, subscriberID, role string, c subprov.Contact, now time.Time) error {
@@ -113,7 +114,7 @@ func (tx *Tx) UpsertSubscription(ctx context.Context, s *subprov.Subscription, n
 	if err != nil {
 		return fmt.Errorf("upsert subscription %s: %w", s.ID, err)
 	}
-	return nil
+	return tx.ReindexSubscriber(ctx, s.SubscriberID)
 }
 
 // PortOfUnit returns the port wired to a suite, if any.
@@ -158,7 +159,10 @@ func readContacts(ctx context.Context, q Querier, subscriberID string) (holder s
 
 // PutInvoiceContact stores the separate billing contact.
 func (tx *Tx) PutInvoiceContact(ctx context.Context, subscriberID string, c subprov.Contact, now time.Time) error {
-	return tx.upsertContact(ctx, subscriberID, "invoice", c, now)
+	if err := tx.upsertContact(ctx, subscriberID, "invoice", c, now); err != nil {
+		return err
+	}
+	return tx.ReindexSubscriber(ctx, subscriberID)
 }
 
 // DeleteInvoiceContact removes the separate billing contact: invoices go to the holder again.
@@ -166,7 +170,7 @@ func (tx *Tx) DeleteInvoiceContact(ctx context.Context, subscriberID string) err
 	if _, err := tx.Exec(ctx, `DELETE FROM contacts WHERE subscriber_id = ? AND role = 'invoice'`, subscriberID); err != nil {
 		return fmt.Errorf("delete invoice contact: %w", err)
 	}
-	return nil
+	return tx.ReindexSubscriber(ctx, subscriberID)
 }
 
 // SubscriberRecord is a subscriber with its contacts, for the portal.
@@ -236,7 +240,7 @@ func (tx *Tx) UpdateHolderContact(ctx context.Context, subscriberID string, c su
 	if err != nil {
 		return fmt.Errorf("update subscriber search fields: %w", err)
 	}
-	return nil
+	return tx.ReindexSubscriber(ctx, subscriberID)
 }
 
 // SubscriberProcessor returns the processor customer and card a subscriber pays with: its own,

@@ -127,7 +127,7 @@ func (tx *Tx) InsertSubscription(ctx context.Context, s *subprov.Subscription, l
 		return false, fmt.Errorf("insert subscription: %w", err)
 	}
 	s.CreatedAt, s.UpdatedAt = now.UTC(), now.UTC()
-	return true, nil
+	return true, tx.ReindexSubscriber(ctx, s.SubscriberID)
 }
 
 // SubscriptionChange is a partial update of a subscription; nil fields are left alone.
@@ -235,7 +235,7 @@ func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder su
 	if err := tx.upsertContact(ctx, sub.ID, "holder", sub.Holder, now); err != nil {
 		return nil, false, err
 	}
-	return sub, true, nil
+	return sub, true, tx.ReindexSubscriber(ctx, sub.ID)
 }
 
 func (tx *Tx) subscriberByEmail(ctx context.Context, providerID, email string) (*subprov.Subscriber, error) {

@@ -34,6 +34,7 @@ Commands:
   worker      run only the job workers (scale-out: N 'serve --no-workers' + M 'worker')
   migrate     apply database migrations and exit (serve also applies them at start)
   seed FILE   load a fixture file (JSON, decisions §3); idempotent, all or nothing
+  mcp         serve the support-agent tools over MCP on stdio (--api-key or SUBPROV_AGENT_API_KEY)
 
 Run 'subprov <command> --help' for a command's flags.
 `
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdSeed(ctx, rest, getenv, stdout, stderr)
 	case "demo":
 		return cmdDemo(ctx, rest, getenv, stdout, stderr)
+	case "mcp":
+		return cmdMCP(ctx, rest, getenv, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "subprov: unknown command %q\n\n%s", cmd, usage)
 		return errUsage

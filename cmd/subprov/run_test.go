@@ -40,12 +40,13 @@ func TestHelpTeachesEveryCommand(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--help"}, []string{"demo", "serve", "worker", "migrate", "seed FILE", "DATABASE_URL", "SUBPROV_DEV"}},
+		{[]string{"--help"}, []string{"demo", "serve", "worker", "migrate", "seed FILE", "mcp", "DATABASE_URL", "SUBPROV_DEV"}},
 		{[]string{"serve", "--help"}, []string{"--no-workers", "scale-out", "SUBPROV_ADDR"}},
 		{[]string{"worker", "--help"}, []string{"job workers"}},
 		{[]string{"migrate", "--help"}, []string{"pending schema and job-queue migration"}},
 		{[]string{"seed", "--help"}, []string{"Safe to run twice", "nothing is written"}},
 		{[]string{"demo", "--help"}, []string{"./data/", "curl"}},
+		{[]string{"mcp", "--help"}, []string{"--api-key", "SUBPROV_AGENT_API_KEY", "apply_plan_change"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -138,7 +139,7 @@ func TestServeShutsDownGracefully(t *testing.T) {
 
 func TestDemoBannerHasACurlLineForEveryCredential(t *testing.T) {
 	b := demoBanner("http://127.0.0.1:8080")
-	for _, w := range []string{"/partner/serviceability/autocomplete", "/partner/serviceability/check", "/partner/serviceability/units",
+	for _, w := range []string{"/partner/agent/customers/search", "/partner/agent/verify/issue", "/partner/agent/verify/check", "/partner/serviceability/autocomplete", "/partner/serviceability/check", "/partner/serviceability/units",
 		"/partner/location/", "/api/v1/location/", "/partner/location/details", "/partner/subscriber/auth/login", "/api/v1/auth/login",
 		"/api/v1/dev/clock", "/api/v1/dev/faults", "/api/v1/dev/outbox", "/docs", "/partner/provisioning/provider-initiated",
 		"/partner/provisioning/bulk", "/partner/provisioning/confirm-install", "/change-plan/preview", "/change-plan\"",

@@ -1,0 +1,128 @@
+// Package agent holds the rules of the support-agent API (interface.md section B and the agent
+// design guarantees): provider scoping before anything else, masked search, one-time-code
+// verification yielding a 15-minute session bound to (provider, customer), slim reads, gated
+// writes, and tickets. The HTTP handlers (httpapi/agent.go) and the MCP server (subprov mcp)
+// both call this package, so both surfaces keep the same rules.
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/auth"
+	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/cpe"
+	"github.com/subprov/subprov/faults"
+	"github.com/subprov/subprov/portal"
+	"github.com/subprov/subprov/provisioning"
+	"github.com/subprov/subprov/sms"
+	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/tickets"
+)
+
+// Mailer queues a message inside a transaction (the outbox).
+type Mailer interface {
+	QueueText(ctx context.Context, tx *store.Tx, to, subject, body string, links []string) error
+}
+
+// Service runs the agent rules.
+type Service struct {
+	Store        *store.Store
+	Clock        subprov.Clock
+	Auth         *auth.Service
+	Mail         Mailer
+	SMS          sms.Sender // nil: the SMS gateway is not configured
+	CPE          cpe.Reader // nil: no CPE management server; modem status is unknown
+	Faults       *faults.Switches
+	Provisioning *provisioning.Service
+	Billing      *billing.Service
+	Portal       *portal.Service
+	Desk         tickets.Desk
+	Log          *slog.Logger
+}
+
+// Caller is the agent calling: its key's provider, the key, and the verified-session token it
+// sent ("" when none).
+type Caller struct {
+	Provider *subprov.Provider
+	Key      *subprov.APIKey
+	Session  string
+}
+
+// actor names the caller in audit entries and plan-change records.
+func (c Caller) actor() string { return "agent:" + c.Key.Prefix }
+
+// Stable errors of the agent surface (decisions §7).
+var (
+	errCustomerNotFound = subprov.Errorf(subprov.ENOTFOUND, "not_found", "Customer not found")
+	errInternal         = subprov.Errorf(subprov.EINTERNAL, "internal", "Internal server error")
+)
+
+// customer resolves a customer of the caller's provider. Scoping comes first: a customer of
+// another provider (or none) is 404 whatever the session says; then, when verified is true,
+// the session must be bound to this provider and customer (401 verification_required).
+func (s *Service) customer(ctx context.Context, c Caller, customerID string, verified bool) (*store.SubscriberRecord, error) {
+	customerID = strings.TrimSpace(customerID)
+	if customerID == "" {
+		return nil, errCustomerNotFound
+	}
+	rec, err := s.Store.SubscriberRecordOf(ctx, c.Provider.ID, customerID)
+	if err != nil {
+		if store.IsNoRows(err) {
+			return nil, errCustomerNotFound
+		}
+		return nil, err
+	}
+	if verified {
+		if err := s.Auth.CheckVerifiedSession(c.Session, c.Provider.ID, rec.ID); err != nil {
+			return nil, err
+		}
+	}
+	return rec, nil
+}
+
+// billingContact is who receives invoices: the separate invoice contact, else the holder.
+func billingContact(rec *store.SubscriberRecord) subprov.Contact {
+	if rec.Invoice != nil {
+		return *rec.Invoice
+	}
+	return rec.Holder
+}
+
+// codes are the stable agent error codes (decisions §7) plus the plan-change extensions.
+var codes = map[string]bool{
+	"unauthorized": true, "forbidden": true, "verification_required": true, "verification_failed": true,
+	"not_found": true, "validation_error": true, "confirmation_required": true, "plan_change_limit": true,
+	"already_activated": true, "dependency_unconfigured": true, "upstream_unavailable": true, "internal": true,
+	"quote_stale": true, "idempotency_conflict": true, "rate_limited": true, "conflict": true,
+}
+
+var codeOfClass = map[subprov.Code]string{
+	subprov.EBADREQUEST: "validation_error", subprov.EUNAUTHORIZED: "unauthorized", subprov.EFORBIDDEN: "forbidden",
+	subprov.ENOTFOUND: "not_found", subprov.ECONFLICT: "conflict", subprov.EINVALID: "validation_error",
+	subprov.EUNAVAILABLE: "upstream_unavailable", subprov.EUNCONFIGURED: "dependency_unconfigured",
+	subprov.ERATELIMITED: "rate_limited",
+}
+
+// PublicError is the stable code and safe message of err for a surface without HTTP (the MCP
+// tools); anything uncoded is internal, without detail. Validation problems are appended.
+func PublicError(err error) (code, message string) {
+	e, ok := subprov.AsError(err)
+	if !ok {
+		return "internal", errInternal.Message
+	}
+	code = e.Reason
+	if !codes[code] {
+		code = codeOfClass[e.Code]
+	}
+	if code == "" {
+		code = "internal"
+	}
+	message = e.Message
+	for f, p := range e.Fields {
+		message += "; " + f + ": " + p
+	}
+	return code, message
+}

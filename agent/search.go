@@ -1,0 +1,183 @@
+package agent
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/store"
+)
+
+// Search limits (interface.md Limits).
+const (
+	minQueryLen   = 2
+	defaultLimit  = 25
+	maxLimit      = 100
+	maxMatchCount = 1000 // match_count is exact up to this many
+)
+
+// SearchResult is the masked answer of a customer search (decisions §6).
+type SearchResult struct {
+	MatchCount int         `json:"match_count"`
+	Ambiguous  bool        `json:"ambiguous"`
+	Results    []Candidate `json:"results"`
+}
+
+// Candidate is one masked match: never a full e-mail or phone.
+type Candidate struct {
+	CustomerID       string            `json:"customer_id"`
+	Name             string            `json:"name"`
+	Email            string            `json:"email"`
+	Phone            string            `json:"phone"`
+	CustomerNumber   *string           `json:"customer_number"`
+	ServiceLocations []LocationSummary `json:"service_locations"`
+}
+
+// LocationSummary is a service location as search and profile show it.
+type LocationSummary struct {
+	BuildingID string `json:"building_id"`
+	Address    string `json:"address"`
+	UnitNumber string `json:"unit_number"`
+}
+
+// ParseLimit reads the search limit: empty is the default, else an integer 1 to 100.
+func ParseLimit(raw string) (int, error) {
+	if strings.TrimSpace(raw) == "" {
+		return defaultLimit, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(raw))
+	if err != nil || n < 1 || n > maxLimit {
+		return 0, subprov.Invalid(map[string]string{"query:limit": "must be an integer from 1 to 100"})
+	}
+	return n, nil
+}
+
+// Search finds the caller's provider's customers matching every word of q (name, e-mail,
+// phone in any formatting, customer number current or retired, invoice address, building,
+// unit, service location) and returns them masked. It never auto-selects: ambiguous is true
+// whenever more than one customer matches.
+func (s *Service) Search(ctx context.Context, c Caller, q string, limit int) (*SearchResult, error) {
+	q = strings.TrimSpace(q)
+	if utf8.RuneCountInString(q) < minQueryLen {
+		return nil, subprov.Invalid(map[string]string{"query:q": "at least 2 characters"})
+	}
+	if limit < 1 || limit > maxLimit {
+		return nil, subprov.Invalid(map[string]string{"query:limit": "must be an integer from 1 to 100"})
+	}
+	out := &SearchResult{Results: []Candidate{}}
+	terms := store.QueryTerms(q)
+	if len(terms) == 0 {
+		return out, nil
+	}
+	ids, err := s.Store.SearchSubscribers(ctx, c.Provider.ID, terms, maxMatchCount)
+	if err != nil {
+		return nil, err
+	}
+	out.MatchCount, out.Ambiguous = len(ids), len(ids) > 1
+	if len(ids) > limit {
+		ids = ids[:limit]
+	}
+	found, err := s.Store.Candidates(ctx, c.Provider.ID, ids)
+	if err != nil {
+		return nil, err
+	}
+	locs, err := s.locationsOf(ctx, c.Provider.ID, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range found {
+		out.Results = append(out.Results, Candidate{CustomerID: f.SubscriberID, Name: maskName(f.Holder),
+			Email: MaskEmail(f.Holder.Email), Phone: MaskPhone(f.Holder.PhoneNumber), CustomerNumber: nullable(f.CustomerNumber),
+			ServiceLocations: locs[f.SubscriberID]})
+	}
+	return out, nil
+}
+
+// locationsOf groups the distinct service locations of subscribers, newest line first.
+func (s *Service) locationsOf(ctx context.Context, providerID string, ids []string) (map[string][]LocationSummary, error) {
+	rows, err := s.Store.ServiceLocations(ctx, providerID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]LocationSummary{}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		out[id] = []LocationSummary{}
+	}
+	for _, l := range rows {
+		key := l.SubscriberID + "|" + l.BuildingID + "|" + l.UnitNumber
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out[l.SubscriberID] = append(out[l.SubscriberID], summaryOf(l))
+	}
+	return out, nil
+}
+
+func summaryOf(l store.ServiceLocation) LocationSummary {
+	return LocationSummary{BuildingID: l.BuildingID, Address: formatAddress(l.Street, l.City, l.Province, l.PostalCode), UnitNumber: l.UnitNumber}
+}
+
+func formatAddress(street, city, province, postal string) string {
+	var parts []string
+	for _, p := range []string{street, city, strings.TrimSpace(province + " " + postal)} {
+		if strings.TrimSpace(p) != "" {
+			parts = append(parts, strings.TrimSpace(p))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// maskName is the first name and the initial of the last name: "Marie T.".
+func maskName(c subprov.Contact) string {
+	first := strings.TrimSpace(c.FirstName)
+	last := strings.TrimSpace(c.LastName)
+	if last == "" {
+		return first
+	}
+	r, _ := utf8.DecodeRuneInString(last)
+	return strings.TrimSpace(first + " " + string(r) + ".")
+}
+
+// MaskEmail keeps the first character of the mailbox and of the domain and the top-level
+// domain: "m***@e***.ca".
+func MaskEmail(email string) string {
+	local, domain, ok := strings.Cut(strings.TrimSpace(email), "@")
+	if !ok || local == "" || domain == "" {
+		return ""
+	}
+	tld := ""
+	if i := strings.LastIndex(domain, "."); i > 0 {
+		tld = domain[i:]
+	}
+	return firstRune(local) + "***@" + firstRune(domain) + "***" + tld
+}
+
+// MaskPhone keeps only the last four digits: "***-***-0142".
+func MaskPhone(phone string) string {
+	var digits []byte
+	for i := 0; i < len(phone); i++ {
+		if phone[i] >= '0' && phone[i] <= '9' {
+			digits = append(digits, phone[i])
+		}
+	}
+	if len(digits) < 4 {
+		return ""
+	}
+	return "***-***-" + string(digits[len(digits)-4:])
+}
+
+func firstRune(s string) string {
+	r, _ := utf8.DecodeRuneInString(s)
+	return string(r)
+}

@@ -1,0 +1,184 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/store"
+)
+
+// One-time code rules (decisions §5).
+const (
+	codeLifetime = 10 * time.Minute
+	maxChecks    = 5
+	// Resends are limited in a sliding window: per customer (a caller cannot flood one
+	// person's inbox or phone) and per API key (one agent cannot flood everybody).
+	issueWindow      = 10 * time.Minute
+	maxPerCustomer   = 3
+	maxPerKey        = 60
+	retryAfterSecond = 60
+)
+
+// Channels of a one-time code.
+const (
+	ChannelEmail = "email"
+	ChannelSMS   = "sms"
+)
+
+// Issued is the answer to issuing a code: never the code itself.
+type Issued struct {
+	Channel     string `json:"channel"`
+	Destination string `json:"destination"`
+	ExpiresIn   int    `json:"expires_in"`
+}
+
+// Session is a verified session bound to one (provider, customer) pair.
+type Session struct {
+	Token      string `json:"verified_session_token"`
+	CustomerID string `json:"customer_id"`
+	ExpiresAt  string `json:"expires_at"`
+}
+
+func verificationFailed() error {
+	return subprov.Errorf(subprov.EUNAUTHORIZED, "verification_failed", "The code is wrong, expired or used up; issue a new one")
+}
+
+func rateLimited() error {
+	return &subprov.Error{Code: subprov.ERATELIMITED, Reason: "rate_limited", Message: "Too many codes issued; wait before resending",
+		Extra: map[string]any{"retry_after": retryAfterSecond}}
+}
+
+// IssueCode sends a 6-digit one-time code to the customer by e-mail (default) or SMS. Only a
+// hash of the code is stored; a new code retires the customer's earlier ones.
+func (s *Service) IssueCode(ctx context.Context, c Caller, customerID, channel string) (*Issued, error) {
+	channel = strings.TrimSpace(channel)
+	if channel == "" {
+		channel = ChannelEmail
+	}
+	if channel != ChannelEmail && channel != ChannelSMS {
+		return nil, subprov.Invalid(map[string]string{"channel": "must be email or sms"})
+	}
+	rec, err := s.customer(ctx, c, customerID, false)
+	if err != nil {
+		return nil, err
+	}
+	if channel == ChannelSMS && (!c.Provider.SMSConfigured || s.SMS == nil) {
+		return nil, subprov.Errorf(subprov.EUNCONFIGURED, "dependency_unconfigured", "SMS verification is not configured for this provider")
+	}
+	to := rec.Holder.Email
+	dest := MaskEmail(to)
+	if channel == ChannelSMS {
+		to, dest = rec.Holder.PhoneNumber, MaskPhone(rec.Holder.PhoneNumber)
+	}
+	if dest == "" {
+		return nil, subprov.Invalid(map[string]string{"channel": "the customer has no " + map[string]string{ChannelEmail: "e-mail", ChannelSMS: "phone number"}[channel] + " on file"})
+	}
+	now := s.Clock.Now()
+	perCustomer, perKey, err := s.Store.CodesIssuedSince(ctx, c.Provider.ID, rec.ID, c.Key.ID, now.Add(-issueWindow))
+	if err != nil {
+		return nil, err
+	}
+	if perCustomer >= maxPerCustomer || perKey >= maxPerKey {
+		return nil, rateLimited()
+	}
+	code, err := newCode()
+	if err != nil {
+		return nil, err
+	}
+	vc := &store.VerificationCode{ID: store.NewID(), ProviderID: c.Provider.ID, SubscriberID: rec.ID, APIKeyID: c.Key.ID, Channel: channel,
+		ExpiresAt: now.Add(codeLifetime), CreatedAt: now}
+	vc.CodeHash = codeHash(vc.ID, code)
+	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertVerificationCode(ctx, vc); err != nil {
+			return err
+		}
+		if channel == ChannelEmail {
+			return s.Mail.QueueText(ctx, tx, to, "Your verification code", codeMail(c.Provider.Name, code), nil)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if channel == ChannelSMS {
+		if err := s.sendSMS(ctx, to, fmt.Sprintf("%s verification code: %s (valid 10 minutes)", c.Provider.Name, code)); err != nil {
+			if derr := s.Store.DeleteVerificationCode(context.WithoutCancel(ctx), vc.ID); derr != nil {
+				s.Log.Error("agent: remove unsent code", "err", derr)
+			}
+			return nil, err
+		}
+	}
+	return &Issued{Channel: channel, Destination: dest, ExpiresIn: int(codeLifetime.Seconds())}, nil
+}
+
+func (s *Service) sendSMS(ctx context.Context, to, body string) error {
+	unavailable := subprov.Errorf(subprov.EUNAVAILABLE, "upstream_unavailable", "The SMS gateway did not accept the message; try e-mail")
+	if s.Faults.Is("sms", "down") {
+		return unavailable
+	}
+	if err := s.SMS.Send(ctx, to, body); err != nil {
+		s.Log.Warn("agent: sms not sent", "err", err)
+		return unavailable
+	}
+	return nil
+}
+
+// codeMail carries the code as a standalone 6-digit line (decisions §5).
+func codeMail(provider, code string) string {
+	return fmt.Sprintf("Hello,\n\n%s support asked to confirm your identity. Your verification code is:\n\n%s\n\n"+
+		"It is valid for 10 minutes. Read it to the support agent only if you are talking to %s support right now.\n", provider, code, provider)
+}
+
+// CheckCode checks a code. The right code yields a verified session bound to (provider,
+// customer) for 15 minutes and ends the code; each wrong try counts, and the fifth ends it.
+func (s *Service) CheckCode(ctx context.Context, c Caller, customerID, code string) (*Session, error) {
+	code = strings.TrimSpace(code)
+	if code == "" {
+		return nil, subprov.Invalid(map[string]string{"code": "required"})
+	}
+	rec, err := s.customer(ctx, c, customerID, false)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Clock.Now()
+	ok := false
+	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+		vc, err := tx.LockLiveCode(ctx, c.Provider.ID, rec.ID, now)
+		if store.IsNoRows(err) || (err == nil && vc.Checks >= maxChecks) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ok = identity.EqualHash(vc.CodeHash, codeHash(vc.ID, code))
+		return tx.RecordCodeCheck(ctx, vc.ID, ok || vc.Checks+1 >= maxChecks, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, verificationFailed()
+	}
+	tok, exp, err := s.Auth.IssueVerifiedSession(c.Provider.ID, rec.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{Token: tok, CustomerID: rec.ID, ExpiresAt: exp.UTC().Format(time.RFC3339)}, nil
+}
+
+func newCode() (string, error) {
+	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
+	if err != nil {
+		return "", fmt.Errorf("generate code: %w", err)
+	}
+	return fmt.Sprintf("%06d", n.Int64()), nil
+}
+
+// codeHash salts the code with its row id, so equal codes never hash alike.
+func codeHash(id, code string) string { return identity.HashSecret(id + ":" + code) }

@@ -1,0 +1,490 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/subprov/subprov/config"
+	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/internal/apptest"
+)
+
+const (
+	marieID   = "s1000000-0000-4000-8000-000000000001"
+	priyaID   = "s1000000-0000-4000-8000-000000000002"
+	jeanID    = "s1000000-0000-4000-8000-000000000003"
+	liamID    = "s2000000-0000-4000-8000-000000000001" // Maple, another provider
+	marieLine = "c1000000-0000-4000-8000-000000000001"
+	fibre1000 = "pv100000-0000-4000-8000-000000001000"
+	fibre150  = "pv100000-0000-4000-8000-000000000150"
+)
+
+var codeLine = regexp.MustCompile(`(?m)^(\d{6})$`)
+
+// agentHeaders is the agent key plus, when given, a verified session.
+func agentHeaders(key, session string) map[string]string {
+	h := apptest.Key(key)
+	if session != "" {
+		h["X-Verified-Session"] = session
+	}
+	return h
+}
+
+// mailedCode reads the newest verification code mailed to an address.
+func mailedCode(t *testing.T, s *apptest.Service, to string) string {
+	t.Helper()
+	var code string
+	apptest.Eventually(t, 5e9, "verification mail to "+to, func() bool {
+		res := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=" + url.QueryEscape(to), Headers: s.Operator()})
+		for _, m := range res.JSON["messages"].([]any) {
+			msg := m.(map[string]any)
+			if msg["subject"] == "Your verification code" {
+				if got := codeLine.FindStringSubmatch(msg["body"].(string)); got != nil {
+					code = got[1]
+					return true
+				}
+			}
+		}
+		return false
+	})
+	return code
+}
+
+// verify runs issue and check by e-mail and returns the session token.
+func verify(t *testing.T, s *apptest.Service, key, customerID, email string) string {
+	t.Helper()
+	res := s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/issue", Headers: apptest.Key(key), Body: map[string]string{"customer_id": customerID}})
+	if res.Status != 202 {
+		t.Fatalf("issue: %d %s", res.Status, res.Raw)
+	}
+	code := mailedCode(t, s, email)
+	res = s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/check", Headers: apptest.Key(key), Body: map[string]string{"customer_id": customerID, "code": code}})
+	if res.Status != 200 {
+		t.Fatalf("check: %d %s", res.Status, res.Raw)
+	}
+	return res.JSON["verified_session_token"].(string)
+}
+
+func agentError(t *testing.T, res *apptest.Response, status int, code string) {
+	t.Helper()
+	if res.Status != status {
+		t.Fatalf("status %d, want %d: %s", res.Status, status, res.Raw)
+	}
+	e, _ := res.JSON["error"].(map[string]any)
+	if e == nil || e["code"] != code || e["request_id"] == "" || e["request_id"] == nil {
+		t.Fatalf("error %s, want code %s with request_id", res.Raw, code)
+	}
+}
+
+func searchIDs(res *apptest.Response) []string {
+	var out []string
+	for _, r := range res.JSON["results"].([]any) {
+		out = append(out, r.(map[string]any)["customer_id"].(string))
+	}
+	return out
+}
+
+func TestAgentSearch(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		h := apptest.Key(fixture.DemoAgentKey)
+		for _, tc := range []struct{ q, want string }{
+			{"Marie", marieID}, {"tremblay", marieID}, {"marie tremblay", marieID}, {"Marie T", marieID},
+			{"marie.tremblay@example.ca", marieID}, {"MARIE.TREMBLAY@EXAMPLE", marieID},
+			{"+1 514-555-0142", marieID}, {"(514) 555-0142", marieID}, {"514.555.0142", marieID}, {"5145550142", marieID}, {"555-0142", marieID},
+			{"0042-117", marieID}, {"0042117", marieID}, {"ABCD-1234", marieID}, {"abcd1234", marieID},
+			{"120 Rue King", marieID}, {"1204 king", marieID}, {"montreal 1204", marieID}, {"H3C 2B5 1204", marieID},
+			{"Patel Design", priyaID}, {"ap@pateldesign.example.ca", priyaID}, {"(416) 555-0100", priyaID}, {"88A Queen 101", priyaID},
+			{"Gagnon", jeanID}, {"Maisonneuve 2A", jeanID},
+		} {
+			res := s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?q=" + url.QueryEscape(tc.q), Headers: h})
+			if res.Status != 200 {
+				t.Fatalf("%q: %d %s", tc.q, res.Status, res.Raw)
+			}
+			if ids := searchIDs(res); len(ids) != 1 || ids[0] != tc.want || res.JSON["ambiguous"] != false || res.JSON["match_count"] != 1.0 {
+				t.Errorf("%q: %s, want only %s", tc.q, res.Raw, tc.want)
+			}
+		}
+		// Masked candidates in the shape of decisions §6; never a full e-mail or phone.
+		res := s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?q=example", Headers: h})
+		if res.Status != 200 || res.JSON["match_count"] != 3.0 || res.JSON["ambiguous"] != true {
+			t.Fatalf("example: %s", res.Raw)
+		}
+		for _, secret := range []string{"marie.tremblay", "priya.patel@", "jean.gagnon@", "555-0142", "5550142", "555-0199", "Tremblay", "liam"} {
+			if strings.Contains(strings.ToLower(string(res.Raw)), strings.ToLower(secret)) {
+				t.Errorf("search response contains %q: %s", secret, res.Raw)
+			}
+		}
+		res = s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?q=Marie", Headers: h})
+		m := res.JSON["results"].([]any)[0].(map[string]any)
+		if m["name"] != "Marie T." || m["email"] != "m***@e***.ca" || m["phone"] != "***-***-0142" || m["customer_number"] != "0042-117" {
+			t.Errorf("masked candidate: %v", m)
+		}
+		locs := m["service_locations"].([]any)
+		if len(locs) != 1 || locs[0].(map[string]any)["unit_number"] != "1204" || locs[0].(map[string]any)["building_id"] != fixture.DemoBuildingFirst {
+			t.Errorf("service_locations: %v", locs)
+		}
+		// Only the key's provider; limit; bad input.
+		if res := s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?q=Liam+Chen", Headers: h}); res.JSON["match_count"] != 0.0 {
+			t.Errorf("another provider's customer found: %s", res.Raw)
+		}
+		if res := s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?q=example&limit=2", Headers: h}); len(searchIDs(res)) != 2 || res.JSON["match_count"] != 3.0 {
+			t.Errorf("limit=2: %s", res.Raw)
+		}
+		for _, q := range []string{"q=M", "q=", "q=marie&limit=0", "q=marie&limit=101", "q=marie&limit=x"} {
+			agentError(t, s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?" + q, Headers: h}), 422, "validation_error")
+		}
+		agentError(t, s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?q=marie", Headers: apptest.Key(fixture.DemoStoreKey)}), 403, "forbidden")
+		agentError(t, s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?q=marie"}), 401, "unauthorized")
+	})
+}
+
+// agentRoutes are every customer route with a valid body.
+var agentRoutes = []struct{ method, path string }{
+	{"GET", ""}, {"GET", "/billing-summary"}, {"GET", "/payments"}, {"GET", "/network-health"}, {"GET", "/tickets"},
+	{"POST", "/notes"}, {"PATCH", "/contact"}, {"POST", "/password-reset"}, {"POST", "/invoices/inv-1/resend"},
+	{"POST", "/plan-change/preview"}, {"POST", "/plan-change"},
+}
+
+func agentBody(path string) any {
+	switch path {
+	case "/notes":
+		return map[string]string{"note": "called about speed"}
+	case "/contact":
+		return map[string]string{"phonenumber": "514-555-0000"}
+	case "/password-reset":
+		return map[string]string{}
+	case "/plan-change/preview":
+		return map[string]string{"plan_version_id": fibre1000}
+	case "/plan-change":
+		return map[string]any{"plan_version_id": fibre1000, "confirm": true}
+	}
+	return nil
+}
+
+func TestAgentScopingAndSessions(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		marie := verify(t, s, fixture.DemoAgentKey, marieID, fixture.DemoSubscriberEmail)
+		liam := verify(t, s, fixture.DemoOtherProviderKey, liamID, "liam.chen@example.ca")
+		for _, rt := range agentRoutes {
+			name := rt.method + " " + rt.path
+			// Another provider's customer is 404 whatever the session says.
+			for _, sess := range []string{"", marie, liam} {
+				res := s.Do(apptest.Request{Method: rt.method, Path: "/partner/agent/customers/" + liamID + rt.path, Headers: agentHeaders(fixture.DemoAgentKey, sess), Body: agentBody(rt.path)})
+				if res.Status != 404 || res.JSON["error"].(map[string]any)["code"] != "not_found" {
+					t.Errorf("%s on another provider's customer: %d %s", name, res.Status, res.Raw)
+				}
+			}
+			// A session bound to one customer fails on another; none at all fails too.
+			for _, sess := range []string{"", marie, "garbage"} {
+				res := s.Do(apptest.Request{Method: rt.method, Path: "/partner/agent/customers/" + priyaID + rt.path, Headers: agentHeaders(fixture.DemoAgentKey, sess), Body: agentBody(rt.path)})
+				agentError(t, res, 401, "verification_required")
+			}
+			// The Maple key with Marie's session (a Northwind customer) sees nothing.
+			res := s.Do(apptest.Request{Method: rt.method, Path: "/partner/agent/customers/" + marieID + rt.path, Headers: agentHeaders(fixture.DemoOtherProviderKey, marie), Body: agentBody(rt.path)})
+			agentError(t, res, 404, "not_found")
+		}
+		// verify/issue, verify/check and tickets also scope customer_id.
+		for _, c := range []struct {
+			path string
+			body any
+		}{
+			{"/partner/agent/verify/issue", map[string]string{"customer_id": liamID}},
+			{"/partner/agent/verify/check", map[string]string{"customer_id": liamID, "code": "123456"}},
+			{"/partner/agent/tickets", map[string]string{"customer_id": liamID, "ai_summary": "x"}},
+		} {
+			agentError(t, s.Do(apptest.Request{Method: "POST", Path: c.path, Headers: apptest.Key(fixture.DemoAgentKey), Body: c.body}), 404, "not_found")
+		}
+		// The session works within 15 minutes of dev clock and not after.
+		if res := s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/" + marieID, Headers: agentHeaders(fixture.DemoAgentKey, marie)}); res.Status != 200 {
+			t.Fatalf("profile: %d %s", res.Status, res.Raw)
+		}
+		s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: s.Operator(), Body: map[string]int{"advance_seconds": 14 * 60}})
+		if res := s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/" + marieID, Headers: agentHeaders(fixture.DemoAgentKey, marie)}); res.Status != 200 {
+			t.Fatalf("profile at 14 min: %d %s", res.Status, res.Raw)
+		}
+		s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: s.Operator(), Body: map[string]int{"advance_seconds": 61}})
+		agentError(t, s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/" + marieID, Headers: agentHeaders(fixture.DemoAgentKey, marie)}), 401, "verification_required")
+	})
+}
+
+func TestAgentVerificationCodes(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		h := apptest.Key(fixture.DemoAgentKey)
+		issue := func(body map[string]string) *apptest.Response {
+			return s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/issue", Headers: h, Body: body})
+		}
+		check := func(code string) *apptest.Response {
+			return s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/check", Headers: h, Body: map[string]string{"customer_id": marieID, "code": code}})
+		}
+		res := issue(map[string]string{"customer_id": marieID, "channel": "email"})
+		if res.Status != 202 || res.JSON["channel"] != "email" || res.JSON["destination"] != "m***@e***.ca" || res.JSON["expires_in"] != 600.0 {
+			t.Fatalf("issue: %d %s", res.Status, res.Raw)
+		}
+		if strings.Contains(string(res.Raw), "code") {
+			t.Fatalf("the code is returned: %s", res.Raw)
+		}
+		code := mailedCode(t, s, fixture.DemoSubscriberEmail)
+		wrong := "000000"
+		if code == wrong {
+			wrong = "111111"
+		}
+		// Four wrong checks leave the code alive; the fifth check ends it, even if right.
+		for i := 0; i < 4; i++ {
+			agentError(t, check(wrong), 401, "verification_failed")
+		}
+		agentError(t, check(wrong), 401, "verification_failed")
+		agentError(t, check(code), 401, "verification_failed")
+
+		// A fresh code works once; the session is bound to (provider, customer).
+		issue(map[string]string{"customer_id": marieID})
+		code = mailedCode(t, s, fixture.DemoSubscriberEmail)
+		res = check(code)
+		if res.Status != 200 || res.JSON["customer_id"] != marieID || res.JSON["verified_session_token"] == "" || res.JSON["expires_at"] == nil {
+			t.Fatalf("check: %d %s", res.Status, res.Raw)
+		}
+		agentError(t, check(code), 401, "verification_failed")
+
+		// A code lives 10 minutes.
+		issue(map[string]string{"customer_id": priyaID})
+		code = mailedCode(t, s, "priya.patel@example.ca")
+		s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: s.Operator(), Body: map[string]int{"advance_seconds": 601}})
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/check", Headers: h,
+			Body: map[string]string{"customer_id": priyaID, "code": code}}), 401, "verification_failed")
+
+		// Resends are limited per customer.
+		for i := 0; i < 3; i++ {
+			if res := issue(map[string]string{"customer_id": jeanID}); res.Status != 202 {
+				t.Fatalf("issue %d: %d %s", i, res.Status, res.Raw)
+			}
+		}
+		res = issue(map[string]string{"customer_id": jeanID})
+		if res.Status != 429 || res.Header.Get("Retry-After") == "" {
+			t.Fatalf("4th issue: %d %s", res.Status, res.Raw)
+		}
+		// SMS: Northwind has no SMS configured; Maple has, but the gateway is not set up here.
+		agentError(t, issue(map[string]string{"customer_id": marieID, "channel": "sms"}), 503, "dependency_unconfigured")
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/issue", Headers: apptest.Key(fixture.DemoOtherProviderKey),
+			Body: map[string]string{"customer_id": liamID, "channel": "sms"}}), 503, "dependency_unconfigured")
+		agentError(t, issue(map[string]string{"customer_id": marieID, "channel": "fax"}), 422, "validation_error")
+		agentError(t, issue(map[string]string{"customer_id": marieID, "extra": "x"}), 422, "validation_error")
+	})
+}
+
+func TestAgentVerificationBySMS(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, _ := r.BasicAuth(); u != "ACtest" || p != "tok" || r.URL.Path != "/2010-04-01/Accounts/ACtest/Messages.json" {
+			w.WriteHeader(401)
+			return
+		}
+		_ = r.ParseForm()
+		mu.Lock()
+		bodies = append(bodies, r.PostForm.Get("To")+"|"+r.PostForm.Get("Body"))
+		mu.Unlock()
+		w.WriteHeader(201)
+		_, _ = w.Write([]byte(`{"sid":"SM1"}`))
+	}))
+	defer gw.Close()
+	withSMS := func(c *config.Config) {
+		c.SMSAPIURL, c.SMSAccountSID, c.SMSAuthToken, c.SMSFrom = gw.URL, "ACtest", "tok", "+15005550006"
+	}
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		h := apptest.Key(fixture.DemoOtherProviderKey)
+		res := s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/issue", Headers: h, Body: map[string]string{"customer_id": liamID, "channel": "sms"}})
+		if res.Status != 202 || res.JSON["destination"] != "***-***-0123" {
+			t.Fatalf("issue sms: %d %s", res.Status, res.Raw)
+		}
+		mu.Lock()
+		last := bodies[len(bodies)-1]
+		mu.Unlock()
+		code := regexp.MustCompile(`\b(\d{6})\b`).FindStringSubmatch(last)
+		if !strings.HasPrefix(last, "604-555-0123|") || code == nil {
+			t.Fatalf("gateway got %q", last)
+		}
+		res = s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/check", Headers: h, Body: map[string]string{"customer_id": liamID, "code": code[1]}})
+		if res.Status != 200 {
+			t.Fatalf("check: %d %s", res.Status, res.Raw)
+		}
+		// The dev fault sms: down makes the gateway unreachable: 502, and no code is left behind.
+		s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/faults", Headers: s.Operator(), Body: map[string]string{"sms": "down"}})
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/issue", Headers: h,
+			Body: map[string]string{"customer_id": liamID, "channel": "sms"}}), 502, "upstream_unavailable")
+		// Northwind still has sms_configured false: 503 even with a gateway.
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/issue", Headers: apptest.Key(fixture.DemoAgentKey),
+			Body: map[string]string{"customer_id": marieID, "channel": "sms"}}), 503, "dependency_unconfigured")
+	}, withSMS)
+}
+
+func TestAgentReadsAndWrites(t *testing.T) {
+	acs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/devices" && strings.Contains(r.URL.Query().Get("query"), marieLine) {
+			_, _ = w.Write([]byte(`[{"_id":"CPE-1","_lastInform":"` + time.Now().UTC().Format(time.RFC3339) + `"}]`))
+			return
+		}
+		_, _ = w.Write([]byte(`[]`))
+	}))
+	defer acs.Close()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		payer := (&hook{}).post(s, platformOrder("lh_7f3a9c1206", "payer@example.ca", "cus_demo_visa"))
+		payerLine := payer.JSON["subscription_id"].(string)
+		apptest.Eventually(t, 15*time.Second, "the first invoice to be paid", func() bool {
+			inv := invoicesOf(t, s, payerLine)
+			return len(inv) == 1 && inv[0].status == "paid"
+		})
+		res := s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?q=payer@example.ca", Headers: apptest.Key(fixture.DemoAgentKey)})
+		if ids := searchIDs(res); len(ids) != 1 {
+			t.Fatalf("new subscriber not indexed: %s", res.Raw)
+		}
+		payerID := searchIDs(res)[0]
+		ph := agentHeaders(fixture.DemoAgentKey, verify(t, s, fixture.DemoAgentKey, payerID, "payer@example.ca"))
+		get := func(h map[string]string, id, path string) *apptest.Response {
+			res := s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/" + id + path, Headers: h})
+			if res.Status != 200 {
+				t.Fatalf("GET %s: %d %s", path, res.Status, res.Raw)
+			}
+			return res
+		}
+		pay := get(ph, payerID, "/payments").JSON["payments"].([]any)
+		if len(pay) != 1 || pay[0].(map[string]any)["amount"] == nil || pay[0].(map[string]any)["paid_at"] == nil {
+			t.Fatalf("payments: %v", pay)
+		}
+		sum := get(ph, payerID, "/billing-summary").JSON
+		last := sum["last_invoice"].(map[string]any)
+		if sum["currency"] != "CAD" || sum["balance_due"] != 0.0 || last["status"] != "paid" || sum["monthly_recurring"] != 85.0 {
+			t.Fatalf("billing summary: %v", sum)
+		}
+		res = s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/customers/" + payerID + "/invoices/" + last["invoice_id"].(string) + "/resend", Headers: ph})
+		if res.Status != 202 || res.JSON["sent_to"] != "p***@e***.ca" {
+			t.Fatalf("resend: %d %s", res.Status, res.Raw)
+		}
+		mh := agentHeaders(fixture.DemoAgentKey, verify(t, s, fixture.DemoAgentKey, marieID, fixture.DemoSubscriberEmail))
+		// Another customer's invoice is not found, even with a valid session.
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/customers/" + marieID + "/invoices/" + last["invoice_id"].(string) + "/resend", Headers: mh}), 404, "not_found")
+
+		// The slim profile never carries processor ids, notes, MAC addresses or user ids.
+		prof := get(mh, marieID, "")
+		for _, banned := range []string{"processor", "cus_", "pm_", "mac", "user_id", "note", "account_id"} {
+			if strings.Contains(strings.ToLower(string(prof.Raw)), banned) {
+				t.Errorf("profile contains %q: %s", banned, prof.Raw)
+			}
+		}
+		if prof.JSON["contract_contact"].(map[string]any)["email"] != fixture.DemoSubscriberEmail || len(prof.JSON["subscriptions"].([]any)) != 1 || prof.JSON["invoice_address"] == nil {
+			t.Errorf("profile: %s", prof.Raw)
+		}
+		// Network health: modem status from the GenieACS NBI; the dev fault cpe: down gives unknown.
+		line := get(mh, marieID, "/network-health").JSON["subscriptions"].([]any)[0].(map[string]any)
+		if line["modem"].(map[string]any)["status"] != "online" || line["status"] != "ACTIVE" {
+			t.Errorf("health: %v", line)
+		}
+		if l := get(ph, payerID, "/network-health").JSON["subscriptions"].([]any)[0].(map[string]any); l["modem"].(map[string]any)["status"] != "not_found" {
+			t.Errorf("health of a line without a device: %v", l)
+		}
+		s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/faults", Headers: s.Operator(), Body: map[string]string{"cpe": "down"}})
+		line = get(mh, marieID, "/network-health").JSON["subscriptions"].([]any)[0].(map[string]any)
+		if line["modem"].(map[string]any)["status"] != "unknown" {
+			t.Errorf("health with cpe down: %v", line)
+		}
+
+		// Notes: stored for operators, attributed to the AI.
+		res = s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/customers/" + marieID + "/notes", Headers: mh, Body: map[string]string{"note": "Caller reports slow Wi-Fi"}})
+		if res.Status != 201 || res.JSON["author"] != "ai_agent" {
+			t.Fatalf("note: %d %s", res.Status, res.Raw)
+		}
+		if notes, _ := s.Store.NotesOf(context.Background(), "8d0c7f2e-1a3b-4c5d-9e6f-000000000001", marieID); len(notes) != 1 || notes[0].Author != "ai_agent" {
+			t.Errorf("notes: %+v", notes)
+		}
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/customers/" + marieID + "/notes", Headers: mh, Body: map[string]string{"note": " "}}), 422, "validation_error")
+
+		// Contact patch: only the fields sent change, and search follows at once.
+		res = s.Do(apptest.Request{Method: "PATCH", Path: "/partner/agent/customers/" + marieID + "/contact", Headers: mh, Body: map[string]string{"phonenumber": "438 555 7777"}})
+		c := res.JSON["contact"].(map[string]any)
+		if res.Status != 200 || c["phonenumber"] != "438 555 7777" || c["firstname"] != "Marie" || c["email"] != fixture.DemoSubscriberEmail {
+			t.Fatalf("contact patch: %d %s", res.Status, res.Raw)
+		}
+		for q, want := range map[string]int{"(438) 555-7777": 1, "514-555-0142": 0} {
+			if res := s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?q=" + url.QueryEscape(q), Headers: apptest.Key(fixture.DemoAgentKey)}); len(searchIDs(res)) != want {
+				t.Errorf("search %q after patch: %s", q, res.Raw)
+			}
+		}
+		res = s.Do(apptest.Request{Method: "PATCH", Path: "/partner/agent/customers/" + marieID + "/contact", Headers: mh,
+			Body: map[string]string{"contact_type": "invoice", "email": "billing@tremblay.example.ca"}})
+		if res.Status != 200 || res.JSON["contact"].(map[string]any)["email"] != "billing@tremblay.example.ca" || res.JSON["contact"].(map[string]any)["lastname"] != "Tremblay" {
+			t.Fatalf("invoice patch: %d %s", res.Status, res.Raw)
+		}
+		agentError(t, s.Do(apptest.Request{Method: "PATCH", Path: "/partner/agent/customers/" + marieID + "/contact", Headers: mh,
+			Body: map[string]string{"contact_type": "contract", "email": "priya.patel@example.ca"}}), 422, "validation_error")
+		agentError(t, s.Do(apptest.Request{Method: "PATCH", Path: "/partner/agent/customers/" + marieID + "/contact", Headers: mh, Body: map[string]string{}}), 422, "validation_error")
+
+		// Account links: Marie has a password (409 for activation); reset mails a link.
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/customers/" + marieID + "/password-reset", Headers: mh,
+			Body: map[string]string{"action": "resend_activation"}}), 409, "already_activated")
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/customers/" + marieID + "/password-reset", Headers: mh}); res.Status != 202 || res.JSON["expires_in"] != 900.0 {
+			t.Fatalf("password reset: %d %s", res.Status, res.Raw)
+		}
+		jh := agentHeaders(fixture.DemoAgentKey, verify(t, s, fixture.DemoAgentKey, jeanID, "jean.gagnon@example.ca"))
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/customers/" + jeanID + "/password-reset", Headers: jh,
+			Body: map[string]string{"action": "resend_activation"}}); res.Status != 202 || res.JSON["expires_in"] != 259200.0 {
+			t.Fatalf("activation: %d %s", res.Status, res.Raw)
+		}
+
+		// Tickets: opened without a session, listed for the customer with one.
+		res = s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/tickets", Headers: apptest.Key(fixture.DemoAgentKey), Body: map[string]string{
+			"customer_id": marieID, "priority": "high", "ai_summary": "No internet since this morning", "ai_diagnosis": "Modem offline", "transcript": "Agent: hello"}})
+		if res.Status != 201 || res.JSON["group"] != "Northwind Tier 1" || res.JSON["status"] != "open" || res.JSON["number"] == nil || res.JSON["ticket_id"] == nil {
+			t.Fatalf("ticket: %d %s", res.Status, res.Raw)
+		}
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/tickets", Headers: apptest.Key(fixture.DemoAgentKey),
+			Body: map[string]string{"contact_email": "walk.in@example.ca", "ai_summary": "Asks about coverage"}}); res.Status != 201 {
+			t.Fatalf("ticket by e-mail: %d %s", res.Status, res.Raw)
+		}
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/tickets", Headers: apptest.Key(fixture.DemoAgentKey),
+			Body: map[string]string{"ai_summary": "x", "priority": "urgent"}}), 422, "validation_error")
+		ts := get(mh, marieID, "/tickets").JSON["tickets"].([]any)
+		if len(ts) != 1 || ts[0].(map[string]any)["priority"] != "high" || strings.Contains(fmt.Sprint(ts), "Agent: hello") {
+			t.Errorf("tickets: %v", ts)
+		}
+	}, func(c *config.Config) { c.CPEACSURL = acs.URL })
+}
+
+func TestAgentPlanChange(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		mh := agentHeaders(fixture.DemoAgentKey, verify(t, s, fixture.DemoAgentKey, marieID, fixture.DemoSubscriberEmail))
+		path := "/partner/agent/customers/" + marieID + "/plan-change"
+		res := s.Do(apptest.Request{Method: "POST", Path: path + "/preview", Headers: mh, Body: map[string]string{"plan_version_id": fibre1000}})
+		if res.Status != 200 || res.JSON["eligible"] != true || res.JSON["subscription_id"] != marieLine || res.JSON["recurring_change"] != 25.0 {
+			t.Fatalf("preview: %d %s", res.Status, res.Raw)
+		}
+		quote := res.JSON["quote_id"].(string)
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre1000}}), 400, "confirmation_required")
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre1000, "confirm": false}}), 400, "confirmation_required")
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre150, "confirm": true, "quote_id": quote}}), 409, "quote_stale")
+
+		idem := agentHeaders(fixture.DemoAgentKey, mh["X-Verified-Session"])
+		idem["Idempotency-Key"] = "call-42"
+		body := map[string]any{"plan_version_id": fibre1000, "confirm": true, "quote_id": quote}
+		first := s.Do(apptest.Request{Method: "POST", Path: path, Headers: idem, Body: body})
+		if first.Status != 200 || first.JSON["plan_version_id"] != fibre1000 || first.JSON["status"] != "ACTIVE" || first.JSON["quote_id"] != quote {
+			t.Fatalf("apply: %d %s", first.Status, first.Raw)
+		}
+		again := s.Do(apptest.Request{Method: "POST", Path: path, Headers: idem, Body: body})
+		if again.Status != 200 || string(again.Raw) != string(first.Raw) || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay: %d %s", again.Status, again.Raw)
+		}
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: idem, Body: map[string]any{"plan_version_id": fibre150, "confirm": true}}), 409, "idempotency_conflict")
+		// Once per calendar day: the second change is refused; the agent cannot override.
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre150, "confirm": true}}), 409, "plan_change_limit")
+		var audits int
+		if err := s.Store.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_log WHERE subject_id = ? AND action = 'subscription.plan_changed'`, marieLine).Scan(&audits); err != nil || audits != 1 {
+			t.Errorf("audit entries: %d %v", audits, err)
+		}
+	})
+}

@@ -1,0 +1,294 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Customer search index (table customer_search_terms). Every value an agent may search a
+// customer by (names, e-mails, phones, customer numbers current and retired, invoice address,
+// service locations) becomes a handful of terms: the value folded to lower-case ASCII words,
+// and the concatenation of its words from each word on ("Marie Tremblay" gives
+// "marietremblay" and "tremblay"). A query word then matches by prefix, which is one range
+// scan of the (provider_id, term) primary key on both engines, whatever the number of
+// customers. Phones also get their digit-only forms, so any formatting matches.
+
+const (
+	maxTermLen      = 40 // longer terms are cut; a prefix that long is already selective
+	maxWordsPerTerm = 8  // values with more words only start terms at the first eight
+)
+
+// foldWords lower-cases s, strips accents and returns its runs of ASCII letters and digits.
+func foldWords(s string) []string {
+	var words []string
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			words = append(words, b.String())
+			b.Reset()
+		}
+	}
+	for _, r := range norm.NFD.String(s) {
+		switch {
+		case unicode.Is(unicode.Mn, r): // combining accent: dropped, the base letter stays
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r >= 'A' && r <= 'Z':
+			b.WriteRune(unicode.ToLower(r))
+		case r == 'ß':
+			b.WriteString("ss")
+		case r == 'æ' || r == 'Æ':
+			b.WriteString("ae")
+		case r == 'œ' || r == 'Œ':
+			b.WriteString("oe")
+		default:
+			flush()
+		}
+	}
+	flush()
+	return words
+}
+
+func cut(t string) string {
+	if len(t) > maxTermLen {
+		return t[:maxTermLen]
+	}
+	return t
+}
+
+// valueTerms are the terms of one searchable value: its words joined from each word on.
+func valueTerms(s string) []string {
+	words := foldWords(s)
+	var out []string
+	for i := 0; i < len(words) && i < maxWordsPerTerm; i++ {
+		out = append(out, cut(strings.Join(words[i:], "")))
+	}
+	return out
+}
+
+// phoneTerms adds the digit-only forms of a phone: all digits, without a North American
+// country code, and the last seven and four digits.
+func phoneTerms(s string) []string {
+	d := digitsOnly(s)
+	out := valueTerms(s)
+	if len(d) < 4 {
+		return out
+	}
+	out = append(out, cut(d), d[len(d)-4:])
+	if len(d) == 11 && d[0] == '1' {
+		out = append(out, d[1:])
+	}
+	if len(d) >= 7 {
+		out = append(out, d[len(d)-7:])
+	}
+	return out
+}
+
+// QueryTerms turns an agent's search text into the prefixes every match must carry: one per
+// word (punctuation inside a word is dropped, so "0042-117" and "ABCD-1234" are whole), or
+// a single digit string when the text looks like a phone number in any formatting.
+func QueryTerms(q string) []string {
+	if isPhoneLike(q) {
+		return []string{cut(digitsOnly(q))}
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, chunk := range strings.FieldsFunc(q, func(r rune) bool { return unicode.IsSpace(r) || r == ',' || r == ';' || r == '#' }) {
+		t := cut(strings.Join(foldWords(chunk), ""))
+		if t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	// Longest first: it is usually the most selective, and drives the index range scan.
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	if len(out) > 6 {
+		out = out[:6]
+	}
+	return out
+}
+
+func isPhoneLike(q string) bool {
+	digits := 0
+	for _, r := range q {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case strings.ContainsRune(" ()+-.", r):
+		default:
+			return false
+		}
+	}
+	return digits >= 7
+}
+
+// searchValues reads every searchable value of a subscriber, each tagged phone or not.
+func (tx *Tx) searchValues(ctx context.Context, subscriberID string) (providerID string, values, phones []string, err error) {
+	var num, legacy *string
+	err = tx.QueryRow(ctx, `SELECT provider_id, customer_number, legacy_customer_number FROM subscribers WHERE id = ?`, subscriberID).
+		Scan(&providerID, &num, &legacy)
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("search values of %s: %w", subscriberID, err)
+	}
+	for _, p := range []*string{num, legacy} {
+		if p != nil {
+			values = append(values, *p)
+		}
+	}
+	collect := func(what, q string, phoneCol int) error {
+		rows, err := tx.Query(ctx, q, subscriberID)
+		if err != nil {
+			return fmt.Errorf("search values (%s): %w", what, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			cols := make([]string, 7)
+			ptrs := make([]any, len(cols))
+			for i := range cols {
+				ptrs[i] = &cols[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				return fmt.Errorf("search values (%s): %w", what, err)
+			}
+			for i, v := range cols {
+				if i == phoneCol {
+					phones = append(phones, v)
+				} else {
+					values = append(values, v)
+				}
+			}
+		}
+		return rows.Err()
+	}
+	if err := collect("contacts", `SELECT firstname || ' ' || lastname, email, phonenumber, company, street, city, postal_code
+		FROM contacts WHERE subscriber_id = ?`, 2); err != nil {
+		return "", nil, nil, err
+	}
+	if err := collect("locations", `SELECT b.street, b.city, b.postal_code, COALESCE(u.unit_number, ''), COALESCE(u.postal_unit, ''),
+			b.street || ' ' || COALESCE(u.unit_number, ''), COALESCE(u.unit_number, '') || ' ' || b.street
+		FROM subscriptions s JOIN buildings b ON b.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
+		WHERE s.subscriber_id = ?`, -1); err != nil {
+		return "", nil, nil, err
+	}
+	return providerID, values, phones, nil
+}
+
+// ReindexSubscriber rewrites a subscriber's search terms from its current rows, inside the
+// transaction that changed them.
+func (tx *Tx) ReindexSubscriber(ctx context.Context, subscriberID string) error {
+	if subscriberID == "" {
+		return nil
+	}
+	providerID, values, phones, err := tx.searchValues(ctx, subscriberID)
+	if err != nil {
+		return err
+	}
+	terms := map[string]bool{}
+	for _, v := range values {
+		for _, t := range valueTerms(v) {
+			terms[t] = true
+		}
+	}
+	for _, p := range phones {
+		for _, t := range phoneTerms(p) {
+			terms[t] = true
+		}
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM customer_search_terms WHERE subscriber_id = ?`, subscriberID); err != nil {
+		return fmt.Errorf("clear search terms: %w", err)
+	}
+	sorted := make([]string, 0, len(terms))
+	for t := range terms {
+		sorted = append(sorted, t)
+	}
+	sort.Strings(sorted)
+	const perInsert = 50
+	for start := 0; start < len(sorted); start += perInsert {
+		batch := sorted[start:min(start+perInsert, len(sorted))]
+		args := make([]any, 0, 3*len(batch))
+		for _, t := range batch {
+			args = append(args, providerID, t, subscriberID)
+		}
+		q := `INSERT INTO customer_search_terms (provider_id, term, subscriber_id) VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(batch)), ", ") + ` ON CONFLICT DO NOTHING`
+		if _, err := tx.Exec(ctx, q, args...); err != nil {
+			return fmt.Errorf("write search terms: %w", err)
+		}
+	}
+	return nil
+}
+
+// BackfillSearchTerms indexes subscribers that have no search terms yet (rows written before
+// the index existed). It runs once per database: a setting records that it finished.
+func (s *Store) BackfillSearchTerms(ctx context.Context) error {
+	const done = "customer_search_terms_backfilled"
+	if _, ok, err := s.Setting(ctx, done); err != nil || ok {
+		return err
+	}
+	after := ""
+	for {
+		ids, err := queryIDs(ctx, s.R(), "subscribers to index", `SELECT id FROM subscribers WHERE id > ? ORDER BY id LIMIT 500`, after)
+		if err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return s.PutSetting(ctx, done, "1")
+		}
+		err = s.InTx(ctx, func(tx *Tx) error {
+			for _, id := range ids {
+				if err := tx.ReindexSubscriber(ctx, id); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		after = ids[len(ids)-1]
+	}
+}
+
+// SearchSubscribers returns the ids of a provider's subscribers carrying a term that starts
+// with each of prefixes, in term order (so exact matches of the first prefix come first), at
+// most max distinct ids. Each prefix is one index range: (provider_id, term) for the first,
+// (subscriber_id, term) for the others.
+func (s *Store) SearchSubscribers(ctx context.Context, providerID string, prefixes []string, max int) ([]string, error) {
+	if len(prefixes) == 0 {
+		return nil, nil
+	}
+	var b strings.Builder
+	b.WriteString(`SELECT t0.subscriber_id FROM customer_search_terms t0 WHERE t0.provider_id = ? AND t0.term >= ? AND t0.term < ?`)
+	args := []any{providerID, prefixes[0], prefixes[0] + "{"} // '{' sorts right after 'z': the end of the prefix range
+	for i, p := range prefixes[1:] {
+		fmt.Fprintf(&b, ` AND EXISTS (SELECT 1 FROM customer_search_terms t%[1]d WHERE t%[1]d.subscriber_id = t0.subscriber_id
+			AND t%[1]d.term >= ? AND t%[1]d.term < ?)`, i+1)
+		args = append(args, p, p+"{")
+	}
+	// A subscriber can carry several terms in the range: read a few rows more than max.
+	b.WriteString(` ORDER BY t0.term, t0.subscriber_id LIMIT ?`)
+	args = append(args, 4*max)
+	rows, err := s.R().Query(ctx, b.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("search subscribers: %w", err)
+	}
+	defer rows.Close()
+	seen := map[string]bool{}
+	var out []string
+	for rows.Next() && len(out) < max {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("search subscribers: %w", err)
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out, rows.Err()
+}
