@@ -60,12 +60,6 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 		a.Close()
 		return fmt.Errorf("demo fixture: %w", err)
 	}
-	for i := range f.Providers {
-		if f.Providers[i].Sandbox {
-			u := cfg.PublicURL + "/sandbox/checkout"
-			f.Providers[i].CheckoutURL = &u
-		}
-	}
 	sum, err := fixture.Load(ctx, a.Store, f, a.Clock.Now())
 	if err != nil {
 		a.Close()
@@ -155,6 +149,21 @@ func demoBanner(base string) string {
 	w(`  curl -s -X POST "$B/api/v1/subscription/c1000000-0000-4000-8000-000000000001/cancel" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"end_date": "2030-01-31"}'`)
 	w(`  curl -s "$B/partner/subscriber/me/reactivation" -H "Authorization: Bearer $SUB"`)
 	w(`  curl -s -X POST "$B/partner/subscriber/me/subscriptions/c1000000-0000-4000-8000-000000000001/reactivation" -H "Authorization: Bearer $SUB"`)
+	// Marketplace checkout (section C) and the sandbox (section E).
+	w("  # Marketplace checkout: the marketplace opens a session, the provider's checkout page reads and completes it (webhook secret)")
+	w(`  SESSION=$(curl -s -X POST "$B/partner/external-checkout/sessions" -H "Content-Type: application/json" -d '{"provider_id": "%s", "plan_version_id": "pv100000-0000-4000-8000-000000000500", "building_id": "%s", "unit_id": "u1000000-0000-4000-8000-000000001205", "delivery_mode": "home_drop"}' | grep -o '"session_id":"[^"]*"' | cut -d'"' -f4)`, fixture.DemoProviderID, fixture.DemoBuildingFirst)
+	w(`  curl -s "$B/partner/external-checkout/sessions/$SESSION" -H "X-Webhook-Secret: %s"`, fixture.DemoWebhookSecret)
+	w(`  curl -s -X PATCH "$B/partner/external-checkout/sessions/$SESSION" -H "X-Webhook-Secret: %s" -H "Content-Type: application/json" -d '{"partner_reference_id": "order-42"}'`, fixture.DemoWebhookSecret)
+	w(`  curl -s -X POST "$B/partner/external-checkout/complete" -H "X-Webhook-Secret: %s" -H "Content-Type: application/json" -d "{\"session_id\": \"$SESSION\", \"external_subscription_id\": \"mkt-1001\", \"subscriber\": {\"firstname\": \"Léa\", \"lastname\": \"Côté\", \"email\": \"lea.cote@example.ca\", \"phonenumber\": \"514-555-0133\"}}"`, fixture.DemoWebhookSecret)
+	w(`  curl -s -X POST "$B/partner/external-checkout/anonymous-complete" -H "X-Webhook-Secret: %s" -H "Content-Type: application/json" -d '{"external_subscription_id": "mkt-anon-1", "service_provider_document_id": "nwf-spd-2026", "plan_version_id": "pv100000-0000-4000-8000-000000000150", "unit_id": "u3000000-0000-4000-8000-00000000003a", "delivery_mode": "home_drop", "contact_email": "night.owl@example.ca"}'`, fixture.DemoWebhookSecret)
+	w(`  curl -s "$B/partner/external-checkout/subscriptions/mkt-anon-1" -H "X-Webhook-Secret: %s"`, fixture.DemoWebhookSecret)
+	w(`  curl -s -X POST "$B/partner/external-checkout/subscription-status" -H "X-Webhook-Secret: %s" -H "Content-Type: application/json" -d '{"action": "suspend", "external_subscription_id": "mkt-anon-1", "service_provider_document_id": "nwf-spd-2026"}'`, fixture.DemoWebhookSecret)
+	w(`  curl -s "$B/partner/marketplace/plans/pv100000-0000-4000-8000-000000000500"`)
+	w("  # Sandbox (dashboard JWT): the sandbox's checkout URL is subprov's payment page; open it in a browser and pay with 4242 4242 4242 4242")
+	w(`  curl -s "$B/api/v1/sandbox/provider-info" -H "Authorization: Bearer $OP"`)
+	w(`  curl -s -X POST "$B/partner/external-checkout/sessions" -H "Content-Type: application/json" -d '{"provider_id": "%s", "plan_version_id": "pv900000-0000-4000-8000-000000000100", "building_id": "b1000000-0000-4000-8000-000000000006", "unit_id": "u6000000-0000-4000-8000-0000000000s2", "delivery_mode": "home_drop"}'`, fixture.DemoSandboxProviderID)
+	w(`  curl -s -X POST "$B/api/v1/sandbox/webhook-config" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"webhook_url": "http://127.0.0.1:9000/hooks"}'`)
+	w(`  curl -s "$B/api/v1/sandbox/webhook-events?limit=5" -H "Authorization: Bearer $OP"`)
 	w("")
 	return b.String()
 }

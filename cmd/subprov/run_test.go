@@ -148,7 +148,12 @@ func TestDemoBannerHasACurlLineForEveryCredential(t *testing.T) {
 		"/book?token=demo_booking_token_northwind_0001", "/api/v1/install-jobs?state=open", "/api/v1/install-jobs?flag=", "/slots\"", "/assign\"", "/book\"", "/complete\"",
 		// Portal orders and reactivation.
 		"/partner/subscriber/me/orders/options", "/partner/subscriber/me/orders/preview", "/partner/subscriber/me/orders\"",
-		"/partner/subscriber/me/reactivation\"", "/reactivation\" -H"} {
+		"/partner/subscriber/me/reactivation\"", "/reactivation\" -H",
+		// Marketplace checkout and the sandbox.
+		"/partner/external-checkout/sessions\" -H", "/partner/external-checkout/sessions/$SESSION", "-X PATCH \"$B/partner/external-checkout/sessions",
+		"/partner/external-checkout/complete", "/partner/external-checkout/anonymous-complete", "/partner/external-checkout/subscriptions/",
+		"/partner/external-checkout/subscription-status", "/partner/marketplace/plans/", "/api/v1/sandbox/provider-info",
+		"/api/v1/sandbox/webhook-config", "/api/v1/sandbox/webhook-events"} {
 		if !strings.Contains(b, w) {
 			t.Errorf("banner lacks %s", w)
 		}
