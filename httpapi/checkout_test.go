@@ -403,6 +403,38 @@ func TestAnonymousComplete(t *testing.T) {
 	})
 }
 
+// TestAnonymousThirdLineContact: a third-line install without contact_email waits in the
+// operator queue flagged "No contact e-mail"; with it the booking link is mailed to that address
+// once the booking window opens (the building opens on 2027-03-01, the window is 21 days).
+func TestAnonymousThirdLineContact(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := setClock(t, s, s.Operator(), "2027-01-04T15:00:00Z")
+		res := anonymous(s, map[string]any{"external_subscription_id": "anon-nomail", "service_provider_document_id": "nwf-spd-2026",
+			"plan_version_id": planFibre150, "unit_id": unitMais2B, "delivery_mode": "home_drop"})
+		if res.Status != 200 {
+			t.Fatalf("anonymous without e-mail: %d %s", res.Status, res.Raw)
+		}
+		if job := installJobOf(t, s, op, res.JSON["subscription_id"].(string)); !strings.Contains(fmt.Sprint(job["flags"]), "No contact e-mail") {
+			t.Errorf("install job without contact e-mail: %v", job)
+		}
+		res = anonymous(s, map[string]any{"external_subscription_id": "anon-mail", "service_provider_document_id": "nwf-spd-2026",
+			"plan_version_id": planFibre150, "unit_id": "u3000000-0000-4000-8000-00000000003a", "delivery_mode": "home_drop", "contact_email": "night.owl@example.ca"})
+		if res.Status != 200 {
+			t.Fatalf("anonymous with e-mail: %d %s", res.Status, res.Raw)
+		}
+		if job := installJobOf(t, s, op, res.JSON["subscription_id"].(string)); strings.Contains(fmt.Sprint(job["flags"]), "No contact e-mail") {
+			t.Errorf("install job with contact e-mail is flagged: %v", job)
+		}
+		op = setClock(t, s, op, "2027-02-08T15:00:00Z")
+		apptest.Eventually(t, 15*time.Second, "the booking link mailed to the contact address", func() bool {
+			return mailWithSubject(s, op, "night.owl@example.ca", "Book your installation appointment") != nil
+		})
+		if n := count(t, s, `SELECT COUNT(*) FROM subscribers WHERE provider_id = ? AND id IN (SELECT subscriber_id FROM contacts WHERE email = 'night.owl@example.ca')`, northwind); n != 0 {
+			t.Error("the contact e-mail became a subscriber record")
+		}
+	})
+}
+
 func status(s *apptest.Service, sec, action, external string) *apptest.Response {
 	return s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/subscription-status", Headers: secret(sec),
 		Body: map[string]any{"action": action, "external_subscription_id": external, "service_provider_document_id": "nwf-spd-2026"}})
