@@ -190,3 +190,26 @@ func (s *Service) WithdrawCancellation(ctx context.Context, tx *store.Tx, p *sub
 	}
 	return w, nil
 }
+
+// Reinstalled resumes a reactivated line's billing once its reinstall is done (state table:
+// "ACTIVE and billing after technician visit; reactivation e-mail then"): the rest of the
+// current period is invoiced through AutoPay, with no setup fee, and the holder is told.
+func (s *Service) Reinstalled(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error {
+	plan, err := s.Store.PlanVersion(ctx, p.ID, sub.PlanVersionID)
+	if err != nil {
+		return err
+	}
+	if _, err := s.InvoiceRestOfPeriod(ctx, tx, p, sub, plan); err != nil {
+		return err
+	}
+	if sub.SubscriberID == "" {
+		return nil
+	}
+	_, email, err := tx.SubscriberForInvoice(ctx, sub.SubscriberID)
+	if err != nil || email == "" {
+		return err
+	}
+	body := fmt.Sprintf("Hello,\n\nYour %s internet service (%s) is active again: the technician has finished the installation.\n"+
+		"Billing resumes today with the rest of this month.\n", p.Name, plan.PlanName)
+	return s.Mail.QueueText(ctx, tx, email, "Your internet service is active again", body, nil)
+}

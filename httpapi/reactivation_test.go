@@ -296,6 +296,21 @@ func TestReactivateTechnician(t *testing.T) {
 		if count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ?`, queen) != invoices {
 			t.Fatal("something was charged")
 		}
+		// The technician's visit makes it ACTIVE: billing resumes with the rest of the period
+		// (no setup fee, not a first invoice) and the holder gets the reactivation mail.
+		x.confirmInstall(queen)
+		if x.status(queen) != "ACTIVE" {
+			t.Fatal("the reinstall did not make the line ACTIVE")
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'reactivation'`, queen); n != 1 {
+			t.Errorf("%d reactivation invoices after the reinstall, want 1", n)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM invoice_lines l JOIN invoices i ON i.id = l.invoice_id WHERE i.subscription_id = ? AND i.kind = 'reactivation' AND l.kind = 'setup_fee'`, queen); n != 0 {
+			t.Error("the reinstall charged a setup fee")
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM outbox WHERE to_addr = 'marie.tremblay@example.ca' AND subject = 'Your internet service is active again'`); n != 1 {
+			t.Error("no reactivation mail after the reinstall")
+		}
 		// Suite 103: cancelled, then someone else orders it — the line cannot come back.
 		other := x.portalLine(marie, bldQueen, planFibre150, unitQueen103, "")
 		x.confirmInstall(other)

@@ -69,6 +69,10 @@ func (s *Service) CompleteInstall(ctx context.Context, providerID, subscriptionI
 		if err := tx.UpdateSubscription(ctx, sub.ID, change, now); err != nil {
 			return err
 		}
+		reinstall, err := tx.OpenInstallIsReinstall(ctx, sub.ID)
+		if err != nil {
+			return err
+		}
 		if err := tx.CloseInstallJobs(ctx, sub.ID, "done", now); err != nil {
 			return err
 		}
@@ -85,6 +89,9 @@ func (s *Service) CompleteInstall(ctx context.Context, providerID, subscriptionI
 			}
 		}
 		out = sub
+		if reinstall && s.Billing != nil {
+			return s.Billing.Reinstalled(ctx, tx, p, sub)
+		}
 		return s.startBilling(ctx, tx, p, sub)
 	})
 	return out, err

@@ -310,6 +310,17 @@ func (tx *Tx) CloseInstallJobs(ctx context.Context, subscriptionID, state string
 	return nil
 }
 
+// OpenInstallIsReinstall reports whether a line's live install job is a reinstall (a
+// reactivated line waiting for its technician).
+func (tx *Tx) OpenInstallIsReinstall(ctx context.Context, subscriptionID string) (bool, error) {
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM install_jobs WHERE subscription_id = ? AND kind = 'reinstall'
+		AND state IN ('open', 'booked', 'held')`, subscriptionID).Scan(&n); err != nil {
+		return false, fmt.Errorf("open reinstall: %w", err)
+	}
+	return n > 0, nil
+}
+
 // InstallDone reports whether a line's install job was completed.
 func (tx *Tx) InstallDone(ctx context.Context, subscriptionID string) (bool, error) {
 	var n int
