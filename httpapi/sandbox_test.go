@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -57,10 +58,16 @@ func TestSandboxDashboard(t *testing.T) {
 			t.Errorf("ping to a failing receiver: %d %s", res.Status, res.Raw)
 		}
 		failedPing := res.JSON["ping"].(map[string]any)["event_id"].(string)
+		// Redirects are not followed: a 3xx is the receiver's answer, not a new URL to call.
+		rcv.setAnswer(http.StatusFound)
+		if res := sandboxWebhook(t, s, op, rcv.srv.URL+"/hook"); res.JSON["ping"].(map[string]any)["delivered"] != false ||
+			res.JSON["ping"].(map[string]any)["status_code"] != 302.0 || !strings.Contains(fmt.Sprint(res.JSON["ping"].(map[string]any)["error"]), "redirect") {
+			t.Errorf("ping to a redirecting receiver: %s", res.Raw)
+		}
 		advance(t, s, op, time.Hour)
 		time.Sleep(300 * time.Millisecond)
-		if n := len(rcv.all()); n != 2 {
-			t.Errorf("receiver got %d deliveries, want 2 (no retries)", n)
+		if n := len(rcv.all()); n != 3 {
+			t.Errorf("receiver got %d deliveries, want 3 (no retries)", n)
 		}
 
 		// Replay sends the stored event once more, to the URL configured now.
@@ -69,7 +76,7 @@ func TestSandboxDashboard(t *testing.T) {
 		if res.Status != 200 || res.JSON["delivered"] != true || res.JSON["event_id"] != failedPing {
 			t.Errorf("replay: %d %s", res.Status, res.Raw)
 		}
-		if got := rcv.all(); len(got) != 3 || got[2]["id"] != failedPing {
+		if got := rcv.all(); len(got) != 4 || got[3]["id"] != failedPing {
 			t.Errorf("replay delivered %v", got)
 		}
 		// Another provider's event is not the sandbox's.
