@@ -92,7 +92,7 @@ func TestFirstAndRecurringInvoices(t *testing.T) {
 		if n := count(t, s, `SELECT COUNT(*) FROM charges`); n != charges {
 			t.Fatal("a second run charged again")
 		}
-		if n := count(t, s, `SELECT COUNT(*) FROM processor_charges WHERE status = 'succeeded'`); n != 2 {
+		if n := count(t, s, `SELECT COUNT(*) FROM processor_charges WHERE status = 'succeeded' AND customer_id = 'cus_demo_visa'`); n != 2 {
 			t.Fatalf("%d processor charges, want exactly one per invoice", n)
 		}
 		if n := len(invoicesOf(t, s, partner.JSON["subscription_id"].(string))); n != 0 {
