@@ -218,6 +218,21 @@ func TestReactivationWithdraw(t *testing.T) {
 		if r.Status != 200 || again["net"] != 6.0 {
 			t.Fatalf("withdraw after the refund: %d %s", r.Status, r.Raw)
 		}
+		// A cancellation in a month not yet invoiced leaves an unpaid final invoice: that is no
+		// blocker, since withdrawing voids it.
+		x.cancel(marieLine, "2027-02-15")
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'final' AND status = 'open'`, marieLine); n != 1 {
+			t.Fatalf("%d open final invoices, want 1", n)
+		}
+		apptest.Eventually(t, 15*time.Second, "the days invoiced again to be paid", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'reactivation' AND status = 'paid'`, marieLine) == 1
+		})
+		if r := x.preview(marie); r.JSON["case"] != "withdraw" || r.JSON["eligible"] != true {
+			t.Fatalf("withdraw with its own open final invoice: %s", r.Raw)
+		}
+		if r := x.act(marie, marieLine); r.Status != 200 || count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'final' AND status = 'open'`, marieLine) != 0 {
+			t.Fatalf("withdraw did not void the final invoice: %d %s", r.Status, r.Raw)
+		}
 		if r := x.preview(marie); r.JSON["case"] != nil {
 			t.Fatalf("nothing is cancelled any more: %s", r.Raw)
 		}

@@ -84,7 +84,11 @@ func (s *Service) assess(ctx context.Context, p *subprov.Provider, sub *subprov.
 	if sub.BillingOwner != subprov.BillingPlatform {
 		v.Blockers = append(v.Blockers, "The line is billed directly by the provider; ask them to restart it.")
 	}
-	unpaid, err := s.Store.UnpaidInvoices(ctx, p.ID, sub.SubscriberID)
+	withdrawn := ""
+	if v.Case == CaseWithdraw {
+		withdrawn = sub.ID // its unpaid final invoice is voided by the withdrawal
+	}
+	unpaid, err := s.Store.UnpaidInvoices(ctx, p.ID, sub.SubscriberID, withdrawn)
 	if err != nil {
 		return nil, err
 	}

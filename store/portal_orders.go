@@ -48,11 +48,12 @@ func (s *Store) LatestCancelled(ctx context.Context, providerID, subscriberID st
 	return sub, nil
 }
 
-// UnpaidInvoices counts a subscriber's open invoices.
-func (s *Store) UnpaidInvoices(ctx context.Context, providerID, subscriberID string) (int, error) {
+// UnpaidInvoices counts a subscriber's open invoices, leaving out the final invoice of the line
+// exceptFinalOf ("" for none): withdrawing that line's cancellation voids it.
+func (s *Store) UnpaidInvoices(ctx context.Context, providerID, subscriberID, exceptFinalOf string) (int, error) {
 	var n int
-	err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM invoices WHERE provider_id = ? AND subscriber_id = ? AND status = 'open'`,
-		providerID, subscriberID).Scan(&n)
+	err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM invoices WHERE provider_id = ? AND subscriber_id = ? AND status = 'open'
+		AND NOT (kind = 'final' AND subscription_id = ?)`, providerID, subscriberID, exceptFinalOf).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("unpaid invoices: %w", err)
 	}
