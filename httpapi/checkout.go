@@ -46,6 +46,17 @@ func (s *server) handleCreateSession(w http.ResponseWriter, r *http.Request) err
 
 func webhookSecret(r *http.Request) string { return r.Header.Get("X-Webhook-Secret") }
 
+// unlessUnauthenticated answers a body that does not decode: 401 when the webhook secret
+// names no provider (an anonymous caller learns nothing about the request's shape),
+// otherwise the decoding error. A body that decodes goes on to the checkout package, which
+// runs the session's age check before the secret (interface.md).
+func (s *server) unlessUnauthenticated(r *http.Request, decodeErr error) error {
+	if _, err := s.Auth.WebhookSecret(r.Context(), webhookSecret(r)); err != nil {
+		return err
+	}
+	return decodeErr
+}
+
 // handleReadSession: GET /partner/external-checkout/sessions/{session_id}.
 func (s *server) handleReadSession(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.Checkout.Read(r.Context(), r.PathValue("session_id"), webhookSecret(r))
@@ -160,7 +171,7 @@ func (q completeRequest) Valid() map[string]string {
 func (s *server) handleComplete(w http.ResponseWriter, r *http.Request) error {
 	q, err := decode[completeRequest](r)
 	if err != nil {
-		return err
+		return s.unlessUnauthenticated(r, err)
 	}
 	sub := q.Subscriber
 	c, err := s.Checkout.Complete(r.Context(), webhookSecret(r), checkout.CompleteInput{SessionID: strings.TrimSpace(q.SessionID),
@@ -208,7 +219,7 @@ type anonymousRequest struct {
 func (s *server) handleAnonymousComplete(w http.ResponseWriter, r *http.Request) error {
 	q, err := decode[anonymousRequest](r)
 	if err != nil {
-		return err
+		return s.unlessUnauthenticated(r, err)
 	}
 	res, err := s.Checkout.AnonymousComplete(r.Context(), webhookSecret(r), checkout.AnonymousInput{SessionID: strings.TrimSpace(q.SessionID),
 		ExternalSubscriptionID: strings.TrimSpace(q.ExternalSubscriptionID), ServiceProviderDocumentID: strings.TrimSpace(q.ServiceProviderDocumentID),
