@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
@@ -45,6 +46,55 @@ func TestRequestSizeLimit(t *testing.T) {
 		} {
 			if res := s.Do(r); res.Status != 413 {
 				t.Errorf("%s: %d, want 413: %.200s", r.Path, res.Status, res.Raw)
+			}
+		}
+	})
+}
+
+// TestLogsCarryNoSecretsOrPersonalData runs a flow through every credential and mail path and
+// then searches everything the service logged (every level) for the secrets and personal data
+// it handled: passwords, keys, webhook secrets, bearer and verified-session tokens, mailed
+// link tokens, e-mail addresses and phone numbers.
+func TestLogsCarryNoSecretsOrPersonalData(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		const email, phone = "log.check@example.ca", "514-555-0199"
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/login", Body: map[string]string{"email": "marie.tremblay@example.ca", "password": "wrong-password-xyz"}})
+		s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/password-reset", Body: map[string]string{"email": "marie.tremblay@example.ca"}})
+		session := verify(t, s, fixture.DemoAgentKey, marieID, "marie.tremblay@example.ca")
+		s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/" + marieID, Headers: agentHeaders(fixture.DemoAgentKey, session)})
+		res := (&hook{}).post(s, order(map[string]any{"location_hash": hashKing1206, "subscriber": map[string]any{"firstname": "Lou", "lastname": "Gauthier",
+			"email": email, "phonenumber": phone}, "billing": map[string]any{"owner": "platform", "processor_customer_id": "cus_demo_visa"}}))
+		if res.Status != 200 {
+			t.Fatalf("order: %d %s", res.Status, res.Raw)
+		}
+		complete(s, completeBody(map[string]any{"plan_version_id": planFibre150, "unit_id": unitQueen102, "delivery_mode": "home_drop"}))
+		rcv := newReceiver(t, sandboxSecret)
+		sandboxWebhook(t, s, s.Operator(), rcv.srv.URL)
+		apptest.Eventually(t, 15*time.Second, "the order's first invoice paid", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND status = 'paid'`, res.JSON["subscription_id"]) == 1
+		})
+		var resetLink string
+		for _, m := range s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=marie.tremblay@example.ca", Headers: s.Operator()}).JSON["messages"].([]any) {
+			if links, _ := m.(map[string]any)["links"].([]any); len(links) > 0 {
+				resetLink = links[0].(string)
+			}
+		}
+		resetToken := resetLink[strings.Index(resetLink, "token=")+len("token="):]
+
+		logs := s.Logs()
+		if !strings.Contains(logs, `"msg":"request"`) {
+			t.Fatalf("nothing was logged; the check would pass vacuously:\n%.500s", logs)
+		}
+		for name, secret := range map[string]string{
+			"password": "demo-password-1", "wrong password": "wrong-password-xyz", "agent API key": fixture.DemoAgentKey,
+			"store API key": storeKey, "webhook secret": northwindSecret, "sandbox secret": sandboxSecret,
+			"subscriber JWT": strings.TrimPrefix(marie["Authorization"], "Bearer "), "verified session": session,
+			"reset token": resetToken, "holder e-mail": "marie.tremblay@example.ca", "order e-mail": email, "phone": phone,
+			"phone digits": "5145550199", "device secret": deviceSecret,
+		} {
+			if secret != "" && strings.Contains(logs, secret) {
+				t.Errorf("the logs contain the %s", name)
 			}
 		}
 	})

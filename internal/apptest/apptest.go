@@ -29,6 +29,29 @@ type Service struct {
 	URL  string
 	t    testing.TB
 	stop func() error
+	logs *logBuffer
+}
+
+// Logs returns everything the service logged so far, at every level (JSON lines), so tests
+// can check what reaches an operator's log pipeline.
+func (s *Service) Logs() string { return s.logs.String() }
+
+// logBuffer is a goroutine-safe in-memory log sink.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // Shutdown stops the service as SIGTERM would and returns Serve's result.
@@ -51,10 +74,13 @@ func Start(t testing.TB, databaseURL string, opts ...Option) *Service {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// Everything is captured (Service.Logs); with -v, warnings and errors also go to the test log.
+	logs := &logBuffer{}
+	var sink io.Writer = logs
 	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		sink = io.MultiWriter(logs, warnings{testWriter{t}})
 	}
+	log := slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
@@ -92,7 +118,17 @@ func Start(t testing.TB, databaseURL string, opts ...Option) *Service {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return &Service{App: a, URL: "http://" + ln.Addr().String(), t: t, stop: stop}
+	return &Service{App: a, URL: "http://" + ln.Addr().String(), t: t, stop: stop, logs: logs}
+}
+
+// warnings passes on only the JSON log lines of level WARN or ERROR.
+type warnings struct{ w io.Writer }
+
+func (f warnings) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(`"level":"WARN"`)) || bytes.Contains(p, []byte(`"level":"ERROR"`)) {
+		return f.w.Write(p)
+	}
+	return len(p), nil
 }
 
 type testWriter struct{ t testing.TB }
