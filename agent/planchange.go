@@ -32,43 +32,21 @@ type ApplyRequest struct {
 	QuoteID        string `json:"quote_id,omitempty"`
 }
 
-// AdjustmentView is the one-time adjustment; the deprecated fields stay until the next release.
-type AdjustmentView struct {
-	Type            string        `json:"type"`
-	Amount          subprov.Money `json:"amount"`
-	Days            int           `json:"days"`
-	DaysInPeriod    int           `json:"days_in_period"`
-	Note            string        `json:"note"`
-	ProrationFactor float64       `json:"proration_factor"` // deprecated
-	DueInDays       int           `json:"due_in_days"`      // deprecated
-}
-
-func adjustmentView(a *provisioning.Adjustment) *AdjustmentView {
-	if a == nil {
-		return nil
-	}
-	out := &AdjustmentView{Type: a.Type, Amount: a.Amount, Days: a.Days, DaysInPeriod: a.DaysInPeriod, Note: a.Note}
-	if a.DaysInPeriod > 0 {
-		out.ProrationFactor = float64(int64(a.Days)*10000/int64(a.DaysInPeriod)) / 10000
-	}
-	return out
-}
-
 // PlanChangePreview is the exact billing impact of a plan change (plan-change preview rules).
 type PlanChangePreview struct {
-	QuoteID           string          `json:"quote_id"`
-	CustomerID        string          `json:"customer_id"`
-	SubscriptionID    string          `json:"subscription_id"`
-	Eligible          bool            `json:"eligible"`
-	Blockers          []string        `json:"blockers"`
-	CurrentPlan       PlanView        `json:"current_plan"`
-	NewPlan           PlanView        `json:"new_plan"`
-	RecurringChange   subprov.Money   `json:"recurring_change"`
-	OneTimeAdjustment *AdjustmentView `json:"one_time_adjustment"`
-	Note              string          `json:"note"`
-	EffectiveDate     string          `json:"effective_date"`
-	BillingOwner      string          `json:"billing_owner"`
-	Currency          string          `json:"currency"`
+	QuoteID           string                   `json:"quote_id"`
+	CustomerID        string                   `json:"customer_id"`
+	SubscriptionID    string                   `json:"subscription_id"`
+	Eligible          bool                     `json:"eligible"`
+	Blockers          []string                 `json:"blockers"`
+	CurrentPlan       PlanView                 `json:"current_plan"`
+	NewPlan           PlanView                 `json:"new_plan"`
+	RecurringChange   subprov.Money            `json:"recurring_change"`
+	OneTimeAdjustment *provisioning.Adjustment `json:"one_time_adjustment"`
+	Note              string                   `json:"note"`
+	EffectiveDate     string                   `json:"effective_date"`
+	BillingOwner      string                   `json:"billing_owner"`
+	Currency          string                   `json:"currency"`
 }
 
 // PlanChangeApplied is an applied plan change.
@@ -83,7 +61,7 @@ type PlanChangeApplied struct {
 func previewOf(customerID string, p *subprov.Provider, q *provisioning.PlanChangeQuote) PlanChangePreview {
 	return PlanChangePreview{QuoteID: quoteID(p.ID, q), CustomerID: customerID, SubscriptionID: q.Subscription.ID, Eligible: q.Eligible,
 		Blockers: q.Blockers, CurrentPlan: planView(q.From), NewPlan: planView(q.To), RecurringChange: q.RecurringChange,
-		OneTimeAdjustment: adjustmentView(q.Adjustment), Note: q.Note, EffectiveDate: q.EffectiveDate,
+		OneTimeAdjustment: q.Adjustment, Note: q.Note, EffectiveDate: q.EffectiveDate,
 		BillingOwner: string(q.Subscription.BillingOwner), Currency: p.Currency}
 }
 

@@ -313,6 +313,10 @@ func (s *Service) Cancel(ctx context.Context, id, secret string) error {
 	if err != nil {
 		return err
 	}
+	return s.cancel(ctx, sess)
+}
+
+func (s *Service) cancel(ctx context.Context, sess *subprov.CheckoutSession) error {
 	var ok bool
 	if err := s.Store.InTx(ctx, func(tx *store.Tx) (err error) {
 		ok, err = tx.CancelCheckoutSession(ctx, sess.ID, s.Clock.Now())

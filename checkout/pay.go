@@ -172,15 +172,5 @@ func (s *Service) CancelPage(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	var ok bool
-	if err := s.Store.InTx(ctx, func(tx *store.Tx) (err error) {
-		ok, err = tx.CancelCheckoutSession(ctx, sess.ID, s.Clock.Now())
-		return err
-	}); err != nil {
-		return err
-	}
-	if !ok {
-		return errNotOpen(sess.Status)
-	}
-	return nil
+	return s.cancel(ctx, sess)
 }

@@ -242,28 +242,6 @@ func planRefOf(v *subprov.PlanVersion) planRef {
 	return planRef{PlanVersionID: v.ID, Name: v.PlanName, MonthlyPrice: v.MonthlyPrice, DownloadMbps: v.DownloadMbps, UploadMbps: v.UploadMbps}
 }
 
-// adjustmentJSON is the one-time adjustment; deprecated fields are kept until the next release.
-type adjustmentJSON struct {
-	Type            string        `json:"type"`
-	Amount          subprov.Money `json:"amount"`
-	Days            int           `json:"days"`
-	DaysInPeriod    int           `json:"days_in_period"`
-	Note            string        `json:"note"`
-	ProrationFactor float64       `json:"proration_factor"` // deprecated
-	DueInDays       int           `json:"due_in_days"`      // deprecated
-}
-
-func adjustmentOf(a *provisioning.Adjustment) *adjustmentJSON {
-	if a == nil {
-		return nil
-	}
-	out := &adjustmentJSON{Type: a.Type, Amount: a.Amount, Days: a.Days, DaysInPeriod: a.DaysInPeriod, Note: a.Note}
-	if a.DaysInPeriod > 0 {
-		out.ProrationFactor = float64(int64(a.Days)*10000/int64(a.DaysInPeriod)) / 10000
-	}
-	return out
-}
-
 func quoteJSON(q *provisioning.PlanChangeQuote) map[string]any {
 	return map[string]any{
 		"subscription_id":     q.Subscription.ID,
@@ -272,7 +250,7 @@ func quoteJSON(q *provisioning.PlanChangeQuote) map[string]any {
 		"current_plan":        planRefOf(q.From),
 		"new_plan":            planRefOf(q.To),
 		"recurring_change":    q.RecurringChange,
-		"one_time_adjustment": adjustmentOf(q.Adjustment),
+		"one_time_adjustment": q.Adjustment,
 		"note":                q.Note,
 		"effective_date":      q.EffectiveDate,
 		"billing_owner":       q.Subscription.BillingOwner,

@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -20,6 +21,24 @@ type Adjustment struct {
 	Days         int
 	DaysInPeriod int
 	Note         string
+}
+
+// MarshalJSON writes the preview's one_time_adjustment, with the deprecated fields
+// proration_factor and due_in_days kept until the next release (interface.md).
+func (a Adjustment) MarshalJSON() ([]byte, error) {
+	var factor float64
+	if a.DaysInPeriod > 0 {
+		factor = float64(int64(a.Days)*10000/int64(a.DaysInPeriod)) / 10000
+	}
+	return json.Marshal(struct {
+		Type            string        `json:"type"`
+		Amount          subprov.Money `json:"amount"`
+		Days            int           `json:"days"`
+		DaysInPeriod    int           `json:"days_in_period"`
+		Note            string        `json:"note"`
+		ProrationFactor float64       `json:"proration_factor"` // deprecated
+		DueInDays       int           `json:"due_in_days"`      // deprecated
+	}{a.Type, a.Amount, a.Days, a.DaysInPeriod, a.Note, factor, 0})
 }
 
 // PlanChangeMoney lets the billing engine price and book a plan change.

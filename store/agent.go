@@ -236,21 +236,8 @@ func (s *Store) TicketsByEmail(ctx context.Context, providerID, subscriberID str
 	for _, e := range emails {
 		args = append(args, strings.ToLower(e))
 	}
-	rows, err := s.R().Query(ctx, `SELECT `+ticketColumns+` FROM tickets WHERE provider_id = ? AND kind <> 'operator'
+	return queryTickets(ctx, s.R(), `SELECT `+ticketColumns+` FROM tickets WHERE provider_id = ? AND kind <> 'operator'
 		AND (subscriber_id = ? OR LOWER(contact_email) IN (`+placeholders(len(emails))+`)) ORDER BY created_at DESC, number DESC LIMIT 100`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("tickets by e-mail: %w", err)
-	}
-	defer rows.Close()
-	var out []*subprov.Ticket
-	for rows.Next() {
-		t, err := scanTicket(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan ticket: %w", err)
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
 }
 
 // HolderAccount returns the portal login of a subscriber's holder, if one exists.

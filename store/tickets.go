@@ -44,8 +44,13 @@ func scanTicket(row interface{ Scan(...any) error }) (*subprov.Ticket, error) {
 
 // TicketsSince lists a provider's tickets opened at or after since, oldest first.
 func (s *Store) TicketsSince(ctx context.Context, providerID string, since time.Time) ([]*subprov.Ticket, error) {
-	rows, err := s.R().Query(ctx, `SELECT `+ticketColumns+` FROM tickets WHERE provider_id = ? AND created_at >= ? ORDER BY created_at, number`,
+	return queryTickets(ctx, s.R(), `SELECT `+ticketColumns+` FROM tickets WHERE provider_id = ? AND created_at >= ? ORDER BY created_at, number`,
 		providerID, since.UTC())
+}
+
+// queryTickets runs a query selecting ticketColumns and scans every row.
+func queryTickets(ctx context.Context, q Querier, query string, args ...any) ([]*subprov.Ticket, error) {
+	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list tickets: %w", err)
 	}
