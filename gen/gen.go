@@ -44,6 +44,23 @@ func PlanVersionID(i, k int) string { return fmt.Sprintf("9e%06x-0000-4000-8000-
 // Subscriber n's (0-based) id and login of provider i; every tenth subscriber has a login.
 func SubscriberID(i, n int) string { return id(kindSubscriber, i, n) }
 
+// AccountID is the portal login id of subscriber n of provider i (when HasLogin(n)).
+func AccountID(i, n int) string { return id(kindAccount, i, n) }
+
+// VacantPorts returns the location_hash of every vacant first-line suite of provider i among
+// its first subscribers suites: free ports a direct-route order can take.
+func VacantPorts(i, subscribers int) []string {
+	var out []string
+	for s := 0; s < subscribers; s++ { // suites below the subscriber count surely exist
+		if s%vacantEvery == vacantEvery-1 && (s/suitesPerBuilding)%portedEvery == 0 {
+			out = append(out, locationHash(i, s))
+		}
+	}
+	return out
+}
+
+func locationHash(i, s int) string { return fmt.Sprintf("lh_gen%d_%d", i, s) }
+
 // HasLogin reports whether subscriber n has a portal login.
 func HasLogin(n int) bool { return n%10 == 0 }
 
@@ -329,7 +346,7 @@ func (g *generator) suite(ctx context.Context, s, n int) bool {
 	if g.ported {
 		portID, swName = id(kindPort, g.p, s), fmt.Sprintf("gen%d-sw%d", g.p, s/suitesPerBuilding)
 		portName = fmt.Sprintf("ge-0/0/%d", s%suitesPerBuilding)
-		g.ports.add(ctx, portID, b.ID, unitID, swName, portName, fmt.Sprintf("lh_gen%d_%d", g.p, s),
+		g.ports.add(ctx, portID, b.ID, unitID, swName, portName, locationHash(g.p, s),
 			fmt.Sprintf("GEN%d-%d", g.p, s), now)
 	}
 	if s%vacantEvery == vacantEvery-1 {
