@@ -115,13 +115,43 @@ func measure(ctx context.Context, o options, bin, engine, dbURL, ceilingURL stri
 	return res, nil
 }
 
+// freePorts are the generated vacant first-line ports no earlier run took, at most o.orders.
+func freePorts(ctx context.Context, dbURL string, o options) ([]string, error) {
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	rows, err := st.DB.QueryContext(ctx, `SELECT p.location_hash FROM ports p JOIN subscriptions s ON s.port_id = p.id
+		WHERE s.source <> 'partner_api' AND p.location_hash IS NOT NULL`)
+	if err != nil {
+		return nil, fmt.Errorf("ports taken: %w", err)
+	}
+	defer rows.Close()
+	taken := map[string]bool{}
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return nil, err
+		}
+		taken[h] = true
+	}
+	var out []string
+	for _, h := range gen.VacantPorts(1, o.subscribers) {
+		if !taken[h] && len(out) < o.orders {
+			out = append(out, h)
+		}
+	}
+	return out, rows.Err()
+}
+
 // placeOrders places provider-initiated direct-route orders on free first-line ports (sim
 // switch) from 8 clients and times, through a webhook receiver on loopback, each order's
 // provisioning.completed event.
 func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (result, result, error) {
-	ports := gen.VacantPorts(1, o.subscribers)
-	if len(ports) > o.orders {
-		ports = ports[:o.orders]
+	ports, err := freePorts(ctx, dbURL, o)
+	if err != nil {
+		return result{}, result{}, err
 	}
 	var mu sync.Mutex
 	placed := map[string]time.Time{}
