@@ -156,6 +156,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		a.redis = redis.NewClient(opt)
 		limiter = ratelimit.NewRedis(a.redis, cfg.RedisPrefix)
 	}
+	if cfg.NoRateLimits {
+		log.Warn("rate limits are off (SUBPROV_RATE_LIMITS=0): for load tests only")
+		limiter = nil
+	}
 	if cfg.SeedFile != "" {
 		sum, err := fixture.LoadFile(ctx, st, cfg.SeedFile, a.Clock.Now())
 		if err != nil {

@@ -23,6 +23,7 @@ type Config struct {
 	SeedFile      string // SUBPROV_SEED
 	SwitchDriver  string // SUBPROV_SWITCH_DRIVER
 	LogFormat     string // SUBPROV_LOG_FORMAT: text or json
+	NoRateLimits  bool   // SUBPROV_RATE_LIMITS=0: load tests only
 	Workers       bool   // run job workers in this process (serve without --no-workers, worker)
 	StripeAPIKey  string // STRIPE_API_KEY: enables the Stripe adapter for providers with payment_processor stripe
 	StripeAPIBase string // STRIPE_API_BASE: Stripe API base URL (stripe-mock in tests)
@@ -61,6 +62,8 @@ var Vars = []Var{
 	{"SUBPROV_SMS_AUTH_TOKEN", "", "SMS API auth token (basic-auth password)"},
 	{"SUBPROV_SMS_FROM", "", "SMS sender number"},
 	{"SUBPROV_CPE_ACS_URL", "", "GenieACS NBI base URL for modem status in the agent's network health; unset: modem status unknown"},
+	// Performance (issue 9): load tests on loopback measure the service, not the limiter.
+	{"SUBPROV_RATE_LIMITS", "1", "0 turns off the per-route rate limits (load tests only; never in production)"},
 	{"SUBPROV_AGENT_API_KEY", "", "subprov mcp: the agent API key (feature agent_api_access) its tools act with; --api-key overrides"},
 }
 
@@ -100,6 +103,11 @@ func FromEnv(getenv func(string) string, isTerminal bool) (Config, error) {
 		return c, fmt.Errorf("SUBPROV_DEV: %w", err)
 	}
 	c.Dev = dev
+	limits, err := parseBool(get("SUBPROV_RATE_LIMITS", "1"))
+	if err != nil {
+		return c, fmt.Errorf("SUBPROV_RATE_LIMITS: %w", err)
+	}
+	c.NoRateLimits = !limits
 	c.PublicURL = strings.TrimRight(get("SUBPROV_PUBLIC_URL", "http://"+c.Addr), "/")
 	def := "json"
 	if isTerminal {

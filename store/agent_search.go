@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sort"
 	"strings"
@@ -127,55 +128,103 @@ func isPhoneLike(q string) bool {
 	return digits >= 7
 }
 
-// searchValues reads every searchable value of a subscriber, each tagged phone or not.
-func (tx *Tx) searchValues(ctx context.Context, subscriberID string) (providerID string, values, phones []string, err error) {
+// SearchContact is one contact's searchable values.
+type SearchContact struct {
+	Name, Email, Phone, Company, Street, City, PostalCode string
+}
+
+// SearchLocation is one service location's searchable values.
+type SearchLocation struct {
+	Street, City, PostalCode, Unit, PostalUnit string
+}
+
+// SearchSource is everything agent search finds a subscriber by. ReindexSubscriber reads it
+// from the subscriber's rows; bulk loaders (subprov gen) build it from the rows they write,
+// so both index exactly the same terms.
+type SearchSource struct {
+	CustomerNumbers []string // current and retired
+	Contacts        []SearchContact
+	Locations       []SearchLocation
+}
+
+// Terms returns the source's distinct search terms, sorted.
+func (src SearchSource) Terms() []string {
+	terms := map[string]bool{}
+	add := func(ts []string) {
+		for _, t := range ts {
+			terms[t] = true
+		}
+	}
+	for _, n := range src.CustomerNumbers {
+		add(valueTerms(n))
+	}
+	for _, c := range src.Contacts {
+		for _, v := range []string{c.Name, c.Email, c.Company, c.Street, c.City, c.PostalCode} {
+			add(valueTerms(v))
+		}
+		add(phoneTerms(c.Phone))
+	}
+	for _, l := range src.Locations {
+		for _, v := range []string{l.Street, l.City, l.PostalCode, l.Unit, l.PostalUnit, l.Street + " " + l.Unit, l.Unit + " " + l.Street} {
+			add(valueTerms(v))
+		}
+	}
+	sorted := make([]string, 0, len(terms))
+	for t := range terms {
+		sorted = append(sorted, t)
+	}
+	sort.Strings(sorted)
+	return sorted
+}
+
+// searchSource reads every searchable value of a subscriber.
+func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID string, src SearchSource, err error) {
 	var num, legacy *string
 	err = tx.QueryRow(ctx, `SELECT provider_id, customer_number, legacy_customer_number FROM subscribers WHERE id = ?`, subscriberID).
 		Scan(&providerID, &num, &legacy)
 	if err != nil {
-		return "", nil, nil, fmt.Errorf("search values of %s: %w", subscriberID, err)
+		return "", src, fmt.Errorf("search values of %s: %w", subscriberID, err)
 	}
 	for _, p := range []*string{num, legacy} {
 		if p != nil {
-			values = append(values, *p)
+			src.CustomerNumbers = append(src.CustomerNumbers, *p)
 		}
 	}
-	collect := func(what, q string, phoneCol int) error {
+	collect := func(what, q string, scan func(rows *sql.Rows) error) error {
 		rows, err := tx.Query(ctx, q, subscriberID)
 		if err != nil {
 			return fmt.Errorf("search values (%s): %w", what, err)
 		}
 		defer rows.Close()
 		for rows.Next() {
-			cols := make([]string, 7)
-			ptrs := make([]any, len(cols))
-			for i := range cols {
-				ptrs[i] = &cols[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
+			if err := scan(rows); err != nil {
 				return fmt.Errorf("search values (%s): %w", what, err)
-			}
-			for i, v := range cols {
-				if i == phoneCol {
-					phones = append(phones, v)
-				} else {
-					values = append(values, v)
-				}
 			}
 		}
 		return rows.Err()
 	}
-	if err := collect("contacts", `SELECT firstname || ' ' || lastname, email, phonenumber, company, street, city, postal_code
-		FROM contacts WHERE subscriber_id = ?`, 2); err != nil {
-		return "", nil, nil, err
+	err = collect("contacts", `SELECT firstname || ' ' || lastname, email, phonenumber, company, street, city, postal_code
+		FROM contacts WHERE subscriber_id = ?`, func(rows *sql.Rows) error {
+		var c SearchContact
+		err := rows.Scan(&c.Name, &c.Email, &c.Phone, &c.Company, &c.Street, &c.City, &c.PostalCode)
+		src.Contacts = append(src.Contacts, c)
+		return err
+	})
+	if err != nil {
+		return "", src, err
 	}
-	if err := collect("locations", `SELECT b.street, b.city, b.postal_code, COALESCE(u.unit_number, ''), COALESCE(u.postal_unit, ''),
-			b.street || ' ' || COALESCE(u.unit_number, ''), COALESCE(u.unit_number, '') || ' ' || b.street
+	err = collect("locations", `SELECT b.street, b.city, b.postal_code, COALESCE(u.unit_number, ''), COALESCE(u.postal_unit, '')
 		FROM subscriptions s JOIN buildings b ON b.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
-		WHERE s.subscriber_id = ?`, -1); err != nil {
-		return "", nil, nil, err
+		WHERE s.subscriber_id = ?`, func(rows *sql.Rows) error {
+		var l SearchLocation
+		err := rows.Scan(&l.Street, &l.City, &l.PostalCode, &l.Unit, &l.PostalUnit)
+		src.Locations = append(src.Locations, l)
+		return err
+	})
+	if err != nil {
+		return "", src, err
 	}
-	return providerID, values, phones, nil
+	return providerID, src, nil
 }
 
 // ReindexSubscriber rewrites a subscriber's search terms from its current rows, inside the
@@ -184,29 +233,14 @@ func (tx *Tx) ReindexSubscriber(ctx context.Context, subscriberID string) error 
 	if subscriberID == "" {
 		return nil
 	}
-	providerID, values, phones, err := tx.searchValues(ctx, subscriberID)
+	providerID, src, err := tx.searchSource(ctx, subscriberID)
 	if err != nil {
 		return err
-	}
-	terms := map[string]bool{}
-	for _, v := range values {
-		for _, t := range valueTerms(v) {
-			terms[t] = true
-		}
-	}
-	for _, p := range phones {
-		for _, t := range phoneTerms(p) {
-			terms[t] = true
-		}
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM customer_search_terms WHERE subscriber_id = ?`, subscriberID); err != nil {
 		return fmt.Errorf("clear search terms: %w", err)
 	}
-	sorted := make([]string, 0, len(terms))
-	for t := range terms {
-		sorted = append(sorted, t)
-	}
-	sort.Strings(sorted)
+	sorted := src.Terms()
 	const perInsert = 50
 	for start := 0; start < len(sorted); start += perInsert {
 		batch := sorted[start:min(start+perInsert, len(sorted))]

@@ -74,6 +74,13 @@ func (tx *Tx) upsertContact(ctx context.Context, subscriberID, role string, c su
 	return nil
 }
 
+// SubscriberSearchText is the subscriber row's search_text column (lower-case names, e-mail,
+// numbers); bulk loaders write it as UpsertSubscriber does.
+func SubscriberSearchText(sub *subprov.Subscriber) string { return subscriberSearchText(sub) }
+
+// DigitsOnly is the phone_digits form of a phone number.
+func DigitsOnly(s string) string { return digitsOnly(s) }
+
 // subscriberSearchText is what agent search matches on, lower-case: names, e-mail, numbers.
 func subscriberSearchText(sub *subprov.Subscriber) string {
 	h := sub.Holder

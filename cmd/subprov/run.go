@@ -35,6 +35,7 @@ Commands:
   migrate     apply database migrations and exit (serve also applies them at start)
   seed FILE   load a fixture file (JSON, decisions §3); idempotent, all or nothing
   mcp         serve the support-agent tools over MCP on stdio (--api-key or SUBPROV_AGENT_API_KEY)
+  gen         fill the database with deterministic test data at scale (default 1,000,000 subscribers)
 
 Run 'subprov <command> --help' for a command's flags.
 `
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdDemo(ctx, rest, getenv, stdout, stderr)
 	case "mcp":
 		return cmdMCP(ctx, rest, getenv, stdout, stderr)
+	case "gen":
+		return cmdGen(ctx, rest, getenv, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "subprov: unknown command %q\n\n%s", cmd, usage)
 		return errUsage

@@ -1,0 +1,373 @@
+// Command bench is the load harness of subprov (issue 9): it generates data with subprov gen
+// (or reuses a generated database), starts subprov serve on SQLite and on PostgreSQL over it
+// on loopback, drives real HTTP with a Go client recording latency in an HDR-style histogram,
+// measures a bare net/http JSON handler in the same run as the ceiling (and runs wrk when it
+// is installed), and writes the results, the commands and the machine to BENCHMARKS.md.
+//
+//	go run ./bench --subscribers 1000000
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/subprov/subprov/gen"
+	"github.com/subprov/subprov/identity"
+)
+
+type options struct {
+	subscribers int
+	engines     []string
+	pgURL       string
+	dir         string
+	duration    time.Duration
+	out         string
+	reuse       bool
+	orders      int
+}
+
+func main() {
+	var o options
+	var engines string
+	flag.IntVar(&o.subscribers, "subscribers", 1_000_000, "subscribers to generate")
+	flag.StringVar(&engines, "engines", "sqlite,postgres", "engines to measure (postgres is skipped when unreachable)")
+	flag.StringVar(&o.pgURL, "pg-url", envOr("SUBPROV_BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
+		"PostgreSQL server URL; the harness creates its own database on it")
+	flag.StringVar(&o.dir, "dir", filepath.Join(os.TempDir(), "subprov-bench"), "work directory (binary, SQLite files, logs)")
+	flag.DurationVar(&o.duration, "duration", 5*time.Second, "duration of each scenario")
+	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "report file (rewritten)")
+	flag.BoolVar(&o.reuse, "reuse", true, "reuse a database generated earlier at the same scale")
+	flag.IntVar(&o.orders, "orders", 2000, "provider-initiated orders to place per engine (capped by the free ports)")
+	flag.Parse()
+	o.engines = strings.Split(engines, ",")
+	if err := run(context.Background(), o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+const secret = "bench-secret-not-for-production"
+
+func run(ctx context.Context, o options) error {
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return err
+	}
+	bin := filepath.Join(o.dir, "subprov")
+	logf("building subprov")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/subprov").CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	rep := &report{opts: o, started: time.Now()}
+	ceiling, err := startBare()
+	if err != nil {
+		return err
+	}
+	defer ceiling.Close()
+	for _, engine := range o.engines {
+		dbURL, genTime, err := prepare(ctx, o, bin, engine)
+		if err != nil {
+			if engine == "postgres" {
+				logf("postgres skipped: %v", err)
+				rep.notes = append(rep.notes, fmt.Sprintf("PostgreSQL skipped: %v", err))
+				continue
+			}
+			return err
+		}
+		res, err := measure(ctx, o, bin, engine, dbURL, ceiling.url)
+		if err != nil {
+			return fmt.Errorf("%s: %w", engine, err)
+		}
+		res.genTime = genTime
+		rep.engines = append(rep.engines, res)
+	}
+	if err := rep.write(o.out); err != nil {
+		return err
+	}
+	logf("wrote %s", o.out)
+	// No timing assertion, but a scenario whose requests failed is a broken service.
+	for _, e := range rep.engines {
+		for _, s := range e.scenarios {
+			if s.errors > 0 || s.requests == 0 {
+				return fmt.Errorf("%s: %s: %d of %d requests failed", e.engine, s.name, s.errors, s.requests)
+			}
+		}
+	}
+	return nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+// prepare returns the URL of a database holding the generated data, generating it unless a
+// run at the same scale left one (genTime is then zero).
+func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, genTime time.Duration, err error) {
+	marker := filepath.Join(o.dir, fmt.Sprintf("%s-%d.ok", engine, o.subscribers))
+	switch engine {
+	case "sqlite":
+		path := filepath.Join(o.dir, fmt.Sprintf("gen-%d.db", o.subscribers))
+		dbURL = "sqlite://" + path
+		if o.reuse && exists(marker) {
+			return dbURL, generatedIn(marker), nil
+		}
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Remove(path + suffix)
+		}
+	case "postgres":
+		name := fmt.Sprintf("subprov_bench_%d", o.subscribers)
+		u, err := url.Parse(o.pgURL)
+		if err != nil {
+			return "", 0, err
+		}
+		u.Path = "/" + name
+		dbURL = u.String()
+		if o.reuse && exists(marker) {
+			return dbURL, generatedIn(marker), nil
+		}
+		admin, err := sql.Open("pgx", o.pgURL)
+		if err != nil {
+			return "", 0, err
+		}
+		defer admin.Close()
+		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			return "", 0, err
+		}
+		if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+			return "", 0, err
+		}
+	default:
+		return "", 0, fmt.Errorf("unknown engine %q", engine)
+	}
+	os.Remove(marker)
+	logf("%s: generating %d subscribers", engine, o.subscribers)
+	cmd := exec.CommandContext(ctx, bin, "gen", "--subscribers", strconv.Itoa(o.subscribers))
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "SUBPROV_LOG_FORMAT=json")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return "", 0, fmt.Errorf("gen: %w", err)
+	}
+	genTime = time.Since(start)
+	return dbURL, genTime, os.WriteFile(marker, []byte(genTime.String()), 0o644)
+}
+
+// generatedIn is how long the reused database took to generate, as its marker recorded.
+func generatedIn(marker string) time.Duration {
+	b, _ := os.ReadFile(marker)
+	d, _ := time.ParseDuration(strings.TrimSpace(string(b)))
+	return d
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// server is a running subprov serve.
+type server struct {
+	cmd  *exec.Cmd
+	base string
+}
+
+func startServe(ctx context.Context, o options, bin, engine, dbURL string) (*server, time.Duration, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, 0, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	logFile, err := os.Create(filepath.Join(o.dir, engine+"-serve.log"))
+	if err != nil {
+		return nil, 0, err
+	}
+	cmd := exec.CommandContext(ctx, bin, "serve", "--addr", addr)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "SUBPROV_SECRET="+secret, "SUBPROV_RATE_LIMITS=0", "SUBPROV_LOG_FORMAT=json")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, 0, err
+	}
+	s := &server{cmd: cmd, base: "http://" + addr}
+	for time.Since(start) < 60*time.Second {
+		res, err := http.Get(s.base + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return s, time.Since(start), nil
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	s.stop()
+	return nil, 0, fmt.Errorf("serve not ready after 60s (see %s)", logFile.Name())
+}
+
+func (s *server) stop() {
+	s.cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }() //nolint:errcheck
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill() //nolint:errcheck
+	}
+}
+
+// rssKB is the resident set size of pid, from /proc.
+func rssKB(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			n, _ := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// bare is the ceiling: a net/http handler answering a small JSON document.
+type bare struct {
+	srv *http.Server
+	url string
+}
+
+func startBare() (*bare, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	b := &bare{url: "http://" + ln.Addr().String() + "/"}
+	b.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"s1000000-0000-4000-8000-000000000001","email":"marie.tremblay@example.ca","status":"ACTIVE"}`) //nolint:errcheck
+	})}
+	go b.srv.Serve(ln) //nolint:errcheck
+	return b, nil
+}
+
+func (b *bare) Close() { b.srv.Close() }
+
+// result is one scenario's figures.
+type result struct {
+	name     string
+	clients  int
+	requests int64
+	errors   int64
+	elapsed  time.Duration
+	p50, p99 time.Duration
+	wrkRPS   float64 // 0 when wrk is not installed
+}
+
+func (r result) rps() float64 { return float64(r.requests) / r.elapsed.Seconds() }
+
+// load runs do from clients goroutines for d (or until do reports it has nothing left).
+func load(clients int, d time.Duration, do func(c *http.Client, i int64) (bool, error)) result {
+	tr := &http.Transport{MaxIdleConnsPerHost: clients * 2, MaxConnsPerHost: clients * 2}
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	defer tr.CloseIdleConnections()
+	var seq, errs atomic.Int64
+	hists := make([]*hist, clients)
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for c := 0; c < clients; c++ {
+		hists[c] = newHist()
+		wg.Add(1)
+		go func(h *hist) {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				t0 := time.Now()
+				more, err := do(client, seq.Add(1)-1)
+				if !more {
+					return
+				}
+				h.record(time.Since(t0))
+				if err != nil {
+					if errs.Add(1) == 1 {
+						logf("first error: %v", err)
+					}
+				}
+			}
+		}(hists[c])
+	}
+	wg.Wait()
+	all := newHist()
+	for _, h := range hists {
+		all.merge(h)
+	}
+	return result{clients: clients, requests: all.n, errors: errs.Load(), elapsed: time.Since(start), p50: all.quantile(0.5), p99: all.quantile(0.99)}
+}
+
+// get is one GET expecting 200, the body read and dropped.
+func get(c *http.Client, u string, header http.Header) error {
+	req, err := http.NewRequest("GET", u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header = header
+	res, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		return fmt.Errorf("GET %s: %d %s", u, res.StatusCode, body)
+	}
+	return nil
+}
+
+// wrk runs wrk against u when it is installed and returns its requests per second.
+func wrk(u string, header http.Header, d time.Duration) float64 {
+	path, err := exec.LookPath("wrk")
+	if err != nil {
+		return 0
+	}
+	args := []string{"-t2", "-c16", "-d" + strconv.Itoa(max(1, int(d.Seconds()))) + "s"}
+	for k, vs := range header {
+		for _, v := range vs {
+			args = append(args, "-H", k+": "+v)
+		}
+	}
+	out, err := exec.Command(path, append(args, u)...).Output()
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "Requests/sec:" {
+			v, _ := strconv.ParseFloat(f[1], 64)
+			return v
+		}
+	}
+	return 0
+}
+
+// subscriberToken mints a portal JWT for generated login n, as the service's login would.
+func subscriberToken(n int) (string, error) {
+	return identity.NewSigner(secret).Issue(identity.AudienceSubscriber, gen.AccountID(1, n), gen.ProviderID(1), gen.AccountID(1, n),
+		time.Now(), time.Hour)
+}

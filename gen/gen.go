@@ -1,0 +1,516 @@
+// Package gen fills a database with deterministic, realistic data at scale for benchmarks and
+// load tests (subprov gen): providers, buildings, suites, ports, plans, subscribers, lines in
+// every status, invoice history, portal logins and the agent search index. Rows are written
+// with multi-row INSERTs in large transactions; secondary indexes are dropped during the load
+// and built once at the end.
+package gen
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/serviceability"
+	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/switches"
+)
+
+// Options says how much to generate.
+type Options struct {
+	Subscribers int       // per provider
+	Providers   int       // at least 1
+	Seed        uint64    // same seed, same date: same data
+	Now         time.Time // reference date of the history; zero: today
+	Progress    io.Writer // progress bar, nil for none
+}
+
+// Password is every generated portal login's password.
+const Password = "gen-password-1"
+
+// Provider i's (1-based) credentials, for the harness and the benchmarks.
+func ProviderID(i int) string       { return fmt.Sprintf("9e000000-0000-4000-8000-%012d", i) }
+func AgentKey(i int) string         { return fmt.Sprintf("gen%03d_live_agent_bench_key_0000000001", i) }
+func WebhookSecret(i int) string    { return fmt.Sprintf("whsec_gen%03d_bench_secret_00001", i) }
+func PlanVersionID(i, k int) string { return fmt.Sprintf("9e%06x-0000-4000-8000-%012d", i, k+1) }
+
+// Subscriber n's (0-based) id and login of provider i; every tenth subscriber has a login.
+func SubscriberID(i, n int) string { return id(kindSubscriber, i, n) }
+
+// AccountID is the portal login id of subscriber n of provider i (when HasLogin(n)).
+func AccountID(i, n int) string { return id(kindAccount, i, n) }
+
+// VacantPorts returns the location_hash of every vacant first-line suite of provider i among
+// its first subscribers suites: free ports a direct-route order can take.
+func VacantPorts(i, subscribers int) []string {
+	var out []string
+	for s := 0; s < subscribers; s++ { // suites below the subscriber count surely exist
+		if s%vacantEvery == vacantEvery-1 && (s/suitesPerBuilding)%portedEvery == 0 {
+			out = append(out, locationHash(i, s))
+		}
+	}
+	return out
+}
+
+func locationHash(i, s int) string { return fmt.Sprintf("lh_gen%d_%d", i, s) }
+
+// HasLogin reports whether subscriber n has a portal login.
+func HasLogin(n int) bool { return n%10 == 0 }
+
+// Summary counts what was written.
+type Summary struct {
+	Providers, Buildings, Units, Ports, Subscribers, Subscriptions, Invoices, Logins, SearchTerms int64
+	Elapsed                                                                                       time.Duration
+}
+
+func (s Summary) String() string {
+	return fmt.Sprintf("%d providers, %d buildings, %d suites, %d ports, %d subscribers, %d subscriptions, %d invoices, %d logins, %d search terms in %s",
+		s.Providers, s.Buildings, s.Units, s.Ports, s.Subscribers, s.Subscriptions, s.Invoices, s.Logins, s.SearchTerms, s.Elapsed.Round(time.Millisecond))
+}
+
+const (
+	suitesPerBuilding = 120 // 12 floors of 10
+	vacantEvery       = 11  // every eleventh suite is free for new orders
+	portedEvery       = 5   // every fifth building is first-line: a sim switch port per suite
+	platformEvery     = 8   // every eighth line is billed by the platform
+	historyMonths     = 3   // invoices of the last three months for platform-billed lines
+	perTx             = 50_000
+)
+
+// id kinds: the first hex digit of a generated id, then the provider, then a sequence, so ids
+// are valid UUID text and sort in insertion order (index appends, not random inserts).
+const (
+	kindBuilding   = 0xb
+	kindUnit       = 0xa
+	kindPort       = 0xf
+	kindSubscriber = 0x5
+	kindContact    = 0xc
+	kindLine       = 0xe
+	kindInvoice    = 0xd
+	kindInvLine    = 0x1
+	kindAccount    = 0x2
+)
+
+func id(kind, provider, n int) string {
+	return fmt.Sprintf("%x%07x-0000-4000-8000-%012x", kind, provider, n)
+}
+
+// bulkTables are the tables gen fills row by row; their secondary indexes are rebuilt at the end.
+var bulkTables = []string{"buildings", "building_providers", "units", "ports", "subscribers", "contacts", "subscriptions",
+	"invoices", "invoice_lines", "accounts", "processor_customers", "processor_payment_methods", "sim_ports", "customer_search_terms"}
+
+// Run generates the data into st, which must be migrated.
+func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
+	start := time.Now()
+	if o.Providers < 1 {
+		o.Providers = 1
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	o.Now = time.Date(o.Now.Year(), o.Now.Month(), o.Now.Day(), 12, 0, 0, 0, time.UTC)
+	var sum Summary
+	hash, err := identity.HashPassword(Password)
+	if err != nil {
+		return sum, err
+	}
+	restore, err := tuneSQLite(ctx, st)
+	if err != nil {
+		return sum, err
+	}
+	defer restore() //nolint:errcheck // restored explicitly below; this covers the error paths
+	names, creates, err := secondaryIndexes(ctx, st, bulkTables)
+	if err != nil {
+		return sum, err
+	}
+	for _, n := range names {
+		if _, err := st.DB.ExecContext(ctx, "DROP INDEX "+n); err != nil {
+			return sum, fmt.Errorf("drop index %s: %w", n, err)
+		}
+	}
+	bar := newProgress(o.Progress, o.Subscribers*o.Providers)
+	for p := 1; p <= o.Providers; p++ {
+		g := &generator{st: st, o: o, p: p, hash: hash, rnd: rand.New(rand.NewPCG(o.Seed, uint64(p))), sum: &sum, bar: bar}
+		if err := g.run(ctx); err != nil {
+			return sum, err
+		}
+	}
+	bar.phase("building indexes")
+	for i, c := range creates {
+		if _, err := st.DB.ExecContext(ctx, c); err != nil {
+			return sum, fmt.Errorf("create index %s: %w", names[i], err)
+		}
+	}
+	if err := restore(); err != nil {
+		return sum, err
+	}
+	bar.phase("analyzing")
+	if _, err := st.DB.ExecContext(ctx, "ANALYZE"); err != nil {
+		return sum, fmt.Errorf("analyze: %w", err)
+	}
+	sum.Elapsed = time.Since(start)
+	bar.done()
+	return sum, nil
+}
+
+// generator writes one provider's data.
+type generator struct {
+	st   *store.Store
+	o    Options
+	p    int
+	hash string
+	rnd  *rand.Rand
+	sum  *Summary
+	bar  *progress
+
+	providerID string
+	plans      []planVersion
+	building   *subprov.Building
+	ported     bool
+	invoiceSeq int
+
+	buildings, coverage, units, ports, subscribers, contacts, lines, invoices, invLines, accounts,
+	procCustomers, procMethods, simPorts, terms *batch
+
+	termRows []termRow
+	interned map[string]string
+}
+
+// termRow is one search-index row kept in memory until the index is written in key order.
+type termRow struct {
+	term string
+	sub  int32
+}
+
+// intern shares the storage of terms many subscribers carry (cities, streets, domains).
+func (g *generator) intern(t string) string {
+	if s, ok := g.interned[t]; ok {
+		return s
+	}
+	if g.interned == nil {
+		g.interned = map[string]string{}
+	}
+	g.interned[t] = t
+	return t
+}
+
+type planVersion struct {
+	id       string
+	name     string
+	price    subprov.Money
+	down, up int
+}
+
+func (g *generator) run(ctx context.Context) error {
+	if err := g.shell(ctx); err != nil {
+		return err
+	}
+	w, d := newWriter(), g.st.Dialect
+	g.buildings = newBatch(w, d, "buildings", "id", "street", "city", "postal_code", "province", "country", "line_type", "orderable", "presale", "search_key", "created_at")
+	g.coverage = newBatch(w, d, "building_providers", "building_id", "provider_id")
+	g.units = newBatch(w, d, "units", "id", "building_id", "unit_number", "created_at")
+	g.ports = newBatch(w, d, "ports", "id", "building_id", "unit_id", "switch_name", "port_name", "location_hash", "location_identifier", "created_at")
+	g.subscribers = newBatch(w, d, "subscribers", "id", "provider_id", "email", "customer_number", "processor_customer_id", "payment_method_id",
+		"search_text", "phone_digits", "created_at", "updated_at")
+	g.contacts = newBatch(w, d, "contacts", "id", "subscriber_id", "role", "firstname", "lastname", "email", "phonenumber", "company", "updated_at")
+	g.lines = newBatch(w, d, "subscriptions", "id", "provider_id", "subscriber_id", "plan_version_id", "building_id", "unit_id", "port_id",
+		"location_key", "status", "workflow_state", "delivery_mode", "mac_address", "billing_owner", "billing_day", "processor_customer_id",
+		"payment_method_id", "source", "started_at", "activated_at", "canceled_at", "ended_at", "cancel_reason", "status_before_cancel",
+		"deprovisioned_at", "suspended_for", "vlan", "created_at", "updated_at")
+	g.invoices = newBatch(w, d, "invoices", "id", "provider_id", "subscriber_id", "subscription_id", "number", "customer_number", "invoice_date",
+		"period", "kind", "status", "net_minor", "tax_minor", "total_minor", "currency", "due_date", "paid_at", "created_at")
+	g.invLines = newBatch(w, d, "invoice_lines", "id", "invoice_id", "position", "kind", "description", "unit_price_minor", "amount_minor")
+	g.accounts = newBatch(w, d, "accounts", "id", "email", "provider_id", "subscriber_id", "password_hash", "password_set_at", "created_at")
+	g.procCustomers = newBatch(w, d, "processor_customers", "id", "provider_id", "default_payment_method_id", "created_at")
+	g.procMethods = newBatch(w, d, "processor_payment_methods", "id", "customer_id", "behaviour", "brand", "last4", "position", "created_at")
+	g.simPorts = newBatch(w, d, "sim_ports", "switch_name", "port_name", "state", "vlan", "download_mbps", "upload_mbps", "mac_address", "updated_at")
+	g.terms = newBatch(w, d, "customer_search_terms", "provider_id", "term", "subscriber_id")
+	// Parents before children: a full batch first writes what its parents still buffer.
+	all := []*batch{g.buildings, g.coverage, g.units, g.ports, g.procCustomers, g.procMethods, g.subscribers, g.contacts, g.accounts,
+		g.lines, g.invoices, g.invLines, g.simPorts, g.terms}
+	for i, b := range all {
+		b.parents = all[:i]
+	}
+
+	n := g.o.Subscribers
+	suites := n + n/(vacantEvery-1) + 1
+	sub := 0
+	var tx *sql.Tx
+	inTx := func(fill func()) {
+		w.do(func() error {
+			var err error
+			if tx, err = g.st.DB.BeginTx(ctx, nil); err != nil {
+				return fmt.Errorf("begin: %w", err)
+			}
+			for _, b := range all {
+				b.begin(tx)
+			}
+			return nil
+		})
+		fill()
+		for _, b := range all {
+			b.flush(ctx)
+		}
+		w.do(func() error { return tx.Commit() })
+	}
+	for s := 0; s < suites && sub < n && !w.failed(); {
+		inTx(func() {
+			for end := sub + perTx; s < suites && sub < n && sub < end; s++ {
+				if g.suite(ctx, s, sub) {
+					sub++
+				}
+			}
+		})
+		g.bar.set(int64((g.p-1)*n + sub))
+	}
+	// The search index in key order: appends to its primary key instead of random inserts.
+	g.bar.phase("search index")
+	slices.SortFunc(g.termRows, func(a, b termRow) int {
+		if c := strings.Compare(a.term, b.term); c != 0 {
+			return c
+		}
+		return int(a.sub) - int(b.sub)
+	})
+	for start := 0; start < len(g.termRows) && !w.failed(); start += 20 * perTx {
+		inTx(func() {
+			for _, r := range g.termRows[start:min(start+20*perTx, len(g.termRows))] {
+				g.terms.add(ctx, g.providerID, r.term, SubscriberID(g.p, int(r.sub)))
+			}
+		})
+	}
+	g.termRows = nil
+	if err := w.wait(); err != nil {
+		if tx != nil {
+			tx.Rollback() //nolint:errcheck // the error that stopped the load is the one to report
+		}
+		return err
+	}
+	// New numbers continue after the generated ones.
+	if _, err := g.st.DB.ExecContext(ctx, g.st.Dialect.Rebind(`UPDATE providers SET customer_seq = ?, document_seq = ? WHERE id = ?`),
+		n, g.invoiceSeq, g.providerID); err != nil {
+		return fmt.Errorf("set sequences: %w", err)
+	}
+	g.sum.Providers++
+	g.sum.Buildings += g.buildings.rows
+	g.sum.Units += g.units.rows
+	g.sum.Ports += g.ports.rows
+	g.sum.Subscribers += g.subscribers.rows
+	g.sum.Subscriptions += g.lines.rows
+	g.sum.Invoices += g.invoices.rows
+	g.sum.Logins += g.accounts.rows
+	g.sum.SearchTerms += g.terms.rows
+	return nil
+}
+
+// shell writes the provider, its API keys and plans through the fixture loader, as a
+// provider's initial setup would be.
+func (g *generator) shell(ctx context.Context) error {
+	g.providerID = ProviderID(g.p)
+	name := fmt.Sprintf("Generated Fibre %d", g.p)
+	f := &fixture.File{Providers: []fixture.Provider{{ID: g.providerID, Name: name, TimeZone: "America/Toronto", Currency: "CAD",
+		TaxRateBP: 1300, APIKeys: []fixture.APIKey{{Key: AgentKey(g.p), Features: []string{"agent_api_access"}}},
+		WebhookSecret: WebhookSecret(g.p), ServiceProviderDocumentID: fmt.Sprintf("gen%03d-spd", g.p), SupportGroup: name + " Tier 1"}}}
+	for k, speed := range []int{150, 500, 1000} {
+		price := subprov.Money(4500 + 2000*k)
+		pv := planVersion{id: PlanVersionID(g.p, k), name: fmt.Sprintf("Fibre %d", speed), price: price, down: speed, up: speed}
+		g.plans = append(g.plans, pv)
+		f.Plans = append(f.Plans, fixture.Plan{ID: fmt.Sprintf("9e%06x-0000-4000-8001-%012d", g.p, k+1), ProviderID: g.providerID, Name: pv.name,
+			Versions: []fixture.PlanVersion{{ID: pv.id, MonthlyPrice: price.String(), SetupFee: "0.00", DownloadMbps: speed, UploadMbps: speed,
+				StoreProductID: fmt.Sprintf("gen-sku-%d", speed)}}})
+	}
+	if _, err := fixture.Load(ctx, g.st, f, g.o.Now); err != nil {
+		return fmt.Errorf("provider %d: %w", g.p, err)
+	}
+	return nil
+}
+
+// suite writes suite s (and its building when it is the first suite of one) and, unless the
+// suite is kept vacant, subscriber n living there. It reports whether the suite is occupied.
+func (g *generator) suite(ctx context.Context, s, n int) bool {
+	now := g.o.Now
+	if s%suitesPerBuilding == 0 {
+		g.newBuilding(ctx, s/suitesPerBuilding)
+	}
+	b := g.building
+	unitNumber := fmt.Sprintf("%d%02d", 1+(s%suitesPerBuilding)/10, 1+s%10)
+	unitID := id(kindUnit, g.p, s)
+	g.units.add(ctx, unitID, b.ID, unitNumber, now)
+	portID, swName, portName := "", "", ""
+	if g.ported {
+		portID, swName = id(kindPort, g.p, s), fmt.Sprintf("gen%d-sw%d", g.p, s/suitesPerBuilding)
+		portName = fmt.Sprintf("ge-0/0/%d", s%suitesPerBuilding)
+		g.ports.add(ctx, portID, b.ID, unitID, swName, portName, locationHash(g.p, s),
+			fmt.Sprintf("GEN%d-%d", g.p, s), now)
+	}
+	if s%vacantEvery == vacantEvery-1 {
+		return false
+	}
+	g.subscriber(ctx, n, location{unitID: unitID, unitNumber: unitNumber, portID: portID, sw: swName, port: portName})
+	return true
+}
+
+type location struct {
+	unitID, unitNumber, portID, sw, port string
+}
+
+func (g *generator) newBuilding(ctx context.Context, k int) {
+	c := cities[g.rnd.IntN(len(cities))]
+	street := fmt.Sprintf("%d %s", 10+g.rnd.IntN(4990), c.streets[g.rnd.IntN(len(c.streets))])
+	postal := fmt.Sprintf("%s%d%c %d%c%d", c.postalLetter, g.rnd.IntN(10), 'A'+rune(g.rnd.IntN(26)), g.rnd.IntN(10), 'A'+rune(g.rnd.IntN(26)), g.rnd.IntN(10))
+	g.ported = k%portedEvery == 0
+	lineType := subprov.LineSecond
+	switch {
+	case g.ported:
+		lineType = subprov.LineFirst
+	case k%portedEvery == 3:
+		lineType = subprov.LineThird
+	}
+	g.building = &subprov.Building{ID: id(kindBuilding, g.p, k), Street: street, City: c.name, PostalCode: postal, Province: c.province,
+		Country: "CA", LineType: lineType, Orderable: true}
+	b := g.building
+	g.buildings.add(ctx, b.ID, b.Street, b.City, b.PostalCode, b.Province, b.Country, string(b.LineType), true, false,
+		serviceability.BuildingKey(b), g.o.Now)
+	g.coverage.add(ctx, b.ID, g.providerID)
+}
+
+// status spreads lines over every status: mostly active, some pending, suspended, cancelled.
+func (g *generator) status() subprov.Status {
+	switch r := g.rnd.IntN(100); {
+	case r < 84:
+		return subprov.StatusActive
+	case r < 89:
+		return subprov.StatusPendingInstall
+	case r < 92:
+		return subprov.StatusSuspended
+	default:
+		return subprov.StatusCancelled
+	}
+}
+
+func (g *generator) subscriber(ctx context.Context, n int, loc location) {
+	now := g.o.Now
+	b := g.building
+	first, last := firstNames[g.rnd.IntN(len(firstNames))], lastNames[g.rnd.IntN(len(lastNames))]
+	local := strings.Join(strings.Fields(strings.ToLower(fold(first)+"."+fold(last))), "")
+	email := fmt.Sprintf("%s%d@%s", local, n, mailDomains[g.rnd.IntN(len(mailDomains))])
+	area := cityOf(b.City).areaCodes
+	phone := fmt.Sprintf("+1 %s-%03d-%04d", area[g.rnd.IntN(len(area))], 200+g.rnd.IntN(800), g.rnd.IntN(10000))
+	company := ""
+	if g.rnd.IntN(20) == 0 {
+		company = companies[g.rnd.IntN(len(companies))]
+	}
+	sub := &subprov.Subscriber{ID: SubscriberID(g.p, n), ProviderID: g.providerID, CustomerNumber: subprov.FormatCustomerNumber(int64(n + 1)),
+		Holder: subprov.Contact{FirstName: first, LastName: last, Email: email, PhoneNumber: phone, Company: company}}
+	platform := n%platformEvery == 0
+	var custID, methodID any
+	if platform {
+		sub.ProcessorCustomerID, sub.PaymentMethodID = fmt.Sprintf("cus_gen%d_%d", g.p, n), fmt.Sprintf("pm_gen%d_%d", g.p, n)
+		custID, methodID = sub.ProcessorCustomerID, sub.PaymentMethodID
+		g.procCustomers.add(ctx, sub.ProcessorCustomerID, g.providerID, sub.PaymentMethodID, now)
+		g.procMethods.add(ctx, sub.PaymentMethodID, sub.ProcessorCustomerID, "succeeds", "visa", fmt.Sprintf("%04d", n%10000), 0, now)
+	}
+	created := now.AddDate(0, 0, -30-g.rnd.IntN(1500))
+	g.subscribers.add(ctx, sub.ID, g.providerID, strings.ToLower(email), sub.CustomerNumber, custID, methodID,
+		store.SubscriberSearchText(sub), store.DigitsOnly(phone), created, created)
+	g.contacts.add(ctx, id(kindContact, g.p, n), sub.ID, "holder", first, last, email, phone, company, created)
+	if HasLogin(n) {
+		g.accounts.add(ctx, id(kindAccount, g.p, n), strings.ToLower(email), g.providerID, sub.ID, g.hash, created, created)
+	}
+	g.line(ctx, sub, n, loc, platform, created)
+	src := store.SearchSource{CustomerNumbers: []string{sub.CustomerNumber},
+		Contacts:  []store.SearchContact{{Name: first + " " + last, Email: email, Phone: phone, Company: company}},
+		Locations: []store.SearchLocation{{Street: b.Street, City: b.City, PostalCode: b.PostalCode, Unit: loc.unitNumber}}}
+	for _, t := range src.Terms() {
+		g.termRows = append(g.termRows, termRow{term: g.intern(t), sub: int32(n)})
+	}
+	g.bar.tick()
+}
+
+// line writes subscriber n's subscription at loc, its sim port state and invoice history.
+func (g *generator) line(ctx context.Context, sub *subprov.Subscriber, n int, loc location, platform bool, created time.Time) {
+	plan := g.plans[g.rnd.IntN(len(g.plans))]
+	status := g.status()
+	owner, custID, methodID := subprov.BillingPartner, any(nil), any(nil)
+	if platform {
+		owner, custID, methodID = subprov.BillingPlatform, sub.ProcessorCustomerID, sub.PaymentMethodID
+	}
+	mode, portID, locationKey := subprov.DeliveryHomeDrop, any(nil), loc.unitID
+	if loc.portID != "" {
+		mode, portID, locationKey = subprov.DeliveryDirect, loc.portID, loc.portID
+	}
+	mac := fmt.Sprintf("02:%02x:%02x:%02x:%02x:%02x", g.p&0xff, (n>>24)&0xff, (n>>16)&0xff, (n>>8)&0xff, n&0xff)
+	started := created.AddDate(0, 0, 7)
+	var startedAt, activatedAt, canceledAt, endedAt, deprovisionedAt any
+	workflow, cancelReason, before, suspendedFor, vlan := "installed", "", "", "", 0
+	switch status {
+	case subprov.StatusPendingInstall:
+		workflow = "awaiting_install"
+	case subprov.StatusCancelled:
+		workflow, cancelReason, before = "cancelled", "moving", string(subprov.StatusActive)
+		ended := started.Add(time.Duration(1+g.rnd.IntN(int(g.o.Now.Sub(started).Hours())/24+1)) * 24 * time.Hour / 2)
+		startedAt, activatedAt, canceledAt, endedAt, deprovisionedAt = started.Format(time.DateOnly), started, ended.AddDate(0, 0, -30), ended, ended
+	default:
+		startedAt, activatedAt = started.Format(time.DateOnly), started
+		if status == subprov.StatusSuspended {
+			suspendedFor = "nonpayment"
+		}
+		if loc.portID != "" {
+			workflow = "provisioned"
+			vlan = switches.ServiceVLAN(switches.Port{Switch: loc.sw, Name: loc.port})
+			mode := switches.ModeService
+			if status == subprov.StatusSuspended {
+				mode = switches.ModeSuspended
+			}
+			g.simPorts.add(ctx, loc.sw, loc.port, string(mode), vlan, plan.down, plan.up, mac, g.o.Now)
+		}
+	}
+	lineID := id(kindLine, g.p, n)
+	g.lines.add(ctx, lineID, g.providerID, sub.ID, plan.id, g.building.ID, loc.unitID, portID, locationKey, string(status),
+		workflow, string(mode), mac, string(owner), 1, custID, methodID, "partner_api", startedAt, activatedAt, canceledAt, endedAt,
+		cancelReason, before, deprovisionedAt, suspendedFor, vlan, created, created)
+	if platform && (status == subprov.StatusActive || status == subprov.StatusSuspended) {
+		g.history(ctx, sub, lineID, plan, status)
+	}
+}
+
+// history writes the line's recurring invoices of the last months: paid, except a suspended
+// line's latest one.
+func (g *generator) history(ctx context.Context, sub *subprov.Subscriber, lineID string, plan planVersion, status subprov.Status) {
+	for m := historyMonths; m >= 1; m-- {
+		first := time.Date(g.o.Now.Year(), g.o.Now.Month()-time.Month(m), 1, 9, 0, 0, 0, time.UTC)
+		g.invoiceSeq++
+		invID := id(kindInvoice, g.p, g.invoiceSeq)
+		tax := subprov.Money((int64(plan.price)*1300 + 5000) / 10000)
+		state, paidAt := "paid", any(first.Add(time.Hour))
+		if m == 1 && status == subprov.StatusSuspended {
+			state, paidAt = "open", nil
+		}
+		date := first.Format(time.DateOnly)
+		g.invoices.add(ctx, invID, g.providerID, sub.ID, lineID, fmt.Sprintf("INV-%07d", g.invoiceSeq), sub.CustomerNumber, date,
+			first.Format("2006-01"), "recurring", state, int64(plan.price), int64(tax), int64(plan.price+tax), "CAD", date, paidAt, first)
+		g.invLines.add(ctx, id(kindInvLine, g.p, g.invoiceSeq), invID, 0, "plan", plan.name+", "+first.Format("January 2006"),
+			int64(plan.price), int64(plan.price))
+	}
+}
+
+func cityOf(name string) city {
+	for _, c := range cities {
+		if c.name == name {
+			return c
+		}
+	}
+	return cities[0]
+}
+
+// fold makes a name e-mail safe: accents dropped, apostrophes and spaces removed.
+func fold(s string) string { return folder.Replace(s) }
+
+var folder = strings.NewReplacer("é", "e", "è", "e", "ê", "e", "ë", "e", "É", "E", "à", "a", "â", "a", "ç", "c", "ô", "o", "î", "i", "ï", "i",
+	"ù", "u", "û", "u", "í", "i", "á", "a", "ó", "o", "'", "", " ", "")

@@ -1,0 +1,192 @@
+package gen
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/subprov/subprov/store"
+)
+
+// writer runs the database side of the load on its own goroutine, in order, so generating
+// rows (one core) and SQLite executing them (the other) overlap.
+type writer struct {
+	jobs   chan func() error
+	done   chan error
+	broken atomic.Bool
+}
+
+// failed reports whether a job failed: the generator stops early.
+func (w *writer) failed() bool { return w.broken.Load() }
+
+func newWriter() *writer {
+	w := &writer{jobs: make(chan func() error, 64), done: make(chan error, 1)}
+	go func() {
+		var first error
+		for job := range w.jobs {
+			if first == nil {
+				if first = job(); first != nil {
+					w.broken.Store(true)
+				}
+			}
+		}
+		w.done <- first
+	}()
+	return w
+}
+
+func (w *writer) do(job func() error) { w.jobs <- job }
+
+// wait ends the writer and returns the first error of its jobs.
+func (w *writer) wait() error {
+	close(w.jobs)
+	return <-w.done
+}
+
+// batch writes rows into one table with multi-row INSERTs: a prepared statement for full
+// batches, a one-off statement for the rest at flush. Rows are buffered by the generator and
+// executed by the writer; tx and stmt are only touched by the writer's jobs.
+type batch struct {
+	w       *writer
+	tx      *sql.Tx
+	dialect store.Dialect
+	table   string
+	cols    []string
+	perStmt int
+	stmt    *sql.Stmt
+	args    []any
+	rows    int64    // rows written, for the summary
+	parents []*batch // written first, so foreign keys checked per statement (PostgreSQL) hold
+}
+
+// maxParams stays under both engines' bind-parameter limits (SQLite 32766, PostgreSQL 65535).
+const maxParams = 30000
+
+func newBatch(w *writer, d store.Dialect, table string, cols ...string) *batch {
+	return &batch{w: w, dialect: d, table: table, cols: cols, perStmt: min(1000, maxParams/len(cols))}
+}
+
+func (b *batch) query(rows int) string {
+	var q strings.Builder
+	fmt.Fprintf(&q, "INSERT INTO %s (%s) VALUES ", b.table, strings.Join(b.cols, ", "))
+	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(b.cols)), ", ") + ")"
+	for i := 0; i < rows; i++ {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(one)
+	}
+	return b.dialect.Rebind(q.String())
+}
+
+// begin attaches the batch to tx (statements are per transaction); a writer job.
+func (b *batch) begin(tx *sql.Tx) { b.tx, b.stmt = tx, nil }
+
+func (b *batch) add(ctx context.Context, vals ...any) {
+	b.args = append(b.args, vals...)
+	if len(b.args) < b.perStmt*len(b.cols) {
+		return
+	}
+	for _, p := range b.parents {
+		p.spill(ctx)
+	}
+	args := b.args
+	b.args = make([]any, 0, cap(args))
+	b.rows += int64(b.perStmt)
+	b.w.do(func() error {
+		if b.stmt == nil {
+			st, err := b.tx.PrepareContext(ctx, b.query(b.perStmt))
+			if err != nil {
+				return fmt.Errorf("prepare insert into %s: %w", b.table, err)
+			}
+			b.stmt = st
+		}
+		if _, err := b.stmt.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("insert into %s: %w", b.table, err)
+		}
+		return nil
+	})
+}
+
+// spill queues the rows still buffered as one statement.
+func (b *batch) spill(ctx context.Context) {
+	n := len(b.args) / len(b.cols)
+	if n == 0 {
+		return
+	}
+	args := b.args
+	b.args = make([]any, 0, cap(args))
+	b.rows += int64(n)
+	b.w.do(func() error {
+		if _, err := b.tx.ExecContext(ctx, b.query(n), args...); err != nil {
+			return fmt.Errorf("insert into %s: %w", b.table, err)
+		}
+		return nil
+	})
+}
+
+// flush queues the rows still buffered and the closing of the prepared statement.
+func (b *batch) flush(ctx context.Context) {
+	b.spill(ctx)
+	b.w.do(func() error {
+		if b.stmt != nil {
+			err := b.stmt.Close()
+			b.stmt = nil
+			return err
+		}
+		return nil
+	})
+}
+
+// secondaryIndexes returns the CREATE statements of the indexes on tables that are not
+// primary keys or constraints: gen drops them before the bulk load and builds them again
+// after it, which is much faster than maintaining them row by row.
+func secondaryIndexes(ctx context.Context, st *store.Store, tables []string) (names, creates []string, err error) {
+	var q string
+	args := make([]any, len(tables))
+	for i, t := range tables {
+		args[i] = t
+	}
+	in := strings.TrimSuffix(strings.Repeat("?, ", len(tables)), ", ")
+	if st.Dialect == store.Postgres {
+		q = `SELECT i.indexname, i.indexdef FROM pg_indexes i WHERE i.schemaname = current_schema() AND i.tablename IN (` + in + `)
+			AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname) ORDER BY i.indexname`
+	} else {
+		q = `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (` + in + `) ORDER BY name`
+	}
+	rows, err := st.DB.QueryContext(ctx, st.Dialect.Rebind(q), args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list indexes: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, create string
+		if err := rows.Scan(&name, &create); err != nil {
+			return nil, nil, fmt.Errorf("list indexes: %w", err)
+		}
+		names, creates = append(names, name), append(creates, create)
+	}
+	return names, creates, rows.Err()
+}
+
+// tuneSQLite trades durability for speed while gen runs (a crash means running gen again on a
+// fresh file) and restore puts the store's own settings back.
+func tuneSQLite(ctx context.Context, st *store.Store) (restore func() error, err error) {
+	if st.Dialect != store.SQLite {
+		return func() error { return nil }, nil
+	}
+	set := func(pragmas ...string) error {
+		for _, p := range pragmas {
+			if _, err := st.DB.ExecContext(ctx, "PRAGMA "+p); err != nil {
+				return fmt.Errorf("PRAGMA %s: %w", p, err)
+			}
+		}
+		return nil
+	}
+	err = set("journal_mode=OFF", "synchronous=OFF", "foreign_keys=OFF", "cache_size=-1048576", "temp_store=MEMORY", "locking_mode=EXCLUSIVE", "threads=2")
+	return func() error {
+		return set("locking_mode=NORMAL", "journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON", "cache_size=-2000", "analysis_limit=1000", "optimize=0x10002")
+	}, err
+}
