@@ -12,15 +12,19 @@ import (
 
 // Search limits (interface.md Limits).
 const (
-	minQueryLen   = 2
-	defaultLimit  = 25
-	maxLimit      = 100
-	maxMatchCount = 1000 // match_count is exact up to this many
+	minQueryLen  = 2
+	defaultLimit = 25
+	maxLimit     = 100
+	// MaxMatchCount is how far match_count counts: past a page of the largest limit the agent
+	// must narrow the query anyway, and counting further would read every match of a common
+	// word (a street's residents) on every search.
+	MaxMatchCount = 100
 )
 
 // SearchResult is the masked answer of a customer search (decisions §6).
 type SearchResult struct {
 	MatchCount int         `json:"match_count"`
+	Capped     bool        `json:"match_count_capped"` // more than MaxMatchCount matched
 	Ambiguous  bool        `json:"ambiguous"`
 	Results    []Candidate `json:"results"`
 }
@@ -71,11 +75,12 @@ func (s *Service) Search(ctx context.Context, c Caller, q string, limit int) (*S
 	if len(terms) == 0 {
 		return out, nil
 	}
-	ids, err := s.Store.SearchSubscribers(ctx, c.Provider.ID, terms, maxMatchCount)
+	ids, err := s.Store.SearchSubscribers(ctx, c.Provider.ID, terms, MaxMatchCount+1)
 	if err != nil {
 		return nil, err
 	}
-	out.MatchCount, out.Ambiguous = len(ids), len(ids) > 1
+	out.Capped = len(ids) > MaxMatchCount
+	out.MatchCount, out.Ambiguous = min(len(ids), MaxMatchCount), len(ids) > 1
 	if len(ids) > limit {
 		ids = ids[:limit]
 	}

@@ -288,6 +288,30 @@ func (s *Store) BackfillSearchTerms(ctx context.Context) error {
 	}
 }
 
+// rangeProbe is how many index rows narrowestFirst counts per prefix at most: enough to tell a
+// selective word from a common one, cheap enough to count for every word of a query.
+const rangeProbe = 512
+
+// narrowestFirst orders a multi-word query's prefixes so the one with the fewest index rows
+// drives the range scan and the others are checked per candidate: "1234 rue sherbrooke" then
+// scans the house number's few hundred rows, not every resident of every Sherbrooke street.
+// Each count stops at rangeProbe rows, so a common word costs one short index walk.
+func (s *Store) narrowestFirst(ctx context.Context, providerID string, prefixes []string) ([]string, error) {
+	counts := make(map[string]int, len(prefixes))
+	for _, p := range prefixes {
+		var n int
+		err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM customer_search_terms
+			WHERE provider_id = ? AND term >= ? AND term < ? LIMIT ?) probe`, providerID, p, p+"{", rangeProbe).Scan(&n)
+		if err != nil {
+			return nil, fmt.Errorf("search subscribers: probe %q: %w", p, err)
+		}
+		counts[p] = n
+	}
+	out := append([]string(nil), prefixes...)
+	sort.SliceStable(out, func(i, j int) bool { return counts[out[i]] < counts[out[j]] })
+	return out, nil
+}
+
 // SearchSubscribers returns the ids of a provider's subscribers carrying a term that starts
 // with each of prefixes, in term order (so exact matches of the first prefix come first), at
 // most max distinct ids. Each prefix is one index range: (provider_id, term) for the first,
@@ -295,6 +319,12 @@ func (s *Store) BackfillSearchTerms(ctx context.Context) error {
 func (s *Store) SearchSubscribers(ctx context.Context, providerID string, prefixes []string, max int) ([]string, error) {
 	if len(prefixes) == 0 {
 		return nil, nil
+	}
+	if len(prefixes) > 1 {
+		var err error
+		if prefixes, err = s.narrowestFirst(ctx, providerID, prefixes); err != nil {
+			return nil, err
+		}
 	}
 	var b strings.Builder
 	b.WriteString(`SELECT t0.subscriber_id FROM customer_search_terms t0 WHERE t0.provider_id = ? AND t0.term >= ? AND t0.term < ?`)

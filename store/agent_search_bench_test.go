@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subprov/subprov/agent"
 	"github.com/subprov/subprov/gen"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
@@ -50,7 +51,7 @@ func BenchmarkAgentSearch(b *testing.B) {
 			for kind, q := range searchQueries(b, st) {
 				b.Run(kind, func(b *testing.B) {
 					for b.Loop() {
-						ids, err := st.SearchSubscribers(ctx, gen.ProviderID(1), store.QueryTerms(q), 1000)
+						ids, err := st.SearchSubscribers(ctx, gen.ProviderID(1), store.QueryTerms(q), agent.MaxMatchCount+1)
 						if err != nil || len(ids) == 0 {
 							b.Fatalf("%q: %v %v", q, ids, err)
 						}
