@@ -15,7 +15,7 @@ type World struct {
 	ProviderID    string
 	BuildingID    string
 	PlanVersionID string
-	Keys          []string // API keys of the provider, each its own rate-limit bucket
+	Keys          []string // API keys of the provider, each its own rate-limit bucket (distinct prefixes)
 	Hashes        []string // location_hash of suite i's port
 	Customers     []string // processor customer i (card succeeds), one per suite
 	Operator      [2]string
@@ -29,7 +29,7 @@ func NewWorld(n, keys int) *World {
 		PlanVersionID: "9e000000-0000-4000-8000-0000000000f1", Street: "500 Rue Crash",
 		Operator: [2]string{"ops@crash.test", "crash-operator-pass"}, Subscriber: [2]string{"holder@crash.test", "crash-holder-pass"}}
 	for i := range keys {
-		w.Keys = append(w.Keys, fmt.Sprintf("crs_live_key_%020d", i))
+		w.Keys = append(w.Keys, fmt.Sprintf("c%04d_live_crash_key_%016d", i, i)) // distinct 8-character prefixes: one rate-limit bucket each
 	}
 	for i := range n {
 		w.Hashes = append(w.Hashes, fmt.Sprintf("lh_crash_%04d", i))
