@@ -240,6 +240,13 @@ func Migrate(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	return a.migrate(ctx)
 }
 
+// The server's request time limits: a client that trickles its headers or its body is cut
+// off (slowloris). Variables only so app's tests can shorten them (export_test.go).
+var (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+)
+
 // restoreDevState brings back the dev clock and faults a previous run set, so a demo that
 // advanced the clock keeps its time across a restart.
 func (a *App) restoreDevState(ctx context.Context) {
@@ -301,8 +308,8 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if ln != nil {
 		srv = &http.Server{
 			Handler:           a.Handler,
-			ReadHeaderTimeout: 10 * time.Second,
-			ReadTimeout:       30 * time.Second,
+			ReadHeaderTimeout: readHeaderTimeout,
+			ReadTimeout:       readTimeout,
 			WriteTimeout:      2 * time.Minute, // reactivation waits for the port (about a minute)
 			IdleTimeout:       2 * time.Minute,
 			MaxHeaderBytes:    64 << 10,

@@ -1,0 +1,232 @@
+// Package proctest runs the real subprov binary as a child process for the tests that need a
+// process they can kill (crash safety) or load for minutes (soak): it builds the binary,
+// writes a generated fixture, starts and SIGKILLs the process on a fixed loopback address,
+// and talks to it over HTTP.
+package proctest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Build compiles cmd/subprov into a temporary directory and returns the binary's path.
+func Build(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "subprov")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/subprov/subprov/cmd/subprov").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// FreeAddr returns a loopback address nothing listens on right now.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Process is one subprov serve process, restartable on the same address and database.
+type Process struct {
+	URL string
+	t   testing.TB
+	bin string
+	env []string
+	log *os.File
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// NewProcess prepares (without starting) 'subprov serve' in dev mode on databaseURL, loading
+// the fixture at seed on every start. Its stderr goes to a log file dumped when the test fails.
+func NewProcess(t testing.TB, bin, databaseURL, seed string) *Process {
+	t.Helper()
+	addr := FreeAddr(t)
+	logPath := filepath.Join(t.TempDir(), "subprov.log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Process{URL: "http://" + addr, t: t, bin: bin, log: f,
+		env: append(os.Environ(), "DATABASE_URL="+databaseURL, "SUBPROV_SEED="+seed, "SUBPROV_DEV=1",
+			"SUBPROV_ADDR="+addr, "SUBPROV_LOG_FORMAT=json")}
+	t.Cleanup(func() {
+		p.Kill()
+		f.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("subprov log (last 8 KiB):\n%s", tail(b, 8<<10))
+		}
+	})
+	return p
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
+
+// Start runs the process and waits until /readyz answers 200.
+func (p *Process) Start() {
+	p.t.Helper()
+	p.mu.Lock()
+	cmd := exec.Command(p.bin, "serve")
+	cmd.Env, cmd.Stdout, cmd.Stderr = p.env, p.log, p.log
+	if err := cmd.Start(); err != nil {
+		p.mu.Unlock()
+		p.t.Fatalf("start subprov: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	p.cmd, p.done = cmd, done
+	p.mu.Unlock()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-done:
+			p.t.Fatalf("subprov exited during start: %v", cmd.ProcessState)
+		default:
+		}
+		res, err := http.Get(p.URL + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.t.Fatal("subprov did not become ready within 60 s")
+}
+
+// Kill ends the process with SIGKILL (nothing flushed, no shutdown) and waits until it is gone.
+func (p *Process) Kill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+	p.cmd = nil
+}
+
+// Stop ends the process with SIGTERM (graceful shutdown) and waits until it is gone.
+func (p *Process) Stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(40 * time.Second):
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.done
+	}
+	p.cmd = nil
+}
+
+// PID returns the running process's id (0 when stopped).
+func (p *Process) PID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// Response is an answer: its status and its JSON body (nil when not an object).
+type Response struct {
+	Status int
+	JSON   map[string]any
+	Body   []byte
+}
+
+// Client calls a subprov over HTTP; a zero Client is ready to use.
+type Client struct {
+	HTTP *http.Client
+}
+
+// Do sends one request; a transport error (process down, connection cut) is returned as err.
+func (c *Client) Do(ctx context.Context, method, url string, header map[string]string, body any) (*Response, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read answer: %w", err)
+	}
+	out := &Response{Status: res.StatusCode, Body: b}
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		_ = json.Unmarshal(b, &out.JSON)
+	}
+	return out, nil
+}
+
+// Login signs in at path (operator or subscriber login) and returns the Authorization header.
+func (c *Client) Login(ctx context.Context, base, path, email, password string) (map[string]string, error) {
+	res, err := c.Do(ctx, "POST", base+path, nil, map[string]string{"email": email, "password": password})
+	if err != nil {
+		return nil, err
+	}
+	tok, _ := res.JSON["access_token"].(string)
+	if res.Status != http.StatusOK || tok == "" {
+		return nil, errors.New("login " + email + ": " + res.status())
+	}
+	return map[string]string{"Authorization": "Bearer " + tok}, nil
+}
+
+func (r *Response) status() string { return fmt.Sprintf("%d %s", r.Status, tail(r.Body, 300)) }
+
+// String is the status and the start of the body, for failure messages.
+func (r *Response) String() string { return r.status() }
