@@ -50,21 +50,8 @@ func (tx *Tx) AuthorizedUsers(ctx context.Context, subscriberID string) ([]*Auth
 }
 
 func authorizedUsers(ctx context.Context, q Querier, subscriberID string) ([]*AuthorizedUserRow, error) {
-	rows, err := q.Query(ctx, `SELECT `+authorizedColumns+` FROM authorized_users a LEFT JOIN accounts acc ON acc.authorized_user_id = a.id
+	return queryAll(ctx, q, "authorized users", scanAuthorized, `SELECT `+authorizedColumns+` FROM authorized_users a LEFT JOIN accounts acc ON acc.authorized_user_id = a.id
 		WHERE a.subscriber_id = ? ORDER BY a.created_at, a.id`, subscriberID)
-	if err != nil {
-		return nil, fmt.Errorf("authorized users: %w", err)
-	}
-	defer rows.Close()
-	var out []*AuthorizedUserRow
-	for rows.Next() {
-		r, err := scanAuthorized(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan authorized user: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
 }
 
 // AuthorizedUser returns one of a subscriber's authorized users.

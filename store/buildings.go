@@ -109,20 +109,7 @@ func (s *Store) SearchBuildings(ctx context.Context, providerID string, tokens [
 	}
 	q += ` ORDER BY b.street, b.city, b.id LIMIT ?`
 	args = append(args, limit)
-	rows, err := s.R().Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("search buildings: %w", err)
-	}
-	defer rows.Close()
-	var out []*subprov.Building
-	for rows.Next() {
-		b, err := scanBuilding(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan building: %w", err)
-		}
-		out = append(out, b)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.R(), "search buildings", scanBuilding, q, args...)
 }
 
 // UnitAvailability is a suite with whether it can take an order now.

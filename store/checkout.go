@@ -12,7 +12,7 @@ const checkoutColumns = `id, provider_id, plan_version_id, building_id, COALESCE
 	status, COALESCE(account_id, ''), partner_reference_id, COALESCE(subscription_id, ''), created_at, redirected_at, expired_at,
 	completed_at, cancelled_at`
 
-func scanCheckoutSession(row interface{ Scan(...any) error }) (*subprov.CheckoutSession, error) {
+func scanCheckoutSession(row rowScanner) (*subprov.CheckoutSession, error) {
 	var c subprov.CheckoutSession
 	var redirected, expired, completed, cancelled nullTimeScan
 	if err := row.Scan(&c.ID, &c.ProviderID, &c.PlanVersionID, &c.BuildingID, &c.UnitID, &c.LocationHash, &c.MACAddress,
@@ -113,20 +113,8 @@ func (tx *Tx) CompleteCheckoutSession(ctx context.Context, id, subscriptionID st
 
 // CheckoutSessionsOfAccount lists the sessions created while signed in to an account, newest first.
 func (s *Store) CheckoutSessionsOfAccount(ctx context.Context, accountID string) ([]*subprov.CheckoutSession, error) {
-	rows, err := s.R().Query(ctx, `SELECT `+checkoutColumns+` FROM checkout_sessions WHERE account_id = ? ORDER BY created_at DESC, id`, accountID)
-	if err != nil {
-		return nil, fmt.Errorf("checkout sessions of account: %w", err)
-	}
-	defer rows.Close()
-	var out []*subprov.CheckoutSession
-	for rows.Next() {
-		c, err := scanCheckoutSession(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.R(), "checkout sessions of account", scanCheckoutSession,
+		`SELECT `+checkoutColumns+` FROM checkout_sessions WHERE account_id = ? ORDER BY created_at DESC, id`, accountID)
 }
 
 // SubscriptionByCheckoutSession returns the line a session completed into.

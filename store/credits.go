@@ -39,20 +39,7 @@ func scanCredit(row interface{ Scan(...any) error }) (*subprov.CreditNote, error
 }
 
 func listCredits(ctx context.Context, q Querier, where string, args ...any) ([]*subprov.CreditNote, error) {
-	rows, err := q.Query(ctx, `SELECT `+creditColumns+` FROM credit_notes `+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list credit notes: %w", err)
-	}
-	defer rows.Close()
-	var out []*subprov.CreditNote
-	for rows.Next() {
-		c, err := scanCredit(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan credit note: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, q, "list credit notes", scanCredit, `SELECT `+creditColumns+` FROM credit_notes `+where, args...)
 }
 
 // OpenCredits lists a line's open credit notes with money left, oldest first.

@@ -255,24 +255,8 @@ func (s *Store) ProvidersWithDueEvents(ctx context.Context, now, leaseNow time.T
 // EventsOfProvider lists the provider's events, newest first. seq is the recording order, so
 // it orders exactly even when two events share a created_at.
 func (s *Store) EventsOfProvider(ctx context.Context, providerID string, limit int) ([]*EventRecord, error) {
-	rows, err := s.R().Query(ctx, `SELECT `+eventColumns+` FROM events WHERE provider_id = ?
+	return queryAll(ctx, s.R(), "events of provider "+providerID, scanEvent, `SELECT `+eventColumns+` FROM events WHERE provider_id = ?
 		ORDER BY seq DESC, created_at DESC, id DESC LIMIT ?`, providerID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("events of provider %s: %w", providerID, err)
-	}
-	defer rows.Close()
-	var out []*EventRecord
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan event: %w", err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("events of provider %s: %w", providerID, err)
-	}
-	return out, nil
 }
 
 // Event returns one event of the provider; another provider's event is ErrNoRows.

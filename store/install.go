@@ -203,22 +203,10 @@ func (tx *Tx) SetSubscriptionAppointment(ctx context.Context, subscriptionID str
 // DueInvitations lists customer-booked jobs whose invitation is due on or before day (the
 // latest "today" of any time zone; the caller checks each provider's own today).
 func (s *Store) DueInvitations(ctx context.Context, day string, limit int) ([]*InstallJob, error) {
-	rows, err := s.R().Query(ctx, `SELECT `+installJobColumns+` FROM install_jobs j
+	return queryAll(ctx, s.R(), "due invitations", func(r rowScanner) (*InstallJob, error) { return scanInstallJob(r) },
+		`SELECT `+installJobColumns+` FROM install_jobs j
 		WHERE j.state = 'open' AND j.booking = 'customer' AND j.invitation_due_on IS NOT NULL AND j.invitation_due_on <= ?
 		ORDER BY j.invitation_due_on, j.id LIMIT ?`, day, limit)
-	if err != nil {
-		return nil, fmt.Errorf("due invitations: %w", err)
-	}
-	defer rows.Close()
-	var out []*InstallJob
-	for rows.Next() {
-		j, err := scanInstallJob(rows)
-		if err != nil {
-			return nil, fmt.Errorf("due invitations: %w", err)
-		}
-		out = append(out, j)
-	}
-	return out, rows.Err()
 }
 
 // InstallJobFilter narrows the operator's install queue; empty fields do not filter.

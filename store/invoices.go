@@ -77,20 +77,7 @@ func scanInvoice(row interface{ Scan(...any) error }) (*subprov.Invoice, error) 
 }
 
 func (s *Store) listInvoices(ctx context.Context, q Querier, where string, args ...any) ([]*subprov.Invoice, error) {
-	rows, err := q.Query(ctx, `SELECT `+invoiceColumns+` FROM invoices `+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list invoices: %w", err)
-	}
-	defer rows.Close()
-	var out []*subprov.Invoice
-	for rows.Next() {
-		inv, err := scanInvoice(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan invoice: %w", err)
-		}
-		out = append(out, inv)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, q, "list invoices", scanInvoice, `SELECT `+invoiceColumns+` FROM invoices `+where, args...)
 }
 
 // Invoice returns one of a provider's invoices.

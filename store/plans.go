@@ -74,21 +74,8 @@ func (s *Store) PlanVersion(ctx context.Context, providerID, id string) (*subpro
 
 // SellablePlanVersions lists a provider's sellable plan versions, cheapest first.
 func (s *Store) SellablePlanVersions(ctx context.Context, providerID string) ([]*subprov.PlanVersion, error) {
-	rows, err := s.R().Query(ctx, `SELECT `+planVersionColumns+` FROM plan_versions v JOIN plans p ON p.id = v.plan_id
+	return queryAll(ctx, s.R(), "sellable plans", scanPlanVersion, `SELECT `+planVersionColumns+` FROM plan_versions v JOIN plans p ON p.id = v.plan_id
 		WHERE v.provider_id = ? AND v.sellable = TRUE ORDER BY v.monthly_price_minor, p.name, v.id`, providerID)
-	if err != nil {
-		return nil, fmt.Errorf("sellable plans: %w", err)
-	}
-	defer rows.Close()
-	var out []*subprov.PlanVersion
-	for rows.Next() {
-		v, err := scanPlanVersion(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan plan version: %w", err)
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }
 
 // PlanVersionByID returns a plan version whichever provider sells it (the marketplace's plan

@@ -66,20 +66,7 @@ func (s *Store) ProviderByWebhookSecretHash(ctx context.Context, h string) (*sub
 
 // Providers lists every provider, sandbox ones last.
 func (s *Store) Providers(ctx context.Context) ([]*subprov.Provider, error) {
-	rows, err := s.R().Query(ctx, `SELECT `+providerColumns+` FROM providers ORDER BY sandbox, name`)
-	if err != nil {
-		return nil, fmt.Errorf("list providers: %w", err)
-	}
-	defer rows.Close()
-	var out []*subprov.Provider
-	for rows.Next() {
-		p, err := scanProvider(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan provider: %w", err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.R(), "list providers", scanProvider, `SELECT `+providerColumns+` FROM providers ORDER BY sandbox, name`)
 }
 
 // UpsertAPIKey writes an API key by its hash.

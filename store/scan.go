@@ -59,18 +59,29 @@ func (n nullTimeScan) ptr() *time.Time { return timePtr(n.NullTime) }
 
 // queryIDs runs a query that selects one text column and returns its values.
 func queryIDs(ctx context.Context, q Querier, what, query string, args ...any) ([]string, error) {
+	return queryAll(ctx, q, what, func(r rowScanner) (id string, err error) { return id, r.Scan(&id) }, query, args...)
+}
+
+// rowScanner is a row being read: *sql.Row or *sql.Rows.
+type rowScanner = interface{ Scan(...any) error }
+
+// queryAll runs query on q and reads every row with scan; what names the read in errors.
+func queryAll[T any](ctx context.Context, q Querier, what string, scan func(rowScanner) (T, error), query string, args ...any) ([]T, error) {
 	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
-	var out []string
+	var out []T
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		v, err := scan(rows)
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
-		out = append(out, id)
+		out = append(out, v)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
 }

@@ -37,20 +37,7 @@ func scanSubscription(row interface{ Scan(...any) error }) (*subprov.Subscriptio
 
 // listSubscriptions runs a subscription query (the part after FROM subscriptions s).
 func listSubscriptions(ctx context.Context, q Querier, what, rest string, args ...any) ([]*subprov.Subscription, error) {
-	rows, err := q.Query(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s `+rest, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	defer rows.Close()
-	var out []*subprov.Subscription
-	for rows.Next() {
-		sub, err := scanSubscription(rows)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		out = append(out, sub)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, q, what, scanSubscription, `SELECT `+subscriptionColumns+` FROM subscriptions s `+rest, args...)
 }
 
 // Subscription returns one of a provider's subscriptions.

@@ -50,18 +50,5 @@ func (s *Store) TicketsSince(ctx context.Context, providerID string, since time.
 
 // queryTickets runs a query selecting ticketColumns and scans every row.
 func queryTickets(ctx context.Context, q Querier, query string, args ...any) ([]*subprov.Ticket, error) {
-	rows, err := q.Query(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list tickets: %w", err)
-	}
-	defer rows.Close()
-	var out []*subprov.Ticket
-	for rows.Next() {
-		t, err := scanTicket(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan ticket: %w", err)
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, q, "list tickets", scanTicket, query, args...)
 }
