@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/subprov/subprov/app"
 	"github.com/subprov/subprov/gen"
-	"github.com/subprov/subprov/store"
 )
 
 const genAbout = `Fills DATABASE_URL (SQLite or PostgreSQL; migrated first) with deterministic, realistic data for
@@ -37,14 +35,7 @@ func cmdGen(ctx context.Context, args []string, getenv func(string) string, stdo
 		fmt.Fprintln(stderr, "subprov gen: --subscribers must be at least 1 and --providers between 1 and 999")
 		return errUsage
 	}
-	cfg, log, err := loadConfig(getenv, stderr)
-	if err != nil {
-		return err
-	}
-	if err := app.Migrate(ctx, cfg, log); err != nil {
-		return err
-	}
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	st, err := migratedStore(ctx, getenv, stderr)
 	if err != nil {
 		return err
 	}

@@ -196,6 +196,19 @@ func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	return nil
 }
 
+// migratedStore opens DATABASE_URL after applying every migration (seed and gen write to it
+// directly, without the service).
+func migratedStore(ctx context.Context, getenv func(string) string, stderr io.Writer) (*store.Store, error) {
+	cfg, log, err := loadConfig(getenv, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if err := app.Migrate(ctx, cfg, log); err != nil {
+		return nil, err
+	}
+	return store.Open(ctx, cfg.DatabaseURL)
+}
+
 func cmdSeed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlags("seed", "seed FILE", "Loads a fixture file into DATABASE_URL (migrating first). Safe to run twice: rows are\n"+
 		"upserted by id. Unknown keys and bad values are reported by path and nothing is written.", stdout)
@@ -206,14 +219,7 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 		fs.Usage()
 		return errUsage
 	}
-	cfg, log, err := loadConfig(getenv, stderr)
-	if err != nil {
-		return err
-	}
-	if err := app.Migrate(ctx, cfg, log); err != nil {
-		return err
-	}
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	st, err := migratedStore(ctx, getenv, stderr)
 	if err != nil {
 		return err
 	}
