@@ -66,20 +66,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput, accountID string) 
 			problems[field] = "required"
 		}
 	}
-	switch in.DeliveryMode {
-	case "":
-		in.DeliveryMode = subprov.DeliveryDirect
-	case subprov.DeliveryDirect, subprov.DeliveryHomeDrop:
-	default:
-		problems["delivery_mode"] = "want direct or home_drop"
-	}
-	if in.MACAddress != "" {
-		mac, ok := subprov.NormalizeMAC(in.MACAddress)
-		if !ok {
-			problems["mac_address"] = "not a MAC address"
-		}
-		in.MACAddress = mac
-	}
+	provisioning.CheckDelivery(&in.DeliveryMode, &in.MACAddress, problems)
 	if len(problems) > 0 {
 		return nil, subprov.Invalid(problems)
 	}

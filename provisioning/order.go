@@ -82,13 +82,7 @@ func (o *Order) Validate() map[string]string {
 	if strings.TrimSpace(o.PlanVersionID) == "" {
 		p["plan_version_id"] = "required"
 	}
-	switch o.DeliveryMode {
-	case "":
-		o.DeliveryMode = subprov.DeliveryDirect
-	case subprov.DeliveryDirect, subprov.DeliveryHomeDrop:
-	default:
-		p["delivery_mode"] = "want direct or home_drop"
-	}
+	CheckDelivery(&o.DeliveryMode, &o.MACAddress, p)
 	if !o.Anonymous {
 		s := &o.Subscriber
 		for field, v := range map[string]string{"subscriber.firstname": s.FirstName, "subscriber.lastname": s.LastName,
@@ -103,13 +97,6 @@ func (o *Order) Validate() map[string]string {
 	}
 	if o.ContactEmail = strings.TrimSpace(o.ContactEmail); o.ContactEmail != "" && !auth.ValidEmail(o.ContactEmail) {
 		p["contact_email"] = "not a valid e-mail address"
-	}
-	if o.MACAddress != "" {
-		mac, ok := subprov.NormalizeMAC(o.MACAddress)
-		if !ok {
-			p["mac_address"] = "not a MAC address"
-		}
-		o.MACAddress = mac
 	}
 	if len(o.ExternalSubscriptionID) > 200 {
 		p["external_subscription_id"] = "at most 200 characters"
@@ -133,6 +120,25 @@ func (o *Order) Validate() map[string]string {
 		}
 	}
 	return p
+}
+
+// CheckDelivery defaults an empty delivery mode to direct and normalises a MAC address in
+// place, recording what is wrong in problems; orders and checkout sessions share it.
+func CheckDelivery(mode *subprov.DeliveryMode, mac *string, problems map[string]string) {
+	switch *mode {
+	case "":
+		*mode = subprov.DeliveryDirect
+	case subprov.DeliveryDirect, subprov.DeliveryHomeDrop:
+	default:
+		problems["delivery_mode"] = "want direct or home_drop"
+	}
+	if *mac != "" {
+		m, ok := subprov.NormalizeMAC(*mac)
+		if !ok {
+			problems["mac_address"] = "not a MAC address"
+		}
+		*mac = m
+	}
 }
 
 // placement is an order resolved against the network: where it goes and how.
