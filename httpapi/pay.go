@@ -6,6 +6,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/checkout"
+	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/web"
 )
 
@@ -35,16 +36,14 @@ type payPage struct {
 }
 
 func payPageOf(v *checkout.View, form checkout.Payment, fields map[string]string, msg string) payPage {
-	b := v.Building
-	addr := b.Street
+	b := *v.Building // the one-line address every surface shows, with the suite after the street
 	if v.Unit != nil {
-		addr += ", unit " + v.Unit.UnitNumber
+		b.Street += ", unit " + v.Unit.UnitNumber
 	}
-	addr += ", " + b.City + " " + b.Province + " " + b.PostalCode
 	f := func(name, label, typ, auto, value, hint string) payField {
 		return payField{Name: name, Label: label, Type: typ, Autocomplete: auto, Value: value, Hint: hint, Error: fields[name]}
 	}
-	return payPage{SessionID: v.Session.ID, Plan: v.Plan, Provider: v.Provider, Address: addr, Due: checkout.Due(v.Plan), Error: msg,
+	return payPage{SessionID: v.Session.ID, Plan: v.Plan, Provider: v.Provider, Address: serviceability.Display(&b), Due: checkout.Due(v.Plan), Error: msg,
 		Cards: checkout.TestCards,
 		Groups: []payGroup{
 			{"Your details", []payField{
