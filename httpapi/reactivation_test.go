@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/store"
 )
 
 const marieSubscriber = "s1000000-0000-4000-8000-000000000001"
@@ -415,6 +416,38 @@ func TestResume(t *testing.T) {
 		}
 		if n := count(t, s, `SELECT COUNT(*) FROM outbox WHERE to_addr = 'marie.tremblay@example.ca' AND subject LIKE 'Welcome%'`); n != 2 {
 			t.Fatalf("welcome mails: %d", n)
+		}
+	})
+}
+
+// TestReactivationInstallUnavailable: rule 9 — when the reinstall job cannot be opened (the
+// install queue refuses the row: a trigger stands in for that failure on each engine), the
+// answer is install_unavailable and the line is left as it was.
+func TestReactivationInstallUnavailable(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		x := newReactivation(t, s)
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		queen := x.portalLine(marie, bldQueen, planFibre150, unitQueen102, "")
+		x.confirmInstall(queen)
+		x.paidUp()
+		x.cancel(queen, "2026-11-21")
+		refuse := []string{`CREATE TRIGGER refuse_install BEFORE INSERT ON install_jobs BEGIN SELECT RAISE(ABORT, 'install queue down'); END`}
+		if s.Store.Dialect == store.Postgres {
+			refuse = []string{`CREATE FUNCTION refuse_install() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'install queue down'; END $$ LANGUAGE plpgsql`,
+				`CREATE TRIGGER refuse_install BEFORE INSERT ON install_jobs FOR EACH ROW EXECUTE FUNCTION refuse_install()`}
+		}
+		for _, q := range refuse {
+			if _, err := s.Store.DB.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		jobs := count(t, s, `SELECT COUNT(*) FROM install_jobs WHERE subscription_id = ?`, queen)
+		r := x.act(marie, queen)
+		if r.Status != 503 || detailCode(r) != "install_unavailable" {
+			t.Fatalf("reactivation whose reinstall job cannot be opened: %d %s", r.Status, r.Raw)
+		}
+		if x.status(queen) != "CANCELLED" || count(t, s, `SELECT COUNT(*) FROM install_jobs WHERE subscription_id = ?`, queen) != jobs {
+			t.Fatal("the refused reactivation changed the line")
 		}
 	})
 }
