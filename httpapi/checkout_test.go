@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -527,6 +529,74 @@ func TestMarketplacePlan(t *testing.T) {
 		}
 		if res := s.Do(apptest.Request{Method: "GET", Path: "/partner/marketplace/plans/nope"}); res.Status != 404 {
 			t.Errorf("unknown plan: %d", res.Status)
+		}
+	})
+}
+
+// TestSubscriptionStatusHoldsABookedInstall: on PENDING_INSTALL, suspend is a hold that cancels
+// the booked visit, releases its place and stops the booking link (the old link says the
+// booking is paused); restore lifts the hold and mails a fresh link.
+func TestSubscriptionStatusHoldsABookedInstall(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		const email, subject = "hold.test@example.ca", "Book your installation appointment"
+		// The building opens on 2027-03-01 and Northwind books 21 days ahead: invitations go out at once.
+		op := setClock(t, s, s.Operator(), "2027-02-10T15:00:00Z")
+		res := complete(s, map[string]any{"plan_version_id": planFibre150, "unit_id": unitMais2B, "delivery_mode": "home_drop",
+			"external_subscription_id": "mkt-hold", "subscriber": person(email)})
+		if res.Status != 200 || res.JSON["status"] != "PENDING_INSTALL" {
+			t.Fatalf("complete: %d %s", res.Status, res.Raw)
+		}
+		subID := res.JSON["subscription_id"].(string)
+		var link string
+		apptest.Eventually(t, 10*time.Second, "the booking invitation", func() bool {
+			if m := mailWithSubject(s, op, email, subject); m != nil {
+				link = strings.Replace(m["links"].([]any)[0].(string), "http://subprov.test", s.URL, 1)
+				return true
+			}
+			return false
+		})
+		job := installJobOf(t, s, op, subID)
+		slots := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/install-jobs/" + job["id"].(string) + "/slots", Headers: op})
+		slot := slots.JSON["slots"].([]any)[0].(map[string]any)["slot_id"].(string)
+		booked, err := http.PostForm(s.URL+"/book", url.Values{"token": {link[strings.Index(link, "token=")+len("token="):]}, "slot": {slot}})
+		if err != nil || booked.StatusCode != 200 {
+			t.Fatalf("customer booking: %v %v", booked, err)
+		}
+		booked.Body.Close()
+		view := func() map[string]any {
+			return s.Do(apptest.Request{Method: "GET", Path: "/partner/external-checkout/subscriptions/mkt-hold", Headers: secret(northwindSecret)}).JSON
+		}
+		placesTaken := func() int { return count(t, s, `SELECT COALESCE(SUM(booked), 0) FROM install_slots`) }
+		if v := view(); v["appointment_at"] == nil || v["booking_link_sent"] != true || placesTaken() != 1 {
+			t.Fatalf("before the hold: %v, %d places taken", v, placesTaken())
+		}
+
+		res = status(s, northwindSecret, "suspend", "mkt-hold")
+		if res.Status != 200 || res.JSON["subscription_status"] != "PENDING_INSTALL" || res.JSON["on_hold"] != true {
+			t.Fatalf("hold: %d %s", res.Status, res.Raw)
+		}
+		if v := view(); v["appointment_at"] != nil || v["on_hold"] != true || placesTaken() != 0 || installJobOf(t, s, op, subID)["state"] != "held" {
+			t.Errorf("after the hold: %v, %d places taken", v, placesTaken())
+		}
+		if code, body := getPage(t, link); code != http.StatusConflict || !strings.Contains(body, "Booking paused") {
+			t.Errorf("the old link during the hold: %d", code)
+		}
+
+		res = status(s, northwindSecret, "restore", "mkt-hold")
+		if res.Status != 200 || res.JSON["on_hold"] != false {
+			t.Fatalf("restore: %d %s", res.Status, res.Raw)
+		}
+		apptest.Eventually(t, 10*time.Second, "a fresh booking link", func() bool {
+			n := 0
+			for _, m := range outboxTo(s, op, email) {
+				if m["subject"] == subject {
+					n++
+				}
+			}
+			return n == 2
+		})
+		if installJobOf(t, s, op, subID)["state"] != "open" {
+			t.Error("the job did not open again")
 		}
 	})
 }
