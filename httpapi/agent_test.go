@@ -232,6 +232,9 @@ func TestAgentVerificationCodes(t *testing.T) {
 			t.Fatalf("the code is returned: %s", res.Raw)
 		}
 		code := mailedCode(t, s, fixture.DemoSubscriberEmail)
+		if n := count(t, s, `SELECT COUNT(*) FROM verification_codes WHERE code_hash = ? OR code_hash LIKE ?`, code, "%"+code+"%"); n != 0 {
+			t.Fatal("the code is stored in clear")
+		}
 		wrong := "000000"
 		if code == wrong {
 			wrong = "111111"
@@ -268,6 +271,23 @@ func TestAgentVerificationCodes(t *testing.T) {
 		res = issue(map[string]string{"customer_id": jeanID})
 		if res.Status != 429 || res.Header.Get("Retry-After") == "" {
 			t.Fatalf("4th issue: %d %s", res.Status, res.Raw)
+		}
+		// ...and per API key: 60 codes from one key within 10 minutes, whoever they went to.
+		s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: s.Operator(), Body: map[string]int{"advance_seconds": 601}})
+		now := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/clock", Headers: s.Operator()}).JSON["now"].(string)
+		at, _ := time.Parse(time.RFC3339Nano, now)
+		var keyID string
+		if err := s.Store.R().QueryRow(t.Context(), `SELECT api_key_id FROM verification_codes WHERE api_key_id <> '' LIMIT 1`).Scan(&keyID); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 60 {
+			if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`INSERT INTO verification_codes (id, provider_id, subscriber_id, channel, code_hash, expires_at, created_at, api_key_id)
+				VALUES (?, ?, ?, 'email', 'x', ?, ?, ?)`), fmt.Sprintf("5c0de000-0000-4000-8000-%012d", i), northwind, marieID, at.Add(10*time.Minute), at, keyID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res := issue(map[string]string{"customer_id": priyaID}); res.Status != 429 {
+			t.Fatalf("61st code from one key: %d %s", res.Status, res.Raw)
 		}
 		// SMS: Northwind has no SMS configured; Maple has, but the gateway is not set up here.
 		agentError(t, issue(map[string]string{"customer_id": marieID, "channel": "sms"}), 503, "dependency_unconfigured")
