@@ -306,7 +306,7 @@ func TestReactivateTechnician(t *testing.T) {
 		if r.Status != 200 || r.JSON["status"] != "PENDING_INSTALL" || r.JSON["path"] != "technician" {
 			t.Fatalf("technician: %d %s", r.Status, r.Raw)
 		}
-		if n := count(t, s, `SELECT COUNT(*) FROM install_jobs WHERE subscription_id = ? AND kind = 'reinstall' AND state = 'open'`, queen); n != 1 {
+		if n := count(t, s, `SELECT COUNT(*) FROM install_jobs WHERE subscription_id = ? AND kind = 'reinstall' AND booking = 'operator' AND state = 'open'`, queen); n != 1 { // second-line: the operator books
 			t.Fatal("no reinstall job")
 		}
 		if count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ?`, queen) != invoices {
