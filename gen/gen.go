@@ -425,7 +425,7 @@ func (g *generator) subscriber(ctx context.Context, n int, loc location) {
 	}
 	g.line(ctx, sub, n, loc, platform, created)
 	src := store.SearchSource{CustomerNumbers: []string{sub.CustomerNumber},
-		Contacts:  []store.SearchContact{{Name: first + " " + last, Email: email, Phone: phone, Company: company}},
+		Contacts:  []store.SearchContact{{FirstName: first, LastName: last, Email: email, Phone: phone, Company: company}},
 		Locations: []store.SearchLocation{{Street: b.Street, City: b.City, PostalCode: b.PostalCode, Unit: loc.unitNumber}}}
 	for _, t := range src.Terms() {
 		g.termRows = append(g.termRows, termRow{term: g.intern(t), sub: int32(n)})

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -15,13 +16,15 @@ import (
 // customer by (names, e-mails, phones, customer numbers current and retired, invoice address,
 // service locations) becomes a handful of terms: the value folded to lower-case ASCII words,
 // and the concatenation of its words from each word on ("Marie Tremblay" gives
-// "marietremblay" and "tremblay"). A query word then matches by prefix, which is one range
-// scan of the (provider_id, term) primary key on both engines, whatever the number of
-// customers. Phones also get their digit-only forms, so any formatting matches.
+// "marietremblay" and "tremblay"; a name is also indexed surname first). A query word, or a
+// run of query words typed together, then matches by prefix, which is one range scan of the
+// (provider_id, term) primary key on both engines, whatever the number of customers. Phones
+// also get their digit-only forms, so any formatting matches.
 
 const (
 	maxTermLen      = 40 // longer terms are cut; a prefix that long is already selective
 	maxWordsPerTerm = 8  // values with more words only start terms at the first eight
+	maxQueryWords   = 6  // an agent's query is cut to its first six words
 )
 
 // foldWords lower-cases s, strips accents and returns its runs of ASCII letters and digits.
@@ -90,26 +93,22 @@ func phoneTerms(s string) []string {
 	return out
 }
 
-// QueryTerms turns an agent's search text into the prefixes every match must carry: one per
-// word (punctuation inside a word is dropped, so "0042-117" and "ABCD-1234" are whole), or
-// a single digit string when the text looks like a phone number in any formatting.
+// QueryTerms turns an agent's search text into its words, in the order typed (punctuation
+// inside a word is dropped, so "0042-117" and "ABCD-1234" are whole), or into a single digit
+// string when the text looks like a phone number in any formatting. SearchSubscribers matches
+// each word, or each run of words typed together, as a term prefix.
 func QueryTerms(q string) []string {
 	if isPhoneLike(q) {
 		return []string{cut(digitsOnly(q))}
 	}
-	seen := map[string]bool{}
 	var out []string
 	for _, chunk := range strings.FieldsFunc(q, func(r rune) bool { return unicode.IsSpace(r) || r == ',' || r == ';' || r == '#' }) {
-		t := cut(strings.Join(foldWords(chunk), ""))
-		if t != "" && !seen[t] {
-			seen[t] = true
+		if t := cut(strings.Join(foldWords(chunk), "")); t != "" {
 			out = append(out, t)
 		}
 	}
-	// Longest first: it is usually the most selective, and drives the index range scan.
-	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
-	if len(out) > 6 {
-		out = out[:6]
+	if len(out) > maxQueryWords {
+		out = out[:maxQueryWords]
 	}
 	return out
 }
@@ -130,7 +129,18 @@ func isPhoneLike(q string) bool {
 
 // SearchContact is one contact's searchable values.
 type SearchContact struct {
-	Name, Email, Phone, Company, Street, City, PostalCode string
+	FirstName, LastName, Email, Phone, Company, Street, City, PostalCode string
+}
+
+// nameTerms are the terms of a person's name in the orders people say it: "Marie-Claire
+// Tremblay", "Tremblay Marie-Claire" and, for a compound or middle name, "Marie Tremblay".
+func nameTerms(first, last string) []string {
+	out := valueTerms(first + " " + last)
+	out = append(out, valueTerms(last+" "+first)...)
+	if words := foldWords(first); len(words) > 1 {
+		out = append(out, valueTerms(words[0]+" "+last)...)
+	}
+	return out
 }
 
 // SearchLocation is one service location's searchable values.
@@ -159,7 +169,8 @@ func (src SearchSource) Terms() []string {
 		add(valueTerms(n))
 	}
 	for _, c := range src.Contacts {
-		for _, v := range []string{c.Name, c.Email, c.Company, c.Street, c.City, c.PostalCode} {
+		add(nameTerms(c.FirstName, c.LastName))
+		for _, v := range []string{c.Email, c.Company, c.Street, c.City, c.PostalCode} {
 			add(valueTerms(v))
 		}
 		add(phoneTerms(c.Phone))
@@ -203,10 +214,10 @@ func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID
 		}
 		return rows.Err()
 	}
-	err = collect("contacts", `SELECT firstname || ' ' || lastname, email, phonenumber, company, street, city, postal_code
+	err = collect("contacts", `SELECT firstname, lastname, email, phonenumber, company, street, city, postal_code
 		FROM contacts WHERE subscriber_id = ?`, func(rows *sql.Rows) error {
 		var c SearchContact
-		err := rows.Scan(&c.Name, &c.Email, &c.Phone, &c.Company, &c.Street, &c.City, &c.PostalCode)
+		err := rows.Scan(&c.FirstName, &c.LastName, &c.Email, &c.Phone, &c.Company, &c.Street, &c.City, &c.PostalCode)
 		src.Contacts = append(src.Contacts, c)
 		return err
 	})
@@ -312,13 +323,73 @@ func (s *Store) narrowestFirst(ctx context.Context, providerID string, prefixes 
 	return out, nil
 }
 
-// SearchSubscribers returns the ids of a provider's subscribers carrying a term that starts
-// with each of prefixes, in term order (so exact matches of the first prefix come first), at
-// most max distinct ids. Each prefix is one index range: (provider_id, term) for the first,
-// (subscriber_id, term) for the others.
-func (s *Store) SearchSubscribers(ctx context.Context, providerID string, prefixes []string, max int) ([]string, error) {
-	if len(prefixes) == 0 {
+// hasTermWithPrefix reports whether any of the provider's customers carries a term starting
+// with p: one index seek.
+func (s *Store) hasTermWithPrefix(ctx context.Context, providerID, p string) (bool, error) {
+	var one int
+	err := s.R().QueryRow(ctx, `SELECT 1 FROM customer_search_terms WHERE provider_id = ? AND term >= ? AND term < ? LIMIT 1`,
+		providerID, p, p+"{").Scan(&one)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("search subscribers: probe %q: %w", p, err)
+	}
+	return true, nil
+}
+
+// phrases groups a query's words into the longest runs that some customer's value holds as
+// a phrase, left to right: "marie tremblay 1204" becomes "marietremblay" and "1204" when a
+// customer is named Marie Tremblay. A run is one prefix of one term (terms are a value's
+// words joined from each word on), so a common first name and a common surname typed together
+// are one short index range instead of the intersection of two long ones.
+func (s *Store) phrases(ctx context.Context, providerID string, words []string) ([]string, error) {
+	var out []string
+	for i := 0; i < len(words); {
+		j := len(words)
+		for ; j > i+1; j-- {
+			ok, err := s.hasTermWithPrefix(ctx, providerID, cut(strings.Join(words[i:j], "")))
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				break
+			}
+		}
+		out = append(out, cut(strings.Join(words[i:j], "")))
+		i = j
+	}
+	return dedupe(out), nil
+}
+
+func dedupe(ss []string) []string {
+	seen := make(map[string]bool, len(ss))
+	out := ss[:0]
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// SearchSubscribers returns the ids of a provider's subscribers matching every word of an
+// agent's query (QueryTerms), at most max distinct ids. Words typed together that stand
+// together in some customer's value are matched as that phrase (see phrases); each phrase or
+// remaining word must then start one of the subscriber's terms. Results come in term order of
+// the narrowest phrase, so exact matches come first. Each phrase is one index range:
+// (provider_id, term) for the narrowest, (subscriber_id, term) for the others.
+func (s *Store) SearchSubscribers(ctx context.Context, providerID string, words []string, max int) ([]string, error) {
+	if len(words) == 0 {
 		return nil, nil
+	}
+	prefixes := words
+	if len(words) > 1 {
+		var err error
+		if prefixes, err = s.phrases(ctx, providerID, words); err != nil {
+			return nil, err
+		}
 	}
 	if len(prefixes) > 1 {
 		var err error
