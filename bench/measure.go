@@ -59,6 +59,9 @@ func measure(ctx context.Context, o options, bin, engine, dbURL, ceilingURL stri
 	defer srv.stop()
 	res := &engineResult{engine: engine, ready: ready}
 	logf("%s: ready in %s", engine, ready)
+	if err := settle(ctx, dbURL); err != nil {
+		return nil, err
+	}
 	key := http.Header{"X-Api-Key": {gen.AgentKey(1)}}
 
 	// Agent search, each kind with 1 and 8 clients; RSS sampled throughout.
@@ -113,6 +116,35 @@ func measure(ctx context.Context, o options, bin, engine, dbURL, ceilingURL stri
 	res.ordersToEvent = toEvent
 	logf("%s: orders %.0f/s p99 %s, to provisioning.completed p99 %s", engine, orders.rps(), orders.p99, toEvent.p99)
 	return res, nil
+}
+
+// settle waits until the service's background jobs that were due at start (a sweep's bill run,
+// say) have run, so the scenarios measure requests, not a job competing for the cores.
+func settle(ctx context.Context, dbURL string) error {
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	start, idle := time.Now(), 0
+	for idle < 3 {
+		var busy int
+		err := st.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job WHERE state IN ('available', 'running')`).Scan(&busy)
+		if err != nil {
+			return fmt.Errorf("settle: %w", err)
+		}
+		idle++
+		if busy > 0 {
+			idle = 0
+			logf("waiting for %d background jobs (%s)", busy, time.Since(start).Round(time.Second))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	return nil
 }
 
 // freePorts are the generated vacant first-line ports no earlier run took, at most o.orders.

@@ -25,7 +25,7 @@ func (r *report) write(path string) error {
 	fmt.Fprintf(&b, "## Machine\n\n- `nproc`: %d\n- memory: %s\n- Go: %s\n- date: %s\n- wrk: %s\n\n", runtime.NumCPU(), memTotal(), runtime.Version(),
 		r.started.UTC().Format(time.RFC3339), wrkVersion())
 	fmt.Fprintf(&b, "## Command\n\n```sh\ngo run ./bench --subscribers %d --engines %s --duration %s\n```\n\n", o.subscribers, strings.Join(o.engines, ","), o.duration)
-	b.WriteString("Each scenario drives real HTTP on loopback from a Go client for the duration (latency in an HDR-style histogram, 1% buckets); " +
+	b.WriteString("Scenarios start once the background jobs due at start have run. Each scenario drives real HTTP on loopback from a Go client for the duration (latency in an HDR-style histogram, 1% buckets); " +
 		"`wrk -t2 -c16` adds its own throughput figure when installed. The ceiling is a bare `net/http` JSON handler measured in the same run. " +
 		"The service runs with `SUBPROV_RATE_LIMITS=0` so the figures measure the service, not its per-key limits.\n\n")
 	for _, e := range r.engines {
