@@ -149,15 +149,11 @@ func (s *Service) APIKey(ctx context.Context, raw string) (*subprov.APIKey, *sub
 	if raw == "" {
 		return nil, nil, unauthorized("Missing X-API-Key")
 	}
-	k, err := s.Store.APIKeyByHash(ctx, identity.HashSecret(raw))
+	k, p, err := s.Store.APIKeyByHash(ctx, identity.HashSecret(raw))
 	if err != nil {
 		if store.IsNoRows(err) {
 			return nil, nil, unauthorized("Invalid API key")
 		}
-		return nil, nil, err
-	}
-	p, err := s.Store.Provider(ctx, k.ProviderID)
-	if err != nil {
 		return nil, nil, err
 	}
 	return k, p, nil

@@ -13,11 +13,23 @@ const providerColumns = `id, name, time_zone, currency, tax_rate_bp, sandbox, we
 	checkout_url, service_provider_document_id, sms_configured, booking_window_days, support_group, brand_color,
 	payment_processor, processor_account_id, created_at`
 
-func scanProvider(row interface{ Scan(...any) error }) (*subprov.Provider, error) {
+// providerColumnsOf is providerColumns qualified by a table alias, for joins.
+func providerColumnsOf(alias string) string {
+	cols := strings.Split(providerColumns, ",")
+	for i, c := range cols {
+		cols[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}
+
+func scanProvider(row rowScanner) (*subprov.Provider, error) { return scanProviderAnd(row) }
+
+// scanProviderAnd reads providerColumns, then the extra columns the query selected after them.
+func scanProviderAnd(row rowScanner, extra ...any) (*subprov.Provider, error) {
 	var p subprov.Provider
-	err := row.Scan(&p.ID, &p.Name, &p.TimeZone, &p.Currency, &p.TaxRateBP, &p.Sandbox, &p.WebhookSecret, &p.WebhookURL,
+	err := row.Scan(append([]any{&p.ID, &p.Name, &p.TimeZone, &p.Currency, &p.TaxRateBP, &p.Sandbox, &p.WebhookSecret, &p.WebhookURL,
 		&p.CheckoutURL, &p.ServiceProviderDocumentID, &p.SMSConfigured, &p.BookingWindowDays, &p.SupportGroup, &p.BrandColor,
-		&p.PaymentProcessor, &p.ProcessorAccountID, &p.CreatedAt)
+		&p.PaymentProcessor, &p.ProcessorAccountID, &p.CreatedAt}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -81,17 +93,19 @@ func (tx *Tx) UpsertAPIKey(ctx context.Context, k *subprov.APIKey, keyHash strin
 	return nil
 }
 
-// APIKeyByHash finds a live API key by the hash of its secret.
-func (s *Store) APIKeyByHash(ctx context.Context, h string) (*subprov.APIKey, error) {
+// APIKeyByHash finds a live API key by the hash of its secret, with its provider: one
+// indexed read on every API-key request.
+func (s *Store) APIKeyByHash(ctx context.Context, h string) (*subprov.APIKey, *subprov.Provider, error) {
 	var k subprov.APIKey
 	var features string
-	err := s.R().QueryRow(ctx, `SELECT id, provider_id, prefix, features FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL`, h).
-		Scan(&k.ID, &k.ProviderID, &k.Prefix, &features)
+	p, err := scanProviderAnd(s.R().QueryRow(ctx, `SELECT `+providerColumnsOf("p")+`, k.id, k.prefix, k.features
+		FROM api_keys k JOIN providers p ON p.id = k.provider_id WHERE k.key_hash = ? AND k.revoked_at IS NULL`, h),
+		&k.ID, &k.Prefix, &features)
 	if err != nil {
-		return nil, fmt.Errorf("api key by hash: %w", err)
+		return nil, nil, fmt.Errorf("api key by hash: %w", err)
 	}
-	k.Features = splitList(features)
-	return &k, nil
+	k.ProviderID, k.Features = p.ID, splitList(features)
+	return &k, p, nil
 }
 
 // UpsertOperator writes a dashboard user by e-mail.
