@@ -308,6 +308,9 @@ const rangeProbe = 512
 // scans the house number's few hundred rows, not every resident of every Sherbrooke street.
 // Each count stops at rangeProbe rows, so a common word costs one short index walk.
 func (s *Store) narrowestFirst(ctx context.Context, providerID string, prefixes []string) ([]string, error) {
+	if len(prefixes) < 2 {
+		return prefixes, nil
+	}
 	counts := make(map[string]int, len(prefixes))
 	for _, p := range prefixes {
 		var n int
@@ -343,10 +346,14 @@ func (s *Store) hasTermWithPrefix(ctx context.Context, providerID, p string) (bo
 // customer is named Marie Tremblay. A run is one prefix of one term (terms are a value's
 // words joined from each word on), so a common first name and a common surname typed together
 // are one short index range instead of the intersection of two long ones.
+// The caller has found no customer with the whole query as a phrase, so runs start shorter.
 func (s *Store) phrases(ctx context.Context, providerID string, words []string) ([]string, error) {
 	var out []string
 	for i := 0; i < len(words); {
 		j := len(words)
+		if i == 0 {
+			j-- // the whole query: known absent
+		}
 		for ; j > i+1; j-- {
 			ok, err := s.hasTermWithPrefix(ctx, providerID, cut(strings.Join(words[i:j], "")))
 			if err != nil {
@@ -384,19 +391,25 @@ func (s *Store) SearchSubscribers(ctx context.Context, providerID string, words 
 	if len(words) == 0 {
 		return nil, nil
 	}
-	prefixes := words
-	if len(words) > 1 {
-		var err error
-		if prefixes, err = s.phrases(ctx, providerID, words); err != nil {
-			return nil, err
-		}
+	// The whole query as one phrase first: the usual query (a name, an e-mail, an address, a
+	// unit and its street) is then a single range scan.
+	ids, err := s.searchPrefixes(ctx, providerID, []string{cut(strings.Join(words, ""))}, max)
+	if err != nil || len(ids) > 0 || len(words) == 1 {
+		return ids, err
 	}
-	if len(prefixes) > 1 {
-		var err error
-		if prefixes, err = s.narrowestFirst(ctx, providerID, prefixes); err != nil {
-			return nil, err
-		}
+	prefixes, err := s.phrases(ctx, providerID, words)
+	if err != nil {
+		return nil, err
 	}
+	if prefixes, err = s.narrowestFirst(ctx, providerID, prefixes); err != nil {
+		return nil, err
+	}
+	return s.searchPrefixes(ctx, providerID, prefixes, max)
+}
+
+// searchPrefixes returns up to max distinct subscribers carrying a term starting with each
+// of prefixes, driven by the range of the first.
+func (s *Store) searchPrefixes(ctx context.Context, providerID string, prefixes []string, max int) ([]string, error) {
 	var b strings.Builder
 	b.WriteString(`SELECT t0.subscriber_id FROM customer_search_terms t0 WHERE t0.provider_id = ? AND t0.term >= ? AND t0.term < ?`)
 	args := []any{providerID, prefixes[0], prefixes[0] + "{"} // '{' sorts right after 'z': the end of the prefix range
