@@ -88,38 +88,27 @@ func (s *Service) Search(ctx context.Context, c Caller, q string, limit int) (*S
 	if err != nil {
 		return nil, err
 	}
-	locs, err := s.locationsOf(ctx, c.Provider.ID, ids)
-	if err != nil {
-		return nil, err
-	}
 	for _, f := range found {
 		out.Results = append(out.Results, Candidate{CustomerID: f.SubscriberID, Name: maskName(f.Holder),
 			Email: MaskEmail(f.Holder.Email), Phone: MaskPhone(f.Holder.PhoneNumber), CustomerNumber: nullable(f.CustomerNumber),
-			ServiceLocations: locs[f.SubscriberID]})
+			ServiceLocations: distinctLocations(f.Locations)})
 	}
 	return out, nil
 }
 
-// locationsOf groups the distinct service locations of subscribers, newest line first.
-func (s *Service) locationsOf(ctx context.Context, providerID string, ids []string) (map[string][]LocationSummary, error) {
-	rows, err := s.Store.ServiceLocations(ctx, providerID, ids)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string][]LocationSummary{}
+// distinctLocations summarises a subscriber's lines, one entry per (building, unit), newest
+// line first.
+func distinctLocations(rows []store.ServiceLocation) []LocationSummary {
+	out := []LocationSummary{}
 	seen := map[string]bool{}
-	for _, id := range ids {
-		out[id] = []LocationSummary{}
-	}
 	for _, l := range rows {
-		key := l.SubscriberID + "|" + l.BuildingID + "|" + l.UnitNumber
-		if seen[key] {
-			continue
+		key := l.BuildingID + "|" + l.UnitNumber
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, summaryOf(l))
 		}
-		seen[key] = true
-		out[l.SubscriberID] = append(out[l.SubscriberID], summaryOf(l))
 	}
-	return out, nil
+	return out
 }
 
 func summaryOf(l store.ServiceLocation) LocationSummary {

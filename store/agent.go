@@ -19,6 +19,7 @@ type Candidate struct {
 	SubscriberID   string
 	CustomerNumber string
 	Holder         subprov.Contact
+	Locations      []ServiceLocation // newest line first
 }
 
 // ServiceLocation is where one of a subscriber's lines is.
@@ -44,26 +45,42 @@ func anyArgs(first any, ids []string) []any {
 	return args
 }
 
-// Candidates reads the holder contact and number of each of a provider's subscribers in ids,
-// in the order of ids.
+// Candidates reads the holder contact, number and service locations (newest line first) of
+// each of a provider's subscribers in ids, in the order of ids: one query for a page of
+// search results.
 func (s *Store) Candidates(ctx context.Context, providerID string, ids []string) ([]Candidate, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.R().Query(ctx, `SELECT b.id, COALESCE(b.customer_number, ''), c.firstname, c.lastname, c.email, c.phonenumber
+	rows, err := s.R().Query(ctx, `SELECT b.id, COALESCE(b.customer_number, ''), c.firstname, c.lastname, c.email, c.phonenumber,
+			COALESCE(s.id, ''), COALESCE(g.id, ''), COALESCE(g.street, ''), COALESCE(g.city, ''), COALESCE(g.postal_code, ''),
+			COALESCE(g.province, ''), COALESCE(g.country, ''), COALESCE(u.unit_number, '')
 		FROM subscribers b JOIN contacts c ON c.subscriber_id = b.id AND c.role = 'holder'
-		WHERE b.provider_id = ? AND b.id IN (`+placeholders(len(ids))+`)`, anyArgs(providerID, ids)...)
+			LEFT JOIN subscriptions s ON s.subscriber_id = b.id AND s.provider_id = b.provider_id
+			LEFT JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
+		WHERE b.provider_id = ? AND b.id IN (`+placeholders(len(ids))+`)
+		ORDER BY s.created_at DESC, s.id`, anyArgs(providerID, ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("search candidates: %w", err)
 	}
 	defer rows.Close()
-	byID := map[string]Candidate{}
+	byID := map[string]*Candidate{}
 	for rows.Next() {
 		var c Candidate
-		if err := rows.Scan(&c.SubscriberID, &c.CustomerNumber, &c.Holder.FirstName, &c.Holder.LastName, &c.Holder.Email, &c.Holder.PhoneNumber); err != nil {
+		var l ServiceLocation
+		if err := rows.Scan(&c.SubscriberID, &c.CustomerNumber, &c.Holder.FirstName, &c.Holder.LastName, &c.Holder.Email, &c.Holder.PhoneNumber,
+			&l.SubscriptionID, &l.BuildingID, &l.Street, &l.City, &l.PostalCode, &l.Province, &l.Country, &l.UnitNumber); err != nil {
 			return nil, fmt.Errorf("search candidates: %w", err)
 		}
-		byID[c.SubscriberID] = c
+		found := byID[c.SubscriberID]
+		if found == nil {
+			found = &c
+			byID[c.SubscriberID] = found
+		}
+		if l.SubscriptionID != "" {
+			l.SubscriberID = c.SubscriberID
+			found.Locations = append(found.Locations, l)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -71,14 +88,13 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 	out := make([]Candidate, 0, len(ids))
 	for _, id := range ids {
 		if c, ok := byID[id]; ok {
-			out = append(out, c)
+			out = append(out, *c)
 		}
 	}
 	return out, nil
 }
 
-// ServiceLocations lists the locations of the lines of a provider's subscribers in ids, newest
-// line first.
+// ServiceLocations reads where each line of a provider's subscribers in ids is, newest first.
 func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []string) ([]ServiceLocation, error) {
 	if len(ids) == 0 {
 		return nil, nil
