@@ -285,6 +285,13 @@ func (a *App) Ready(ctx context.Context) error {
 // until ctx is done, then shuts down gracefully: the listener closes, in-flight requests and
 // running jobs finish (up to 30 s), and the database is closed.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	if a.Config.PprofAddr != "" && ln != nil {
+		stop, err := servePprof(a.Config.PprofAddr, a.Log)
+		if err != nil {
+			return errors.Join(err, a.Close())
+		}
+		defer stop()
+	}
 	// Workers run on a context shutdown does not cancel: cancelling River's start context is
 	// its abrupt stop, which would cut running jobs short. Jobs.Stop below drains them instead.
 	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {

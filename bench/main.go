@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,11 +42,19 @@ type options struct {
 	out         string
 	reuse       bool
 	orders      int
+	scenarios   map[string]bool // nil: all
+	pgDB        string
 }
+
+// scenarioNames are the scenario groups --scenarios chooses from.
+var scenarioNames = []string{"search", "me", "orders"}
+
+// runs reports whether scenario group name was chosen.
+func (o options) runs(name string) bool { return o.scenarios == nil || o.scenarios[name] }
 
 func main() {
 	var o options
-	var engines string
+	var engines, scenarios string
 	flag.IntVar(&o.subscribers, "subscribers", 1_000_000, "subscribers to generate")
 	flag.StringVar(&engines, "engines", "sqlite,postgres", "engines to measure (postgres is skipped when unreachable)")
 	flag.StringVar(&o.pgURL, "pg-url", envOr("SUBPROV_BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
@@ -55,8 +64,25 @@ func main() {
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "report file (rewritten)")
 	flag.BoolVar(&o.reuse, "reuse", true, "reuse a database generated earlier at the same scale")
 	flag.IntVar(&o.orders, "orders", 2000, "provider-initiated orders to place per engine (capped by the free ports)")
+	flag.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames, ","),
+		"comma list of scenarios to run: search (agent search, each kind with 1 and 8 clients), me (GET /partner/subscriber/me and the bare ceiling), orders (provider-initiated orders and their provisioning.completed events)")
+	flag.StringVar(&o.pgDB, "pg-db", "", "PostgreSQL database the harness generates into and measures (default subprov_bench_<subscribers>)")
 	flag.Parse()
 	o.engines = strings.Split(engines, ",")
+	if strings.Trim(o.pgDB, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+		fmt.Fprintln(os.Stderr, "bench: --pg-db: lower-case letters, digits and _ only")
+		os.Exit(2)
+	}
+	if scenarios != strings.Join(scenarioNames, ",") {
+		o.scenarios = map[string]bool{}
+		for _, name := range strings.Split(scenarios, ",") {
+			if !slices.Contains(scenarioNames, name) {
+				fmt.Fprintf(os.Stderr, "bench: unknown scenario %q (want a comma list of %s)\n", name, strings.Join(scenarioNames, ", "))
+				os.Exit(2)
+			}
+			o.scenarios[name] = true
+		}
+	}
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -127,6 +153,9 @@ func logf(format string, args ...any) {
 // run at the same scale left one (genTime is then zero).
 func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, genTime time.Duration, err error) {
 	marker := filepath.Join(o.dir, fmt.Sprintf("%s-%d.ok", engine, o.subscribers))
+	if engine == "postgres" && o.pgDB != "" {
+		marker = filepath.Join(o.dir, fmt.Sprintf("%s-%s-%d.ok", engine, o.pgDB, o.subscribers))
+	}
 	switch engine {
 	case "sqlite":
 		path := filepath.Join(o.dir, fmt.Sprintf("gen-%d.db", o.subscribers))
@@ -139,6 +168,9 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 		}
 	case "postgres":
 		name := fmt.Sprintf("subprov_bench_%d", o.subscribers)
+		if o.pgDB != "" {
+			name = o.pgDB
+		}
 		u, err := url.Parse(o.pgURL)
 		if err != nil {
 			return "", 0, err

@@ -64,7 +64,29 @@ func measure(ctx context.Context, o options, bin, engine, dbURL, ceilingURL stri
 	}
 	key := http.Header{"X-Api-Key": {gen.AgentKey(1)}}
 
-	// Agent search, each kind with 1 and 8 clients; RSS sampled throughout.
+	if o.runs("search") {
+		measureSearch(o, srv, res, kinds, key)
+	}
+	if o.runs("me") {
+		if err := measureMe(o, srv, res, engine, ceilingURL); err != nil {
+			return nil, err
+		}
+	}
+	if o.runs("orders") {
+		orders, toEvent, err := placeOrders(ctx, o, srv, dbURL)
+		if err != nil {
+			return nil, err
+		}
+		res.scenarios = append(res.scenarios, orders)
+		res.ordersToEvent = toEvent
+		logf("%s: orders %.0f/s p99 %s, to provisioning.completed p99 %s", engine, orders.rps(), orders.p99, toEvent.p99)
+	}
+	return res, nil
+}
+
+// measureSearch runs agent search, each kind with 1 and 8 clients, sampling RSS throughout.
+func measureSearch(o options, srv *server, res *engineResult, kinds [][2]string, key http.Header) {
+	engine := res.engine
 	stopRSS := make(chan struct{})
 	var rssWG sync.WaitGroup
 	rssWG.Add(1)
@@ -92,11 +114,13 @@ func measure(ctx context.Context, o options, bin, engine, dbURL, ceilingURL stri
 	}
 	close(stopRSS)
 	rssWG.Wait()
+}
 
-	// GET /partner/subscriber/me with a JWT, next to the bare handler in the same run.
+// measureMe runs GET /partner/subscriber/me with a JWT, next to the bare handler in the same run.
+func measureMe(o options, srv *server, res *engineResult, engine, ceilingURL string) error {
 	tok, err := subscriberToken(0)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	auth := http.Header{"Authorization": {"Bearer " + tok}}
 	me := load(8, o.duration, func(c *http.Client, _ int64) (bool, error) {
@@ -107,15 +131,7 @@ func measure(ctx context.Context, o options, bin, engine, dbURL, ceilingURL stri
 	res.ceiling = load(8, o.duration, func(c *http.Client, _ int64) (bool, error) { return true, get(c, ceilingURL, nil) })
 	res.ceiling.name, res.ceiling.wrkRPS = "bare net/http JSON handler (ceiling)", wrk(ceilingURL, nil, o.duration)
 	logf("%s: /me %.0f/s, ceiling %.0f/s", engine, me.rps(), res.ceiling.rps())
-
-	orders, toEvent, err := placeOrders(ctx, o, srv, dbURL)
-	if err != nil {
-		return nil, err
-	}
-	res.scenarios = append(res.scenarios, orders)
-	res.ordersToEvent = toEvent
-	logf("%s: orders %.0f/s p99 %s, to provisioning.completed p99 %s", engine, orders.rps(), orders.p99, toEvent.p99)
-	return res, nil
+	return nil
 }
 
 // settle waits until the service's background jobs that were due at start (a sweep's bill run,

@@ -327,14 +327,20 @@ func (s *Service) SessionsOfAccount(ctx context.Context, accountID string) ([]*s
 	if err != nil {
 		return nil, err
 	}
+	s.ShowExpired(out)
+	return out, nil
+}
+
+// ShowExpired shows each pending session that has gone unread too long as expired, as it is at
+// the service's clock, without touching its row (a read).
+func (s *Service) ShowExpired(sessions []*subprov.CheckoutSession) {
 	now := s.Clock.Now()
-	for _, c := range out {
-		if c.ExpiredByAge(now) { // shown as it is, without touching the row (a read)
+	for _, c := range sessions {
+		if c.ExpiredByAge(now) {
 			at := c.ExpiresAt()
 			c.Status, c.ExpiredAt = subprov.SessionExpired, &at
 		}
 	}
-	return out, nil
 }
 
 func formatTime(t *time.Time) any {

@@ -20,6 +20,10 @@ func TestFromEnv(t *testing.T) {
 		{"bad addr", map[string]string{"SUBPROV_ADDR": "8080"}, nil, true},
 		{"bad log format", map[string]string{"SUBPROV_LOG_FORMAT": "xml"}, nil, true},
 		{"unknown switch driver", map[string]string{"SUBPROV_SWITCH_DRIVER": "cisco"}, nil, true},
+		{"pprof off by default", nil, func(c Config) bool { return c.PprofAddr == "" }, false},
+		{"pprof on loopback", map[string]string{"SUBPROV_PPROF_ADDR": "127.0.0.1:6060"}, func(c Config) bool { return c.PprofAddr == "127.0.0.1:6060" }, false},
+		{"pprof never on the network", map[string]string{"SUBPROV_PPROF_ADDR": "0.0.0.0:6060"}, nil, true},
+		{"pprof needs a host", map[string]string{"SUBPROV_PPROF_ADDR": ":6060"}, nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

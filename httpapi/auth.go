@@ -23,10 +23,11 @@ const (
 	credOptionalSubscriber                   // a subscriber JWT if one is sent (checkout session creation)
 	credDevice                               // X-Device-Secret: the provider's CPE secret (configuration pull)
 	credSessionSecret                        // X-Webhook-Secret, checked by the checkout package after the session's age check
+	credSubscriberView                       // subscriber JWT, checked as credSubscriber in the same query that reads the account record (GET /me)
 )
 
 func (c credential) String() string {
-	return [...]string{"none", "api_key", "agent_key", "webhook_secret", "subscriber", "holder", "operator", "optional_subscriber", "device_secret", "webhook_secret"}[c]
+	return [...]string{"none", "api_key", "agent_key", "webhook_secret", "subscriber", "holder", "operator", "optional_subscriber", "device_secret", "webhook_secret", "subscriber"}[c]
 }
 
 // caller is who is calling, as the route's credential established it.
@@ -35,6 +36,7 @@ type caller struct {
 	APIKey   *subprov.APIKey
 	Account  *store.AccountLogin
 	Operator *subprov.Operator
+	View     *store.AccountView // credSubscriberView: the account record read with the login
 }
 
 func callerOf(r *http.Request) *caller {
@@ -90,6 +92,16 @@ func (s *server) authenticate(r *http.Request, cred credential) (*caller, error)
 			return nil, subprov.Errorf(subprov.EFORBIDDEN, "holder_only", "Only the account holder can do this")
 		}
 		c.Account = acc
+	case credSubscriberView:
+		tok := bearer(r)
+		if tok == "" {
+			return nil, subprov.Errorf(subprov.EUNAUTHORIZED, "unauthorized", "Missing bearer token")
+		}
+		v, err := s.Auth.SubscriberView(ctx, tok)
+		if err != nil {
+			return nil, err
+		}
+		c.Account, c.View = v.Account, v
 	case credDevice:
 		p, err := s.Auth.DeviceSecret(ctx, r.Header.Get("X-Device-Secret"))
 		if err != nil {

@@ -153,10 +153,13 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 // limiter (Redis) fails, the request passes and the failure is logged: an outage of the rate
 // limiter must not become an outage of the service.
 func (s *server) rateLimit(next http.Handler) http.Handler {
+	if s.Limiter == nil { // SUBPROV_RATE_LIMITS=0: not even the route lookup
+		return next
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, pattern := s.mux.Handler(r)
 		lim, ok := s.limits[pattern]
-		if !ok || s.Limiter == nil || lim.Rate <= 0 {
+		if !ok || lim.Rate <= 0 {
 			next.ServeHTTP(w, r)
 			return
 		}

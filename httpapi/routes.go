@@ -90,7 +90,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/sandbox/checkout/cancel", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.handlePayCancel},
 
 		// A. Subscriber self-service (subscriber JWT; holder-only routes use credHolder).
-		{method: "GET", path: "/partner/subscriber/me", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMe},
+		{method: "GET", path: "/partner/subscriber/me", auth: credSubscriberView, surface: surfaceSubscriber, handle: s.handleMe},
 		{method: "GET", path: "/partner/subscriber/me/details", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyDetails},
 		{method: "PATCH", path: "/partner/subscriber/me/contact", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyContact},
 		{method: "PATCH", path: "/partner/subscriber/me/password", auth: credSubscriber, surface: surfaceSubscriber, limit: loginLimit, handle: s.handleMyPassword},

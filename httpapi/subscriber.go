@@ -216,40 +216,84 @@ func (s *server) handleUseHolder(w http.ResponseWriter, r *http.Request) error {
 // handleMe: GET /partner/subscriber/me — the account record; a login without a subscriber
 // record answers 200 with subscriber null and no subscriptions.
 func (s *server) handleMe(w http.ResponseWriter, r *http.Request) error {
-	a, err := s.Portal.AccountOf(r.Context(), callerOf(r).Account)
-	if err != nil {
-		return err
-	}
-	var subscriber any
+	a := callerOf(r).View
+	out := meJSON{Subscriptions: make([]meSubscriptionJSON, 0, len(a.Subscriptions)), CheckoutSessions: make([]meSessionJSON, 0, len(a.Sessions)),
+		Provider: meProviderJSON{ID: a.Provider.ID, Name: a.Provider.Name, BrandColor: strOrNil(a.Provider.BrandColor), SupportGroup: a.Provider.SupportGroup}}
 	if rec := a.Subscriber; rec != nil {
-		subscriber = map[string]any{"id": rec.ID, "customer_number": rec.CustomerNumber, "firstname": rec.Holder.FirstName,
-			"lastname": rec.Holder.LastName, "email": rec.Holder.Email}
+		out.Subscriber = &meSubscriberJSON{ID: rec.ID, CustomerNumber: rec.CustomerNumber, FirstName: rec.Holder.FirstName,
+			LastName: rec.Holder.LastName, Email: rec.Holder.Email}
 	}
-	subs := make([]map[string]any, 0, len(a.Subscriptions))
 	for _, sub := range a.Subscriptions {
-		plan := a.Plans[sub.PlanVersionID]
-		subs = append(subs, map[string]any{"subscription_id": sub.ID, "status": sub.Status, "billing_owner": sub.BillingOwner,
-			"billing_day": sub.BillingDay, "building_id": sub.BuildingID, "unit_id": strOrNil(sub.UnitID), "started_at": strOrNil(sub.StartedAt),
-			"canceled_at": timeOrNil(sub.CanceledAt), "ended_at": timeOrNil(sub.EndedAt), "plan": planRefOf(plan)})
+		out.Subscriptions = append(out.Subscriptions, meSubscriptionJSON{SubscriptionID: sub.ID, Status: sub.Status, BillingOwner: sub.BillingOwner,
+			BillingDay: sub.BillingDay, BuildingID: sub.BuildingID, UnitID: strOrNil(sub.UnitID), StartedAt: strOrNil(sub.StartedAt),
+			CanceledAt: timeStrOrNil(sub.CanceledAt), EndedAt: timeStrOrNil(sub.EndedAt), Plan: planRefOf(a.Plans[sub.PlanVersionID])})
 	}
-	sessions, err := s.Checkout.SessionsOfAccount(r.Context(), callerOf(r).Account.ID)
-	if err != nil {
-		return err
+	s.Checkout.ShowExpired(a.Sessions)
+	for _, c := range a.Sessions {
+		out.CheckoutSessions = append(out.CheckoutSessions, meSessionJSON{SessionID: c.ID, Status: c.Status, ProviderID: c.ProviderID,
+			PlanVersionID: c.PlanVersionID, BuildingID: c.BuildingID, UnitID: strOrNil(c.UnitID), DeliveryMode: c.DeliveryMode,
+			SubscriptionID: strOrNil(c.SubscriptionID), CreatedAt: c.CreatedAt.Format(time.RFC3339)})
 	}
-	linked := make([]map[string]any, 0, len(sessions))
-	for _, c := range sessions {
-		linked = append(linked, map[string]any{"session_id": c.ID, "status": c.Status, "provider_id": c.ProviderID,
-			"plan_version_id": c.PlanVersionID, "building_id": c.BuildingID, "unit_id": strOrNil(c.UnitID),
-			"delivery_mode": c.DeliveryMode, "subscription_id": strOrNil(c.SubscriptionID), "created_at": c.CreatedAt.Format(time.RFC3339)})
-	}
-	p := a.Provider
-	writeJSON(w, http.StatusOK, map[string]any{
-		"subscriber":        subscriber,
-		"subscriptions":     subs,
-		"checkout_sessions": linked,
-		"provider":          map[string]any{"id": p.ID, "name": p.Name, "brand_color": strOrNil(p.BrandColor), "support_group": p.SupportGroup},
-	})
+	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// The account record's JSON (GET /partner/subscriber/me). Fields are in name order, as the
+// maps this replaced encoded them; structs spare the per-request map building and key sorting.
+type meJSON struct {
+	CheckoutSessions []meSessionJSON      `json:"checkout_sessions"`
+	Provider         meProviderJSON       `json:"provider"`
+	Subscriber       *meSubscriberJSON    `json:"subscriber"`
+	Subscriptions    []meSubscriptionJSON `json:"subscriptions"`
+}
+
+type meProviderJSON struct {
+	BrandColor   *string `json:"brand_color"`
+	ID           string  `json:"id"`
+	Name         string  `json:"name"`
+	SupportGroup string  `json:"support_group"`
+}
+
+type meSubscriberJSON struct {
+	CustomerNumber string `json:"customer_number"`
+	Email          string `json:"email"`
+	FirstName      string `json:"firstname"`
+	ID             string `json:"id"`
+	LastName       string `json:"lastname"`
+}
+
+type meSubscriptionJSON struct {
+	BillingDay     int                  `json:"billing_day"`
+	BillingOwner   subprov.BillingOwner `json:"billing_owner"`
+	BuildingID     string               `json:"building_id"`
+	CanceledAt     *string              `json:"canceled_at"`
+	EndedAt        *string              `json:"ended_at"`
+	Plan           planRef              `json:"plan"`
+	StartedAt      *string              `json:"started_at"`
+	Status         subprov.Status       `json:"status"`
+	SubscriptionID string               `json:"subscription_id"`
+	UnitID         *string              `json:"unit_id"`
+}
+
+type meSessionJSON struct {
+	BuildingID     string               `json:"building_id"`
+	CreatedAt      string               `json:"created_at"`
+	DeliveryMode   subprov.DeliveryMode `json:"delivery_mode"`
+	PlanVersionID  string               `json:"plan_version_id"`
+	ProviderID     string               `json:"provider_id"`
+	SessionID      string               `json:"session_id"`
+	Status         string               `json:"status"`
+	SubscriptionID *string              `json:"subscription_id"`
+	UnitID         *string              `json:"unit_id"`
+}
+
+// timeStrOrNil is an instant in RFC 3339 (UTC), or nil.
+func timeStrOrNil(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339)
+	return &s
 }
 
 // handleMyDetails: GET /partner/subscriber/me/details.

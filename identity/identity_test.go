@@ -79,3 +79,32 @@ func TestSignIsHMACSHA256(t *testing.T) {
 		t.Fatalf("Sign = %s", got)
 	}
 }
+
+// A token verified once is remembered, but its expiry and audience are checked again on every
+// call, and a token differing in any byte is verified from scratch.
+func TestVerifiedTokensAreRecheckedForTimeAndAudience(t *testing.T) {
+	s := NewSigner("secret-1")
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	tok, err := s.Issue(AudienceSubscriber, "acc-1", "prov-1", "acc-1", now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // the second round is answered from the memory of the first
+		if _, err := s.Verify(tok, AudienceSubscriber, now.Add(time.Minute)); err != nil {
+			t.Fatalf("round %d: valid token refused: %v", i, err)
+		}
+		if _, err := s.Verify(tok, AudienceSubscriber, now.Add(time.Hour)); err == nil {
+			t.Fatalf("round %d: expired token accepted", i)
+		}
+		if _, err := s.Verify(tok, AudienceOperator, now.Add(time.Minute)); err == nil {
+			t.Fatalf("round %d: token accepted for another audience", i)
+		}
+	}
+	if _, err := NewSigner("secret-2").Verify(tok, AudienceSubscriber, now.Add(time.Minute)); err == nil {
+		t.Fatal("another secret's signer accepted the token")
+	}
+	tampered := tok[:len(tok)-2] + map[bool]string{true: "AA", false: "BB"}[tok[len(tok)-2:] != "AA"]
+	if _, err := s.Verify(tampered, AudienceSubscriber, now.Add(time.Minute)); err == nil {
+		t.Fatal("tampered signature accepted")
+	}
+}

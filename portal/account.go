@@ -8,42 +8,6 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
-// Account is GET /me: the subscriber record (nil for a login without one) with its lines.
-type Account struct {
-	Provider      *subprov.Provider
-	Subscriber    *store.SubscriberRecord
-	Subscriptions []*subprov.Subscription
-	Plans         map[string]*subprov.PlanVersion // by plan version id, for each line
-}
-
-// AccountOf reads the signed-in account.
-func (s *Service) AccountOf(ctx context.Context, acc *store.AccountLogin) (*Account, error) {
-	p, err := s.Store.Provider(ctx, acc.ProviderID)
-	if err != nil {
-		return nil, err
-	}
-	out := &Account{Provider: p, Subscriptions: []*subprov.Subscription{}, Plans: map[string]*subprov.PlanVersion{}}
-	if acc.SubscriberID == "" {
-		return out, nil
-	}
-	if out.Subscriber, err = s.Store.SubscriberRecordOf(ctx, p.ID, acc.SubscriberID); err != nil {
-		return nil, err
-	}
-	subs, err := s.Store.SubscriptionsOfSubscriber(ctx, p.ID, acc.SubscriberID)
-	if err != nil {
-		return nil, err
-	}
-	for _, sub := range subs {
-		if out.Plans[sub.PlanVersionID] == nil {
-			if out.Plans[sub.PlanVersionID], err = s.Store.PlanVersion(ctx, p.ID, sub.PlanVersionID); err != nil {
-				return nil, err
-			}
-		}
-		out.Subscriptions = append(out.Subscriptions, sub)
-	}
-	return out, nil
-}
-
 // Details is GET /me/details.
 type Details struct {
 	CustomerNumber        string

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -26,6 +27,7 @@ type Store struct {
 	RDB     *sql.DB
 	Dialect Dialect
 	URL     string
+	stmts   *stmtCache // SQLite's read pool only; nil on PostgreSQL, whose driver caches statements itself
 }
 
 // Open connects to the database named by a DATABASE_URL: sqlite://PATH or postgres://…
@@ -66,8 +68,11 @@ func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("open sqlite reader: %w", err)
 	}
+	// Idle readers are kept (not closed and reopened under load): a new connection reads the
+	// schema again and loses its prepared statements.
 	r.SetMaxOpenConns(4)
-	s := &Store{DB: w, RDB: r, Dialect: SQLite, URL: raw}
+	r.SetMaxIdleConns(4)
+	s := &Store{DB: w, RDB: r, Dialect: SQLite, URL: raw, stmts: &stmtCache{db: r, m: map[string]*sql.Stmt{}}}
 	if err := w.PingContext(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
@@ -94,6 +99,7 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 
 // Close releases both pools.
 func (s *Store) Close() error {
+	s.stmts.close()
 	err := s.DB.Close()
 	if s.RDB != s.DB {
 		err = errors.Join(err, s.RDB.Close())
@@ -167,20 +173,83 @@ type Querier interface {
 
 // reader adapts the read pool to querier with the dialect's placeholders.
 type reader struct {
-	db *sql.DB
-	d  Dialect
+	db    *sql.DB
+	d     Dialect
+	stmts *stmtCache
 }
 
 func (r reader) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st := r.stmts.get(ctx, q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
 	return r.db.QueryContext(ctx, r.d.Rebind(q), args...)
 }
 
 func (r reader) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if st := r.stmts.get(ctx, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return r.db.QueryRowContext(ctx, r.d.Rebind(q), args...)
 }
 
 // R returns a querier on the read pool, for reads outside a transaction.
-func (s *Store) R() Querier { return reader{s.RDB, s.Dialect} }
+func (s *Store) R() Querier { return reader{s.RDB, s.Dialect, s.stmts} }
+
+// stmtCache keeps one prepared statement per query text on SQLite's read pool. The pure-Go
+// driver otherwise parses and plans every query again on every call, which was most of the
+// CPU of a simple read (pprof of GET /partner/subscriber/me: 60% in sqlite3RunParser). A
+// database/sql Stmt prepares itself lazily on each pooled connection it runs on. The cache
+// holds at most maxCachedStmts queries (the store's queries are constants, but a few are
+// built with a variable number of placeholders); past that, queries are prepared per call.
+type stmtCache struct {
+	db *sql.DB
+	mu sync.RWMutex
+	m  map[string]*sql.Stmt
+}
+
+const maxCachedStmts = 1024
+
+// get returns the cached statement for q, preparing it on first use; nil when the cache is
+// off (PostgreSQL) or full, or q does not prepare (the caller's query then reports why).
+func (c *stmtCache) get(ctx context.Context, q string) *sql.Stmt {
+	if c == nil {
+		return nil
+	}
+	c.mu.RLock()
+	st, full := c.m[q], len(c.m) >= maxCachedStmts
+	c.mu.RUnlock()
+	if st != nil || full {
+		return st
+	}
+	st, err := c.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.m[q]; old != nil {
+		st.Close()
+		return old
+	}
+	if len(c.m) >= maxCachedStmts || c.m == nil {
+		st.Close()
+		return nil
+	}
+	c.m[q] = st
+	return st
+}
+
+func (c *stmtCache) close() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.m {
+		st.Close()
+	}
+	c.m = nil
+}
 
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
