@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sync"
@@ -36,7 +37,12 @@ type Signer struct {
 	verified map[verifiedKey]*Claims
 }
 
-type verifiedKey struct{ token, audience string }
+// verifiedKey is a token's SHA-256 digest with the audience it was checked for: the memory
+// holds no token, and a lookup compares digests, never the secret-bearing token itself.
+type verifiedKey struct {
+	digest   [sha256.Size]byte
+	audience string
+}
 
 // maxVerified bounds the verified-token memory (a few hundred bytes a token); when full it
 // starts again empty.
@@ -73,7 +79,7 @@ var ErrInvalidToken = errors.New("invalid or expired token")
 // Verify checks signature, algorithm (HS256 only), audience and expiry against now.
 func (s *Signer) Verify(token, audience string, now time.Time) (*Claims, error) {
 	timeAt := jwt.WithTimeFunc(func() time.Time { return now })
-	k := verifiedKey{token, audience}
+	k := verifiedKey{sha256.Sum256([]byte(token)), audience}
 	s.mu.Lock()
 	seen := s.verified[k]
 	s.mu.Unlock()
