@@ -171,6 +171,22 @@ func secondaryIndexes(ctx context.Context, st *store.Store, tables []string) (na
 	return names, creates, rows.Err()
 }
 
+// sortInThreads lets SQLite sort index keys on worker threads while gen builds the indexes:
+// with temporary storage in memory its sorter keeps one run and sorts it alone at the end;
+// with temporary files and a sort memory smaller than the index, it sorts runs of 64 MB on
+// the worker threads (PRAGMA threads) while it reads the table, and merges them.
+func sortInThreads(ctx context.Context, st *store.Store) error {
+	if st.Dialect != store.SQLite {
+		return nil
+	}
+	for _, p := range []string{"temp_store=FILE", "cache_size=-65536"} {
+		if _, err := st.DB.ExecContext(ctx, "PRAGMA "+p); err != nil {
+			return fmt.Errorf("PRAGMA %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
 // tuneSQLite trades durability for speed while gen runs (a crash means running gen again on a
 // fresh file) and restore puts the store's own settings back.
 func tuneSQLite(ctx context.Context, st *store.Store) (restore func() error, err error) {
