@@ -102,6 +102,11 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("%s: %w", engine, err)
 		}
 		res.genTime = genTime
+		logf("%s: bill run", engine)
+		if res.bill, err = billRun(ctx, dbURL); err != nil {
+			return fmt.Errorf("%s: bill run: %w", engine, err)
+		}
+		logf("%s: bill run: %d lines in %s", engine, res.bill.lines, res.bill.elapsed)
 		rep.engines = append(rep.engines, res)
 	}
 	if err := rep.write(o.out); err != nil {
