@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/identity"
@@ -312,15 +314,31 @@ func (g *generator) run(ctx context.Context) error {
 	n := g.o.Subscribers
 	suites := n + n/(vacantEvery-1) + 1
 	sub := 0
+	// On PostgreSQL the rows go through COPY on a connection of gen's own (COPY is not part
+	// of database/sql).
+	var pg *pgx.Conn
+	if g.st.Dialect == store.Postgres {
+		var err error
+		if pg, err = pgx.Connect(ctx, g.st.URL); err != nil {
+			return fmt.Errorf("connect for COPY: %w", err)
+		}
+		defer pg.Close(context.WithoutCancel(ctx))
+	}
 	var tx *sql.Tx
+	var ptx pgx.Tx
 	inTx := func(fill func()) {
 		w.do(func() error {
 			var err error
-			if tx, err = g.st.DB.BeginTx(ctx, nil); err != nil {
+			if pg != nil {
+				ptx, err = pg.Begin(ctx)
+			} else {
+				tx, err = g.st.DB.BeginTx(ctx, nil)
+			}
+			if err != nil {
 				return fmt.Errorf("begin: %w", err)
 			}
 			for _, b := range all {
-				b.begin(tx)
+				b.begin(tx, ptx)
 			}
 			return nil
 		})
@@ -328,7 +346,12 @@ func (g *generator) run(ctx context.Context) error {
 		for _, b := range all {
 			b.flush(ctx)
 		}
-		w.do(func() error { return tx.Commit() })
+		w.do(func() error {
+			if pg != nil {
+				return ptx.Commit(ctx)
+			}
+			return tx.Commit()
+		})
 	}
 	for s := 0; s < suites && sub < n && !w.failed(); {
 		inTx(func() {
@@ -366,6 +389,9 @@ func (g *generator) run(ctx context.Context) error {
 	if err := w.wait(); err != nil {
 		if tx != nil {
 			tx.Rollback() //nolint:errcheck // the error that stopped the load is the one to report
+		}
+		if ptx != nil {
+			ptx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // likewise
 		}
 		return err
 	}
