@@ -47,7 +47,7 @@ type options struct {
 }
 
 // scenarioNames are the scenario groups --scenarios chooses from.
-var scenarioNames = []string{"search", "me", "orders"}
+var scenarioNames = []string{"search", "me", "orders", "billrun"}
 
 // runs reports whether scenario group name was chosen.
 func (o options) runs(name string) bool { return o.scenarios == nil || o.scenarios[name] }
@@ -65,7 +65,7 @@ func main() {
 	flag.BoolVar(&o.reuse, "reuse", true, "reuse a database generated earlier at the same scale")
 	flag.IntVar(&o.orders, "orders", 2000, "provider-initiated orders to place per engine (capped by the free ports)")
 	flag.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames, ","),
-		"comma list of scenarios to run: search (agent search, each kind with 1 and 8 clients), me (GET /partner/subscriber/me and the bare ceiling), orders (provider-initiated orders and their provisioning.completed events)")
+		"comma list of scenarios to run: search (agent search, each kind with 1 and 8 clients), me (GET /partner/subscriber/me and the bare ceiling), orders (provider-initiated orders and their provisioning.completed events), billrun (the monthly bill run over the platform-billed lines, serve stopped)")
 	flag.StringVar(&o.pgDB, "pg-db", "", "PostgreSQL database the harness generates into and measures (default subprov_bench_<subscribers>)")
 	flag.Parse()
 	o.engines = strings.Split(engines, ",")
@@ -128,6 +128,13 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("%s: %w", engine, err)
 		}
 		res.genTime = genTime
+		if o.runs("billrun") {
+			logf("%s: bill run", engine)
+			if res.bill, err = billRun(ctx, dbURL); err != nil {
+				return fmt.Errorf("%s: bill run: %w", engine, err)
+			}
+			logf("%s: bill run: %d lines in %s", engine, res.bill.lines, res.bill.elapsed)
+		}
 		rep.engines = append(rep.engines, res)
 	}
 	if err := rep.write(o.out); err != nil {

@@ -25,6 +25,7 @@ type engineResult struct {
 	scenarios     []result
 	ceiling       result
 	ordersToEvent result // latency from order response to provisioning.completed received
+	bill          billResult
 }
 
 // queryKinds are one agent search of each kind, from generated subscriber 0's rows.

@@ -47,6 +47,10 @@ func (r *report) write(path string) error {
 		if o.runs("search") {
 			fmt.Fprintf(&b, "- RSS under search load: %.0f MB (target ≤ 150 MB)\n", float64(e.maxRSSKB)/1024)
 		}
+		if e.bill.lines > 0 {
+			fmt.Fprintf(&b, "- monthly bill run (serve stopped): %d platform-billed lines in %s, %.0f lines/s (target ≤ 60 s for 100,000 lines: %.0f s at this rate)\n",
+				e.bill.lines, e.bill.elapsed.Round(10*time.Millisecond), e.bill.linesPerSecond(), 100_000/e.bill.linesPerSecond())
+		}
 		b.WriteString("\n")
 		b.WriteString("| scenario | clients | requests | errors | p50 | p99 | req/s (Go client) | req/s (wrk) |\n|---|---|---|---|---|---|---|---|\n")
 		row := func(s result) {

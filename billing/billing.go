@@ -69,20 +69,66 @@ func (s *Service) Activated(ctx context.Context, tx *store.Tx, p *subprov.Provid
 // net, and open credit notes are deducted from the total, oldest first.
 func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, kind string, period Period,
 	date time.Time, lines []store.InvoiceLine, now time.Time) (*subprov.Invoice, error) {
-	var consumed []string
+	var adjustments []store.Adjustment
 	if kind != "first" {
-		adjustments, err := s.Store.OpenAdjustments(ctx, tx, sub.ID)
-		if err != nil {
+		var err error
+		if adjustments, err = s.Store.OpenAdjustments(ctx, tx, sub.ID); err != nil {
 			return nil, err
 		}
-		for _, a := range adjustments {
-			if a.Kind != "next_invoice_line" {
-				continue
-			}
-			lines = append(lines, store.InvoiceLine{Kind: "plan_change", Description: a.Description, UnitPrice: a.UnitPrice,
-				Days: a.Days, DaysInPeriod: a.DaysInPeriod, Amount: a.Amount})
-			consumed = append(consumed, a.ID)
+	}
+	credits, err := tx.OpenCredits(ctx, sub.ID)
+	if err != nil {
+		return nil, err
+	}
+	customerNumber, _, err := tx.SubscriberForInvoice(ctx, sub.SubscriberID)
+	if err != nil {
+		return nil, err
+	}
+	d := newDraft(p, sub, kind, period, date, lines, adjustments, credits, customerNumber, now)
+	if d.inv.Number, err = tx.NextDocumentNumber(ctx, p.ID, "INV"); err != nil {
+		return nil, err
+	}
+	inserted, err := tx.InsertInvoice(ctx, d.inv, d.lines, d.chargeAt, now)
+	if err != nil || !inserted {
+		return nil, err
+	}
+	if err := d.settle(ctx, tx, now); err != nil {
+		return nil, err
+	}
+	if err := tx.InsertAudit(ctx, p.ID, "billing", "invoice.issued", sub.ID, d.auditDetails(), now); err != nil {
+		return nil, err
+	}
+	return d.inv, nil
+}
+
+// draft is an invoice about to be written, numbered last: its lines with the line's pending
+// adjustments added, and the credit notes it spends.
+type draft struct {
+	inv      *subprov.Invoice
+	lines    []store.InvoiceLine
+	consumed []string // adjustments folded into the invoice
+	spent    []spend
+	chargeAt *time.Time
+}
+
+type spend struct {
+	id     string
+	amount subprov.Money
+}
+
+// newDraft prices an invoice: lines plus the next_invoice_line adjustments (kind "first" is
+// given none), tax on the net, then open credits deducted from the total, oldest first; an
+// invoice left at zero is paid at once, any other is charged from now.
+func newDraft(p *subprov.Provider, sub *subprov.Subscription, kind string, period Period, date time.Time, lines []store.InvoiceLine,
+	adjustments []store.Adjustment, credits []*subprov.CreditNote, customerNumber string, now time.Time) *draft {
+	d := &draft{}
+	for _, a := range adjustments {
+		if a.Kind != "next_invoice_line" {
+			continue
 		}
+		lines = append(lines, store.InvoiceLine{Kind: "plan_change", Description: a.Description, UnitPrice: a.UnitPrice,
+			Days: a.Days, DaysInPeriod: a.DaysInPeriod, Amount: a.Amount})
+		d.consumed = append(d.consumed, a.ID)
 	}
 	var net subprov.Money
 	for _, l := range lines {
@@ -90,56 +136,41 @@ func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, 
 	}
 	tax := Tax(net, p.TaxRateBP)
 	total := net + tax
-	credits, err := tx.OpenCredits(ctx, sub.ID)
-	if err != nil {
-		return nil, err
-	}
-	type spend struct {
-		id     string
-		amount subprov.Money
-	}
-	var spent []spend
 	for _, c := range credits {
 		if total <= 0 {
 			break
 		}
 		use := min(c.Remaining, total)
 		lines = append(lines, store.InvoiceLine{Kind: "credit", Description: "Credit note " + c.Number, UnitPrice: -use, Amount: -use})
-		spent = append(spent, spend{c.ID, use})
+		d.spent = append(d.spent, spend{c.ID, use})
 		total -= use
 	}
-	customerNumber, _, err := tx.SubscriberForInvoice(ctx, sub.SubscriberID)
-	if err != nil {
-		return nil, err
-	}
-	number, err := tx.NextDocumentNumber(ctx, p.ID, "INV")
-	if err != nil {
-		return nil, err
-	}
-	inv := &subprov.Invoice{ID: store.NewID(), ProviderID: p.ID, SubscriberID: sub.SubscriberID, SubscriptionID: sub.ID, Number: number,
+	d.lines = lines
+	d.inv = &subprov.Invoice{ID: store.NewID(), ProviderID: p.ID, SubscriberID: sub.SubscriberID, SubscriptionID: sub.ID,
 		CustomerNumber: customerNumber, InvoiceDate: date.Format(time.DateOnly), Period: period.String(), Kind: kind, Status: "open",
 		Net: net, Tax: tax, Total: total, Currency: p.Currency}
-	chargeAt := &now
+	d.chargeAt = &now
 	if total <= 0 {
-		inv.Status, chargeAt = "paid", nil // fully covered by credit: nothing to charge
+		d.inv.Status, d.chargeAt = "paid", nil // fully covered by credit: nothing to charge
 	}
-	inserted, err := tx.InsertInvoice(ctx, inv, lines, chargeAt, now)
-	if err != nil || !inserted {
-		return nil, err
+	return d
+}
+
+// settle marks the folded adjustments used and spends the credits, once the invoice is written.
+func (d *draft) settle(ctx context.Context, tx *store.Tx, now time.Time) error {
+	if err := tx.ConsumeAdjustments(ctx, d.consumed, d.inv.ID, now); err != nil {
+		return err
 	}
-	if err := tx.ConsumeAdjustments(ctx, consumed, inv.ID, now); err != nil {
-		return nil, err
-	}
-	for _, sp := range spent {
-		if err := tx.SpendCredit(ctx, sp.id, sp.amount, subprov.CreditApplied, inv.ID, now); err != nil {
-			return nil, err
+	for _, sp := range d.spent {
+		if err := tx.SpendCredit(ctx, sp.id, sp.amount, subprov.CreditApplied, d.inv.ID, now); err != nil {
+			return err
 		}
 	}
-	details := fmt.Sprintf(`{"invoice_id":%q,"total":"%s","kind":%q}`, inv.ID, inv.Total, kind)
-	if err := tx.InsertAudit(ctx, p.ID, "billing", "invoice.issued", sub.ID, details, now); err != nil {
-		return nil, err
-	}
-	return inv, nil
+	return nil
+}
+
+func (d *draft) auditDetails() string {
+	return fmt.Sprintf(`{"invoice_id":%q,"total":"%s","kind":%q}`, d.inv.ID, d.inv.Total, d.inv.Kind)
 }
 
 // SweepCharges enqueues an AutoPay attempt for every open invoice whose attempt is due. The

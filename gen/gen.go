@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/identity"
@@ -99,7 +101,19 @@ const (
 )
 
 func id(kind, provider, n int) string {
-	return fmt.Sprintf("%x%07x-0000-4000-8000-%012x", kind, provider, n)
+	// fmt.Sprintf("%x%07x-0000-4000-8000-%012x", kind, provider, n), without fmt: gen formats
+	// tens of millions of ids.
+	b := []byte("00000000-0000-4000-8000-000000000000")
+	hex := func(at, width, v int) {
+		for i := at + width - 1; i >= at; i-- {
+			b[i] = "0123456789abcdef"[v&0xf]
+			v >>= 4
+		}
+	}
+	hex(0, 1, kind)
+	hex(1, 7, provider)
+	hex(24, 12, n)
+	return string(b)
 }
 
 // bulkTables are the tables gen fills row by row; their secondary indexes are rebuilt at the end.
@@ -143,6 +157,9 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 		}
 	}
 	bar.phase("building indexes")
+	if err := sortInThreads(ctx, st); err != nil {
+		return sum, err
+	}
 	for i, c := range creates {
 		if _, err := st.DB.ExecContext(ctx, c); err != nil {
 			return sum, fmt.Errorf("create index %s: %w", names[i], err)
@@ -179,26 +196,81 @@ type generator struct {
 	buildings, coverage, units, ports, subscribers, contacts, lines, invoices, invLines, accounts,
 	procCustomers, procMethods, simPorts, terms *batch
 
-	termRows []termRow
-	interned map[string]string
+	index termIndex
 }
 
-// termRow is one search-index row kept in memory until the index is written in key order.
-type termRow struct {
-	term string
-	sub  int32
+// termIndex holds a provider's search-index rows in memory until they are written in key
+// order: each distinct term once (text and boxed for the insert), each row as one integer,
+// term id in the high half and subscriber number in the low half. The rows hold no pointers,
+// so the garbage collector never scans them, and they sort as plain integers.
+type termIndex struct {
+	ids  map[string]uint32
+	text []string
+	rows []uint64
 }
 
-// intern shares the storage of terms many subscribers carry (cities, streets, domains).
-func (g *generator) intern(t string) string {
-	if s, ok := g.interned[t]; ok {
-		return s
+func (x *termIndex) add(t string, sub int) {
+	id, ok := x.ids[t]
+	if !ok {
+		if x.ids == nil {
+			x.ids = map[string]uint32{}
+		}
+		id = uint32(len(x.text))
+		x.ids[t] = id
+		x.text = append(x.text, t)
 	}
-	if g.interned == nil {
-		g.interned = map[string]string{}
+	x.rows = append(x.rows, uint64(id)<<32|uint64(uint32(sub)))
+}
+
+// sorted returns the rows in (term, subscriber) order, each as the term's rank in byte order
+// (high half) and the subscriber number, and the terms by rank. It consumes the index.
+func (x *termIndex) sorted() (rows []uint64, terms []string) {
+	order := make([]uint32, len(x.text))
+	for i := range order {
+		order[i] = uint32(i)
 	}
-	g.interned[t] = t
-	return t
+	slices.SortFunc(order, func(a, b uint32) int { return strings.Compare(x.text[a], x.text[b]) })
+	rank := make([]uint32, len(order))
+	terms = make([]string, len(order))
+	for r, id := range order {
+		rank[id] = uint32(r)
+		terms[r] = x.text[id]
+	}
+	rows = x.rows
+	for i, v := range rows {
+		rows[i] = uint64(rank[v>>32])<<32 | v&0xffffffff
+	}
+	radixSort(rows)
+	*x = termIndex{}
+	return rows, terms
+}
+
+// radixSort sorts v in place, least significant byte first (8 passes of a counting sort):
+// linear time, where a comparison sort of tens of millions of keys takes seconds.
+func radixSort(v []uint64) {
+	buf := make([]uint64, len(v))
+	src, dst := v, buf
+	for shift := uint(0); shift < 64; shift += 8 {
+		var count [257]int
+		for _, x := range src {
+			count[(x>>shift)&0xff+1]++
+		}
+		if count[1] == len(src) { // every key has this byte 0: nothing to move
+			continue
+		}
+		for i := 1; i < 257; i++ {
+			count[i] += count[i-1]
+		}
+		for _, x := range src {
+			b := (x >> shift) & 0xff
+			dst[count[b]] = x
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &v[0] {
+		copy(v, src)
+	}
 }
 
 type planVersion struct {
@@ -242,15 +314,31 @@ func (g *generator) run(ctx context.Context) error {
 	n := g.o.Subscribers
 	suites := n + n/(vacantEvery-1) + 1
 	sub := 0
+	// On PostgreSQL the rows go through COPY on a connection of gen's own (COPY is not part
+	// of database/sql).
+	var pg *pgx.Conn
+	if g.st.Dialect == store.Postgres {
+		var err error
+		if pg, err = pgx.Connect(ctx, g.st.URL); err != nil {
+			return fmt.Errorf("connect for COPY: %w", err)
+		}
+		defer pg.Close(context.WithoutCancel(ctx))
+	}
 	var tx *sql.Tx
+	var ptx pgx.Tx
 	inTx := func(fill func()) {
 		w.do(func() error {
 			var err error
-			if tx, err = g.st.DB.BeginTx(ctx, nil); err != nil {
+			if pg != nil {
+				ptx, err = pg.Begin(ctx)
+			} else {
+				tx, err = g.st.DB.BeginTx(ctx, nil)
+			}
+			if err != nil {
 				return fmt.Errorf("begin: %w", err)
 			}
 			for _, b := range all {
-				b.begin(tx)
+				b.begin(tx, ptx)
 			}
 			return nil
 		})
@@ -258,7 +346,12 @@ func (g *generator) run(ctx context.Context) error {
 		for _, b := range all {
 			b.flush(ctx)
 		}
-		w.do(func() error { return tx.Commit() })
+		w.do(func() error {
+			if pg != nil {
+				return ptx.Commit(ctx)
+			}
+			return tx.Commit()
+		})
 	}
 	for s := 0; s < suites && sub < n && !w.failed(); {
 		inTx(func() {
@@ -272,23 +365,33 @@ func (g *generator) run(ctx context.Context) error {
 	}
 	// The search index in key order: appends to its primary key instead of random inserts.
 	g.bar.phase("search index")
-	slices.SortFunc(g.termRows, func(a, b termRow) int {
-		if c := strings.Compare(a.term, b.term); c != 0 {
-			return c
-		}
-		return int(a.sub) - int(b.sub)
-	})
-	for start := 0; start < len(g.termRows) && !w.failed(); start += 20 * perTx {
-		inTx(func() {
-			for _, r := range g.termRows[start:min(start+20*perTx, len(g.termRows))] {
-				g.terms.add(ctx, g.providerID, r.term, SubscriberID(g.p, int(r.sub)))
-			}
-		})
+	rows, terms := g.index.sorted()
+	// Boxed once: the rows' arguments share them instead of allocating one per row.
+	src := &termSource{rows: rows, terms: make([]any, len(terms)), subs: make([]any, n)}
+	for i, t := range terms {
+		src.terms[i] = t
 	}
-	g.termRows = nil
+	for i := range src.subs {
+		src.subs[i] = SubscriberID(g.p, i)
+	}
+	if g.st.Dialect == store.SQLite {
+		w.do(func() error { return g.insertTerms(ctx, src) })
+		g.terms.rows += int64(len(rows))
+	} else {
+		for start := 0; start < len(rows) && !w.failed(); start += 20 * perTx {
+			inTx(func() {
+				for _, r := range rows[start:min(start+20*perTx, len(rows))] {
+					g.terms.add(ctx, g.providerID, src.terms[r>>32], src.subs[r&0xffffffff])
+				}
+			})
+		}
+	}
 	if err := w.wait(); err != nil {
 		if tx != nil {
 			tx.Rollback() //nolint:errcheck // the error that stopped the load is the one to report
+		}
+		if ptx != nil {
+			ptx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // likewise
 		}
 		return err
 	}
@@ -307,6 +410,25 @@ func (g *generator) run(ctx context.Context) error {
 	g.sum.Logins += g.accounts.rows
 	g.sum.SearchTerms += g.terms.rows
 	return nil
+}
+
+// insertTerms writes the sorted search-index rows on SQLite in one statement reading them
+// from the subprov_gen_terms virtual table; a writer job.
+func (g *generator) insertTerms(ctx context.Context, src *termSource) error {
+	token, withdraw := publish(src)
+	defer withdraw()
+	if _, err := g.st.DB.ExecContext(ctx, "CREATE VIRTUAL TABLE temp.gen_terms USING "+termsModule+"("+token+")"); err != nil {
+		return fmt.Errorf("search index source: %w", err)
+	}
+	_, err := g.st.DB.ExecContext(ctx, `INSERT INTO customer_search_terms (provider_id, term, subscriber_id)
+		SELECT ?, term, subscriber_id FROM temp.gen_terms`, g.providerID)
+	if err != nil {
+		err = fmt.Errorf("insert into customer_search_terms: %w", err)
+	}
+	if _, derr := g.st.DB.ExecContext(ctx, "DROP TABLE temp.gen_terms"); derr != nil && err == nil {
+		err = fmt.Errorf("search index source: %w", derr)
+	}
+	return err
 }
 
 // shell writes the provider, its API keys and plans through the fixture loader, as a
@@ -428,7 +550,7 @@ func (g *generator) subscriber(ctx context.Context, n int, loc location) {
 		Contacts:  []store.SearchContact{{FirstName: first, LastName: last, Email: email, Phone: phone, Company: company}},
 		Locations: []store.SearchLocation{{Street: b.Street, City: b.City, PostalCode: b.PostalCode, Unit: loc.unitNumber}}}
 	for _, t := range src.Terms() {
-		g.termRows = append(g.termRows, termRow{term: g.intern(t), sub: int32(n)})
+		g.index.add(t, n)
 	}
 	g.bar.tick()
 }

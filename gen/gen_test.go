@@ -2,6 +2,7 @@ package gen_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"testing"
@@ -53,5 +54,14 @@ func TestGenWritesConsistentData(t *testing.T) {
 				t.Fatalf("live lines: %d, %v", live, err)
 			}
 		})
+	}
+}
+
+func TestIDFormat(t *testing.T) {
+	for _, c := range [][2]int{{1, 0}, {2, 10}, {999, 1_000_000}, {3, 0xfffffffffff}} {
+		want := fmt.Sprintf("%x%07x-0000-4000-8000-%012x", 5, c[0], c[1])
+		if got := gen.SubscriberID(c[0], c[1]); got != want {
+			t.Errorf("SubscriberID(%d, %d) = %s, want %s", c[0], c[1], got, want)
+		}
 	}
 }

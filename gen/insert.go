@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/subprov/subprov/store"
 )
 
@@ -51,6 +53,7 @@ func (w *writer) wait() error {
 type batch struct {
 	w       *writer
 	tx      *sql.Tx
+	copy    pgx.Tx // on PostgreSQL: rows go through COPY instead of INSERT
 	dialect store.Dialect
 	table   string
 	cols    []string
@@ -65,7 +68,24 @@ type batch struct {
 const maxParams = 30000
 
 func newBatch(w *writer, d store.Dialect, table string, cols ...string) *batch {
-	return &batch{w: w, dialect: d, table: table, cols: cols, perStmt: min(1000, maxParams/len(cols))}
+	b := &batch{w: w, dialect: d, table: table, cols: cols, perStmt: min(1000, maxParams/len(cols))}
+	if d == store.Postgres {
+		b.perStmt = 10_000 // one COPY per 10,000 rows
+	}
+	return b
+}
+
+// copyRows writes rows (flat, len(cols) values each) with COPY; a writer job on PostgreSQL.
+func (b *batch) copyRows(ctx context.Context, args []any) error {
+	n := len(b.cols)
+	rows := make([][]any, len(args)/n)
+	for i := range rows {
+		rows[i] = args[i*n : (i+1)*n : (i+1)*n]
+	}
+	if _, err := b.copy.CopyFrom(ctx, pgx.Identifier{b.table}, b.cols, pgx.CopyFromRows(rows)); err != nil {
+		return fmt.Errorf("copy into %s: %w", b.table, err)
+	}
+	return nil
 }
 
 func (b *batch) query(rows int) string {
@@ -81,8 +101,9 @@ func (b *batch) query(rows int) string {
 	return b.dialect.Rebind(q.String())
 }
 
-// begin attaches the batch to tx (statements are per transaction); a writer job.
-func (b *batch) begin(tx *sql.Tx) { b.tx, b.stmt = tx, nil }
+// begin attaches the batch to tx or, on PostgreSQL, to copy (statements are per
+// transaction); a writer job.
+func (b *batch) begin(tx *sql.Tx, copy pgx.Tx) { b.tx, b.copy, b.stmt = tx, copy, nil }
 
 func (b *batch) add(ctx context.Context, vals ...any) {
 	b.args = append(b.args, vals...)
@@ -96,6 +117,9 @@ func (b *batch) add(ctx context.Context, vals ...any) {
 	b.args = make([]any, 0, cap(args))
 	b.rows += int64(b.perStmt)
 	b.w.do(func() error {
+		if b.copy != nil {
+			return b.copyRows(ctx, args)
+		}
 		if b.stmt == nil {
 			st, err := b.tx.PrepareContext(ctx, b.query(b.perStmt))
 			if err != nil {
@@ -120,6 +144,9 @@ func (b *batch) spill(ctx context.Context) {
 	b.args = make([]any, 0, cap(args))
 	b.rows += int64(n)
 	b.w.do(func() error {
+		if b.copy != nil {
+			return b.copyRows(ctx, args)
+		}
 		if _, err := b.tx.ExecContext(ctx, b.query(n), args...); err != nil {
 			return fmt.Errorf("insert into %s: %w", b.table, err)
 		}
@@ -169,6 +196,22 @@ func secondaryIndexes(ctx context.Context, st *store.Store, tables []string) (na
 		names, creates = append(names, name), append(creates, create)
 	}
 	return names, creates, rows.Err()
+}
+
+// sortInThreads lets SQLite sort index keys on worker threads while gen builds the indexes:
+// with temporary storage in memory its sorter keeps one run and sorts it alone at the end;
+// with temporary files and a sort memory smaller than the index, it sorts runs of 64 MB on
+// the worker threads (PRAGMA threads) while it reads the table, and merges them.
+func sortInThreads(ctx context.Context, st *store.Store) error {
+	if st.Dialect != store.SQLite {
+		return nil
+	}
+	for _, p := range []string{"temp_store=FILE", "cache_size=-65536"} {
+		if _, err := st.DB.ExecContext(ctx, "PRAGMA "+p); err != nil {
+			return fmt.Errorf("PRAGMA %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // tuneSQLite trades durability for speed while gen runs (a crash means running gen again on a
