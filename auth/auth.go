@@ -112,54 +112,39 @@ func (s *Service) LoginOperator(ctx context.Context, email, password string) (*T
 	return &Token{AccessToken: tok, ExpiresIn: int(subprov.OperatorTokenLifetime.Seconds())}, nil
 }
 
-// Subscriber resolves a subscriber bearer token to its account.
-func (s *Service) Subscriber(ctx context.Context, bearer string) (*store.AccountLogin, error) {
-	c, err := s.Signer.Verify(bearer, identity.AudienceSubscriber, s.Clock.Now())
+// bearerSubject verifies a bearer token for audience and loads what its subject names; a
+// bad token and a subject that no longer exists are the same 401.
+func bearerSubject[T any](s *Service, ctx context.Context, bearer, audience string, load func(context.Context, string) (T, error)) (T, error) {
+	var zero T
+	c, err := s.Signer.Verify(bearer, audience, s.Clock.Now())
 	if err != nil {
-		return nil, unauthorized("Invalid or expired token")
+		return zero, unauthorized("Invalid or expired token")
 	}
-	acc, err := s.Store.Account(ctx, c.Subject)
+	v, err := load(ctx, c.Subject)
 	if err != nil {
 		if store.IsNoRows(err) {
-			return nil, unauthorized("Invalid or expired token")
+			return zero, unauthorized("Invalid or expired token")
 		}
-		return nil, err
+		return zero, err
 	}
-	return acc, nil
+	return v, nil
+}
+
+// Subscriber resolves a subscriber bearer token to its account.
+func (s *Service) Subscriber(ctx context.Context, bearer string) (*store.AccountLogin, error) {
+	return bearerSubject(s, ctx, bearer, identity.AudienceSubscriber, s.Store.Account)
 }
 
 // SubscriberView resolves a subscriber bearer token as Subscriber does (signature, algorithm,
 // audience, expiry, and a login that still exists) and reads the login's account record in the
 // same query, so GET /partner/subscriber/me costs one database round trip.
 func (s *Service) SubscriberView(ctx context.Context, bearer string) (*store.AccountView, error) {
-	c, err := s.Signer.Verify(bearer, identity.AudienceSubscriber, s.Clock.Now())
-	if err != nil {
-		return nil, unauthorized("Invalid or expired token")
-	}
-	v, err := s.Store.AccountView(ctx, c.Subject)
-	if err != nil {
-		if store.IsNoRows(err) {
-			return nil, unauthorized("Invalid or expired token")
-		}
-		return nil, err
-	}
-	return v, nil
+	return bearerSubject(s, ctx, bearer, identity.AudienceSubscriber, s.Store.AccountView)
 }
 
 // Operator resolves a dashboard bearer token to its operator.
 func (s *Service) Operator(ctx context.Context, bearer string) (*subprov.Operator, error) {
-	c, err := s.Signer.Verify(bearer, identity.AudienceOperator, s.Clock.Now())
-	if err != nil {
-		return nil, unauthorized("Invalid or expired token")
-	}
-	op, err := s.Store.Operator(ctx, c.Subject)
-	if err != nil {
-		if store.IsNoRows(err) {
-			return nil, unauthorized("Invalid or expired token")
-		}
-		return nil, err
-	}
-	return op, nil
+	return bearerSubject(s, ctx, bearer, identity.AudienceOperator, s.Store.Operator)
 }
 
 // APIKey resolves an X-API-Key to its key and provider.
