@@ -146,7 +146,7 @@ func newDraft(p *subprov.Provider, sub *subprov.Subscription, kind string, perio
 		total -= use
 	}
 	d.lines = lines
-	d.inv = &subprov.Invoice{ID: store.NewID(), ProviderID: p.ID, SubscriberID: sub.SubscriberID, SubscriptionID: sub.ID,
+	d.inv = &subprov.Invoice{ID: store.NewOrderedID(), ProviderID: p.ID, SubscriberID: sub.SubscriberID, SubscriptionID: sub.ID,
 		CustomerNumber: customerNumber, InvoiceDate: date.Format(time.DateOnly), Period: period.String(), Kind: kind, Status: "open",
 		Net: net, Tax: tax, Total: total, Currency: p.Currency}
 	d.chargeAt = &now

@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,11 +71,47 @@ func HasLogin(n int) bool { return n%10 == 0 }
 type Summary struct {
 	Providers, Buildings, Units, Ports, Subscribers, Subscriptions, Invoices, Logins, SearchTerms int64
 	Elapsed                                                                                       time.Duration
+	Phases                                                                                        []Phase // in order, summed over providers
+}
+
+// Phase is the time gen spent in one step: "rows" (generating and writing every table but the
+// search index), "search index" (sorting and writing it), "indexes" (building the secondary
+// indexes dropped for the load), "analyze" (planner statistics).
+type Phase struct {
+	Name    string
+	Elapsed time.Duration
 }
 
 func (s Summary) String() string {
-	return fmt.Sprintf("%d providers, %d buildings, %d suites, %d ports, %d subscribers, %d subscriptions, %d invoices, %d logins, %d search terms in %s",
-		s.Providers, s.Buildings, s.Units, s.Ports, s.Subscribers, s.Subscriptions, s.Invoices, s.Logins, s.SearchTerms, s.Elapsed.Round(time.Millisecond))
+	var phases []string
+	for _, p := range s.Phases {
+		phases = append(phases, p.Name+" "+p.Elapsed.Round(100*time.Millisecond).String())
+	}
+	return fmt.Sprintf("%d providers, %d buildings, %d suites, %d ports, %d subscribers, %d subscriptions, %d invoices, %d logins, %d search terms in %s (%s)",
+		s.Providers, s.Buildings, s.Units, s.Ports, s.Subscribers, s.Subscriptions, s.Invoices, s.Logins, s.SearchTerms, s.Elapsed.Round(time.Millisecond),
+		strings.Join(phases, ", "))
+}
+
+// phaseClock adds up the time spent in each phase; enter may be called from the writer.
+type phaseClock struct {
+	mu    sync.Mutex
+	cur   string
+	since time.Time
+	sum   *Summary
+}
+
+func (c *phaseClock) enter(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	if c.cur != "" {
+		i := slices.IndexFunc(c.sum.Phases, func(p Phase) bool { return p.Name == c.cur })
+		if i < 0 {
+			c.sum.Phases, i = append(c.sum.Phases, Phase{Name: c.cur}), len(c.sum.Phases)
+		}
+		c.sum.Phases[i].Elapsed += now.Sub(c.since)
+	}
+	c.cur, c.since = name, now
 }
 
 const (
@@ -150,13 +187,16 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 		}
 	}
 	bar := newProgress(o.Progress, o.Subscribers*o.Providers)
+	clock := &phaseClock{sum: &sum}
 	for p := 1; p <= o.Providers; p++ {
-		g := &generator{st: st, o: o, p: p, hash: hash, rnd: rand.New(rand.NewPCG(o.Seed, uint64(p))), sum: &sum, bar: bar}
+		clock.enter("rows")
+		g := &generator{st: st, o: o, p: p, hash: hash, rnd: rand.New(rand.NewPCG(o.Seed, uint64(p))), sum: &sum, bar: bar, clock: clock}
 		if err := g.run(ctx); err != nil {
 			return sum, err
 		}
 	}
 	bar.phase("building indexes")
+	clock.enter("indexes")
 	if err := sortInThreads(ctx, st); err != nil {
 		return sum, err
 	}
@@ -165,13 +205,15 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 			return sum, fmt.Errorf("create index %s: %w", names[i], err)
 		}
 	}
+	bar.phase("analyzing")
+	clock.enter("analyze")
 	if err := restore(); err != nil {
 		return sum, err
 	}
-	bar.phase("analyzing")
 	if _, err := st.DB.ExecContext(ctx, "ANALYZE"); err != nil {
 		return sum, fmt.Errorf("analyze: %w", err)
 	}
+	clock.enter("")
 	sum.Elapsed = time.Since(start)
 	bar.done()
 	return sum, nil
@@ -179,13 +221,14 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 
 // generator writes one provider's data.
 type generator struct {
-	st   *store.Store
-	o    Options
-	p    int
-	hash string
-	rnd  *rand.Rand
-	sum  *Summary
-	bar  *progress
+	st    *store.Store
+	o     Options
+	p     int
+	hash  string
+	rnd   *rand.Rand
+	sum   *Summary
+	bar   *progress
+	clock *phaseClock
 
 	providerID string
 	plans      []planVersion
@@ -365,6 +408,7 @@ func (g *generator) run(ctx context.Context) error {
 	}
 	// The search index in key order: appends to its primary key instead of random inserts.
 	g.bar.phase("search index")
+	w.do(func() error { g.clock.enter("search index"); return nil }) // once the writer has written the rows
 	rows, terms := g.index.sorted()
 	// Boxed once: the rows' arguments share them instead of allocating one per row.
 	src := &termSource{rows: rows, terms: make([]any, len(terms)), subs: make([]any, n)}

@@ -194,9 +194,9 @@ func (tx *Tx) InsertInvoices(ctx context.Context, invs []NewInvoice, now time.Ti
 			if l.DaysInPeriod > 0 {
 				days, in = l.Days, l.DaysInPeriod
 			}
-			lines = append(lines, []any{NewID(), inv.ID, i, l.Kind, l.Description, int64(l.UnitPrice), days, in, int64(l.Amount)})
+			lines = append(lines, []any{NewOrderedID(), inv.ID, i, l.Kind, l.Description, int64(l.UnitPrice), days, in, int64(l.Amount)})
 		}
-		docs = append(docs, []any{NewID(), inv.ProviderID, nullStr(inv.SubscriberID), "invoice", inv.ID, inv.Status, int64(inv.Total), now.UTC()})
+		docs = append(docs, []any{NewOrderedID(), inv.ProviderID, nullStr(inv.SubscriberID), "invoice", inv.ID, inv.Status, int64(inv.Total), now.UTC()})
 	}
 	if err := tx.insertRows(ctx, `INSERT INTO invoice_lines (id, invoice_id, position, kind, description, unit_price_minor, days, days_in_period, amount_minor)`,
 		"", lines, nil); err != nil {
@@ -222,7 +222,7 @@ func (tx *Tx) InsertAudits(ctx context.Context, audits []Audit, now time.Time) e
 		if details == "" {
 			details = "{}"
 		}
-		rows[i] = []any{NewID(), nullStr(a.ProviderID), a.Actor, a.Action, a.SubjectID, details, now.UTC()}
+		rows[i] = []any{NewOrderedID(), nullStr(a.ProviderID), a.Actor, a.Action, a.SubjectID, details, now.UTC()}
 	}
 	if err := tx.insertRows(ctx, `INSERT INTO audit_log (id, provider_id, actor, action, subject_id, details, created_at)`, "", rows, nil); err != nil {
 		return fmt.Errorf("audit: %w", err)

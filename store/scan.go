@@ -14,6 +14,19 @@ import (
 // NewID returns a new UUID string; every id the service creates is one (decisions §2).
 func NewID() string { return uuid.NewString() }
 
+// NewOrderedID returns a time-ordered UUID (version 7) for rows written in bulk whose id is
+// no secret (invoices, their lines, ledger documents, audit rows): successive ids sort after
+// each other, so a batch appends to the primary-key index instead of writing a random page
+// of it per row (the bill run over 100,000 lines spent half its time reading and writing
+// those pages). Ids that must be unguessable keep NewID.
+func NewOrderedID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return NewID()
+	}
+	return id.String()
+}
+
 // nullStr stores "" as NULL for optional text columns.
 func nullStr(s string) any {
 	if s == "" {
