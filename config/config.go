@@ -33,6 +33,7 @@ type Config struct {
 	SMSFrom       string // SUBPROV_SMS_FROM: sender number
 	CPEACSURL     string // SUBPROV_CPE_ACS_URL: GenieACS NBI base URL ("" = CPE status unknown)
 	AgentAPIKey   string // SUBPROV_AGENT_API_KEY: the key subprov mcp acts with
+	PprofAddr     string // SUBPROV_PPROF_ADDR: loopback address of the opt-in pprof server ("" = off)
 	// RedisPrefix namespaces rate-limit keys in a shared Redis (tests use a random one).
 	RedisPrefix string
 }
@@ -65,6 +66,7 @@ var Vars = []Var{
 	// Performance (issue 9): load tests on loopback measure the service, not the limiter.
 	{"SUBPROV_RATE_LIMITS", "1", "0 turns off the per-route rate limits (load tests only; never in production)"},
 	{"SUBPROV_AGENT_API_KEY", "", "subprov mcp: the agent API key (feature agent_api_access) its tools act with; --api-key overrides"},
+	{"SUBPROV_PPROF_ADDR", "", "loopback host:port for net/http/pprof (profiling under load); unset: off"},
 }
 
 // FromEnv reads the configuration through getenv; isTerminal picks the default log format.
@@ -94,9 +96,16 @@ func FromEnv(getenv func(string) string, isTerminal bool) (Config, error) {
 		SMSFrom:       get("SUBPROV_SMS_FROM", ""),
 		CPEACSURL:     get("SUBPROV_CPE_ACS_URL", ""),
 		AgentAPIKey:   getenv("SUBPROV_AGENT_API_KEY"),
+		PprofAddr:     get("SUBPROV_PPROF_ADDR", ""),
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return c, fmt.Errorf("SUBPROV_ADDR %q: want host:port", c.Addr)
+	}
+	if c.PprofAddr != "" {
+		host, _, err := net.SplitHostPort(c.PprofAddr)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			return c, fmt.Errorf("SUBPROV_PPROF_ADDR %q: want a loopback host:port such as 127.0.0.1:6060", c.PprofAddr)
+		}
 	}
 	dev, err := parseBool(get("SUBPROV_DEV", "0"))
 	if err != nil {

@@ -160,6 +160,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		cfg.Addr = *addr
 	}
 	cfg.Workers = !*noWorkers
+	if cfg.PprofAddr != "" {
+		if err := startPprof(cfg.PprofAddr, log); err != nil {
+			return err
+		}
+	}
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
 		return err
