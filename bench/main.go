@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,7 +42,13 @@ type options struct {
 	out         string
 	reuse       bool
 	orders      int
+	pgDB        string          // PostgreSQL database name; "" = subprov_bench_<subscribers>
+	scratch     bool            // measure on a throw-away copy of the generated database
+	scenarios   map[string]bool // which scenario groups run (search, me, orders)
 }
+
+// scenarioGroups are the groups --scenarios chooses from, in the order they run.
+var scenarioGroups = []string{"search", "me", "orders"}
 
 func main() {
 	var o options
@@ -55,8 +62,24 @@ func main() {
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "report file (rewritten)")
 	flag.BoolVar(&o.reuse, "reuse", true, "reuse a database generated earlier at the same scale")
 	flag.IntVar(&o.orders, "orders", 2000, "provider-initiated orders to place per engine (capped by the free ports)")
+	flag.StringVar(&o.pgDB, "pg-db", "", "PostgreSQL database the harness generates into and measures (default subprov_bench_<subscribers>); "+
+		"give your own name when others share the server")
+	flag.BoolVar(&o.scratch, "scratch", false, "measure on a throw-away copy of the generated database, so every run's orders find the same "+
+		"free ports and no earlier run's webhook backlog (repeatable runs; costs one copy of the database per engine)")
+	var scenarios string
+	flag.StringVar(&scenarios, "scenarios", strings.Join(scenarioGroups, ","),
+		"scenario groups to run, comma-separated: search (agent search, RSS), me (GET /partner/subscriber/me with the bare ceiling), "+
+			"orders (provider-initiated orders and order → provisioning.completed)")
 	flag.Parse()
 	o.engines = strings.Split(engines, ",")
+	o.scenarios = map[string]bool{}
+	for _, g := range strings.Split(scenarios, ",") {
+		if g = strings.TrimSpace(g); !slices.Contains(scenarioGroups, g) {
+			fmt.Fprintf(os.Stderr, "bench: --scenarios: unknown group %q (want %s)\n", g, strings.Join(scenarioGroups, ", "))
+			os.Exit(2)
+		}
+		o.scenarios[g] = true
+	}
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -96,6 +119,11 @@ func run(ctx context.Context, o options) error {
 				continue
 			}
 			return err
+		}
+		if o.scratch {
+			if dbURL, err = scratchCopy(ctx, o, engine, dbURL); err != nil {
+				return fmt.Errorf("%s: scratch copy: %w", engine, err)
+			}
 		}
 		res, err := measure(ctx, o, bin, engine, dbURL, ceiling.url)
 		if err != nil {
@@ -138,12 +166,18 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 			os.Remove(path + suffix)
 		}
 	case "postgres":
-		name := fmt.Sprintf("subprov_bench_%d", o.subscribers)
+		name := o.pgDB
+		if name == "" {
+			name = fmt.Sprintf("subprov_bench_%d", o.subscribers)
+		}
 		u, err := url.Parse(o.pgURL)
 		if err != nil {
 			return "", 0, err
 		}
 		u.Path = "/" + name
+		if o.pgDB != "" {
+			marker = filepath.Join(o.dir, fmt.Sprintf("%s-%s-%d.ok", engine, name, o.subscribers))
+		}
 		dbURL = u.String()
 		if o.reuse && exists(marker) {
 			return dbURL, generatedIn(marker), nil
@@ -173,6 +207,61 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 	}
 	genTime = time.Since(start)
 	return dbURL, genTime, os.WriteFile(marker, []byte(genTime.String()), 0o644)
+}
+
+// scratchCopy copies the generated database (SQLite: its files; PostgreSQL: CREATE DATABASE
+// … TEMPLATE) to <name>_scratch and returns the copy's URL.
+func scratchCopy(ctx context.Context, o options, engine, dbURL string) (string, error) {
+	logf("%s: copying the generated database", engine)
+	if engine == "sqlite" {
+		src := strings.TrimPrefix(dbURL, "sqlite://")
+		dst := strings.TrimSuffix(src, ".db") + "-scratch.db"
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Remove(dst + suffix)
+			if !exists(src + suffix) {
+				continue
+			}
+			if err := copyFile(src+suffix, dst+suffix); err != nil {
+				return "", err
+			}
+		}
+		return "sqlite://" + dst, nil
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return "", err
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	admin, err := sql.Open("pgx", o.pgURL)
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+"_scratch WITH (FORCE)"); err != nil {
+		return "", err
+	}
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+"_scratch TEMPLATE "+name); err != nil {
+		return "", err
+	}
+	u.Path = "/" + name + "_scratch"
+	return u.String(), nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // generatedIn is how long the reused database took to generate, as its marker recorded.

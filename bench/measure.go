@@ -12,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/gen"
+	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/store"
 )
 
@@ -48,9 +50,12 @@ func queryKinds(ctx context.Context, dbURL string) ([][2]string, error) {
 }
 
 func measure(ctx context.Context, o options, bin, engine, dbURL, ceilingURL string) (*engineResult, error) {
-	kinds, err := queryKinds(ctx, dbURL)
-	if err != nil {
-		return nil, err
+	var kinds [][2]string
+	if o.scenarios["search"] {
+		var err error
+		if kinds, err = queryKinds(ctx, dbURL); err != nil {
+			return nil, err
+		}
 	}
 	srv, ready, err := startServe(ctx, o, bin, engine, dbURL)
 	if err != nil {
@@ -61,57 +66,62 @@ func measure(ctx context.Context, o options, bin, engine, dbURL, ceilingURL stri
 	logf("%s: ready in %s", engine, ready)
 	key := http.Header{"X-Api-Key": {gen.AgentKey(1)}}
 
-	// Agent search, each kind with 1 and 8 clients; RSS sampled throughout.
-	stopRSS := make(chan struct{})
-	var rssWG sync.WaitGroup
-	rssWG.Add(1)
-	go func() {
-		defer rssWG.Done()
-		for {
-			if kb := rssKB(srv.cmd.Process.Pid); kb > res.maxRSSKB {
-				res.maxRSSKB = kb
+	if o.scenarios["search"] {
+		// Agent search, each kind with 1 and 8 clients; RSS sampled throughout.
+		stopRSS := make(chan struct{})
+		var rssWG sync.WaitGroup
+		rssWG.Add(1)
+		go func() {
+			defer rssWG.Done()
+			for {
+				if kb := rssKB(srv.cmd.Process.Pid); kb > res.maxRSSKB {
+					res.maxRSSKB = kb
+				}
+				select {
+				case <-stopRSS:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
 			}
-			select {
-			case <-stopRSS:
-				return
-			case <-time.After(50 * time.Millisecond):
+		}()
+		for _, k := range kinds {
+			u := srv.base + "/partner/agent/customers/search?limit=10&q=" + url.QueryEscape(k[1])
+			for _, clients := range []int{1, 8} {
+				r := load(clients, o.duration, func(c *http.Client, _ int64) (bool, error) { return true, get(c, u, key) })
+				r.name = "agent search: " + k[0]
+				res.scenarios = append(res.scenarios, r)
+				logf("%s: %s ×%d: p50 %s p99 %s %.0f/s", engine, r.name, clients, r.p50, r.p99, r.rps())
 			}
 		}
-	}()
-	for _, k := range kinds {
-		u := srv.base + "/partner/agent/customers/search?limit=10&q=" + url.QueryEscape(k[1])
-		for _, clients := range []int{1, 8} {
-			r := load(clients, o.duration, func(c *http.Client, _ int64) (bool, error) { return true, get(c, u, key) })
-			r.name = "agent search: " + k[0]
-			res.scenarios = append(res.scenarios, r)
-			logf("%s: %s ×%d: p50 %s p99 %s %.0f/s", engine, r.name, clients, r.p50, r.p99, r.rps())
+		close(stopRSS)
+		rssWG.Wait()
+	}
+	if o.scenarios["me"] {
+		// GET /partner/subscriber/me with a JWT, next to the bare handler in the same run.
+		tok, err := subscriberToken(0)
+		if err != nil {
+			return nil, err
 		}
+		auth := http.Header{"Authorization": {"Bearer " + tok}}
+		me := load(8, o.duration, func(c *http.Client, _ int64) (bool, error) {
+			return true, get(c, srv.base+"/partner/subscriber/me", auth)
+		})
+		me.name, me.wrkRPS = "GET /partner/subscriber/me", wrk(srv.base+"/partner/subscriber/me", auth, o.duration)
+		res.scenarios = append(res.scenarios, me)
+		res.ceiling = load(8, o.duration, func(c *http.Client, _ int64) (bool, error) { return true, get(c, ceilingURL, nil) })
+		res.ceiling.name, res.ceiling.wrkRPS = "bare net/http JSON handler (ceiling)", wrk(ceilingURL, nil, o.duration)
+		logf("%s: /me %.0f/s, ceiling %.0f/s", engine, me.rps(), res.ceiling.rps())
 	}
-	close(stopRSS)
-	rssWG.Wait()
-
-	// GET /partner/subscriber/me with a JWT, next to the bare handler in the same run.
-	tok, err := subscriberToken(0)
-	if err != nil {
-		return nil, err
+	if o.scenarios["orders"] {
+		orders, toEvent, err := placeOrders(ctx, o, srv, dbURL)
+		if err != nil {
+			return nil, err
+		}
+		res.scenarios = append(res.scenarios, orders)
+		res.ordersToEvent = toEvent
+		logf("%s: orders %.0f/s p50 %s p99 %s, to provisioning.completed p50 %s p99 %s (%d of %d delivered)", engine, orders.rps(), orders.p50, orders.p99,
+			toEvent.p50, toEvent.p99, toEvent.requests, orders.requests-orders.errors)
 	}
-	auth := http.Header{"Authorization": {"Bearer " + tok}}
-	me := load(8, o.duration, func(c *http.Client, _ int64) (bool, error) {
-		return true, get(c, srv.base+"/partner/subscriber/me", auth)
-	})
-	me.name, me.wrkRPS = "GET /partner/subscriber/me", wrk(srv.base+"/partner/subscriber/me", auth, o.duration)
-	res.scenarios = append(res.scenarios, me)
-	res.ceiling = load(8, o.duration, func(c *http.Client, _ int64) (bool, error) { return true, get(c, ceilingURL, nil) })
-	res.ceiling.name, res.ceiling.wrkRPS = "bare net/http JSON handler (ceiling)", wrk(ceilingURL, nil, o.duration)
-	logf("%s: /me %.0f/s, ceiling %.0f/s", engine, me.rps(), res.ceiling.rps())
-
-	orders, toEvent, err := placeOrders(ctx, o, srv, dbURL)
-	if err != nil {
-		return nil, err
-	}
-	res.scenarios = append(res.scenarios, orders)
-	res.ordersToEvent = toEvent
-	logf("%s: orders %.0f/s p99 %s, to provisioning.completed p99 %s", engine, orders.rps(), orders.p99, toEvent.p99)
 	return res, nil
 }
 
@@ -186,11 +196,13 @@ func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (res
 		return result{}, result{}, err
 	}
 	_, err = st.DB.ExecContext(ctx, st.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), "http://"+ln.Addr().String()+"/hook", gen.ProviderID(1))
+	if err == nil {
+		err = ensureStoreKeys(ctx, st)
+	}
 	st.Close()
 	if err != nil {
 		return result{}, result{}, err
 	}
-	key := gen.AgentKey(1)
 	r := load(8, time.Hour, func(c *http.Client, i int64) (bool, error) {
 		if int(i) >= len(ports) {
 			return false, nil
@@ -199,7 +211,7 @@ func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (res
 			"subscriber": map[string]any{"firstname": "Bench", "lastname": fmt.Sprintf("Order%d", i), "email": fmt.Sprintf("bench.order%d@example.ca", i),
 				"phonenumber": "+1 514-555-0100"}})
 		req, _ := http.NewRequest("POST", srv.base+"/partner/provisioning/provider-initiated", bytes.NewReader(body))
-		req.Header.Set("X-API-Key", key)
+		req.Header.Set("X-API-Key", gen.StoreKey(1, int(i)%gen.StoreKeys)) // orders spread across the provider's keys
 		req.Header.Set("Content-Type", "application/json")
 		res, err := c.Do(req)
 		if err != nil {
@@ -239,4 +251,20 @@ func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (res
 	ev := result{name: "order → provisioning.completed delivered", requests: delivered.n, p50: delivered.quantile(0.5), p99: delivered.quantile(0.99),
 		elapsed: r.elapsed}
 	return r, ev, nil
+}
+
+// ensureStoreKeys gives provider 1 the generated store keys the orders are spread across, for
+// a database generated before gen wrote them (an upsert: a no-op when they exist).
+func ensureStoreKeys(ctx context.Context, st *store.Store) error {
+	return st.InTx(ctx, func(tx *store.Tx) error {
+		for k := 0; k < gen.StoreKeys; k++ {
+			key := gen.StoreKey(1, k)
+			err := tx.UpsertAPIKey(ctx, &subprov.APIKey{ID: store.NewID(), ProviderID: gen.ProviderID(1), Prefix: identity.KeyPrefix(key)},
+				identity.HashSecret(key), time.Now())
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

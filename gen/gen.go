@@ -41,6 +41,13 @@ func AgentKey(i int) string         { return fmt.Sprintf("gen%03d_live_agent_ben
 func WebhookSecret(i int) string    { return fmt.Sprintf("whsec_gen%03d_bench_secret_00001", i) }
 func PlanVersionID(i, k int) string { return fmt.Sprintf("9e%06x-0000-4000-8000-%012d", i, k+1) }
 
+// StoreKey is provider i's k-th (0-based, k < StoreKeys) API key without features, as a
+// store front placing orders has; the harness spreads its orders across them.
+func StoreKey(i, k int) string { return fmt.Sprintf("gen%03d_live_store_bench_key_%010d", i, k+1) }
+
+// StoreKeys is how many store keys each generated provider has.
+const StoreKeys = 4
+
 // Subscriber n's (0-based) id and login of provider i; every tenth subscriber has a login.
 func SubscriberID(i, n int) string { return id(kindSubscriber, i, n) }
 
@@ -314,8 +321,12 @@ func (g *generator) run(ctx context.Context) error {
 func (g *generator) shell(ctx context.Context) error {
 	g.providerID = ProviderID(g.p)
 	name := fmt.Sprintf("Generated Fibre %d", g.p)
+	keys := []fixture.APIKey{{Key: AgentKey(g.p), Features: []string{"agent_api_access"}}}
+	for k := 0; k < StoreKeys; k++ {
+		keys = append(keys, fixture.APIKey{Key: StoreKey(g.p, k), Features: []string{}})
+	}
 	f := &fixture.File{Providers: []fixture.Provider{{ID: g.providerID, Name: name, TimeZone: "America/Toronto", Currency: "CAD",
-		TaxRateBP: 1300, APIKeys: []fixture.APIKey{{Key: AgentKey(g.p), Features: []string{"agent_api_access"}}},
+		TaxRateBP: 1300, APIKeys: keys,
 		WebhookSecret: WebhookSecret(g.p), ServiceProviderDocumentID: fmt.Sprintf("gen%03d-spd", g.p), SupportGroup: name + " Tier 1"}}}
 	for k, speed := range []int{150, 500, 1000} {
 		price := subprov.Money(4500 + 2000*k)
