@@ -154,7 +154,8 @@ func logf(format string, args ...any) {
 // prepare returns the URL of a database holding the generated data, generating it unless a
 // run at the same scale left one (genTime is then zero).
 func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, genTime time.Duration, err error) {
-	marker := filepath.Join(o.dir, fmt.Sprintf("%s-%d.ok", engine, o.subscribers))
+	// The marker names gen's data version: data from an older generator is generated again.
+	marker := filepath.Join(o.dir, fmt.Sprintf("%s-%d-gen%d.ok", engine, o.subscribers, gen.Version))
 	switch engine {
 	case "sqlite":
 		path := filepath.Join(o.dir, fmt.Sprintf("gen-%d.db", o.subscribers))
@@ -176,7 +177,7 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 		}
 		u.Path = "/" + name
 		if o.pgDB != "" {
-			marker = filepath.Join(o.dir, fmt.Sprintf("%s-%s-%d.ok", engine, name, o.subscribers))
+			marker = filepath.Join(o.dir, fmt.Sprintf("%s-%s-%d-gen%d.ok", engine, name, o.subscribers, gen.Version))
 		}
 		dbURL = u.String()
 		if o.reuse && exists(marker) {

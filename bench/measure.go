@@ -12,9 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/gen"
-	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/store"
 )
 
@@ -196,9 +194,6 @@ func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (res
 		return result{}, result{}, err
 	}
 	_, err = st.DB.ExecContext(ctx, st.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), "http://"+ln.Addr().String()+"/hook", gen.ProviderID(1))
-	if err == nil {
-		err = ensureStoreKeys(ctx, st)
-	}
 	st.Close()
 	if err != nil {
 		return result{}, result{}, err
@@ -251,20 +246,4 @@ func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (res
 	ev := result{name: "order → provisioning.completed delivered", requests: delivered.n, p50: delivered.quantile(0.5), p99: delivered.quantile(0.99),
 		elapsed: r.elapsed}
 	return r, ev, nil
-}
-
-// ensureStoreKeys gives provider 1 the generated store keys the orders are spread across, for
-// a database generated before gen wrote them (an upsert: a no-op when they exist).
-func ensureStoreKeys(ctx context.Context, st *store.Store) error {
-	return st.InTx(ctx, func(tx *store.Tx) error {
-		for k := 0; k < gen.StoreKeys; k++ {
-			key := gen.StoreKey(1, k)
-			err := tx.UpsertAPIKey(ctx, &subprov.APIKey{ID: store.NewID(), ProviderID: gen.ProviderID(1), Prefix: identity.KeyPrefix(key)},
-				identity.HashSecret(key), time.Now())
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
