@@ -6,16 +6,21 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"runtime"
 	"time"
 )
 
 // startPprof serves net/http/pprof on addr (SUBPROV_PPROF_ADDR, loopback only) for profiling
 // a running process under load. Its own mux: the profiles never appear on the API listener.
+// Block and mutex profiling are switched on with it (a waiting goroutine sampled per 100 µs
+// waited, one mutex contention in 10), so waits on the database pool show up.
 func startPprof(addr string, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("SUBPROV_PPROF_ADDR: %w", err)
 	}
+	runtime.SetBlockProfileRate(100_000)
+	runtime.SetMutexProfileFraction(10)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
