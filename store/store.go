@@ -108,8 +108,14 @@ func (s *Store) Ping(ctx context.Context) error { return s.RDB.PingContext(ctx) 
 // job client so work is enqueued in the same transaction as the rows that asked for it.
 type Tx struct {
 	*sql.Tx
-	d Dialect
+	d           Dialect
+	afterCommit []func()
 }
+
+// AfterCommit registers fn to run once tx has committed (never when it rolls back, nor for an
+// attempt that is retried): in-process wake-ups of whoever waits for the rows it wrote, such
+// as the job workers. fn must not block.
+func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, fn) }
 
 // Exec runs a statement written with ? placeholders.
 func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -155,6 +161,9 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
+	}
+	for _, f := range tx.afterCommit {
+		f()
 	}
 	return nil
 }
