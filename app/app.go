@@ -144,6 +144,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a.Outbox.Jobs, a.Events.Jobs, a.Webhooks.Jobs, a.Provisioning.Jobs, a.Billing.Jobs = a.Jobs, a.Jobs, a.Jobs, a.Jobs, a.Jobs
+	if cfg.Workers {
+		// This process delivers webhooks itself as soon as an event commits (Serve starts the
+		// dispatcher); a process without workers enqueues a webhooks.flush job instead.
+		a.Events.Wake = a.Webhooks.Wake
+	}
 	a.Auth = &auth.Service{Store: st, Clock: a.Clock, Signer: identity.NewSigner(secret), Mail: a.Outbox, PublicURL: cfg.PublicURL}
 
 	var limiter ratelimit.Limiter = ratelimit.NewMemory()
@@ -299,6 +304,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	sweepsDone := make(chan struct{})
 	if a.Config.Workers {
+		// Like the workers, the webhook dispatcher drains at shutdown (Stop) rather than
+		// being cut short when ctx ends.
+		a.Webhooks.Start(context.WithoutCancel(ctx))
 		var kick <-chan struct{}
 		if a.DevClock != nil {
 			kick = a.DevClock.Changed()
@@ -345,6 +353,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if err := a.Jobs.Stop(sctx); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
+	a.Webhooks.Stop(sctx)
 	return errors.Join(runErr, a.Close())
 }
 

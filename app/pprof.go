@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"runtime"
 	"time"
 )
 
@@ -16,6 +17,9 @@ func servePprof(addr string, log *slog.Logger) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("SUBPROV_PPROF_ADDR: %w", err)
 	}
+	// Block and mutex profiles too: waits on the database pools show in them.
+	runtime.SetBlockProfileRate(100_000)
+	runtime.SetMutexProfileFraction(10)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

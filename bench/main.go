@@ -43,7 +43,8 @@ type options struct {
 	reuse       bool
 	orders      int
 	scenarios   map[string]bool // nil: all
-	pgDB        string
+	pgDB        string          // PostgreSQL database name; "" = subprov_bench_<subscribers>
+	scratch     bool            // measure on a throw-away copy of the generated database
 }
 
 // scenarioNames are the scenario groups --scenarios chooses from.
@@ -66,7 +67,10 @@ func main() {
 	flag.IntVar(&o.orders, "orders", 2000, "provider-initiated orders to place per engine (capped by the free ports)")
 	flag.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames, ","),
 		"comma list of scenarios to run: search (agent search, each kind with 1 and 8 clients), me (GET /partner/subscriber/me and the bare ceiling), orders (provider-initiated orders and their provisioning.completed events), billrun (the monthly bill run over the platform-billed lines, serve stopped)")
-	flag.StringVar(&o.pgDB, "pg-db", "", "PostgreSQL database the harness generates into and measures (default subprov_bench_<subscribers>)")
+	flag.StringVar(&o.pgDB, "pg-db", "", "PostgreSQL database the harness generates into and measures (default subprov_bench_<subscribers>); "+
+		"give your own name when others share the server")
+	flag.BoolVar(&o.scratch, "scratch", false, "measure on a throw-away copy of the generated database, so every run's orders find the same "+
+		"free ports and no earlier run's webhook backlog (repeatable runs; costs one copy of the database per engine)")
 	flag.Parse()
 	o.engines = strings.Split(engines, ",")
 	if strings.Trim(o.pgDB, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
@@ -123,6 +127,11 @@ func run(ctx context.Context, o options) error {
 			}
 			return err
 		}
+		if o.scratch {
+			if dbURL, err = scratchCopy(ctx, o, engine, dbURL); err != nil {
+				return fmt.Errorf("%s: scratch copy: %w", engine, err)
+			}
+		}
 		res, err := measure(ctx, o, bin, engine, dbURL, ceiling.url)
 		if err != nil {
 			return fmt.Errorf("%s: %w", engine, err)
@@ -159,9 +168,10 @@ func logf(format string, args ...any) {
 // prepare returns the URL of a database holding the generated data, generating it unless a
 // run at the same scale left one (genTime is then zero).
 func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, genTime time.Duration, err error) {
-	marker := filepath.Join(o.dir, fmt.Sprintf("%s-%d.ok", engine, o.subscribers))
+	// The marker names gen's data version: data from an older generator is generated again.
+	marker := filepath.Join(o.dir, fmt.Sprintf("%s-%d-gen%d.ok", engine, o.subscribers, gen.Version))
 	if engine == "postgres" && o.pgDB != "" {
-		marker = filepath.Join(o.dir, fmt.Sprintf("%s-%s-%d.ok", engine, o.pgDB, o.subscribers))
+		marker = filepath.Join(o.dir, fmt.Sprintf("%s-%s-%d-gen%d.ok", engine, o.pgDB, o.subscribers, gen.Version))
 	}
 	switch engine {
 	case "sqlite":
@@ -183,6 +193,9 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 			return "", 0, err
 		}
 		u.Path = "/" + name
+		if o.pgDB != "" {
+			marker = filepath.Join(o.dir, fmt.Sprintf("%s-%s-%d-gen%d.ok", engine, name, o.subscribers, gen.Version))
+		}
 		dbURL = u.String()
 		if o.reuse && exists(marker) {
 			return dbURL, generatedIn(marker), nil
@@ -212,6 +225,61 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 	}
 	genTime = time.Since(start)
 	return dbURL, genTime, os.WriteFile(marker, []byte(genTime.String()), 0o644)
+}
+
+// scratchCopy copies the generated database (SQLite: its files; PostgreSQL: CREATE DATABASE
+// … TEMPLATE) to <name>_scratch and returns the copy's URL.
+func scratchCopy(ctx context.Context, o options, engine, dbURL string) (string, error) {
+	logf("%s: copying the generated database", engine)
+	if engine == "sqlite" {
+		src := strings.TrimPrefix(dbURL, "sqlite://")
+		dst := strings.TrimSuffix(src, ".db") + "-scratch.db"
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Remove(dst + suffix)
+			if !exists(src + suffix) {
+				continue
+			}
+			if err := copyFile(src+suffix, dst+suffix); err != nil {
+				return "", err
+			}
+		}
+		return "sqlite://" + dst, nil
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return "", err
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	admin, err := sql.Open("pgx", o.pgURL)
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+"_scratch WITH (FORCE)"); err != nil {
+		return "", err
+	}
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+"_scratch TEMPLATE "+name); err != nil {
+		return "", err
+	}
+	u.Path = "/" + name + "_scratch"
+	return u.String(), nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // generatedIn is how long the reused database took to generate, as its marker recorded.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/subprov/subprov"
@@ -26,13 +27,23 @@ const (
 	firstRetry = 30 * time.Second // decisions §8: first retry within 60 s
 	maxRetry   = 6 * time.Hour
 
-	// leaseTTL is how long a flusher owns a provider. A flush stops starting attempts after
-	// flushBudget, so its last attempt (AttemptTimeout) and the writes after it end well
-	// inside the lease and two flushers never overlap; a follow-up flush continues.
-	leaseTTL    = 60 * time.Second
+	// leaseTTL is how long a flusher owns a provider unless it renews. A flusher renews
+	// after leaseRenew, before starting an attempt, so an attempt (AttemptTimeout) and the
+	// writes after it end well inside the lease and two flushers never overlap.
+	leaseTTL   = 60 * time.Second
+	leaseRenew = 20 * time.Second
+	// flushBudget: a webhooks.flush job stops starting attempts after this long (the queue
+	// bounds a job's run time); a follow-up flush continues.
 	flushBudget = 25 * time.Second
 	batchSize   = 50
 	sweepLimit  = 1000
+	// linger is how long the dispatcher keeps a provider's lease after its last wake-up,
+	// so a steady stream of events is delivered without taking the lease for each one.
+	linger = 100 * time.Millisecond
+	// idle is how long a provider's dispatcher goroutine waits for work before it ends.
+	idle = 2 * time.Second
+	// leaseBusyRetry is how soon the dispatcher tries again for a lease another process holds.
+	leaseBusyRetry = 50 * time.Millisecond
 )
 
 // Attempt is the outcome of one delivery attempt.
@@ -44,12 +55,20 @@ type Attempt struct {
 }
 
 // Deliverer sends recorded events to the providers' receivers.
+//
+// A process that runs workers starts its dispatcher (Start): the Recorder wakes it when an
+// event's transaction commits (Wake) and a goroutine per active provider delivers at once,
+// holding the provider's lease while events keep coming. The webhooks.flush job, enqueued by
+// processes without a dispatcher and by the sweep where none runs, does the same in one go.
+// Either way the lease makes one flusher per provider at a time, across processes.
 type Deliverer struct {
 	Store  *store.Store
 	Jobs   *jobs.Client // for Sweep and follow-up flushes
 	Clock  subprov.Clock
 	Client *http.Client // nil: SafeClient(AttemptTimeout)
 	Log    *slog.Logger
+
+	disp atomic.Pointer[dispatcher] // set by Start
 }
 
 // One shared client when none is configured, so connections to a receiver are reused across
@@ -84,7 +103,8 @@ func RetryDelay(n int) time.Duration {
 	return min(d, maxRetry)
 }
 
-// Flush is the webhooks.flush job. It takes the provider's lease (free or expired; 60 s),
+// Flush is the webhooks.flush job. In a process whose dispatcher runs it hands the provider
+// to the dispatcher. Otherwise it takes the provider's lease (free or expired; 60 s),
 // delivers the provider's due production events strictly in seq order to its current
 // webhook_url, and releases the lease. Every attempt is recorded. A failed attempt schedules
 // the event's retry and stops the flush, so later events wait behind it; an event failing for
@@ -92,27 +112,21 @@ func RetryDelay(n int) time.Duration {
 //
 // Running it twice sends nothing twice that was already marked delivered: only pending
 // events are read, and the lease keeps a concurrent flush of the same provider out. (A crash
-// between a 2xx and its mark resends that one event; X-Webhook-Id lets receivers drop it.)
-// Receiver failures are not job errors: the event carries its own retry schedule, and the
-// sweep wakes a flush when it falls due.
+// between a 2xx and its mark resends the events of that run, at most one batch; X-Webhook-Id
+// lets receivers drop them.) Receiver failures are not job errors: the event carries its own
+// retry schedule, and the sweep wakes a flush when it falls due.
 func (d *Deliverer) Flush(ctx context.Context, a jobs.FlushWebhooks) error {
-	holder := store.NewID()
-	now := leaseNow()
-	got, err := d.Store.AcquireWebhookLease(ctx, a.ProviderID, holder, now, now.Add(leaseTTL))
+	if d.disp.Load() != nil {
+		d.Wake(a.ProviderID)
+		return nil
+	}
+	got, err := d.session(ctx, a.ProviderID, nil, nil, time.Now().Add(flushBudget))
 	if err != nil {
-		return fmt.Errorf("flush webhooks: %w", err)
+		return fmt.Errorf("flush webhooks of provider %s: %w", a.ProviderID, err)
 	}
 	if !got {
 		// Another flusher is at work; it looks for due events again after releasing.
 		return nil
-	}
-	err = d.deliverDue(ctx, a.ProviderID, time.Now())
-	// Release even when the job was cancelled, or the provider waits out the lease.
-	if relErr := d.Store.ReleaseWebhookLease(context.WithoutCancel(ctx), a.ProviderID, holder); relErr != nil {
-		err = errors.Join(err, relErr)
-	}
-	if err != nil {
-		return fmt.Errorf("flush webhooks of provider %s: %w", a.ProviderID, err)
 	}
 	// A flush of an event recorded while we held the lease was turned away above; look once
 	// more now that the lease is free so that event need not wait for the sweep. This also
@@ -121,7 +135,11 @@ func (d *Deliverer) Flush(ctx context.Context, a jobs.FlushWebhooks) error {
 	if err != nil {
 		return fmt.Errorf("flush webhooks of provider %s: %w", a.ProviderID, err)
 	}
-	if len(due) > 0 && d.Jobs != nil {
+	unsequenced, err := d.Store.HasEventsToSequence(ctx, a.ProviderID)
+	if err != nil {
+		return fmt.Errorf("flush webhooks of provider %s: %w", a.ProviderID, err)
+	}
+	if (len(due) > 0 || unsequenced) && d.Jobs != nil {
 		if err := d.Jobs.EnqueueNow(ctx, d.Store, jobs.FlushWebhooks{ProviderID: a.ProviderID}); err != nil {
 			return fmt.Errorf("flush webhooks of provider %s: follow-up: %w", a.ProviderID, err)
 		}
@@ -129,41 +147,152 @@ func (d *Deliverer) Flush(ctx context.Context, a jobs.FlushWebhooks) error {
 	return nil
 }
 
-// deliverDue sends due events in seq order until none is due, one fails, or the budget is
-// spent. The caller holds the lease.
-func (d *Deliverer) deliverDue(ctx context.Context, providerID string, started time.Time) error {
+// errLeaseLost: the lease expired and another flusher took it; stop without writing more.
+var errLeaseLost = errors.New("webhook lease lost")
+
+// session takes the provider's lease, delivers what is due, and releases the lease. With a
+// kick channel (the dispatcher) it keeps the lease and delivers again on every kick that comes
+// within linger of the last delivery, until drain is closed. It stops starting attempts after
+// deadline (zero: none). It reports whether it got the lease.
+func (d *Deliverer) session(ctx context.Context, providerID string, kick, drain <-chan struct{}, deadline time.Time) (bool, error) {
+	holder := store.NewID()
+	now := leaseNow()
+	got, err := d.Store.AcquireWebhookLease(ctx, providerID, holder, now, now.Add(leaseTTL))
+	if err != nil || !got {
+		return false, err
+	}
+	l := &lease{providerID: providerID, holder: holder, renewed: now}
+	err = func() error {
+		for {
+			if err := d.deliverDue(ctx, l, deadline); err != nil {
+				return err
+			}
+			if kick == nil {
+				return nil
+			}
+			t := time.NewTimer(linger)
+			select {
+			case <-kick:
+				t.Stop()
+			case <-t.C:
+				return nil
+			case <-drain:
+				t.Stop()
+				return nil
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			}
+		}
+	}()
+	if errors.Is(err, errLeaseLost) {
+		d.log().Warn("webhook lease lost; another flusher continues", "provider_id", providerID)
+		return true, nil
+	}
+	// Release even when the job was cancelled, or the provider waits out the lease.
+	if relErr := d.Store.ReleaseWebhookLease(context.WithoutCancel(ctx), providerID, holder); relErr != nil {
+		err = errors.Join(err, relErr)
+	}
+	return true, err
+}
+
+// lease is a flusher's hold on one provider.
+type lease struct {
+	providerID, holder string
+	renewed            time.Time
+}
+
+// keep renews the lease when it is due for renewal.
+func (d *Deliverer) keep(ctx context.Context, l *lease) error {
+	now := leaseNow()
+	if now.Sub(l.renewed) < leaseRenew {
+		return nil
+	}
+	ok, err := d.Store.RenewWebhookLease(ctx, l.providerID, l.holder, now.Add(leaseTTL))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errLeaseLost
+	}
+	l.renewed = now
+	return nil
+}
+
+// deliverDue numbers the events committed since the last look, then sends due events in seq
+// order until none is due, one fails, or the deadline passes. Deliveries are recorded a batch
+// at a time. The caller holds the lease.
+func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time) error {
+	providerID := l.providerID
 	for {
+		if err := d.keep(ctx, l); err != nil {
+			return err
+		}
+		if _, err := d.Store.SequenceEvents(ctx, providerID, 10*batchSize); err != nil {
+			return err
+		}
 		// Read per batch: events go to the provider's current URL and secret, not the ones
 		// it had when they were recorded.
 		p, err := d.Store.Provider(ctx, providerID)
 		if err != nil {
 			return err
 		}
-		due, err := d.Store.DueEvents(ctx, providerID, d.Clock.Now(), batchSize)
+		due, waiting, err := d.Store.DueEventsOrHead(ctx, providerID, d.Clock.Now(), batchSize)
 		if err != nil {
 			return err
 		}
 		if len(due) == 0 {
-			// Nothing due, or the first pending event waits for its retry: park the events
-			// recorded behind it so the sweep stops seeing them as due.
+			if !waiting {
+				return nil
+			}
+			// The first pending event waits for its retry: park the events recorded behind
+			// it so the sweep stops seeing them as due.
 			return d.Store.InTx(ctx, func(tx *store.Tx) error { return tx.HoldQueuedEvents(ctx, providerID) })
 		}
+		var delivered []*store.WebhookAttempt
 		for _, ev := range due {
-			if time.Since(started) > flushBudget {
-				return nil
+			if !deadline.IsZero() && time.Now().After(deadline) {
+				return d.settleDelivered(ctx, p, delivered)
+			}
+			if err := d.keep(ctx, l); err != nil {
+				return errors.Join(err, d.settleDelivered(context.WithoutCancel(ctx), p, delivered))
 			}
 			att := d.send(ctx, p.WebhookURL, p.WebhookSecret, ev.ID, ev.Payload)
 			if ctx.Err() != nil {
 				// Shutting down: the attempt was cut short by us, not by the receiver, so it
 				// is not counted; the event stays pending for the next flush.
-				return ctx.Err()
+				return errors.Join(ctx.Err(), d.settleDelivered(context.WithoutCancel(ctx), p, delivered))
 			}
+			if att.Delivered {
+				delivered = append(delivered, attemptRow(ev.ID, p.WebhookURL, att, d.Clock.Now().UTC()))
+				continue
+			}
+			if err := d.settleDelivered(ctx, p, delivered); err != nil {
+				return err
+			}
+			delivered = nil
 			stop, err := d.settle(ctx, p, ev, att)
 			if err != nil || stop {
 				return err
 			}
 		}
+		if err := d.settleDelivered(ctx, p, delivered); err != nil {
+			return err
+		}
 	}
+}
+
+// settleDelivered records a run of successful attempts and marks their events delivered, in
+// one transaction.
+func (d *Deliverer) settleDelivered(ctx context.Context, p *subprov.Provider, delivered []*store.WebhookAttempt) error {
+	if len(delivered) == 0 {
+		return nil
+	}
+	err := d.Store.InTx(ctx, func(tx *store.Tx) error { return tx.MarkEventsDelivered(ctx, p.ID, delivered) })
+	if err != nil {
+		return fmt.Errorf("settle %d delivered events: %w", len(delivered), err)
+	}
+	return nil
 }
 
 // settle records the attempt and moves the event on. It reports whether the flush must stop
@@ -220,16 +349,24 @@ func attemptRow(eventID, url string, att Attempt, now time.Time) *store.WebhookA
 	}
 }
 
-// Sweep enqueues a flush for every provider with a due production event and no running
-// flusher. The scheduler calls it every second and when the dev clock moves; it reads only
-// the events_due index, so an idle system pays one empty index range scan.
+// Sweep wakes a flush for every provider with a due production event and no running
+// flusher: this process's dispatcher when it runs one, else a webhooks.flush job. The
+// scheduler calls it every second and when the dev clock moves; it reads only the events_due
+// index, so an idle system pays one empty index range scan.
 func (d *Deliverer) Sweep(ctx context.Context) error {
-	if d.Jobs == nil {
+	dispatching := d.disp.Load() != nil
+	if d.Jobs == nil && !dispatching {
 		return errors.New("sweep webhooks: no job queue")
 	}
 	ids, err := d.Store.ProvidersWithDueEvents(ctx, d.Clock.Now(), leaseNow(), sweepLimit)
 	if err != nil {
 		return fmt.Errorf("sweep webhooks: %w", err)
+	}
+	if dispatching {
+		for _, id := range ids {
+			d.Wake(id)
+		}
+		return nil
 	}
 	var errs []error
 	for _, id := range ids {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -473,8 +474,15 @@ func TestRolledBackTransactionLeavesNoEventAndNoJob(t *testing.T) {
 		if len(list) != 0 || e.jobCount(t) != 0 {
 			t.Fatalf("after rollback: %d events, %d jobs; want none", len(list), e.jobCount(t))
 		}
-		// The seq was rolled back too: the next committed event is 1.
+		// Nothing of it is left to number: the next committed event is 1 when the flusher
+		// puts it in delivery order (seq is given at delivery, not when recorded).
 		ev := e.record(t, subprov.EventSubscriptionActivated)[0]
+		if r := e.event(t, ev.ID); r.Seq != 0 {
+			t.Fatalf("seq before the flusher numbered it = %d, want 0", r.Seq)
+		}
+		if n, err := s.SequenceEvents(context.Background(), e.p.ID, 10); err != nil || n != 1 {
+			t.Fatalf("numbered %d (%v), want 1", n, err)
+		}
 		if r := e.event(t, ev.ID); r.Seq != 1 {
 			t.Fatalf("seq = %d, want 1", r.Seq)
 		}
@@ -771,5 +779,125 @@ func TestFlushJobEndToEnd(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		t.Fatalf("event not delivered by the job; receiver saw %v", rcv.ids())
+	})
+}
+
+// TestDispatcherDeliversOnCommitInOrder: with the dispatcher running, a committed event is
+// delivered without any job, at once; events recorded by concurrent writers arrive exactly
+// once each, every writer's events in the order it recorded them, and the receiver's order is
+// the seq order the flusher gave.
+func TestDispatcherDeliversOnCommitInOrder(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		rcv := newReceiver(t, "whsec-prov-1", nil)
+		e := newEnv(t, s, rcv.URL(), false)
+		e.del.Start(ctx)
+		defer e.del.Stop(ctx)
+		e.rec.Wake = e.del.Wake
+
+		const writers, perWriter = 4, 15
+		var wg sync.WaitGroup
+		recorded := make([][]string, writers)
+		for w := range writers {
+			wg.Go(func() {
+				for i := range perWriter {
+					err := s.InTx(ctx, func(tx *store.Tx) error {
+						ev, err := e.rec.Record(ctx, tx, e.p, fmt.Sprintf("w%d.%d", w, i), sub1, nil)
+						if err == nil {
+							recorded[w] = append(recorded[w], ev.ID)
+						}
+						return err
+					})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		deadline := time.Now().Add(10 * time.Second)
+		for len(rcv.ids()) < writers*perWriter && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		got := rcv.ids()
+		if len(got) != writers*perWriter {
+			t.Fatalf("received %d events, want %d", len(got), writers*perWriter)
+		}
+		pos := map[string]int{}
+		for i, id := range got {
+			if _, dup := pos[id]; dup {
+				t.Fatalf("event %s delivered twice", id)
+			}
+			pos[id] = i
+		}
+		for w, ids := range recorded {
+			for i := 1; i < len(ids); i++ {
+				if pos[ids[i]] < pos[ids[i-1]] {
+					t.Fatalf("writer %d: event %d arrived before event %d", w, i, i-1)
+				}
+			}
+		}
+		// Settled: every event delivered, numbered in arrival order, one attempt each.
+		for time.Now().Before(deadline) {
+			if e.event(t, got[len(got)-1]).DeliveryState == store.EventDelivered {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		for i, id := range got {
+			r := e.event(t, id)
+			if r.DeliveryState != store.EventDelivered || r.Seq != int64(i+1) || r.Attempts != 1 || len(e.attempts(t, id)) != 1 {
+				t.Fatalf("event %d: %s, seq %d, %d attempts; want delivered, seq %d, one attempt", i, r.DeliveryState, r.Seq, r.Attempts, i+1)
+			}
+		}
+		if n := e.jobCount(t); n != 0 {
+			t.Fatalf("%d flush jobs enqueued; the dispatcher needs none", n)
+		}
+	})
+}
+
+// TestLateCommitIsDeliveredAfterWhatWasAlreadyNumbered: an event whose transaction commits
+// after a later-recorded one was delivered goes out next, numbered after it, never skipped.
+// Only PostgreSQL runs two recording transactions at once.
+func TestLateCommitIsDeliveredAfterWhatWasAlreadyNumbered(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		if s.Dialect != store.Postgres {
+			t.Skip("SQLite's single writer commits recording transactions one at a time")
+		}
+		ctx := context.Background()
+		rcv := newReceiver(t, "whsec-prov-1", nil)
+		e := newEnv(t, s, rcv.URL(), false)
+		recorded, release := make(chan string), make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			done <- s.InTx(ctx, func(tx *store.Tx) error {
+				ev, err := e.rec.Record(ctx, tx, e.p, "late", sub1, nil)
+				if err != nil {
+					return err
+				}
+				recorded <- ev.ID
+				<-release
+				return nil
+			})
+		}()
+		late := <-recorded
+		later := e.record(t, "later")[0].ID // recorded second, committed first
+		e.flush(t)
+		if !equal(rcv.ids(), []string{later}) {
+			t.Fatalf("receiver saw %v, want only the committed event", rcv.ids())
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		e.flush(t)
+		if !equal(rcv.ids(), []string{later, late}) {
+			t.Fatalf("receiver saw %v, want the late commit second", rcv.ids())
+		}
+		if a, b := e.event(t, later), e.event(t, late); a.Seq != 1 || b.Seq != 2 {
+			t.Fatalf("seq %d and %d, want 1 and 2 (delivery order)", a.Seq, b.Seq)
+		}
 	})
 }

@@ -1,10 +1,13 @@
 // Package events is webhook events: recorded in the same transaction as the state change that
 // causes them, delivered signed, in order, durably, with every attempt kept.
 //
-// Production events are flushed per provider by the webhooks.flush job under a lease, strictly
-// in the provider's seq order; a failing receiver holds back every later event until it
-// answers or the failing event gives up after three days (decisions §8). Sandbox events get
-// exactly one synchronous attempt through SendOnce (interface.md "Events").
+// Production events are flushed per provider under a lease, strictly in the provider's seq
+// order, by the in-process dispatcher of a process that runs workers (woken when the recording
+// transaction commits) or by the webhooks.flush job; a failing receiver holds back every later
+// event until it answers or the failing event gives up after three days (decisions §8). seq
+// is given by the flusher when it first takes an event, in recording order, so recording takes
+// no lock on the provider. Sandbox events are numbered when recorded and get exactly one
+// synchronous attempt through SendOnce (interface.md "Events").
 package events
 
 import (
@@ -25,6 +28,11 @@ import (
 type Recorder struct {
 	Jobs  jobs.Enqueuer
 	Clock subprov.Clock
+	// Wake, when set, is this process's webhook dispatcher (Deliverer.Wake): a pending
+	// production event then wakes it when its transaction commits instead of enqueueing a
+	// webhooks.flush job (the scheduler's sweep still finds any event a crash left behind).
+	// nil (serve --no-workers): the flush job is enqueued in the transaction.
+	Wake func(providerID string)
 }
 
 // body is the JSON envelope of every event (decisions §8). A struct, not a map, so the keys
@@ -37,8 +45,8 @@ type body struct {
 	Data       map[string]any `json:"data"`
 }
 
-// Record writes one event of type typ in tx with the provider's next seq and the exact JSON
-// body that will be signed and sent:
+// Record writes one event of type typ in tx with the exact JSON body that will be signed and
+// sent:
 //
 //	{"id", "type", "created_at", "provider_id",
 //	 "data": {"subscription_id", "external_subscription_id", "status", ...extra}}
@@ -48,9 +56,9 @@ type body struct {
 // sets them.
 //
 // The event is pending when the provider has a webhook_url and no_endpoint otherwise. A
-// pending production event is due at once and a webhooks.flush job is enqueued in tx. A
-// pending sandbox event gets no schedule and no job: the sandbox pipeline delivers it itself
-// with one SendOnce after tx commits (interface.md: one attempt, no retries).
+// pending production event is due at once; its commit wakes the dispatcher, or a
+// webhooks.flush job is enqueued in tx. A pending sandbox event gets its one-attempt send job
+// (interface.md: one attempt, no retries).
 func (r *Recorder) Record(ctx context.Context, tx *store.Tx, p *subprov.Provider, typ string, sub *subprov.Subscription, extra map[string]any) (*subprov.Event, error) {
 	subID := ""
 	if sub != nil {
@@ -95,16 +103,12 @@ func (r *Recorder) RecordForSending(ctx context.Context, tx *store.Tx, p *subpro
 	}, false)
 }
 
-// record writes the event row. A pending production event is due at once and a webhooks.flush
-// job is enqueued in tx; a pending sandbox event gets its one-attempt send job, unless queue
-// is false because the caller sends it itself.
+// record writes the event row. A pending production event is due at once and wakes the
+// dispatcher on commit, or gets a webhooks.flush job in tx; a pending sandbox event gets its
+// one-attempt send job, unless queue is false because the caller sends it itself.
 func (r *Recorder) record(ctx context.Context, tx *store.Tx, p *subprov.Provider, typ, subscriptionID string, payload func(id string, created time.Time) any, queue bool) (*subprov.Event, error) {
 	if p == nil {
 		return nil, errors.New("record event: no provider")
-	}
-	seq, err := tx.NextEventSeq(ctx, p.ID)
-	if err != nil {
-		return nil, fmt.Errorf("record %s: %w", typ, err)
 	}
 	now := r.Clock.Now().UTC()
 	// Whole seconds: the body carries created_at in RFC 3339 and the row must say the same.
@@ -118,11 +122,17 @@ func (r *Recorder) record(ctx context.Context, tx *store.Tx, p *subprov.Provider
 			CreatedAt:  created,
 		},
 		SubscriptionID: subscriptionID,
-		Seq:            seq,
 		DeliveryState:  store.EventNoEndpoint,
 	}
-	ev.Payload, err = marshal(payload(ev.ID, created))
-	if err != nil {
+	var err error
+	if p.Sandbox {
+		// Sandbox events are listed in recording order and never flushed: number them now (a
+		// sandbox provider's few events do not contend for its row).
+		if ev.Seq, err = tx.NextEventSeq(ctx, p.ID); err != nil {
+			return nil, fmt.Errorf("record %s: %w", typ, err)
+		}
+	}
+	if ev.Payload, err = marshal(payload(ev.ID, created)); err != nil {
 		return nil, fmt.Errorf("record %s: encode body: %w", typ, err)
 	}
 	var job jobs.Args
@@ -131,7 +141,12 @@ func (r *Recorder) record(ctx context.Context, tx *store.Tx, p *subprov.Provider
 		switch {
 		case !p.Sandbox:
 			ev.NextAttemptAt = &now
-			job = jobs.FlushWebhooks{ProviderID: p.ID}
+			if wake := r.Wake; wake != nil {
+				providerID := p.ID
+				tx.AfterCommit(func() { wake(providerID) })
+			} else {
+				job = jobs.FlushWebhooks{ProviderID: p.ID}
+			}
 		case queue:
 			job = jobs.SendSandboxEvent{EventID: ev.ID, ProviderID: p.ID}
 		}

@@ -35,6 +35,10 @@ type Options struct {
 	Progress    io.Writer // progress bar, nil for none
 }
 
+// Version changes whenever the generated data changes, so a harness that keeps generated
+// databases knows to regenerate (2: store keys, the current month's invoices; 3: names indexed surname first).
+const Version = 3
+
 // Password is every generated portal login's password.
 const Password = "gen-password-1"
 
@@ -43,6 +47,13 @@ func ProviderID(i int) string       { return fmt.Sprintf("9e000000-0000-4000-800
 func AgentKey(i int) string         { return fmt.Sprintf("gen%03d_live_agent_bench_key_0000000001", i) }
 func WebhookSecret(i int) string    { return fmt.Sprintf("whsec_gen%03d_bench_secret_00001", i) }
 func PlanVersionID(i, k int) string { return fmt.Sprintf("9e%06x-0000-4000-8000-%012d", i, k+1) }
+
+// StoreKey is provider i's k-th (0-based, k < StoreKeys) API key without features, as a
+// store front placing orders has; the harness spreads its orders across them.
+func StoreKey(i, k int) string { return fmt.Sprintf("gen%03d_live_store_bench_key_%010d", i, k+1) }
+
+// StoreKeys is how many store keys each generated provider has.
+const StoreKeys = 4
 
 // Subscriber n's (0-based) id and login of provider i; every tenth subscriber has a login.
 func SubscriberID(i, n int) string { return id(kindSubscriber, i, n) }
@@ -119,7 +130,7 @@ const (
 	vacantEvery       = 11  // every eleventh suite is free for new orders
 	portedEvery       = 5   // every fifth building is first-line: a sim switch port per suite
 	platformEvery     = 8   // every eighth line is billed by the platform
-	historyMonths     = 3   // invoices of the last three months (this one included) for platform-billed lines
+	historyMonths     = 3   // invoices of the last three periods (the current one included) for platform-billed lines
 	perTx             = 50_000
 )
 
@@ -480,8 +491,12 @@ func (g *generator) insertTerms(ctx context.Context, src *termSource) error {
 func (g *generator) shell(ctx context.Context) error {
 	g.providerID = ProviderID(g.p)
 	name := fmt.Sprintf("Generated Fibre %d", g.p)
+	keys := []fixture.APIKey{{Key: AgentKey(g.p), Features: []string{"agent_api_access"}}}
+	for k := 0; k < StoreKeys; k++ {
+		keys = append(keys, fixture.APIKey{Key: StoreKey(g.p, k), Features: []string{}})
+	}
 	f := &fixture.File{Providers: []fixture.Provider{{ID: g.providerID, Name: name, TimeZone: "America/Toronto", Currency: "CAD",
-		TaxRateBP: 1300, APIKeys: []fixture.APIKey{{Key: AgentKey(g.p), Features: []string{"agent_api_access"}}},
+		TaxRateBP: 1300, APIKeys: keys,
 		WebhookSecret: WebhookSecret(g.p), ServiceProviderDocumentID: fmt.Sprintf("gen%03d-spd", g.p), SupportGroup: name + " Tier 1"}}}
 	for k, speed := range []int{150, 500, 1000} {
 		price := subprov.Money(4500 + 2000*k)
@@ -646,9 +661,10 @@ func (g *generator) line(ctx context.Context, sub *subprov.Subscriber, n int, lo
 	}
 }
 
-// history writes the line's recurring invoices of the last months up to and including the
-// current one (the database is a provider's mid-month state, after its bill run: a service
-// started on it has nothing to bill): paid, except a suspended line's latest one.
+// history writes the line's recurring invoices of the last months, the current one included
+// (every line bills on day 1, so the current month's bill run has happened: serve over fresh
+// data does not start with a bill run over every platform-billed line, which would load the
+// measured scenarios): paid, except a suspended line's latest one.
 func (g *generator) history(ctx context.Context, sub *subprov.Subscriber, lineID string, plan planVersion, status subprov.Status) {
 	for m := historyMonths - 1; m >= 0; m-- {
 		first := time.Date(g.o.Now.Year(), g.o.Now.Month()-time.Month(m), 1, 9, 0, 0, 0, time.UTC)

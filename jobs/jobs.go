@@ -40,14 +40,19 @@ type Handlers struct {
 type Options struct {
 	Work         bool          // false: insert only (serve --no-workers)
 	MaxWorkers   int           // per process; default 10
-	PollInterval time.Duration // how often to look for new jobs; default 200ms
-	Logger       *slog.Logger
+	PollInterval time.Duration // how often to look for jobs other processes inserted; default 200ms
+	// FetchCooldown is the least time between two fetches; it bounds how long a job enqueued
+	// by this process waits after its transaction commits (the commit wakes the workers).
+	// Default 5ms.
+	FetchCooldown time.Duration
+	Logger        *slog.Logger
 }
 
 // Client enqueues jobs and, when working, runs them.
 type Client struct {
 	river *river.Client[*sql.Tx]
 	work  bool
+	pilot *wakePilot
 }
 
 func driverFor(s *store.Store) riverdriver.Driver[*sql.Tx] {
@@ -94,6 +99,9 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 	if o.PollInterval <= 0 {
 		o.PollInterval = 200 * time.Millisecond
 	}
+	if o.FetchCooldown <= 0 {
+		o.FetchCooldown = 5 * time.Millisecond
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -115,7 +123,7 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 		Logger:            o.Logger.With("component", "river"),
 		Workers:           workers,
 		FetchPollInterval: o.PollInterval,
-		FetchCooldown:     min(o.PollInterval, 100*time.Millisecond),
+		FetchCooldown:     min(o.PollInterval, o.FetchCooldown),
 		JobTimeout:        2 * time.Minute,
 		MaxAttempts:       25,
 		// A job whose process died mid-run is handed out again after this long.
@@ -125,11 +133,12 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 	if o.Work {
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.MaxWorkers}}
 	}
-	rc, err := river.NewClient(driverFor(s), cfg)
+	pilot := &wakePilot{}
+	rc, err := river.NewClient[*sql.Tx](&wakeDriver{Driver: driverFor(s), pilot: pilot}, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("river client: %w", err)
 	}
-	return &Client{river: rc, work: o.Work}, nil
+	return &Client{river: rc, work: o.Work, pilot: pilot}, nil
 }
 
 // Start begins working jobs (no-op for an insert-only client).
@@ -165,10 +174,14 @@ type Enqueuer interface {
 // Args is a job's arguments; every kind is declared in kinds.go.
 type Args = river.JobArgs
 
-// Enqueue inserts a job inside tx: it becomes visible to workers only when tx commits.
+// Enqueue inserts a job inside tx: it becomes visible to workers only when tx commits, and
+// the commit wakes this process's workers to fetch it at once.
 func (c *Client) Enqueue(ctx context.Context, tx *store.Tx, args Args) error {
 	if _, err := c.river.InsertTx(ctx, tx.Tx, args, nil); err != nil {
 		return fmt.Errorf("enqueue %s: %w", args.Kind(), err)
+	}
+	if c.work {
+		tx.AfterCommit(c.wake)
 	}
 	return nil
 }

@@ -99,3 +99,42 @@ func TestReadyNeedsTheJobQueueMigrated(t *testing.T) {
 		}
 	})
 }
+
+// TestCommitWakesWorkers: a job enqueued in a transaction is worked as soon as the
+// transaction commits, not at the next fetch poll (River runs both drivers poll-only).
+func TestCommitWakesWorkers(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if err := jobs.Migrate(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		ran := make(chan time.Time, 10)
+		c, err := jobs.New(s, jobs.Handlers{DeliverMail: func(ctx context.Context, a jobs.DeliverMail) error {
+			ran <- time.Now()
+			return nil
+		}}, jobs.Options{Work: true, PollInterval: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Stop(context.Background())
+		time.Sleep(200 * time.Millisecond) // past the producer's first fetch at start
+		for i := 0; i < 3; i++ {
+			committed := time.Now()
+			if err := s.InTx(ctx, func(tx *store.Tx) error { return c.Enqueue(ctx, tx, jobs.DeliverMail{MailID: "wake"}) }); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case at := <-ran:
+				if d := at.Sub(committed); d > 5*time.Second {
+					t.Fatalf("job %d ran %s after its commit", i, d)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("job %d did not run within 10s of its commit (poll interval 1 min)", i)
+			}
+		}
+	})
+}

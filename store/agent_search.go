@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -236,6 +237,25 @@ func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID
 		return "", src, err
 	}
 	return providerID, src, nil
+}
+
+// reindexAtCommit rewrites the subscriber's search terms once, just before tx commits, from
+// its rows as they stand then: a transaction that creates a subscriber and its line (an
+// order) indexes it once, not once per row.
+func (tx *Tx) reindexAtCommit(subscriberID string) {
+	if subscriberID != "" && !slices.Contains(tx.reindex, subscriberID) {
+		tx.reindex = append(tx.reindex, subscriberID)
+	}
+}
+
+// beforeCommit runs the work deferred to the end of tx.
+func (tx *Tx) beforeCommit(ctx context.Context) error {
+	for _, id := range tx.reindex {
+		if err := tx.ReindexSubscriber(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ReindexSubscriber rewrites a subscriber's search terms from its current rows, inside the

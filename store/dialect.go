@@ -72,6 +72,17 @@ func (d Dialect) ForUpdate() string {
 	return ""
 }
 
+// nextEventRec is the value of a new event's recording order (events.rec), with the
+// provider's id as its one parameter; "" when the column's own default gives it. PostgreSQL:
+// an identity, concurrent recorders never wait on each other. SQLite: the provider's highest
+// rec + 1, exact because its single writer connection serialises recording transactions.
+func (d Dialect) nextEventRec() string {
+	if d == Postgres {
+		return ""
+	}
+	return `(SELECT COALESCE(MAX(rec), 0) + 1 FROM events WHERE provider_id = ?)`
+}
+
 // IsUniqueViolation reports whether err is a unique-constraint violation. Idempotency rests on
 // these: a duplicate insert loses the race and the caller reads the winner.
 func (d Dialect) IsUniqueViolation(err error) bool {

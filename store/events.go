@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/subprov/subprov"
@@ -28,10 +29,13 @@ const (
 type EventRecord struct {
 	subprov.Event
 	SubscriptionID string // "" when the event concerns no subscription (a ping)
-	Seq            int64  // per-provider delivery order
-	DeliveryState  string
-	Attempts       int
-	NextAttemptAt  *time.Time // nil unless pending on the production retry schedule
+	// Seq is the per-provider order: a production event's delivery order, 0 until the
+	// provider's webhook flusher numbers it (SequenceEvents, pending events only); a sandbox
+	// event's recording order (NextEventSeq).
+	Seq           int64
+	DeliveryState string
+	Attempts      int
+	NextAttemptAt *time.Time // nil unless pending on the production retry schedule
 }
 
 // WebhookAttempt is one delivery attempt, kept whatever its outcome.
@@ -65,9 +69,9 @@ func scanEvent(row interface{ Scan(...any) error }) (*EventRecord, error) {
 	return &e, nil
 }
 
-// NextEventSeq allocates the provider's next event sequence number. The UPDATE also locks the
-// provider row until tx ends, so two transactions recording events for one provider commit in
-// seq order and a flusher never sees seq n+1 before seq n.
+// NextEventSeq allocates the provider's next number from its event counter and locks the
+// provider row until tx ends: the recorder numbers sandbox events with it. Production events
+// are numbered at delivery (SequenceEvents), without that lock.
 func (tx *Tx) NextEventSeq(ctx context.Context, providerID string) (int64, error) {
 	var seq int64
 	err := tx.QueryRow(ctx, `UPDATE providers SET event_seq = event_seq + 1 WHERE id = ? RETURNING event_seq`, providerID).Scan(&seq)
@@ -78,42 +82,111 @@ func (tx *Tx) NextEventSeq(ctx context.Context, providerID string) (int64, error
 }
 
 // InsertEvent writes an event row; its payload is the exact body that will be signed and sent.
+// Its recording order (rec) comes from the database, without a lock held to commit.
 func (tx *Tx) InsertEvent(ctx context.Context, e *EventRecord) error {
-	_, err := tx.Exec(ctx, `INSERT INTO events (`+eventColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.ID, e.ProviderID, e.Type, nullStr(e.SubscriptionID), string(e.Payload), e.Sandbox, e.DeliveryState, e.Attempts,
-		nullTime(e.NextAttemptAt), e.CreatedAt.UTC(), e.Seq)
+	cols, vals := eventColumns, `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
+	args := []any{e.ID, e.ProviderID, e.Type, nullStr(e.SubscriptionID), string(e.Payload), e.Sandbox, e.DeliveryState, e.Attempts,
+		nullTime(e.NextAttemptAt), e.CreatedAt.UTC(), e.Seq}
+	if rec := tx.d.nextEventRec(); rec != "" {
+		cols, vals, args = cols+", rec", vals+", "+rec, append(args, e.ProviderID)
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO events (`+cols+`) VALUES (`+vals+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("insert event %s (%s): %w", e.ID, e.Type, err)
 	}
 	return nil
 }
 
+// SequenceEvents numbers the provider's committed pending production events that have no seq
+// yet, in recording order, after the provider's highest seq, at most limit of them, and
+// returns how many it numbered. Only the holder of the provider's webhook lease calls it, so
+// two callers never hand out one number. An event that commits after later-recorded ones were
+// numbered is numbered after them: delivery follows commit order.
+func (s *Store) SequenceEvents(ctx context.Context, providerID string, limit int) (int, error) {
+	// Read first, outside a write transaction: most calls find nothing to number.
+	ids, err := queryIDs(ctx, s.R(), "events to sequence", `SELECT id FROM events
+		WHERE provider_id = ? AND seq = 0 AND delivery_state = 'pending' AND sandbox = FALSE
+		ORDER BY rec LIMIT ?`, providerID, limit)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	err = s.InTx(ctx, func(tx *Tx) error {
+		var top int64
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE provider_id = ?`, providerID).Scan(&top); err != nil {
+			return fmt.Errorf("highest event seq: %w", err)
+		}
+		var cases strings.Builder
+		args := make([]any, 0, 3*len(ids)+1)
+		for i, id := range ids {
+			cases.WriteString(" WHEN ? THEN CAST(? AS BIGINT)")
+			args = append(args, id, top+int64(i)+1)
+		}
+		args = append(args, providerID)
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		res, err := tx.Exec(ctx, `UPDATE events SET seq = CASE id`+cases.String()+` END
+			WHERE provider_id = ? AND seq = 0 AND id IN (`+placeholders(len(ids))+`)`, args...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != int64(len(ids)) {
+			return fmt.Errorf("%d of %d numbered (%v): another flusher without the lease?", n, len(ids), err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sequence events of provider %s: %w", providerID, err)
+	}
+	return len(ids), nil
+}
+
+// HasEventsToSequence reports whether the provider has committed pending production events
+// that SequenceEvents has not numbered yet.
+func (s *Store) HasEventsToSequence(ctx context.Context, providerID string) (bool, error) {
+	var n int
+	err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM events
+		WHERE provider_id = ? AND seq = 0 AND delivery_state = 'pending' AND sandbox = FALSE LIMIT 1) x`, providerID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("events to sequence of provider %s: %w", providerID, err)
+	}
+	return n > 0, nil
+}
+
 // DueEvents returns the provider's production events that may be sent now, in seq order: the
-// leading run of pending events whose next_attempt_at has passed. It stops at the first pending
-// event that is not due yet, because every later event must wait behind it to keep the order.
+// leading run of numbered pending events whose next_attempt_at has passed. It stops at the
+// first pending event that is not due yet, because every later event must wait behind it to
+// keep the order. Events not numbered yet (SequenceEvents) are not due.
 func (s *Store) DueEvents(ctx context.Context, providerID string, now time.Time, limit int) ([]*EventRecord, error) {
+	due, _, err := s.DueEventsOrHead(ctx, providerID, now, limit)
+	return due, err
+}
+
+// DueEventsOrHead is DueEvents that also reports, when nothing is due, whether a numbered
+// pending event waits for its retry at the head (the flusher then parks the events behind it).
+func (s *Store) DueEventsOrHead(ctx context.Context, providerID string, now time.Time, limit int) (due []*EventRecord, waiting bool, err error) {
 	rows, err := s.R().Query(ctx, `SELECT `+eventColumns+` FROM events
-		WHERE provider_id = ? AND delivery_state = 'pending' AND sandbox = FALSE
+		WHERE provider_id = ? AND delivery_state = 'pending' AND sandbox = FALSE AND seq > 0
 		ORDER BY seq LIMIT ?`, providerID, limit)
 	if err != nil {
-		return nil, fmt.Errorf("due events of provider %s: %w", providerID, err)
+		return nil, false, fmt.Errorf("due events of provider %s: %w", providerID, err)
 	}
 	defer rows.Close()
-	var out []*EventRecord
 	for rows.Next() {
 		e, err := scanEvent(rows)
 		if err != nil {
-			return nil, fmt.Errorf("scan event: %w", err)
+			return nil, false, fmt.Errorf("scan event: %w", err)
 		}
 		if e.NextAttemptAt == nil || e.NextAttemptAt.After(now) {
+			waiting = len(due) == 0
 			break
 		}
-		out = append(out, e)
+		due = append(due, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("due events of provider %s: %w", providerID, err)
+		return nil, false, fmt.Errorf("due events of provider %s: %w", providerID, err)
 	}
-	return out, nil
+	return due, waiting, nil
 }
 
 // MarkEventDelivered records that a receiver accepted the event.
@@ -156,7 +229,7 @@ func (tx *Tx) markEvent(ctx context.Context, providerID, eventID, state string, 
 // head not due calls this to park them.
 func (tx *Tx) HoldQueuedEvents(ctx context.Context, providerID string) error {
 	const head = `(SELECT h.next_attempt_at FROM events h
-		WHERE h.provider_id = ? AND h.delivery_state = 'pending' AND h.sandbox = FALSE ORDER BY h.seq LIMIT 1)`
+		WHERE h.provider_id = ? AND h.delivery_state = 'pending' AND h.sandbox = FALSE AND h.seq > 0 ORDER BY h.seq LIMIT 1)`
 	_, err := tx.Exec(ctx, `UPDATE events SET next_attempt_at = `+head+`
 		WHERE provider_id = ? AND delivery_state = 'pending' AND sandbox = FALSE AND next_attempt_at < `+head,
 		providerID, providerID, providerID)
@@ -186,6 +259,44 @@ func (tx *Tx) InsertWebhookAttempt(ctx context.Context, providerID string, a *We
 	return nil
 }
 
+// MarkEventsDelivered records, in one statement each, that the receiver accepted these events
+// of the provider, and their attempts: a flusher settles a run of deliveries at once. Every
+// event must be the provider's; otherwise nothing is recorded.
+func (tx *Tx) MarkEventsDelivered(ctx context.Context, providerID string, attempts []*WebhookAttempt) error {
+	if len(attempts) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 7*len(attempts))
+	args = append(args, providerID)
+	for _, a := range attempts {
+		args = append(args, a.EventID)
+	}
+	res, err := tx.Exec(ctx, `UPDATE events SET delivery_state = 'delivered', attempts = attempts + 1, next_attempt_at = NULL
+		WHERE provider_id = ? AND id IN (`+placeholders(len(attempts))+`)`, args...)
+	if err != nil {
+		return fmt.Errorf("mark %d events delivered: %w", len(attempts), err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("mark %d events delivered: %w", len(attempts), err)
+	} else if n != int64(len(attempts)) {
+		return fmt.Errorf("mark %d events delivered: %d are the provider's: %w", len(attempts), n, ErrNoRows)
+	}
+	args = args[:0]
+	for _, a := range attempts {
+		var status any
+		if a.StatusCode != 0 {
+			status = a.StatusCode
+		}
+		args = append(args, a.ID, a.EventID, a.URL, status, a.LatencyMS, a.Error, a.AttemptedAt.UTC())
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO webhook_attempts (id, event_id, url, status_code, latency_ms, error, attempted_at) VALUES `+
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", len(attempts)), ", "), args...)
+	if err != nil {
+		return fmt.Errorf("insert %d webhook attempts: %w", len(attempts), err)
+	}
+	return nil
+}
+
 // AcquireWebhookLease makes holder the provider's only webhook flusher until `until`, if the
 // lease is free or expired at now. It reports whether holder got it. One conditional upsert:
 // concurrent callers race on the primary key and exactly one wins.
@@ -210,6 +321,23 @@ func (s *Store) AcquireWebhookLease(ctx context.Context, providerID, holder stri
 		return false, fmt.Errorf("acquire webhook lease of provider %s: %w", providerID, err)
 	}
 	return got, nil
+}
+
+// RenewWebhookLease extends holder's lease to until; false when holder no longer has it.
+func (s *Store) RenewWebhookLease(ctx context.Context, providerID, holder string, until time.Time) (bool, error) {
+	var n int64
+	err := s.InTx(ctx, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `UPDATE webhook_leases SET lease_until = ? WHERE provider_id = ? AND holder = ?`, until.UTC(), providerID, holder)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("renew webhook lease of provider %s: %w", providerID, err)
+	}
+	return n == 1, nil
 }
 
 // ReleaseWebhookLease frees the lease if holder still has it (an expired lease taken over by
@@ -252,11 +380,12 @@ func (s *Store) ProvidersWithDueEvents(ctx context.Context, now, leaseNow time.T
 	return out, nil
 }
 
-// EventsOfProvider lists the provider's events, newest first. seq is the recording order, so
-// it orders exactly even when two events share a created_at.
+// EventsOfProvider lists the provider's events, newest first (the sandbox listing). A sandbox
+// event's seq is its recording order, so it orders exactly even when two events share a
+// created_at; production events not numbered yet follow in recording order (rec).
 func (s *Store) EventsOfProvider(ctx context.Context, providerID string, limit int) ([]*EventRecord, error) {
 	return queryAll(ctx, s.R(), "events of provider "+providerID, scanEvent, `SELECT `+eventColumns+` FROM events WHERE provider_id = ?
-		ORDER BY seq DESC, created_at DESC, id DESC LIMIT ?`, providerID, limit)
+		ORDER BY seq DESC, rec DESC, id DESC LIMIT ?`, providerID, limit)
 }
 
 // Event returns one event of the provider; another provider's event is ErrNoRows.

@@ -15,8 +15,9 @@ import (
 	"sync"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" database/sql driver
+	_ "modernc.org/sqlite"           // registers the "sqlite" database/sql driver
 )
 
 // Store is the database handle. Writes go through DB; on SQLite, DB has a single connection
@@ -28,6 +29,11 @@ type Store struct {
 	Dialect Dialect
 	URL     string
 	stmts   *stmtCache // SQLite's read pool only; nil on PostgreSQL, whose driver caches statements itself
+
+	// counters hands out per-provider counter values from blocks reserved in their own
+	// transactions (PostgreSQL; see NextCustomerNumber). Its one-connection pool never waits
+	// on DB, whose connections may all be held by transactions waiting for a block.
+	counters *counterBlocks
 }
 
 // Open connects to the database named by a DATABASE_URL: sqlite://PATH or postgres://…
@@ -94,15 +100,30 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to postgres %s: %w", redactURL(databaseURL), err)
 	}
-	return &Store{DB: db, RDB: db, Dialect: Postgres, URL: databaseURL}, nil
+	// The counters' connection waits at most 100 ms for the provider row: longer means this
+	// very transaction (or a long one like a bill run batch) holds it, and the caller then
+	// takes the number inside its own transaction instead.
+	auxCfg, err := pgx.ParseConfig(databaseURL)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	auxCfg.RuntimeParams["lock_timeout"] = "100ms"
+	aux := stdlib.OpenDB(*auxCfg)
+	aux.SetMaxOpenConns(1)
+	aux.SetConnMaxIdleTime(5 * time.Minute)
+	return &Store{DB: db, RDB: db, Dialect: Postgres, URL: databaseURL, counters: newCounterBlocks(aux)}, nil
 }
 
-// Close releases both pools.
+// Close releases the pools.
 func (s *Store) Close() error {
 	s.stmts.close()
 	err := s.DB.Close()
 	if s.RDB != s.DB {
 		err = errors.Join(err, s.RDB.Close())
+	}
+	if s.counters != nil {
+		err = errors.Join(err, s.counters.db.Close())
 	}
 	return err
 }
@@ -114,8 +135,16 @@ func (s *Store) Ping(ctx context.Context) error { return s.RDB.PingContext(ctx) 
 // job client so work is enqueued in the same transaction as the rows that asked for it.
 type Tx struct {
 	*sql.Tx
-	d Dialect
+	d           Dialect
+	s           *Store
+	afterCommit []func()
+	reindex     []string // subscribers whose search terms are rewritten just before commit
 }
+
+// AfterCommit registers fn to run once tx has committed (never when it rolls back, nor for an
+// attempt that is retried): in-process wake-ups of whoever waits for the rows it wrote, such
+// as the job workers. fn must not block.
+func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, fn) }
 
 // Exec runs a statement written with ? placeholders.
 func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -154,13 +183,20 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	tx := &Tx{Tx: sqlTx, d: s.Dialect}
+	tx := &Tx{Tx: sqlTx, d: s.Dialect, s: s}
 	if err := fn(tx); err != nil {
+		_ = sqlTx.Rollback()
+		return err
+	}
+	if err := tx.beforeCommit(ctx); err != nil {
 		_ = sqlTx.Rollback()
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
+	}
+	for _, f := range tx.afterCommit {
+		f()
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,10 +12,16 @@ import (
 
 // NextCustomerNumber allocates the provider's next free NNNN-NNN number. Numbers come from a
 // per-provider counter and are never reused; numbers a fixture set by hand are skipped.
+//
+// On SQLite the counter is advanced in tx: its single writer already serialises transactions.
+// On PostgreSQL that UPDATE would lock the provider row until tx commits, and every order of
+// the provider would wait for the one before; there the store reserves blocks of numbers in
+// short transactions of their own and hands them out in order. A number whose transaction
+// rolls back is not handed out again (a gap, as a database sequence leaves).
 func (tx *Tx) NextCustomerNumber(ctx context.Context, providerID string) (string, error) {
 	for i := 0; i < 1000; i++ {
-		var seq int64
-		if err := tx.QueryRow(ctx, `UPDATE providers SET customer_seq = customer_seq + 1 WHERE id = ? RETURNING customer_seq`, providerID).Scan(&seq); err != nil {
+		seq, err := tx.nextCustomerSeq(ctx, providerID)
+		if err != nil {
 			return "", fmt.Errorf("allocate customer number: %w", err)
 		}
 		num := subprov.FormatCustomerNumber(seq)
@@ -27,6 +34,20 @@ func (tx *Tx) NextCustomerNumber(ctx context.Context, providerID string) (string
 		}
 	}
 	return "", fmt.Errorf("allocate customer number: no free number after 1000 tries")
+}
+
+func (tx *Tx) nextCustomerSeq(ctx context.Context, providerID string) (int64, error) {
+	if tx.s != nil && tx.s.counters != nil {
+		seq, err := tx.s.counters.next(ctx, providerID)
+		if !errors.Is(err, errCounterHere) {
+			return seq, err
+		}
+		// The provider row is not committed yet (created in tx) or is locked for long (by tx
+		// itself, say): take the number in tx, as SQLite does.
+	}
+	var seq int64
+	err := tx.QueryRow(ctx, `UPDATE providers SET customer_seq = customer_seq + 1 WHERE id = ? RETURNING customer_seq`, providerID).Scan(&seq)
+	return seq, err
 }
 
 // UpsertSubscriber writes a subscriber by id with its holder contact and, when given, a

@@ -114,7 +114,8 @@ func (tx *Tx) InsertSubscription(ctx context.Context, s *subprov.Subscription, l
 		return false, fmt.Errorf("insert subscription: %w", err)
 	}
 	s.CreatedAt, s.UpdatedAt = now.UTC(), now.UTC()
-	return true, tx.ReindexSubscriber(ctx, s.SubscriberID)
+	tx.reindexAtCommit(s.SubscriberID) // the line's building and suite are search terms
+	return true, nil
 }
 
 // SubscriptionChange is a partial update of a subscription; nil fields are left alone.
@@ -222,7 +223,8 @@ func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder su
 	if err := tx.upsertContact(ctx, sub.ID, "holder", sub.Holder, now); err != nil {
 		return nil, false, err
 	}
-	return sub, true, tx.ReindexSubscriber(ctx, sub.ID)
+	tx.reindexAtCommit(sub.ID)
+	return sub, true, nil
 }
 
 func (tx *Tx) subscriberByEmail(ctx context.Context, providerID, email string) (*subprov.Subscriber, error) {
