@@ -252,6 +252,14 @@ type termIndex struct {
 	rows []uint64
 }
 
+// sized makes room for the index of n subscribers: about 24 rows and 9 distinct terms each
+// (growing a map of millions of strings rehashes all of it each time it doubles).
+func (x *termIndex) sized(n int) {
+	x.ids = make(map[string]uint32, 9*n)
+	x.text = make([]string, 0, 9*n)
+	x.rows = make([]uint64, 0, 25*n)
+}
+
 func (x *termIndex) add(t string, sub int) {
 	id, ok := x.ids[t]
 	if !ok {
@@ -355,6 +363,7 @@ func (g *generator) run(ctx context.Context) error {
 	}
 
 	n := g.o.Subscribers
+	g.index.sized(n)
 	suites := n + n/(vacantEvery-1) + 1
 	sub := 0
 	// On PostgreSQL the rows go through COPY on a connection of gen's own (COPY is not part
