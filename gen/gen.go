@@ -239,7 +239,55 @@ type generator struct {
 	buildings, coverage, units, ports, subscribers, contacts, lines, invoices, invLines, accounts,
 	procCustomers, procMethods, simPorts, terms *batch
 
-	index termIndex
+	index   termIndex
+	indexer *indexer
+}
+
+// indexer computes the search terms of subscribers on a goroutine of its own, in order (so
+// term ids, hence the data, stay deterministic): store.SearchSource.Terms and the term
+// dictionary are most of the generator's work, and the rows are ready for the writer sooner.
+type indexer struct {
+	index *termIndex
+	batch []indexItem
+	jobs  chan []indexItem
+	done  chan struct{}
+}
+
+type indexItem struct {
+	src store.SearchSource
+	sub int
+}
+
+func newIndexer(index *termIndex) *indexer {
+	x := &indexer{index: index, jobs: make(chan []indexItem, 16), done: make(chan struct{})}
+	go func() {
+		defer close(x.done)
+		for batch := range x.jobs {
+			for _, it := range batch {
+				for _, t := range it.src.Terms() {
+					x.index.add(t, it.sub)
+				}
+			}
+		}
+	}()
+	return x
+}
+
+func (x *indexer) add(src store.SearchSource, sub int) {
+	x.batch = append(x.batch, indexItem{src, sub})
+	if len(x.batch) == 1000 {
+		x.jobs <- x.batch
+		x.batch = make([]indexItem, 0, 1000)
+	}
+}
+
+// wait returns once every subscriber added is in the index.
+func (x *indexer) wait() {
+	if len(x.batch) > 0 {
+		x.jobs <- x.batch
+	}
+	close(x.jobs)
+	<-x.done
 }
 
 // termIndex holds a provider's search-index rows in memory until they are written in key
@@ -364,6 +412,7 @@ func (g *generator) run(ctx context.Context) error {
 
 	n := g.o.Subscribers
 	g.index.sized(n)
+	g.indexer = newIndexer(&g.index)
 	suites := n + n/(vacantEvery-1) + 1
 	sub := 0
 	// On PostgreSQL the rows go through COPY on a connection of gen's own (COPY is not part
@@ -418,6 +467,7 @@ func (g *generator) run(ctx context.Context) error {
 	// The search index in key order: appends to its primary key instead of random inserts.
 	g.bar.phase("search index")
 	w.do(func() error { g.clock.enter("search index"); return nil }) // once the writer has written the rows
+	g.indexer.wait()
 	rows, terms := g.index.sorted()
 	// Boxed once: the rows' arguments share them instead of allocating one per row.
 	src := &termSource{rows: rows, terms: make([]any, len(terms)), subs: make([]any, n)}
@@ -602,9 +652,7 @@ func (g *generator) subscriber(ctx context.Context, n int, loc location) {
 	src := store.SearchSource{CustomerNumbers: []string{sub.CustomerNumber},
 		Contacts:  []store.SearchContact{{Name: first + " " + last, Email: email, Phone: phone, Company: company}},
 		Locations: []store.SearchLocation{{Street: b.Street, City: b.City, PostalCode: b.PostalCode, Unit: loc.unitNumber}}}
-	for _, t := range src.Terms() {
-		g.index.add(t, n)
-	}
+	g.indexer.add(src, n)
 	g.bar.tick()
 }
 
