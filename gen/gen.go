@@ -186,11 +186,28 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 			return sum, fmt.Errorf("drop index %s: %w", n, err)
 		}
 	}
+	pg, err := bulkPostgres(ctx, st)
+	if err != nil {
+		return sum, err
+	}
+	if pg != nil {
+		defer pg.Close(context.WithoutCancel(ctx))
+	}
+	// exec runs the index builds and ANALYZE: on PostgreSQL on gen's connection, whose
+	// maintenance_work_mem is raised for them.
+	exec := func(q string) error {
+		if pg != nil {
+			_, err := pg.Exec(ctx, q)
+			return err
+		}
+		_, err := st.DB.ExecContext(ctx, q)
+		return err
+	}
 	bar := newProgress(o.Progress, o.Subscribers*o.Providers)
 	clock := &phaseClock{sum: &sum}
 	for p := 1; p <= o.Providers; p++ {
 		clock.enter("rows")
-		g := &generator{st: st, o: o, p: p, hash: hash, rnd: rand.New(rand.NewPCG(o.Seed, uint64(p))), sum: &sum, bar: bar, clock: clock}
+		g := &generator{st: st, o: o, p: p, hash: hash, rnd: rand.New(rand.NewPCG(o.Seed, uint64(p))), sum: &sum, bar: bar, clock: clock, pg: pg}
 		if err := g.run(ctx); err != nil {
 			return sum, err
 		}
@@ -201,7 +218,7 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 		return sum, err
 	}
 	for i, c := range creates {
-		if _, err := st.DB.ExecContext(ctx, c); err != nil {
+		if err := exec(c); err != nil {
 			return sum, fmt.Errorf("create index %s: %w", names[i], err)
 		}
 	}
@@ -210,7 +227,7 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 	if err := restore(); err != nil {
 		return sum, err
 	}
-	if _, err := st.DB.ExecContext(ctx, "ANALYZE"); err != nil {
+	if err := exec("ANALYZE"); err != nil {
 		return sum, fmt.Errorf("analyze: %w", err)
 	}
 	clock.enter("")
@@ -229,6 +246,7 @@ type generator struct {
 	sum   *Summary
 	bar   *progress
 	clock *phaseClock
+	pg    *pgx.Conn // PostgreSQL: gen's own connection, rows go through COPY
 
 	providerID string
 	plans      []planVersion
@@ -415,16 +433,7 @@ func (g *generator) run(ctx context.Context) error {
 	g.indexer = newIndexer(&g.index)
 	suites := n + n/(vacantEvery-1) + 1
 	sub := 0
-	// On PostgreSQL the rows go through COPY on a connection of gen's own (COPY is not part
-	// of database/sql).
-	var pg *pgx.Conn
-	if g.st.Dialect == store.Postgres {
-		var err error
-		if pg, err = pgx.Connect(ctx, g.st.URL); err != nil {
-			return fmt.Errorf("connect for COPY: %w", err)
-		}
-		defer pg.Close(context.WithoutCancel(ctx))
-	}
+	pg := g.pg
 	var tx *sql.Tx
 	var ptx pgx.Tx
 	inTx := func(fill func()) {
