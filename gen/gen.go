@@ -197,11 +197,28 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 			return sum, fmt.Errorf("drop index %s: %w", n, err)
 		}
 	}
+	pg, err := bulkPostgres(ctx, st)
+	if err != nil {
+		return sum, err
+	}
+	if pg != nil {
+		defer pg.Close(context.WithoutCancel(ctx))
+	}
+	// exec runs the index builds and ANALYZE: on PostgreSQL on gen's connection, whose
+	// maintenance_work_mem is raised for them.
+	exec := func(q string) error {
+		if pg != nil {
+			_, err := pg.Exec(ctx, q)
+			return err
+		}
+		_, err := st.DB.ExecContext(ctx, q)
+		return err
+	}
 	bar := newProgress(o.Progress, o.Subscribers*o.Providers)
 	clock := &phaseClock{sum: &sum}
 	for p := 1; p <= o.Providers; p++ {
 		clock.enter("rows")
-		g := &generator{st: st, o: o, p: p, hash: hash, rnd: rand.New(rand.NewPCG(o.Seed, uint64(p))), sum: &sum, bar: bar, clock: clock}
+		g := &generator{st: st, o: o, p: p, hash: hash, rnd: rand.New(rand.NewPCG(o.Seed, uint64(p))), sum: &sum, bar: bar, clock: clock, pg: pg}
 		if err := g.run(ctx); err != nil {
 			return sum, err
 		}
@@ -212,7 +229,7 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 		return sum, err
 	}
 	for i, c := range creates {
-		if _, err := st.DB.ExecContext(ctx, c); err != nil {
+		if err := exec(c); err != nil {
 			return sum, fmt.Errorf("create index %s: %w", names[i], err)
 		}
 	}
@@ -221,7 +238,7 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 	if err := restore(); err != nil {
 		return sum, err
 	}
-	if _, err := st.DB.ExecContext(ctx, "ANALYZE"); err != nil {
+	if err := exec("ANALYZE"); err != nil {
 		return sum, fmt.Errorf("analyze: %w", err)
 	}
 	clock.enter("")
@@ -240,6 +257,7 @@ type generator struct {
 	sum   *Summary
 	bar   *progress
 	clock *phaseClock
+	pg    *pgx.Conn // PostgreSQL: gen's own connection, rows go through COPY
 
 	providerID string
 	plans      []planVersion
@@ -250,7 +268,55 @@ type generator struct {
 	buildings, coverage, units, ports, subscribers, contacts, lines, invoices, invLines, accounts,
 	procCustomers, procMethods, simPorts, terms *batch
 
-	index termIndex
+	index   termIndex
+	indexer *indexer
+}
+
+// indexer computes the search terms of subscribers on a goroutine of its own, in order (so
+// term ids, hence the data, stay deterministic): store.SearchSource.Terms and the term
+// dictionary are most of the generator's work, and the rows are ready for the writer sooner.
+type indexer struct {
+	index *termIndex
+	batch []indexItem
+	jobs  chan []indexItem
+	done  chan struct{}
+}
+
+type indexItem struct {
+	src store.SearchSource
+	sub int
+}
+
+func newIndexer(index *termIndex) *indexer {
+	x := &indexer{index: index, jobs: make(chan []indexItem, 16), done: make(chan struct{})}
+	go func() {
+		defer close(x.done)
+		for batch := range x.jobs {
+			for _, it := range batch {
+				for _, t := range it.src.Terms() {
+					x.index.add(t, it.sub)
+				}
+			}
+		}
+	}()
+	return x
+}
+
+func (x *indexer) add(src store.SearchSource, sub int) {
+	x.batch = append(x.batch, indexItem{src, sub})
+	if len(x.batch) == 1000 {
+		x.jobs <- x.batch
+		x.batch = make([]indexItem, 0, 1000)
+	}
+}
+
+// wait returns once every subscriber added is in the index.
+func (x *indexer) wait() {
+	if len(x.batch) > 0 {
+		x.jobs <- x.batch
+	}
+	close(x.jobs)
+	<-x.done
 }
 
 // termIndex holds a provider's search-index rows in memory until they are written in key
@@ -261,6 +327,14 @@ type termIndex struct {
 	ids  map[string]uint32
 	text []string
 	rows []uint64
+}
+
+// sized makes room for the index of n subscribers: about 24 rows and 9 distinct terms each
+// (growing a map of millions of strings rehashes all of it each time it doubles).
+func (x *termIndex) sized(n int) {
+	x.ids = make(map[string]uint32, 9*n)
+	x.text = make([]string, 0, 9*n)
+	x.rows = make([]uint64, 0, 25*n)
 }
 
 func (x *termIndex) add(t string, sub int) {
@@ -366,18 +440,11 @@ func (g *generator) run(ctx context.Context) error {
 	}
 
 	n := g.o.Subscribers
+	g.index.sized(n)
+	g.indexer = newIndexer(&g.index)
 	suites := n + n/(vacantEvery-1) + 1
 	sub := 0
-	// On PostgreSQL the rows go through COPY on a connection of gen's own (COPY is not part
-	// of database/sql).
-	var pg *pgx.Conn
-	if g.st.Dialect == store.Postgres {
-		var err error
-		if pg, err = pgx.Connect(ctx, g.st.URL); err != nil {
-			return fmt.Errorf("connect for COPY: %w", err)
-		}
-		defer pg.Close(context.WithoutCancel(ctx))
-	}
+	pg := g.pg
 	var tx *sql.Tx
 	var ptx pgx.Tx
 	inTx := func(fill func()) {
@@ -420,6 +487,7 @@ func (g *generator) run(ctx context.Context) error {
 	// The search index in key order: appends to its primary key instead of random inserts.
 	g.bar.phase("search index")
 	w.do(func() error { g.clock.enter("search index"); return nil }) // once the writer has written the rows
+	g.indexer.wait()
 	rows, terms := g.index.sorted()
 	// Boxed once: the rows' arguments share them instead of allocating one per row.
 	src := &termSource{rows: rows, terms: make([]any, len(terms)), subs: make([]any, n)}
@@ -608,9 +676,7 @@ func (g *generator) subscriber(ctx context.Context, n int, loc location) {
 	src := store.SearchSource{CustomerNumbers: []string{sub.CustomerNumber},
 		Contacts:  []store.SearchContact{{FirstName: first, LastName: last, Email: email, Phone: phone, Company: company}},
 		Locations: []store.SearchLocation{{Street: b.Street, City: b.City, PostalCode: b.PostalCode, Unit: loc.unitNumber}}}
-	for _, t := range src.Terms() {
-		g.index.add(t, n)
-	}
+	g.indexer.add(src, n)
 	g.bar.tick()
 }
 

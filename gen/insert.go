@@ -214,6 +214,30 @@ func sortInThreads(ctx context.Context, st *store.Store) error {
 	return nil
 }
 
+// bulkPostgres opens gen's own PostgreSQL connection (nil on SQLite): rows go through COPY,
+// which database/sql does not offer. Like the SQLite tuning it trades safety for speed while
+// gen runs, for this session only: commits do not wait for the WAL flush, index builds get
+// 1 GB of sort memory, and where the role may (superuser), foreign-key triggers are skipped
+// (session_replication_role = replica) — gen writes parents before children, as SQLite's
+// load with foreign_keys=OFF relies on too.
+func bulkPostgres(ctx context.Context, st *store.Store) (*pgx.Conn, error) {
+	if st.Dialect != store.Postgres {
+		return nil, nil
+	}
+	pg, err := pgx.Connect(ctx, st.URL)
+	if err != nil {
+		return nil, fmt.Errorf("connect for COPY: %w", err)
+	}
+	for _, set := range []string{"SET synchronous_commit = off", "SET maintenance_work_mem = '1GB'"} {
+		if _, err := pg.Exec(ctx, set); err != nil {
+			pg.Close(context.WithoutCancel(ctx)) //nolint:errcheck // the SET error is the one to report
+			return nil, fmt.Errorf("%s: %w", set, err)
+		}
+	}
+	_, _ = pg.Exec(ctx, "SET session_replication_role = replica") // refused unless superuser: checks stay on
+	return pg, nil
+}
+
 // tuneSQLite trades durability for speed while gen runs (a crash means running gen again on a
 // fresh file) and restore puts the store's own settings back.
 func tuneSQLite(ctx context.Context, st *store.Store) (restore func() error, err error) {
