@@ -228,8 +228,14 @@ func (s *server) handleMe(w http.ResponseWriter, r *http.Request) error {
 			BillingDay: sub.BillingDay, BuildingID: sub.BuildingID, UnitID: strOrNil(sub.UnitID), StartedAt: strOrNil(sub.StartedAt),
 			CanceledAt: timeStrOrNil(sub.CanceledAt), EndedAt: timeStrOrNil(sub.EndedAt), Plan: planRefOf(a.Plans[sub.PlanVersionID])})
 	}
-	s.Checkout.ShowExpired(a.Sessions)
-	for _, c := range a.Sessions {
+	// The view may be shared with other requests (store.AccountView): expire copies.
+	sessions := make([]*subprov.CheckoutSession, len(a.Sessions))
+	for i, c := range a.Sessions {
+		cp := *c
+		sessions[i] = &cp
+	}
+	s.Checkout.ShowExpired(sessions)
+	for _, c := range sessions {
 		out.CheckoutSessions = append(out.CheckoutSessions, meSessionJSON{SessionID: c.ID, Status: c.Status, ProviderID: c.ProviderID,
 			PlanVersionID: c.PlanVersionID, BuildingID: c.BuildingID, UnitID: strOrNil(c.UnitID), DeliveryMode: c.DeliveryMode,
 			SubscriptionID: strOrNil(c.SubscriptionID), CreatedAt: c.CreatedAt.Format(time.RFC3339)})

@@ -70,7 +70,25 @@ ORDER BY 1, 22 DESC, 17`
 // AccountView reads a portal login and everything its account record shows. It returns
 // ErrNoRows (wrapped) only when no login has that id, so a deleted login's token stops working
 // at once; a login whose subscriber record or plan version is missing is an internal error.
+//
+// Views are remembered until the database may have changed: any commit through this store
+// forgets them at once, a write by another process within changeFeed's staleAfter (0.1 s). The
+// view returned may be shared with other callers, so it must not be modified.
 func (s *Store) AccountView(ctx context.Context, accountID string) (*AccountView, error) {
+	gen, live := s.changes.current() // read before the view: a commit after this forgets it
+	if live {
+		if v, ok := s.views.get(accountID, gen); ok {
+			return v, nil
+		}
+	}
+	v, err := s.readAccountView(ctx, accountID)
+	if err == nil && live {
+		s.views.put(accountID, v, gen)
+	}
+	return v, err
+}
+
+func (s *Store) readAccountView(ctx context.Context, accountID string) (*AccountView, error) {
 	rows, err := s.R().Query(ctx, accountViewQuery, accountID, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("account view %s: %w", accountID, err)

@@ -34,6 +34,11 @@ type Store struct {
 	// transactions (PostgreSQL; see NextCustomerNumber). Its one-connection pool never waits
 	// on DB, whose connections may all be held by transactions waiting for a block.
 	counters *counterBlocks
+
+	// changes and views: GET /partner/subscriber/me's account views, remembered until the
+	// database may have changed (see changeFeed).
+	changes *changeFeed
+	views   viewCache
 }
 
 // Open connects to the database named by a DATABASE_URL: sqlite://PATH or postgres://…
@@ -78,7 +83,13 @@ func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
 	// schema again and loses its prepared statements.
 	r.SetMaxOpenConns(4)
 	r.SetMaxIdleConns(4)
-	s := &Store{DB: w, RDB: r, Dialect: SQLite, URL: raw, stmts: &stmtCache{db: r, m: map[string]*sql.Stmt{}}}
+	changes, err := sqliteChanges(path)
+	if err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("open sqlite change feed: %w", err)
+	}
+	s := &Store{DB: w, RDB: r, Dialect: SQLite, URL: raw, stmts: &stmtCache{db: r, m: map[string]*sql.Stmt{}}, changes: changes}
 	if err := w.PingContext(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
@@ -112,13 +123,14 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 	aux := stdlib.OpenDB(*auxCfg)
 	aux.SetMaxOpenConns(1)
 	aux.SetConnMaxIdleTime(5 * time.Minute)
-	return &Store{DB: db, RDB: db, Dialect: Postgres, URL: databaseURL, counters: newCounterBlocks(aux)}, nil
+	return &Store{DB: db, RDB: db, Dialect: Postgres, URL: databaseURL, counters: newCounterBlocks(aux), changes: postgresChanges(db)}, nil
 }
 
 // Close releases the pools.
 func (s *Store) Close() error {
 	s.stmts.close()
-	err := s.DB.Close()
+	err := s.changes.close()
+	err = errors.Join(err, s.DB.Close())
 	if s.RDB != s.DB {
 		err = errors.Join(err, s.RDB.Close())
 	}
@@ -193,8 +205,10 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {
+		s.changes.committed() // the outcome of a failed commit is unknown: assume it landed
 		return fmt.Errorf("commit: %w", err)
 	}
+	s.changes.committed()
 	for _, f := range tx.afterCommit {
 		f()
 	}

@@ -1,0 +1,159 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// changeFeed tells cached reads whether the database may have changed since they read it. Its
+// generation moves after every transaction this store commits (at once, before the writer's
+// caller sees the commit return) and whenever a poll of the database's change marker sees a
+// write by another connection or process: SQLite's PRAGMA data_version (which moves when any
+// other connection commits) and PostgreSQL's current snapshot (which moves when a transaction
+// takes a transaction id and again when its commit becomes visible, anywhere in the database
+// cluster). A change bumps the generation on that poll and, for safety, on the next one too.
+// A cached read is served only while the poller is alive (its last successful poll is recent),
+// so another process's write is seen within staleAfter at worst; a failing poll turns caching
+// off until one succeeds.
+type changeFeed struct {
+	gen    atomic.Uint64
+	polled atomic.Int64 // nanoseconds since epoch of the last successful poll (monotonic clock)
+	epoch  time.Time
+
+	poll     func(ctx context.Context) (string, error) // the database's change marker
+	closeDB  func() error                              // releases poll's connection
+	start    sync.Once
+	stop     context.CancelFunc
+	finished chan struct{}
+}
+
+const (
+	pollEvery  = 10 * time.Millisecond
+	staleAfter = 100 * time.Millisecond // no successful poll for this long: cached reads are not served
+)
+
+func newChangeFeed(poll func(ctx context.Context) (string, error), closeDB func() error) *changeFeed {
+	return &changeFeed{epoch: time.Now(), poll: poll, closeDB: closeDB}
+}
+
+// sqliteChanges polls PRAGMA data_version on a read-only connection of its own (the value is
+// per connection, so it must always be the same one).
+func sqliteChanges(path string) (*changeFeed, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(1000)&mode=ro")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	return newChangeFeed(func(ctx context.Context) (string, error) {
+		var v string
+		err := db.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v)
+		return v, err
+	}, db.Close), nil
+}
+
+// postgresChanges polls the current snapshot (its xmin, xmax and in-progress transactions) on
+// the pool. Read-only transactions take no transaction id, so reads never move it.
+func postgresChanges(db *sql.DB) *changeFeed {
+	return newChangeFeed(func(ctx context.Context) (string, error) {
+		var v string
+		err := db.QueryRowContext(ctx, "SELECT pg_current_snapshot()::text").Scan(&v)
+		return v, err
+	}, func() error { return nil })
+}
+
+// current returns the generation and whether cached reads may be served at all.
+func (f *changeFeed) current() (gen uint64, live bool) {
+	if f == nil {
+		return 0, false
+	}
+	f.start.Do(f.run)
+	last := f.polled.Load()
+	return f.gen.Load(), last != 0 && time.Since(f.epoch).Nanoseconds()-last < staleAfter.Nanoseconds()
+}
+
+// committed records a commit by this store.
+func (f *changeFeed) committed() {
+	if f != nil {
+		f.gen.Add(1)
+	}
+}
+
+// run starts the poller; the first call to current does, so a store that never serves a
+// cached read never polls.
+func (f *changeFeed) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	f.stop, f.finished = cancel, make(chan struct{})
+	go func() {
+		defer close(f.finished)
+		t := time.NewTicker(pollEvery)
+		defer t.Stop()
+		last, settling := "", false
+		for {
+			v, err := f.poll(ctx)
+			switch {
+			case err != nil:
+				f.polled.Store(0) // cached reads off until a poll succeeds
+			default:
+				if v != last || settling {
+					f.gen.Add(1)
+					settling = v != last
+					last = v
+				}
+				f.polled.Store(time.Since(f.epoch).Nanoseconds())
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// close stops the poller and releases its connection.
+func (f *changeFeed) close() error {
+	if f == nil {
+		return nil
+	}
+	f.start.Do(func() {}) // never start after close
+	if f.stop != nil {
+		f.stop()
+		<-f.finished
+	}
+	return f.closeDB()
+}
+
+// viewCache remembers account views by login id, each with the change generation read before
+// it was: an entry is served only while that generation is current.
+type viewCache struct {
+	mu sync.RWMutex
+	m  map[string]cachedView
+}
+
+type cachedView struct {
+	gen  uint64
+	view *AccountView
+}
+
+const maxCachedViews = 10_000
+
+func (c *viewCache) get(id string, gen uint64) (*AccountView, bool) {
+	c.mu.RLock()
+	e, ok := c.m[id]
+	c.mu.RUnlock()
+	return e.view, ok && e.gen == gen
+}
+
+func (c *viewCache) put(id string, v *AccountView, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedViews {
+		c.m = make(map[string]cachedView, 64) // full: start over rather than track recency
+	}
+	c.m[id] = cachedView{gen: gen, view: v}
+}
