@@ -36,8 +36,9 @@ type Options struct {
 }
 
 // Version changes whenever the generated data changes, so a harness that keeps generated
-// databases knows to regenerate (2: store keys, the current month's invoices; 3: names indexed surname first).
-const Version = 3
+// databases knows to regenerate (2: store keys, the current month's invoices; 3: names indexed
+// surname first; 4: each subscriber lists its search terms, migrations 0013 and 0014).
+const Version = 4
 
 // Password is every generated portal login's password.
 const Password = "gen-password-1"
@@ -272,9 +273,9 @@ type generator struct {
 	indexer *indexer
 }
 
-// indexer computes the search terms of subscribers on a goroutine of its own, in order (so
-// term ids, hence the data, stay deterministic): store.SearchSource.Terms and the term
-// dictionary are most of the generator's work, and the rows are ready for the writer sooner.
+// indexer adds subscribers' search terms to the term dictionary on a goroutine of its own, in
+// order (so term ids, hence the data, stay deterministic): the dictionary is much of the
+// generator's work, and the rows are ready for the writer sooner.
 type indexer struct {
 	index *termIndex
 	batch []indexItem
@@ -283,8 +284,8 @@ type indexer struct {
 }
 
 type indexItem struct {
-	src store.SearchSource
-	sub int
+	terms []string
+	sub   int
 }
 
 func newIndexer(index *termIndex) *indexer {
@@ -293,7 +294,7 @@ func newIndexer(index *termIndex) *indexer {
 		defer close(x.done)
 		for batch := range x.jobs {
 			for _, it := range batch {
-				for _, t := range it.src.Terms() {
+				for _, t := range it.terms {
 					x.index.add(t, it.sub)
 				}
 			}
@@ -302,8 +303,8 @@ func newIndexer(index *termIndex) *indexer {
 	return x
 }
 
-func (x *indexer) add(src store.SearchSource, sub int) {
-	x.batch = append(x.batch, indexItem{src, sub})
+func (x *indexer) add(terms []string, sub int) {
+	x.batch = append(x.batch, indexItem{terms, sub})
 	if len(x.batch) == 1000 {
 		x.jobs <- x.batch
 		x.batch = make([]indexItem, 0, 1000)
@@ -418,7 +419,7 @@ func (g *generator) run(ctx context.Context) error {
 	g.units = newBatch(w, d, "units", "id", "building_id", "unit_number", "created_at")
 	g.ports = newBatch(w, d, "ports", "id", "building_id", "unit_id", "switch_name", "port_name", "location_hash", "location_identifier", "created_at")
 	g.subscribers = newBatch(w, d, "subscribers", "id", "provider_id", "email", "customer_number", "processor_customer_id", "payment_method_id",
-		"search_text", "phone_digits", "created_at", "updated_at")
+		"search_text", "search_terms", "phone_digits", "created_at", "updated_at")
 	g.contacts = newBatch(w, d, "contacts", "id", "subscriber_id", "role", "firstname", "lastname", "email", "phonenumber", "company", "updated_at")
 	g.lines = newBatch(w, d, "subscriptions", "id", "provider_id", "subscriber_id", "plan_version_id", "building_id", "unit_id", "port_id",
 		"location_key", "status", "workflow_state", "delivery_mode", "mac_address", "billing_owner", "billing_day", "processor_customer_id",
@@ -666,17 +667,18 @@ func (g *generator) subscriber(ctx context.Context, n int, loc location) {
 		g.procMethods.add(ctx, sub.PaymentMethodID, sub.ProcessorCustomerID, "succeeds", "visa", fmt.Sprintf("%04d", n%10000), 0, now)
 	}
 	created := now.AddDate(0, 0, -30-g.rnd.IntN(1500))
+	src := store.SearchSource{CustomerNumbers: []string{sub.CustomerNumber},
+		Contacts:  []store.SearchContact{{FirstName: first, LastName: last, Email: email, Phone: phone, Company: company}},
+		Locations: []store.SearchLocation{{Street: b.Street, City: b.City, PostalCode: b.PostalCode, Unit: loc.unitNumber}}}
+	terms := src.Terms()
 	g.subscribers.add(ctx, sub.ID, g.providerID, strings.ToLower(email), sub.CustomerNumber, custID, methodID,
-		store.SubscriberSearchText(sub), store.DigitsOnly(phone), created, created)
+		store.SubscriberSearchText(sub), strings.Join(terms, " "), store.DigitsOnly(phone), created, created)
 	g.contacts.add(ctx, id(kindContact, g.p, n), sub.ID, "holder", first, last, email, phone, company, created)
 	if HasLogin(n) {
 		g.accounts.add(ctx, id(kindAccount, g.p, n), strings.ToLower(email), g.providerID, sub.ID, g.hash, created, created)
 	}
 	g.line(ctx, sub, n, loc, platform, created)
-	src := store.SearchSource{CustomerNumbers: []string{sub.CustomerNumber},
-		Contacts:  []store.SearchContact{{FirstName: first, LastName: last, Email: email, Phone: phone, Company: company}},
-		Locations: []store.SearchLocation{{Street: b.Street, City: b.City, PostalCode: b.PostalCode, Unit: loc.unitNumber}}}
-	g.indexer.add(src, n)
+	g.indexer.add(terms, n)
 	g.bar.tick()
 }
 

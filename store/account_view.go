@@ -75,17 +75,7 @@ ORDER BY 1, 22 DESC, 17`
 // forgets them at once, a write by another process within changeFeed's staleAfter (0.1 s). The
 // view returned may be shared with other callers, so it must not be modified.
 func (s *Store) AccountView(ctx context.Context, accountID string) (*AccountView, error) {
-	gen, live := s.changes.current() // read before the view: a commit after this forgets it
-	if live {
-		if v, ok := s.views.get(accountID, gen); ok {
-			return v, nil
-		}
-	}
-	v, err := s.readAccountView(ctx, accountID)
-	if err == nil && live {
-		s.views.put(accountID, v, gen)
-	}
-	return v, err
+	return remembered(s, &s.views, accountID, func() (*AccountView, error) { return s.readAccountView(ctx, accountID) })
 }
 
 func (s *Store) readAccountView(ctx context.Context, accountID string) (*AccountView, error) {

@@ -7,14 +7,16 @@ import (
 	"time"
 
 	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
 
-// AccountView is remembered between calls, and every way the database can change makes it
-// read again: a commit through the same store at once, a write by another process (here a
-// second store on the same database) within the change feed's bound, a deleted login at once.
-func TestAccountViewSeesEveryChange(t *testing.T) {
+// AccountView and APIKeyByHash are remembered between calls, and every way the database can
+// change makes them read again: a commit through the same store at once, a write by another
+// process (here a second store on the same database) within the change feed's bound, a deleted
+// login at once.
+func TestRememberedReadsSeeEveryChange(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, u string) {
 		ctx := context.Background()
 		s := testdb.Open(t, u)
@@ -84,6 +86,37 @@ func TestAccountViewSeesEveryChange(t *testing.T) {
 			}
 			if waited := time.Since(start); waited > 500*time.Millisecond {
 				t.Errorf("another store's write seen after %s, want within the 100 ms bound (with slack)", waited)
+			}
+		})
+		t.Run("an API key revoked by another process stops within the bound", func(t *testing.T) {
+			h := identity.HashSecret(fixture.DemoAgentKey)
+			k, p, err := s.APIKeyByHash(ctx, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k.Features[0], p.Name = "changed by a caller", "changed by a caller"
+			k2, p2, err := s.APIKeyByHash(ctx, h)
+			if err != nil || k2.Features[0] == k.Features[0] || p2.Name == p.Name {
+				t.Fatalf("a caller's change to its copy reached the next caller: %v %v %v", err, k2.Features, p2.Name)
+			}
+			other := testdb.Open(t, u)
+			err = other.InTx(ctx, func(tx *store.Tx) error {
+				_, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = ? WHERE key_hash = ?`, time.Now().UTC(), h)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			for {
+				_, _, err := s.APIKeyByHash(ctx, h)
+				if store.IsNoRows(err) {
+					break
+				}
+				if time.Since(start) > 500*time.Millisecond {
+					t.Fatalf("revoked key still accepted after %s (err %v)", time.Since(start), err)
+				}
+				time.Sleep(2 * time.Millisecond)
 			}
 		})
 		t.Run("a deleted login stops at once", func(t *testing.T) {

@@ -20,7 +20,8 @@ import (
 // "marietremblay" and "tremblay"; a name is also indexed surname first). A query word, or a
 // run of query words typed together, then matches by prefix, which is one range scan of the
 // (provider_id, term) primary key on both engines, whatever the number of customers. Phones
-// also get their digit-only forms, so any formatting matches.
+// also get their digit-only forms, so any formatting matches. Each subscriber row lists its
+// terms (subscribers.search_terms), so re-indexing touches only the terms that changed.
 
 const (
 	maxTermLen      = 40 // longer terms are cut; a prefix that long is already selective
@@ -189,13 +190,14 @@ func (src SearchSource) Terms() []string {
 	return sorted
 }
 
-// searchSource reads every searchable value of a subscriber.
-func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID string, src SearchSource, err error) {
+// searchSource reads every searchable value of a subscriber, and the terms its row lists as
+// indexed (subscribers.search_terms).
+func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID, listed string, src SearchSource, err error) {
 	var num, legacy *string
-	err = tx.QueryRow(ctx, `SELECT provider_id, customer_number, legacy_customer_number FROM subscribers WHERE id = ?`, subscriberID).
-		Scan(&providerID, &num, &legacy)
+	err = tx.QueryRow(ctx, `SELECT provider_id, customer_number, legacy_customer_number, COALESCE(search_terms, '') FROM subscribers WHERE id = ?`, subscriberID).
+		Scan(&providerID, &num, &legacy, &listed)
 	if err != nil {
-		return "", src, fmt.Errorf("search values of %s: %w", subscriberID, err)
+		return "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, err)
 	}
 	for _, p := range []*string{num, legacy} {
 		if p != nil {
@@ -223,7 +225,7 @@ func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID
 		return err
 	})
 	if err != nil {
-		return "", src, err
+		return "", "", src, err
 	}
 	err = collect("locations", `SELECT b.street, b.city, b.postal_code, COALESCE(u.unit_number, ''), COALESCE(u.postal_unit, '')
 		FROM subscriptions s JOIN buildings b ON b.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
@@ -234,9 +236,9 @@ func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID
 		return err
 	})
 	if err != nil {
-		return "", src, err
+		return "", "", src, err
 	}
-	return providerID, src, nil
+	return providerID, listed, src, nil
 }
 
 // reindexAtCommit rewrites the subscriber's search terms once, just before tx commits, from
@@ -259,22 +261,32 @@ func (tx *Tx) beforeCommit(ctx context.Context) error {
 }
 
 // ReindexSubscriber rewrites a subscriber's search terms from its current rows, inside the
-// transaction that changed them.
+// transaction that changed them: the terms its row lists and no longer applies are deleted by
+// the index's primary key, the new ones inserted, and the list updated.
 func (tx *Tx) ReindexSubscriber(ctx context.Context, subscriberID string) error {
 	if subscriberID == "" {
 		return nil
 	}
-	providerID, src, err := tx.searchSource(ctx, subscriberID)
+	providerID, listed, src, err := tx.searchSource(ctx, subscriberID)
 	if err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM customer_search_terms WHERE subscriber_id = ?`, subscriberID); err != nil {
-		return fmt.Errorf("clear search terms: %w", err)
+	terms := src.Terms()
+	list := strings.Join(terms, " ")
+	if list == listed {
+		return nil
 	}
-	sorted := src.Terms()
-	const perInsert = 50
-	for start := 0; start < len(sorted); start += perInsert {
-		batch := sorted[start:min(start+perInsert, len(sorted))]
+	gone, added := termChanges(strings.Fields(listed), terms)
+	const perStatement = 50
+	for start := 0; start < len(gone); start += perStatement {
+		batch := gone[start:min(start+perStatement, len(gone))]
+		q := `DELETE FROM customer_search_terms WHERE provider_id = ? AND subscriber_id = ? AND term IN (` + placeholders(len(batch)) + `)`
+		if _, err := tx.Exec(ctx, q, anyArgs(providerID, append([]string{subscriberID}, batch...))...); err != nil {
+			return fmt.Errorf("clear search terms: %w", err)
+		}
+	}
+	for start := 0; start < len(added); start += perStatement {
+		batch := added[start:min(start+perStatement, len(added))]
 		args := make([]any, 0, 3*len(batch))
 		for _, t := range batch {
 			args = append(args, providerID, t, subscriberID)
@@ -285,7 +297,31 @@ func (tx *Tx) ReindexSubscriber(ctx context.Context, subscriberID string) error 
 			return fmt.Errorf("write search terms: %w", err)
 		}
 	}
+	if _, err := tx.Exec(ctx, `UPDATE subscribers SET search_terms = ? WHERE id = ?`, list, subscriberID); err != nil {
+		return fmt.Errorf("list search terms: %w", err)
+	}
 	return nil
+}
+
+// termChanges returns the terms of old not in current and those of current not in old.
+func termChanges(old, current []string) (gone, added []string) {
+	in := make(map[string]bool, len(current))
+	for _, t := range current {
+		in[t] = true
+	}
+	was := make(map[string]bool, len(old))
+	for _, t := range old {
+		was[t] = true
+		if !in[t] {
+			gone = append(gone, t)
+		}
+	}
+	for _, t := range current {
+		if !was[t] {
+			added = append(added, t)
+		}
+	}
+	return gone, added
 }
 
 // BackfillSearchTerms indexes subscribers that have no search terms yet (rows written before
@@ -405,8 +441,8 @@ func dedupe(ss []string) []string {
 // agent's query (QueryTerms), at most max distinct ids. Words typed together that stand
 // together in some customer's value are matched as that phrase (see phrases); each phrase or
 // remaining word must then start one of the subscriber's terms. Results come in term order of
-// the narrowest phrase, so exact matches come first. Each phrase is one index range:
-// (provider_id, term) for the narrowest, (subscriber_id, term) for the others.
+// the narrowest phrase, so exact matches come first. The narrowest phrase is one range of the
+// (provider_id, term) index; each other one is checked against the candidate's listed terms.
 func (s *Store) SearchSubscribers(ctx context.Context, providerID string, words []string, max int) ([]string, error) {
 	if len(words) == 0 {
 		return nil, nil
@@ -433,10 +469,12 @@ func (s *Store) searchPrefixes(ctx context.Context, providerID string, prefixes 
 	var b strings.Builder
 	b.WriteString(`SELECT t0.subscriber_id FROM customer_search_terms t0 WHERE t0.provider_id = ? AND t0.term >= ? AND t0.term < ?`)
 	args := []any{providerID, prefixes[0], prefixes[0] + "{"} // '{' sorts right after 'z': the end of the prefix range
+	// Every other prefix must start one of the candidate's listed terms (terms are [a-z0-9],
+	// so the pattern has no wildcard but its own).
 	for i, p := range prefixes[1:] {
-		fmt.Fprintf(&b, ` AND EXISTS (SELECT 1 FROM customer_search_terms t%[1]d WHERE t%[1]d.subscriber_id = t0.subscriber_id
-			AND t%[1]d.term >= ? AND t%[1]d.term < ?)`, i+1)
-		args = append(args, p, p+"{")
+		fmt.Fprintf(&b, ` AND EXISTS (SELECT 1 FROM subscribers s%[1]d WHERE s%[1]d.id = t0.subscriber_id
+			AND ' ' || s%[1]d.search_terms LIKE ?)`, i+1)
+		args = append(args, "% "+p+"%")
 	}
 	// A subscriber can carry several terms in the range: read a few rows more than max.
 	b.WriteString(` ORDER BY t0.term, t0.subscriber_id LIMIT ?`)

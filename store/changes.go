@@ -128,32 +128,48 @@ func (f *changeFeed) close() error {
 	return f.closeDB()
 }
 
-// viewCache remembers account views by login id, each with the change generation read before
-// it was: an entry is served only while that generation is current.
-type viewCache struct {
+// memo remembers values by key, each with the change generation read before it was read
+// from the database: an entry is served only while that generation is current.
+type memo[V any] struct {
 	mu sync.RWMutex
-	m  map[string]cachedView
+	m  map[string]memoEntry[V]
 }
 
-type cachedView struct {
-	gen  uint64
-	view *AccountView
+type memoEntry[V any] struct {
+	gen uint64
+	v   V
 }
 
-const maxCachedViews = 10_000
+const maxMemoEntries = 10_000
 
-func (c *viewCache) get(id string, gen uint64) (*AccountView, bool) {
+func (c *memo[V]) get(key string, gen uint64) (V, bool) {
 	c.mu.RLock()
-	e, ok := c.m[id]
+	e, ok := c.m[key]
 	c.mu.RUnlock()
-	return e.view, ok && e.gen == gen
+	return e.v, ok && e.gen == gen
 }
 
-func (c *viewCache) put(id string, v *AccountView, gen uint64) {
+func (c *memo[V]) put(key string, v V, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCachedViews {
-		c.m = make(map[string]cachedView, 64) // full: start over rather than track recency
+	if c.m == nil || len(c.m) >= maxMemoEntries {
+		c.m = make(map[string]memoEntry[V], 64) // full: start over rather than track recency
 	}
-	c.m[id] = cachedView{gen: gen, view: v}
+	c.m[key] = memoEntry[V]{gen: gen, v: v}
+}
+
+// remembered returns what read returns for key, from c while the database has not changed
+// since it was read (see changeFeed).
+func remembered[V any](s *Store, c *memo[V], key string, read func() (V, error)) (V, error) {
+	gen, live := s.changes.current() // read before the value: a commit after this forgets it
+	if live {
+		if v, ok := c.get(key, gen); ok {
+			return v, nil
+		}
+	}
+	v, err := read()
+	if err == nil && live {
+		c.put(key, v, gen)
+	}
+	return v, err
 }

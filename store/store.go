@@ -35,10 +35,11 @@ type Store struct {
 	// on DB, whose connections may all be held by transactions waiting for a block.
 	counters *counterBlocks
 
-	// changes and views: GET /partner/subscriber/me's account views, remembered until the
-	// database may have changed (see changeFeed).
+	// Reads on every request of their kind, remembered until the database may have changed
+	// (see changeFeed): GET /partner/subscriber/me's account views and API keys.
 	changes *changeFeed
-	views   viewCache
+	views   memo[*AccountView]
+	keys    memo[apiKeyHit]
 }
 
 // Open connects to the database named by a DATABASE_URL: sqlite://PATH or postgres://…
