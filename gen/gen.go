@@ -88,7 +88,7 @@ type Summary struct {
 
 // Phase is the time gen spent in one step: "rows" (generating and writing every table but the
 // search index), "search index" (sorting and writing it), "indexes" (building the secondary
-// indexes dropped for the load), "analyze" (planner statistics).
+// indexes dropped for the load), "analyze" (planner statistics; on PostgreSQL with a VACUUM).
 type Phase struct {
 	Name    string
 	Elapsed time.Duration
@@ -239,7 +239,14 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 	if err := restore(); err != nil {
 		return sum, err
 	}
-	if err := exec("ANALYZE"); err != nil {
+	// On PostgreSQL a VACUUM too, as after any bulk load: it sets the rows' hint bits and the
+	// visibility map, so the first reads do not write and index-only scans (the agent search)
+	// read no table pages (name search at 1M with 8 clients: +10% throughput).
+	analyze := "ANALYZE"
+	if pg != nil {
+		analyze = "VACUUM (ANALYZE)"
+	}
+	if err := exec(analyze); err != nil {
 		return sum, fmt.Errorf("analyze: %w", err)
 	}
 	clock.enter("")
