@@ -55,6 +55,10 @@ func bearer(r *http.Request) string {
 	return ""
 }
 
+func missingBearer() error {
+	return subprov.Errorf(subprov.EUNAUTHORIZED, "unauthorized", "Missing bearer token")
+}
+
 // authenticate establishes the caller for a route's credential, or returns the error to send.
 func (s *server) authenticate(r *http.Request, cred credential) (*caller, error) {
 	ctx := r.Context()
@@ -82,7 +86,7 @@ func (s *server) authenticate(r *http.Request, cred credential) (*caller, error)
 			return c, nil
 		}
 		if tok == "" {
-			return nil, subprov.Errorf(subprov.EUNAUTHORIZED, "unauthorized", "Missing bearer token")
+			return nil, missingBearer()
 		}
 		acc, err := s.Auth.Subscriber(ctx, tok)
 		if err != nil {
@@ -95,7 +99,7 @@ func (s *server) authenticate(r *http.Request, cred credential) (*caller, error)
 	case credSubscriberView:
 		tok := bearer(r)
 		if tok == "" {
-			return nil, subprov.Errorf(subprov.EUNAUTHORIZED, "unauthorized", "Missing bearer token")
+			return nil, missingBearer()
 		}
 		v, err := s.Auth.SubscriberView(ctx, tok)
 		if err != nil {
@@ -111,7 +115,7 @@ func (s *server) authenticate(r *http.Request, cred credential) (*caller, error)
 	case credOperator:
 		tok := bearer(r)
 		if tok == "" {
-			return nil, subprov.Errorf(subprov.EUNAUTHORIZED, "unauthorized", "Missing bearer token")
+			return nil, missingBearer()
 		}
 		op, err := s.Auth.Operator(ctx, tok)
 		if err != nil {

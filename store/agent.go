@@ -35,6 +35,16 @@ type ServiceLocation struct {
 	UnitNumber     string
 }
 
+// serviceLocationColumns select a line's ServiceLocation fields (scanned by fields) from
+// subscriptions s, buildings g and units u; all empty when a left join found no line.
+const serviceLocationColumns = `COALESCE(s.id, ''), COALESCE(g.id, ''), COALESCE(g.street, ''), COALESCE(g.city, ''),
+	COALESCE(g.postal_code, ''), COALESCE(g.province, ''), COALESCE(g.country, ''), COALESCE(u.unit_number, '')`
+
+// fields are the scan targets of serviceLocationColumns.
+func (l *ServiceLocation) fields() []any {
+	return []any{&l.SubscriptionID, &l.BuildingID, &l.Street, &l.City, &l.PostalCode, &l.Province, &l.Country, &l.UnitNumber}
+}
+
 func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
 
 func anyArgs(first any, ids []string) []any {
@@ -53,8 +63,7 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 		return nil, nil
 	}
 	rows, err := s.R().Query(ctx, `SELECT b.id, COALESCE(b.customer_number, ''), c.firstname, c.lastname, c.email, c.phonenumber,
-			COALESCE(s.id, ''), COALESCE(g.id, ''), COALESCE(g.street, ''), COALESCE(g.city, ''), COALESCE(g.postal_code, ''),
-			COALESCE(g.province, ''), COALESCE(g.country, ''), COALESCE(u.unit_number, '')
+			`+serviceLocationColumns+`
 		FROM subscribers b JOIN contacts c ON c.subscriber_id = b.id AND c.role = 'holder'
 			LEFT JOIN subscriptions s ON s.subscriber_id = b.id AND s.provider_id = b.provider_id
 			LEFT JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
@@ -68,8 +77,8 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 	for rows.Next() {
 		var c Candidate
 		var l ServiceLocation
-		if err := rows.Scan(&c.SubscriberID, &c.CustomerNumber, &c.Holder.FirstName, &c.Holder.LastName, &c.Holder.Email, &c.Holder.PhoneNumber,
-			&l.SubscriptionID, &l.BuildingID, &l.Street, &l.City, &l.PostalCode, &l.Province, &l.Country, &l.UnitNumber); err != nil {
+		if err := rows.Scan(append([]any{&c.SubscriberID, &c.CustomerNumber, &c.Holder.FirstName, &c.Holder.LastName, &c.Holder.Email,
+			&c.Holder.PhoneNumber}, l.fields()...)...); err != nil {
 			return nil, fmt.Errorf("search candidates: %w", err)
 		}
 		found := byID[c.SubscriberID]
@@ -99,9 +108,8 @@ func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []s
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.R().Query(ctx, `SELECT s.subscriber_id, s.id, b.id, b.street, b.city, b.postal_code, b.province, b.country,
-			COALESCE(u.unit_number, '')
-		FROM subscriptions s JOIN buildings b ON b.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
+	rows, err := s.R().Query(ctx, `SELECT s.subscriber_id, `+serviceLocationColumns+`
+		FROM subscriptions s JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
 		WHERE s.provider_id = ? AND s.subscriber_id IN (`+placeholders(len(ids))+`)
 		ORDER BY s.created_at DESC, s.id`, anyArgs(providerID, ids)...)
 	if err != nil {
@@ -111,7 +119,7 @@ func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []s
 	var out []ServiceLocation
 	for rows.Next() {
 		var l ServiceLocation
-		if err := rows.Scan(&l.SubscriberID, &l.SubscriptionID, &l.BuildingID, &l.Street, &l.City, &l.PostalCode, &l.Province, &l.Country, &l.UnitNumber); err != nil {
+		if err := rows.Scan(append([]any{&l.SubscriberID}, l.fields()...)...); err != nil {
 			return nil, fmt.Errorf("service locations: %w", err)
 		}
 		out = append(out, l)

@@ -205,11 +205,11 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
 		_ = sqlTx.Rollback()
 		return err
 	}
-	if err := sqlTx.Commit(); err != nil {
-		s.changes.committed() // the outcome of a failed commit is unknown: assume it landed
+	err = sqlTx.Commit()
+	s.changes.committed() // also after a failed commit: its outcome is unknown, assume it landed
+	if err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
-	s.changes.committed()
 	for _, f := range tx.afterCommit {
 		f()
 	}
