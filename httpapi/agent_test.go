@@ -477,6 +477,7 @@ func TestAgentReadsAndWrites(t *testing.T) {
 
 func TestAgentPlanChange(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		s.AwaitStartupBillRun(t) // the quote's proration depends on this month's invoice
 		mh := agentHeaders(fixture.DemoAgentKey, verify(t, s, fixture.DemoAgentKey, marieID, fixture.DemoSubscriberEmail))
 		path := "/partner/agent/customers/" + marieID + "/plan-change"
 		res := s.Do(apptest.Request{Method: "POST", Path: path + "/preview", Headers: mh, Body: map[string]string{"plan_version_id": fibre1000}})

@@ -126,6 +126,7 @@ func TestMCPConversation(t *testing.T) {
 		}
 		c.fails("get_customer_profile", map[string]any{"customer_id": "s1000000-0000-4000-8000-000000000002", "verified_session": sess}, "verification_required")
 
+		s.AwaitStartupBillRun(t) // the quote's proration depends on this month's invoice
 		preview := c.ok("preview_plan_change", map[string]any{"customer_id": id, "verified_session": sess, "plan_version_id": fibre1000})
 		if preview["eligible"] != true || preview["quote_id"] == nil {
 			t.Fatalf("preview: %v", preview)

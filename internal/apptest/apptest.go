@@ -21,6 +21,7 @@ import (
 	"github.com/subprov/subprov/config"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/jobs"
 )
 
 // Service is a running subprov.
@@ -218,6 +219,22 @@ func (s *Service) Operator() map[string]string {
 func Key(k string) map[string]string { return map[string]string{"X-API-Key": k} }
 
 // Eventually polls cond until it holds or timeout passes.
+// AwaitStartupBillRun waits until the bill run the service's first sweep enqueues for the demo
+// provider has run. A test whose answers depend on the period's invoice (a plan-change quote's
+// proration) waits for it first, or the run may issue the invoice between two of its calls.
+func (s *Service) AwaitStartupBillRun(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	Eventually(t, 15*time.Second, "the start-up bill run", func() bool {
+		var marked, pending int
+		err := s.Store.R().QueryRow(ctx, `SELECT
+				(SELECT COUNT(*) FROM settings WHERE key LIKE ?),
+				(SELECT COUNT(*) FROM river_job WHERE kind = ? AND state IN ('available', 'running', 'scheduled', 'retryable'))`,
+			"billrun:"+fixture.DemoProviderID+":%", jobs.BillRun{}.Kind()).Scan(&marked, &pending)
+		return err == nil && marked > 0 && pending == 0
+	})
+}
+
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
