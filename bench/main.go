@@ -42,6 +42,7 @@ type options struct {
 	out         string
 	reuse       bool
 	orders      int
+	orderRate   float64
 	scenarios   map[string]bool // nil: all
 	pgDB        string          // PostgreSQL database name; "" = subprov_bench_<subscribers>
 	scratch     bool            // measure on a throw-away copy of the generated database
@@ -64,7 +65,8 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "duration of each scenario")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "report file (rewritten)")
 	flag.BoolVar(&o.reuse, "reuse", true, "reuse a database generated earlier at the same scale")
-	flag.IntVar(&o.orders, "orders", 2000, "provider-initiated orders to place per engine (capped by the free ports)")
+	flag.IntVar(&o.orders, "orders", 4000, "provider-initiated orders to place per engine, half at --order-rate and half at capacity (capped by the free ports)")
+	flag.Float64Var(&o.orderRate, "order-rate", 300, "orders per second offered open-loop in the orders scenario's first phase")
 	flag.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames, ","),
 		"comma list of scenarios to run: search (agent search, each kind with 1 and 8 clients), me (GET /partner/subscriber/me and the bare ceiling), orders (provider-initiated orders and their provisioning.completed events), billrun (the monthly bill run over the platform-billed lines, serve stopped)")
 	flag.StringVar(&o.pgDB, "pg-db", "", "PostgreSQL database the harness generates into and measures (default subprov_bench_<subscribers>); "+
@@ -243,6 +245,7 @@ func scratchCopy(ctx context.Context, o options, engine, dbURL string) (string, 
 				return "", err
 			}
 		}
+		flushDisk()
 		return "sqlite://" + dst, nil
 	}
 	u, err := url.Parse(dbURL)
@@ -258,11 +261,27 @@ func scratchCopy(ctx context.Context, o options, engine, dbURL string) (string, 
 	if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+"_scratch WITH (FORCE)"); err != nil {
 		return "", err
 	}
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+"_scratch TEMPLATE "+name); err != nil {
-		return "", err
+	// FILE_COPY (PostgreSQL 15+) copies the files; the default, WAL_LOG, would write the
+	// whole database through the write-ahead log the measured commits then queue behind.
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+"_scratch TEMPLATE "+name+" STRATEGY FILE_COPY"); err != nil {
+		if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+"_scratch TEMPLATE "+name); err != nil {
+			return "", err
+		}
 	}
+	if _, err := admin.ExecContext(ctx, "CHECKPOINT"); err != nil {
+		logf("CHECKPOINT: %v (measuring anyway)", err)
+	}
+	flushDisk()
 	u.Path = "/" + name + "_scratch"
 	return u.String(), nil
+}
+
+// flushDisk writes the copy's dirty pages out before measuring: left to the kernel, gigabytes
+// of write-back would run under the scenarios and slow every commit's sync.
+func flushDisk() {
+	start := time.Now()
+	syscall.Sync()
+	logf("flushed the copy to disk in %s", time.Since(start).Round(100*time.Millisecond))
 }
 
 func copyFile(src, dst string) error {
@@ -386,7 +405,9 @@ type result struct {
 	errors   int64
 	elapsed  time.Duration
 	p50, p99 time.Duration
-	wrkRPS   float64 // 0 when wrk is not installed
+	wrkRPS   float64   // 0 when wrk is not installed
+	offered  float64   // requests per second offered open-loop; 0: closed loop from clients
+	started  time.Time // when the first request was sent
 }
 
 func (r result) rps() float64 { return float64(r.requests) / r.elapsed.Seconds() }
@@ -426,7 +447,8 @@ func load(clients int, d time.Duration, do func(c *http.Client, i int64) (bool, 
 	for _, h := range hists {
 		all.merge(h)
 	}
-	return result{clients: clients, requests: all.n, errors: errs.Load(), elapsed: time.Since(start), p50: all.quantile(0.5), p99: all.quantile(0.99)}
+	return result{clients: clients, requests: all.n, errors: errs.Load(), started: start, elapsed: time.Since(start),
+		p50: all.quantile(0.5), p99: all.quantile(0.99)}
 }
 
 // get is one GET expecting 200, the body read and dropped.

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"sync"
@@ -18,14 +14,14 @@ import (
 
 // engineResult is one engine's run.
 type engineResult struct {
-	engine        string
-	genTime       time.Duration // 0: database reused
-	ready         time.Duration
-	maxRSSKB      int64
-	scenarios     []result
-	ceiling       result
-	ordersToEvent result // latency from order response to provisioning.completed received
-	bill          billResult
+	engine    string
+	genTime   time.Duration // 0: database reused
+	ready     time.Duration
+	maxRSSKB  int64
+	scenarios []result
+	ceiling   result
+	orders    []orderPhase // at --order-rate, then at capacity
+	bill      billResult
 }
 
 // queryKinds are one agent search of each kind, from generated subscriber 0's rows.
@@ -77,13 +73,16 @@ func measure(ctx context.Context, o options, bin, engine, dbURL, ceilingURL stri
 		}
 	}
 	if o.runs("orders") {
-		orders, toEvent, err := placeOrders(ctx, o, srv, dbURL)
+		paced, capacity, err := placeOrders(ctx, o, srv, dbURL)
 		if err != nil {
 			return nil, err
 		}
-		res.scenarios = append(res.scenarios, orders)
-		res.ordersToEvent = toEvent
-		logf("%s: orders %.0f/s p99 %s, to provisioning.completed p99 %s", engine, orders.rps(), orders.p99, toEvent.p99)
+		res.orders = []orderPhase{paced, capacity}
+		for _, ph := range res.orders {
+			res.scenarios = append(res.scenarios, ph.intake)
+			logf("%s: %s: %.0f/s p99 %s; to provisioning.completed p50 %s p99 %s, %.0f events/s", engine, ph.intake.name,
+				ph.intake.rps(), ph.intake.p99, ph.toEvent.p50, ph.toEvent.p99, ph.toEvent.rps())
+		}
 	}
 	return res, nil
 }
@@ -195,99 +194,4 @@ func freePorts(ctx context.Context, dbURL string, o options) ([]string, error) {
 		}
 	}
 	return out, rows.Err()
-}
-
-// placeOrders places provider-initiated direct-route orders on free first-line ports (sim
-// switch) from 8 clients and times, through a webhook receiver on loopback, each order's
-// provisioning.completed event.
-func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (result, result, error) {
-	ports, err := freePorts(ctx, dbURL, o)
-	if err != nil {
-		return result{}, result{}, err
-	}
-	var mu sync.Mutex
-	placed := map[string]time.Time{}
-	early := map[string]time.Time{} // events that beat the order's response
-	delivered := newHist()
-	hook := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var ev struct {
-			Type string         `json:"type"`
-			Data map[string]any `json:"data"`
-		}
-		body, _ := io.ReadAll(r.Body)
-		if json.Unmarshal(body, &ev) == nil && ev.Type == "provisioning.completed" {
-			id, _ := ev.Data["subscription_id"].(string)
-			mu.Lock()
-			if t, ok := placed[id]; ok {
-				delivered.record(time.Since(t))
-			} else {
-				early[id] = time.Now()
-			}
-			mu.Unlock()
-		}
-		w.WriteHeader(200)
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return result{}, result{}, err
-	}
-	go hook.Serve(ln) //nolint:errcheck
-	defer hook.Close()
-	st, err := store.Open(ctx, dbURL)
-	if err != nil {
-		return result{}, result{}, err
-	}
-	_, err = st.DB.ExecContext(ctx, st.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), "http://"+ln.Addr().String()+"/hook", gen.ProviderID(1))
-	st.Close()
-	if err != nil {
-		return result{}, result{}, err
-	}
-	r := load(8, time.Hour, func(c *http.Client, i int64) (bool, error) {
-		if int(i) >= len(ports) {
-			return false, nil
-		}
-		body, _ := json.Marshal(map[string]any{"plan_version_id": gen.PlanVersionID(1, 1), "location_hash": ports[i],
-			"subscriber": map[string]any{"firstname": "Bench", "lastname": fmt.Sprintf("Order%d", i), "email": fmt.Sprintf("bench.order%d@example.ca", i),
-				"phonenumber": "+1 514-555-0100"}})
-		req, _ := http.NewRequest("POST", srv.base+"/partner/provisioning/provider-initiated", bytes.NewReader(body))
-		req.Header.Set("X-API-Key", gen.StoreKey(1, int(i)%gen.StoreKeys)) // orders spread across the provider's keys
-		req.Header.Set("Content-Type", "application/json")
-		res, err := c.Do(req)
-		if err != nil {
-			return true, err
-		}
-		defer res.Body.Close()
-		out, _ := io.ReadAll(res.Body)
-		if res.StatusCode != 200 {
-			return true, fmt.Errorf("order: %d %s", res.StatusCode, out)
-		}
-		var got struct {
-			SubscriptionID string `json:"subscription_id"`
-		}
-		json.Unmarshal(out, &got) //nolint:errcheck
-		now := time.Now()
-		mu.Lock()
-		placed[got.SubscriptionID] = now
-		if t, ok := early[got.SubscriptionID]; ok {
-			delivered.record(max(0, t.Sub(now)))
-		}
-		mu.Unlock()
-		return true, nil
-	})
-	r.name = "provider-initiated order (direct, sim switch)"
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		mu.Lock()
-		n := delivered.n
-		mu.Unlock()
-		if n >= r.requests-r.errors {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	ev := result{name: "order → provisioning.completed delivered", requests: delivered.n, p50: delivered.quantile(0.5), p99: delivered.quantile(0.99),
-		elapsed: r.elapsed}
-	return r, ev, nil
 }

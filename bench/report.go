@@ -58,7 +58,11 @@ func (r *report) write(path string) error {
 			if s.wrkRPS > 0 {
 				w = fmt.Sprintf("%.0f", s.wrkRPS)
 			}
-			fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %s | %.0f | %s |\n", s.name, s.clients, s.requests, s.errors, ms(s.p50), ms(s.p99), s.rps(), w)
+			clients := fmt.Sprint(s.clients)
+			if s.offered > 0 {
+				clients = fmt.Sprintf("open loop, %.0f/s", s.offered)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %.0f | %s |\n", s.name, clients, s.requests, s.errors, ms(s.p50), ms(s.p99), s.rps(), w)
 		}
 		for _, s := range e.scenarios {
 			row(s)
@@ -66,8 +70,9 @@ func (r *report) write(path string) error {
 		if o.runs("me") {
 			row(e.ceiling)
 		}
-		if o.runs("orders") {
-			fmt.Fprintf(&b, "| %s | — | %d | — | %s | %s | — | — |\n", e.ordersToEvent.name, e.ordersToEvent.requests, ms(e.ordersToEvent.p50), ms(e.ordersToEvent.p99))
+		for _, ph := range e.orders {
+			// The rate column is events delivered per second, from the first order sent to the last event received.
+			fmt.Fprintf(&b, "| %s | — | %d | — | %s | %s | %.0f delivered/s | — |\n", ph.toEvent.name, ph.toEvent.requests, ms(ph.toEvent.p50), ms(ph.toEvent.p99), ph.toEvent.rps())
 		}
 		b.WriteString("\n")
 		for _, s := range e.scenarios {

@@ -254,6 +254,7 @@ func tuneSQLite(ctx context.Context, st *store.Store) (restore func() error, err
 	}
 	err = set("journal_mode=OFF", "synchronous=OFF", "foreign_keys=OFF", "cache_size=-1048576", "temp_store=MEMORY", "locking_mode=EXCLUSIVE", "threads=2")
 	return func() error {
-		return set("locking_mode=NORMAL", "journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON", "cache_size=-2000", "analysis_limit=1000", "optimize=0x10002")
+		return set("locking_mode=NORMAL", "journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON",
+			fmt.Sprintf("cache_size=-%d", store.SQLiteWriterCacheKiB), "analysis_limit=1000", "optimize=0x10002")
 	}, err
 }

@@ -38,8 +38,11 @@ type Handlers struct {
 
 // Options tune the client.
 type Options struct {
-	Work         bool          // false: insert only (serve --no-workers)
-	MaxWorkers   int           // per process; default 10
+	Work bool // false: insert only (serve --no-workers)
+	// MaxWorkers is how many jobs run at once per process; default 50. A job mostly waits (on
+	// a switch, a mail relay, or its turn at the database writer), and on SQLite the writer
+	// commits waiting transactions together, so more jobs in flight cost little.
+	MaxWorkers   int
 	PollInterval time.Duration // how often to look for jobs other processes inserted; default 200ms
 	// FetchCooldown is the least time between two fetches; it bounds how long a job enqueued
 	// by this process waits after its transaction commits (the commit wakes the workers).
@@ -94,7 +97,7 @@ func Ready(ctx context.Context, s *store.Store) error {
 // New builds the client. Call Start to begin working jobs.
 func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 	if o.MaxWorkers <= 0 {
-		o.MaxWorkers = 10
+		o.MaxWorkers = 50
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 200 * time.Millisecond
@@ -177,7 +180,7 @@ type Args = river.JobArgs
 // Enqueue inserts a job inside tx: it becomes visible to workers only when tx commits, and
 // the commit wakes this process's workers to fetch it at once.
 func (c *Client) Enqueue(ctx context.Context, tx *store.Tx, args Args) error {
-	if _, err := c.river.InsertTx(ctx, tx.Tx, args, nil); err != nil {
+	if _, err := c.river.InsertTx(tx.StatementContext(ctx), tx.Tx, args, nil); err != nil {
 		return fmt.Errorf("enqueue %s: %w", args.Kind(), err)
 	}
 	if c.work {

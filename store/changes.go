@@ -42,13 +42,10 @@ func newChangeFeed(poll func(ctx context.Context) (string, error), closeDB func(
 // sqliteChanges polls PRAGMA data_version on a read-only connection of its own (the value is
 // per connection, so it must always be the same one).
 func sqliteChanges(path string) (*changeFeed, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(1000)&mode=ro")
+	db, err := openSQLiteConn(path, "_pragma=busy_timeout(1000)&mode=ro")
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
 	return newChangeFeed(func(ctx context.Context) (string, error) {
 		var v string
 		err := db.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v)

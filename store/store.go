@@ -12,12 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" database/sql driver
-	_ "modernc.org/sqlite"           // registers the "sqlite" database/sql driver
 )
 
 // Store is the database handle. Writes go through DB; on SQLite, DB has a single connection
@@ -28,7 +26,6 @@ type Store struct {
 	RDB     *sql.DB
 	Dialect Dialect
 	URL     string
-	stmts   *stmtCache // SQLite's read pool only; nil on PostgreSQL, whose driver caches statements itself
 
 	// counters hands out per-provider counter values from blocks reserved in their own
 	// transactions (PostgreSQL; see NextCustomerNumber). Its one-connection pool never waits
@@ -38,8 +35,11 @@ type Store struct {
 	// Reads on every request of their kind, remembered until the database may have changed
 	// (see changeFeed): GET /partner/subscriber/me's account views and API keys.
 	changes *changeFeed
-	views   memo[*AccountView]
-	keys    memo[apiKeyHit]
+
+	writer      *committer    // SQLite: runs InTx's transactions, in groups (group.go)
+	checkpoints *checkpointer // SQLite: copies the write-ahead log into the file, off the writer
+	views       memo[*AccountView]
+	keys        memo[apiKeyHit]
 }
 
 // Open connects to the database named by a DATABASE_URL: sqlite://PATH or postgres://…
@@ -55,6 +55,9 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	}
 }
 
+// SQLiteWriterCacheKiB is the page cache of the SQLite writer connection.
+const SQLiteWriterCacheKiB = 32 << 10
+
 func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("DATABASE_URL: sqlite:// needs a file path")
@@ -65,17 +68,17 @@ func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
 		}
 	}
 	// busy_timeout first so the other pragmas already wait instead of failing on a lock.
+	// The writer's page cache holds the upper levels of the big indexes (an order inserts
+	// ~26 search terms at random places in one of them); the default 2 MB made it read them
+	// back from the file on every order. Its checkpoints are the checkpointer's (checkpoint.go).
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
-		"&_pragma=synchronous(FULL)&_time_format=sqlite&_txlock=immediate"
-	dsn := "file:" + path + "?" + pragmas
-	w, err := sql.Open("sqlite", dsn)
+		"&_pragma=synchronous(FULL)&_time_format=sqlite&_txlock=immediate" +
+		fmt.Sprintf("&_pragma=cache_size(-%d)&_pragma=wal_autocheckpoint(%d)", SQLiteWriterCacheKiB, walFallbackPages)
+	w, err := openSQLiteConn(path, pragmas)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	w.SetConnMaxLifetime(0)
-	r, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_time_format=sqlite&mode=ro")
+	r, err := sql.Open(sqliteDriverName, "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_time_format=sqlite&mode=ro")
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open sqlite reader: %w", err)
@@ -90,12 +93,34 @@ func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
 		r.Close()
 		return nil, fmt.Errorf("open sqlite change feed: %w", err)
 	}
-	s := &Store{DB: w, RDB: r, Dialect: SQLite, URL: raw, stmts: &stmtCache{db: r, m: map[string]*sql.Stmt{}}, changes: changes}
+	ckpt, err := startCheckpointer(path)
+	if err != nil {
+		w.Close()
+		r.Close()
+		changes.close()
+		return nil, fmt.Errorf("open sqlite checkpointer: %w", err)
+	}
+	s := &Store{DB: w, RDB: r, Dialect: SQLite, URL: raw, changes: changes, checkpoints: ckpt}
+	s.writer = &committer{s: s}
 	if err := w.PingContext(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// openSQLiteConn opens a pool of exactly one connection to the file at path, kept for the
+// store's life: the writer, and the connections whose state is their own (the change feed's
+// data_version, the checkpointer).
+func openSQLiteConn(path, params string) (*sql.DB, error) {
+	db, err := sql.Open(sqliteDriverName, "file:"+path+"?"+params)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	return db, nil
 }
 
 func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
@@ -129,8 +154,10 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 
 // Close releases the pools.
 func (s *Store) Close() error {
-	s.stmts.close()
-	err := s.changes.close()
+	if s.writer != nil {
+		s.writer.close()
+	}
+	err := errors.Join(s.changes.close(), s.checkpoints.close())
 	err = errors.Join(err, s.DB.Close())
 	if s.RDB != s.DB {
 		err = errors.Join(err, s.RDB.Close())
@@ -159,31 +186,48 @@ type Tx struct {
 // as the job workers. fn must not block.
 func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, fn) }
 
+// StatementContext is the context to run a statement of tx with: on SQLite the caller's
+// context without its cancellation, because an interrupted write rolls back the whole SQLite
+// transaction, which other callers' transactions share (group.go); a transaction that has
+// begun runs to its end.
+func (tx *Tx) StatementContext(ctx context.Context) context.Context {
+	if tx.d == SQLite {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
 // Exec runs a statement written with ? placeholders.
 func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return tx.Tx.ExecContext(ctx, tx.d.Rebind(query), args...)
+	return tx.Tx.ExecContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
 }
 
 // Query runs a query written with ? placeholders.
 func (tx *Tx) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return tx.Tx.QueryContext(ctx, tx.d.Rebind(query), args...)
+	return tx.Tx.QueryContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
 }
 
 // QueryRow runs a single-row query written with ? placeholders.
 func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	return tx.Tx.QueryRowContext(ctx, tx.d.Rebind(query), args...)
+	return tx.Tx.QueryRowContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
 }
 
 // Dialect returns the engine's dialect.
 func (tx *Tx) Dialect() Dialect { return tx.d }
 
 // InTx runs fn in one transaction: committed when fn returns nil, rolled back otherwise, so no
-// rule ever leaves half its writes behind. A PostgreSQL serialization failure or deadlock is
-// retried a few times because the whole fn is safe to run again.
+// rule ever leaves half its writes behind. A PostgreSQL serialization failure or deadlock (or
+// SQLite busy with another process's write) is retried a few times because the whole fn is
+// safe to run again. On SQLite, transactions that queue for the one writer are committed in
+// groups (group.go).
 func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		err = s.inTxOnce(ctx, fn)
+		if s.writer != nil {
+			err = s.writer.run(ctx, fn)
+		} else {
+			err = s.inTxOnce(ctx, fn)
+		}
 		if err == nil || !s.Dialect.Retryable(err) {
 			return err
 		}
@@ -224,83 +268,20 @@ type Querier interface {
 
 // reader adapts the read pool to querier with the dialect's placeholders.
 type reader struct {
-	db    *sql.DB
-	d     Dialect
-	stmts *stmtCache
+	db *sql.DB
+	d  Dialect
 }
 
 func (r reader) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if st := r.stmts.get(ctx, q); st != nil {
-		return st.QueryContext(ctx, args...)
-	}
 	return r.db.QueryContext(ctx, r.d.Rebind(q), args...)
 }
 
 func (r reader) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	if st := r.stmts.get(ctx, q); st != nil {
-		return st.QueryRowContext(ctx, args...)
-	}
 	return r.db.QueryRowContext(ctx, r.d.Rebind(q), args...)
 }
 
 // R returns a querier on the read pool, for reads outside a transaction.
-func (s *Store) R() Querier { return reader{s.RDB, s.Dialect, s.stmts} }
-
-// stmtCache keeps one prepared statement per query text on SQLite's read pool. The pure-Go
-// driver otherwise parses and plans every query again on every call, which was most of the
-// CPU of a simple read (pprof of GET /partner/subscriber/me: 60% in sqlite3RunParser). A
-// database/sql Stmt prepares itself lazily on each pooled connection it runs on. The cache
-// holds at most maxCachedStmts queries (the store's queries are constants, but a few are
-// built with a variable number of placeholders); past that, queries are prepared per call.
-type stmtCache struct {
-	db *sql.DB
-	mu sync.RWMutex
-	m  map[string]*sql.Stmt
-}
-
-const maxCachedStmts = 1024
-
-// get returns the cached statement for q, preparing it on first use; nil when the cache is
-// off (PostgreSQL) or full, or q does not prepare (the caller's query then reports why).
-func (c *stmtCache) get(ctx context.Context, q string) *sql.Stmt {
-	if c == nil {
-		return nil
-	}
-	c.mu.RLock()
-	st, full := c.m[q], len(c.m) >= maxCachedStmts
-	c.mu.RUnlock()
-	if st != nil || full {
-		return st
-	}
-	st, err := c.db.PrepareContext(ctx, q)
-	if err != nil {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if old := c.m[q]; old != nil {
-		st.Close()
-		return old
-	}
-	if len(c.m) >= maxCachedStmts || c.m == nil {
-		st.Close()
-		return nil
-	}
-	c.m[q] = st
-	return st
-}
-
-func (c *stmtCache) close() {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, st := range c.m {
-		st.Close()
-	}
-	c.m = nil
-}
+func (s *Store) R() Querier { return reader{s.RDB, s.Dialect} }
 
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)

@@ -1,0 +1,114 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"testing"
+)
+
+// cachedTexts returns the query texts cached on db's connection (the writer has one).
+func cachedTexts(t *testing.T, db *sql.DB) map[string]bool {
+	t.Helper()
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	out := map[string]bool{}
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*cachingConn)
+		if !ok {
+			return fmt.Errorf("connection is %T, not the caching connection", dc)
+		}
+		for q := range c.stmts {
+			out[q] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestSQLiteStatementCache(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.DB.ExecContext(ctx, `CREATE TABLE t (v INTEGER PRIMARY KEY); CREATE TABLE u (w TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	const insert, ge = `INSERT INTO t (v) VALUES (?)`, `SELECT v FROM t WHERE v >= ? ORDER BY v`
+	err = s.InTx(ctx, func(tx *Tx) error {
+		for v := 1; v <= 5; v++ {
+			if _, err := tx.Exec(ctx, insert, v); err != nil {
+				return err
+			}
+		}
+		// The same text again while its rows are open: run uncached, both see their own rows.
+		rows, err := tx.Query(ctx, ge, 2)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var outer, inner []int
+		for rows.Next() {
+			var v, w int
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			if err := tx.QueryRow(ctx, ge, v+1).Scan(&w); err != nil && err != sql.ErrNoRows {
+				return err
+			}
+			outer, inner = append(outer, v), append(inner, w)
+		}
+		if fmt.Sprint(outer) != "[2 3 4 5]" || fmt.Sprint(inner) != "[3 4 5 0]" {
+			t.Errorf("nested use of one statement: outer %v inner %v, want [2 3 4 5] and [3 4 5 0]", outer, inner)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A failed statement leaves its cached statement usable.
+	if _, err := s.DB.ExecContext(ctx, insert, 1); err == nil {
+		t.Fatal("duplicate key inserted")
+	}
+	if _, err := s.DB.ExecContext(ctx, insert, 6); err != nil {
+		t.Fatalf("insert after a failed one: %v", err)
+	}
+	var n int
+	if err := s.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM t`).Scan(&n); err != nil || n != 6 {
+		t.Fatalf("count: %d, %v; want 6", n, err)
+	}
+	cached := cachedTexts(t, s.DB)
+	for _, q := range []string{insert, ge, `SELECT COUNT(*) FROM t`} {
+		if !cached[q] {
+			t.Errorf("%q not cached", q)
+		}
+	}
+	for q := range cached {
+		if q == `CREATE TABLE t (v INTEGER PRIMARY KEY); CREATE TABLE u (w TEXT)` {
+			t.Errorf("a script of several statements was cached")
+		}
+	}
+	// Past the bound, new texts still run, uncached.
+	for i := 0; i < maxStmtsPerConn+10; i++ {
+		var got int
+		if err := s.DB.QueryRowContext(ctx, fmt.Sprintf(`SELECT %d`, i)).Scan(&got); err != nil || got != i {
+			t.Fatalf("SELECT %d: %d, %v", i, got, err)
+		}
+	}
+	if got := len(cachedTexts(t, s.DB)); got != maxStmtsPerConn {
+		t.Errorf("%d statements cached, want the bound %d", got, maxStmtsPerConn)
+	}
+	// The read pool caches too.
+	if err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM t WHERE v > ?`, 3).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("read pool count: %d, %v; want 3", n, err)
+	}
+}
