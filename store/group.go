@@ -54,10 +54,9 @@ type memberPanic struct {
 
 func (p *memberPanic) Error() string { return fmt.Sprintf("panic in transaction: %v", p.value) }
 
-// committer owns the SQLite writer for InTx: one goroutine, started with the first transaction.
+// committer owns the SQLite writer for InTx: one goroutine, for the store's life.
 type committer struct {
 	s       *Store
-	start   sync.Once
 	mu      sync.Mutex
 	queue   []*txRequest
 	wake    chan struct{} // buffer 1: the queue is not empty
@@ -68,15 +67,17 @@ type committer struct {
 
 var errStoreClosed = errors.New("store closed")
 
+func newCommitter(s *Store) *committer {
+	c := &committer{s: s, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	go c.loop()
+	return c
+}
+
 // run queues fn and waits for its group's outcome.
 func (c *committer) run(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c.start.Do(func() {
-		c.wake, c.stopped = make(chan struct{}, 1), make(chan struct{})
-		go c.loop()
-	})
 	r := &txRequest{ctx: ctx, fn: fn, done: make(chan struct{})}
 	c.mu.Lock()
 	if c.closed {
@@ -129,15 +130,12 @@ func (c *committer) loop() {
 func (c *committer) close() {
 	c.mu.Lock()
 	c.closed = true
-	started := c.stopped != nil
 	c.mu.Unlock()
-	if started {
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
-		<-c.stopped
+	select {
+	case c.wake <- struct{}{}:
+	default:
 	}
+	<-c.stopped
 }
 
 // commit runs batch as one group (alone: as a plain transaction).

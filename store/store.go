@@ -101,7 +101,7 @@ func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite checkpointer: %w", err)
 	}
 	s := &Store{DB: w, RDB: r, Dialect: SQLite, URL: raw, changes: changes, checkpoints: ckpt}
-	s.writer = &committer{s: s}
+	s.writer = newCommitter(s)
 	if err := w.PingContext(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
