@@ -36,7 +36,7 @@ func (s *Service) ChangeBillingDay(ctx context.Context, p *subprov.Provider, sub
 	}
 	today := LocalDay(s.Clock.Now(), p.Location())
 	period := PeriodOf(today)
-	_, err = s.Store.PeriodInvoice(ctx, sub.ID, period.String())
+	_, err = s.Store.PeriodInvoice(ctx, s.Store.R(), sub.ID, period.String())
 	invoiced := err == nil
 	if err != nil && !store.IsNoRows(err) {
 		return nil, err

@@ -19,7 +19,7 @@ import (
 // invoice bills the days served (from the month's start, or activation, to the day before the
 // end date) minus open credits. Amounts are gross. Credits are negative, charges positive, so
 // a negative total is money going back to the customer.
-func (s *Service) cancellationMoney(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) ([]provisioning.CancelQuoteLine, bool, subprov.Money, error) {
+func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) ([]provisioning.CancelQuoteLine, bool, subprov.Money, error) {
 	loc := p.Location()
 	endDay := LocalDay(endedAt, loc)
 	period := PeriodOf(endDay)
@@ -29,7 +29,7 @@ func (s *Service) cancellationMoney(ctx context.Context, p *subprov.Provider, su
 	}
 	in := period.Days()
 	var finalNet subprov.Money
-	_, err = s.Store.PeriodInvoice(ctx, sub.ID, period.String())
+	_, err = s.Store.PeriodInvoice(ctx, q, sub.ID, period.String())
 	invoiced := err == nil
 	if err != nil && !store.IsNoRows(err) {
 		return nil, false, 0, err
@@ -57,7 +57,7 @@ func (s *Service) cancellationMoney(ctx context.Context, p *subprov.Provider, su
 				Description: fmt.Sprintf("Days served %s to %s (%d of %d)", start.Format("2 Jan"), endDay.AddDate(0, 0, -1).Format("2 Jan 2006"), served, in)})
 		}
 	}
-	credits, err := s.Store.OpenCreditsOf(ctx, sub.ID)
+	credits, err := s.Store.OpenCreditsOf(ctx, q, sub.ID)
 	if err != nil {
 		return nil, false, 0, err
 	}
@@ -69,7 +69,7 @@ func (s *Service) cancellationMoney(ctx context.Context, p *subprov.Provider, su
 
 // QuoteCancellation quotes the money of a cancellation (provisioning.CancellationMoney).
 func (s *Service) QuoteCancellation(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) ([]provisioning.CancelQuoteLine, error) {
-	lines, _, _, err := s.cancellationMoney(ctx, p, sub, endedAt)
+	lines, _, _, err := s.cancellationMoney(ctx, s.Store.R(), p, sub, endedAt)
 	return lines, err
 }
 
@@ -77,7 +77,7 @@ func (s *Service) QuoteCancellation(ctx context.Context, p *subprov.Provider, su
 // credit note for the unused days and a refund job for every open credit, or a final invoice
 // from which open credits are deducted.
 func (s *Service) ApplyCancellation(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) error {
-	lines, invoiced, finalNet, err := s.cancellationMoney(ctx, p, sub, endedAt)
+	lines, invoiced, finalNet, err := s.cancellationMoney(ctx, tx, p, sub, endedAt)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (s *Service) RefundCredits(ctx context.Context, a jobs.RefundCredits) error
 	if err != nil || sub == nil {
 		return err
 	}
-	credits, err := s.Store.OpenCreditsOf(ctx, sub.ID)
+	credits, err := s.Store.OpenCreditsOf(ctx, s.Store.R(), sub.ID)
 	if err != nil {
 		return err
 	}

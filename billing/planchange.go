@@ -22,14 +22,14 @@ func (s *Service) planChangeMoney(ctx context.Context, q store.Querier, p *subpr
 	from, to *subprov.PlanVersion) (*provisioning.Adjustment, string, []store.Adjustment, error) {
 	today := LocalDay(s.Clock.Now(), p.Location())
 	period := PeriodOf(today)
-	inv, err := s.Store.PeriodInvoice(ctx, sub.ID, period.String())
+	inv, err := s.Store.PeriodInvoice(ctx, q, sub.ID, period.String())
 	if store.IsNoRows(err) {
 		return nil, "The current month is not invoiced yet: the monthly invoice will reflect the new price.", nil, nil
 	}
 	if err != nil {
 		return nil, "", nil, err
 	}
-	if ok, err := s.Store.LedgerHasInvoice(ctx, inv.ID); err != nil {
+	if ok, err := s.Store.LedgerHasInvoice(ctx, q, inv.ID); err != nil {
 		return nil, "", nil, err
 	} else if !ok {
 		return nil, "This month's invoice has no billing document; no adjustment is made now (an operator reconciles it).", nil, nil

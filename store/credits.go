@@ -48,8 +48,8 @@ func (tx *Tx) OpenCredits(ctx context.Context, subscriptionID string) ([]*subpro
 }
 
 // OpenCreditsOf is OpenCredits outside a transaction (quotes).
-func (s *Store) OpenCreditsOf(ctx context.Context, subscriptionID string) ([]*subprov.CreditNote, error) {
-	return listCredits(ctx, s.R(), `WHERE subscription_id = ? AND state = 'open' AND remaining_minor > 0 ORDER BY created_at, number`, subscriptionID)
+func (s *Store) OpenCreditsOf(ctx context.Context, q Querier, subscriptionID string) ([]*subprov.CreditNote, error) {
+	return listCredits(ctx, q, `WHERE subscription_id = ? AND state = 'open' AND remaining_minor > 0 ORDER BY created_at, number`, subscriptionID)
 }
 
 // ListedCredits lists a subscriber's credit notes as the billing system shows them: newest
@@ -137,8 +137,8 @@ func (tx *Tx) ConsumeAdjustments(ctx context.Context, ids []string, invoiceID st
 }
 
 // PeriodInvoice returns a line's first or recurring invoice for a period, if any.
-func (s *Store) PeriodInvoice(ctx context.Context, subscriptionID, period string) (*subprov.Invoice, error) {
-	inv, err := scanInvoice(s.R().QueryRow(ctx, `SELECT `+invoiceColumns+` FROM invoices WHERE subscription_id = ? AND period = ?
+func (s *Store) PeriodInvoice(ctx context.Context, q Querier, subscriptionID, period string) (*subprov.Invoice, error) {
+	inv, err := scanInvoice(q.QueryRow(ctx, `SELECT `+invoiceColumns+` FROM invoices WHERE subscription_id = ? AND period = ?
 		AND kind IN ('first', 'recurring') ORDER BY created_at LIMIT 1`, subscriptionID, period))
 	if err != nil {
 		return nil, err
@@ -147,9 +147,9 @@ func (s *Store) PeriodInvoice(ctx context.Context, subscriptionID, period string
 }
 
 // LedgerHasInvoice reports whether the billing system holds the document of an invoice.
-func (s *Store) LedgerHasInvoice(ctx context.Context, invoiceID string) (bool, error) {
+func (s *Store) LedgerHasInvoice(ctx context.Context, q Querier, invoiceID string) (bool, error) {
 	var n int
-	if err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM ledger_documents WHERE invoice_id = ?`, invoiceID).Scan(&n); err != nil {
+	if err := q.QueryRow(ctx, `SELECT COUNT(*) FROM ledger_documents WHERE invoice_id = ?`, invoiceID).Scan(&n); err != nil {
 		return false, fmt.Errorf("ledger document: %w", err)
 	}
 	return n > 0, nil

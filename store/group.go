@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 )
@@ -29,28 +28,37 @@ import (
 //
 // A caller's context does not interrupt statements once its transaction has begun (on SQLite,
 // an interrupted write inside a transaction rolls the whole transaction back, other members'
-// work included); a caller whose context has ended before its turn is not run. Should a
-// savepoint still fail, the group is rolled back and its members are run again one by one, as
-// InTx's contract allows (fn is safe to run again).
+// work included). Until its turn comes a caller can give up: its InTx returns the context's
+// error and the committer skips it. Should a savepoint still fail, the group is rolled back and
+// its members are run again one by one, as InTx's contract allows (fn is safe to run again).
+// A member's fn must read through its Tx, never through the read pool, which does not see
+// what the members before it in the group wrote.
 
 // maxGroup bounds a group: a long queue is committed in several groups, so the first members'
 // callers are answered without waiting for the last.
 const maxGroup = 32
 
+// A request's state: queued until the committer takes it for its turn, or until its caller
+// gives up waiting (abandoned); the two race through a compare-and-swap.
+const (
+	queued int32 = iota
+	taken
+	abandoned
+)
+
 type txRequest struct {
 	ctx      context.Context
 	fn       func(tx *Tx) error
+	state    atomic.Int32
 	tx       *Tx   // the member's Tx, for its AfterCommit hooks
 	err      error // the member's outcome
 	panicked *memberPanic
+	settled  bool // its outcome is final (committed, or failed for good)
 	done     chan struct{}
 }
 
 // memberPanic is a panic in a member's fn, re-raised on the caller's goroutine.
-type memberPanic struct {
-	value any
-	stack []byte
-}
+type memberPanic struct{ value any }
 
 func (p *memberPanic) Error() string { return fmt.Sprintf("panic in transaction: %v", p.value) }
 
@@ -62,10 +70,14 @@ type committer struct {
 	wake    chan struct{} // buffer 1: the queue is not empty
 	closed  bool
 	stopped chan struct{}
+	open    *sql.Tx      // the transaction in progress, if any (the committer's goroutine only)
 	grouped atomic.Int64 // commits of more than one member, for tests
 }
 
-var errStoreClosed = errors.New("store closed")
+var (
+	errStoreClosed = errors.New("store closed")
+	errGoexit      = errors.New("transaction abandoned: a function in its group called runtime.Goexit")
+)
 
 func newCommitter(s *Store) *committer {
 	c := &committer{s: s, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
@@ -73,7 +85,7 @@ func newCommitter(s *Store) *committer {
 	return c
 }
 
-// run queues fn and waits for its group's outcome.
+// run queues fn and waits for its outcome, or until ctx ends before fn's turn.
 func (c *committer) run(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -90,9 +102,16 @@ func (c *committer) run(ctx context.Context, fn func(tx *Tx) error) error {
 	case c.wake <- struct{}{}:
 	default:
 	}
-	<-r.done // even when ctx ends: fn may be running
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(queued, abandoned) {
+			return ctx.Err()
+		}
+		<-r.done // its transaction has begun: it runs to its end
+	}
 	if r.panicked != nil {
-		panic(fmt.Sprintf("%v\n\noriginal stack:\n%s", r.panicked.value, r.panicked.stack))
+		panic(r.panicked.value)
 	}
 	if r.err != nil {
 		return r.err
@@ -104,16 +123,38 @@ func (c *committer) run(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 func (c *committer) loop() {
-	defer close(c.stopped)
+	var batch []*txRequest
+	normal := false
+	defer func() {
+		if normal {
+			close(c.stopped)
+			return
+		}
+		// A member's fn called runtime.Goexit (t.FailNow, say), which ends this goroutine
+		// whatever it recovers: fail what its group had not settled, free the writer, and go
+		// on in a new goroutine.
+		if c.open != nil {
+			_ = c.open.Rollback()
+			c.open = nil
+		}
+		for _, r := range batch {
+			if !r.settled {
+				r.err = errGoexit
+			}
+			close(r.done)
+		}
+		go c.loop()
+	}()
 	for {
 		c.mu.Lock()
 		n := min(len(c.queue), maxGroup)
-		batch := c.queue[:n:n]
+		batch = c.queue[:n:n]
 		c.queue = c.queue[n:]
 		closed := c.closed
 		c.mu.Unlock()
 		if n == 0 {
 			if closed {
+				normal = true
 				return
 			}
 			<-c.wake
@@ -123,6 +164,7 @@ func (c *committer) loop() {
 		for _, r := range batch {
 			close(r.done)
 		}
+		batch = nil
 	}
 }
 
@@ -138,70 +180,90 @@ func (c *committer) close() {
 	<-c.stopped
 }
 
-// commit runs batch as one group (alone: as a plain transaction).
-func (c *committer) commit(batch []*txRequest) {
-	var live []*txRequest
-	for _, r := range batch {
-		if r.err = r.ctx.Err(); r.err == nil {
-			live = append(live, r)
-		}
+// take claims r for its turn: false when its caller gave up, or its context has ended (then
+// it is settled with that error and not run).
+func take(r *txRequest) bool {
+	if !r.state.CompareAndSwap(queued, taken) {
+		return false
 	}
-	switch len(live) {
-	case 0:
-		return
-	case 1:
-		c.alone(live[0])
+	if err := r.ctx.Err(); err != nil {
+		r.err, r.settled = err, true
+		return false
+	}
+	return true
+}
+
+// commit runs batch as one group (a batch of one: as a plain transaction). Each member is
+// taken at its turn, so a caller can give up until then.
+func (c *committer) commit(batch []*txRequest) {
+	if len(batch) == 1 {
+		if take(batch[0]) {
+			c.alone(batch[0])
+		}
 		return
 	}
 	s := c.s
 	sqlTx, err := s.DB.BeginTx(context.Background(), nil)
 	if err != nil {
-		for _, r := range live {
-			r.err = fmt.Errorf("begin transaction: %w", err)
+		for _, r := range batch {
+			if take(r) {
+				r.err, r.settled = fmt.Errorf("begin transaction: %w", err), true
+			}
 		}
 		return
 	}
-	for i, r := range live {
+	c.open = sqlTx
+	var members []*txRequest // taken, in order
+	for i, r := range batch {
+		if !take(r) {
+			continue
+		}
+		rest := batch[i+1:]
 		r.tx = &Tx{Tx: sqlTx, d: s.Dialect, s: s}
 		if err := savepoint(sqlTx, "SAVEPOINT member"); err != nil {
-			c.regroup(sqlTx, live[i:], live[:i])
+			c.regroup(append(members, r), rest)
 			return
 		}
+		members = append(members, r)
 		if r.err = r.member(); r.err != nil {
 			if err := savepoint(sqlTx, "ROLLBACK TO member"); err != nil {
-				c.regroup(sqlTx, live[i+1:], live[:i])
+				c.regroup(members, rest)
 				return
 			}
 		}
 		if err := savepoint(sqlTx, "RELEASE member"); err != nil {
-			redo := live[i+1:]
-			if r.err == nil {
-				redo = live[i:]
-			}
-			c.regroup(sqlTx, redo, live[:i])
+			c.regroup(members, rest)
 			return
 		}
 	}
+	if len(members) == 0 {
+		_ = sqlTx.Rollback()
+		c.open = nil
+		return
+	}
 	err = sqlTx.Commit()
+	c.open = nil
 	s.changes.committed() // also after a failed commit: its outcome is unknown, assume it landed
 	c.grouped.Add(1)
-	if err != nil {
-		for _, r := range live {
-			if r.err == nil {
-				r.err = fmt.Errorf("commit: %w", err)
-			}
+	for _, r := range members {
+		if r.err == nil && err != nil {
+			r.err = fmt.Errorf("commit: %w", err)
 		}
+		r.settled = true
 	}
 }
 
-// alone runs r as a plain transaction.
+// alone runs r, taken, as a plain transaction.
 func (c *committer) alone(r *txRequest) {
+	defer func() { r.settled = true }()
 	s := c.s
 	sqlTx, err := s.DB.BeginTx(context.Background(), nil)
 	if err != nil {
 		r.err = fmt.Errorf("begin transaction: %w", err)
 		return
 	}
+	c.open = sqlTx
+	defer func() { c.open = nil }()
 	r.tx = &Tx{Tx: sqlTx, d: s.Dialect, s: s}
 	if r.err = r.member(); r.err != nil {
 		_ = sqlTx.Rollback()
@@ -215,11 +277,19 @@ func (c *committer) alone(r *txRequest) {
 }
 
 // regroup abandons a group whose savepoints failed: it rolls the transaction back and runs
-// again, each alone, the members that had succeeded (done) and those not run yet (rest).
-func (c *committer) regroup(sqlTx *sql.Tx, rest, done []*txRequest) {
-	_ = sqlTx.Rollback()
-	for _, r := range append(done, rest...) {
+// again, each alone, the members taken so far whose own fn had succeeded (their writes went
+// with the rollback), then those not reached yet.
+func (c *committer) regroup(members, rest []*txRequest) {
+	_ = c.open.Rollback()
+	c.open = nil
+	for _, r := range members {
 		if r.err == nil && r.panicked == nil {
+			c.alone(r)
+		}
+		r.settled = true
+	}
+	for _, r := range rest {
+		if take(r) {
 			c.alone(r)
 		}
 	}
@@ -230,7 +300,7 @@ func (c *committer) regroup(sqlTx *sql.Tx, rest, done []*txRequest) {
 func (r *txRequest) member() (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			r.panicked = &memberPanic{value: v, stack: debug.Stack()}
+			r.panicked = &memberPanic{value: v}
 			err = r.panicked
 		}
 	}()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -203,5 +204,71 @@ func TestGroupCommitBrokenSavepoint(t *testing.T) {
 	}
 	if runs.Load() <= members {
 		t.Errorf("%d runs of %d members: the broken group was not run again", runs.Load(), members)
+	}
+}
+
+// TestGroupCommitCallerGivesUp: a caller whose context ends while its transaction waits for
+// the writer returns at once with that error, and its fn never runs.
+func TestGroupCommitCallerGivesUp(t *testing.T) {
+	ctx := context.Background()
+	s := openGroupStore(t)
+	release := holdWriter(t, s, 1)
+	c, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	var ran atomic.Bool
+	start := time.Now()
+	err := s.InTx(c, func(tx *Tx) error { ran.Store(true); return nil })
+	waited := time.Since(start)
+	release(nil)
+	if !errors.Is(err, context.DeadlineExceeded) || waited > 2*time.Second {
+		t.Fatalf("InTx returned %v after %s; want the deadline's error as soon as it passed", err, waited)
+	}
+	// The committer skips it and goes on.
+	if err := s.InTx(ctx, func(tx *Tx) error { return nil }); err != nil || ran.Load() {
+		t.Fatalf("next transaction: %v; abandoned fn ran: %v", err, ran.Load())
+	}
+}
+
+// TestGroupCommitGoexit: a member whose fn ends its goroutine (runtime.Goexit, as t.FailNow
+// does) fails its group's unsettled members instead of stranding them, and the writer serves
+// the next transaction.
+func TestGroupCommitGoexit(t *testing.T) {
+	ctx := context.Background()
+	s := openGroupStore(t)
+	const members = 4
+	release := holdWriter(t, s, members)
+	errs := make([]error, members)
+	var wg sync.WaitGroup
+	for i := 0; i < members; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs[i] = s.InTx(ctx, func(tx *Tx) error {
+				if _, err := tx.Exec(ctx, `INSERT INTO rows (name, seen) VALUES (?, 0)`, fmt.Sprint(i)); err != nil {
+					return err
+				}
+				if i == 2 {
+					runtime.Goexit()
+				}
+				return nil
+			})
+		}(i)
+	}
+	release(nil)
+	wg.Wait()
+	for i, err := range errs {
+		if !errors.Is(err, errGoexit) {
+			t.Errorf("member %d: %v, want errGoexit (its group was rolled back)", i, err)
+		}
+	}
+	if err := s.InTx(ctx, func(tx *Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO rows (name, seen) VALUES ('after', 0)`)
+		return err
+	}); err != nil {
+		t.Fatalf("transaction after the Goexit: %v", err)
+	}
+	var n int
+	if err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM rows`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("rows: %d, %v; want only the one written after", n, err)
 	}
 }

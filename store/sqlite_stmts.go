@@ -24,7 +24,8 @@ import (
 const sqliteDriverName = "sqlite-stmtcache"
 
 // maxStmtsPerConn bounds a connection's cache. The store's queries are constants, but a few
-// are built with a variable number of placeholders; once full, new texts are run uncached.
+// are built with a variable number of placeholders; once full, a new text takes the place of
+// one not in use. Schema statements (migrations) are never cached.
 const maxStmtsPerConn = 512
 
 func init() { sql.Register(sqliteDriverName, cachingDriver{&sqlite.Driver{}}) }
@@ -72,8 +73,8 @@ type cachingConn struct {
 }
 
 // take returns query's statement, marked busy, preparing and caching it on first use; nil when
-// the query is run uncached (a script of several statements, in use, cache full, or it does
-// not prepare, in which case the uncached call reports why).
+// the query is run uncached (a script of several statements, a schema change, in use, or it
+// does not prepare, in which case the uncached call reports why).
 func (c *cachingConn) take(ctx context.Context, query string) *cachedStmt {
 	if cs, ok := c.stmts[query]; ok {
 		if cs.busy {
@@ -82,8 +83,17 @@ func (c *cachingConn) take(ctx context.Context, query string) *cachedStmt {
 		cs.busy = true
 		return cs
 	}
-	if len(c.stmts) >= maxStmtsPerConn || strings.Contains(query, ";") {
+	if strings.Contains(query, ";") || schemaChange(query) {
 		return nil
+	}
+	if len(c.stmts) >= maxStmtsPerConn {
+		for q, cs := range c.stmts { // any one not in use: map order is random
+			if !cs.busy {
+				cs.stmt.Close()
+				delete(c.stmts, q)
+				break
+			}
+		}
 	}
 	st, err := c.sqliteConn.PrepareContext(ctx, query)
 	if err != nil {
@@ -143,4 +153,20 @@ func (r *cachedRows) Close() error {
 		r.cs = nil
 	}
 	return err
+}
+
+// schemaChange reports whether query's first keyword, after blank lines and "--" comments,
+// is CREATE, DROP or ALTER.
+func schemaChange(query string) bool {
+	q := strings.TrimSpace(query)
+	for strings.HasPrefix(q, "--") {
+		_, rest, _ := strings.Cut(q, "\n")
+		q = strings.TrimSpace(rest)
+	}
+	word, _, _ := strings.Cut(q, " ")
+	switch strings.ToUpper(word) {
+	case "CREATE", "DROP", "ALTER":
+		return true
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -97,15 +98,28 @@ func TestSQLiteStatementCache(t *testing.T) {
 			t.Errorf("a script of several statements was cached")
 		}
 	}
-	// Past the bound, new texts still run, uncached.
+	// Schema changes are not cached.
+	if _, err := s.DB.ExecContext(ctx, "-- a migration\nCREATE INDEX t_v ON t (v)"); err != nil {
+		t.Fatal(err)
+	}
+	for q := range cachedTexts(t, s.DB) {
+		if strings.Contains(q, "CREATE INDEX") {
+			t.Errorf("schema change %q cached", q)
+		}
+	}
+	// Past the bound, new texts take the place of others: the cache stays at the bound and the
+	// latest text is in it.
+	last := ""
 	for i := 0; i < maxStmtsPerConn+10; i++ {
 		var got int
-		if err := s.DB.QueryRowContext(ctx, fmt.Sprintf(`SELECT %d`, i)).Scan(&got); err != nil || got != i {
+		last = fmt.Sprintf(`SELECT %d`, i)
+		if err := s.DB.QueryRowContext(ctx, last).Scan(&got); err != nil || got != i {
 			t.Fatalf("SELECT %d: %d, %v", i, got, err)
 		}
 	}
-	if got := len(cachedTexts(t, s.DB)); got != maxStmtsPerConn {
-		t.Errorf("%d statements cached, want the bound %d", got, maxStmtsPerConn)
+	cached = cachedTexts(t, s.DB)
+	if len(cached) != maxStmtsPerConn || !cached[last] {
+		t.Errorf("%d statements cached (latest cached: %v), want the bound %d with the latest", len(cached), cached[last], maxStmtsPerConn)
 	}
 	// The read pool caches too.
 	if err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM t WHERE v > ?`, 3).Scan(&n); err != nil || n != 3 {

@@ -219,7 +219,8 @@ func (tx *Tx) Dialect() Dialect { return tx.d }
 // rule ever leaves half its writes behind. A PostgreSQL serialization failure or deadlock (or
 // SQLite busy with another process's write) is retried a few times because the whole fn is
 // safe to run again. On SQLite, transactions that queue for the one writer are committed in
-// groups (group.go).
+// groups (group.go). fn reads through tx, never through the read pool (R): the pool sees
+// neither fn's own writes nor, on SQLite, those of the transactions before it in its group.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
