@@ -161,35 +161,46 @@ func TestGroupCommit(t *testing.T) {
 	}
 }
 
+// insertInOneGroup queues n transactions behind a held writer, so they run as one group; member
+// i inserts the row named i, then runs then(i, tx). It returns each member's InTx error.
+func insertInOneGroup(t *testing.T, s *Store, n int, then func(i int, tx *Tx) error) []error {
+	t.Helper()
+	ctx := context.Background()
+	release := holdWriter(t, s, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs[i] = s.InTx(ctx, func(tx *Tx) error {
+				if _, err := tx.Exec(ctx, `INSERT INTO rows (name, seen) VALUES (?, 0)`, fmt.Sprint(i)); err != nil {
+					return err
+				}
+				return then(i, tx)
+			})
+		}(i)
+	}
+	release(nil)
+	wg.Wait()
+	return errs
+}
+
 // TestGroupCommitBrokenSavepoint: a member that ends the shared transaction itself breaks the
 // group; the others are run again alone and commit, and that member fails.
 func TestGroupCommitBrokenSavepoint(t *testing.T) {
 	ctx := context.Background()
 	s := openGroupStore(t)
 	const members = 8
-	release := holdWriter(t, s, members)
-	errs := make([]error, members)
 	var runs atomic.Int32
-	var wg sync.WaitGroup
-	for i := 0; i < members; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			errs[i] = s.InTx(ctx, func(tx *Tx) error {
-				runs.Add(1)
-				if _, err := tx.Exec(ctx, `INSERT INTO rows (name, seen) VALUES (?, 0)`, fmt.Sprint(i)); err != nil {
-					return err
-				}
-				if i == 4 {
-					_, err := tx.Exec(ctx, `ROLLBACK`)
-					return err
-				}
-				return nil
-			})
-		}(i)
-	}
-	release(nil)
-	wg.Wait()
+	errs := insertInOneGroup(t, s, members, func(i int, tx *Tx) error {
+		runs.Add(1)
+		if i == 4 {
+			_, err := tx.Exec(ctx, `ROLLBACK`)
+			return err
+		}
+		return nil
+	})
 	var n int
 	if err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM rows WHERE name <> '4'`).Scan(&n); err != nil {
 		t.Fatal(err)
@@ -236,26 +247,12 @@ func TestGroupCommitGoexit(t *testing.T) {
 	ctx := context.Background()
 	s := openGroupStore(t)
 	const members = 4
-	release := holdWriter(t, s, members)
-	errs := make([]error, members)
-	var wg sync.WaitGroup
-	for i := 0; i < members; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			errs[i] = s.InTx(ctx, func(tx *Tx) error {
-				if _, err := tx.Exec(ctx, `INSERT INTO rows (name, seen) VALUES (?, 0)`, fmt.Sprint(i)); err != nil {
-					return err
-				}
-				if i == 2 {
-					runtime.Goexit()
-				}
-				return nil
-			})
-		}(i)
-	}
-	release(nil)
-	wg.Wait()
+	errs := insertInOneGroup(t, s, members, func(i int, tx *Tx) error {
+		if i == 2 {
+			runtime.Goexit()
+		}
+		return nil
+	})
 	for i, err := range errs {
 		if !errors.Is(err, errGoexit) {
 			t.Errorf("member %d: %v, want errGoexit (its group was rolled back)", i, err)
