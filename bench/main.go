@@ -412,12 +412,33 @@ type result struct {
 
 func (r result) rps() float64 { return float64(r.requests) / r.elapsed.Seconds() }
 
+// loadClient is a load's HTTP client on loopback, with at most maxConns connections; close
+// releases them.
+func loadClient(maxConns int) (c *http.Client, close func()) {
+	tr := &http.Transport{MaxIdleConnsPerHost: maxConns, MaxConnsPerHost: maxConns}
+	return &http.Client{Transport: tr, Timeout: 30 * time.Second}, tr.CloseIdleConnections
+}
+
+// errorCount counts a load's failed requests and logs the first.
+type errorCount struct{ n atomic.Int64 }
+
+func (e *errorCount) note(err error) {
+	if err != nil && e.n.Add(1) == 1 {
+		logf("first error: %v", err)
+	}
+}
+
+// summary is the result of the requests recorded in h, sent from start on.
+func (h *hist) summary(start time.Time, errs *errorCount) result {
+	return result{requests: h.n, errors: errs.n.Load(), started: start, elapsed: time.Since(start), p50: h.quantile(0.5), p99: h.quantile(0.99)}
+}
+
 // load runs do from clients goroutines for d (or until do reports it has nothing left).
 func load(clients int, d time.Duration, do func(c *http.Client, i int64) (bool, error)) result {
-	tr := &http.Transport{MaxIdleConnsPerHost: clients * 2, MaxConnsPerHost: clients * 2}
-	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	defer tr.CloseIdleConnections()
-	var seq, errs atomic.Int64
+	client, closeClient := loadClient(clients * 2)
+	defer closeClient()
+	var seq atomic.Int64
+	var errs errorCount
 	hists := make([]*hist, clients)
 	deadline := time.Now().Add(d)
 	start := time.Now()
@@ -434,11 +455,7 @@ func load(clients int, d time.Duration, do func(c *http.Client, i int64) (bool, 
 					return
 				}
 				h.record(time.Since(t0))
-				if err != nil {
-					if errs.Add(1) == 1 {
-						logf("first error: %v", err)
-					}
-				}
+				errs.note(err)
 			}
 		}(hists[c])
 	}
@@ -447,11 +464,11 @@ func load(clients int, d time.Duration, do func(c *http.Client, i int64) (bool, 
 	for _, h := range hists {
 		all.merge(h)
 	}
-	return result{clients: clients, requests: all.n, errors: errs.Load(), started: start, elapsed: time.Since(start),
-		p50: all.quantile(0.5), p99: all.quantile(0.99)}
+	r := all.summary(start, &errs)
+	r.clients = clients
+	return r
 }
 
-// get is one GET expecting 200, the body read and dropped.
 func get(c *http.Client, u string, header http.Header) error {
 	req, err := http.NewRequest("GET", u, nil)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/subprov/subprov/gen"
@@ -195,10 +194,9 @@ func placeOrder(c *http.Client, base, hash string, i int64) (string, error) {
 // and is sent then, however many earlier ones are still waiting for their answers. Latency
 // counts from the due instant, so a stall shows in full instead of slowing the offer.
 func pacedLoad(rate float64, n int, do func(c *http.Client, i int64, due time.Time) error) result {
-	tr := &http.Transport{MaxIdleConnsPerHost: 64, MaxConnsPerHost: 256}
-	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	defer tr.CloseIdleConnections()
-	var errs atomic.Int64
+	client, closeClient := loadClient(256)
+	defer closeClient()
+	var errs errorCount
 	var mu sync.Mutex
 	h := newHist()
 	var wg sync.WaitGroup
@@ -211,15 +209,14 @@ func pacedLoad(rate float64, n int, do func(c *http.Client, i int64, due time.Ti
 			defer wg.Done()
 			err := do(client, i, due)
 			d := time.Since(due)
-			if err != nil && errs.Add(1) == 1 {
-				logf("first error: %v", err)
-			}
+			errs.note(err)
 			mu.Lock()
 			h.record(d)
 			mu.Unlock()
 		}(int64(i))
 	}
 	wg.Wait()
-	return result{clients: -1, offered: rate, requests: h.n, errors: errs.Load(), started: start, elapsed: time.Since(start),
-		p50: h.quantile(0.5), p99: h.quantile(0.99)}
+	r := h.summary(start, &errs)
+	r.offered = rate
+	return r
 }

@@ -23,11 +23,10 @@ type changeFeed struct {
 	polled atomic.Int64 // nanoseconds since epoch of the last successful poll (monotonic clock)
 	epoch  time.Time
 
-	poll     func(ctx context.Context) (string, error) // the database's change marker
-	closeDB  func() error                              // releases poll's connection
-	start    sync.Once
-	stop     context.CancelFunc
-	finished chan struct{}
+	poll    func(ctx context.Context) (string, error) // the database's change marker
+	closeDB func() error                              // releases poll's connection
+	start   sync.Once
+	poller  *ticking
 }
 
 const (
@@ -83,33 +82,20 @@ func (f *changeFeed) committed() {
 // run starts the poller; the first call to current does, so a store that never serves a
 // cached read never polls.
 func (f *changeFeed) run() {
-	ctx, cancel := context.WithCancel(context.Background())
-	f.stop, f.finished = cancel, make(chan struct{})
-	go func() {
-		defer close(f.finished)
-		t := time.NewTicker(pollEvery)
-		defer t.Stop()
-		last, settling := "", false
-		for {
-			v, err := f.poll(ctx)
-			switch {
-			case err != nil:
-				f.polled.Store(0) // cached reads off until a poll succeeds
-			default:
-				if v != last || settling {
-					f.gen.Add(1)
-					settling = v != last
-					last = v
-				}
-				f.polled.Store(time.Since(f.epoch).Nanoseconds())
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+	last, settling := "", false
+	f.poller = tick(pollEvery, func(ctx context.Context) {
+		v, err := f.poll(ctx)
+		if err != nil {
+			f.polled.Store(0) // cached reads off until a poll succeeds
+			return
 		}
-	}()
+		if v != last || settling {
+			f.gen.Add(1)
+			settling = v != last
+			last = v
+		}
+		f.polled.Store(time.Since(f.epoch).Nanoseconds())
+	})
 }
 
 // close stops the poller and releases its connection.
@@ -118,10 +104,7 @@ func (f *changeFeed) close() error {
 		return nil
 	}
 	f.start.Do(func() {}) // never start after close
-	if f.stop != nil {
-		f.stop()
-		<-f.finished
-	}
+	f.poller.close()
 	return f.closeDB()
 }
 

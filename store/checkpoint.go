@@ -25,9 +25,8 @@ const (
 
 // checkpointer runs PRAGMA wal_checkpoint(PASSIVE) every checkpointEvery until closed.
 type checkpointer struct {
-	db       *sql.DB
-	stop     context.CancelFunc
-	finished chan struct{}
+	db   *sql.DB
+	loop *ticking
 }
 
 func startCheckpointer(path string) (*checkpointer, error) {
@@ -35,31 +34,17 @@ func startCheckpointer(path string) (*checkpointer, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c := &checkpointer{db: db, stop: cancel, finished: make(chan struct{})}
-	go func() {
-		defer close(c.finished)
-		t := time.NewTicker(checkpointEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			// A failure (the file locked exclusively, a disk error) is left to the next tick
-			// and, meanwhile, to the writer's fallback.
-			_, _ = db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
-		}
-	}()
-	return c, nil
+	return &checkpointer{db: db, loop: tick(checkpointEvery, func(ctx context.Context) {
+		// A failure (the file locked exclusively, a disk error) is left to the next tick
+		// and, meanwhile, to the writer's fallback.
+		_, _ = db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	})}, nil
 }
 
 func (c *checkpointer) close() error {
 	if c == nil {
 		return nil
 	}
-	c.stop()
-	<-c.finished
+	c.loop.close()
 	return c.db.Close()
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -70,7 +69,6 @@ type committer struct {
 	wake    chan struct{} // buffer 1: the queue is not empty
 	closed  bool
 	stopped chan struct{}
-	open    *sql.Tx      // the transaction in progress, if any (the committer's goroutine only)
 	grouped atomic.Int64 // commits of more than one member, for tests
 }
 
@@ -131,12 +129,8 @@ func (c *committer) loop() {
 			return
 		}
 		// A member's fn called runtime.Goexit (t.FailNow, say), which ends this goroutine
-		// whatever it recovers: fail what its group had not settled, free the writer, and go
-		// on in a new goroutine.
-		if c.open != nil {
-			_ = c.open.Rollback()
-			c.open = nil
-		}
+		// whatever it recovers (commitTx rolled its transaction back on the way out): fail
+		// what its group had not settled and go on in a new goroutine.
 		for _, r := range batch {
 			if !r.settled {
 				r.err = errGoexit
@@ -202,86 +196,65 @@ func (c *committer) commit(batch []*txRequest) {
 		}
 		return
 	}
-	s := c.s
-	sqlTx, err := s.DB.BeginTx(context.Background(), nil)
-	if err != nil {
-		for _, r := range batch {
-			if take(r) {
-				r.err, r.settled = fmt.Errorf("begin transaction: %w", err), true
+	var members, rest []*txRequest // taken, in order; not reached when the group broke
+	_, err := c.s.commitTx(context.Background(), func(tx *Tx) error {
+		for i, r := range batch {
+			if !take(r) {
+				continue
+			}
+			members, rest = append(members, r), batch[i+1:]
+			if err := savepoint(tx, "SAVEPOINT member"); err != nil {
+				return errBrokenGroup
+			}
+			if r.err = r.member(&Tx{Tx: tx.Tx, d: tx.d, s: tx.s}); r.err != nil {
+				if err := savepoint(tx, "ROLLBACK TO member"); err != nil {
+					return errBrokenGroup
+				}
+			}
+			if err := savepoint(tx, "RELEASE member"); err != nil {
+				return errBrokenGroup
 			}
 		}
+		if len(members) == 0 {
+			return errEmptyGroup // every caller gave up: roll back the empty transaction
+		}
+		return nil
+	})
+	if errors.Is(err, errBrokenGroup) {
+		c.regroup(members, rest)
 		return
 	}
-	c.open = sqlTx
-	var members []*txRequest // taken, in order
-	for i, r := range batch {
-		if !take(r) {
-			continue
-		}
-		rest := batch[i+1:]
-		r.tx = &Tx{Tx: sqlTx, d: s.Dialect, s: s}
-		if err := savepoint(sqlTx, "SAVEPOINT member"); err != nil {
-			c.regroup(append(members, r), rest)
-			return
-		}
-		members = append(members, r)
-		if r.err = r.member(); r.err != nil {
-			if err := savepoint(sqlTx, "ROLLBACK TO member"); err != nil {
-				c.regroup(members, rest)
-				return
-			}
-		}
-		if err := savepoint(sqlTx, "RELEASE member"); err != nil {
-			c.regroup(members, rest)
-			return
-		}
+	if len(members) > 0 {
+		c.grouped.Add(1)
 	}
-	if len(members) == 0 {
-		_ = sqlTx.Rollback()
-		c.open = nil
-		return
-	}
-	err = sqlTx.Commit()
-	c.open = nil
-	s.changes.committed() // also after a failed commit: its outcome is unknown, assume it landed
-	c.grouped.Add(1)
 	for _, r := range members {
-		if r.err == nil && err != nil {
-			r.err = fmt.Errorf("commit: %w", err)
+		if r.err == nil {
+			r.err = err // nil when committed
 		}
 		r.settled = true
 	}
+	for _, r := range batch { // the transaction did not begin: those still queued fail with it
+		if take(r) {
+			r.err, r.settled = err, true
+		}
+	}
 }
+
+var (
+	errBrokenGroup = errors.New("group commit: a savepoint failed")
+	errEmptyGroup  = errors.New("group commit: no member left")
+)
 
 // alone runs r, taken, as a plain transaction.
 func (c *committer) alone(r *txRequest) {
-	defer func() { r.settled = true }()
-	s := c.s
-	sqlTx, err := s.DB.BeginTx(context.Background(), nil)
-	if err != nil {
-		r.err = fmt.Errorf("begin transaction: %w", err)
-		return
-	}
-	c.open = sqlTx
-	defer func() { c.open = nil }()
-	r.tx = &Tx{Tx: sqlTx, d: s.Dialect, s: s}
-	if r.err = r.member(); r.err != nil {
-		_ = sqlTx.Rollback()
-		return
-	}
-	err = sqlTx.Commit()
-	s.changes.committed()
-	if err != nil {
-		r.err = fmt.Errorf("commit: %w", err)
-	}
+	_, r.err = c.s.commitTx(context.Background(), r.member)
+	r.settled = true
 }
 
-// regroup abandons a group whose savepoints failed: it rolls the transaction back and runs
-// again, each alone, the members taken so far whose own fn had succeeded (their writes went
-// with the rollback), then those not reached yet.
+// regroup reruns a group whose savepoints failed (commitTx rolled it back): each alone, the
+// members taken so far whose own fn had succeeded (their writes went with the rollback), then
+// those not reached yet.
 func (c *committer) regroup(members, rest []*txRequest) {
-	_ = c.open.Rollback()
-	c.open = nil
 	for _, r := range members {
 		if r.err == nil && r.panicked == nil {
 			c.alone(r)
@@ -295,22 +268,23 @@ func (c *committer) regroup(members, rest []*txRequest) {
 	}
 }
 
-// member runs the request's fn and its search re-index, turning a panic into an error (the
-// caller re-raises it).
-func (r *txRequest) member() (err error) {
+// member runs the request's fn and its search re-index in tx, turning a panic into an error
+// (the caller re-raises it).
+func (r *txRequest) member(tx *Tx) (err error) {
+	r.tx = tx
 	defer func() {
 		if v := recover(); v != nil {
 			r.panicked = &memberPanic{value: v}
 			err = r.panicked
 		}
 	}()
-	if err := r.fn(r.tx); err != nil {
+	if err := r.fn(tx); err != nil {
 		return err
 	}
-	return r.tx.beforeCommit(r.ctx)
+	return tx.beforeCommit(r.ctx)
 }
 
-func savepoint(tx *sql.Tx, stmt string) error {
-	_, err := tx.ExecContext(context.Background(), stmt)
+func savepoint(tx *Tx, stmt string) error {
+	_, err := tx.Tx.ExecContext(context.Background(), stmt)
 	return err
 }

@@ -35,11 +35,11 @@ type Store struct {
 	// Reads on every request of their kind, remembered until the database may have changed
 	// (see changeFeed): GET /partner/subscriber/me's account views and API keys.
 	changes *changeFeed
+	views   memo[*AccountView]
+	keys    memo[apiKeyHit]
 
 	writer      *committer    // SQLite: runs InTx's transactions, in groups (group.go)
 	checkpoints *checkpointer // SQLite: copies the write-ahead log into the file, off the writer
-	views       memo[*AccountView]
-	keys        memo[apiKeyHit]
 }
 
 // Open connects to the database named by a DATABASE_URL: sqlite://PATH or postgres://…
@@ -237,28 +237,45 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
-	sqlTx, err := s.DB.BeginTx(ctx, nil)
+	tx, err := s.commitTx(ctx, func(tx *Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return tx.beforeCommit(ctx)
+	})
 	if err != nil {
-		return fmt.Errorf("begin transaction: %w", err)
-	}
-	tx := &Tx{Tx: sqlTx, d: s.Dialect, s: s}
-	if err := fn(tx); err != nil {
-		_ = sqlTx.Rollback()
 		return err
-	}
-	if err := tx.beforeCommit(ctx); err != nil {
-		_ = sqlTx.Rollback()
-		return err
-	}
-	err = sqlTx.Commit()
-	s.changes.committed() // also after a failed commit: its outcome is unknown, assume it landed
-	if err != nil {
-		return fmt.Errorf("commit: %w", err)
 	}
 	for _, f := range tx.afterCommit {
 		f()
 	}
 	return nil
+}
+
+// commitTx begins a transaction (beginCtx ending rolls it back), runs body in it and commits;
+// it rolls back when body fails, panics or ends its goroutine. It returns the Tx body ran in.
+func (s *Store) commitTx(beginCtx context.Context, body func(tx *Tx) error) (*Tx, error) {
+	sqlTx, err := s.DB.BeginTx(beginCtx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin transaction: %w", err)
+	}
+	finished := false
+	defer func() {
+		if !finished {
+			_ = sqlTx.Rollback()
+		}
+	}()
+	tx := &Tx{Tx: sqlTx, d: s.Dialect, s: s}
+	if err := body(tx); err != nil {
+		return tx, err
+	}
+	finished = true
+	err = sqlTx.Commit()
+	s.changes.committed() // also after a failed commit: its outcome is unknown, assume it landed
+	if err != nil {
+		return tx, fmt.Errorf("commit: %w", err)
+	}
+	return tx, nil
 }
 
 // Querier is what read helpers need: a transaction or a read pool.
