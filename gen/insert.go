@@ -3,6 +3,7 @@ package gen
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -252,9 +253,14 @@ func tuneSQLite(ctx context.Context, st *store.Store) (restore func() error, err
 		}
 		return nil
 	}
+	resume, err := st.PauseCheckpoints() // leaving WAL mode needs the file to itself
+	if err != nil {
+		return nil, err
+	}
 	err = set("journal_mode=OFF", "synchronous=OFF", "foreign_keys=OFF", "cache_size=-1048576", "temp_store=MEMORY", "locking_mode=EXCLUSIVE", "threads=2")
 	return func() error {
-		return set("locking_mode=NORMAL", "journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON",
+		err := set("locking_mode=NORMAL", "journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON",
 			fmt.Sprintf("cache_size=-%d", store.SQLiteWriterCacheKiB), "analysis_limit=1000", "optimize=0x10002")
+		return errors.Join(err, resume())
 	}, err
 }

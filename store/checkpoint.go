@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 )
 
@@ -25,6 +26,7 @@ const (
 
 // checkpointer runs PRAGMA wal_checkpoint(PASSIVE) every checkpointEvery until closed.
 type checkpointer struct {
+	path string
 	db   *sql.DB
 	loop *ticking
 }
@@ -34,7 +36,7 @@ func startCheckpointer(path string) (*checkpointer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &checkpointer{db: db, loop: tick(checkpointEvery, func(ctx context.Context) {
+	return &checkpointer{path: path, db: db, loop: tick(checkpointEvery, func(ctx context.Context) {
 		// A failure (the file locked exclusively, a disk error) is left to the next tick
 		// and, meanwhile, to the writer's fallback.
 		_, _ = db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
@@ -47,4 +49,29 @@ func (c *checkpointer) close() error {
 	}
 	c.loop.close()
 	return c.db.Close()
+}
+
+// PauseCheckpoints stops the checkpointer and closes its connection until resume, for a caller
+// that takes the database for itself: subprov gen's bulk load leaves WAL mode, which SQLite
+// allows only while no other connection has the file open. A no-op on PostgreSQL.
+func (s *Store) PauseCheckpoints() (resume func() error, err error) {
+	if s.checkpoints == nil {
+		return func() error { return nil }, nil
+	}
+	path := s.checkpoints.path
+	if err := s.checkpoints.close(); err != nil {
+		return nil, fmt.Errorf("pause checkpoints: %w", err)
+	}
+	s.checkpoints = nil
+	return func() error { // once: a second call finds the checkpointer running
+		if s.checkpoints != nil {
+			return nil
+		}
+		c, err := startCheckpointer(path)
+		if err != nil {
+			return fmt.Errorf("resume checkpoints: %w", err)
+		}
+		s.checkpoints = c
+		return nil
+	}, nil
 }

@@ -1,0 +1,43 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+// TestPauseCheckpointsFreesTheFile: paused, the checkpointer has stopped and closed its
+// connection, so nothing but the writer holds the file and it can leave WAL mode (subprov
+// gen's bulk load does); resumed (twice: gen restores on every path), one checkpointer runs.
+func TestPauseCheckpointsFreesTheFile(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "pause.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	running := s.checkpoints
+	resume, err := s.PauseCheckpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := running.db.PingContext(ctx); err == nil || s.checkpoints != nil {
+		t.Fatalf("paused: the checkpointer's connection still answers (%v) or it is still set", err)
+	}
+	for _, mode := range []string{"off", "wal"} {
+		var got string
+		if err := s.DB.QueryRowContext(ctx, "PRAGMA journal_mode="+mode).Scan(&got); err != nil || got != mode {
+			t.Fatalf("journal_mode=%s with checkpoints paused: %q, %v", mode, got, err)
+		}
+	}
+	if err := resume(); err != nil {
+		t.Fatal(err)
+	}
+	first := s.checkpoints
+	if err := resume(); err != nil || s.checkpoints != first || first == nil {
+		t.Fatalf("second resume: %v; checkpointer replaced or missing", err)
+	}
+	if err := first.db.PingContext(ctx); err != nil {
+		t.Fatalf("resumed checkpointer's connection: %v", err)
+	}
+}
