@@ -37,8 +37,9 @@ type Options struct {
 
 // Version changes whenever the generated data changes, so a harness that keeps generated
 // databases knows to regenerate (2: store keys, the current month's invoices; 3: names indexed
-// surname first; 4: each subscriber lists its search terms, migrations 0013 and 0014).
-const Version = 4
+// surname first; 4: each subscriber lists its search terms, migrations 0013 and 0014; 5: and
+// carries its search card, migration 0015).
+const Version = 5
 
 // Password is every generated portal login's password.
 const Password = "gen-password-1"
@@ -426,7 +427,7 @@ func (g *generator) run(ctx context.Context) error {
 	g.units = newBatch(w, d, "units", "id", "building_id", "unit_number", "created_at")
 	g.ports = newBatch(w, d, "ports", "id", "building_id", "unit_id", "switch_name", "port_name", "location_hash", "location_identifier", "created_at")
 	g.subscribers = newBatch(w, d, "subscribers", "id", "provider_id", "email", "customer_number", "processor_customer_id", "payment_method_id",
-		"search_text", "search_terms", "phone_digits", "created_at", "updated_at")
+		"search_text", "search_terms", "search_card", "phone_digits", "created_at", "updated_at")
 	g.contacts = newBatch(w, d, "contacts", "id", "subscriber_id", "role", "firstname", "lastname", "email", "phonenumber", "company", "updated_at")
 	g.lines = newBatch(w, d, "subscriptions", "id", "provider_id", "subscriber_id", "plan_version_id", "building_id", "unit_id", "port_id",
 		"location_key", "status", "workflow_state", "delivery_mode", "mac_address", "billing_owner", "billing_day", "processor_customer_id",
@@ -674,12 +675,13 @@ func (g *generator) subscriber(ctx context.Context, n int, loc location) {
 		g.procMethods.add(ctx, sub.PaymentMethodID, sub.ProcessorCustomerID, "succeeds", "visa", fmt.Sprintf("%04d", n%10000), 0, now)
 	}
 	created := now.AddDate(0, 0, -30-g.rnd.IntN(1500))
-	src := store.SearchSource{CustomerNumbers: []string{sub.CustomerNumber},
-		Contacts:  []store.SearchContact{{FirstName: first, LastName: last, Email: email, Phone: phone, Company: company}},
-		Locations: []store.SearchLocation{{Street: b.Street, City: b.City, PostalCode: b.PostalCode, Unit: loc.unitNumber}}}
+	src := store.SearchSource{CustomerNumber: sub.CustomerNumber, CustomerNumbers: []string{sub.CustomerNumber},
+		Contacts: []store.SearchContact{{Role: "holder", FirstName: first, LastName: last, Email: email, Phone: phone, Company: company}},
+		Locations: []store.SearchLocation{{Street: b.Street, City: b.City, PostalCode: b.PostalCode, Unit: loc.unitNumber,
+			SubscriptionID: id(kindLine, g.p, n), BuildingID: b.ID, Province: b.Province, Country: b.Country}}}
 	terms := src.Terms()
 	g.subscribers.add(ctx, sub.ID, g.providerID, strings.ToLower(email), sub.CustomerNumber, custID, methodID,
-		store.SubscriberSearchText(sub), strings.Join(terms, " "), store.DigitsOnly(phone), created, created)
+		store.SubscriberSearchText(sub), strings.Join(terms, " "), src.Card(), store.DigitsOnly(phone), created, created)
 	g.contacts.add(ctx, id(kindContact, g.p, n), sub.ID, "holder", first, last, email, phone, company, created)
 	if HasLogin(n) {
 		g.accounts.add(ctx, id(kindAccount, g.p, n), strings.ToLower(email), g.providerID, sub.ID, g.hash, created, created)

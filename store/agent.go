@@ -55,54 +55,6 @@ func anyArgs(first any, ids []string) []any {
 	return args
 }
 
-// Candidates reads the holder contact, number and service locations (newest line first) of
-// each of a provider's subscribers in ids, in the order of ids: one query for a page of
-// search results.
-func (s *Store) Candidates(ctx context.Context, providerID string, ids []string) ([]Candidate, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	rows, err := s.R().Query(ctx, `SELECT b.id, COALESCE(b.customer_number, ''), c.firstname, c.lastname, c.email, c.phonenumber,
-			`+serviceLocationColumns+`
-		FROM subscribers b JOIN contacts c ON c.subscriber_id = b.id AND c.role = 'holder'
-			LEFT JOIN subscriptions s ON s.subscriber_id = b.id AND s.provider_id = b.provider_id
-			LEFT JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
-		WHERE b.provider_id = ? AND b.id IN (`+placeholders(len(ids))+`)
-		ORDER BY s.created_at DESC, s.id`, anyArgs(providerID, ids)...)
-	if err != nil {
-		return nil, fmt.Errorf("search candidates: %w", err)
-	}
-	defer rows.Close()
-	byID := map[string]*Candidate{}
-	for rows.Next() {
-		var c Candidate
-		var l ServiceLocation
-		if err := rows.Scan(append([]any{&c.SubscriberID, &c.CustomerNumber, &c.Holder.FirstName, &c.Holder.LastName, &c.Holder.Email,
-			&c.Holder.PhoneNumber}, l.fields()...)...); err != nil {
-			return nil, fmt.Errorf("search candidates: %w", err)
-		}
-		found := byID[c.SubscriberID]
-		if found == nil {
-			found = &c
-			byID[c.SubscriberID] = found
-		}
-		if l.SubscriptionID != "" {
-			l.SubscriberID = c.SubscriberID
-			found.Locations = append(found.Locations, l)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	out := make([]Candidate, 0, len(ids))
-	for _, id := range ids {
-		if c, ok := byID[id]; ok {
-			out = append(out, *c)
-		}
-	}
-	return out, nil
-}
-
 // ServiceLocations reads where each line of a provider's subscribers in ids is, newest first.
 func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []string) ([]ServiceLocation, error) {
 	if len(ids) == 0 {

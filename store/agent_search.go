@@ -129,8 +129,10 @@ func isPhoneLike(q string) bool {
 	return digits >= 7
 }
 
-// SearchContact is one contact's searchable values.
+// SearchContact is one contact's searchable values; the holder's (role "holder") are also on
+// the search card.
 type SearchContact struct {
+	Role                                                                 string
 	FirstName, LastName, Email, Phone, Company, Street, City, PostalCode string
 }
 
@@ -145,18 +147,21 @@ func nameTerms(first, last string) []string {
 	return out
 }
 
-// SearchLocation is one service location's searchable values.
+// SearchLocation is one service location's searchable values, and what the search card
+// shows of it.
 type SearchLocation struct {
-	Street, City, PostalCode, Unit, PostalUnit string
+	Street, City, PostalCode, Unit, PostalUnit    string
+	SubscriptionID, BuildingID, Province, Country string // on the card only
 }
 
-// SearchSource is everything agent search finds a subscriber by. ReindexSubscriber reads it
-// from the subscriber's rows; bulk loaders (subprov gen) build it from the rows they write,
-// so both index exactly the same terms.
+// SearchSource is everything agent search finds a subscriber by and shows of it.
+// ReindexSubscriber reads it from the subscriber's rows; bulk loaders (subprov gen) build it
+// from the rows they write, so both index exactly the same terms and write the same card.
 type SearchSource struct {
+	CustomerNumber  string   // current, shown on the card
 	CustomerNumbers []string // current and retired
 	Contacts        []SearchContact
-	Locations       []SearchLocation
+	Locations       []SearchLocation // newest line first
 }
 
 // Terms returns the source's distinct search terms, sorted.
@@ -190,14 +195,18 @@ func (src SearchSource) Terms() []string {
 	return sorted
 }
 
-// searchSource reads every searchable value of a subscriber, and the terms its row lists as
-// indexed (subscribers.search_terms).
-func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID, listed string, src SearchSource, err error) {
+// searchSource reads every searchable value of a subscriber, and the terms and card its row
+// holds (subscribers.search_terms, search_card).
+func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID, listed, card string, src SearchSource, err error) {
 	var num, legacy *string
-	err = tx.QueryRow(ctx, `SELECT provider_id, customer_number, legacy_customer_number, COALESCE(search_terms, '') FROM subscribers WHERE id = ?`, subscriberID).
-		Scan(&providerID, &num, &legacy, &listed)
+	err = tx.QueryRow(ctx, `SELECT provider_id, customer_number, legacy_customer_number, COALESCE(search_terms, ''), COALESCE(search_card, '')
+		FROM subscribers WHERE id = ?`, subscriberID).
+		Scan(&providerID, &num, &legacy, &listed, &card)
 	if err != nil {
-		return "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, err)
+		return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, err)
+	}
+	if num != nil {
+		src.CustomerNumber = *num
 	}
 	for _, p := range []*string{num, legacy} {
 		if p != nil {
@@ -217,28 +226,30 @@ func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID
 		}
 		return rows.Err()
 	}
-	err = collect("contacts", `SELECT firstname, lastname, email, phonenumber, company, street, city, postal_code
+	err = collect("contacts", `SELECT role, firstname, lastname, email, phonenumber, company, street, city, postal_code
 		FROM contacts WHERE subscriber_id = ?`, func(rows *sql.Rows) error {
 		var c SearchContact
-		err := rows.Scan(&c.FirstName, &c.LastName, &c.Email, &c.Phone, &c.Company, &c.Street, &c.City, &c.PostalCode)
+		err := rows.Scan(&c.Role, &c.FirstName, &c.LastName, &c.Email, &c.Phone, &c.Company, &c.Street, &c.City, &c.PostalCode)
 		src.Contacts = append(src.Contacts, c)
 		return err
 	})
 	if err != nil {
-		return "", "", src, err
+		return "", "", "", src, err
 	}
-	err = collect("locations", `SELECT b.street, b.city, b.postal_code, COALESCE(u.unit_number, ''), COALESCE(u.postal_unit, '')
+	err = collect("locations", `SELECT s.id, b.id, b.street, b.city, b.postal_code, b.province, b.country,
+			COALESCE(u.unit_number, ''), COALESCE(u.postal_unit, '')
 		FROM subscriptions s JOIN buildings b ON b.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
-		WHERE s.subscriber_id = ?`, func(rows *sql.Rows) error {
+		WHERE s.subscriber_id = ?
+		ORDER BY s.created_at DESC, s.id`, func(rows *sql.Rows) error {
 		var l SearchLocation
-		err := rows.Scan(&l.Street, &l.City, &l.PostalCode, &l.Unit, &l.PostalUnit)
+		err := rows.Scan(&l.SubscriptionID, &l.BuildingID, &l.Street, &l.City, &l.PostalCode, &l.Province, &l.Country, &l.Unit, &l.PostalUnit)
 		src.Locations = append(src.Locations, l)
 		return err
 	})
 	if err != nil {
-		return "", "", src, err
+		return "", "", "", src, err
 	}
-	return providerID, listed, src, nil
+	return providerID, listed, card, src, nil
 }
 
 // reindexAtCommit rewrites the subscriber's search terms once, just before tx commits, from
@@ -267,13 +278,13 @@ func (tx *Tx) ReindexSubscriber(ctx context.Context, subscriberID string) error 
 	if subscriberID == "" {
 		return nil
 	}
-	providerID, listed, src, err := tx.searchSource(ctx, subscriberID)
+	providerID, listed, card, src, err := tx.searchSource(ctx, subscriberID)
 	if err != nil {
 		return err
 	}
 	terms := src.Terms()
-	list := strings.Join(terms, " ")
-	if list == listed {
+	list, newCard := strings.Join(terms, " "), src.Card()
+	if list == listed && newCard == card {
 		return nil
 	}
 	gone, added := termChanges(strings.Fields(listed), terms)
@@ -297,7 +308,7 @@ func (tx *Tx) ReindexSubscriber(ctx context.Context, subscriberID string) error 
 			return fmt.Errorf("write search terms: %w", err)
 		}
 	}
-	if _, err := tx.Exec(ctx, `UPDATE subscribers SET search_terms = ? WHERE id = ?`, list, subscriberID); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE subscribers SET search_terms = ?, search_card = ? WHERE id = ?`, list, newCard, subscriberID); err != nil {
 		return fmt.Errorf("list search terms: %w", err)
 	}
 	return nil

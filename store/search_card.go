@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/subprov/subprov"
+)
+
+// A search card is what an agent search result shows of a subscriber, kept on its row
+// (subscribers.search_card) and rewritten with its search terms by ReindexSubscriber, from the
+// same rows: the holder's name, e-mail and phone, the current customer number and the service
+// locations, newest line first. Reading a page of results is then one primary-key read per
+// hit. Subscribers indexed before the card existed have none; Candidates reads theirs through
+// the join the card replaces.
+type searchCard struct {
+	Number    string         `json:"n,omitempty"`
+	First     string         `json:"f,omitempty"`
+	Last      string         `json:"l,omitempty"`
+	Email     string         `json:"e,omitempty"`
+	Phone     string         `json:"p,omitempty"`
+	Locations []cardLocation `json:"s,omitempty"`
+}
+
+type cardLocation struct {
+	Subscription string `json:"i"`
+	Building     string `json:"b"`
+	Street       string `json:"st,omitempty"`
+	City         string `json:"c,omitempty"`
+	PostalCode   string `json:"z,omitempty"`
+	Province     string `json:"pr,omitempty"`
+	Country      string `json:"co,omitempty"`
+	Unit         string `json:"u,omitempty"`
+}
+
+// Card returns the source's search card (JSON).
+func (src SearchSource) Card() string {
+	c := searchCard{Number: src.CustomerNumber}
+	for _, h := range src.Contacts {
+		if h.Role == "holder" {
+			c.First, c.Last, c.Email, c.Phone = h.FirstName, h.LastName, h.Email, h.Phone
+			break
+		}
+	}
+	for _, l := range src.Locations {
+		c.Locations = append(c.Locations, cardLocation{Subscription: l.SubscriptionID, Building: l.BuildingID, Street: l.Street,
+			City: l.City, PostalCode: l.PostalCode, Province: l.Province, Country: l.Country, Unit: l.Unit})
+	}
+	b, err := json.Marshal(c)
+	if err != nil { // strings and slices of strings only: cannot fail
+		panic(fmt.Sprintf("search card: %v", err))
+	}
+	return string(b)
+}
+
+// candidate turns a subscriber's card back into a Candidate.
+func (c searchCard) candidate(subscriberID string) Candidate {
+	out := Candidate{SubscriberID: subscriberID, CustomerNumber: c.Number,
+		Holder: subprov.Contact{FirstName: c.First, LastName: c.Last, Email: c.Email, PhoneNumber: c.Phone}}
+	for _, l := range c.Locations {
+		out.Locations = append(out.Locations, ServiceLocation{SubscriberID: subscriberID, SubscriptionID: l.Subscription, BuildingID: l.Building,
+			Street: l.Street, City: l.City, PostalCode: l.PostalCode, Province: l.Province, Country: l.Country, UnitNumber: l.Unit})
+	}
+	return out
+}
+
+// Candidates reads the holder contact, number and service locations (newest line first) of
+// each of a provider's subscribers in ids, in the order of ids: a page of search results, from
+// the subscribers' search cards (and the join for any subscriber without one yet).
+func (s *Store) Candidates(ctx context.Context, providerID string, ids []string) ([]Candidate, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := s.R().Query(ctx, `SELECT id, search_card FROM subscribers WHERE provider_id = ? AND id IN (`+placeholders(len(ids))+`)`,
+		anyArgs(providerID, ids)...)
+	if err != nil {
+		return nil, fmt.Errorf("search candidates: %w", err)
+	}
+	defer rows.Close()
+	byID := make(map[string]Candidate, len(ids))
+	var uncarded []string
+	for rows.Next() {
+		var id string
+		var card sql.NullString
+		if err := rows.Scan(&id, &card); err != nil {
+			return nil, fmt.Errorf("search candidates: %w", err)
+		}
+		if !card.Valid {
+			uncarded = append(uncarded, id)
+			continue
+		}
+		var c searchCard
+		if err := json.Unmarshal([]byte(card.String), &c); err != nil {
+			return nil, fmt.Errorf("search card of %s: %w", id, err)
+		}
+		byID[id] = c.candidate(id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search candidates: %w", err)
+	}
+	if err := s.joinedCandidates(ctx, providerID, uncarded, byID); err != nil {
+		return nil, err
+	}
+	out := make([]Candidate, 0, len(ids))
+	for _, id := range ids {
+		if c, ok := byID[id]; ok {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// joinedCandidates reads the candidates in ids from their rows (subscribers without a search
+// card) into byID.
+func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []string, byID map[string]Candidate) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := s.R().Query(ctx, `SELECT b.id, COALESCE(b.customer_number, ''), c.firstname, c.lastname, c.email, c.phonenumber,
+			`+serviceLocationColumns+`
+		FROM subscribers b JOIN contacts c ON c.subscriber_id = b.id AND c.role = 'holder'
+			LEFT JOIN subscriptions s ON s.subscriber_id = b.id AND s.provider_id = b.provider_id
+			LEFT JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
+		WHERE b.provider_id = ? AND b.id IN (`+placeholders(len(ids))+`)
+		ORDER BY s.created_at DESC, s.id`, anyArgs(providerID, ids)...)
+	if err != nil {
+		return fmt.Errorf("search candidates: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c Candidate
+		var l ServiceLocation
+		if err := rows.Scan(append([]any{&c.SubscriberID, &c.CustomerNumber, &c.Holder.FirstName, &c.Holder.LastName, &c.Holder.Email,
+			&c.Holder.PhoneNumber}, l.fields()...)...); err != nil {
+			return fmt.Errorf("search candidates: %w", err)
+		}
+		found, ok := byID[c.SubscriberID]
+		if !ok {
+			found = c
+		}
+		if l.SubscriptionID != "" {
+			l.SubscriberID = c.SubscriberID
+			found.Locations = append(found.Locations, l)
+		}
+		byID[c.SubscriberID] = found
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("search candidates: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package store_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/gen"
+	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/store"
+)
+
+// TestSearchCards pins the search card against the rows it summarises: the cards subprov gen
+// writes and those ReindexSubscriber writes are the same text, Candidates reads from a card
+// exactly what it reads through the join for a subscriber without one, and a contact change
+// rewrites the card.
+func TestSearchCards(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 30, Seed: 3, Now: now}); err != nil {
+			t.Fatal(err)
+		}
+		provider := gen.ProviderID(1)
+		var ids []string
+		for n := 0; n < 12; n++ {
+			ids = append(ids, gen.SubscriberID(1, n))
+		}
+		cards := func() map[string]*string {
+			out := map[string]*string{}
+			for _, id := range ids {
+				var card *string
+				if err := s.DB.QueryRowContext(ctx, s.Dialect.Rebind(`SELECT search_card FROM subscribers WHERE id = ?`), id).Scan(&card); err != nil {
+					t.Fatal(err)
+				}
+				out[id] = card
+			}
+			return out
+		}
+		generated := cards()
+		fromCards, err := s.Candidates(ctx, provider, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fromCards) != len(ids) || len(fromCards[0].Locations) != 1 || fromCards[0].Holder.Email == "" || fromCards[0].CustomerNumber == "" {
+			t.Fatalf("candidates from cards: %+v", fromCards)
+		}
+
+		// Without cards, the same candidates come from the join.
+		if _, err := s.DB.ExecContext(ctx, `UPDATE subscribers SET search_card = NULL`); err != nil {
+			t.Fatal(err)
+		}
+		fromRows, err := s.Candidates(ctx, provider, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(fromCards, fromRows) {
+			t.Fatalf("cards and rows disagree:\ncards %+v\nrows  %+v", fromCards, fromRows)
+		}
+
+		// Re-indexing writes gen's card again; a holder change rewrites it.
+		changed := subprov.Contact{FirstName: "Zoé", LastName: "Nouveau", Email: fromCards[3].Holder.Email, PhoneNumber: "+1 514-555-0199"}
+		err = s.InTx(ctx, func(tx *store.Tx) error {
+			for i, id := range ids {
+				if i == 3 {
+					if err := tx.UpdateHolderContact(ctx, id, changed, now); err != nil {
+						return err
+					}
+					continue
+				}
+				if err := tx.ReindexSubscriber(ctx, id); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reindexed := cards()
+		for i, id := range ids {
+			switch {
+			case reindexed[id] == nil:
+				t.Errorf("subscriber %d: no card after re-indexing", i)
+			case i != 3 && *reindexed[id] != *generated[id]:
+				t.Errorf("subscriber %d: re-indexed card %s, gen wrote %s", i, *reindexed[id], *generated[id])
+			case i == 3 && *reindexed[id] == *generated[id]:
+				t.Errorf("subscriber 3: card unchanged after a holder change")
+			}
+		}
+		after, err := s.Candidates(ctx, provider, ids[3:4])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fromCards[3]
+		want.Holder = subprov.Contact{FirstName: changed.FirstName, LastName: changed.LastName, Email: changed.Email, PhoneNumber: changed.PhoneNumber}
+		if len(after) != 1 || !reflect.DeepEqual(after[0], want) {
+			t.Errorf("after the holder change: %+v, want %+v", after, want)
+		}
+		// Another provider's subscribers are never candidates.
+		if other, err := s.Candidates(ctx, "9e000000-0000-4000-8000-000000000999", ids); err != nil || len(other) != 0 {
+			t.Errorf("another provider: %+v, %v", other, err)
+		}
+	})
+}
