@@ -213,8 +213,8 @@ func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID
 			src.CustomerNumbers = append(src.CustomerNumbers, *p)
 		}
 	}
-	collect := func(what, q string, scan func(rows *sql.Rows) error) error {
-		rows, err := tx.Query(ctx, q, subscriberID)
+	collect := func(what, q string, args []any, scan func(rows *sql.Rows) error) error {
+		rows, err := tx.Query(ctx, q, args...)
 		if err != nil {
 			return fmt.Errorf("search values (%s): %w", what, err)
 		}
@@ -227,7 +227,7 @@ func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID
 		return rows.Err()
 	}
 	err = collect("contacts", `SELECT role, firstname, lastname, email, phonenumber, company, street, city, postal_code
-		FROM contacts WHERE subscriber_id = ?`, func(rows *sql.Rows) error {
+		FROM contacts WHERE subscriber_id = ?`, []any{subscriberID}, func(rows *sql.Rows) error {
 		var c SearchContact
 		err := rows.Scan(&c.Role, &c.FirstName, &c.LastName, &c.Email, &c.Phone, &c.Company, &c.Street, &c.City, &c.PostalCode)
 		src.Contacts = append(src.Contacts, c)
@@ -239,8 +239,8 @@ func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID
 	err = collect("locations", `SELECT s.id, b.id, b.street, b.city, b.postal_code, b.province, b.country,
 			COALESCE(u.unit_number, ''), COALESCE(u.postal_unit, '')
 		FROM subscriptions s JOIN buildings b ON b.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
-		WHERE s.subscriber_id = ?
-		ORDER BY s.created_at DESC, s.id`, func(rows *sql.Rows) error {
+		WHERE s.subscriber_id = ? AND s.provider_id = ?
+		ORDER BY s.created_at DESC, s.id`, []any{subscriberID, providerID}, func(rows *sql.Rows) error {
 		var l SearchLocation
 		err := rows.Scan(&l.SubscriptionID, &l.BuildingID, &l.Street, &l.City, &l.PostalCode, &l.Province, &l.Country, &l.Unit, &l.PostalUnit)
 		src.Locations = append(src.Locations, l)

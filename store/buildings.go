@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -22,9 +23,15 @@ func scanBuilding(row interface{ Scan(...any) error }) (*subprov.Building, error
 	return &b, nil
 }
 
-// UpsertBuilding writes a building by id with its normalised search key.
+// UpsertBuilding writes a building by id with its normalised search key. A changed address
+// re-indexes the subscribers with a line there (their search terms and cards show it).
 func (tx *Tx) UpsertBuilding(ctx context.Context, b *subprov.Building, searchKey string, now time.Time) error {
-	_, err := tx.Exec(ctx, `INSERT INTO buildings (id, street, city, postal_code, province, country, line_type, orderable,
+	moved, err := tx.changes(ctx, `SELECT street, city, postal_code, province, country FROM buildings WHERE id = ?`, b.ID,
+		b.Street, b.City, b.PostalCode, b.Province, b.Country)
+	if err != nil {
+		return fmt.Errorf("upsert building %s: %w", b.ID, err)
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO buildings (id, street, city, postal_code, province, country, line_type, orderable,
 			earliest_service_date, presale, search_key, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET street = excluded.street, city = excluded.city, postal_code = excluded.postal_code,
@@ -35,6 +42,45 @@ func (tx *Tx) UpsertBuilding(ctx context.Context, b *subprov.Building, searchKey
 		nullStr(b.EarliestServiceDate), b.Presale, searchKey, now.UTC())
 	if err != nil {
 		return fmt.Errorf("upsert building %s: %w", b.ID, err)
+	}
+	if moved {
+		return tx.reindexLinesAt(ctx, "building_id", b.ID)
+	}
+	return nil
+}
+
+// changes reports whether the row that query (one ? for id) reads differs from want, column
+// by column; a missing row is no change (nothing refers to it yet).
+func (tx *Tx) changes(ctx context.Context, query, id string, want ...string) (bool, error) {
+	got := make([]sql.NullString, len(want))
+	dest := make([]any, len(want))
+	for i := range got {
+		dest[i] = &got[i]
+	}
+	switch err := tx.QueryRow(ctx, query, id).Scan(dest...); {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	for i, w := range want {
+		if got[i].String != w {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// reindexLinesAt re-indexes, at commit, every subscriber with a line whose column
+// (building_id or unit_id) is id. Addresses change rarely (fixture loads): the lines are
+// found by a scan where no index serves.
+func (tx *Tx) reindexLinesAt(ctx context.Context, column, id string) error {
+	ids, err := queryIDs(ctx, tx, "subscribers at "+id, `SELECT DISTINCT subscriber_id FROM subscriptions WHERE `+column+` = ?`, id)
+	if err != nil {
+		return err
+	}
+	for _, sub := range ids {
+		tx.reindexAtCommit(sub)
 	}
 	return nil
 }
@@ -52,14 +98,22 @@ func (tx *Tx) SetCoverage(ctx context.Context, buildingID string, providerIDs []
 	return nil
 }
 
-// UpsertUnit writes a suite by id.
+// UpsertUnit writes a suite by id; a renumbered suite re-indexes its subscribers.
 func (tx *Tx) UpsertUnit(ctx context.Context, u *subprov.Unit, now time.Time) error {
-	_, err := tx.Exec(ctx, `INSERT INTO units (id, building_id, unit_number, postal_unit, created_at) VALUES (?, ?, ?, ?, ?)
+	moved, err := tx.changes(ctx, `SELECT building_id, unit_number, COALESCE(postal_unit, '') FROM units WHERE id = ?`, u.ID,
+		u.BuildingID, u.UnitNumber, u.PostalUnit)
+	if err != nil {
+		return fmt.Errorf("upsert unit %s: %w", u.ID, err)
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO units (id, building_id, unit_number, postal_unit, created_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET building_id = excluded.building_id, unit_number = excluded.unit_number,
 			postal_unit = excluded.postal_unit`,
 		u.ID, u.BuildingID, u.UnitNumber, nullStr(u.PostalUnit), now.UTC())
 	if err != nil {
 		return fmt.Errorf("upsert unit %s: %w", u.ID, err)
+	}
+	if moved {
+		return tx.reindexLinesAt(ctx, "unit_id", u.ID)
 	}
 	return nil
 }

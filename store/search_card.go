@@ -80,7 +80,7 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 	}
 	defer rows.Close()
 	byID := make(map[string]Candidate, len(ids))
-	var uncarded []string
+	var uncarded []string // no card (indexed before cards existed) or an unreadable one
 	for rows.Next() {
 		var id string
 		var card sql.NullString
@@ -93,7 +93,8 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 		}
 		var c searchCard
 		if err := json.Unmarshal([]byte(card.String), &c); err != nil {
-			return nil, fmt.Errorf("search card of %s: %w", id, err)
+			uncarded = append(uncarded, id) // unreadable: its rows still answer
+			continue
 		}
 		byID[id] = c.candidate(id)
 	}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/subprov/subprov"
@@ -97,6 +98,39 @@ func TestSearchCards(t *testing.T) {
 		if len(after) != 1 || !reflect.DeepEqual(after[0], want) {
 			t.Errorf("after the holder change: %+v, want %+v", after, want)
 		}
+		// A building's new address and a suite's new number reach the cards (and the search
+		// terms) of the subscribers with a line there; an unchanged upsert re-indexes nothing.
+		loc := fromCards[0].Locations[0]
+		b, err := s.Building(ctx, loc.BuildingID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var unitID string
+		if err := s.DB.QueryRowContext(ctx, s.Dialect.Rebind(`SELECT unit_id FROM subscriptions WHERE id = ?`), loc.SubscriptionID).Scan(&unitID); err != nil {
+			t.Fatal(err)
+		}
+		b.Street = "77 Rue Renommée"
+		err = s.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.UpsertBuilding(ctx, b, "renamed", now); err != nil {
+				return err
+			}
+			return tx.UpsertUnit(ctx, &subprov.Unit{ID: unitID, BuildingID: b.ID, UnitNumber: "9901"}, now)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved, err := s.Candidates(ctx, provider, ids[:1])
+		if err != nil || len(moved) != 1 || len(moved[0].Locations) != 1 {
+			t.Fatalf("after the move: %+v, %v", moved, err)
+		}
+		if got := moved[0].Locations[0]; got.Street != "77 Rue Renommée" || got.UnitNumber != "9901" {
+			t.Errorf("after the move the card shows %q unit %q", got.Street, got.UnitNumber)
+		}
+		found, err := s.SearchSubscribers(ctx, provider, store.QueryTerms("9901 Rue Renommee"), 10)
+		if err != nil || !slices.Contains(found, ids[0]) {
+			t.Errorf("search by the new address: %v, %v", found, err)
+		}
+
 		// Another provider's subscribers are never candidates.
 		if other, err := s.Candidates(ctx, "9e000000-0000-4000-8000-000000000999", ids); err != nil || len(other) != 0 {
 			t.Errorf("another provider: %+v, %v", other, err)
