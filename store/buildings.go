@@ -26,7 +26,7 @@ func scanBuilding(row interface{ Scan(...any) error }) (*subprov.Building, error
 // UpsertBuilding writes a building by id with its normalised search key. A changed address
 // re-indexes the subscribers with a line there (their search terms and cards show it).
 func (tx *Tx) UpsertBuilding(ctx context.Context, b *subprov.Building, searchKey string, now time.Time) error {
-	moved, err := tx.changes(ctx, `SELECT street, city, postal_code, province, country FROM buildings WHERE id = ?`, b.ID,
+	moved, err := tx.differs(ctx, `SELECT street, city, postal_code, province, country FROM buildings WHERE id = ?`, b.ID,
 		b.Street, b.City, b.PostalCode, b.Province, b.Country)
 	if err != nil {
 		return fmt.Errorf("upsert building %s: %w", b.ID, err)
@@ -49,9 +49,9 @@ func (tx *Tx) UpsertBuilding(ctx context.Context, b *subprov.Building, searchKey
 	return nil
 }
 
-// changes reports whether the row that query (one ? for id) reads differs from want, column
+// differs reports whether the row that query (one ? for id) reads differs from want, column
 // by column; a missing row is no change (nothing refers to it yet).
-func (tx *Tx) changes(ctx context.Context, query, id string, want ...string) (bool, error) {
+func (tx *Tx) differs(ctx context.Context, query, id string, want ...string) (bool, error) {
 	got := make([]sql.NullString, len(want))
 	dest := make([]any, len(want))
 	for i := range got {
@@ -100,7 +100,7 @@ func (tx *Tx) SetCoverage(ctx context.Context, buildingID string, providerIDs []
 
 // UpsertUnit writes a suite by id; a renumbered suite re-indexes its subscribers.
 func (tx *Tx) UpsertUnit(ctx context.Context, u *subprov.Unit, now time.Time) error {
-	moved, err := tx.changes(ctx, `SELECT building_id, unit_number, COALESCE(postal_unit, '') FROM units WHERE id = ?`, u.ID,
+	moved, err := tx.differs(ctx, `SELECT building_id, unit_number, COALESCE(postal_unit, '') FROM units WHERE id = ?`, u.ID,
 		u.BuildingID, u.UnitNumber, u.PostalUnit)
 	if err != nil {
 		return fmt.Errorf("upsert unit %s: %w", u.ID, err)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 )
 
@@ -11,11 +10,7 @@ import (
 // gen's bulk load does); resumed (twice: gen restores on every path), one checkpointer runs.
 func TestPauseCheckpointsFreesTheFile(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "pause.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTestSQLite(t)
 	running := s.checkpoints
 	resume, err := s.PauseCheckpoints()
 	if err != nil {

@@ -14,15 +14,21 @@ import (
 	"time"
 )
 
-func openGroupStore(t *testing.T) *Store {
+// openTestSQLite opens a migrated store on a new SQLite file, closed when the test ends.
+func openTestSQLite(t *testing.T) *Store {
 	t.Helper()
-	ctx := context.Background()
-	s, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "group.db"))
+	s, err := Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "store.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if _, err := s.DB.ExecContext(ctx, `CREATE TABLE rows (name TEXT PRIMARY KEY, seen INTEGER NOT NULL)`); err != nil {
+	return s
+}
+
+func openGroupStore(t *testing.T) *Store {
+	t.Helper()
+	s := openTestSQLite(t)
+	if _, err := s.DB.ExecContext(context.Background(), `CREATE TABLE rows (name TEXT PRIMARY KEY, seen INTEGER NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
 	return s

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -36,16 +35,12 @@ func cachedTexts(t *testing.T, db *sql.DB) map[string]bool {
 
 func TestSQLiteStatementCache(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "cache.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTestSQLite(t)
 	if _, err := s.DB.ExecContext(ctx, `CREATE TABLE t (v INTEGER PRIMARY KEY); CREATE TABLE u (w TEXT)`); err != nil {
 		t.Fatal(err)
 	}
 	const insert, ge = `INSERT INTO t (v) VALUES (?)`, `SELECT v FROM t WHERE v >= ? ORDER BY v`
-	err = s.InTx(ctx, func(tx *Tx) error {
+	err := s.InTx(ctx, func(tx *Tx) error {
 		for v := 1; v <= 5; v++ {
 			if _, err := tx.Exec(ctx, insert, v); err != nil {
 				return err
