@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -28,9 +29,15 @@ func TestGenWritesConsistentData(t *testing.T) {
 			st := testdb.Open(t, testdb.URL(t, engine))
 			ctx := context.Background()
 			n := genSize()
+			before := indexNames(t, st)
 			sum, err := gen.Run(ctx, st, gen.Options{Subscribers: n, Providers: 2, Seed: 7, Now: time.Date(2026, 5, 10, 0, 0, 0, 0, time.UTC)})
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Every index dropped for the load is back (the last provider's are built while
+			// the search index sorts).
+			if after := indexNames(t, st); !slices.Equal(after, before) {
+				t.Errorf("indexes after gen:\n%v\nwant the migrated schema's:\n%v", after, before)
 			}
 			if sum.Subscribers != int64(2*n) || sum.Subscriptions != int64(2*n) || sum.Providers != 2 {
 				t.Fatalf("summary %s", sum)
@@ -71,6 +78,32 @@ func TestGenWritesConsistentData(t *testing.T) {
 			}
 		})
 	}
+}
+
+// indexNames lists the database's indexes, sorted.
+func indexNames(t *testing.T, st *store.Store) []string {
+	t.Helper()
+	q := `SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name`
+	if st.Dialect == store.Postgres {
+		q = `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() ORDER BY indexname`
+	}
+	rows, err := st.DB.QueryContext(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names
 }
 
 func TestIDFormat(t *testing.T) {

@@ -171,7 +171,7 @@ func (b *batch) flush(ctx context.Context) {
 // secondaryIndexes returns the CREATE statements of the indexes on tables that are not
 // primary keys or constraints: gen drops them before the bulk load and builds them again
 // after it, which is much faster than maintaining them row by row.
-func secondaryIndexes(ctx context.Context, st *store.Store, tables []string) (names, creates []string, err error) {
+func secondaryIndexes(ctx context.Context, st *store.Store, tables []string) ([]index, error) {
 	var q string
 	args := make([]any, len(tables))
 	for i, t := range tables {
@@ -179,40 +179,52 @@ func secondaryIndexes(ctx context.Context, st *store.Store, tables []string) (na
 	}
 	in := strings.TrimSuffix(strings.Repeat("?, ", len(tables)), ", ")
 	if st.Dialect == store.Postgres {
-		q = `SELECT i.indexname, i.indexdef FROM pg_indexes i WHERE i.schemaname = current_schema() AND i.tablename IN (` + in + `)
+		q = `SELECT i.indexname, i.tablename, i.indexdef FROM pg_indexes i WHERE i.schemaname = current_schema() AND i.tablename IN (` + in + `)
 			AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname) ORDER BY i.indexname`
 	} else {
-		q = `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (` + in + `) ORDER BY name`
+		q = `SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (` + in + `) ORDER BY name`
 	}
 	rows, err := st.DB.QueryContext(ctx, st.Dialect.Rebind(q), args...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("list indexes: %w", err)
+		return nil, fmt.Errorf("list indexes: %w", err)
 	}
 	defer rows.Close()
+	var out []index
 	for rows.Next() {
-		var name, create string
-		if err := rows.Scan(&name, &create); err != nil {
-			return nil, nil, fmt.Errorf("list indexes: %w", err)
+		var ix index
+		if err := rows.Scan(&ix.name, &ix.table, &ix.create); err != nil {
+			return nil, fmt.Errorf("list indexes: %w", err)
 		}
-		names, creates = append(names, name), append(creates, create)
+		out = append(out, ix)
 	}
-	return names, creates, rows.Err()
+	return out, rows.Err()
 }
 
-// sortInThreads lets SQLite sort index keys on worker threads while gen builds the indexes:
-// with temporary storage in memory its sorter keeps one run and sorts it alone at the end;
-// with temporary files and a sort memory smaller than the index, it sorts runs of 64 MB on
-// the worker threads (PRAGMA threads) while it reads the table, and merges them.
-func sortInThreads(ctx context.Context, st *store.Store) error {
+// index is a secondary index gen drops for the load and creates again after it.
+type index struct{ name, table, create string }
+
+// inThreads runs build (index builds) with SQLite sorting the keys on worker threads: with
+// temporary storage in memory its sorter keeps one run and sorts it alone at the end; with
+// temporary files and a sort memory smaller than the index, it sorts runs of 64 MB on the
+// worker threads (PRAGMA threads) while it reads the table, and merges them. The load's
+// settings come back after build.
+func inThreads(ctx context.Context, st *store.Store, build func() error) error {
 	if st.Dialect != store.SQLite {
+		return build()
+	}
+	set := func(pragmas ...string) error {
+		for _, p := range pragmas {
+			if _, err := st.DB.ExecContext(ctx, "PRAGMA "+p); err != nil {
+				return fmt.Errorf("PRAGMA %s: %w", p, err)
+			}
+		}
 		return nil
 	}
-	for _, p := range []string{"temp_store=FILE", "cache_size=-65536"} {
-		if _, err := st.DB.ExecContext(ctx, "PRAGMA "+p); err != nil {
-			return fmt.Errorf("PRAGMA %s: %w", p, err)
-		}
+	if err := set("temp_store=FILE", "cache_size=-65536"); err != nil {
+		return err
 	}
-	return nil
+	err := build()
+	return errors.Join(err, set(loadCache, loadTemp))
 }
 
 // bulkPostgres opens gen's own PostgreSQL connection (nil on SQLite): rows go through COPY,
@@ -239,6 +251,12 @@ func bulkPostgres(ctx context.Context, st *store.Store) (*pgx.Conn, error) {
 	return pg, nil
 }
 
+// The load's memory settings on SQLite: a 1 GB page cache, temporary tables in memory.
+const (
+	loadCache = "cache_size=-1048576"
+	loadTemp  = "temp_store=MEMORY"
+)
+
 // tuneSQLite trades durability for speed while gen runs (a crash means running gen again on a
 // fresh file) and restore puts the store's own settings back.
 func tuneSQLite(ctx context.Context, st *store.Store) (restore func() error, err error) {
@@ -257,7 +275,7 @@ func tuneSQLite(ctx context.Context, st *store.Store) (restore func() error, err
 	if err != nil {
 		return nil, err
 	}
-	err = set("journal_mode=OFF", "synchronous=OFF", "foreign_keys=OFF", "cache_size=-1048576", "temp_store=MEMORY", "locking_mode=EXCLUSIVE", "threads=2")
+	err = set("journal_mode=OFF", "synchronous=OFF", "foreign_keys=OFF", loadCache, loadTemp, "locking_mode=EXCLUSIVE", "threads=2")
 	return func() error {
 		err := set("locking_mode=NORMAL", "journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON",
 			fmt.Sprintf("cache_size=-%d", store.SQLiteWriterCacheKiB), "analysis_limit=1000", "optimize=0x10002")
