@@ -36,7 +36,9 @@ const (
 	// bounds a job's run time); a follow-up flush continues.
 	flushBudget = 25 * time.Second
 	batchSize   = 50
-	sweepLimit  = 1000
+	// sequenceLimit is how many events one pass numbers.
+	sequenceLimit = 10 * batchSize
+	sweepLimit    = 1000
 	// linger is how long the dispatcher keeps a provider's lease after its last wake-up,
 	// so a steady stream of events is delivered without taking the lease for each one.
 	linger = 100 * time.Millisecond
@@ -221,15 +223,19 @@ func (d *Deliverer) keep(ctx context.Context, l *lease) error {
 
 // deliverDue numbers the events committed since the last look, then sends due events in seq
 // order until none is due, one fails, or the deadline passes. Deliveries are recorded a batch
-// at a time. The caller holds the lease.
+// at a time, and the transaction that records a batch numbers the events committed while it
+// was sent: one commit per batch, not two. The caller holds the lease.
 func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time) error {
 	providerID := l.providerID
+	numbered := 0 // events the last batch's settlement numbered
 	for {
 		if err := d.keep(ctx, l); err != nil {
 			return err
 		}
-		if _, err := d.Store.SequenceEvents(ctx, providerID, 10*batchSize); err != nil {
-			return err
+		if numbered == 0 {
+			if _, err := d.Store.SequenceEvents(ctx, providerID, sequenceLimit); err != nil {
+				return err
+			}
 		}
 		// Read per batch: events go to the provider's current URL and secret, not the ones
 		// it had when they were recorded.
@@ -276,10 +282,31 @@ func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time
 				return err
 			}
 		}
-		if err := d.settleDelivered(ctx, p, delivered); err != nil {
+		if numbered, err = d.settleAndSequence(ctx, p, delivered); err != nil {
 			return err
 		}
 	}
+}
+
+// settleAndSequence is settleDelivered at the end of a batch: the same transaction numbers the
+// events committed meanwhile, and it reports how many.
+func (d *Deliverer) settleAndSequence(ctx context.Context, p *subprov.Provider, delivered []*store.WebhookAttempt) (int, error) {
+	if len(delivered) == 0 {
+		return d.Store.SequenceEvents(ctx, p.ID, sequenceLimit)
+	}
+	numbered := 0
+	err := d.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.MarkEventsDelivered(ctx, p.ID, delivered); err != nil {
+			return err
+		}
+		var err error
+		numbered, err = tx.SequenceEvents(ctx, p.ID, sequenceLimit)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("settle %d delivered events: %w", len(delivered), err)
+	}
+	return numbered, nil
 }
 
 // settleDelivered records a run of successful attempts and marks their events delivered, in

@@ -901,3 +901,42 @@ func TestLateCommitIsDeliveredAfterWhatWasAlreadyNumbered(t *testing.T) {
 		}
 	})
 }
+
+// Events committed while a batch is being sent are numbered by the transaction that records
+// the batch, and the same flush delivers them next, in commit order, each once.
+func TestEventsCommittedDuringABatchFollowIt(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		var e *env
+		var during []string
+		var recErr error
+		rcv := newReceiver(t, "whsec-prov-1", func(id string, n int) int {
+			if len(during) == 0 && recErr == nil { // the first delivery: two more commits, one at a time
+				for _, typ := range []string{"b.1", "b.2"} {
+					recErr = s.InTx(context.Background(), func(tx *store.Tx) error {
+						ev, err := e.rec.Record(context.Background(), tx, e.p, typ, sub1, nil)
+						if err == nil {
+							during = append(during, ev.ID)
+						}
+						return err
+					})
+				}
+			}
+			return http.StatusOK
+		})
+		e = newEnv(t, s, rcv.URL(), false)
+		first := idsOf(e.record(t, "a.1", "a.2"))
+		e.flush(t)
+		if recErr != nil {
+			t.Fatal(recErr)
+		}
+		want := append(first, during...)
+		if len(want) != 4 || !equal(rcv.ids(), want) {
+			t.Fatalf("delivered %v, want %v: the batch, then what committed while it was sent", rcv.ids(), want)
+		}
+		for i, id := range want {
+			if ev := e.event(t, id); ev.Seq != int64(i+1) || ev.DeliveryState != store.EventDelivered {
+				t.Errorf("event %d: seq %d, %s; want seq %d, delivered", i, ev.Seq, ev.DeliveryState, i+1)
+			}
+		}
+	})
+}

@@ -104,41 +104,60 @@ func (tx *Tx) InsertEvent(ctx context.Context, e *EventRecord) error {
 // numbered is numbered after them: delivery follows commit order.
 func (s *Store) SequenceEvents(ctx context.Context, providerID string, limit int) (int, error) {
 	// Read first, outside a write transaction: most calls find nothing to number.
-	ids, err := queryIDs(ctx, s.R(), "events to sequence", `SELECT id FROM events
-		WHERE provider_id = ? AND seq = 0 AND delivery_state = 'pending' AND sandbox = FALSE
-		ORDER BY rec LIMIT ?`, providerID, limit)
+	ids, err := queryIDs(ctx, s.R(), "events to sequence", eventsToSequence, providerID, limit)
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
-	err = s.InTx(ctx, func(tx *Tx) error {
-		var top int64
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE provider_id = ?`, providerID).Scan(&top); err != nil {
-			return fmt.Errorf("highest event seq: %w", err)
-		}
-		var cases strings.Builder
-		args := make([]any, 0, 3*len(ids)+1)
-		for i, id := range ids {
-			cases.WriteString(" WHEN ? THEN CAST(? AS BIGINT)")
-			args = append(args, id, top+int64(i)+1)
-		}
-		args = append(args, providerID)
-		for _, id := range ids {
-			args = append(args, id)
-		}
-		res, err := tx.Exec(ctx, `UPDATE events SET seq = CASE id`+cases.String()+` END
-			WHERE provider_id = ? AND seq = 0 AND id IN (`+placeholders(len(ids))+`)`, args...)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n != int64(len(ids)) {
-			return fmt.Errorf("%d of %d numbered (%v): another flusher without the lease?", n, len(ids), err)
-		}
-		return nil
-	})
+	err = s.InTx(ctx, func(tx *Tx) error { return tx.numberEvents(ctx, providerID, ids) })
 	if err != nil {
 		return 0, fmt.Errorf("sequence events of provider %s: %w", providerID, err)
 	}
 	return len(ids), nil
+}
+
+// SequenceEvents is Store.SequenceEvents inside a transaction that writes anyway (the
+// dispatcher numbers the next batch as it settles the last, one commit for both).
+func (tx *Tx) SequenceEvents(ctx context.Context, providerID string, limit int) (int, error) {
+	ids, err := queryIDs(ctx, tx, "events to sequence", eventsToSequence, providerID, limit)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	if err := tx.numberEvents(ctx, providerID, ids); err != nil {
+		return 0, fmt.Errorf("sequence events of provider %s: %w", providerID, err)
+	}
+	return len(ids), nil
+}
+
+// eventsToSequence selects a provider's events SequenceEvents numbers, in recording order.
+const eventsToSequence = `SELECT id FROM events
+	WHERE provider_id = ? AND seq = 0 AND delivery_state = 'pending' AND sandbox = FALSE
+	ORDER BY rec LIMIT ?`
+
+// numberEvents gives ids, in order, the seqs after the provider's highest.
+func (tx *Tx) numberEvents(ctx context.Context, providerID string, ids []string) error {
+	var top int64
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE provider_id = ?`, providerID).Scan(&top); err != nil {
+		return fmt.Errorf("highest event seq: %w", err)
+	}
+	var cases strings.Builder
+	args := make([]any, 0, 3*len(ids)+1)
+	for i, id := range ids {
+		cases.WriteString(" WHEN ? THEN CAST(? AS BIGINT)")
+		args = append(args, id, top+int64(i)+1)
+	}
+	args = append(args, providerID)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	res, err := tx.Exec(ctx, `UPDATE events SET seq = CASE id`+cases.String()+` END
+		WHERE provider_id = ? AND seq = 0 AND id IN (`+placeholders(len(ids))+`)`, args...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(ids)) {
+		return fmt.Errorf("%d of %d numbered (%v): another flusher without the lease?", n, len(ids), err)
+	}
+	return nil
 }
 
 // HasEventsToSequence reports whether the provider has committed pending production events
