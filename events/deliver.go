@@ -304,7 +304,12 @@ func (d *Deliverer) settleAndSequence(ctx context.Context, p *subprov.Provider, 
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("settle %d delivered events: %w", len(delivered), err)
+		// Keep the deliveries even though numbering failed (a lost lease, say): record them on
+		// their own, and report the numbering's error.
+		if serr := d.settleDelivered(ctx, p, delivered); serr != nil {
+			return 0, serr
+		}
+		return 0, fmt.Errorf("settle %d delivered events and number the next: %w", len(delivered), err)
 	}
 	return numbered, nil
 }

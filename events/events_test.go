@@ -912,6 +912,9 @@ func TestEventsCommittedDuringABatchFollowIt(t *testing.T) {
 		rcv := newReceiver(t, "whsec-prov-1", func(id string, n int) int {
 			if len(during) == 0 && recErr == nil { // the first delivery: two more commits, one at a time
 				for _, typ := range []string{"b.1", "b.2"} {
+					if recErr != nil {
+						break
+					}
 					recErr = s.InTx(context.Background(), func(tx *store.Tx) error {
 						ev, err := e.rec.Record(context.Background(), tx, e.p, typ, sub1, nil)
 						if err == nil {

@@ -90,8 +90,8 @@ type Summary struct {
 // Phase is the time gen's writer spent in one step: "rows" (generating and writing every table
 // but the search index), "search index" (sorting and writing it), "indexes" (building the
 // secondary indexes dropped for the load; for the last provider while its search index sorts,
-// so that sort is counted in neither), "analyze" (planner statistics; on PostgreSQL with a
-// VACUUM).
+// so the sort shows under "search index" only for as long as it outlasts the builds),
+// "analyze" (planner statistics; on PostgreSQL with a VACUUM).
 type Phase struct {
 	Name    string
 	Elapsed time.Duration
@@ -225,15 +225,23 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 	clock := &phaseClock{sum: &sum}
 	// build creates the secondary indexes dropped for the load, on the tables in scope.
 	build := func(scope func(table string) bool) error {
+		var todo []index
 		for _, ix := range indexes {
-			if !scope(ix.table) {
-				continue
-			}
-			if err := exec(ix.create); err != nil {
-				return fmt.Errorf("create index %s: %w", ix.name, err)
+			if scope(ix.table) {
+				todo = append(todo, ix)
 			}
 		}
-		return nil
+		if len(todo) == 0 {
+			return nil
+		}
+		return inThreads(ctx, st, func() error {
+			for _, ix := range todo {
+				if err := exec(ix.create); err != nil {
+					return fmt.Errorf("create index %s: %w", ix.name, err)
+				}
+			}
+			return nil
+		})
 	}
 	notTerms := func(table string) bool { return table != termsTable }
 	for p := 1; p <= o.Providers; p++ {
@@ -245,7 +253,7 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 			// for the sort (about 13 s at 1M) and building them after.
 			g.whileSorting = func() error {
 				clock.enter("indexes")
-				err := inThreads(ctx, st, func() error { return build(notTerms) })
+				err := build(notTerms)
 				clock.enter("search index")
 				return err
 			}
@@ -256,7 +264,7 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 	}
 	bar.phase("building indexes")
 	clock.enter("indexes")
-	if err := inThreads(ctx, st, func() error { return build(func(t string) bool { return !notTerms(t) }) }); err != nil {
+	if err := build(func(t string) bool { return !notTerms(t) }); err != nil {
 		return sum, err
 	}
 	bar.phase("analyzing")

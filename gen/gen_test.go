@@ -80,12 +80,12 @@ func TestGenWritesConsistentData(t *testing.T) {
 	}
 }
 
-// indexNames lists the database's indexes, sorted.
+// indexNames lists the database's indexes, each as its name and definition, sorted.
 func indexNames(t *testing.T, st *store.Store) []string {
 	t.Helper()
-	q := `SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name`
+	q := `SELECT name || ': ' || COALESCE(sql, '') FROM sqlite_master WHERE type = 'index' ORDER BY name`
 	if st.Dialect == store.Postgres {
-		q = `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() ORDER BY indexname`
+		q = `SELECT indexname || ': ' || indexdef FROM pg_indexes WHERE schemaname = current_schema() ORDER BY indexname`
 	}
 	rows, err := st.DB.QueryContext(context.Background(), q)
 	if err != nil {

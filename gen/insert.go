@@ -278,7 +278,8 @@ func tuneSQLite(ctx context.Context, st *store.Store) (restore func() error, err
 	err = set("journal_mode=OFF", "synchronous=OFF", "foreign_keys=OFF", loadCache, loadTemp, "locking_mode=EXCLUSIVE", "threads=2")
 	return func() error {
 		err := set("locking_mode=NORMAL", "journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON",
-			fmt.Sprintf("cache_size=-%d", store.SQLiteWriterCacheKiB), "analysis_limit=1000", "optimize=0x10002")
+			fmt.Sprintf("cache_size=-%d", store.SQLiteWriterCacheKiB), "temp_store=DEFAULT", "threads=0",
+			"analysis_limit=1000", "optimize=0x10002")
 		return errors.Join(err, resume())
 	}, err
 }
