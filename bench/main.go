@@ -469,6 +469,7 @@ func load(clients int, d time.Duration, do func(c *http.Client, i int64) (bool, 
 	return r
 }
 
+// get is one GET expecting 200, the body read and dropped.
 func get(c *http.Client, u string, header http.Header) error {
 	req, err := http.NewRequest("GET", u, nil)
 	if err != nil {

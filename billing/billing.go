@@ -76,7 +76,7 @@ func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, 
 			return nil, err
 		}
 	}
-	credits, err := tx.OpenCredits(ctx, sub.ID)
+	credits, err := s.Store.OpenCredits(ctx, tx, sub.ID)
 	if err != nil {
 		return nil, err
 	}

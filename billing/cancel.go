@@ -57,7 +57,7 @@ func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *sub
 				Description: fmt.Sprintf("Days served %s to %s (%d of %d)", start.Format("2 Jan"), endDay.AddDate(0, 0, -1).Format("2 Jan 2006"), served, in)})
 		}
 	}
-	credits, err := s.Store.OpenCreditsOf(ctx, q, sub.ID)
+	credits, err := s.Store.OpenCredits(ctx, q, sub.ID)
 	if err != nil {
 		return nil, false, 0, err
 	}
@@ -118,7 +118,7 @@ func (s *Service) RefundCredits(ctx context.Context, a jobs.RefundCredits) error
 	if err != nil || sub == nil {
 		return err
 	}
-	credits, err := s.Store.OpenCreditsOf(ctx, s.Store.R(), sub.ID)
+	credits, err := s.Store.OpenCredits(ctx, s.Store.R(), sub.ID)
 	if err != nil {
 		return err
 	}

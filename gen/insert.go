@@ -212,19 +212,21 @@ func inThreads(ctx context.Context, st *store.Store, build func() error) error {
 	if st.Dialect != store.SQLite {
 		return build()
 	}
-	set := func(pragmas ...string) error {
-		for _, p := range pragmas {
-			if _, err := st.DB.ExecContext(ctx, "PRAGMA "+p); err != nil {
-				return fmt.Errorf("PRAGMA %s: %w", p, err)
-			}
-		}
-		return nil
-	}
-	if err := set("temp_store=FILE", "cache_size=-65536"); err != nil {
+	if err := pragmas(ctx, st, "temp_store=FILE", "cache_size=-65536"); err != nil {
 		return err
 	}
 	err := build()
-	return errors.Join(err, set(loadCache, loadTemp))
+	return errors.Join(err, pragmas(ctx, st, loadCache, loadTemp))
+}
+
+// pragmas sets SQLite PRAGMAs on the writer connection, in order.
+func pragmas(ctx context.Context, st *store.Store, ps ...string) error {
+	for _, p := range ps {
+		if _, err := st.DB.ExecContext(ctx, "PRAGMA "+p); err != nil {
+			return fmt.Errorf("PRAGMA %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // bulkPostgres opens gen's own PostgreSQL connection (nil on SQLite): rows go through COPY,
@@ -263,21 +265,13 @@ func tuneSQLite(ctx context.Context, st *store.Store) (restore func() error, err
 	if st.Dialect != store.SQLite {
 		return func() error { return nil }, nil
 	}
-	set := func(pragmas ...string) error {
-		for _, p := range pragmas {
-			if _, err := st.DB.ExecContext(ctx, "PRAGMA "+p); err != nil {
-				return fmt.Errorf("PRAGMA %s: %w", p, err)
-			}
-		}
-		return nil
-	}
 	resume, err := st.PauseCheckpoints() // leaving WAL mode needs the file to itself
 	if err != nil {
 		return nil, err
 	}
-	err = set("journal_mode=OFF", "synchronous=OFF", "foreign_keys=OFF", loadCache, loadTemp, "locking_mode=EXCLUSIVE", "threads=2")
+	err = pragmas(ctx, st, "journal_mode=OFF", "synchronous=OFF", "foreign_keys=OFF", loadCache, loadTemp, "locking_mode=EXCLUSIVE", "threads=2")
 	return func() error {
-		err := set("locking_mode=NORMAL", "journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON",
+		err := pragmas(ctx, st, "locking_mode=NORMAL", "journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON",
 			fmt.Sprintf("cache_size=-%d", store.SQLiteWriterCacheKiB), "temp_store=DEFAULT", "threads=0",
 			"analysis_limit=1000", "optimize=0x10002")
 		return errors.Join(err, resume())

@@ -42,13 +42,9 @@ func listCredits(ctx context.Context, q Querier, where string, args ...any) ([]*
 	return queryAll(ctx, q, "list credit notes", scanCredit, `SELECT `+creditColumns+` FROM credit_notes `+where, args...)
 }
 
-// OpenCredits lists a line's open credit notes with money left, oldest first.
-func (tx *Tx) OpenCredits(ctx context.Context, subscriptionID string) ([]*subprov.CreditNote, error) {
-	return listCredits(ctx, tx, `WHERE subscription_id = ? AND state = 'open' AND remaining_minor > 0 ORDER BY created_at, number`, subscriptionID)
-}
-
-// OpenCreditsOf is OpenCredits outside a transaction (quotes).
-func (s *Store) OpenCreditsOf(ctx context.Context, q Querier, subscriptionID string) ([]*subprov.CreditNote, error) {
+// OpenCredits lists a line's open credit notes with money left, oldest first, through q (a
+// transaction, or the read pool for quotes).
+func (s *Store) OpenCredits(ctx context.Context, q Querier, subscriptionID string) ([]*subprov.CreditNote, error) {
 	return listCredits(ctx, q, `WHERE subscription_id = ? AND state = 'open' AND remaining_minor > 0 ORDER BY created_at, number`, subscriptionID)
 }
 

@@ -103,16 +103,19 @@ func (tx *Tx) InsertEvent(ctx context.Context, e *EventRecord) error {
 // two callers never hand out one number. An event that commits after later-recorded ones were
 // numbered is numbered after them: delivery follows commit order.
 func (s *Store) SequenceEvents(ctx context.Context, providerID string, limit int) (int, error) {
-	// Read first, outside a write transaction: most calls find nothing to number.
-	ids, err := queryIDs(ctx, s.R(), "events to sequence", eventsToSequence, providerID, limit)
+	// Look first, outside a write transaction: most calls find nothing to number. The
+	// transaction reads the events again, as they are when it runs.
+	ids, err := queryIDs(ctx, s.R(), "events to sequence", eventsToSequence, providerID, 1)
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
-	err = s.InTx(ctx, func(tx *Tx) error { return tx.numberEvents(ctx, providerID, ids) })
-	if err != nil {
-		return 0, fmt.Errorf("sequence events of provider %s: %w", providerID, err)
-	}
-	return len(ids), nil
+	n := 0
+	err = s.InTx(ctx, func(tx *Tx) error {
+		var err error
+		n, err = tx.SequenceEvents(ctx, providerID, limit)
+		return err
+	})
+	return n, err
 }
 
 // SequenceEvents is Store.SequenceEvents inside a transaction that writes anyway (the
@@ -122,22 +125,9 @@ func (tx *Tx) SequenceEvents(ctx context.Context, providerID string, limit int) 
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
-	if err := tx.numberEvents(ctx, providerID, ids); err != nil {
-		return 0, fmt.Errorf("sequence events of provider %s: %w", providerID, err)
-	}
-	return len(ids), nil
-}
-
-// eventsToSequence selects a provider's events SequenceEvents numbers, in recording order.
-const eventsToSequence = `SELECT id FROM events
-	WHERE provider_id = ? AND seq = 0 AND delivery_state = 'pending' AND sandbox = FALSE
-	ORDER BY rec LIMIT ?`
-
-// numberEvents gives ids, in order, the seqs after the provider's highest.
-func (tx *Tx) numberEvents(ctx context.Context, providerID string, ids []string) error {
 	var top int64
 	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE provider_id = ?`, providerID).Scan(&top); err != nil {
-		return fmt.Errorf("highest event seq: %w", err)
+		return 0, fmt.Errorf("highest event seq of provider %s: %w", providerID, err)
 	}
 	var cases strings.Builder
 	args := make([]any, 0, 3*len(ids)+1)
@@ -152,13 +142,18 @@ func (tx *Tx) numberEvents(ctx context.Context, providerID string, ids []string)
 	res, err := tx.Exec(ctx, `UPDATE events SET seq = CASE id`+cases.String()+` END
 		WHERE provider_id = ? AND seq = 0 AND id IN (`+placeholders(len(ids))+`)`, args...)
 	if err != nil {
-		return err
+		return 0, fmt.Errorf("sequence events of provider %s: %w", providerID, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != int64(len(ids)) {
-		return fmt.Errorf("%d of %d numbered (%v): another flusher without the lease?", n, len(ids), err)
+		return 0, fmt.Errorf("sequence events of provider %s: %d of %d numbered (%v): another flusher without the lease?", providerID, n, len(ids), err)
 	}
-	return nil
+	return len(ids), nil
 }
+
+// eventsToSequence selects a provider's events SequenceEvents numbers, in recording order.
+const eventsToSequence = `SELECT id FROM events
+	WHERE provider_id = ? AND seq = 0 AND delivery_state = 'pending' AND sandbox = FALSE
+	ORDER BY rec LIMIT ?`
 
 // HasEventsToSequence reports whether the provider has committed pending production events
 // that SequenceEvents has not numbered yet.
