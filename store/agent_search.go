@@ -381,7 +381,7 @@ func (s *Store) narrowestFirst(ctx context.Context, providerID string, prefixes 
 	counts := make(map[string]int, len(prefixes))
 	for _, p := range prefixes {
 		var n int
-		err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM customer_search_terms
+		err := s.searchR().QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM customer_search_terms
 			WHERE provider_id = ? AND term >= ? AND term < ? LIMIT ?) probe`, providerID, p, p+"{", rangeProbe).Scan(&n)
 		if err != nil {
 			return nil, fmt.Errorf("search subscribers: probe %q: %w", p, err)
@@ -397,7 +397,7 @@ func (s *Store) narrowestFirst(ctx context.Context, providerID string, prefixes 
 // with p: one index seek.
 func (s *Store) hasTermWithPrefix(ctx context.Context, providerID, p string) (bool, error) {
 	var one int
-	err := s.R().QueryRow(ctx, `SELECT 1 FROM customer_search_terms WHERE provider_id = ? AND term >= ? AND term < ? LIMIT 1`,
+	err := s.searchR().QueryRow(ctx, `SELECT 1 FROM customer_search_terms WHERE provider_id = ? AND term >= ? AND term < ? LIMIT 1`,
 		providerID, p, p+"{").Scan(&one)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -490,7 +490,7 @@ func (s *Store) searchPrefixes(ctx context.Context, providerID string, prefixes 
 	// A subscriber can carry several terms in the range: read a few rows more than max.
 	b.WriteString(` ORDER BY t0.term, t0.subscriber_id LIMIT ?`)
 	args = append(args, 4*max)
-	rows, err := s.R().Query(ctx, b.String(), args...)
+	rows, err := s.searchR().Query(ctx, b.String(), args...)
 	if err != nil {
 		return nil, fmt.Errorf("search subscribers: %w", err)
 	}

@@ -73,7 +73,7 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.R().Query(ctx, `SELECT id, search_card FROM subscribers WHERE provider_id = ? AND id IN (`+placeholders(len(ids))+`)`,
+	rows, err := s.searchR().Query(ctx, `SELECT id, search_card FROM subscribers WHERE provider_id = ? AND id IN (`+placeholders(len(ids))+`)`,
 		anyArgs(providerID, ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("search candidates: %w", err)
@@ -91,8 +91,8 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 			uncarded = append(uncarded, id)
 			continue
 		}
-		var c searchCard
-		if err := json.Unmarshal([]byte(card.String), &c); err != nil {
+		c, err := readCard(card.String)
+		if err != nil {
 			uncarded = append(uncarded, id) // unreadable: its rows still answer
 			continue
 		}
@@ -119,7 +119,7 @@ func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []s
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := s.R().Query(ctx, `SELECT b.id, COALESCE(b.customer_number, ''), c.firstname, c.lastname, c.email, c.phonenumber,
+	rows, err := s.searchR().Query(ctx, `SELECT b.id, COALESCE(b.customer_number, ''), c.firstname, c.lastname, c.email, c.phonenumber,
 			`+serviceLocationColumns+`
 		FROM subscribers b JOIN contacts c ON c.subscriber_id = b.id AND c.role = 'holder'
 			LEFT JOIN subscriptions s ON s.subscriber_id = b.id AND s.provider_id = b.provider_id
