@@ -1,13 +1,15 @@
 // Package gen fills a database with deterministic, realistic data at scale for benchmarks and
 // load tests (subprov gen): providers, buildings, suites, ports, plans, subscribers, lines in
 // every status, invoice history, portal logins and the agent search index. Rows are written
-// with multi-row INSERTs in large transactions; secondary indexes are dropped during the load
-// and built once at the end.
+// in batches in large transactions (SQLite: INSERT … SELECT from a virtual table over gen's
+// memory; PostgreSQL: COPY); secondary indexes are dropped during the load and built once at
+// the end.
 package gen
 
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -560,6 +562,10 @@ func (g *generator) run(ctx context.Context) error {
 	if err := w.wait(); err != nil {
 		if tx != nil {
 			tx.Rollback() //nolint:errcheck // the error that stopped the load is the one to report
+			// The failed transaction's virtual tables, which the writer did not get to drop.
+			for _, b := range all {
+				err = errors.Join(err, b.closeSource(context.WithoutCancel(ctx), g.st.DB))
+			}
 		}
 		if ptx != nil {
 			ptx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // likewise
@@ -584,22 +590,18 @@ func (g *generator) run(ctx context.Context) error {
 }
 
 // insertTerms writes the sorted search-index rows on SQLite in one statement reading them
-// from the subprov_gen_terms virtual table; a writer job.
+// from a virtual table (vtab.go); a writer job.
 func (g *generator) insertTerms(ctx context.Context, src *termSource) error {
-	token, withdraw := publish(src)
-	defer withdraw()
-	if _, err := g.st.DB.ExecContext(ctx, "CREATE VIRTUAL TABLE temp.gen_terms USING "+termsModule+"("+token+")"); err != nil {
-		return fmt.Errorf("search index source: %w", err)
+	v, err := createVtable(ctx, g.st.DB, "gen_terms", src)
+	if err != nil {
+		return fmt.Errorf("search index: %w", err)
 	}
-	_, err := g.st.DB.ExecContext(ctx, `INSERT INTO customer_search_terms (provider_id, term, subscriber_id)
+	_, err = g.st.DB.ExecContext(ctx, `INSERT INTO customer_search_terms (provider_id, term, subscriber_id)
 		SELECT ?, term, subscriber_id FROM temp.gen_terms`, g.providerID)
 	if err != nil {
 		err = fmt.Errorf("insert into customer_search_terms: %w", err)
 	}
-	if _, derr := g.st.DB.ExecContext(ctx, "DROP TABLE temp.gen_terms"); derr != nil && err == nil {
-		err = fmt.Errorf("search index source: %w", derr)
-	}
-	return err
+	return errors.Join(err, v.drop(ctx, g.st.DB))
 }
 
 // shell writes the provider, its API keys and plans through the fixture loader, as a

@@ -48,30 +48,40 @@ func (w *writer) wait() error {
 	return <-w.done
 }
 
-// batch writes rows into one table with multi-row INSERTs: a prepared statement for full
-// batches, a one-off statement for the rest at flush. Rows are buffered by the generator and
-// executed by the writer; tx and stmt are only touched by the writer's jobs.
+// batch writes rows into one table, a batch of rows per statement: on SQLite INSERT … SELECT
+// from the batch's virtual table (vtab.go), on PostgreSQL COPY. Rows are buffered by the
+// generator and executed by the writer; tx, copy, stmt and the table are only touched by the
+// writer's jobs.
 type batch struct {
 	w       *writer
 	tx      *sql.Tx
 	copy    pgx.Tx // on PostgreSQL: rows go through COPY instead of INSERT
-	dialect store.Dialect
 	table   string
 	cols    []string
 	perStmt int
-	stmt    *sql.Stmt
 	args    []any
 	rows    int64    // rows written, for the summary
 	parents []*batch // written first, so foreign keys checked per statement (PostgreSQL) hold
+
+	// SQLite: the values are converted as the generator adds them (on its goroutine: the
+	// writer's core is the one the load waits for); src is what the virtual table reads,
+	// vtab the table, created on the transaction's first batch and dropped at its end, and
+	// stmt the INSERT reading it.
+	values sqliteValues
+	src    *batchSource
+	vtab   *vtable
+	stmt   *sql.Stmt
 }
 
-// maxParams stays under both engines' bind-parameter limits (SQLite 32766, PostgreSQL 65535).
-const maxParams = 30000
-
 func newBatch(w *writer, d store.Dialect, table string, cols ...string) *batch {
-	b := &batch{w: w, dialect: d, table: table, cols: cols, perStmt: min(1000, maxParams/len(cols))}
+	// 1000 rows a statement on SQLite: more saves nothing now that a statement binds no
+	// parameters, and keeps the equality test's bind path (at most 28 columns) under
+	// SQLite's 32,766 parameters.
+	b := &batch{w: w, table: table, cols: cols, perStmt: 1000}
 	if d == store.Postgres {
 		b.perStmt = 10_000 // one COPY per 10,000 rows
+	} else {
+		b.src = &batchSource{cols: cols}
 	}
 	return b
 }
@@ -89,50 +99,95 @@ func (b *batch) copyRows(ctx context.Context, args []any) error {
 	return nil
 }
 
-func (b *batch) query(rows int) string {
-	var q strings.Builder
-	fmt.Fprintf(&q, "INSERT INTO %s (%s) VALUES ", b.table, strings.Join(b.cols, ", "))
-	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(b.cols)), ", ") + ")"
-	for i := 0; i < rows; i++ {
-		if i > 0 {
-			q.WriteString(", ")
+// insertRows writes rows (flat, already converted) on SQLite: it hands them to the batch's
+// virtual table and runs the INSERT that reads them; a writer job, so no other statement
+// reads the table meanwhile. The first batch of a transaction creates the table.
+func (b *batch) insertRows(ctx context.Context, args []any) error {
+	if b.stmt == nil {
+		if err := b.openSource(ctx); err != nil {
+			return err
 		}
-		q.WriteString(one)
 	}
-	return b.dialect.Rebind(q.String())
+	b.src.vals = args
+	_, err := b.stmt.ExecContext(ctx)
+	b.src.vals = nil // the rows are written: let them go
+	if err != nil {
+		return fmt.Errorf("insert into %s: %w", b.table, err)
+	}
+	return nil
+}
+
+// openSource creates the batch's virtual table in the transaction and prepares the INSERT
+// reading it: DDL once per table and transaction, not per batch. Not once per run: a
+// temporary table lives on one connection (a transaction holds it), and the index builds
+// while the last provider's search index sorts change PRAGMA temp_store, which deletes every
+// temporary table.
+func (b *batch) openSource(ctx context.Context) error {
+	v, err := createVtable(ctx, b.tx, "gen_"+b.table, b.src)
+	if err != nil {
+		return err
+	}
+	b.vtab = v
+	cols := strings.Join(b.cols, ", ")
+	st, err := b.tx.PrepareContext(ctx, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM temp.%s", b.table, cols, cols, v.name))
+	if err != nil {
+		return fmt.Errorf("prepare insert into %s: %w", b.table, err)
+	}
+	b.stmt = st
+	return nil
+}
+
+// closeSource closes the INSERT and drops the virtual table, through exec: the transaction
+// at its end, the connection's pool after a failed load.
+func (b *batch) closeSource(ctx context.Context, exec execer) error {
+	var err error
+	if b.stmt != nil {
+		err = b.stmt.Close()
+		b.stmt = nil
+	}
+	if b.vtab != nil {
+		err = errors.Join(err, b.vtab.drop(ctx, exec))
+		b.vtab = nil
+	}
+	return err
 }
 
 // begin attaches the batch to tx or, on PostgreSQL, to copy (statements are per
 // transaction); a writer job.
-func (b *batch) begin(tx *sql.Tx, copy pgx.Tx) { b.tx, b.copy, b.stmt = tx, copy, nil }
+func (b *batch) begin(tx *sql.Tx, copy pgx.Tx) { b.tx, b.copy = tx, copy }
 
+// bindRows, when set, writes SQLite batches as gen did before the virtual tables: the values
+// unconverted, as the bind parameters of a multi-row INSERT … VALUES. Only
+// TestVtabWritesWhatBindWrote sets it (vtab_test.go holds that path): the rows it writes are
+// the reference the virtual tables' rows must equal, byte for byte.
+var bindRows func(ctx context.Context, b *batch, args []any) error
+
+// add buffers one row (len(cols) values) and queues the buffer once it holds perStmt rows.
 func (b *batch) add(ctx context.Context, vals ...any) {
-	b.args = append(b.args, vals...)
+	if b.src != nil && bindRows == nil {
+		b.convert(vals)
+	} else {
+		b.args = append(b.args, vals...)
+	}
 	if len(b.args) < b.perStmt*len(b.cols) {
 		return
 	}
 	for _, p := range b.parents {
 		p.spill(ctx)
 	}
-	args := b.args
-	b.args = make([]any, 0, cap(args))
-	b.rows += int64(b.perStmt)
-	b.w.do(func() error {
-		if b.copy != nil {
-			return b.copyRows(ctx, args)
+	b.spill(ctx)
+}
+
+// convert buffers vals as the virtual table must hand them to SQLite (sqliteValues). A value
+// it cannot convert fails the writer before it writes the batch, and so stops the generator.
+func (b *batch) convert(vals []any) {
+	for _, v := range vals {
+		sv, err := b.values.value(v)
+		if err != nil {
+			b.w.do(func() error { return fmt.Errorf("%s: %w", b.table, err) })
 		}
-		if b.stmt == nil {
-			st, err := b.tx.PrepareContext(ctx, b.query(b.perStmt))
-			if err != nil {
-				return fmt.Errorf("prepare insert into %s: %w", b.table, err)
-			}
-			b.stmt = st
-		}
-		if _, err := b.stmt.ExecContext(ctx, args...); err != nil {
-			return fmt.Errorf("insert into %s: %w", b.table, err)
-		}
-		return nil
-	})
+		b.args = append(b.args, sv)
+	}
 }
 
 // spill queues the rows still buffered as one statement.
@@ -145,27 +200,23 @@ func (b *batch) spill(ctx context.Context) {
 	b.args = make([]any, 0, cap(args))
 	b.rows += int64(n)
 	b.w.do(func() error {
-		if b.copy != nil {
+		switch {
+		case b.copy != nil:
 			return b.copyRows(ctx, args)
+		case bindRows != nil:
+			return bindRows(ctx, b, args)
 		}
-		if _, err := b.tx.ExecContext(ctx, b.query(n), args...); err != nil {
-			return fmt.Errorf("insert into %s: %w", b.table, err)
-		}
-		return nil
+		return b.insertRows(ctx, args)
 	})
 }
 
-// flush queues the rows still buffered and the closing of the prepared statement.
+// flush queues the rows still buffered and, on SQLite, the dropping of the batch's virtual
+// table, before the transaction commits.
 func (b *batch) flush(ctx context.Context) {
 	b.spill(ctx)
-	b.w.do(func() error {
-		if b.stmt != nil {
-			err := b.stmt.Close()
-			b.stmt = nil
-			return err
-		}
-		return nil
-	})
+	if b.src != nil {
+		b.w.do(func() error { return b.closeSource(ctx, b.tx) })
+	}
 }
 
 // secondaryIndexes returns the CREATE statements of the indexes on tables that are not
