@@ -87,23 +87,7 @@ func indexNames(t *testing.T, st *store.Store) []string {
 	if st.Dialect == store.Postgres {
 		q = `SELECT indexname || ': ' || indexdef FROM pg_indexes WHERE schemaname = current_schema() ORDER BY indexname`
 	}
-	rows, err := st.DB.QueryContext(context.Background(), q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, n)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return names
+	return testdb.Strings(t, st.DB.QueryContext, q)
 }
 
 func TestIDFormat(t *testing.T) {

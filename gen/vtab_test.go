@@ -60,19 +60,7 @@ func TestFailedLoadDropsVtabs(t *testing.T) {
 // published.
 func noVtabsLeft(t *testing.T, st *store.Store) {
 	t.Helper()
-	var left []string
-	rows, err := st.DB.QueryContext(context.Background(), `SELECT name FROM sqlite_temp_master`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		left = append(left, n)
-	}
+	left := testdb.Strings(t, st.DB.QueryContext, `SELECT name FROM sqlite_temp_master`) // the writer connection's own
 	sources.Range(func(k, _ any) bool { left = append(left, "source "+k.(string)); return true })
 	if len(left) > 0 {
 		t.Errorf("left after gen: %v", left)
@@ -115,21 +103,7 @@ func tableRows(t *testing.T, st *store.Store, table string) []string {
 	if err := st.DB.QueryRowContext(ctx, `SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?`, table).Scan(&withoutRowid); err != nil {
 		t.Fatalf("%s: %v", table, err)
 	}
-	cols := []string{}
-	rows, err := st.DB.QueryContext(ctx, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			t.Fatal(err)
-		}
-		cols = append(cols, c)
-	}
-	if err := rows.Close(); err != nil {
-		t.Fatal(err)
-	}
+	cols := testdb.Strings(t, st.DB.QueryContext, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, table)
 	if !withoutRowid {
 		cols = append([]string{"rowid"}, cols...)
 	}
@@ -141,23 +115,7 @@ func tableRows(t *testing.T, st *store.Store, table string) []string {
 		}
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s ORDER BY %s", strings.Join(exprs, " || ', ' || "), table, strings.Join(cols, ", "))
-	rows, err = st.DB.QueryContext(ctx, q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var r string
-		if err := rows.Scan(&r); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return testdb.Strings(t, st.DB.QueryContext, q)
 }
 
 func quoteText(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

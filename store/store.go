@@ -38,7 +38,7 @@ type Store struct {
 	views   memo[*AccountView]
 	keys    memo[apiKeyHit]
 
-	// searchDB is PostgreSQL's pool for agent search (SearchR); nil on SQLite.
+	// searchDB is PostgreSQL's pool for agent search (searchR); nil on SQLite.
 	searchDB *sql.DB
 
 	writer      *committer    // SQLite: runs InTx's transactions, in groups (group.go)
@@ -140,46 +140,36 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to postgres %s: %w", redactURL(databaseURL), err)
 	}
-	// The counters' connection waits at most 100 ms for the provider row: longer means this
-	// very transaction (or a long one like a bill run batch) holds it, and the caller then
-	// takes the number inside its own transaction instead.
-	auxCfg, err := pgx.ParseConfig(databaseURL)
+	cfg, err := pgx.ParseConfig(databaseURL)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	auxCfg.RuntimeParams["lock_timeout"] = "100ms"
-	aux := stdlib.OpenDB(*auxCfg)
-	aux.SetMaxOpenConns(1)
-	aux.SetConnMaxIdleTime(5 * time.Minute)
-	search, err := openSearchPool(databaseURL)
-	if err != nil {
-		db.Close()
-		aux.Close()
-		return nil, err
-	}
+	// The counters' connection waits at most 100 ms for the provider row: longer means this
+	// very transaction (or a long one like a bill run batch) holds it, and the caller then
+	// takes the number inside its own transaction instead.
+	aux := sessionPool(cfg, "lock_timeout", "100ms", 1)
+	// Agent search's sessions always run a prepared statement's generic plan. The search
+	// index's range (term >= $2 AND term < $3) has no selectivity the planner can know without
+	// the values, so its generic plan looks costlier than any custom one and the default
+	// plan_cache_mode planned every search anew, though both plans are the same primary-key
+	// range scan (name search with 8 clients at 1M: +17-31% requests/s with generic plans).
+	// Only search reads go there: other queries keep the planner's per-value choice.
+	search := sessionPool(cfg, "plan_cache_mode", "force_generic_plan", searchConns)
 	return &Store{DB: db, RDB: db, Dialect: Postgres, URL: databaseURL, counters: newCounterBlocks(aux), changes: postgresChanges(db),
 		searchDB: search}, nil
 }
 
-// openSearchPool opens PostgreSQL's pool for agent search, whose sessions always run the
-// generic plan of a prepared statement. The search index's range (term >= $2 AND term < $3)
-// has no selectivity the planner can know without the values, so its generic plan looks
-// costlier than any custom one and the default plan_cache_mode plans every execution anew,
-// though both plans are the same primary-key range scan. Planning was most of the backend's
-// time per search (name search with 8 clients at 1M: +17-31% requests/s with generic plans).
-// Only search reads go here: other queries keep the planner's per-value choice.
-func openSearchPool(databaseURL string) (*sql.DB, error) {
-	cfg, err := pgx.ParseConfig(databaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("open postgres search pool: %w", err)
-	}
-	cfg.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-	search := stdlib.OpenDB(*cfg)
-	search.SetMaxOpenConns(searchConns)
-	search.SetMaxIdleConns(searchConns)
-	search.SetConnMaxIdleTime(5 * time.Minute)
-	return search, nil
+// sessionPool opens a pool of at most conns PostgreSQL sessions of cfg, each with one runtime
+// parameter set at connect.
+func sessionPool(cfg *pgx.ConnConfig, param, value string, conns int) *sql.DB {
+	c := cfg.Copy()
+	c.RuntimeParams[param] = value
+	pool := stdlib.OpenDB(*c)
+	pool.SetMaxOpenConns(conns)
+	pool.SetMaxIdleConns(conns)
+	pool.SetConnMaxIdleTime(5 * time.Minute)
+	return pool
 }
 
 // searchConns is the size of PostgreSQL's search pool: a search is two short reads, so ten
@@ -339,7 +329,7 @@ func (r reader) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 func (s *Store) R() Querier { return reader{s.RDB, s.Dialect} }
 
 // searchR returns a querier for agent search's reads: the read pool on SQLite, the search
-// pool on PostgreSQL (see openSearchPool).
+// pool on PostgreSQL, whose sessions run generic plans (see openPostgres).
 func (s *Store) searchR() Querier {
 	if s.searchDB != nil {
 		return reader{s.searchDB, s.Dialect}

@@ -90,3 +90,26 @@ func Open(t testing.TB, databaseURL string) *store.Store {
 	}
 	return s
 }
+
+// Strings runs q, which selects one text column, through query (a *sql.DB's QueryContext, or a
+// store Querier's Query for the dialect's placeholders) and returns the column.
+func Strings(t testing.TB, query func(ctx context.Context, q string, args ...any) (*sql.Rows, error), q string, args ...any) []string {
+	t.Helper()
+	rows, err := query(context.Background(), q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return out
+}
