@@ -36,3 +36,23 @@ func TestPauseCheckpointsFreesTheFile(t *testing.T) {
 		t.Fatalf("resumed checkpointer's connection: %v", err)
 	}
 }
+
+// TestSQLiteConnectionSettings: the writer keeps statement journals in memory
+// (SQLiteWriterTempStore); the readers keep SQLite's default.
+func TestSQLiteConnectionSettings(t *testing.T) {
+	ctx := context.Background()
+	s := openTestSQLite(t)
+	for _, tc := range []struct {
+		name string
+		q    Querier
+		want int
+	}{{"writer", reader{s.DB, s.Dialect}, SQLiteWriterTempStore}, {"readers", s.R(), 0}} {
+		var got int
+		if err := tc.q.QueryRow(ctx, "PRAGMA temp_store").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("%s: temp_store %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
