@@ -1,6 +1,7 @@
 package subprov
 
 import (
+	"sync"
 	"time"
 )
 
@@ -27,11 +28,20 @@ type Provider struct {
 
 // Location returns the provider's time zone, falling back to UTC for an unknown name.
 func (p *Provider) Location() *time.Location {
-	if loc, err := time.LoadLocation(p.TimeZone); err == nil {
-		return loc
+	if loc, ok := locations.Load(p.TimeZone); ok {
+		return loc.(*time.Location)
 	}
-	return time.UTC
+	loc, err := time.LoadLocation(p.TimeZone)
+	if err != nil {
+		return time.UTC
+	}
+	locations.Store(p.TimeZone, loc)
+	return loc
 }
+
+// locations holds the time zones loaded so far by name: time.LoadLocation reads and parses
+// the zone's file on every call (once per provisioned order, for one).
+var locations sync.Map
 
 // APIKey is a provider credential. Only a hash of the secret is stored.
 type APIKey struct {
