@@ -71,6 +71,23 @@ func TestGenWritesConsistentData(t *testing.T) {
 					t.Fatalf("%d rows break a foreign key", bad)
 				}
 			}
+			// The search index's statistics, which gen writes instead of ANALYZE counting
+			// its entries, are those a full ANALYZE gathers; and every other table has some.
+			if engine == "sqlite" {
+				stat := func() []string {
+					return testdb.Strings(t, st.DB.QueryContext, `SELECT idx || ': ' || stat FROM sqlite_stat1 WHERE tbl = 'customer_search_terms'`)
+				}
+				written := stat()
+				if _, err := st.DB.ExecContext(ctx, `PRAGMA analysis_limit = 0; ANALYZE customer_search_terms`); err != nil {
+					t.Fatal(err)
+				}
+				if analyzed := stat(); len(written) != 1 || !slices.Equal(written, analyzed) {
+					t.Errorf("search index statistics: gen wrote %q, ANALYZE gathers %q", written, analyzed)
+				}
+				if n := testdb.Strings(t, st.DB.QueryContext, `SELECT DISTINCT tbl FROM sqlite_stat1 WHERE tbl IN ('subscribers', 'subscriptions', 'invoices')`); len(n) != 3 {
+					t.Errorf("tables with statistics: %v", n)
+				}
+			}
 			// One live line per location: the unique index rebuilt after the load holds.
 			var live int
 			if err := st.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM subscriptions WHERE status <> 'CANCELLED'`).Scan(&live); err != nil || live == 0 {
