@@ -599,7 +599,7 @@ func (g *generator) run(ctx context.Context) error {
 // statistics are the entries, then the average entries per provider, per (provider, term)
 // and per whole key, rounded up as ANALYZE does.
 func analyzeSQLite(ctx context.Context, st *store.Store, sum Summary) error {
-	tables, err := queryStrings(ctx, st, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> ?`, termsTable)
+	tables, err := store.QueryStrings(ctx, st.R(), "tables", `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> ?`, termsTable)
 	if err != nil {
 		return err
 	}

@@ -251,24 +251,6 @@ func secondaryIndexes(ctx context.Context, st *store.Store, tables []string) ([]
 	return out, rows.Err()
 }
 
-// queryStrings returns the one text column of q's rows.
-func queryStrings(ctx context.Context, st *store.Store, q string, args ...any) ([]string, error) {
-	rows, err := st.DB.QueryContext(ctx, st.Dialect.Rebind(q), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
-}
-
 // index is a secondary index gen drops for the load and creates again after it.
 type index struct{ name, table, create string }
 

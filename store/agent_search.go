@@ -344,7 +344,7 @@ func (s *Store) BackfillSearchTerms(ctx context.Context) error {
 	}
 	after := ""
 	for {
-		ids, err := queryIDs(ctx, s.R(), "subscribers to index", `SELECT id FROM subscribers WHERE id > ? ORDER BY id LIMIT 500`, after)
+		ids, err := QueryStrings(ctx, s.R(), "subscribers to index", `SELECT id FROM subscribers WHERE id > ? ORDER BY id LIMIT 500`, after)
 		if err != nil {
 			return err
 		}

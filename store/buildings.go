@@ -75,7 +75,7 @@ func (tx *Tx) differs(ctx context.Context, query, id string, want ...string) (bo
 // (building_id or unit_id) is id. Addresses change rarely (fixture loads): the lines are
 // found by a scan where no index serves.
 func (tx *Tx) reindexLinesAt(ctx context.Context, column, id string) error {
-	ids, err := queryIDs(ctx, tx, "subscribers at "+id, `SELECT DISTINCT subscriber_id FROM subscriptions WHERE `+column+` = ?`, id)
+	ids, err := QueryStrings(ctx, tx, "subscribers at "+id, `SELECT DISTINCT subscriber_id FROM subscriptions WHERE `+column+` = ?`, id)
 	if err != nil {
 		return err
 	}
@@ -251,5 +251,5 @@ func (s *Store) LocationByPort(ctx context.Context, hash, identifier string) (*L
 
 // CoveringProviders returns the ids of providers covering a building.
 func (s *Store) CoveringProviders(ctx context.Context, buildingID string) ([]string, error) {
-	return queryIDs(ctx, s.R(), "coverage of "+buildingID, `SELECT provider_id FROM building_providers WHERE building_id = ? ORDER BY provider_id`, buildingID)
+	return QueryStrings(ctx, s.R(), "coverage of "+buildingID, `SELECT provider_id FROM building_providers WHERE building_id = ? ORDER BY provider_id`, buildingID)
 }

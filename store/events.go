@@ -105,7 +105,7 @@ func (tx *Tx) InsertEvent(ctx context.Context, e *EventRecord) error {
 func (s *Store) SequenceEvents(ctx context.Context, providerID string, limit int) (int, error) {
 	// Look first, outside a write transaction: most calls find nothing to number. The
 	// transaction reads the events again, as they are when it runs.
-	ids, err := queryIDs(ctx, s.R(), "events to sequence", eventsToSequence, providerID, 1)
+	ids, err := QueryStrings(ctx, s.R(), "events to sequence", eventsToSequence, providerID, 1)
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
@@ -121,7 +121,7 @@ func (s *Store) SequenceEvents(ctx context.Context, providerID string, limit int
 // SequenceEvents is Store.SequenceEvents inside a transaction that writes anyway (the
 // dispatcher numbers the next batch as it settles the last, one commit for both).
 func (tx *Tx) SequenceEvents(ctx context.Context, providerID string, limit int) (int, error) {
-	ids, err := queryIDs(ctx, tx, "events to sequence", eventsToSequence, providerID, limit)
+	ids, err := QueryStrings(ctx, tx, "events to sequence", eventsToSequence, providerID, limit)
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}

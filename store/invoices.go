@@ -184,7 +184,7 @@ func (tx *Tx) LockInvoice(ctx context.Context, id string) (*InvoiceChargeState, 
 
 // DueCharges lists open invoices whose next AutoPay attempt is due and not yet queued.
 func (s *Store) DueCharges(ctx context.Context, now time.Time, limit int) ([]string, error) {
-	return queryIDs(ctx, s.R(), "due charges", `SELECT id FROM invoices WHERE status = 'open' AND next_charge_at <= ?
+	return QueryStrings(ctx, s.R(), "due charges", `SELECT id FROM invoices WHERE status = 'open' AND next_charge_at <= ?
 		AND charge_queued_at IS NULL ORDER BY next_charge_at LIMIT ?`, now.UTC(), limit)
 }
 

@@ -70,8 +70,9 @@ type nullTimeScan struct{ sql.NullTime }
 
 func (n nullTimeScan) ptr() *time.Time { return timePtr(n.NullTime) }
 
-// queryIDs runs a query that selects one text column and returns its values.
-func queryIDs(ctx context.Context, q Querier, what, query string, args ...any) ([]string, error) {
+// QueryStrings runs a query that selects one text column on q and returns its values; what
+// names the read in errors.
+func QueryStrings(ctx context.Context, q Querier, what, query string, args ...any) ([]string, error) {
 	return queryAll(ctx, q, what, func(r rowScanner) (id string, err error) { return id, r.Scan(&id) }, query, args...)
 }
 

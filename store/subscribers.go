@@ -309,5 +309,5 @@ func (tx *Tx) SetSubscriberProcessorCustomer(ctx context.Context, subscriberID, 
 
 // OpenInvoiceIDsOfSubscriber lists a subscriber's unpaid invoices.
 func (tx *Tx) OpenInvoiceIDsOfSubscriber(ctx context.Context, subscriberID string) ([]string, error) {
-	return queryIDs(ctx, tx, "open invoices", `SELECT id FROM invoices WHERE subscriber_id = ? AND status = 'open'`, subscriberID)
+	return QueryStrings(ctx, tx, "open invoices", `SELECT id FROM invoices WHERE subscriber_id = ? AND status = 'open'`, subscriberID)
 }

@@ -376,7 +376,7 @@ func (tx *Tx) InsertAudit(ctx context.Context, providerID, actor, action, subjec
 
 // DueDeprovisions lists ended lines whose port has not been reset yet and are not queued.
 func (s *Store) DueDeprovisions(ctx context.Context, now time.Time, limit int) ([]string, error) {
-	return queryIDs(ctx, s.R(), "due deprovisions", `SELECT id FROM subscriptions WHERE status = 'CANCELLED' AND ended_at <= ?
+	return QueryStrings(ctx, s.R(), "due deprovisions", `SELECT id FROM subscriptions WHERE status = 'CANCELLED' AND ended_at <= ?
 		AND deprovisioned_at IS NULL AND deprovision_queued_at IS NULL ORDER BY ended_at LIMIT ?`, now.UTC(), limit)
 }
 

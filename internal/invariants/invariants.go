@@ -78,7 +78,7 @@ var Rules = []Rule{
 func Check(ctx context.Context, s *store.Store) ([]string, error) {
 	var out []string
 	for _, r := range Rules {
-		ids, err := violations(ctx, s, r.Query)
+		ids, err := store.QueryStrings(ctx, s.R(), r.Name, r.Query)
 		if err != nil {
 			return nil, fmt.Errorf("invariant %q: %w", r.Name, err)
 		}
@@ -87,23 +87,6 @@ func Check(ctx context.Context, s *store.Store) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-func violations(ctx context.Context, s *store.Store, q string) ([]string, error) {
-	rows, err := s.R().Query(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
 }
 
 func first(ids []string, n int) []string {
