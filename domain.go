@@ -35,8 +35,8 @@ func (p *Provider) Location() *time.Location {
 	if err != nil {
 		return time.UTC
 	}
-	locations.Store(p.TimeZone, loc)
-	return loc
+	kept, _ := locations.LoadOrStore(p.TimeZone, loc)
+	return kept.(*time.Location)
 }
 
 // locations holds the time zones loaded so far by name: time.LoadLocation reads and parses

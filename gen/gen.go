@@ -593,12 +593,16 @@ func (g *generator) run(ctx context.Context) error {
 	return nil
 }
 
-// analyzeSQLite gathers the planner's statistics table by table, but for the search index
-// writes the ones gen knows exactly: even under analysis_limit, ANALYZE counts every entry of
-// every index, which on the search index's 26 million entries at 1M took 2 of its 4 s. The
-// statistics are the entries, then the average entries per provider, per (provider, term)
-// and per whole key, rounded up as ANALYZE does.
+// analyzeSQLite gathers the planner's statistics table by table (each index sampled, with
+// analysis_limit), but for the search index writes the ones gen knows exactly: even under
+// analysis_limit, ANALYZE counts every entry of every index, which on the search index's 26
+// million entries at 1M took 2 of its 4 s. gen runs on an empty database, so no older
+// statistics of the search index are left behind.
 func analyzeSQLite(ctx context.Context, st *store.Store, sum Summary) error {
+	if _, err := st.DB.ExecContext(ctx, "PRAGMA analysis_limit = 1000"); err != nil {
+		return err
+	}
+	defer st.DB.ExecContext(context.WithoutCancel(ctx), "PRAGMA analysis_limit = 0") //nolint:errcheck // the connection's default again
 	tables, err := store.QueryStrings(ctx, st.R(), "tables", `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> ?`, termsTable)
 	if err != nil {
 		return err
@@ -608,13 +612,42 @@ func analyzeSQLite(ctx context.Context, st *store.Store, sum Summary) error {
 			return fmt.Errorf("%s: %w", t, err)
 		}
 	}
-	perKey := func(n int64) int64 { return (sum.SearchTerms + n - 1) / max(n, 1) }
+	if sum.SearchTerms > 0 { // ANALYZE writes no row for an empty index
+		if err := writeTermStats(ctx, st, sum); err != nil {
+			return fmt.Errorf("search index statistics: %w", err)
+		}
+	}
+	// This connection loads the row written by hand too (the others on their next schema read).
+	_, err = st.DB.ExecContext(ctx, "ANALYZE sqlite_schema")
+	return err
+}
+
+// writeTermStats replaces the search index's sqlite_stat1 row with the one a full ANALYZE
+// writes: its entries, then the average entries per provider, per (provider, term) and per
+// whole key.
+func writeTermStats(ctx context.Context, st *store.Store, sum Summary) error {
+	// perKey is ANALYZE's average entries per distinct key: rounded up, but 1 where the keys
+	// are almost all distinct (statGet in SQLite's analyze.c).
+	perKey := func(keys int64) int64 {
+		v := (sum.SearchTerms + keys - 1) / keys
+		if v == 2 && sum.SearchTerms*10 <= keys*11 {
+			v = 1
+		}
+		return v
+	}
 	stat := fmt.Sprintf("%d %d %d 1", sum.SearchTerms, perKey(sum.Providers), perKey(sum.termKeys))
-	if _, err := st.DB.ExecContext(ctx, `DELETE FROM sqlite_stat1 WHERE tbl = ?`, termsTable); err != nil {
+	tx, err := st.DB.BeginTx(ctx, nil)
+	if err != nil {
 		return err
 	}
-	_, err = st.DB.ExecContext(ctx, `INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)`, termsTable, termsTable, stat)
-	return err
+	defer tx.Rollback() //nolint:errcheck // after Commit, a no-op
+	if _, err := tx.ExecContext(ctx, `DELETE FROM sqlite_stat1 WHERE tbl = ?`, termsTable); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)`, termsTable, termsTable, stat); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // insertTerms writes the sorted search-index rows on SQLite in one statement reading them

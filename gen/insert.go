@@ -330,7 +330,7 @@ func tuneSQLite(ctx context.Context, st *store.Store) (restore func() error, err
 	err = pragmas(ctx, st, "journal_mode=OFF", "synchronous=OFF", "foreign_keys=OFF", loadCache, loadTemp, "locking_mode=EXCLUSIVE", "threads=2")
 	return func() error {
 		err := pragmas(ctx, st, "locking_mode=NORMAL", "journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON",
-			fmt.Sprintf("cache_size=-%d", store.SQLiteWriterCacheKiB), fmt.Sprintf("temp_store=%d", store.SQLiteWriterTempStore), "threads=0", "analysis_limit=1000")
+			fmt.Sprintf("cache_size=-%d", store.SQLiteWriterCacheKiB), fmt.Sprintf("temp_store=%d", store.SQLiteWriterTempStore), "threads=0")
 		return errors.Join(err, resume())
 	}, err
 }

@@ -64,7 +64,9 @@ const SQLiteWriterCacheKiB = 32 << 10
 // SQLiteWriterTempStore is the writer connection's PRAGMA temp_store: 2, memory. Statement
 // journals then stay in memory; by default SQLite spills each one past 64 KB to a temporary
 // file, and an order's search-term inserts did, page by page (a tenth of serve's CPU under
-// order load at 1M subscribers). The readers keep the default.
+// order load at 1M subscribers). The writer's sorts and temporary tables stay in memory too;
+// its queries' are small, and migrations, which may build an index over a big table, run
+// with temporary files (Migrate). The readers keep the default.
 const SQLiteWriterTempStore = 2
 
 func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
