@@ -5,7 +5,6 @@ package crashtest
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -324,24 +323,8 @@ func checkRecurring(t *testing.T, st *store.Store, period string) {
 	}
 }
 
-// strings runs a query selecting one text column.
+// strings runs a query selecting one text column on the read pool.
 func strings(t *testing.T, st *store.Store, q string, args ...any) []string {
 	t.Helper()
-	rows, err := st.R().Query(context.Background(), q, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil && !errors.Is(err, context.Canceled) {
-		t.Fatal(err)
-	}
-	return out
+	return testdb.Strings(t, st.R().Query, q, args...)
 }
