@@ -4,8 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -19,10 +17,7 @@ import (
 // platform-billed) on each engine; SUBPROV_BENCH_SUBSCRIBERS sets the scale (default 4000).
 // Each iteration bills the month afresh: the previous iteration's invoices are removed first.
 func BenchmarkBillRun(b *testing.B) {
-	n := 4000
-	if v, err := strconv.Atoi(os.Getenv("SUBPROV_BENCH_SUBSCRIBERS")); err == nil && v > 0 {
-		n = v
-	}
+	n := testdb.Scale("SUBPROV_BENCH_SUBSCRIBERS", 4000)
 	for _, engine := range testdb.Engines() {
 		b.Run(engine, func(b *testing.B) {
 			st := testdb.Open(b, testdb.URL(b, engine))

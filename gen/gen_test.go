@@ -3,9 +3,7 @@ package gen_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -16,12 +14,7 @@ import (
 
 // genSize is the scale of the generator test: 2000 subscribers, SUBPROV_GEN_SUBSCRIBERS to
 // profile a larger run.
-func genSize() int {
-	if n, err := strconv.Atoi(os.Getenv("SUBPROV_GEN_SUBSCRIBERS")); err == nil && n > 0 {
-		return n
-	}
-	return 2000
-}
+func genSize() int { return testdb.Scale("SUBPROV_GEN_SUBSCRIBERS", 2000) }
 
 func TestGenWritesConsistentData(t *testing.T) {
 	for _, engine := range testdb.Engines() {

@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -24,10 +22,7 @@ import (
 // Profile it with -cpuprofile; the load harness (go run ./bench --scenarios me) measures the
 // same route over loopback against the bare net/http ceiling.
 func BenchmarkMe(b *testing.B) {
-	n := 2000
-	if v, err := strconv.Atoi(os.Getenv("SUBPROV_BENCH_SUBSCRIBERS")); err == nil && v > 0 {
-		n = v
-	}
+	n := testdb.Scale("SUBPROV_BENCH_SUBSCRIBERS", 2000)
 	const secret = "bench-secret"
 	for _, engine := range testdb.Engines() {
 		b.Run(engine, func(b *testing.B) {

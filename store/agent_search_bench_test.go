@@ -2,8 +2,6 @@ package store_test
 
 import (
 	"context"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -15,12 +13,7 @@ import (
 
 // benchSubscribers is the scale of the search benchmarks: 5000 subscribers by default,
 // SUBPROV_BENCH_SUBSCRIBERS for the performance issue's million (CI runs them tiny).
-func benchSubscribers() int {
-	if n, err := strconv.Atoi(os.Getenv("SUBPROV_BENCH_SUBSCRIBERS")); err == nil && n > 0 {
-		return n
-	}
-	return 5000
-}
+func benchSubscribers() int { return testdb.Scale("SUBPROV_BENCH_SUBSCRIBERS", 5000) }
 
 // searchQueries are one query of each kind an agent types, taken from generated subscriber
 // 0's rows: name, e-mail, phone digits, customer number, address, unit and street.

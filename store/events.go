@@ -150,17 +150,26 @@ func (tx *Tx) SequenceEvents(ctx context.Context, providerID string, limit int) 
 	return len(ids), nil
 }
 
-// eventsToSequence selects a provider's events SequenceEvents numbers, in recording order.
-const eventsToSequence = `SELECT id FROM events
+// The reads of a provider's pending production events. Each is a range of the events_pending
+// partial index, so none steps over the events the provider had delivered before.
+const (
+	// eventsToSequence selects the events SequenceEvents numbers, in recording order.
+	eventsToSequence = `SELECT id FROM events
 	WHERE provider_id = ? AND seq = 0 AND delivery_state = 'pending' AND sandbox = FALSE
 	ORDER BY rec LIMIT ?`
+	hasEventsToSequence = `SELECT COUNT(*) FROM (SELECT 1 FROM events
+	WHERE provider_id = ? AND seq = 0 AND delivery_state = 'pending' AND sandbox = FALSE LIMIT 1) x`
+	// pendingInOrder selects the numbered pending events in delivery order.
+	pendingInOrder = `SELECT ` + eventColumns + ` FROM events
+	WHERE provider_id = ? AND delivery_state = 'pending' AND sandbox = FALSE AND seq > 0
+	ORDER BY seq LIMIT ?`
+)
 
 // HasEventsToSequence reports whether the provider has committed pending production events
 // that SequenceEvents has not numbered yet.
 func (s *Store) HasEventsToSequence(ctx context.Context, providerID string) (bool, error) {
 	var n int
-	err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM events
-		WHERE provider_id = ? AND seq = 0 AND delivery_state = 'pending' AND sandbox = FALSE LIMIT 1) x`, providerID).Scan(&n)
+	err := s.R().QueryRow(ctx, hasEventsToSequence, providerID).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("events to sequence of provider %s: %w", providerID, err)
 	}
@@ -179,9 +188,7 @@ func (s *Store) DueEvents(ctx context.Context, providerID string, now time.Time,
 // DueEventsOrHead is DueEvents that also reports, when nothing is due, whether a numbered
 // pending event waits for its retry at the head (the flusher then parks the events behind it).
 func (s *Store) DueEventsOrHead(ctx context.Context, providerID string, now time.Time, limit int) (due []*EventRecord, waiting bool, err error) {
-	rows, err := s.R().Query(ctx, `SELECT `+eventColumns+` FROM events
-		WHERE provider_id = ? AND delivery_state = 'pending' AND sandbox = FALSE AND seq > 0
-		ORDER BY seq LIMIT ?`, providerID, limit)
+	rows, err := s.R().Query(ctx, pendingInOrder, providerID, limit)
 	if err != nil {
 		return nil, false, fmt.Errorf("due events of provider %s: %w", providerID, err)
 	}

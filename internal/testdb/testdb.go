@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/subprov/subprov/store"
@@ -112,4 +113,13 @@ func Strings(t testing.TB, query func(ctx context.Context, q string, args ...any
 		t.Fatalf("%s: %v", q, err)
 	}
 	return out
+}
+
+// Scale is the size a test or benchmark works at: the positive integer in the environment
+// variable env (SUBPROV_BENCH_SUBSCRIBERS, say, for the performance issue's million), else def.
+func Scale(env string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(env)); err == nil && n > 0 {
+		return n
+	}
+	return def
 }
