@@ -39,9 +39,12 @@ type Handlers struct {
 // Options tune the client.
 type Options struct {
 	Work bool // false: insert only (serve --no-workers)
-	// MaxWorkers is how many jobs run at once per process; default 50. A job mostly waits (on
+	// MaxWorkers is how many jobs run at once per process; default 200. A job mostly waits (on
 	// a switch, a mail relay, or its turn at the database writer), and on SQLite the writer
-	// commits waiting transactions together, so more jobs in flight cost little.
+	// commits waiting transactions together, so more jobs in flight cost little. At 300 orders/s
+	// on SQLite (1M subscribers) a provisioning job spends 50-600 ms waiting for its two
+	// commits; with 50 workers provisioning fell to 50-90 jobs/s in the first seconds and
+	// jobs waited up to 2.4 s to start, with 200 they start within about 10 ms.
 	MaxWorkers   int
 	PollInterval time.Duration // how often to look for jobs other processes inserted; default 200ms
 	// FetchCooldown is the least time between two fetches; it bounds how long a job enqueued
@@ -97,7 +100,7 @@ func Ready(ctx context.Context, s *store.Store) error {
 // New builds the client. Call Start to begin working jobs.
 func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 	if o.MaxWorkers <= 0 {
-		o.MaxWorkers = 50
+		o.MaxWorkers = 200
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 200 * time.Millisecond
