@@ -67,3 +67,44 @@ func TestSearchSubscribersPhrasesAndWords(t *testing.T) {
 		}
 	})
 }
+
+// TestReindexSkipsTermsIndexedBeforeTheList: a re-index skips terms the index already holds
+// but the subscriber's list does not (rows indexed before the list existed) instead of failing.
+func TestReindexSkipsTermsIndexedBeforeTheList(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		seedProvider(t, s, "p1")
+		var sub *subprov.Subscriber
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			sub, _, err = tx.EnsureSubscriber(ctx, "p1", subprov.Contact{FirstName: "Marie", LastName: "Tremblay", Email: "mt@example.ca"}, now)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		search := func() []string {
+			t.Helper()
+			ids, err := s.SearchSubscribers(ctx, "p1", store.QueryTerms("marie tremblay"), 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ids
+		}
+		if got := search(); !slices.Equal(got, []string{sub.ID}) {
+			t.Fatalf("after the order: %v, want [%s]", got, sub.ID)
+		}
+		err = s.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, `UPDATE subscribers SET search_terms = NULL WHERE id = ?`, sub.ID); err != nil {
+				return err
+			}
+			return tx.ReindexSubscriber(ctx, sub.ID)
+		})
+		if err != nil {
+			t.Fatalf("re-index over terms already indexed: %v", err)
+		}
+		if got := search(); !slices.Equal(got, []string{sub.ID}) {
+			t.Errorf("after the re-index: %v, want [%s]", got, sub.ID)
+		}
+	})
+}
