@@ -46,13 +46,19 @@ func (p *wakePilot) PilotInit(a *baseservice.Archetype, params *riverpilot.Pilot
 	p.notify = params.NotifyNonTxJobInsert
 }
 
-// wakeResult names the queue every job kind uses; the trigger only reads the queue.
-var wakeResult = []*rivertype.JobInsertResult{{Job: &rivertype.JobRow{Queue: river.QueueDefault}}}
+// queueOf is the queue a job of args goes to.
+func queueOf(args Args) string {
+	if o, ok := args.(river.JobArgsWithInsertOpts); ok && o.InsertOpts().Queue != "" {
+		return o.InsertOpts().Queue
+	}
+	return river.QueueDefault
+}
 
-// wake asks this process's workers to fetch now (no-op when it runs none); River's fetch
-// cooldown coalesces a burst of wake-ups into few fetches.
-func (c *Client) wake() {
+// wake asks this process's workers of queue to fetch now (no-op when it runs none); River's
+// fetch cooldown coalesces a burst of wake-ups into few fetches. The trigger reads only the
+// queue of the result it is given.
+func (c *Client) wake(queue string) {
 	if c.pilot != nil && c.pilot.notify != nil {
-		c.pilot.notify(context.Background(), wakeResult)
+		c.pilot.notify(context.Background(), []*rivertype.JobInsertResult{{Job: &rivertype.JobRow{Queue: queue}}})
 	}
 }

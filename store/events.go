@@ -105,7 +105,7 @@ func (tx *Tx) InsertEvent(ctx context.Context, e *EventRecord) error {
 func (s *Store) SequenceEvents(ctx context.Context, providerID string, limit int) (int, error) {
 	// Look first, outside a write transaction: most calls find nothing to number. The
 	// transaction reads the events again, as they are when it runs.
-	ids, err := QueryStrings(ctx, s.R(), "events to sequence", eventsToSequence, providerID, 1)
+	ids, err := QueryStrings(ctx, s.R(), "events to sequence", eventsToSequence(s.Dialect), providerID, 1)
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
@@ -121,7 +121,7 @@ func (s *Store) SequenceEvents(ctx context.Context, providerID string, limit int
 // SequenceEvents is Store.SequenceEvents inside a transaction that writes anyway (the
 // dispatcher numbers the next batch as it settles the last, one commit for both).
 func (tx *Tx) SequenceEvents(ctx context.Context, providerID string, limit int) (int, error) {
-	ids, err := QueryStrings(ctx, tx, "events to sequence", eventsToSequence, providerID, limit)
+	ids, err := QueryStrings(ctx, tx, "events to sequence", eventsToSequence(tx.d), providerID, limit)
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
@@ -150,26 +150,58 @@ func (tx *Tx) SequenceEvents(ctx context.Context, providerID string, limit int) 
 	return len(ids), nil
 }
 
-// The reads of a provider's pending production events. Each is a range of the events_pending
-// partial index, so none steps over the events the provider had delivered before.
-const (
-	// eventsToSequence selects the events SequenceEvents numbers, in recording order.
-	eventsToSequence = `SELECT id FROM events
+// The statements on a provider's pending production events. None may step over the events
+// the provider had delivered before (a cost that would grow with its history): each names
+// the events table through pendingEvents.
+
+// pendingEvents is the events table (with alias, when given) as the statements on pending
+// events name it. On SQLite it names the events_pending partial index, which holds the
+// pending production events only: without statistics (a database never analyzed) SQLite
+// preferred events_provider_seq, whose range holds every delivered event too. PostgreSQL
+// chooses events_pending or another range of pending events itself.
+func (d Dialect) pendingEvents(alias string) string {
+	t := "events"
+	if alias != "" {
+		t += " " + alias
+	}
+	if d == SQLite {
+		t += " INDEXED BY events_pending"
+	}
+	return t
+}
+
+// eventsToSequence selects the events SequenceEvents numbers, in recording order.
+func eventsToSequence(d Dialect) string {
+	return `SELECT id FROM ` + d.pendingEvents("") + `
 	WHERE provider_id = ? AND seq = 0 AND delivery_state = 'pending' AND sandbox = FALSE
 	ORDER BY rec LIMIT ?`
-	hasEventsToSequence = `SELECT COUNT(*) FROM (SELECT 1 FROM events
+}
+
+func hasEventsToSequence(d Dialect) string {
+	return `SELECT COUNT(*) FROM (SELECT 1 FROM ` + d.pendingEvents("") + `
 	WHERE provider_id = ? AND seq = 0 AND delivery_state = 'pending' AND sandbox = FALSE LIMIT 1) x`
-	// pendingInOrder selects the numbered pending events in delivery order.
-	pendingInOrder = `SELECT ` + eventColumns + ` FROM events
+}
+
+// pendingInOrder selects the numbered pending events in delivery order.
+func pendingInOrder(d Dialect) string {
+	return `SELECT ` + eventColumns + ` FROM ` + d.pendingEvents("") + `
 	WHERE provider_id = ? AND delivery_state = 'pending' AND sandbox = FALSE AND seq > 0
 	ORDER BY seq LIMIT ?`
-)
+}
+
+// holdQueuedEvents moves the provider's pending events up to the first one's next attempt.
+func holdQueuedEvents(d Dialect) string {
+	head := `(SELECT h.next_attempt_at FROM ` + d.pendingEvents("h") + `
+		WHERE h.provider_id = ? AND h.delivery_state = 'pending' AND h.sandbox = FALSE AND h.seq > 0 ORDER BY h.seq LIMIT 1)`
+	return `UPDATE ` + d.pendingEvents("") + ` SET next_attempt_at = ` + head + `
+		WHERE provider_id = ? AND delivery_state = 'pending' AND sandbox = FALSE AND next_attempt_at < ` + head
+}
 
 // HasEventsToSequence reports whether the provider has committed pending production events
 // that SequenceEvents has not numbered yet.
 func (s *Store) HasEventsToSequence(ctx context.Context, providerID string) (bool, error) {
 	var n int
-	err := s.R().QueryRow(ctx, hasEventsToSequence, providerID).Scan(&n)
+	err := s.R().QueryRow(ctx, hasEventsToSequence(s.Dialect), providerID).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("events to sequence of provider %s: %w", providerID, err)
 	}
@@ -188,7 +220,7 @@ func (s *Store) DueEvents(ctx context.Context, providerID string, now time.Time,
 // DueEventsOrHead is DueEvents that also reports, when nothing is due, whether a numbered
 // pending event waits for its retry at the head (the flusher then parks the events behind it).
 func (s *Store) DueEventsOrHead(ctx context.Context, providerID string, now time.Time, limit int) (due []*EventRecord, waiting bool, err error) {
-	rows, err := s.R().Query(ctx, pendingInOrder, providerID, limit)
+	rows, err := s.R().Query(ctx, pendingInOrder(s.Dialect), providerID, limit)
 	if err != nil {
 		return nil, false, fmt.Errorf("due events of provider %s: %w", providerID, err)
 	}
@@ -249,11 +281,7 @@ func (tx *Tx) markEvent(ctx context.Context, providerID, eventID, state string, 
 // for its retry. Events recorded behind a waiting event start out due; a flush that finds the
 // head not due calls this to park them.
 func (tx *Tx) HoldQueuedEvents(ctx context.Context, providerID string) error {
-	const head = `(SELECT h.next_attempt_at FROM events h
-		WHERE h.provider_id = ? AND h.delivery_state = 'pending' AND h.sandbox = FALSE AND h.seq > 0 ORDER BY h.seq LIMIT 1)`
-	_, err := tx.Exec(ctx, `UPDATE events SET next_attempt_at = `+head+`
-		WHERE provider_id = ? AND delivery_state = 'pending' AND sandbox = FALSE AND next_attempt_at < `+head,
-		providerID, providerID, providerID)
+	_, err := tx.Exec(ctx, holdQueuedEvents(tx.d), providerID, providerID, providerID)
 	if err != nil {
 		return fmt.Errorf("hold queued events of provider %s: %w", providerID, err)
 	}

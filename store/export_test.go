@@ -1,9 +1,12 @@
 package store
 
-// PendingEventReads are the webhook flusher's reads of a provider's pending events, for the
-// plan test in events_test.go.
-var PendingEventReads = map[string]string{
-	"events to number":        eventsToSequence,
-	"any event to number":     hasEventsToSequence,
-	"pending events in order": pendingInOrder,
+// PendingEventStatements are the statements on a provider's pending events as d writes them,
+// for the plan test in events_test.go.
+func PendingEventStatements(d Dialect) map[string]string {
+	return map[string]string{
+		"events to number":        eventsToSequence(d),
+		"any event to number":     hasEventsToSequence(d),
+		"pending events in order": pendingInOrder(d),
+		"hold queued events":      holdQueuedEvents(d),
+	}
 }
