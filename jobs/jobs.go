@@ -39,18 +39,15 @@ type Handlers struct {
 // Options tune the client.
 type Options struct {
 	Work bool // false: insert only (serve --no-workers)
-	// MaxWorkers is how many jobs of the default queue (mail, charges, refunds, bill runs,
-	// webhook flushes) run at once per process; default 50. Their calls leave the process
-	// (a mail relay, a payment processor), so this also bounds those calls.
-	MaxWorkers int
-	// SwitchWorkers is how many jobs of the switches' queue (QueueSwitches) run at once per
-	// process; default 200. Such a job mostly waits for its turn at the database writer (on
-	// SQLite the writer commits waiting transactions together, so more in flight cost
-	// little): at 300 orders/s on SQLite at 1M subscribers a provisioning job spent 120-600
-	// ms waiting for its two commits in the first seconds, so 50 workers finished 50-90 a
-	// second and jobs waited up to 2.4 s to start; with 200 they start within 9-29 ms.
-	SwitchWorkers int
-	PollInterval  time.Duration // how often to look for jobs other processes inserted; default 200ms
+	// MaxWorkers is how many jobs run at once per process; default 200. A job mostly waits (on
+	// a switch, a mail relay, or its turn at the database writer), and on SQLite the writer
+	// commits waiting transactions together, so more jobs in flight cost little. At 300 orders/s
+	// on SQLite (1M subscribers) a provisioning job spent 120-600 ms waiting for its two
+	// commits in the first seconds; with 50 workers provisioning fell to 50-90 jobs/s and jobs
+	// waited up to 2.4 s to start, with 200 they start within 9-29 ms. It also bounds the
+	// calls that leave the process (a mail relay, a payment processor) at 200 at once.
+	MaxWorkers   int
+	PollInterval time.Duration // how often to look for jobs other processes inserted; default 200ms
 	// FetchCooldown is the least time between two fetches; it bounds how long a job enqueued
 	// by this process waits after its transaction commits (the commit wakes the workers).
 	// Default 5ms.
@@ -104,10 +101,7 @@ func Ready(ctx context.Context, s *store.Store) error {
 // New builds the client. Call Start to begin working jobs.
 func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 	if o.MaxWorkers <= 0 {
-		o.MaxWorkers = 50
-	}
-	if o.SwitchWorkers <= 0 {
-		o.SwitchWorkers = 200
+		o.MaxWorkers = 200
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 200 * time.Millisecond
@@ -144,8 +138,7 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 		RetryPolicy:          &backoff{},
 	}
 	if o.Work {
-		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.MaxWorkers},
-			QueueSwitches: {MaxWorkers: o.SwitchWorkers}}
+		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.MaxWorkers}}
 	}
 	pilot := &wakePilot{}
 	rc, err := river.NewClient[*sql.Tx](&wakeDriver{Driver: driverFor(s), pilot: pilot}, cfg)
@@ -195,8 +188,7 @@ func (c *Client) Enqueue(ctx context.Context, tx *store.Tx, args Args) error {
 		return fmt.Errorf("enqueue %s: %w", args.Kind(), err)
 	}
 	if c.work {
-		queue := queueOf(args)
-		tx.AfterCommit(func() { c.wake(queue) })
+		tx.AfterCommit(c.wake)
 	}
 	return nil
 }

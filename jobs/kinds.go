@@ -2,11 +2,6 @@ package jobs
 
 import "github.com/riverqueue/river"
 
-// QueueSwitches is the queue of the jobs that write a switch port (provision, deprovision,
-// suspend and restore): an order's way to its provisioning.completed webhook. Every other
-// kind is in River's default queue.
-const QueueSwitches = "switches"
-
 // DeliverMail sends one outbox message through the configured transport.
 type DeliverMail struct {
 	MailID string `json:"mail_id"`
@@ -24,9 +19,6 @@ type ProvisionPort struct {
 // Kind names the job in the queue.
 func (ProvisionPort) Kind() string { return "port.provision" }
 
-// InsertOpts: the switches' queue.
-func (ProvisionPort) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueSwitches} }
-
 // DeprovisionPort resets an ended line's port to the captive-portal VLAN.
 type DeprovisionPort struct {
 	SubscriptionID string `json:"subscription_id"`
@@ -34,9 +26,6 @@ type DeprovisionPort struct {
 
 // Kind names the job in the queue.
 func (DeprovisionPort) Kind() string { return "port.deprovision" }
-
-// InsertOpts: the switches' queue.
-func (DeprovisionPort) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueSwitches} }
 
 // FlushWebhooks delivers a provider's due webhook events in order.
 type FlushWebhooks struct {
@@ -72,9 +61,6 @@ type SetLineService struct {
 
 // Kind names the job in the queue.
 func (SetLineService) Kind() string { return "line.service" }
-
-// InsertOpts: the switches' queue.
-func (SetLineService) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueSwitches} }
 
 // RefundCredits refunds a line's open credit notes to its card.
 type RefundCredits struct {

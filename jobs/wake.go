@@ -46,19 +46,13 @@ func (p *wakePilot) PilotInit(a *baseservice.Archetype, params *riverpilot.Pilot
 	p.notify = params.NotifyNonTxJobInsert
 }
 
-// queueOf is the queue a job of args goes to.
-func queueOf(args Args) string {
-	if o, ok := args.(river.JobArgsWithInsertOpts); ok && o.InsertOpts().Queue != "" {
-		return o.InsertOpts().Queue
-	}
-	return river.QueueDefault
-}
+// wakeResult names the queue every job kind uses; the trigger only reads the queue.
+var wakeResult = []*rivertype.JobInsertResult{{Job: &rivertype.JobRow{Queue: river.QueueDefault}}}
 
-// wake asks this process's workers of queue to fetch now (no-op when it runs none); River's
-// fetch cooldown coalesces a burst of wake-ups into few fetches. The trigger reads only the
-// queue of the result it is given.
-func (c *Client) wake(queue string) {
+// wake asks this process's workers to fetch now (no-op when it runs none); River's fetch
+// cooldown coalesces a burst of wake-ups into few fetches.
+func (c *Client) wake() {
 	if c.pilot != nil && c.pilot.notify != nil {
-		c.pilot.notify(context.Background(), []*rivertype.JobInsertResult{{Job: &rivertype.JobRow{Queue: queue}}})
+		c.pilot.notify(context.Background(), wakeResult)
 	}
 }
