@@ -11,6 +11,7 @@ import (
 	"github.com/subprov/subprov/gen"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/store"
 )
 
 // BenchmarkBillRun measures the monthly bill run over generated data (every eighth line is
@@ -18,33 +19,30 @@ import (
 // Each iteration bills the month afresh: the previous iteration's invoices are removed first.
 func BenchmarkBillRun(b *testing.B) {
 	n := testdb.Scale("SUBPROV_BENCH_SUBSCRIBERS", 4000)
-	for _, engine := range testdb.Engines() {
-		b.Run(engine, func(b *testing.B) {
-			st := testdb.Open(b, testdb.URL(b, engine))
-			ctx := context.Background()
-			now := time.Date(2026, 12, 28, 17, 0, 0, 0, time.UTC)
-			if _, err := gen.Run(ctx, st, gen.Options{Subscribers: n, Seed: 1, Now: now}); err != nil {
-				b.Fatal(err)
-			}
-			svc := &billing.Service{Store: st, Clock: fixedClock{now}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-			var lines int
-			for b.Loop() {
-				b.StopTimer()
-				for _, q := range []string{`DELETE FROM invoice_lines WHERE invoice_id IN (SELECT id FROM invoices WHERE period = '2026-12')`,
-					`DELETE FROM audit_log WHERE action = 'invoice.issued'`, `DELETE FROM invoices WHERE period = '2026-12'`} {
-					if _, err := st.DB.ExecContext(ctx, q); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.StartTimer()
-				if err := svc.BillRun(ctx, jobs.BillRun{ProviderID: gen.ProviderID(1), Period: "2026-12"}); err != nil {
+	testdb.EachBenchStore(b, func(b *testing.B, st *store.Store) {
+		ctx := context.Background()
+		now := time.Date(2026, 12, 28, 17, 0, 0, 0, time.UTC)
+		if _, err := gen.Run(ctx, st, gen.Options{Subscribers: n, Seed: 1, Now: now}); err != nil {
+			b.Fatal(err)
+		}
+		svc := &billing.Service{Store: st, Clock: fixedClock{now}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		var lines int
+		for b.Loop() {
+			b.StopTimer()
+			for _, q := range []string{`DELETE FROM invoice_lines WHERE invoice_id IN (SELECT id FROM invoices WHERE period = '2026-12')`,
+				`DELETE FROM audit_log WHERE action = 'invoice.issued'`, `DELETE FROM invoices WHERE period = '2026-12'`} {
+				if _, err := st.DB.ExecContext(ctx, q); err != nil {
 					b.Fatal(err)
 				}
-				b.StopTimer()
-				_ = st.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM invoices WHERE period = '2026-12'`).Scan(&lines)
-				b.StartTimer()
 			}
-			b.ReportMetric(float64(lines), "lines/run")
-		})
-	}
+			b.StartTimer()
+			if err := svc.BillRun(ctx, jobs.BillRun{ProviderID: gen.ProviderID(1), Period: "2026-12"}); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			_ = st.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM invoices WHERE period = '2026-12'`).Scan(&lines)
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(lines), "lines/run")
+	})
 }

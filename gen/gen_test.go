@@ -17,77 +17,74 @@ import (
 func genSize() int { return testdb.Scale("SUBPROV_GEN_SUBSCRIBERS", 2000) }
 
 func TestGenWritesConsistentData(t *testing.T) {
-	for _, engine := range testdb.Engines() {
-		t.Run(engine, func(t *testing.T) {
-			st := testdb.Open(t, testdb.URL(t, engine))
-			ctx := context.Background()
-			n := genSize()
-			before := indexNames(t, st)
-			sum, err := gen.Run(ctx, st, gen.Options{Subscribers: n, Providers: 2, Seed: 7, Now: time.Date(2026, 5, 10, 0, 0, 0, 0, time.UTC)})
+	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		n := genSize()
+		before := indexNames(t, st)
+		sum, err := gen.Run(ctx, st, gen.Options{Subscribers: n, Providers: 2, Seed: 7, Now: time.Date(2026, 5, 10, 0, 0, 0, 0, time.UTC)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every index dropped for the load is back (the last provider's are built while
+		// the search index sorts).
+		if after := indexNames(t, st); !slices.Equal(after, before) {
+			t.Errorf("indexes after gen:\n%v\nwant the migrated schema's:\n%v", after, before)
+		}
+		if sum.Subscribers != int64(2*n) || sum.Subscriptions != int64(2*n) || sum.Providers != 2 {
+			t.Fatalf("summary %s", sum)
+		}
+		t.Log(sum)
+		// The search index finds a generated subscriber by the store's own query terms.
+		var email, number string
+		if err := st.DB.QueryRowContext(ctx, st.Dialect.Rebind(`SELECT email, customer_number FROM subscribers WHERE id = ?`),
+			gen.SubscriberID(2, 10)).Scan(&email, &number); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{email, number} {
+			ids, err := st.SearchSubscribers(ctx, gen.ProviderID(2), store.QueryTerms(q), 10)
+			if err != nil || len(ids) != 1 || ids[0] != gen.SubscriberID(2, 10) {
+				t.Errorf("search %q: %v, %v", q, ids, err)
+			}
+		}
+		// Every reference resolves: gen loads with foreign-key checks off (SQLite) or skipped
+		// (PostgreSQL as superuser), so the generator alone keeps them right.
+		if st.Dialect == store.SQLite {
+			rows, err := st.DB.QueryContext(ctx, `PRAGMA foreign_key_check`)
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Every index dropped for the load is back (the last provider's are built while
-			// the search index sorts).
-			if after := indexNames(t, st); !slices.Equal(after, before) {
-				t.Errorf("indexes after gen:\n%v\nwant the migrated schema's:\n%v", after, before)
+			bad := 0
+			for rows.Next() {
+				bad++
 			}
-			if sum.Subscribers != int64(2*n) || sum.Subscriptions != int64(2*n) || sum.Providers != 2 {
-				t.Fatalf("summary %s", sum)
+			rows.Close()
+			if bad > 0 {
+				t.Fatalf("%d rows break a foreign key", bad)
 			}
-			t.Log(sum)
-			// The search index finds a generated subscriber by the store's own query terms.
-			var email, number string
-			if err := st.DB.QueryRowContext(ctx, st.Dialect.Rebind(`SELECT email, customer_number FROM subscribers WHERE id = ?`),
-				gen.SubscriberID(2, 10)).Scan(&email, &number); err != nil {
+		}
+		// The search index's statistics, which gen writes instead of ANALYZE counting
+		// its entries, are those a full ANALYZE gathers; and every other table has some.
+		if st.Dialect == store.SQLite {
+			stat := func() []string {
+				return testdb.Strings(t, st.DB.QueryContext, `SELECT idx || ': ' || stat FROM sqlite_stat1 WHERE tbl = 'customer_search_terms'`)
+			}
+			written := stat()
+			if _, err := st.DB.ExecContext(ctx, `PRAGMA analysis_limit = 0; ANALYZE customer_search_terms`); err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range []string{email, number} {
-				ids, err := st.SearchSubscribers(ctx, gen.ProviderID(2), store.QueryTerms(q), 10)
-				if err != nil || len(ids) != 1 || ids[0] != gen.SubscriberID(2, 10) {
-					t.Errorf("search %q: %v, %v", q, ids, err)
-				}
+			if analyzed := stat(); len(written) != 1 || !slices.Equal(written, analyzed) {
+				t.Errorf("search index statistics: gen wrote %q, ANALYZE gathers %q", written, analyzed)
 			}
-			// Every reference resolves: gen loads with foreign-key checks off (SQLite) or skipped
-			// (PostgreSQL as superuser), so the generator alone keeps them right.
-			if engine == "sqlite" {
-				rows, err := st.DB.QueryContext(ctx, `PRAGMA foreign_key_check`)
-				if err != nil {
-					t.Fatal(err)
-				}
-				bad := 0
-				for rows.Next() {
-					bad++
-				}
-				rows.Close()
-				if bad > 0 {
-					t.Fatalf("%d rows break a foreign key", bad)
-				}
+			if n := testdb.Strings(t, st.DB.QueryContext, `SELECT DISTINCT tbl FROM sqlite_stat1 WHERE tbl IN ('subscribers', 'subscriptions', 'invoices')`); len(n) != 3 {
+				t.Errorf("tables with statistics: %v", n)
 			}
-			// The search index's statistics, which gen writes instead of ANALYZE counting
-			// its entries, are those a full ANALYZE gathers; and every other table has some.
-			if engine == "sqlite" {
-				stat := func() []string {
-					return testdb.Strings(t, st.DB.QueryContext, `SELECT idx || ': ' || stat FROM sqlite_stat1 WHERE tbl = 'customer_search_terms'`)
-				}
-				written := stat()
-				if _, err := st.DB.ExecContext(ctx, `PRAGMA analysis_limit = 0; ANALYZE customer_search_terms`); err != nil {
-					t.Fatal(err)
-				}
-				if analyzed := stat(); len(written) != 1 || !slices.Equal(written, analyzed) {
-					t.Errorf("search index statistics: gen wrote %q, ANALYZE gathers %q", written, analyzed)
-				}
-				if n := testdb.Strings(t, st.DB.QueryContext, `SELECT DISTINCT tbl FROM sqlite_stat1 WHERE tbl IN ('subscribers', 'subscriptions', 'invoices')`); len(n) != 3 {
-					t.Errorf("tables with statistics: %v", n)
-				}
-			}
-			// One live line per location: the unique index rebuilt after the load holds.
-			var live int
-			if err := st.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM subscriptions WHERE status <> 'CANCELLED'`).Scan(&live); err != nil || live == 0 {
-				t.Fatalf("live lines: %d, %v", live, err)
-			}
-		})
-	}
+		}
+		// One live line per location: the unique index rebuilt after the load holds.
+		var live int
+		if err := st.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM subscriptions WHERE status <> 'CANCELLED'`).Scan(&live); err != nil || live == 0 {
+			t.Fatalf("live lines: %d, %v", live, err)
+		}
+	})
 }
 
 // indexNames lists the database's indexes, each as its name and definition, sorted.

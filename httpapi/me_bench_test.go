@@ -14,6 +14,7 @@ import (
 	"github.com/subprov/subprov/gen"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/store"
 )
 
 // BenchmarkMe measures GET /partner/subscriber/me through the service's whole HTTP handler
@@ -24,35 +25,32 @@ import (
 func BenchmarkMe(b *testing.B) {
 	n := testdb.Scale("SUBPROV_BENCH_SUBSCRIBERS", 2000)
 	const secret = "bench-secret"
-	for _, engine := range testdb.Engines() {
-		b.Run(engine, func(b *testing.B) {
-			ctx := context.Background()
-			st := testdb.Open(b, testdb.URL(b, engine))
-			if _, err := gen.Run(ctx, st, gen.Options{Subscribers: n, Seed: 1, Now: time.Now()}); err != nil {
-				b.Fatal(err)
+	testdb.EachBenchStore(b, func(b *testing.B, st *store.Store) {
+		ctx := context.Background()
+		if _, err := gen.Run(ctx, st, gen.Options{Subscribers: n, Seed: 1, Now: time.Now()}); err != nil {
+			b.Fatal(err)
+		}
+		cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: st.URL, MailFrom: "no-reply@localhost", SwitchDriver: "sim",
+			LogFormat: "json", Secret: secret, PublicURL: "http://subprov.test", NoRateLimits: true}
+		a, err := app.New(ctx, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { a.Close() })
+		tok, err := identity.NewSigner(secret).Issue(identity.AudienceSubscriber, gen.AccountID(1, 0), gen.ProviderID(1), gen.AccountID(1, 0),
+			time.Now(), time.Hour)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req := httptest.NewRequest("GET", "/partner/subscriber/me", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		b.ReportAllocs()
+		for b.Loop() {
+			w := httptest.NewRecorder()
+			a.Handler.ServeHTTP(w, req)
+			if w.Code != http.StatusOK {
+				b.Fatalf("%d %s", w.Code, w.Body)
 			}
-			cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: st.URL, MailFrom: "no-reply@localhost", SwitchDriver: "sim",
-				LogFormat: "json", Secret: secret, PublicURL: "http://subprov.test", NoRateLimits: true}
-			a, err := app.New(ctx, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { a.Close() })
-			tok, err := identity.NewSigner(secret).Issue(identity.AudienceSubscriber, gen.AccountID(1, 0), gen.ProviderID(1), gen.AccountID(1, 0),
-				time.Now(), time.Hour)
-			if err != nil {
-				b.Fatal(err)
-			}
-			req := httptest.NewRequest("GET", "/partner/subscriber/me", nil)
-			req.Header.Set("Authorization", "Bearer "+tok)
-			b.ReportAllocs()
-			for b.Loop() {
-				w := httptest.NewRecorder()
-				a.Handler.ServeHTTP(w, req)
-				if w.Code != http.StatusOK {
-					b.Fatalf("%d %s", w.Code, w.Body)
-				}
-			}
-		})
-	}
+		}
+	})
 }

@@ -34,26 +34,23 @@ func searchQueries(b *testing.B, st *store.Store) map[string]string {
 // BenchmarkAgentSearch measures the agent search lookup (index range scans and the candidate
 // read of GET /partner/agent/customers/search) per query kind on each engine.
 func BenchmarkAgentSearch(b *testing.B) {
-	for _, engine := range testdb.Engines() {
-		b.Run(engine, func(b *testing.B) {
-			st := testdb.Open(b, testdb.URL(b, engine))
-			ctx := context.Background()
-			if _, err := gen.Run(ctx, st, gen.Options{Subscribers: benchSubscribers(), Seed: 1, Now: time.Now()}); err != nil {
-				b.Fatal(err)
-			}
-			for kind, q := range searchQueries(b, st) {
-				b.Run(kind, func(b *testing.B) {
-					for b.Loop() {
-						ids, err := st.SearchSubscribers(ctx, gen.ProviderID(1), store.QueryTerms(q), agent.MaxMatchCount+1)
-						if err != nil || len(ids) == 0 {
-							b.Fatalf("%q: %v %v", q, ids, err)
-						}
-						if _, err := st.Candidates(ctx, gen.ProviderID(1), ids[:min(len(ids), 25)]); err != nil {
-							b.Fatal(err)
-						}
+	testdb.EachBenchStore(b, func(b *testing.B, st *store.Store) {
+		ctx := context.Background()
+		if _, err := gen.Run(ctx, st, gen.Options{Subscribers: benchSubscribers(), Seed: 1, Now: time.Now()}); err != nil {
+			b.Fatal(err)
+		}
+		for kind, q := range searchQueries(b, st) {
+			b.Run(kind, func(b *testing.B) {
+				for b.Loop() {
+					ids, err := st.SearchSubscribers(ctx, gen.ProviderID(1), store.QueryTerms(q), agent.MaxMatchCount+1)
+					if err != nil || len(ids) == 0 {
+						b.Fatalf("%q: %v %v", q, ids, err)
 					}
-				})
-			}
-		})
-	}
+					if _, err := st.Candidates(ctx, gen.ProviderID(1), ids[:min(len(ids), 25)]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	})
 }

@@ -316,6 +316,23 @@ func TestEventsOfProviderNewestFirst(t *testing.T) {
 	})
 }
 
+// deliveredHistory records a new provider's production events, the first delivered of them
+// delivered and the pending others not, and returns the pending ones' ids in seq order.
+func deliveredHistory(t testing.TB, s *store.Store, providerID string, delivered, pending int) []string {
+	t.Helper()
+	addEventProvider(t, s, providerID)
+	ids := insertEvents(t, s, providerID, delivered+pending, evT0)
+	ctx := context.Background()
+	err := s.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE events SET delivery_state = 'delivered' WHERE provider_id = ? AND seq <= ?`, providerID, delivered)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids[delivered:]
+}
+
 // queryPlan is the plan the engine chooses for q with args, as text.
 func queryPlan(t *testing.T, s *store.Store, q string, args ...any) string {
 	t.Helper()
@@ -378,15 +395,7 @@ func TestPendingEventReadsSkipDeliveredHistory(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				addEventProvider(t, s, "p-hist")
-				ids := insertEvents(t, s, "p-hist", 1500, evT0)
-				err := s.InTx(ctx, func(tx *store.Tx) error {
-					_, err := tx.Exec(ctx, `UPDATE events SET delivery_state = 'delivered' WHERE provider_id = ? AND seq <= ?`, "p-hist", 1497)
-					return err
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
+				pending := deliveredHistory(t, s, "p-hist", 1497, 3)
 				statements := store.PendingEventStatements(s.Dialect)
 				if len(statements) != len(args) {
 					t.Fatalf("%d statements, arguments for %d", len(statements), len(args))
@@ -404,7 +413,7 @@ func TestPendingEventReadsSkipDeliveredHistory(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got, want := eventIDs(due), ids[1497:]; !slices.Equal(got, want) {
+				if got, want := eventIDs(due), pending; !slices.Equal(got, want) {
 					t.Errorf("due events %v, want the three pending %v", got, want)
 				}
 			})

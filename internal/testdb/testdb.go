@@ -123,3 +123,12 @@ func Scale(env string, def int) int {
 	}
 	return def
 }
+
+// EachBenchStore is EachStore for a benchmark: one sub-benchmark per engine, each with a
+// fresh, migrated store.
+func EachBenchStore(b *testing.B, fn func(b *testing.B, s *store.Store)) {
+	b.Helper()
+	for _, engine := range Engines() {
+		b.Run(engine, func(b *testing.B) { fn(b, Open(b, URL(b, engine))) })
+	}
+}
