@@ -151,50 +151,43 @@ func (tx *Tx) SequenceEvents(ctx context.Context, providerID string, limit int) 
 }
 
 // The statements on a provider's pending production events. None may step over the events
-// the provider had delivered before (a cost that would grow with its history): each names
-// the events table through pendingEvents.
+// the provider had delivered before (a cost that would grow with its history): each reads
+// the events table as pendingEvents names it, under the events_pending index's condition
+// (pendingOf), written out so that SQLite can match the partial index.
 
-// pendingEvents is the events table (with alias, when given) as the statements on pending
-// events name it. On SQLite it names the events_pending partial index, which holds the
-// pending production events only: without statistics (a database never analyzed) SQLite
-// preferred events_provider_seq, whose range holds every delivered event too. PostgreSQL
-// chooses events_pending or another range of pending events itself.
-func (d Dialect) pendingEvents(alias string) string {
-	t := "events"
-	if alias != "" {
-		t += " " + alias
-	}
+// pendingOf is the events_pending index's condition, for one provider.
+const pendingOf = `provider_id = ? AND delivery_state = 'pending' AND sandbox = FALSE`
+
+// pendingEvents is the events table as the statements on pending events name it. On SQLite
+// it names the events_pending partial index, which holds the pending production events only:
+// without statistics (a database never analyzed) SQLite preferred events_provider_seq, whose
+// range holds every delivered event too. PostgreSQL chooses events_pending or another range
+// of pending events itself.
+func (d Dialect) pendingEvents() string {
 	if d == SQLite {
-		t += " INDEXED BY events_pending"
+		return "events INDEXED BY events_pending"
 	}
-	return t
+	return "events"
 }
 
 // eventsToSequence selects the events SequenceEvents numbers, in recording order.
 func eventsToSequence(d Dialect) string {
-	return `SELECT id FROM ` + d.pendingEvents("") + `
-	WHERE provider_id = ? AND seq = 0 AND delivery_state = 'pending' AND sandbox = FALSE
-	ORDER BY rec LIMIT ?`
+	return `SELECT id FROM ` + d.pendingEvents() + ` WHERE ` + pendingOf + ` AND seq = 0 ORDER BY rec LIMIT ?`
 }
 
 func hasEventsToSequence(d Dialect) string {
-	return `SELECT COUNT(*) FROM (SELECT 1 FROM ` + d.pendingEvents("") + `
-	WHERE provider_id = ? AND seq = 0 AND delivery_state = 'pending' AND sandbox = FALSE LIMIT 1) x`
+	return `SELECT COUNT(*) FROM (SELECT 1 FROM ` + d.pendingEvents() + ` WHERE ` + pendingOf + ` AND seq = 0 LIMIT 1) x`
 }
 
 // pendingInOrder selects the numbered pending events in delivery order.
 func pendingInOrder(d Dialect) string {
-	return `SELECT ` + eventColumns + ` FROM ` + d.pendingEvents("") + `
-	WHERE provider_id = ? AND delivery_state = 'pending' AND sandbox = FALSE AND seq > 0
-	ORDER BY seq LIMIT ?`
+	return `SELECT ` + eventColumns + ` FROM ` + d.pendingEvents() + ` WHERE ` + pendingOf + ` AND seq > 0 ORDER BY seq LIMIT ?`
 }
 
 // holdQueuedEvents moves the provider's pending events up to the first one's next attempt.
 func holdQueuedEvents(d Dialect) string {
-	head := `(SELECT h.next_attempt_at FROM ` + d.pendingEvents("h") + `
-		WHERE h.provider_id = ? AND h.delivery_state = 'pending' AND h.sandbox = FALSE AND h.seq > 0 ORDER BY h.seq LIMIT 1)`
-	return `UPDATE ` + d.pendingEvents("") + ` SET next_attempt_at = ` + head + `
-		WHERE provider_id = ? AND delivery_state = 'pending' AND sandbox = FALSE AND next_attempt_at < ` + head
+	head := `(SELECT next_attempt_at FROM ` + d.pendingEvents() + ` WHERE ` + pendingOf + ` AND seq > 0 ORDER BY seq LIMIT 1)`
+	return `UPDATE ` + d.pendingEvents() + ` SET next_attempt_at = ` + head + ` WHERE ` + pendingOf + ` AND next_attempt_at < ` + head
 }
 
 // HasEventsToSequence reports whether the provider has committed pending production events
