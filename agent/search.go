@@ -88,6 +88,7 @@ func (s *Service) Search(ctx context.Context, c Caller, q string, limit int) (*S
 	if err != nil {
 		return nil, err
 	}
+	out.Results = make([]Candidate, 0, len(found))
 	for _, f := range found {
 		out.Results = append(out.Results, Candidate{CustomerID: f.SubscriberID, Name: maskName(f.Holder),
 			Email: MaskEmail(f.Holder.Email), Phone: MaskPhone(f.Holder.PhoneNumber), CustomerNumber: nullable(f.CustomerNumber),
@@ -99,12 +100,15 @@ func (s *Service) Search(ctx context.Context, c Caller, q string, limit int) (*S
 // distinctLocations summarises a subscriber's lines, one entry per (building, unit), newest
 // line first.
 func distinctLocations(rows []store.ServiceLocation) []LocationSummary {
-	out := []LocationSummary{}
-	seen := map[string]bool{}
+	out := make([]LocationSummary, 0, len(rows))
+	if len(rows) == 1 { // the usual subscriber: nothing to compare
+		return append(out, summaryOf(rows[0]))
+	}
+	type place struct{ building, unit string }
+	seen := make(map[place]bool, len(rows))
 	for _, l := range rows {
-		key := l.BuildingID + "|" + l.UnitNumber
-		if !seen[key] {
-			seen[key] = true
+		if k := (place{l.BuildingID, l.UnitNumber}); !seen[k] {
+			seen[k] = true
 			out = append(out, summaryOf(l))
 		}
 	}
@@ -115,14 +119,23 @@ func summaryOf(l store.ServiceLocation) LocationSummary {
 	return LocationSummary{BuildingID: l.BuildingID, Address: formatAddress(l.Street, l.City, l.Province, l.PostalCode), UnitNumber: l.UnitNumber}
 }
 
+// formatAddress is "street, city, province postal", leaving out the empty parts.
 func formatAddress(street, city, province, postal string) string {
-	var parts []string
-	for _, p := range []string{street, city, strings.TrimSpace(province + " " + postal)} {
-		if strings.TrimSpace(p) != "" {
-			parts = append(parts, strings.TrimSpace(p))
+	var b strings.Builder
+	b.Grow(len(street) + len(city) + len(province) + len(postal) + 6)
+	part := func(p string) {
+		if p = strings.TrimSpace(p); p == "" {
+			return
 		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p)
 	}
-	return strings.Join(parts, ", ")
+	part(street)
+	part(city)
+	part(province + " " + postal)
+	return b.String()
 }
 
 func nullable(s string) *string {
@@ -159,7 +172,7 @@ func MaskEmail(email string) string {
 
 // MaskPhone keeps only the last four digits: "***-***-0142".
 func MaskPhone(phone string) string {
-	var digits []byte
+	digits := make([]byte, 0, len(phone))
 	for i := 0; i < len(phone); i++ {
 		if phone[i] >= '0' && phone[i] <= '9' {
 			digits = append(digits, phone[i])

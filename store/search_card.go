@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/subprov/subprov"
 )
@@ -67,8 +68,9 @@ func (c searchCard) candidate(subscriberID string) Candidate {
 }
 
 // Candidates reads the holder contact, number and service locations (newest line first) of
-// each of a provider's subscribers in ids, in the order of ids: a page of search results, from
-// the subscribers' search cards (and the join for any subscriber without one yet).
+// each of a provider's subscribers in ids (distinct), in the order of ids: a page of search
+// results, from the subscribers' search cards (and the join for any subscriber without one
+// yet).
 func (s *Store) Candidates(ctx context.Context, providerID string, ids []string) ([]Candidate, error) {
 	if len(ids) == 0 {
 		return nil, nil
@@ -79,7 +81,12 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 		return nil, fmt.Errorf("search candidates: %w", err)
 	}
 	defer rows.Close()
-	byID := make(map[string]Candidate, len(ids))
+	// out[at[id]] is id's candidate; one left without a SubscriberID was not found.
+	at := make(map[string]int, len(ids))
+	for i, id := range ids {
+		at[id] = i
+	}
+	out := make([]Candidate, len(ids))
 	var uncarded []string // no card (indexed before cards existed) or an unreadable one
 	for rows.Next() {
 		var id string
@@ -96,26 +103,20 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 			uncarded = append(uncarded, id) // unreadable: its rows still answer
 			continue
 		}
-		byID[id] = c.candidate(id)
+		out[at[id]] = c.candidate(id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search candidates: %w", err)
 	}
-	if err := s.joinedCandidates(ctx, providerID, uncarded, byID); err != nil {
+	if err := s.joinedCandidates(ctx, providerID, uncarded, at, out); err != nil {
 		return nil, err
 	}
-	out := make([]Candidate, 0, len(ids))
-	for _, id := range ids {
-		if c, ok := byID[id]; ok {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(out, func(c Candidate) bool { return c.SubscriberID == "" }), nil
 }
 
 // joinedCandidates reads the candidates in ids from their rows (subscribers without a search
-// card) into byID.
-func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []string, byID map[string]Candidate) error {
+// card) into out, at their places in at.
+func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []string, at map[string]int, out []Candidate) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -137,15 +138,14 @@ func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []s
 			&c.Holder.PhoneNumber}, l.fields()...)...); err != nil {
 			return fmt.Errorf("search candidates: %w", err)
 		}
-		found, ok := byID[c.SubscriberID]
-		if !ok {
-			found = c
+		found := &out[at[c.SubscriberID]]
+		if found.SubscriberID == "" {
+			*found = c
 		}
 		if l.SubscriptionID != "" {
 			l.SubscriberID = c.SubscriberID
 			found.Locations = append(found.Locations, l)
 		}
-		byID[c.SubscriberID] = found
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("search candidates: %w", err)

@@ -47,6 +47,20 @@ func TestSearchCards(t *testing.T) {
 			t.Fatalf("candidates from cards: %+v", fromCards)
 		}
 
+		// A page keeps the order of its ids whatever the rows' order, mixing subscribers with
+		// and without a card, and leaves out an id the provider does not have.
+		if _, err := s.DB.ExecContext(ctx, s.Dialect.Rebind(`UPDATE subscribers SET search_card = NULL WHERE id IN (?, ?)`), ids[1], ids[4]); err != nil {
+			t.Fatal(err)
+		}
+		page := []string{ids[5], ids[4], "9e000000-0000-4000-8000-000000000999", ids[0], ids[1]}
+		mixed, err := s.Candidates(ctx, provider, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []store.Candidate{fromCards[5], fromCards[4], fromCards[0], fromCards[1]}; !reflect.DeepEqual(mixed, want) {
+			t.Fatalf("page %v:\ngot  %+v\nwant %+v", page, mixed, want)
+		}
+
 		// Without cards, the same candidates come from the join.
 		if _, err := s.DB.ExecContext(ctx, `UPDATE subscribers SET search_card = NULL`); err != nil {
 			t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -160,6 +162,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		cfg.Addr = *addr
 	}
 	cfg.Workers = !*noWorkers
+	gogc := setGCPercent(os.LookupEnv)
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -171,11 +174,27 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 			a.Close()
 			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 		}
-		log.Info("subprov listening", "url", "http://"+ln.Addr().String(), "database", redactedDB(a.Store), "workers", cfg.Workers, "dev", cfg.Dev)
+		log.Info("subprov listening", "url", "http://"+ln.Addr().String(), "database", redactedDB(a.Store), "workers", cfg.Workers, "dev", cfg.Dev, "gogc", gogc)
 	} else {
-		log.Info("subprov worker running", "database", redactedDB(a.Store))
+		log.Info("subprov worker running", "database", redactedDB(a.Store), "gogc", gogc)
 	}
 	return a.Serve(ctx, ln)
+}
+
+// serverGCPercent is the garbage collector's target for serve and worker when GOGC is not
+// set: the heap may grow to three times what is live between two collections instead of
+// Go's default of twice. At a million subscribers this costs some 20 MB of resident memory
+// under search load and saves about a fifth of the CPU a search costs (BENCHMARKS.md).
+const serverGCPercent = 200
+
+// setGCPercent applies serverGCPercent unless the environment sets GOGC (which the runtime
+// has applied already) and returns the setting in effect, for the start-up log line.
+func setGCPercent(lookupEnv func(string) (string, bool)) string {
+	if v, ok := lookupEnv("GOGC"); ok {
+		return v
+	}
+	debug.SetGCPercent(serverGCPercent)
+	return strconv.Itoa(serverGCPercent)
 }
 
 func redactedDB(s *store.Store) string { return s.Dialect.String() }

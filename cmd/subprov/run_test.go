@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -157,5 +158,35 @@ func TestDemoBannerHasACurlLineForEveryCredential(t *testing.T) {
 		if !strings.Contains(b, w) {
 			t.Errorf("banner lacks %s", w)
 		}
+	}
+}
+
+func TestServeGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100)) // restore the test binary's setting
+	for _, tc := range []struct {
+		name, gogc string
+		set        bool
+		want       string // the setting logged
+		percent    int    // the collector's target afterwards
+	}{
+		{name: "GOGC unset: serve's default", want: "200", percent: serverGCPercent},
+		{name: "GOGC set: the runtime's, untouched", gogc: "50", set: true, want: "50", percent: 100},
+		{name: "GOGC=off: untouched", gogc: "off", set: true, want: "off", percent: 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			debug.SetGCPercent(100)
+			got := setGCPercent(func(k string) (string, bool) {
+				if k != "GOGC" {
+					t.Fatalf("looked up %q", k)
+				}
+				return tc.gogc, tc.set
+			})
+			if got != tc.want {
+				t.Errorf("logged gogc %q, want %q", got, tc.want)
+			}
+			if p := debug.SetGCPercent(100); p != tc.percent {
+				t.Errorf("GC percent %d, want %d", p, tc.percent)
+			}
+		})
 	}
 }
