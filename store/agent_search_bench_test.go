@@ -32,7 +32,8 @@ func searchQueries(b *testing.B, st *store.Store) map[string]string {
 }
 
 // BenchmarkAgentSearch measures the agent search lookup (index range scans and the candidate
-// read of GET /partner/agent/customers/search) per query kind on each engine.
+// read of GET /partner/agent/customers/search) per query kind on each engine, with its
+// allocations.
 func BenchmarkAgentSearch(b *testing.B) {
 	testdb.EachBenchStore(b, func(b *testing.B, st *store.Store) {
 		ctx := context.Background()
@@ -41,6 +42,7 @@ func BenchmarkAgentSearch(b *testing.B) {
 		}
 		for kind, q := range searchQueries(b, st) {
 			b.Run(kind, func(b *testing.B) {
+				b.ReportAllocs() // a search's garbage is a good part of its CPU under load (BENCHMARKS.md)
 				for b.Loop() {
 					ids, err := st.SearchSubscribers(ctx, gen.ProviderID(1), store.QueryTerms(q), agent.MaxMatchCount+1)
 					if err != nil || len(ids) == 0 {
