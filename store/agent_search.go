@@ -495,8 +495,8 @@ func (s *Store) searchPrefixes(ctx context.Context, providerID string, prefixes 
 		return nil, fmt.Errorf("search subscribers: %w", err)
 	}
 	defer rows.Close()
-	seen := make(map[string]bool, max) // sized once: a common name fills it
-	out := make([]string, 0, max)
+	seen := map[string]bool{}
+	var out []string
 	for rows.Next() && len(out) < max {
 		var id string
 		if err := rows.Scan(&id); err != nil {
