@@ -14,6 +14,8 @@ func TestFormatAddress(t *testing.T) {
 		{"", "Montréal", "", "H3C 2B5", "Montréal, H3C 2B5"},
 		{" 88A Queen St ", "  ", " ON", "M5V 2T6 ", "88A Queen St, ON M5V 2T6"},
 		{"", "", "", "", ""},
+		{"1 Rue Notre-Dame", "Québec", " ", "  ", "1 Rue Notre-Dame, Québec"},
+		{"", "", "QC ", " H3C", "QC   H3C"}, // inner spaces kept, as typed
 	} {
 		if got := formatAddress(tc.street, tc.city, tc.province, tc.postal); got != tc.want {
 			t.Errorf("formatAddress(%q, %q, %q, %q) = %q, want %q", tc.street, tc.city, tc.province, tc.postal, got, tc.want)

@@ -67,6 +67,7 @@ var Vars = []Var{
 	{"SUBPROV_RATE_LIMITS", "1", "0 turns off the per-route rate limits (load tests only; never in production)"},
 	{"SUBPROV_PPROF_ADDR", "", "loopback host:port serving Go's /debug/pprof/ profiles (profiling only); unset: off"},
 	{"SUBPROV_AGENT_API_KEY", "", "subprov mcp: the agent API key (feature agent_api_access) its tools act with; --api-key overrides"},
+	{"GOGC", "200 for serve, worker and demo", "Go's garbage-collection target (Go's own default is 100); unset or empty: 200 for the server commands; any other value, off included, is the runtime's"},
 }
 
 // FromEnv reads the configuration through getenv; isTerminal picks the default log format.

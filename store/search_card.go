@@ -68,9 +68,9 @@ func (c searchCard) candidate(subscriberID string) Candidate {
 }
 
 // Candidates reads the holder contact, number and service locations (newest line first) of
-// each of a provider's subscribers in ids (distinct), in the order of ids: a page of search
-// results, from the subscribers' search cards (and the join for any subscriber without one
-// yet).
+// each of a provider's subscribers in ids, in the order of ids (a repeated id answers once, at
+// its first place): a page of search results, from the subscribers' search cards (and the
+// join for any subscriber without one yet).
 func (s *Store) Candidates(ctx context.Context, providerID string, ids []string) ([]Candidate, error) {
 	if len(ids) == 0 {
 		return nil, nil
@@ -84,7 +84,9 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 	// out[at[id]] is id's candidate; one left without a SubscriberID was not found.
 	at := make(map[string]int, len(ids))
 	for i, id := range ids {
-		at[id] = i
+		if _, dup := at[id]; !dup {
+			at[id] = i
+		}
 	}
 	out := make([]Candidate, len(ids))
 	var uncarded []string // no card (indexed before cards existed) or an unreadable one
@@ -103,7 +105,9 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 			uncarded = append(uncarded, id) // unreadable: its rows still answer
 			continue
 		}
-		out[at[id]] = c.candidate(id)
+		if i, ok := at[id]; ok {
+			out[i] = c.candidate(id)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search candidates: %w", err)
@@ -138,7 +142,11 @@ func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []s
 			&c.Holder.PhoneNumber}, l.fields()...)...); err != nil {
 			return fmt.Errorf("search candidates: %w", err)
 		}
-		found := &out[at[c.SubscriberID]]
+		i, ok := at[c.SubscriberID]
+		if !ok {
+			continue
+		}
+		found := &out[i]
 		if found.SubscriberID == "" {
 			*found = c
 		}

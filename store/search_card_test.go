@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/gen"
@@ -27,6 +28,31 @@ func TestSearchCards(t *testing.T) {
 		for n := 0; n < 12; n++ {
 			ids = append(ids, gen.SubscriberID(1, n))
 		}
+		// Subscriber 4 gets a second, newer line, in subscriber 7's suite, so that cards and
+		// rows must agree on several locations and their order.
+		var firstLine string
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			mine, err := s.SubscriptionsOfSubscriber(ctx, provider, ids[4])
+			if err != nil {
+				return err
+			}
+			firstLine = mine[0].ID
+			theirs, err := s.SubscriptionsOfSubscriber(ctx, provider, ids[7])
+			if err != nil {
+				return err
+			}
+			line := *mine[0]
+			line.ID, line.Status, line.PortID = store.NewID(), subprov.StatusCancelled, ""
+			line.BuildingID, line.UnitID = theirs[0].BuildingID, theirs[0].UnitID
+			inserted, err := tx.InsertSubscription(ctx, &line, "second-line-of-4", now.Add(time.Hour))
+			if err == nil && !inserted {
+				t.Fatal("second line not inserted")
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 		cards := func() map[string]*string {
 			out := map[string]*string{}
 			for _, id := range ids {
@@ -46,13 +72,17 @@ func TestSearchCards(t *testing.T) {
 		if len(fromCards) != len(ids) || len(fromCards[0].Locations) != 1 || fromCards[0].Holder.Email == "" || fromCards[0].CustomerNumber == "" {
 			t.Fatalf("candidates from cards: %+v", fromCards)
 		}
+		if l := fromCards[4].Locations; len(l) != 2 || l[0].UnitNumber != fromCards[7].Locations[0].UnitNumber || l[1].SubscriptionID != firstLine {
+			t.Fatalf("subscriber 4's lines, newest first: %+v", l)
+		}
 
 		// A page keeps the order of its ids whatever the rows' order, mixing subscribers with
-		// and without a card, and leaves out an id the provider does not have.
+		// and without a card, leaves out an id the provider does not have and answers a
+		// repeated id once, at its first place.
 		if _, err := s.DB.ExecContext(ctx, s.Dialect.Rebind(`UPDATE subscribers SET search_card = NULL WHERE id IN (?, ?)`), ids[1], ids[4]); err != nil {
 			t.Fatal(err)
 		}
-		page := []string{ids[5], ids[4], "9e000000-0000-4000-8000-000000000999", ids[0], ids[1]}
+		page := []string{ids[5], ids[4], "9e000000-0000-4000-8000-000000000999", ids[0], ids[5], ids[1]}
 		mixed, err := s.Candidates(ctx, provider, page)
 		if err != nil {
 			t.Fatal(err)

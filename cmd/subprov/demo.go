@@ -50,6 +50,7 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 	if getenv("SUBPROV_PUBLIC_URL") == "" {
 		cfg.PublicURL = base
 	}
+	gogc := setGCPercent(getenv)
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
 		ln.Close()
@@ -65,7 +66,7 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 		a.Close()
 		return fmt.Errorf("load demo fixture: %w", err)
 	}
-	log.Info("demo data loaded", "summary", sum.String())
+	log.Info("demo data loaded", "summary", sum.String(), "gogc", gogc)
 	fmt.Fprint(stdout, demoBanner(base))
 	return a.Serve(ctx, ln)
 }

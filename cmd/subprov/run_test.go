@@ -99,6 +99,7 @@ func TestSeedAndMigrate(t *testing.T) {
 // TestServeShutsDownGracefully starts `subprov serve`, waits for /readyz, and cancels it as
 // SIGTERM does: run returns nil (exit 0).
 func TestServeShutsDownGracefully(t *testing.T) {
+	keepGCPercent(t)
 	testdb.Each(t, func(t *testing.T, u string) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -161,26 +162,30 @@ func TestDemoBannerHasACurlLineForEveryCredential(t *testing.T) {
 	}
 }
 
+// keepGCPercent restores the test binary's collector target when t ends: serve and demo
+// change it for the whole process.
+func keepGCPercent(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	debug.SetGCPercent(prev)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+}
+
 func TestServeGCPercent(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(100)) // restore the test binary's setting
+	keepGCPercent(t)
 	for _, tc := range []struct {
 		name, gogc string
-		set        bool
+		before     int    // the runtime's target as GOGC left it
 		want       string // the setting logged
-		percent    int    // the collector's target afterwards
+		percent    int    // the target afterwards
 	}{
-		{name: "GOGC unset: serve's default", want: "200", percent: serverGCPercent},
-		{name: "GOGC set: the runtime's, untouched", gogc: "50", set: true, want: "50", percent: 100},
-		{name: "GOGC=off: untouched", gogc: "off", set: true, want: "off", percent: 100},
+		{name: "GOGC unset: serve's default", before: 100, want: "200", percent: serverGCPercent},
+		{name: "GOGC empty (a blank ${GOGC} in a compose file): serve's default", gogc: "", before: 100, want: "200", percent: serverGCPercent},
+		{name: "GOGC set: the runtime's, untouched", gogc: "50", before: 50, want: "50", percent: 50},
+		{name: "GOGC=off: untouched", gogc: "off", before: -1, want: "off", percent: -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			debug.SetGCPercent(100)
-			got := setGCPercent(func(k string) (string, bool) {
-				if k != "GOGC" {
-					t.Fatalf("looked up %q", k)
-				}
-				return tc.gogc, tc.set
-			})
+			debug.SetGCPercent(tc.before)
+			got := setGCPercent(env(map[string]string{"GOGC": tc.gogc}))
 			if got != tc.want {
 				t.Errorf("logged gogc %q, want %q", got, tc.want)
 			}
