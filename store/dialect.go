@@ -84,6 +84,18 @@ func (d Dialect) nextEventRec() string {
 	return `(SELECT COALESCE(MAX(rec), 0) + 1 FROM events WHERE provider_id = ?)`
 }
 
+// pendingEvents is the events table as the statements on pending events name it. On SQLite
+// it names the events_pending partial index, which holds the pending production events only:
+// without statistics (a database never analyzed) SQLite preferred events_provider_seq, whose
+// range holds every delivered event too. PostgreSQL chooses events_pending or another range
+// of pending events itself.
+func (d Dialect) pendingEvents() string {
+	if d == SQLite {
+		return "events INDEXED BY events_pending"
+	}
+	return "events"
+}
+
 // IsUniqueViolation reports whether err is a unique-constraint violation. Idempotency rests on
 // these: a duplicate insert loses the race and the caller reads the winner.
 func (d Dialect) IsUniqueViolation(err error) bool {

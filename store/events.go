@@ -152,23 +152,11 @@ func (tx *Tx) SequenceEvents(ctx context.Context, providerID string, limit int) 
 
 // The statements on a provider's pending production events. None may step over the events
 // the provider had delivered before (a cost that would grow with its history): each reads
-// the events table as pendingEvents names it, under the events_pending index's condition
-// (pendingOf), written out so that SQLite can match the partial index.
+// the events table as Dialect.pendingEvents (dialect.go) names it, under the events_pending
+// index's condition (pendingOf), written out so that SQLite can match the partial index.
 
 // pendingOf is the events_pending index's condition, for one provider.
 const pendingOf = `provider_id = ? AND delivery_state = 'pending' AND sandbox = FALSE`
-
-// pendingEvents is the events table as the statements on pending events name it. On SQLite
-// it names the events_pending partial index, which holds the pending production events only:
-// without statistics (a database never analyzed) SQLite preferred events_provider_seq, whose
-// range holds every delivered event too. PostgreSQL chooses events_pending or another range
-// of pending events itself.
-func (d Dialect) pendingEvents() string {
-	if d == SQLite {
-		return "events INDEXED BY events_pending"
-	}
-	return "events"
-}
 
 // eventsToSequence selects the events SequenceEvents numbers, in recording order.
 func eventsToSequence(d Dialect) string {
