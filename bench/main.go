@@ -42,6 +42,7 @@ type options struct {
 	out         string
 	reuse       bool
 	orders      int
+	warmup      int
 	orderRate   float64
 	scenarios   map[string]bool // nil: all
 	pgDB        string          // PostgreSQL database name; "" = subprov_bench_<subscribers>
@@ -65,8 +66,9 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "duration of each scenario")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "report file (rewritten)")
 	flag.BoolVar(&o.reuse, "reuse", true, "reuse a database generated earlier at the same scale")
-	flag.IntVar(&o.orders, "orders", 4000, "provider-initiated orders to place per engine, half at --order-rate and half at capacity (capped by the free ports)")
-	flag.Float64Var(&o.orderRate, "order-rate", 300, "orders per second offered open-loop in the orders scenario's first phase")
+	flag.IntVar(&o.orders, "orders", 4000, "provider-initiated orders to measure per engine, half at --order-rate and half at capacity (capped by the free ports left after the warm-up's)")
+	flag.IntVar(&o.warmup, "warmup-orders", 1000, "orders placed at --order-rate before the measured phases, the first the process takes: its cold start, reported as a phase of its own (at most a quarter of the free ports)")
+	flag.Float64Var(&o.orderRate, "order-rate", 300, "orders per second offered open-loop in the orders scenario's warm-up and paced phases")
 	flag.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames, ","),
 		"comma list of scenarios to run: search (agent search, each kind with 1 and 8 clients), me (GET /partner/subscriber/me and the bare ceiling), orders (provider-initiated orders and their provisioning.completed events), billrun (the monthly bill run over the platform-billed lines, serve stopped)")
 	flag.StringVar(&o.pgDB, "pg-db", "", "PostgreSQL database the harness generates into and measures (default subprov_bench_<subscribers>); "+
@@ -75,6 +77,10 @@ func main() {
 		"free ports and no earlier run's webhook backlog (repeatable runs; costs one copy of the database per engine)")
 	flag.Parse()
 	o.engines = strings.Split(engines, ",")
+	if o.warmup < 0 || o.orders < 0 {
+		fmt.Fprintln(os.Stderr, "bench: --orders and --warmup-orders: zero or more")
+		os.Exit(2)
+	}
 	if strings.Trim(o.pgDB, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
 		fmt.Fprintln(os.Stderr, "bench: --pg-db: lower-case letters, digits and _ only")
 		os.Exit(2)
@@ -180,7 +186,7 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 		path := filepath.Join(o.dir, fmt.Sprintf("gen-%d.db", o.subscribers))
 		dbURL = "sqlite://" + path
 		if o.reuse && exists(marker) {
-			return dbURL, generatedIn(marker), nil
+			return dbURL, generatedIn(marker), migrate(ctx, bin, engine, dbURL)
 		}
 		for _, suffix := range []string{"", "-wal", "-shm"} {
 			os.Remove(path + suffix)
@@ -200,7 +206,7 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 		}
 		dbURL = u.String()
 		if o.reuse && exists(marker) {
-			return dbURL, generatedIn(marker), nil
+			return dbURL, generatedIn(marker), migrate(ctx, bin, engine, dbURL)
 		}
 		admin, err := sql.Open("pgx", o.pgURL)
 		if err != nil {
@@ -218,8 +224,7 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 	}
 	os.Remove(marker)
 	logf("%s: generating %d subscribers", engine, o.subscribers)
-	cmd := exec.CommandContext(ctx, bin, "gen", "--subscribers", strconv.Itoa(o.subscribers))
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "SUBPROV_LOG_FORMAT=json")
+	cmd := subprovCmd(ctx, bin, dbURL, "gen", "--subscribers", strconv.Itoa(o.subscribers))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
@@ -227,6 +232,23 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 	}
 	genTime = time.Since(start)
 	return dbURL, genTime, os.WriteFile(marker, []byte(genTime.String()), 0o644)
+}
+
+// migrate brings a reused database to this build's schema before it is copied and measured,
+// so that serve's start (the ready target) measures a database that is up to date, as a
+// deployment's is after its upgrade, and not the one-time migration.
+func migrate(ctx context.Context, bin, engine, dbURL string) error {
+	if out, err := subprovCmd(ctx, bin, dbURL, "migrate").CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: migrate the reused database: %w\n%s", engine, err, out)
+	}
+	return nil
+}
+
+// subprovCmd is a subprov command (gen, migrate) on the database at dbURL, logging JSON.
+func subprovCmd(ctx context.Context, bin, dbURL string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "SUBPROV_LOG_FORMAT=json")
+	return cmd
 }
 
 // scratchCopy copies the generated database (SQLite: its files; PostgreSQL: CREATE DATABASE

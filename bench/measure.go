@@ -20,7 +20,7 @@ type engineResult struct {
 	maxRSSKB  int64
 	scenarios []result
 	ceiling   result
-	orders    []orderPhase // at --order-rate, then at capacity
+	orders    []orderPhase // the warm-up (if any) and at --order-rate, then at capacity
 	bill      billResult
 }
 
@@ -73,11 +73,14 @@ func measure(ctx context.Context, o options, bin, engine, dbURL, ceilingURL stri
 		}
 	}
 	if o.runs("orders") {
-		paced, capacity, err := placeOrders(ctx, o, srv, dbURL)
+		phases, err := placeOrders(ctx, o, srv, dbURL)
 		if err != nil {
 			return nil, err
 		}
-		res.orders = []orderPhase{paced, capacity}
+		if err := timeStages(ctx, dbURL, phases); err != nil {
+			return nil, fmt.Errorf("order stages: %w", err)
+		}
+		res.orders = phases
 		for _, ph := range res.orders {
 			res.scenarios = append(res.scenarios, ph.intake)
 			logf("%s: %s: %.0f/s p99 %s; to provisioning.completed p50 %s p99 %s, %.0f events/s", engine, ph.intake.name,
@@ -166,7 +169,8 @@ func settle(ctx context.Context, dbURL string) error {
 	return nil
 }
 
-// freePorts are the generated vacant first-line ports no earlier run took, at most o.orders.
+// freePorts are the generated vacant first-line ports no earlier run took, at most
+// o.orders + o.warmup.
 func freePorts(ctx context.Context, dbURL string, o options) ([]string, error) {
 	st, err := store.Open(ctx, dbURL)
 	if err != nil {
@@ -189,7 +193,7 @@ func freePorts(ctx context.Context, dbURL string, o options) ([]string, error) {
 	}
 	var out []string
 	for _, h := range gen.VacantPorts(1, o.subscribers) {
-		if !taken[h] && len(out) < o.orders {
+		if !taken[h] && len(out) < o.orders+o.warmup {
 			out = append(out, h)
 		}
 	}

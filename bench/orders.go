@@ -15,8 +15,13 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
-// The orders scenario has two phases over one webhook receiver on loopback:
+// The orders scenario has three phases over one webhook receiver on loopback:
 //
+//   - warm-up: the first --warmup-orders orders the process takes, offered at --order-rate like
+//     the next phase. The write path meets them cold (the SQLite writer reads the upper levels
+//     of every index it writes from the file), and a backlog built in those seconds takes
+//     several more to drain. The start is reported as a phase of its own, so that the sustained
+//     rate's latency is read apart from it.
 //   - at the target rate: orders offered open-loop at --order-rate (300/s), each sent at its
 //     scheduled instant whatever the earlier ones are doing, so a slow service cannot slow the
 //     offer down (no coordinated omission). Latencies count from the scheduled instant. This is
@@ -28,8 +33,10 @@ import (
 
 // orderPhase is one phase's figures.
 type orderPhase struct {
-	intake  result // the order requests
-	toEvent result // order sent → provisioning.completed received; elapsed runs to the last event
+	intake  result      // the order requests
+	toEvent result      // order sent → provisioning.completed received; elapsed runs to the last event
+	ids     []string    // the subscriptions the phase's orders created
+	stages  orderStages // where their time to the webhook went (timeStages), once read
 }
 
 // orderHook receives the provisioning.completed webhooks and times each against its order.
@@ -39,6 +46,7 @@ type orderHook struct {
 	early map[string]time.Time // events that beat their order's response
 	h     *hist
 	last  time.Time // the last event received
+	ids   []string  // the subscriptions ordered in this phase
 }
 
 func (k *orderHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -67,6 +75,7 @@ func (k *orderHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (k *orderHook) placed(id string, sent time.Time) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.ids = append(k.ids, id)
 	if t, ok := k.early[id]; ok {
 		k.h.record(t.Sub(sent))
 		delete(k.early, id)
@@ -79,50 +88,67 @@ func (k *orderHook) placed(id string, sent time.Time) {
 func (k *orderHook) phase() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.sent, k.early, k.h = map[string]time.Time{}, map[string]time.Time{}, newHist()
+	k.sent, k.early, k.h, k.ids = map[string]time.Time{}, map[string]time.Time{}, newHist(), nil
 }
 
-// wait returns once want events arrived or after timeout, with the histogram and the last arrival.
-func (k *orderHook) wait(want int64, timeout time.Duration) (*hist, time.Time) {
+// wait returns once want events arrived or after timeout, with the histogram, the last
+// arrival and the phase's subscriptions.
+func (k *orderHook) wait(want int64, timeout time.Duration) (*hist, time.Time, []string) {
 	deadline := time.Now().Add(timeout)
 	for {
 		k.mu.Lock()
-		n, h, last := k.h.n, k.h, k.last
+		n, h, last, ids := k.h.n, k.h, k.last, k.ids
 		k.mu.Unlock()
 		if n >= want || time.Now().After(deadline) {
-			return h, last
+			return h, last, ids
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-// placeOrders runs both phases of the orders scenario on free first-line ports (sim switch),
-// half the ports each.
-func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (paced, capacity orderPhase, err error) {
-	ports, err := freePorts(ctx, dbURL, o)
-	if err != nil {
-		return paced, capacity, err
-	}
-	if len(ports) < 2 {
-		return paced, capacity, fmt.Errorf("only %d free ports left: generate again or use --scratch", len(ports))
-	}
-	hook := &orderHook{}
+// receiveOrderHooks starts the webhook receiver on loopback and makes it generated provider
+// 1's webhook URL; stop shuts it down.
+func receiveOrderHooks(ctx context.Context, dbURL string) (hook *orderHook, stop func(), err error) {
+	hook = &orderHook{}
+	hook.phase()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return paced, capacity, err
+		return nil, nil, err
 	}
 	hs := &http.Server{Handler: hook}
 	go hs.Serve(ln) //nolint:errcheck
-	defer hs.Close()
 	st, err := store.Open(ctx, dbURL)
-	if err != nil {
-		return paced, capacity, err
+	if err == nil {
+		_, err = st.DB.ExecContext(ctx, st.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), "http://"+ln.Addr().String()+"/hook", gen.ProviderID(1))
+		st.Close()
 	}
-	_, err = st.DB.ExecContext(ctx, st.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), "http://"+ln.Addr().String()+"/hook", gen.ProviderID(1))
-	st.Close()
 	if err != nil {
-		return paced, capacity, err
+		hs.Close()
+		return nil, nil, fmt.Errorf("point the webhooks at the receiver: %w", err)
 	}
+	return hook, func() { hs.Close() }, nil
+}
+
+// placeOrders runs the phases of the orders scenario on free first-line ports (sim switch):
+// the warm-up takes --warmup-orders of them (at most a quarter), the two measured phases half
+// each of --orders more. It returns the phases in the order run, without the warm-up when
+// there is none.
+func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (phases []orderPhase, err error) {
+	ports, err := freePorts(ctx, dbURL, o)
+	if err != nil {
+		return nil, err
+	}
+	if len(ports) < 2 {
+		return nil, fmt.Errorf("only %d free ports left: generate again or use --scratch", len(ports))
+	}
+	warm := ports[:min(o.warmup, len(ports)/4)]
+	ports = ports[len(warm):]
+	ports = ports[:min(len(ports), o.orders)]
+	hook, stop, err := receiveOrderHooks(ctx, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
 	half := len(ports) / 2
 	order := func(ports []string) func(c *http.Client, i int64, sent time.Time) error {
 		return func(c *http.Client, i int64, sent time.Time) error {
@@ -134,20 +160,26 @@ func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (pac
 		}
 	}
 	finish := func(intake result, name string) orderPhase {
-		h, last := hook.wait(intake.requests-intake.errors, 30*time.Second)
+		h, last, ids := hook.wait(intake.requests-intake.errors, 30*time.Second)
 		ph := orderPhase{intake: intake, toEvent: result{name: name, requests: h.n, p50: h.quantile(0.5), p99: h.quantile(0.99),
-			elapsed: intake.elapsed}}
+			elapsed: intake.elapsed}, ids: ids}
 		if !last.IsZero() {
 			ph.toEvent.elapsed = last.Sub(intake.started)
 		}
 		return ph
 	}
 
-	hook.phase()
 	rate := o.orderRate
+	if len(warm) > 0 {
+		hook.phase()
+		r := pacedLoad(rate, len(warm), order(warm))
+		r.name = fmt.Sprintf("provider-initiated order (direct, sim switch), warm-up: the first %d the process takes, offered at %.0f/s", len(warm), rate)
+		phases = append(phases, finish(r, fmt.Sprintf("order → provisioning.completed delivered, warm-up (first %d orders)", len(warm))))
+	}
+	hook.phase()
 	r := pacedLoad(rate, half, order(ports[:half]))
 	r.name = fmt.Sprintf("provider-initiated order (direct, sim switch), offered at %.0f/s", rate)
-	paced = finish(r, fmt.Sprintf("order → provisioning.completed delivered, at %.0f/s", rate))
+	phases = append(phases, finish(r, fmt.Sprintf("order → provisioning.completed delivered, at %.0f/s", rate)))
 
 	hook.phase()
 	rest := ports[half:]
@@ -159,8 +191,8 @@ func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (pac
 		return true, place(c, i, time.Now())
 	})
 	r.name = "provider-initiated order (direct, sim switch), at capacity"
-	capacity = finish(r, "order → provisioning.completed delivered, at capacity (queued behind the burst)")
-	return paced, capacity, nil
+	phases = append(phases, finish(r, "order → provisioning.completed delivered, at capacity (queued behind the burst)"))
+	return phases, nil
 }
 
 // placeOrder places order i on the port at hash, on one of the provider's store keys in turn,

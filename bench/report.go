@@ -75,6 +75,9 @@ func (r *report) write(path string) error {
 			fmt.Fprintf(&b, "| %s | — | %d | — | %s | %s | %.0f delivered/s | — |\n", ph.toEvent.name, ph.toEvent.requests, ms(ph.toEvent.p50), ms(ph.toEvent.p99), ph.toEvent.rps())
 		}
 		b.WriteString("\n")
+		if len(e.orders) > 0 {
+			writeStages(&b, e.orders)
+		}
 		for _, s := range e.scenarios {
 			if strings.HasPrefix(s.name, "GET /partner/subscriber/me") && e.ceiling.rps() > 0 {
 				fmt.Fprintf(&b, "- `/me` throughput / ceiling (Go client): %.0f%% (target ≥ 40%%)", 100*s.rps()/e.ceiling.rps())
@@ -114,4 +117,26 @@ func wrkVersion() string {
 		return strings.TrimSpace(first)
 	}
 	return "not installed (Go client figures only)"
+}
+
+// writeStages is the table of where each orders phase's time to the webhook went (stages.go).
+func writeStages(b *strings.Builder, phases []orderPhase) {
+	b.WriteString("Where an order's time to its `provisioning.completed` webhook went, from the rows the service wrote (stages.go):\n\n")
+	fmt.Fprintf(b, "| phase | orders timed | %s p50 / p99 | %s p50 / p99 | %s p50 / p99 |\n|---|---|---|---|---|\n", stageNames[0], stageNames[1], stageNames[2])
+	for _, ph := range phases {
+		timed := int64(0)
+		if ph.stages[0] != nil {
+			timed = ph.stages[0].n
+		}
+		fmt.Fprintf(b, "| %s | %d of %d |", ph.intake.name, timed, len(ph.ids))
+		for _, h := range ph.stages {
+			if timed == 0 {
+				b.WriteString(" — |")
+				continue
+			}
+			fmt.Fprintf(b, " %s / %s |", ms(h.quantile(0.5)), ms(h.quantile(0.99)))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 }
