@@ -124,10 +124,7 @@ func writeStages(b *strings.Builder, phases []orderPhase) {
 	b.WriteString("Where an order's time to its `provisioning.completed` webhook went, from the rows the service wrote (stages.go):\n\n")
 	fmt.Fprintf(b, "| phase | orders timed | %s p50 / p99 | %s p50 / p99 | %s p50 / p99 |\n|---|---|---|---|---|\n", stageNames[0], stageNames[1], stageNames[2])
 	for _, ph := range phases {
-		timed := int64(0)
-		if ph.stages[0] != nil {
-			timed = ph.stages[0].n
-		}
+		timed := ph.stages[0].n
 		fmt.Fprintf(b, "| %s | %d of %d |", ph.intake.name, timed, len(ph.ids))
 		for _, h := range ph.stages {
 			if timed == 0 {

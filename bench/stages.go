@@ -49,9 +49,14 @@ func timeStages(ctx context.Context, dbURL string, phases []orderPhase) error {
 		ids = append(ids, ph.ids...)
 		want += ph.toEvent.requests
 	}
+	s, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		times, err := readOrderTimes(ctx, dbURL)
+		times, err := readOrderTimes(ctx, s)
 		if err != nil {
 			return err
 		}
@@ -90,15 +95,10 @@ func stagesOf(times map[string]orderTimes, subscriptionIDs []string) orderStages
 // id. It reads the provisioning jobs and the provisioning.completed events, and the lines
 // those name by their primary key: on the harness's database these are the run's orders,
 // however many subscribers it holds.
-func readOrderTimes(ctx context.Context, dbURL string) (map[string]orderTimes, error) {
-	s, err := store.Open(ctx, dbURL)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
+func readOrderTimes(ctx context.Context, s *store.Store) (map[string]orderTimes, error) {
 	times := map[string]orderTimes{}
 	// The first job of each line (a retried job keeps its row; a second job is a re-run).
-	err = scanRows(ctx, s, `SELECT args, created_at, attempted_at FROM river_job
+	err := scanRows(ctx, s, `SELECT args, created_at, attempted_at FROM river_job
 		WHERE kind = 'port.provision' AND attempted_at IS NOT NULL ORDER BY id`, func(scan func(...any) error) error {
 		var args string
 		var t orderTimes

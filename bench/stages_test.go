@@ -54,7 +54,7 @@ func TestTimeStagesOfDeliveredOrders(t *testing.T) {
 			t.Errorf("an unknown subscription: %d timed", n)
 		}
 
-		times, err := readOrderTimes(ctx, u)
+		times, err := readOrderTimes(ctx, svc.App.Store)
 		if err != nil {
 			t.Fatal(err)
 		}
