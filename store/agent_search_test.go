@@ -56,13 +56,77 @@ func TestSearchSubscribersPhrasesAndWords(t *testing.T) {
 			{"mt@example.ca", []string{"a"}},         // an e-mail is a phrase of its words
 			{"marie tremblay example", []string{"a", "b"}},
 		} {
-			ids, err := s.SearchSubscribers(ctx, "p1", store.QueryTerms(tc.q), 10)
-			if err != nil {
-				t.Fatalf("%q: %v", tc.q, err)
-			}
+			ids := searchP1(t, s, tc.q)
 			slices.Sort(ids)
 			if !slices.Equal(ids, tc.want) {
 				t.Errorf("%q: got %v, want %v", tc.q, ids, tc.want)
+			}
+		}
+	})
+}
+
+// TestSearchTermsLeaveOutPrefixesOfOtherTerms: a subscriber's terms never include one that
+// starts another of them (a prefix query finds the subscriber through the longer term), and
+// every other term stays.
+func TestSearchTermsLeaveOutPrefixesOfOtherTerms(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  store.SearchSource
+		want []string
+	}{
+		{"a name both ways and an e-mail", store.SearchSource{Contacts: []store.SearchContact{{FirstName: "Marie", LastName: "Tremblay", Email: "mt@example.ca"}}},
+			// marie and tremblay start marietremblay and tremblaymarie
+			[]string{"ca", "exampleca", "marietremblay", "mtexampleca", "tremblaymarie"}},
+		{"a unit with its street", store.SearchSource{CustomerNumbers: []string{"0042-117"},
+			Locations: []store.SearchLocation{{Street: "12 Rue Main", City: "Laval", Unit: "12"}}},
+			// 12 (the unit) starts 1212ruemain (the unit and street); the street's words start
+			// the street and unit's
+			[]string{"0042117", "117", "1212ruemain", "12ruemain12", "laval", "main12", "ruemain12"}},
+		{"a phone in its forms", store.SearchSource{Contacts: []store.SearchContact{{Phone: "+1 514-555-0123"}}},
+			// its words and digit forms: none starts another
+			[]string{"0123", "15145550123", "5145550123", "5550123"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.src.Terms(); !slices.Equal(got, tc.want) {
+				t.Errorf("terms %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestReindexDropsTermsThatStartOthers: a subscriber indexed by an earlier build, whose list and
+// index rows still hold "marie" and "tremblay" beside "marietremblay" and "tremblaymarie",
+// loses those two at its next re-index, and every query still finds it.
+func TestReindexDropsTermsThatStartOthers(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		sub := seedMarieTremblay(t, s)
+		err := s.InTx(ctx, func(tx *store.Tx) error { // as an earlier build indexed it
+			for _, term := range []string{"marie", "tremblay"} {
+				if _, err := tx.Exec(ctx, `INSERT INTO customer_search_terms (provider_id, term, subscriber_id) VALUES (?, ?, ?)`, "p1", term, sub.ID); err != nil {
+					return err
+				}
+			}
+			_, err := tx.Exec(ctx, `UPDATE subscribers SET search_terms = search_terms || ' marie tremblay' WHERE id = ?`, sub.ID)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.ReindexSubscriber(ctx, sub.ID) }); err != nil {
+			t.Fatalf("re-index: %v", err)
+		}
+		terms, err := store.QueryStrings(ctx, s.R(), "terms", `SELECT term FROM customer_search_terms WHERE subscriber_id = ? ORDER BY term`, sub.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 0000-001 is the subscriber's customer number.
+		if want := []string{"0000001", "001", "ca", "exampleca", "marietremblay", "mtexampleca", "tremblaymarie"}; !slices.Equal(terms, want) {
+			t.Errorf("index rows %v, want %v", terms, want)
+		}
+		for _, q := range []string{"marie", "tremblay", "Tremblay, Marie", "example marie"} {
+			if ids := searchP1(t, s, q); !slices.Equal(ids, []string{sub.ID}) {
+				t.Errorf("%q: %v, want [%s]", q, ids, sub.ID)
 			}
 		}
 	})
@@ -73,28 +137,11 @@ func TestSearchSubscribersPhrasesAndWords(t *testing.T) {
 func TestReindexSkipsTermsIndexedBeforeTheList(t *testing.T) {
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		seedProvider(t, s, "p1")
-		var sub *subprov.Subscriber
-		err := s.InTx(ctx, func(tx *store.Tx) error {
-			var err error
-			sub, _, err = tx.EnsureSubscriber(ctx, "p1", subprov.Contact{FirstName: "Marie", LastName: "Tremblay", Email: "mt@example.ca"}, now)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		search := func() []string {
-			t.Helper()
-			ids, err := s.SearchSubscribers(ctx, "p1", store.QueryTerms("marie tremblay"), 10)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return ids
-		}
-		if got := search(); !slices.Equal(got, []string{sub.ID}) {
+		sub := seedMarieTremblay(t, s)
+		if got := searchP1(t, s, "marie tremblay"); !slices.Equal(got, []string{sub.ID}) {
 			t.Fatalf("after the order: %v, want [%s]", got, sub.ID)
 		}
-		err = s.InTx(ctx, func(tx *store.Tx) error {
+		err := s.InTx(ctx, func(tx *store.Tx) error {
 			if _, err := tx.Exec(ctx, `UPDATE subscribers SET search_terms = NULL WHERE id = ?`, sub.ID); err != nil {
 				return err
 			}
@@ -103,8 +150,35 @@ func TestReindexSkipsTermsIndexedBeforeTheList(t *testing.T) {
 		if err != nil {
 			t.Fatalf("re-index over terms already indexed: %v", err)
 		}
-		if got := search(); !slices.Equal(got, []string{sub.ID}) {
+		if got := searchP1(t, s, "marie tremblay"); !slices.Equal(got, []string{sub.ID}) {
 			t.Errorf("after the re-index: %v, want [%s]", got, sub.ID)
 		}
 	})
+}
+
+// seedMarieTremblay seeds provider p1 with one subscriber, Marie Tremblay (mt@example.ca,
+// customer number 0000-001), indexed as the store indexes every new subscriber.
+func seedMarieTremblay(t *testing.T, s *store.Store) *subprov.Subscriber {
+	t.Helper()
+	seedProvider(t, s, "p1")
+	var sub *subprov.Subscriber
+	err := s.InTx(context.Background(), func(tx *store.Tx) error {
+		var err error
+		sub, _, err = tx.EnsureSubscriber(context.Background(), "p1", subprov.Contact{FirstName: "Marie", LastName: "Tremblay", Email: "mt@example.ca"}, now)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sub
+}
+
+// searchP1 returns the ids an agent's query q finds among provider p1's subscribers.
+func searchP1(t *testing.T, s *store.Store, q string) []string {
+	t.Helper()
+	ids, err := s.SearchSubscribers(context.Background(), "p1", store.QueryTerms(q), 10)
+	if err != nil {
+		t.Fatalf("%q: %v", q, err)
+	}
+	return ids
 }

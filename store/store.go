@@ -80,7 +80,7 @@ func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
 	}
 	// busy_timeout first so the other pragmas already wait instead of failing on a lock.
 	// The writer's page cache holds the upper levels of the big indexes (an order inserts
-	// ~26 search terms at random places in one of them); the default 2 MB made it read them
+	// ~19 search terms at random places in one of them); the default 2 MB made it read them
 	// back from the file on every order. Its checkpoints are the checkpointer's (checkpoint.go).
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
 		"&_pragma=synchronous(FULL)&_time_format=sqlite&_txlock=immediate" +
