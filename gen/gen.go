@@ -440,9 +440,7 @@ func byteOrder(text []string) []uint32 {
 		for hi < len(heads) && heads[hi] == heads[lo] {
 			hi++
 		}
-		if hi-lo > 1 {
-			slices.SortFunc(order[lo:hi], func(a, b uint32) int { return strings.Compare(text[a], text[b]) })
-		}
+		slices.SortFunc(order[lo:hi], func(a, b uint32) int { return strings.Compare(text[a], text[b]) })
 		lo = hi
 	}
 	return order
@@ -633,8 +631,8 @@ func (g *generator) run(ctx context.Context) error {
 // analyzeSQLite gathers the planner's statistics table by table (each index sampled, with
 // analysis_limit), but for the search index writes the ones gen knows exactly: even under
 // analysis_limit, ANALYZE counts every entry of every index, which on the search index's 26
-// million entries at 1M (19 million since Terms leaves out prefixes) took 2 of its 4 s. gen runs on an empty database, so no older
-// statistics of the search index are left behind.
+// million entries at 1M (19 million now) took 2 of its 4 s. gen runs on an empty database, so
+// no older statistics of the search index are left behind.
 func analyzeSQLite(ctx context.Context, st *store.Store, sum Summary) error {
 	if _, err := st.DB.ExecContext(ctx, "PRAGMA analysis_limit = 1000"); err != nil {
 		return err

@@ -33,7 +33,8 @@ func TestTermIndexSortsRowsByTermThenSubscriber(t *testing.T) {
 		{"the same first eight bytes, zero bytes", []string{"abcdefghij", "a\x00", "abcdefgh", "a", "abcdefghi", "abcdefgha"}},
 		{"bytes above 0x7f", []string{"\xff", "z", "\x80a", "\x80", "0"}},
 		{"many first bytes", many},
-		{"a hundred terms on three hundred subscribers", many[:100]}, // an odd count of radix passes
+		// The rows' sort (no ids) in three radix passes: subscriber numbers of two bytes, ranks of one.
+		{"a hundred terms on three hundred subscribers", many[:100]},
 		{"many terms with the same first eight bytes", surnames},
 		{"no terms", nil},
 	} {

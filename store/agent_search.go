@@ -18,9 +18,9 @@ import (
 // service locations) becomes a handful of terms: the value folded to lower-case ASCII words,
 // and the concatenation of its words from each word on ("Marie Tremblay" gives
 // "marietremblay" and "tremblay"; a name is also indexed surname first), less any term that
-// starts another of the customer's (SearchSource.Terms). A query word, or a
-// run of query words typed together, then matches by prefix, which is one range scan of the
-// (provider_id, term) primary key on both engines, whatever the number of customers. Phones
+// starts another of the customer's (SearchSource.Terms). A query word, or a run of query words
+// typed together, then matches by prefix, which is one range scan of the (provider_id, term)
+// primary key on both engines, whatever the number of customers. Phones
 // also get their digit-only forms, so any formatting matches. Each subscriber row lists its
 // terms (subscribers.search_terms), so re-indexing touches only the terms that changed.
 
@@ -167,12 +167,11 @@ type SearchSource struct {
 
 // Terms returns the source's search terms, sorted, without a term that starts another of
 // them: every query matches by prefix, so "tremblay" finds its subscriber through
-// "tremblaymarie" as surely as through itself, and the index stores one row instead of two.
-// That leaves out three terms in ten of a generated subscriber's (26 to 19): fewer index rows
-// for an order to write and for subprov gen to load. Results list in term order, so such a
-// subscriber sorts by its longer term, not first as an exact match. A subscriber indexed
-// before keeps its extra terms, which still match the same queries, until its next write
-// re-indexes it.
+// "tremblaymarie" as surely as through itself, and the index stores one row instead of two:
+// fewer index rows for an order to write and for subprov gen to load. Results list in term
+// order, so such a subscriber sorts by its longer term, not first as an exact match. A
+// subscriber indexed by an earlier build keeps its extra terms, which still match the same
+// queries, until its next write re-indexes it.
 func (src SearchSource) Terms() []string {
 	terms := map[string]bool{}
 	add := func(ts []string) {
@@ -473,9 +472,9 @@ func dedupe(ss []string) []string {
 // agent's query (QueryTerms), at most max distinct ids. Words typed together that stand
 // together in some customer's value are matched as that phrase (see phrases); each phrase or
 // remaining word must then start one of the subscriber's terms. Results come in the order of
-// the terms the narrowest phrase starts. That is not exact matches first: a subscriber whose
-// value equals the phrase usually carries a longer term that starts with it ("tremblay" of
-// "Marie Tremblay" is stored as "tremblaymarie", see Terms) and sorts there. The narrowest
+// the terms the narrowest phrase starts, which is not exact matches first: Terms leaves out a
+// term that starts a longer one of the same subscriber, so a search for "tremblay" lists Marie
+// Tremblay among the "tremblaym…" terms. The narrowest
 // phrase is one range of the (provider_id, term) index; each other one is checked against the
 // candidate's listed terms.
 func (s *Store) SearchSubscribers(ctx context.Context, providerID string, words []string, max int) ([]string, error) {

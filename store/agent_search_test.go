@@ -162,9 +162,10 @@ func seedMarieTremblay(t *testing.T, s *store.Store) *subprov.Subscriber {
 	t.Helper()
 	seedProvider(t, s, "p1")
 	var sub *subprov.Subscriber
-	err := s.InTx(context.Background(), func(tx *store.Tx) error {
+	ctx := context.Background()
+	err := s.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		sub, _, err = tx.EnsureSubscriber(context.Background(), "p1", subprov.Contact{FirstName: "Marie", LastName: "Tremblay", Email: "mt@example.ca"}, now)
+		sub, _, err = tx.EnsureSubscriber(ctx, "p1", subprov.Contact{FirstName: "Marie", LastName: "Tremblay", Email: "mt@example.ca"}, now)
 		return err
 	})
 	if err != nil {
