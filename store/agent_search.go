@@ -20,9 +20,9 @@ import (
 // "marietremblay" and "tremblay"; a name is also indexed surname first), less any term that
 // starts another of the customer's (SearchSource.Terms). A query word, or a run of query words
 // typed together, then matches by prefix, which is one range scan of the (provider_id, term)
-// primary key on both engines, whatever the number of customers. Phones
-// also get their digit-only forms, so any formatting matches. Each subscriber row lists its
-// terms (subscribers.search_terms), so re-indexing touches only the terms that changed.
+// primary key on both engines, whatever the number of customers. Phones also get their
+// digit-only forms, so any formatting matches. Each subscriber row lists its terms
+// (subscribers.search_terms), so re-indexing touches only the terms that changed.
 
 const (
 	maxTermLen      = 40 // longer terms are cut; a prefix that long is already selective
