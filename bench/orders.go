@@ -159,9 +159,14 @@ func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (pha
 			return err
 		}
 	}
-	finish := func(intake result, name string) orderPhase {
+	// phase runs one phase from a fresh count of the webhooks: measure places its orders, and
+	// the phase ends once their webhooks arrived (or after 30 s).
+	phase := func(name, event string, measure func() result) orderPhase {
+		hook.phase()
+		intake := measure()
+		intake.name = name
 		h, last, ids := hook.wait(intake.requests-intake.errors, 30*time.Second)
-		ph := orderPhase{intake: intake, toEvent: result{name: name, requests: h.n, p50: h.quantile(0.5), p99: h.quantile(0.99),
+		ph := orderPhase{intake: intake, toEvent: result{name: event, requests: h.n, p50: h.quantile(0.5), p99: h.quantile(0.99),
 			elapsed: intake.elapsed}, ids: ids}
 		if !last.IsZero() {
 			ph.toEvent.elapsed = last.Sub(intake.started)
@@ -171,27 +176,28 @@ func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (pha
 
 	rate := o.orderRate
 	if len(warm) > 0 {
-		hook.phase()
-		r := pacedLoad(rate, len(warm), order(warm))
-		r.name = fmt.Sprintf("provider-initiated order (direct, sim switch), warm-up: the first %d the process takes, offered at %.0f/s", len(warm), rate)
-		phases = append(phases, finish(r, fmt.Sprintf("order → provisioning.completed delivered, warm-up (first %d orders)", len(warm))))
+		phases = append(phases, phase(
+			fmt.Sprintf("provider-initiated order (direct, sim switch), warm-up: the first %d the process takes, offered at %.0f/s", len(warm), rate),
+			fmt.Sprintf("order → provisioning.completed delivered, warm-up (first %d orders)", len(warm)),
+			func() result { return pacedLoad(rate, len(warm), order(warm)) }))
 	}
-	hook.phase()
-	r := pacedLoad(rate, half, order(ports[:half]))
-	r.name = fmt.Sprintf("provider-initiated order (direct, sim switch), offered at %.0f/s", rate)
-	phases = append(phases, finish(r, fmt.Sprintf("order → provisioning.completed delivered, at %.0f/s", rate)))
-
-	hook.phase()
+	phases = append(phases, phase(
+		fmt.Sprintf("provider-initiated order (direct, sim switch), offered at %.0f/s", rate),
+		fmt.Sprintf("order → provisioning.completed delivered, at %.0f/s", rate),
+		func() result { return pacedLoad(rate, half, order(ports[:half])) }))
 	rest := ports[half:]
-	place := order(rest)
-	r = load(8, time.Hour, func(c *http.Client, i int64) (bool, error) {
-		if int(i) >= len(rest) {
-			return false, nil
-		}
-		return true, place(c, i, time.Now())
-	})
-	r.name = "provider-initiated order (direct, sim switch), at capacity"
-	phases = append(phases, finish(r, "order → provisioning.completed delivered, at capacity (queued behind the burst)"))
+	phases = append(phases, phase(
+		"provider-initiated order (direct, sim switch), at capacity",
+		"order → provisioning.completed delivered, at capacity (queued behind the burst)",
+		func() result {
+			place := order(rest)
+			return load(8, time.Hour, func(c *http.Client, i int64) (bool, error) {
+				if int(i) >= len(rest) {
+					return false, nil
+				}
+				return true, place(c, i, time.Now())
+			})
+		}))
 	return phases, nil
 }
 
