@@ -114,9 +114,9 @@ func RetryDelay(n int) time.Duration {
 //
 // Running it twice sends nothing twice that was already marked delivered: only pending
 // events are read, and the lease keeps a concurrent flush of the same provider out. (A crash
-// between a 2xx and its mark resends the events of that run, at most one batch; X-Webhook-Id
-// lets receivers drop them.) Receiver failures are not job errors: the event carries its own
-// retry schedule, and the sweep wakes a flush when it falls due.
+// between a 2xx and its mark resends the events delivered and not yet recorded, at most
+// maxUnsettled; X-Webhook-Id lets receivers drop them.) Receiver failures are not job errors:
+// the event carries its own retry schedule, and the sweep wakes a flush when it falls due.
 func (d *Deliverer) Flush(ctx context.Context, a jobs.FlushWebhooks) error {
 	if d.disp.Load() != nil {
 		d.Wake(a.ProviderID)
@@ -222,17 +222,24 @@ func (d *Deliverer) keep(ctx context.Context, l *lease) error {
 }
 
 // deliverDue numbers the events committed since the last look, then sends due events in seq
-// order until none is due, one fails, or the deadline passes. Deliveries are recorded a batch
-// at a time, and the transaction that records a batch numbers the events committed while it
-// was sent: one commit per batch, not two. The caller holds the lease.
-func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time) error {
+// order until none is due, one fails, or the deadline passes. The caller holds the lease.
+//
+// Deliveries are recorded behind the sends (settler): the flusher goes on to the next due
+// events while the last ones are written, so a slow write (on SQLite, a wait for the writer's
+// turn) delays their recording, not the receiver's next events. The transaction that records
+// deliveries also numbers the events committed meanwhile: one commit for both. Whatever ends
+// the run, it returns only once every delivery made is recorded.
+func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time) (err error) {
 	providerID := l.providerID
-	numbered := 0 // events the last batch's settlement numbered
+	st := &settler{d: d, providerID: providerID}
+	// The deliveries happened: record them even when ctx is done.
+	defer func() { err = errors.Join(err, st.finish(context.WithoutCancel(ctx))) }()
+	var sent int64 // seq of the last event sent: the events up to it are being recorded
 	for {
 		if err := d.keep(ctx, l); err != nil {
 			return err
 		}
-		if numbered == 0 {
+		if !st.busy() && st.numbered == 0 {
 			if _, err := d.Store.SequenceEvents(ctx, providerID, sequenceLimit); err != nil {
 				return err
 			}
@@ -243,11 +250,18 @@ func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time
 		if err != nil {
 			return err
 		}
-		due, waiting, err := d.Store.DueEventsOrHead(ctx, providerID, d.Clock.Now(), batchSize)
+		due, waiting, err := d.Store.DueEventsOrHead(ctx, providerID, d.Clock.Now(), sent, batchSize)
 		if err != nil {
 			return err
 		}
 		if len(due) == 0 {
+			if st.busy() {
+				// The recording under way numbers what committed meanwhile: look again after it.
+				if err := st.wait(); err != nil {
+					return err
+				}
+				continue
+			}
 			if !waiting {
 				return nil
 			}
@@ -255,58 +269,126 @@ func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time
 			// it so the sweep stops seeing them as due.
 			return d.Store.InTx(ctx, func(tx *store.Tx) error { return tx.HoldQueuedEvents(ctx, providerID) })
 		}
-		var delivered []*store.WebhookAttempt
 		for _, ev := range due {
 			if !deadline.IsZero() && time.Now().After(deadline) {
-				return d.settleDelivered(ctx, p, delivered)
+				return nil
 			}
 			if err := d.keep(ctx, l); err != nil {
-				return errors.Join(err, d.settleDelivered(context.WithoutCancel(ctx), p, delivered))
+				return err
 			}
 			att := d.send(ctx, p.WebhookURL, p.WebhookSecret, ev.ID, ev.Payload)
 			if ctx.Err() != nil {
 				// Shutting down: the attempt was cut short by us, not by the receiver, so it
 				// is not counted; the event stays pending for the next flush.
-				return errors.Join(ctx.Err(), d.settleDelivered(context.WithoutCancel(ctx), p, delivered))
+				return ctx.Err()
 			}
+			sent = ev.Seq
 			if att.Delivered {
-				delivered = append(delivered, attemptRow(ev.ID, p.WebhookURL, att, d.Clock.Now().UTC()))
+				if err := st.add(ctx, attemptRow(ev.ID, p.WebhookURL, att, d.Clock.Now().UTC())); err != nil {
+					return err
+				}
 				continue
 			}
-			if err := d.settleDelivered(ctx, p, delivered); err != nil {
+			// A failure is recorded at once, after the deliveries before it: it decides
+			// whether the events behind it wait.
+			if err := st.finish(ctx); err != nil {
 				return err
 			}
-			delivered = nil
 			stop, err := d.settle(ctx, p, ev, att)
 			if err != nil || stop {
 				return err
 			}
 		}
-		if numbered, err = d.settleAndSequence(ctx, p, delivered); err != nil {
-			return err
-		}
+		st.start(ctx)
 	}
 }
 
-// settleAndSequence is settleDelivered at the end of a batch: the same transaction numbers the
-// events committed meanwhile, and it reports how many.
-func (d *Deliverer) settleAndSequence(ctx context.Context, p *subprov.Provider, delivered []*store.WebhookAttempt) (int, error) {
-	if len(delivered) == 0 {
-		return d.Store.SequenceEvents(ctx, p.ID, sequenceLimit)
+// maxUnsettled bounds the deliveries a flusher has made and not yet recorded, hence what a
+// crash can make it send again.
+const maxUnsettled = 4 * batchSize
+
+// settler records a flusher's deliveries behind its sends: one transaction at a time, on a
+// goroutine of its own, each taking every delivery made since the one before. A slow
+// transaction thus records more at once instead of slowing delivery. Only the flusher's
+// goroutine calls its methods.
+type settler struct {
+	d          *Deliverer
+	providerID string
+	queued     []*store.WebhookAttempt // delivered, waiting for the next transaction
+	inFlight   int                     // deliveries the running transaction records
+	running    chan struct{}           // closed when the running transaction ends; nil: none runs
+	numbered   int                     // events the last transaction numbered
+	err        error                   // the last transaction's failure, set before running closes
+}
+
+func (s *settler) busy() bool { return s.running != nil }
+
+// add queues a delivery. Once maxUnsettled are waiting it waits for the running transaction
+// and starts the next.
+func (s *settler) add(ctx context.Context, a *store.WebhookAttempt) error {
+	s.queued = append(s.queued, a)
+	if len(s.queued)+s.inFlight < maxUnsettled {
+		return nil
 	}
+	if err := s.wait(); err != nil {
+		return err
+	}
+	s.start(ctx)
+	return nil
+}
+
+// start records the queued deliveries, and numbers what committed meanwhile, unless a
+// transaction is already running (the next one takes them).
+func (s *settler) start(ctx context.Context) {
+	if s.busy() || len(s.queued) == 0 {
+		return
+	}
+	batch, done := s.queued, make(chan struct{})
+	s.queued, s.inFlight, s.running = nil, len(batch), done
+	go func() {
+		defer close(done)
+		// Not cut short: the deliveries happened and are recorded whatever the flusher's
+		// context does meanwhile.
+		s.numbered, s.err = s.d.settleAndSequence(context.WithoutCancel(ctx), s.providerID, batch)
+	}()
+}
+
+// wait waits for the running transaction, if any, and returns its failure.
+func (s *settler) wait() error {
+	if !s.busy() {
+		return nil
+	}
+	<-s.running
+	s.running, s.inFlight = nil, 0
+	err := s.err
+	s.err = nil
+	return err
+}
+
+// finish records every delivery made: the running transaction, then what is queued (even
+// when the running one failed).
+func (s *settler) finish(ctx context.Context) error {
+	err := s.wait()
+	s.start(ctx)
+	return errors.Join(err, s.wait())
+}
+
+// settleAndSequence records delivered events and numbers the events committed meanwhile, in
+// one transaction, and reports how many it numbered.
+func (d *Deliverer) settleAndSequence(ctx context.Context, providerID string, delivered []*store.WebhookAttempt) (int, error) {
 	numbered := 0
 	err := d.Store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.MarkEventsDelivered(ctx, p.ID, delivered); err != nil {
+		if err := tx.MarkEventsDelivered(ctx, providerID, delivered); err != nil {
 			return err
 		}
 		var err error
-		numbered, err = tx.SequenceEvents(ctx, p.ID, sequenceLimit)
+		numbered, err = tx.SequenceEvents(ctx, providerID, sequenceLimit)
 		return err
 	})
 	if err != nil {
 		// Keep the deliveries even though numbering failed (a lost lease, say): record them on
 		// their own, and report the numbering's error.
-		if serr := d.settleDelivered(ctx, p, delivered); serr != nil {
+		if serr := d.settleDelivered(ctx, providerID, delivered); serr != nil {
 			return 0, serr
 		}
 		return 0, fmt.Errorf("settle %d delivered events and number the next: %w", len(delivered), err)
@@ -316,11 +398,11 @@ func (d *Deliverer) settleAndSequence(ctx context.Context, p *subprov.Provider, 
 
 // settleDelivered records a run of successful attempts and marks their events delivered, in
 // one transaction.
-func (d *Deliverer) settleDelivered(ctx context.Context, p *subprov.Provider, delivered []*store.WebhookAttempt) error {
+func (d *Deliverer) settleDelivered(ctx context.Context, providerID string, delivered []*store.WebhookAttempt) error {
 	if len(delivered) == 0 {
 		return nil
 	}
-	err := d.Store.InTx(ctx, func(tx *store.Tx) error { return tx.MarkEventsDelivered(ctx, p.ID, delivered) })
+	err := d.Store.InTx(ctx, func(tx *store.Tx) error { return tx.MarkEventsDelivered(ctx, providerID, delivered) })
 	if err != nil {
 		return fmt.Errorf("settle %d delivered events: %w", len(delivered), err)
 	}

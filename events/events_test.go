@@ -474,14 +474,19 @@ func TestRolledBackTransactionLeavesNoEventAndNoJob(t *testing.T) {
 		if len(list) != 0 || e.jobCount(t) != 0 {
 			t.Fatalf("after rollback: %d events, %d jobs; want none", len(list), e.jobCount(t))
 		}
-		// Nothing of it is left to number: the next committed event is 1 when the flusher
-		// puts it in delivery order (seq is given at delivery, not when recorded).
+		// Nothing of it is left to number: the next committed event is 1. SQLite numbers it
+		// as it records it (its recording transactions commit one at a time); on PostgreSQL
+		// it is 0 until the flusher puts it in delivery order.
 		ev := e.record(t, subprov.EventSubscriptionActivated)[0]
-		if r := e.event(t, ev.ID); r.Seq != 0 {
-			t.Fatalf("seq before the flusher numbered it = %d, want 0", r.Seq)
+		wantNumbered := 0
+		if s.Dialect == store.Postgres {
+			if r := e.event(t, ev.ID); r.Seq != 0 {
+				t.Fatalf("seq before the flusher numbered it = %d, want 0", r.Seq)
+			}
+			wantNumbered = 1
 		}
-		if n, err := s.SequenceEvents(context.Background(), e.p.ID, 10); err != nil || n != 1 {
-			t.Fatalf("numbered %d (%v), want 1", n, err)
+		if n, err := s.SequenceEvents(context.Background(), e.p.ID, 10); err != nil || n != wantNumbered {
+			t.Fatalf("the flusher numbered %d (%v), want %d", n, err, wantNumbered)
 		}
 		if r := e.event(t, ev.ID); r.Seq != 1 {
 			t.Fatalf("seq = %d, want 1", r.Seq)
@@ -942,4 +947,116 @@ func TestEventsCommittedDuringABatchFollowIt(t *testing.T) {
 			}
 		}
 	})
+}
+
+// holdEventWrites keeps every transaction that writes the provider's events waiting until
+// release is called: on SQLite it holds the store's one writer with a transaction of its own,
+// on PostgreSQL it locks the provider's event rows. Reads go on.
+func holdEventWrites(t *testing.T, s *store.Store, providerID string) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	if s.Dialect == store.Postgres {
+		tx, err := s.DB.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, `SELECT id FROM events WHERE provider_id = $1 FOR UPDATE`, providerID); err != nil {
+			_ = tx.Rollback()
+			t.Fatal(err)
+		}
+		return func() { _ = tx.Rollback() }
+	}
+	held, done := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	errc := make(chan error, 1)
+	go func() {
+		errc <- s.InTx(ctx, func(*store.Tx) error {
+			once.Do(func() { close(held) })
+			<-done
+			return nil
+		})
+	}()
+	select {
+	case <-held:
+	case err := <-errc:
+		t.Fatalf("hold the writer: %v", err)
+	}
+	return func() {
+		close(done)
+		if err := <-errc; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestDeliveriesGoOnWhileTheirRecordingWaits: the flusher records deliveries behind its sends,
+// so a slow write (held here) does not hold back the receiver's next events, up to
+// MaxUnsettled delivered and not yet recorded; once the write goes through, every event is
+// recorded delivered, once, in order.
+func TestDeliveriesGoOnWhileTheirRecordingWaits(t *testing.T) {
+	tests := []struct {
+		name      string
+		events    int
+		whileHeld int // deliveries the receiver gets while their recording waits
+	}{
+		{"fewer than the bound", 120, 120},
+		{"more than the bound", events.MaxUnsettled + 30, events.MaxUnsettled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+				var e *env
+				var release func()
+				var holdOnce sync.Once
+				rcv := newReceiver(t, "whsec-prov-1", func(string, int) int {
+					// The first delivery: from now on the provider's event writes wait.
+					holdOnce.Do(func() { release = holdEventWrites(t, s, e.p.ID) })
+					return http.StatusOK
+				})
+				e = newEnv(t, s, rcv.URL(), false)
+				types := make([]string, tt.events)
+				for i := range types {
+					types[i] = fmt.Sprintf("t.%d", i)
+				}
+				recorded := idsOf(e.record(t, types...))
+				flushed := make(chan error, 1)
+				go func() {
+					flushed <- e.del.Flush(context.Background(), jobs.FlushWebhooks{ProviderID: e.p.ID})
+				}()
+				deadline := time.Now().Add(10 * time.Second)
+				for len(rcv.ids()) < tt.whileHeld && time.Now().Before(deadline) {
+					time.Sleep(5 * time.Millisecond)
+				}
+				time.Sleep(100 * time.Millisecond) // room for a delivery beyond the bound
+				if got := len(rcv.ids()); got != tt.whileHeld {
+					t.Errorf("the receiver got %d events while their recording waited, want %d", got, tt.whileHeld)
+				}
+				if n := countDelivered(t, s, e.p.ID); n != 0 {
+					t.Errorf("%d events recorded delivered while writes were held, want 0", n)
+				}
+				release()
+				if err := <-flushed; err != nil {
+					t.Fatal(err)
+				}
+				if !equal(rcv.ids(), recorded) {
+					t.Fatalf("delivered %d events, want the %d recorded, each once, in order", len(rcv.ids()), len(recorded))
+				}
+				for i, id := range recorded {
+					if ev := e.event(t, id); ev.DeliveryState != store.EventDelivered || ev.Seq != int64(i+1) || ev.Attempts != 1 {
+						t.Fatalf("event %d: %s, seq %d, %d attempts; want delivered, seq %d, one attempt", i, ev.DeliveryState, ev.Seq, ev.Attempts, i+1)
+					}
+				}
+			})
+		})
+	}
+}
+
+func countDelivered(t *testing.T, s *store.Store, providerID string) int {
+	t.Helper()
+	var n int
+	err := s.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM events WHERE provider_id = ? AND delivery_state = 'delivered'`, providerID).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -5,8 +5,11 @@
 // order, by the in-process dispatcher of a process that runs workers (woken when the recording
 // transaction commits) or by the webhooks.flush job; a failing receiver holds back every later
 // event until it answers or the failing event gives up after three days (decisions §8). seq
-// is given by the flusher when it first takes an event, in recording order, so recording takes
-// no lock on the provider. Sandbox events are numbered when recorded and get exactly one
+// is commit order. On PostgreSQL the flusher gives it when it first takes an event, in
+// recording order, so recording takes no lock on the provider; on SQLite, whose recording
+// transactions commit one at a time, the store gives it as it records the event, so the
+// flusher sends an event as soon as it commits. The flusher records its deliveries behind
+// its sends (deliverDue). Sandbox events are numbered when recorded and get exactly one
 // synchronous attempt through SendOnce (interface.md "Events").
 package events
 

@@ -84,6 +84,19 @@ func (d Dialect) nextEventRec() string {
 	return `(SELECT COALESCE(MAX(rec), 0) + 1 FROM events WHERE provider_id = ?)`
 }
 
+// seqAtRecord is the delivery order (events.seq) of a new pending production event, with the
+// provider's id as its one parameter; "" where the webhook flusher numbers events
+// (SequenceEvents). SQLite: the provider's highest seq + 1, exact for the same reason as rec:
+// recording transactions commit one at a time, so seq is commit order and the flusher sends
+// an event as soon as it commits, without a transaction to number it. PostgreSQL: concurrent
+// recorders commit in any order, and numbering here would lock the provider until commit.
+func (d Dialect) seqAtRecord() string {
+	if d == Postgres {
+		return ""
+	}
+	return `(SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE provider_id = ?)`
+}
+
 // pendingEvents is the events table as the statements on pending events name it. On SQLite
 // it names the events_pending partial index, which holds the pending production events only:
 // without statistics (a database never analyzed) SQLite preferred events_provider_seq, whose

@@ -29,9 +29,10 @@ const (
 type EventRecord struct {
 	subprov.Event
 	SubscriptionID string // "" when the event concerns no subscription (a ping)
-	// Seq is the per-provider order: a production event's delivery order, 0 until the
-	// provider's webhook flusher numbers it (SequenceEvents, pending events only); a sandbox
-	// event's recording order (NextEventSeq).
+	// Seq is the per-provider order: a production event's delivery order, given to pending
+	// events only, when recorded on SQLite (InsertEvent) and by the provider's webhook
+	// flusher on PostgreSQL (SequenceEvents), 0 until then; a sandbox event's recording order
+	// (NextEventSeq).
 	Seq           int64
 	DeliveryState string
 	Attempts      int
@@ -82,11 +83,16 @@ func (tx *Tx) NextEventSeq(ctx context.Context, providerID string) (int64, error
 }
 
 // InsertEvent writes an event row; its payload is the exact body that will be signed and sent.
-// Its recording order (rec) comes from the database, without a lock held to commit.
+// Its recording order (rec) comes from the database, without a lock held to commit. On
+// SQLite a pending production event without a seq is numbered here too (Dialect.seqAtRecord),
+// so the flusher can send it as soon as it commits.
 func (tx *Tx) InsertEvent(ctx context.Context, e *EventRecord) error {
 	cols, vals := eventColumns, `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
 	args := []any{e.ID, e.ProviderID, e.Type, nullStr(e.SubscriptionID), string(e.Payload), e.Sandbox, e.DeliveryState, e.Attempts,
 		nullTime(e.NextAttemptAt), e.CreatedAt.UTC(), e.Seq}
+	if seq := tx.d.seqAtRecord(); seq != "" && e.Seq == 0 && e.DeliveryState == EventPending && !e.Sandbox {
+		vals, args[len(args)-1] = strings.TrimSuffix(vals, "?")+seq, e.ProviderID
+	}
 	if rec := tx.d.nextEventRec(); rec != "" {
 		cols, vals, args = cols+", rec", vals+", "+rec, append(args, e.ProviderID)
 	}
@@ -101,7 +107,9 @@ func (tx *Tx) InsertEvent(ctx context.Context, e *EventRecord) error {
 // yet, in recording order, after the provider's highest seq, at most limit of them, and
 // returns how many it numbered. Only the holder of the provider's webhook lease calls it, so
 // two callers never hand out one number. An event that commits after later-recorded ones were
-// numbered is numbered after them: delivery follows commit order.
+// numbered is numbered after them: delivery follows commit order. (On SQLite, InsertEvent has
+// numbered every event recorded since migration 0018, which numbered those before it: this
+// finds none there.)
 func (s *Store) SequenceEvents(ctx context.Context, providerID string, limit int) (int, error) {
 	// Look first, outside a write transaction: most calls find nothing to number. The
 	// transaction reads the events again, as they are when it runs.
@@ -167,9 +175,9 @@ func hasEventsToSequence(d Dialect) string {
 	return `SELECT COUNT(*) FROM (SELECT 1 FROM ` + d.pendingEvents() + ` WHERE ` + pendingOf + ` AND seq = 0 LIMIT 1) x`
 }
 
-// pendingInOrder selects the numbered pending events in delivery order.
+// pendingInOrder selects the numbered pending events after a seq, in delivery order.
 func pendingInOrder(d Dialect) string {
-	return `SELECT ` + eventColumns + ` FROM ` + d.pendingEvents() + ` WHERE ` + pendingOf + ` AND seq > 0 ORDER BY seq LIMIT ?`
+	return `SELECT ` + eventColumns + ` FROM ` + d.pendingEvents() + ` WHERE ` + pendingOf + ` AND seq > ? ORDER BY seq LIMIT ?`
 }
 
 // holdQueuedEvents moves the provider's pending events up to the first one's next attempt.
@@ -194,14 +202,16 @@ func (s *Store) HasEventsToSequence(ctx context.Context, providerID string) (boo
 // first pending event that is not due yet, because every later event must wait behind it to
 // keep the order. Events not numbered yet (SequenceEvents) are not due.
 func (s *Store) DueEvents(ctx context.Context, providerID string, now time.Time, limit int) ([]*EventRecord, error) {
-	due, _, err := s.DueEventsOrHead(ctx, providerID, now, limit)
+	due, _, err := s.DueEventsOrHead(ctx, providerID, now, 0, limit)
 	return due, err
 }
 
-// DueEventsOrHead is DueEvents that also reports, when nothing is due, whether a numbered
-// pending event waits for its retry at the head (the flusher then parks the events behind it).
-func (s *Store) DueEventsOrHead(ctx context.Context, providerID string, now time.Time, limit int) (due []*EventRecord, waiting bool, err error) {
-	rows, err := s.R().Query(ctx, pendingInOrder(s.Dialect), providerID, limit)
+// DueEventsOrHead is DueEvents over the events numbered after seq `after` (0: all), which
+// also reports, when nothing is due, whether a numbered pending event waits for its retry at
+// the head (the flusher then parks the events behind it). The flusher passes the last seq it
+// sent: the events up to it are delivered, their recording still under way.
+func (s *Store) DueEventsOrHead(ctx context.Context, providerID string, now time.Time, after int64, limit int) (due []*EventRecord, waiting bool, err error) {
+	rows, err := s.R().Query(ctx, pendingInOrder(s.Dialect), providerID, max(after, 0), limit)
 	if err != nil {
 		return nil, false, fmt.Errorf("due events of provider %s: %w", providerID, err)
 	}

@@ -377,7 +377,7 @@ func TestPendingEventReadsSkipDeliveredHistory(t *testing.T) {
 	args := map[string][]any{
 		"events to number":        {"p-hist", 50},
 		"any event to number":     {"p-hist"},
-		"pending events in order": {"p-hist", 50},
+		"pending events in order": {"p-hist", 0, 50},
 		"hold queued events":      {"p-hist", "p-hist", "p-hist"},
 	}
 	for _, stats := range []string{"none", "empty table"} {
@@ -418,5 +418,102 @@ func TestPendingEventReadsSkipDeliveredHistory(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestSQLiteNumbersPendingEventsWhenRecorded: on SQLite, whose recording transactions commit
+// one at a time, a pending production event without a seq is numbered as it is recorded,
+// after the provider's highest seq; on PostgreSQL it waits for the webhook flusher
+// (SequenceEvents). An event never flushed (no endpoint) and one given its seq keep theirs.
+// The rows run in order: each is numbered after the ones before it.
+func TestSQLiteNumbersPendingEventsWhenRecorded(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		addEventProvider(t, s, "pa")
+		addEventProvider(t, s, "pb")
+		insertEvents(t, s, "pa", 2, evT0) // seq 1 and 2
+		tests := []struct {
+			name, provider, state string
+			seq                   int64 // given
+			wantSQLite, wantPG    int64
+		}{
+			{"pending", "pa", store.EventPending, 0, 3, 0},
+			{"the next pending", "pa", store.EventPending, 0, 4, 0},
+			{"another provider's first", "pb", store.EventPending, 0, 1, 0},
+			{"no endpoint", "pa", store.EventNoEndpoint, 0, 0, 0},
+			{"given a seq", "pa", store.EventPending, 9, 9, 9},
+			{"pending after it", "pa", store.EventPending, 0, 10, 0},
+		}
+		for _, tt := range tests {
+			e := &store.EventRecord{Event: subprov.Event{ID: store.NewID(), ProviderID: tt.provider, Type: "t",
+				Payload: []byte(`{}`), CreatedAt: evT0}, Seq: tt.seq, DeliveryState: tt.state}
+			if tt.state == store.EventPending {
+				e.NextAttemptAt = &evT0
+			}
+			if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.InsertEvent(ctx, e) }); err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
+			got, err := s.Event(ctx, tt.provider, e.ID)
+			if err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
+			want := tt.wantSQLite
+			if s.Dialect == store.Postgres {
+				want = tt.wantPG
+			}
+			if got.Seq != want {
+				t.Errorf("%s: seq %d, want %d", tt.name, got.Seq, want)
+			}
+		}
+	})
+}
+
+// TestMigrationNumbersEventsLeftUnnumbered: on SQLite, migration 0018 numbers the pending
+// production events an earlier version left for its flusher to number (seq 0), per provider,
+// in recording order after the provider's highest seq, as the flusher would have; the next
+// event recorded follows them. Other events keep seq 0.
+func TestMigrationNumbersEventsLeftUnnumbered(t *testing.T) {
+	ctx := context.Background()
+	s := testdb.Open(t, testdb.URL(t, "sqlite"))
+	addEventProvider(t, s, "pa")
+	addEventProvider(t, s, "pb")
+	insertEvents(t, s, "pa", 3, evT0) // seq 1 to 3
+	left := []struct {
+		id, provider, state string
+		rec                 int
+		want                int64
+	}{
+		{"left-c", "pa", store.EventPending, 10, 4},
+		{"left-a", "pa", store.EventPending, 11, 5},
+		{"left-none", "pa", store.EventNoEndpoint, 12, 0},
+		{"left-b", "pa", store.EventPending, 13, 6},
+		{"left-pb", "pb", store.EventPending, 1, 1},
+	}
+	for _, e := range left {
+		_, err := s.DB.ExecContext(ctx, `INSERT INTO events (id, provider_id, type, payload, sandbox, delivery_state, attempts,
+			next_attempt_at, created_at, seq, rec) VALUES (?, ?, 't', '{}', FALSE, ?, 0, ?, ?, 0, ?)`,
+			e.id, e.provider, e.state, evT0, evT0, e.rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.DB.ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = 18`); err != nil {
+		t.Fatal(err)
+	}
+	if applied, err := s.Migrate(ctx); err != nil || len(applied) != 1 {
+		t.Fatalf("migrate applied %v (%v), want 0018 alone", applied, err)
+	}
+	for _, e := range left {
+		if got, err := s.Event(ctx, e.provider, e.id); err != nil || got.Seq != e.want {
+			t.Errorf("%s: seq %v (%v), want %d", e.id, got, err, e.want)
+		}
+	}
+	next := &store.EventRecord{Event: subprov.Event{ID: store.NewID(), ProviderID: "pa", Type: "t", Payload: []byte(`{}`),
+		CreatedAt: evT0}, DeliveryState: store.EventPending, NextAttemptAt: &evT0}
+	if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.InsertEvent(ctx, next) }); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Event(ctx, "pa", next.ID); err != nil || got.Seq != 7 {
+		t.Errorf("the next event: %v (%v), want seq 7", got, err)
 	}
 }
