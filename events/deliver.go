@@ -28,8 +28,9 @@ const (
 	maxRetry   = 6 * time.Hour
 
 	// leaseTTL is how long a flusher owns a provider unless it renews. A flusher renews
-	// after leaseRenew, before starting an attempt, so an attempt (AttemptTimeout) and the
-	// writes after it end well inside the lease and two flushers never overlap.
+	// after leaseRenew, before starting an attempt, so an attempt (AttemptTimeout), or a
+	// wait for the recording of its deliveries (one transaction), and the writes after it end
+	// well inside the lease and two flushers never overlap.
 	leaseTTL   = 60 * time.Second
 	leaseRenew = 20 * time.Second
 	// flushBudget: a webhooks.flush job stops starting attempts after this long (the queue
@@ -114,8 +115,8 @@ func RetryDelay(n int) time.Duration {
 //
 // Running it twice sends nothing twice that was already marked delivered: only pending
 // events are read, and the lease keeps a concurrent flush of the same provider out. (A crash
-// between a 2xx and its mark resends the events delivered and not yet recorded, at most
-// maxUnsettled; X-Webhook-Id lets receivers drop them.) Receiver failures are not job errors:
+// between a 2xx and its mark, or a failed write of the marks, resends the events delivered and
+// not yet recorded, at most maxUnsettled; X-Webhook-Id lets receivers drop them.) Receiver failures are not job errors:
 // the event carries its own retry schedule, and the sweep wakes a flush when it falls due.
 func (d *Deliverer) Flush(ctx context.Context, a jobs.FlushWebhooks) error {
 	if d.disp.Load() != nil {
@@ -232,17 +233,26 @@ func (d *Deliverer) keep(ctx context.Context, l *lease) error {
 func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time) (err error) {
 	providerID := l.providerID
 	st := &settler{d: d, providerID: providerID}
-	// The deliveries happened: record them even when ctx is done.
-	defer func() { err = errors.Join(err, st.finish(context.WithoutCancel(ctx))) }()
+	// The deliveries happened: record them even when ctx is done. Without the lease, record
+	// them only: numbering events is the holder's.
+	defer func() {
+		st.recordOnly = errors.Is(err, errLeaseLost)
+		err = errors.Join(err, st.finish(context.WithoutCancel(ctx)))
+	}()
 	var sent int64 // seq of the last event sent: the events up to it are being recorded
 	for {
 		if err := d.keep(ctx, l); err != nil {
 			return err
 		}
-		if !st.busy() && st.numbered == 0 {
-			if _, err := d.Store.SequenceEvents(ctx, providerID, sequenceLimit); err != nil {
-				return err
+		if !st.busy() {
+			// Number the events committed since the last look, unless the last recording
+			// transaction has just done so.
+			if st.numbered == 0 {
+				if _, err := d.Store.SequenceEvents(ctx, providerID, sequenceLimit); err != nil {
+					return err
+				}
 			}
+			st.numbered = 0
 		}
 		// Read per batch: events go to the provider's current URL and secret, not the ones
 		// it had when they were recorded.
@@ -255,9 +265,10 @@ func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time
 			return err
 		}
 		if len(due) == 0 {
-			if st.busy() {
-				// The recording under way numbers what committed meanwhile: look again after it.
-				if err := st.wait(); err != nil {
+			if st.unsettled() > 0 {
+				// Record what was delivered, which numbers what committed meanwhile, and look
+				// again: the events up to sent must not be pending when the head is judged.
+				if err := st.finish(ctx); err != nil {
 					return err
 				}
 				continue
@@ -317,17 +328,23 @@ type settler struct {
 	queued     []*store.WebhookAttempt // delivered, waiting for the next transaction
 	inFlight   int                     // deliveries the running transaction records
 	running    chan struct{}           // closed when the running transaction ends; nil: none runs
-	numbered   int                     // events the last transaction numbered
-	err        error                   // the last transaction's failure, set before running closes
+	// numbered is how many events the last transaction numbered (it numbers the events
+	// committed since the one before): the flusher then need not look for more itself.
+	numbered   int
+	err        error // the last transaction's failure, set before running closes
+	recordOnly bool  // the lease is lost: record deliveries, number nothing
 }
 
 func (s *settler) busy() bool { return s.running != nil }
+
+// unsettled is how many deliveries are not recorded yet.
+func (s *settler) unsettled() int { return len(s.queued) + s.inFlight }
 
 // add queues a delivery. Once maxUnsettled are waiting it waits for the running transaction
 // and starts the next.
 func (s *settler) add(ctx context.Context, a *store.WebhookAttempt) error {
 	s.queued = append(s.queued, a)
-	if len(s.queued)+s.inFlight < maxUnsettled {
+	if s.unsettled() < maxUnsettled {
 		return nil
 	}
 	if err := s.wait(); err != nil {
@@ -343,13 +360,18 @@ func (s *settler) start(ctx context.Context) {
 	if s.busy() || len(s.queued) == 0 {
 		return
 	}
-	batch, done := s.queued, make(chan struct{})
+	batch, done, recordOnly := s.queued, make(chan struct{}), s.recordOnly
 	s.queued, s.inFlight, s.running = nil, len(batch), done
 	go func() {
 		defer close(done)
 		// Not cut short: the deliveries happened and are recorded whatever the flusher's
 		// context does meanwhile.
-		s.numbered, s.err = s.d.settleAndSequence(context.WithoutCancel(ctx), s.providerID, batch)
+		ctx := context.WithoutCancel(ctx)
+		if recordOnly {
+			s.numbered, s.err = 0, s.d.settleDelivered(ctx, s.providerID, batch)
+			return
+		}
+		s.numbered, s.err = s.d.settleAndSequence(ctx, s.providerID, batch)
 	}()
 }
 
@@ -365,8 +387,9 @@ func (s *settler) wait() error {
 	return err
 }
 
-// finish records every delivery made: the running transaction, then what is queued (even
-// when the running one failed).
+// finish records every delivery made so far and waits until they are: the running
+// transaction, then one for what is queued (even when the running one failed). The flusher
+// calls it before it ends and before it records a failed attempt.
 func (s *settler) finish(ctx context.Context) error {
 	err := s.wait()
 	s.start(ctx)

@@ -907,8 +907,9 @@ func TestLateCommitIsDeliveredAfterWhatWasAlreadyNumbered(t *testing.T) {
 	})
 }
 
-// Events committed while a batch is being sent are numbered by the transaction that records
-// the batch, and the same flush delivers them next, in commit order, each once.
+// Events committed while a batch is being sent (numbered as recorded on SQLite, by the
+// transaction that records the batch on PostgreSQL) are delivered next by the same flush, in
+// commit order, each once.
 func TestEventsCommittedDuringABatchFollowIt(t *testing.T) {
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		var e *env
@@ -951,20 +952,20 @@ func TestEventsCommittedDuringABatchFollowIt(t *testing.T) {
 
 // holdEventWrites keeps every transaction that writes the provider's events waiting until
 // release is called: on SQLite it holds the store's one writer with a transaction of its own,
-// on PostgreSQL it locks the provider's event rows. Reads go on.
-func holdEventWrites(t *testing.T, s *store.Store, providerID string) (release func()) {
-	t.Helper()
+// on PostgreSQL it locks the provider's event rows. Reads go on. It may run on a receiver's
+// goroutine, so it reports a failure instead of ending the test.
+func holdEventWrites(s *store.Store, providerID string) (release func() error, err error) {
 	ctx := context.Background()
 	if s.Dialect == store.Postgres {
 		tx, err := s.DB.BeginTx(ctx, nil)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		if _, err := tx.ExecContext(ctx, `SELECT id FROM events WHERE provider_id = $1 FOR UPDATE`, providerID); err != nil {
 			_ = tx.Rollback()
-			t.Fatal(err)
+			return nil, err
 		}
-		return func() { _ = tx.Rollback() }
+		return tx.Rollback, nil
 	}
 	held, done := make(chan struct{}), make(chan struct{})
 	var once sync.Once
@@ -979,14 +980,9 @@ func holdEventWrites(t *testing.T, s *store.Store, providerID string) (release f
 	select {
 	case <-held:
 	case err := <-errc:
-		t.Fatalf("hold the writer: %v", err)
+		return nil, fmt.Errorf("hold the writer: %w", err)
 	}
-	return func() {
-		close(done)
-		if err := <-errc; err != nil {
-			t.Error(err)
-		}
-	}
+	return func() error { close(done); return <-errc }, nil
 }
 
 // TestDeliveriesGoOnWhileTheirRecordingWaits: the flusher records deliveries behind its sends,
@@ -1006,11 +1002,16 @@ func TestDeliveriesGoOnWhileTheirRecordingWaits(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 				var e *env
-				var release func()
+				var release func() error
+				var holdErr error
 				var holdOnce sync.Once
+				held := make(chan struct{})
 				rcv := newReceiver(t, "whsec-prov-1", func(string, int) int {
 					// The first delivery: from now on the provider's event writes wait.
-					holdOnce.Do(func() { release = holdEventWrites(t, s, e.p.ID) })
+					holdOnce.Do(func() {
+						release, holdErr = holdEventWrites(s, e.p.ID)
+						close(held)
+					})
 					return http.StatusOK
 				})
 				e = newEnv(t, s, rcv.URL(), false)
@@ -1023,6 +1024,14 @@ func TestDeliveriesGoOnWhileTheirRecordingWaits(t *testing.T) {
 				go func() {
 					flushed <- e.del.Flush(context.Background(), jobs.FlushWebhooks{ProviderID: e.p.ID})
 				}()
+				select {
+				case <-held:
+				case err := <-flushed:
+					t.Fatalf("the flush ended before its first delivery: %v", err)
+				}
+				if holdErr != nil {
+					t.Fatal(holdErr)
+				}
 				deadline := time.Now().Add(10 * time.Second)
 				for len(rcv.ids()) < tt.whileHeld && time.Now().Before(deadline) {
 					time.Sleep(5 * time.Millisecond)
@@ -1034,7 +1043,9 @@ func TestDeliveriesGoOnWhileTheirRecordingWaits(t *testing.T) {
 				if n := countDelivered(t, s, e.p.ID); n != 0 {
 					t.Errorf("%d events recorded delivered while writes were held, want 0", n)
 				}
-				release()
+				if err := release(); err != nil {
+					t.Fatal(err)
+				}
 				if err := <-flushed; err != nil {
 					t.Fatal(err)
 				}

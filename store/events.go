@@ -72,7 +72,8 @@ func scanEvent(row interface{ Scan(...any) error }) (*EventRecord, error) {
 
 // NextEventSeq allocates the provider's next number from its event counter and locks the
 // provider row until tx ends: the recorder numbers sandbox events with it. Production events
-// are numbered at delivery (SequenceEvents), without that lock.
+// are numbered without that lock: on SQLite as they are recorded (InsertEvent), on PostgreSQL
+// by the webhook flusher (SequenceEvents).
 func (tx *Tx) NextEventSeq(ctx context.Context, providerID string) (int64, error) {
 	var seq int64
 	err := tx.QueryRow(ctx, `UPDATE providers SET event_seq = event_seq + 1 WHERE id = ? RETURNING event_seq`, providerID).Scan(&seq)
@@ -127,7 +128,8 @@ func (s *Store) SequenceEvents(ctx context.Context, providerID string, limit int
 }
 
 // SequenceEvents is Store.SequenceEvents inside a transaction that writes anyway (the
-// dispatcher numbers the next batch as it settles the last, one commit for both).
+// flusher numbers the events committed meanwhile as it records its deliveries, one commit
+// for both).
 func (tx *Tx) SequenceEvents(ctx context.Context, providerID string, limit int) (int, error) {
 	ids, err := QueryStrings(ctx, tx, "events to sequence", eventsToSequence(tx.d), providerID, limit)
 	if err != nil || len(ids) == 0 {

@@ -421,12 +421,12 @@ func TestPendingEventReadsSkipDeliveredHistory(t *testing.T) {
 	}
 }
 
-// TestSQLiteNumbersPendingEventsWhenRecorded: on SQLite, whose recording transactions commit
+// TestEventsNumberedWhenRecordedOnSQLiteOnly: on SQLite, whose recording transactions commit
 // one at a time, a pending production event without a seq is numbered as it is recorded,
 // after the provider's highest seq; on PostgreSQL it waits for the webhook flusher
 // (SequenceEvents). An event never flushed (no endpoint) and one given its seq keep theirs.
 // The rows run in order: each is numbered after the ones before it.
-func TestSQLiteNumbersPendingEventsWhenRecorded(t *testing.T) {
+func TestEventsNumberedWhenRecordedOnSQLiteOnly(t *testing.T) {
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		addEventProvider(t, s, "pa")

@@ -5,9 +5,10 @@
 -- version left unnumbered are numbered here, in recording order after the provider's highest
 -- seq, as its flusher would have; an event recorded from now on follows them. PostgreSQL keeps
 -- numbering in the flusher: nothing to do there.
-{{sqlite}}CREATE TEMP TABLE event_numbers AS
+{{sqlite}}CREATE TEMP TABLE event_numbers (id TEXT PRIMARY KEY, seq INTEGER NOT NULL);
+{{sqlite}}INSERT INTO event_numbers (id, seq)
 {{sqlite}}    SELECT e.id, (SELECT MAX(m.seq) FROM events m WHERE m.provider_id = e.provider_id)
-{{sqlite}}        + ROW_NUMBER() OVER (PARTITION BY e.provider_id ORDER BY e.rec) AS seq
+{{sqlite}}        + ROW_NUMBER() OVER (PARTITION BY e.provider_id ORDER BY e.rec)
 {{sqlite}}    FROM events e WHERE e.delivery_state = 'pending' AND e.sandbox = FALSE AND e.seq = 0;
 {{sqlite}}UPDATE events SET seq = (SELECT n.seq FROM event_numbers n WHERE n.id = events.id) WHERE id IN (SELECT id FROM event_numbers);
 {{sqlite}}DROP TABLE event_numbers;
