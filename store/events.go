@@ -92,6 +92,7 @@ func (tx *Tx) InsertEvent(ctx context.Context, e *EventRecord) error {
 	args := []any{e.ID, e.ProviderID, e.Type, nullStr(e.SubscriptionID), string(e.Payload), e.Sandbox, e.DeliveryState, e.Attempts,
 		nullTime(e.NextAttemptAt), e.CreatedAt.UTC(), e.Seq}
 	if seq := tx.d.seqAtRecord(); seq != "" && e.Seq == 0 && e.DeliveryState == EventPending && !e.Sandbox {
+		// The seq column's value becomes the subquery, and its argument the subquery's one.
 		vals, args[len(args)-1] = strings.TrimSuffix(vals, "?")+seq, e.ProviderID
 	}
 	if rec := tx.d.nextEventRec(); rec != "" {
