@@ -173,12 +173,8 @@ type SearchSource struct {
 // subscriber indexed by an earlier build keeps its extra terms, which still match the same
 // queries, until its next write re-indexes it.
 func (src SearchSource) Terms() []string {
-	terms := map[string]bool{}
-	add := func(ts []string) {
-		for _, t := range ts {
-			terms[t] = true
-		}
-	}
+	var terms []string
+	add := func(ts []string) { terms = append(terms, ts...) }
 	for _, n := range src.CustomerNumbers {
 		add(valueTerms(n))
 	}
@@ -194,16 +190,13 @@ func (src SearchSource) Terms() []string {
 			add(valueTerms(v))
 		}
 	}
-	sorted := make([]string, 0, len(terms))
-	for t := range terms {
-		sorted = append(sorted, t)
-	}
-	sort.Strings(sorted)
-	return withoutPrefixes(sorted)
+	sort.Strings(terms)
+	return withoutPrefixes(terms)
 }
 
-// withoutPrefixes drops from sorted terms each one that is a prefix of another. In sorted
-// order a term that starts any later term starts the very next one, so one pass decides.
+// withoutPrefixes drops from sorted terms each one that is a prefix of another, a repeat
+// included, so what is left is distinct. In sorted order a term that starts any later term
+// starts the very next one, so one pass decides.
 func withoutPrefixes(sorted []string) []string {
 	out := sorted[:0]
 	for i, t := range sorted {
@@ -474,9 +467,8 @@ func dedupe(ss []string) []string {
 // remaining word must then start one of the subscriber's terms. Results come in the order of
 // the terms the narrowest phrase starts, which is not exact matches first: Terms leaves out a
 // term that starts a longer one of the same subscriber, so a search for "tremblay" lists Marie
-// Tremblay among the "tremblaym…" terms. The narrowest
-// phrase is one range of the (provider_id, term) index; each other one is checked against the
-// candidate's listed terms.
+// Tremblay among the "tremblaym…" terms. The narrowest phrase is one range of the
+// (provider_id, term) index; each other one is checked against the candidate's listed terms.
 func (s *Store) SearchSubscribers(ctx context.Context, providerID string, words []string, max int) ([]string, error) {
 	if len(words) == 0 {
 		return nil, nil

@@ -81,7 +81,13 @@ func (d Dialect) nextEventRec() string {
 	if d == Postgres {
 		return ""
 	}
-	return `(SELECT COALESCE(MAX(rec), 0) + 1 FROM events WHERE provider_id = ?)`
+	return nextOfProvider("rec")
+}
+
+// nextOfProvider is the provider's highest value of an events column + 1, with the provider's
+// id as its one parameter: exact on SQLite, where recording transactions commit one at a time.
+func nextOfProvider(column string) string {
+	return `(SELECT COALESCE(MAX(` + column + `), 0) + 1 FROM events WHERE provider_id = ?)`
 }
 
 // seqAtRecord is the delivery order (events.seq) of a new pending production event, with the
@@ -94,7 +100,7 @@ func (d Dialect) seqAtRecord() string {
 	if d == Postgres {
 		return ""
 	}
-	return `(SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE provider_id = ?)`
+	return nextOfProvider("seq")
 }
 
 // pendingEvents is the events table as the statements on pending events name it. On SQLite
