@@ -55,15 +55,22 @@ func anyArgs(first any, ids []string) []any {
 	return args
 }
 
+// serviceLocationsOf reads the lines of n of a provider's subscribers, named by id, newest
+// first, through the subscriber index (Dialect.scopeCheck). Arguments: the provider, then the
+// ids.
+func serviceLocationsOf(d Dialect, n int) string {
+	return `SELECT s.subscriber_id, ` + serviceLocationColumns + `
+		FROM subscriptions s JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
+		WHERE ` + d.scopeCheck("s.provider_id") + ` AND s.subscriber_id IN (` + placeholders(n) + `)
+		ORDER BY s.created_at DESC, s.id`
+}
+
 // ServiceLocations reads where each line of a provider's subscribers in ids is, newest first.
 func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []string) ([]ServiceLocation, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.R().Query(ctx, `SELECT s.subscriber_id, `+serviceLocationColumns+`
-		FROM subscriptions s JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
-		WHERE s.provider_id = ? AND s.subscriber_id IN (`+placeholders(len(ids))+`)
-		ORDER BY s.created_at DESC, s.id`, anyArgs(providerID, ids)...)
+	rows, err := s.R().Query(ctx, serviceLocationsOf(s.Dialect, len(ids)), anyArgs(providerID, ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("service locations: %w", err)
 	}

@@ -103,6 +103,21 @@ func (d Dialect) seqAtRecord() string {
 	return nextOfProvider("seq")
 }
 
+// scopeCheck is the condition col = ? for a statement that names its rows by key (a list of
+// ids) and checks their provider besides: no index serves it, so the key's index does the
+// work. Given ten ids or more, both engines with the statistics of a new deployment (SQLite
+// never gathers any itself; PostgreSQL's lag behind a growing table) preferred an index led
+// by provider_id and read the provider's whole range of it: for a search page's cards every
+// subscriber of the provider, for the webhook flusher's record of its deliveries every event
+// the provider ever had (TestKeyedStatementsReadTheirKeys). SQLite: a unary +; PostgreSQL: an
+// expression.
+func (d Dialect) scopeCheck(col string) string {
+	if d == SQLite {
+		return "+" + col + " = ?"
+	}
+	return col + " || '' = ?"
+}
+
 // pendingEvents is the events table as the statements on pending events name it. On SQLite
 // it names the events_pending partial index, which holds the pending production events only:
 // without statistics (a database never analyzed) SQLite preferred events_provider_seq, whose

@@ -314,8 +314,7 @@ func (tx *Tx) MarkEventsDelivered(ctx context.Context, providerID string, attemp
 	for _, a := range attempts {
 		args = append(args, a.EventID)
 	}
-	res, err := tx.Exec(ctx, `UPDATE events SET delivery_state = 'delivered', attempts = attempts + 1, next_attempt_at = NULL
-		WHERE provider_id = ? AND id IN (`+placeholders(len(attempts))+`)`, args...)
+	res, err := tx.Exec(ctx, markDelivered(tx.d, len(attempts)), args...)
 	if err != nil {
 		return fmt.Errorf("mark %d events delivered: %w", len(attempts), err)
 	}
@@ -338,6 +337,14 @@ func (tx *Tx) MarkEventsDelivered(ctx context.Context, providerID string, attemp
 		return fmt.Errorf("insert %d webhook attempts: %w", len(attempts), err)
 	}
 	return nil
+}
+
+// markDelivered marks n events of one provider, named by id, delivered: through the primary
+// key, whatever the provider's history (Dialect.scopeCheck). Arguments: the provider, then the
+// ids.
+func markDelivered(d Dialect, n int) string {
+	return `UPDATE events SET delivery_state = 'delivered', attempts = attempts + 1, next_attempt_at = NULL
+		WHERE ` + d.scopeCheck("provider_id") + ` AND id IN (` + placeholders(n) + `)`
 }
 
 // AcquireWebhookLease makes holder the provider's only webhook flusher until `until`, if the

@@ -380,45 +380,30 @@ func TestPendingEventReadsSkipDeliveredHistory(t *testing.T) {
 		"pending events in order": {"p-hist", 0, 50},
 		"hold queued events":      {"p-hist", "p-hist", "p-hist"},
 	}
-	for _, stats := range []string{"none", "empty table"} {
-		t.Run("statistics "+stats, func(t *testing.T) {
-			testdb.EachStore(t, func(t *testing.T, s *store.Store) {
-				ctx := context.Background()
-				if s.Dialect == store.Postgres {
-					// No autovacuum between the rows and the plans: the test sets the statistics.
-					if _, err := s.DB.ExecContext(ctx, `ALTER TABLE events SET (autovacuum_enabled = false)`); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if stats == "empty table" {
-					if _, err := s.DB.ExecContext(ctx, `ANALYZE events`); err != nil {
-						t.Fatal(err)
-					}
-				}
-				pending := deliveredHistory(t, s, "p-hist", 1497, 3)
-				statements := store.PendingEventStatements(s.Dialect)
-				if len(statements) != len(args) {
-					t.Fatalf("%d statements, arguments for %d", len(statements), len(args))
-				}
-				for name, q := range statements {
-					a, ok := args[name]
-					if !ok {
-						t.Fatalf("no arguments for %q", name)
-					}
-					if plan := queryPlan(t, s, q, a...); !strings.Contains(plan, "events_pending") {
-						t.Errorf("%s: plan does not use events_pending:\n%s", name, plan)
-					}
-				}
-				due, err := s.DueEvents(ctx, "p-hist", evT0, 50)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got, want := eventIDs(due), pending; !slices.Equal(got, want) {
-					t.Errorf("due events %v, want the three pending %v", got, want)
-				}
-			})
-		})
-	}
+	eachStoreWithNewStatistics(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		pending := deliveredHistory(t, s, "p-hist", 1497, 3)
+		statements := store.PendingEventStatements(s.Dialect)
+		if len(statements) != len(args) {
+			t.Fatalf("%d statements, arguments for %d", len(statements), len(args))
+		}
+		for name, q := range statements {
+			a, ok := args[name]
+			if !ok {
+				t.Fatalf("no arguments for %q", name)
+			}
+			if plan := queryPlan(t, s, q, a...); !strings.Contains(plan, "events_pending") {
+				t.Errorf("%s: plan does not use events_pending:\n%s", name, plan)
+			}
+		}
+		due, err := s.DueEvents(ctx, "p-hist", evT0, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := eventIDs(due), pending; !slices.Equal(got, want) {
+			t.Errorf("due events %v, want the three pending %v", got, want)
+		}
+	})
 }
 
 // TestEventsNumberedWhenRecordedOnSQLiteOnly: on SQLite, whose recording transactions commit

@@ -10,3 +10,13 @@ func PendingEventStatements(d Dialect) map[string]string {
 		"hold queued events":      holdQueuedEvents(d),
 	}
 }
+
+// KeyedStatements are the statements that name their rows by id and check the provider
+// besides, as d writes them for n ids, for the plan test in plans_test.go.
+func KeyedStatements(d Dialect, n int) map[string]string {
+	return map[string]string{
+		"mark events delivered": markDelivered(d, n),
+		"search cards":          candidateCards(d, n),
+		"service locations":     serviceLocationsOf(d, n),
+	}
+}

@@ -75,8 +75,7 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.searchR().Query(ctx, `SELECT id, search_card FROM subscribers WHERE provider_id = ? AND id IN (`+placeholders(len(ids))+`)`,
-		anyArgs(providerID, ids)...)
+	rows, err := s.searchR().Query(ctx, candidateCards(s.Dialect, len(ids)), anyArgs(providerID, ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("search candidates: %w", err)
 	}
@@ -118,6 +117,12 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 	return slices.DeleteFunc(out, func(c Candidate) bool { return c.SubscriberID == "" }), nil
 }
 
+// candidateCards reads the search cards of n of a provider's subscribers, named by id, through
+// the primary key (Dialect.scopeCheck). Arguments: the provider, then the ids.
+func candidateCards(d Dialect, n int) string {
+	return `SELECT id, search_card FROM subscribers WHERE ` + d.scopeCheck("provider_id") + ` AND id IN (` + placeholders(n) + `)`
+}
+
 // joinedCandidates reads the candidates in ids from their rows (subscribers without a search
 // card) into out, at their places in at.
 func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []string, at map[string]int, out []Candidate) error {
@@ -129,7 +134,7 @@ func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []s
 		FROM subscribers b JOIN contacts c ON c.subscriber_id = b.id AND c.role = 'holder'
 			LEFT JOIN subscriptions s ON s.subscriber_id = b.id AND s.provider_id = b.provider_id
 			LEFT JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
-		WHERE b.provider_id = ? AND b.id IN (`+placeholders(len(ids))+`)
+		WHERE `+s.Dialect.scopeCheck("b.provider_id")+` AND b.id IN (`+placeholders(len(ids))+`)
 		ORDER BY s.created_at DESC, s.id`, anyArgs(providerID, ids)...)
 	if err != nil {
 		return fmt.Errorf("search candidates: %w", err)
