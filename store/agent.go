@@ -56,12 +56,12 @@ func anyArgs(first any, ids []string) []any {
 }
 
 // serviceLocationsOf reads the lines of n of a provider's subscribers, named by id, newest
-// first, through the subscriber index (Dialect.scopeCheck). Arguments: the provider, then the
+// first, through the subscriber index (unindexed). Arguments: the provider, then the
 // ids.
-func serviceLocationsOf(d Dialect, n int) string {
+func serviceLocationsOf(n int) string {
 	return `SELECT s.subscriber_id, ` + serviceLocationColumns + `
 		FROM subscriptions s JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
-		WHERE ` + d.scopeCheck("s.provider_id") + ` AND s.subscriber_id IN (` + placeholders(n) + `)
+		WHERE ` + unindexed("s.provider_id") + ` = ? AND s.subscriber_id IN (` + placeholders(n) + `)
 		ORDER BY s.created_at DESC, s.id`
 }
 
@@ -70,7 +70,7 @@ func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []s
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.R().Query(ctx, serviceLocationsOf(s.Dialect, len(ids)), anyArgs(providerID, ids)...)
+	rows, err := s.R().Query(ctx, serviceLocationsOf(len(ids)), anyArgs(providerID, ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("service locations: %w", err)
 	}

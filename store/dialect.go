@@ -103,20 +103,14 @@ func (d Dialect) seqAtRecord() string {
 	return nextOfProvider("seq")
 }
 
-// scopeCheck is the condition col = ? for a statement that names its rows by key (a list of
-// ids) and checks their provider besides: no index serves it, so the key's index does the
-// work. Given ten ids or more, both engines with the statistics of a new deployment (SQLite
-// never gathers any itself; PostgreSQL's lag behind a growing table) preferred an index led
-// by provider_id and read the provider's whole range of it: for a search page's cards every
+// unindexed is col as an expression that no index serves, for a statement that names its rows
+// by key (a list of ids) and checks their provider besides: the key's index then does the
+// work. With a few ids, both engines with the statistics of a new deployment (SQLite never
+// gathers any itself; PostgreSQL's lag behind a growing table) preferred an index led by
+// provider_id and read the provider's whole range of it: for a search page's cards every
 // subscriber of the provider, for the webhook flusher's record of its deliveries every event
-// the provider ever had (TestKeyedStatementsReadTheirKeys). SQLite: a unary +; PostgreSQL: an
-// expression.
-func (d Dialect) scopeCheck(col string) string {
-	if d == SQLite {
-		return "+" + col + " = ?"
-	}
-	return col + " || '' = ?"
-}
+// the provider ever had (TestKeyedStatementsReadTheirKeys).
+func unindexed(col string) string { return col + " || ''" }
 
 // pendingEvents is the events table as the statements on pending events name it. On SQLite
 // it names the events_pending partial index, which holds the pending production events only:

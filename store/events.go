@@ -140,18 +140,15 @@ func (tx *Tx) SequenceEvents(ctx context.Context, providerID string, limit int) 
 	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE provider_id = ?`, providerID).Scan(&top); err != nil {
 		return 0, fmt.Errorf("highest event seq of provider %s: %w", providerID, err)
 	}
-	var cases strings.Builder
 	args := make([]any, 0, 3*len(ids)+1)
 	for i, id := range ids {
-		cases.WriteString(" WHEN ? THEN CAST(? AS BIGINT)")
 		args = append(args, id, top+int64(i)+1)
 	}
 	args = append(args, providerID)
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	res, err := tx.Exec(ctx, `UPDATE events SET seq = CASE id`+cases.String()+` END
-		WHERE provider_id = ? AND seq = 0 AND id IN (`+placeholders(len(ids))+`)`, args...)
+	res, err := tx.Exec(ctx, numberEvents(len(ids)), args...)
 	if err != nil {
 		return 0, fmt.Errorf("sequence events of provider %s: %w", providerID, err)
 	}
@@ -159,6 +156,15 @@ func (tx *Tx) SequenceEvents(ctx context.Context, providerID string, limit int) 
 		return 0, fmt.Errorf("sequence events of provider %s: %d of %d numbered (%v): another flusher without the lease?", providerID, n, len(ids), err)
 	}
 	return len(ids), nil
+}
+
+// numberEvents gives n unnumbered events of one provider, named by id, their seq: through the
+// primary key, not the provider's range of events_provider_seq, which holds every event left
+// at seq 0 for good (no endpoint) as well (unindexed). Arguments: each id with its seq, the
+// provider, then the ids.
+func numberEvents(n int) string {
+	return `UPDATE events SET seq = CASE id` + strings.Repeat(" WHEN ? THEN CAST(? AS BIGINT)", n) + ` END
+		WHERE ` + unindexed("provider_id") + ` = ? AND seq = 0 AND id IN (` + placeholders(n) + `)`
 }
 
 // The statements on a provider's pending production events. None may step over the events
@@ -314,7 +320,7 @@ func (tx *Tx) MarkEventsDelivered(ctx context.Context, providerID string, attemp
 	for _, a := range attempts {
 		args = append(args, a.EventID)
 	}
-	res, err := tx.Exec(ctx, markDelivered(tx.d, len(attempts)), args...)
+	res, err := tx.Exec(ctx, markDelivered(len(attempts)), args...)
 	if err != nil {
 		return fmt.Errorf("mark %d events delivered: %w", len(attempts), err)
 	}
@@ -340,11 +346,11 @@ func (tx *Tx) MarkEventsDelivered(ctx context.Context, providerID string, attemp
 }
 
 // markDelivered marks n events of one provider, named by id, delivered: through the primary
-// key, whatever the provider's history (Dialect.scopeCheck). Arguments: the provider, then the
+// key, whatever the provider's history (unindexed). Arguments: the provider, then the
 // ids.
-func markDelivered(d Dialect, n int) string {
+func markDelivered(n int) string {
 	return `UPDATE events SET delivery_state = 'delivered', attempts = attempts + 1, next_attempt_at = NULL
-		WHERE ` + d.scopeCheck("provider_id") + ` AND id IN (` + placeholders(n) + `)`
+		WHERE ` + unindexed("provider_id") + ` = ? AND id IN (` + placeholders(n) + `)`
 }
 
 // AcquireWebhookLease makes holder the provider's only webhook flusher until `until`, if the

@@ -196,6 +196,15 @@ func TestMarkEventStatesAndProviderScoping(t *testing.T) {
 		if !store.IsNoRows(err) {
 			t.Fatalf("pb files an attempt under pa's event: %v", err)
 		}
+		err = s.InTx(ctx, func(tx *store.Tx) error {
+			return tx.MarkEventsDelivered(ctx, "pb", []*store.WebhookAttempt{{ID: store.NewID(), EventID: ids[0], URL: "u", AttemptedAt: evT0}})
+		})
+		if !store.IsNoRows(err) {
+			t.Fatalf("pb records a delivery of pa's event: %v", err)
+		}
+		if ev, err := s.Event(ctx, "pa", ids[0]); err != nil || ev.DeliveryState != store.EventPending || ev.Attempts != 0 {
+			t.Fatalf("pa's event after pb's attempts: %+v, %v; want pending, no attempt", ev, err)
+		}
 
 		attempts := []*store.WebhookAttempt{
 			{ID: store.NewID(), EventID: ids[0], URL: "https://x", StatusCode: 0, LatencyMS: 10000, Error: "timeout", AttemptedAt: evT0},

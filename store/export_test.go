@@ -11,12 +11,26 @@ func PendingEventStatements(d Dialect) map[string]string {
 	}
 }
 
-// KeyedStatements are the statements that name their rows by id and check the provider
-// besides, as d writes them for n ids, for the plan test in plans_test.go.
-func KeyedStatements(d Dialect, n int) map[string]string {
-	return map[string]string{
-		"mark events delivered": markDelivered(d, n),
-		"search cards":          candidateCards(d, n),
-		"service locations":     serviceLocationsOf(d, n),
+// KeyedStatement is a statement that names its rows by id and checks their provider besides,
+// with its arguments.
+type KeyedStatement struct {
+	Query string
+	Args  []any
+}
+
+// KeyedStatements are those statements for one provider and ids, for the plan test in
+// queryplans_test.go.
+func KeyedStatements(providerID string, ids []string) map[string]KeyedStatement {
+	n, keyed := len(ids), anyArgs(providerID, ids)
+	var number []any
+	for i, id := range ids {
+		number = append(number, id, int64(i+1))
+	}
+	return map[string]KeyedStatement{
+		"mark events delivered":  {markDelivered(n), keyed},
+		"number events":          {numberEvents(n), append(number, keyed...)},
+		"search cards":           {candidateCards(n), keyed},
+		"search cards from rows": {joinedCards(n), keyed},
+		"service locations":      {serviceLocationsOf(n), keyed},
 	}
 }

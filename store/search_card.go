@@ -75,7 +75,7 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.searchR().Query(ctx, candidateCards(s.Dialect, len(ids)), anyArgs(providerID, ids)...)
+	rows, err := s.searchR().Query(ctx, candidateCards(len(ids)), anyArgs(providerID, ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("search candidates: %w", err)
 	}
@@ -118,9 +118,21 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 }
 
 // candidateCards reads the search cards of n of a provider's subscribers, named by id, through
-// the primary key (Dialect.scopeCheck). Arguments: the provider, then the ids.
-func candidateCards(d Dialect, n int) string {
-	return `SELECT id, search_card FROM subscribers WHERE ` + d.scopeCheck("provider_id") + ` AND id IN (` + placeholders(n) + `)`
+// the primary key (unindexed). Arguments: the provider, then the ids.
+func candidateCards(n int) string {
+	return `SELECT id, search_card FROM subscribers WHERE ` + unindexed("provider_id") + ` = ? AND id IN (` + placeholders(n) + `)`
+}
+
+// joinedCards reads what a search card shows of n of a provider's subscribers, named by id,
+// from their rows, through the primary key (unindexed). Arguments: the provider, then the ids.
+func joinedCards(n int) string {
+	return `SELECT b.id, COALESCE(b.customer_number, ''), c.firstname, c.lastname, c.email, c.phonenumber,
+			` + serviceLocationColumns + `
+		FROM subscribers b JOIN contacts c ON c.subscriber_id = b.id AND c.role = 'holder'
+			LEFT JOIN subscriptions s ON s.subscriber_id = b.id AND ` + unindexed("s.provider_id") + ` = b.provider_id
+			LEFT JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
+		WHERE ` + unindexed("b.provider_id") + ` = ? AND b.id IN (` + placeholders(n) + `)
+		ORDER BY s.created_at DESC, s.id`
 }
 
 // joinedCandidates reads the candidates in ids from their rows (subscribers without a search
@@ -129,13 +141,7 @@ func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []s
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := s.searchR().Query(ctx, `SELECT b.id, COALESCE(b.customer_number, ''), c.firstname, c.lastname, c.email, c.phonenumber,
-			`+serviceLocationColumns+`
-		FROM subscribers b JOIN contacts c ON c.subscriber_id = b.id AND c.role = 'holder'
-			LEFT JOIN subscriptions s ON s.subscriber_id = b.id AND s.provider_id = b.provider_id
-			LEFT JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
-		WHERE `+s.Dialect.scopeCheck("b.provider_id")+` AND b.id IN (`+placeholders(len(ids))+`)
-		ORDER BY s.created_at DESC, s.id`, anyArgs(providerID, ids)...)
+	rows, err := s.searchR().Query(ctx, joinedCards(len(ids)), anyArgs(providerID, ids)...)
 	if err != nil {
 		return fmt.Errorf("search candidates: %w", err)
 	}
