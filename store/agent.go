@@ -61,7 +61,7 @@ func anyArgs(first any, ids []string) []any {
 func serviceLocationsOf(n int) string {
 	return `SELECT s.subscriber_id, ` + serviceLocationColumns + `
 		FROM subscriptions s JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
-		WHERE ` + unindexed("s.provider_id") + ` = ? AND s.subscriber_id IN (` + placeholders(n) + `)
+		WHERE ` + providersKeys("s.provider_id", "s.subscriber_id", n) + `
 		ORDER BY s.created_at DESC, s.id`
 }
 

@@ -112,6 +112,12 @@ func (d Dialect) seqAtRecord() string {
 // the provider ever had (TestKeyedStatementsReadTheirKeys).
 func unindexed(col string) string { return col + " || ''" }
 
+// providersKeys is the condition of such a statement: providerCol = ? through unindexed, and
+// keyCol in a list of n. Arguments: the provider, then the keys.
+func providersKeys(providerCol, keyCol string, n int) string {
+	return unindexed(providerCol) + ` = ? AND ` + keyCol + ` IN (` + placeholders(n) + `)`
+}
+
 // pendingEvents is the events table as the statements on pending events name it. On SQLite
 // it names the events_pending partial index, which holds the pending production events only:
 // without statistics (a database never analyzed) SQLite preferred events_provider_seq, whose

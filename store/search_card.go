@@ -120,7 +120,7 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 // candidateCards reads the search cards of n of a provider's subscribers, named by id, through
 // the primary key (unindexed). Arguments: the provider, then the ids.
 func candidateCards(n int) string {
-	return `SELECT id, search_card FROM subscribers WHERE ` + unindexed("provider_id") + ` = ? AND id IN (` + placeholders(n) + `)`
+	return `SELECT id, search_card FROM subscribers WHERE ` + providersKeys("provider_id", "id", n)
 }
 
 // joinedCards reads what a search card shows of n of a provider's subscribers, named by id,
@@ -131,7 +131,7 @@ func joinedCards(n int) string {
 		FROM subscribers b JOIN contacts c ON c.subscriber_id = b.id AND c.role = 'holder'
 			LEFT JOIN subscriptions s ON s.subscriber_id = b.id AND ` + unindexed("s.provider_id") + ` = b.provider_id
 			LEFT JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
-		WHERE ` + unindexed("b.provider_id") + ` = ? AND b.id IN (` + placeholders(n) + `)
+		WHERE ` + providersKeys("b.provider_id", "b.id", n) + `
 		ORDER BY s.created_at DESC, s.id`
 }
 
