@@ -116,8 +116,9 @@ func RetryDelay(n int) time.Duration {
 // Running it twice sends nothing twice that was already marked delivered: only pending
 // events are read, and the lease keeps a concurrent flush of the same provider out. (A crash
 // between a 2xx and its mark, or a failed write of the marks, resends the events delivered and
-// not yet recorded, at most maxUnsettled; X-Webhook-Id lets receivers drop them.) Receiver failures are not job errors:
-// the event carries its own retry schedule, and the sweep wakes a flush when it falls due.
+// not yet recorded, at most maxUnsettled; X-Webhook-Id lets receivers drop them.) Receiver
+// failures are not job errors: the event carries its own retry schedule, and the sweep wakes a
+// flush when it falls due.
 func (d *Deliverer) Flush(ctx context.Context, a jobs.FlushWebhooks) error {
 	if d.disp.Load() != nil {
 		d.Wake(a.ProviderID)

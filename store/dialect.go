@@ -85,7 +85,8 @@ func (d Dialect) nextEventRec() string {
 }
 
 // nextOfProvider is the provider's highest value of an events column + 1, with the provider's
-// id as its one parameter: exact on SQLite, where recording transactions commit one at a time.
+// id as its one parameter. It hands out a number once only where its writers take turns: the
+// recording transactions on SQLite (rec, seq), the lease holder's numbering (SequenceEvents).
 func nextOfProvider(column string) string {
 	return `(SELECT COALESCE(MAX(` + column + `), 0) + 1 FROM events WHERE provider_id = ?)`
 }

@@ -136,13 +136,13 @@ func (tx *Tx) SequenceEvents(ctx context.Context, providerID string, limit int) 
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
-	var top int64
-	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE provider_id = ?`, providerID).Scan(&top); err != nil {
-		return 0, fmt.Errorf("highest event seq of provider %s: %w", providerID, err)
+	var next int64
+	if err := tx.QueryRow(ctx, `SELECT `+nextOfProvider("seq"), providerID).Scan(&next); err != nil {
+		return 0, fmt.Errorf("next event seq of provider %s: %w", providerID, err)
 	}
 	args := make([]any, 0, 3*len(ids)+1)
 	for i, id := range ids {
-		args = append(args, id, top+int64(i)+1)
+		args = append(args, id, next+int64(i))
 	}
 	args = append(args, providerID)
 	for _, id := range ids {

@@ -2,9 +2,6 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -340,79 +337,6 @@ func deliveredHistory(t testing.TB, s *store.Store, providerID string, delivered
 		t.Fatal(err)
 	}
 	return ids[delivered:]
-}
-
-// queryPlan is the plan the engine chooses for q with args, as text.
-func queryPlan(t *testing.T, s *store.Store, q string, args ...any) string {
-	t.Helper()
-	explain := "EXPLAIN QUERY PLAN "
-	if s.Dialect == store.Postgres {
-		explain = "EXPLAIN "
-	}
-	rows, err := s.R().Query(context.Background(), explain+q, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan strings.Builder
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		plan.WriteString(vals[len(vals)-1].String + "\n") // SQLite: the detail column; PostgreSQL: the line
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return plan.String()
-}
-
-// TestPendingEventReadsSkipDeliveredHistory: the statements on a provider's pending events
-// are ranges of the events_pending partial index on both engines, so their cost does not grow
-// with the events the provider had delivered before (through events_provider_seq they stepped
-// over every one of them). It checks the plans with the statistics a new deployment has: none
-// (SQLite then preferred events_provider_seq) and those taken while the table was empty
-// (PostgreSQL then combined events_provider_seq with events_due and read both whole).
-func TestPendingEventReadsSkipDeliveredHistory(t *testing.T) {
-	args := map[string][]any{
-		"events to number":        {"p-hist", 50},
-		"any event to number":     {"p-hist"},
-		"pending events in order": {"p-hist", 0, 50},
-		"hold queued events":      {"p-hist", "p-hist", "p-hist"},
-	}
-	eachStoreWithNewStatistics(t, func(t *testing.T, s *store.Store) {
-		ctx := context.Background()
-		pending := deliveredHistory(t, s, "p-hist", 1497, 3)
-		statements := store.PendingEventStatements(s.Dialect)
-		if len(statements) != len(args) {
-			t.Fatalf("%d statements, arguments for %d", len(statements), len(args))
-		}
-		for name, q := range statements {
-			a, ok := args[name]
-			if !ok {
-				t.Fatalf("no arguments for %q", name)
-			}
-			if plan := queryPlan(t, s, q, a...); !strings.Contains(plan, "events_pending") {
-				t.Errorf("%s: plan does not use events_pending:\n%s", name, plan)
-			}
-		}
-		due, err := s.DueEvents(ctx, "p-hist", evT0, 50)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, want := eventIDs(due), pending; !slices.Equal(got, want) {
-			t.Errorf("due events %v, want the three pending %v", got, want)
-		}
-	})
 }
 
 // TestEventsNumberedWhenRecordedOnSQLiteOnly: on SQLite, whose recording transactions commit

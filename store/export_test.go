@@ -1,32 +1,31 @@
 package store
 
-// PendingEventStatements are the statements on a provider's pending events as d writes them,
-// for the plan test in events_test.go.
-func PendingEventStatements(d Dialect) map[string]string {
-	return map[string]string{
-		"events to number":        eventsToSequence(d),
-		"any event to number":     hasEventsToSequence(d),
-		"pending events in order": pendingInOrder(d),
-		"hold queued events":      holdQueuedEvents(d),
-	}
-}
-
-// KeyedStatement is a statement that names its rows by id and checks their provider besides,
-// with its arguments.
-type KeyedStatement struct {
+// Statement is a statement with its arguments, for the plan tests in queryplans_test.go.
+type Statement struct {
 	Query string
 	Args  []any
 }
 
-// KeyedStatements are those statements for one provider and ids, for the plan test in
-// queryplans_test.go.
-func KeyedStatements(providerID string, ids []string) map[string]KeyedStatement {
+// PendingEventStatements are the statements on a provider's pending events as d writes them,
+// with arguments for providerID.
+func PendingEventStatements(d Dialect, providerID string) map[string]Statement {
+	return map[string]Statement{
+		"events to number":        {eventsToSequence(d), []any{providerID, 50}},
+		"any event to number":     {hasEventsToSequence(d), []any{providerID}},
+		"pending events in order": {pendingInOrder(d), []any{providerID, 0, 50}},
+		"hold queued events":      {holdQueuedEvents(d), []any{providerID, providerID, providerID}},
+	}
+}
+
+// KeyedStatements are the statements that name their rows by id and check their provider
+// besides, with arguments for providerID and ids.
+func KeyedStatements(providerID string, ids []string) map[string]Statement {
 	n, keyed := len(ids), anyArgs(providerID, ids)
 	var number []any
 	for i, id := range ids {
 		number = append(number, id, int64(i+1))
 	}
-	return map[string]KeyedStatement{
+	return map[string]Statement{
 		"mark events delivered":  {markDelivered(n), keyed},
 		"number events":          {numberEvents(n), append(number, keyed...)},
 		"search cards":           {candidateCards(n), keyed},

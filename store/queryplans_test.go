@@ -2,12 +2,39 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
+
+// TestPendingEventReadsSkipDeliveredHistory: the statements on a provider's pending events
+// are ranges of the events_pending partial index on both engines, so their cost does not grow
+// with the events the provider had delivered before (through events_provider_seq they stepped
+// over every one of them). It checks the plans with the statistics a new deployment has: none
+// (SQLite then preferred events_provider_seq) and those taken while the table was empty
+// (PostgreSQL then combined events_provider_seq with events_due and read both whole).
+func TestPendingEventReadsSkipDeliveredHistory(t *testing.T) {
+	eachStoreWithNewStatistics(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		pending := deliveredHistory(t, s, "p-hist", 1497, 3)
+		for name, st := range store.PendingEventStatements(s.Dialect, "p-hist") {
+			if plan := queryPlan(t, s, st.Query, st.Args...); !strings.Contains(plan, "events_pending") {
+				t.Errorf("%s: plan does not use events_pending:\n%s", name, plan)
+			}
+		}
+		due, err := s.DueEvents(ctx, "p-hist", evT0, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := eventIDs(due), pending; !slices.Equal(got, want) {
+			t.Errorf("due events %v, want the three pending %v", got, want)
+		}
+	})
+}
 
 // TestKeyedStatementsReadTheirKeys: a statement that names its rows by id and checks their
 // provider besides reads through the ids' index on both engines, never a range of an index led
@@ -76,4 +103,38 @@ func eachStoreWithNewStatistics(t *testing.T, fn func(t *testing.T, s *store.Sto
 			})
 		})
 	}
+}
+
+// queryPlan is the plan the engine chooses for q with args, as text.
+func queryPlan(t *testing.T, s *store.Store, q string, args ...any) string {
+	t.Helper()
+	explain := "EXPLAIN QUERY PLAN "
+	if s.Dialect == store.Postgres {
+		explain = "EXPLAIN "
+	}
+	rows, err := s.R().Query(context.Background(), explain+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan strings.Builder
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(vals[len(vals)-1].String + "\n") // SQLite: the detail column; PostgreSQL: the line
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan.String()
 }
