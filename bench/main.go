@@ -31,6 +31,7 @@ import (
 
 	"github.com/subprov/subprov/gen"
 	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/store"
 )
 
 type options struct {
@@ -208,7 +209,7 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 		if o.reuse && exists(marker) {
 			return dbURL, generatedIn(marker), migrate(ctx, bin, engine, dbURL)
 		}
-		admin, err := sql.Open("pgx", o.pgURL)
+		admin, err := openPostgres(o.pgURL)
 		if err != nil {
 			return "", 0, err
 		}
@@ -251,6 +252,20 @@ func subprovCmd(ctx context.Context, bin, dbURL string, args ...string) *exec.Cm
 	return cmd
 }
 
+// openPostgres opens a database/sql handle on a PostgreSQL URL, which may carry pool_max_conns
+// for serve (store.DriverURL takes it out for the driver).
+func openPostgres(rawURL string) (*sql.DB, error) {
+	u, err := store.DriverURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("pgx", u)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	return db, nil
+}
+
 // scratchCopy copies the generated database (SQLite: its files; PostgreSQL: CREATE DATABASE
 // … TEMPLATE) to <name>_scratch and returns the copy's URL.
 func scratchCopy(ctx context.Context, o options, engine, dbURL string) (string, error) {
@@ -275,7 +290,7 @@ func scratchCopy(ctx context.Context, o options, engine, dbURL string) (string, 
 		return "", err
 	}
 	name := strings.TrimPrefix(u.Path, "/")
-	admin, err := sql.Open("pgx", o.pgURL)
+	admin, err := openPostgres(o.pgURL)
 	if err != nil {
 		return "", err
 	}

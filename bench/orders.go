@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,6 +38,7 @@ type orderPhase struct {
 	toEvent result      // order sent → provisioning.completed received; elapsed runs to the last event
 	ids     []string    // the subscriptions the phase's orders created
 	stages  orderStages // where their time to the webhook went (timeStages), once read
+	cpu     *cpuUse     // where the machine's CPU went from the first order to the last webhook; nil: not known
 }
 
 // orderHook receives the provisioning.completed webhooks and times each against its order.
@@ -149,6 +151,13 @@ func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (pha
 		return nil, err
 	}
 	defer stop()
+	meter := cpuMeter{servePID: srv.cmd.Process.Pid}
+	if strings.HasPrefix(dbURL, "postgres") {
+		if meter.db, err = openPostgres(dbURL); err != nil {
+			return nil, fmt.Errorf("the CPU meter's connection: %w", err)
+		}
+		defer meter.db.Close()
+	}
 	half := len(ports) / 2
 	order := func(ports []string) func(c *http.Client, i int64, sent time.Time) error {
 		return func(c *http.Client, i int64, sent time.Time) error {
@@ -160,14 +169,20 @@ func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (pha
 		}
 	}
 	// phase runs one phase from a fresh count of the webhooks: measure places its orders, and
-	// the phase ends once their webhooks arrived (or after 30 s).
+	// the phase ends once their webhooks arrived (or after 30 s, which the CPU figures then
+	// include).
 	phase := func(name, event string, measure func() result) orderPhase {
 		hook.phase()
+		before, known := meter.take(ctx)
 		intake := measure()
 		intake.name = name
 		h, last, ids := hook.wait(intake.requests-intake.errors, 30*time.Second)
 		ph := orderPhase{intake: intake, toEvent: result{name: event, requests: h.n, p50: h.quantile(0.5), p99: h.quantile(0.99),
 			elapsed: intake.elapsed}, ids: ids}
+		if after, ok := meter.take(ctx); ok && known {
+			use := after.since(before)
+			ph.cpu = &use
+		}
 		if !last.IsZero() {
 			ph.toEvent.elapsed = last.Sub(intake.started)
 		}

@@ -77,6 +77,7 @@ func (r *report) write(path string) error {
 		b.WriteString("\n")
 		if len(e.orders) > 0 {
 			writeStages(&b, e.orders)
+			writeCPU(&b, e.orders)
 		}
 		for _, s := range e.scenarios {
 			if strings.HasPrefix(s.name, "GET /partner/subscriber/me") && e.ceiling.rps() > 0 {
@@ -135,5 +136,31 @@ func writeStages(b *strings.Builder, phases []orderPhase) {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString("\n")
+}
+
+// writeCPU is the table of where each orders phase's CPU went (cpu.go), per order placed.
+func writeCPU(b *strings.Builder, phases []orderPhase) {
+	var rows strings.Builder
+	for _, ph := range phases {
+		orders := ph.intake.requests - ph.intake.errors
+		if ph.cpu == nil || orders == 0 {
+			continue
+		}
+		u := ph.cpu
+		per := func(d time.Duration) string { return ms(d / time.Duration(orders)) }
+		backends := "—"
+		if u.backendsKnown {
+			backends = per(u.backends)
+		}
+		fmt.Fprintf(&rows, "| %s | %.0f%% | %s | %s | %s | %s |\n", ph.intake.name, 100*u.busy, per(u.serve), backends, per(u.harness), per(u.other))
+	}
+	if rows.Len() == 0 {
+		return
+	}
+	b.WriteString("Where the CPU went, from the first order of a phase to its last webhook (cpu.go; /proc): how busy the machine's CPUs were, and CPU time per order placed. " +
+		"PostgreSQL backends are the sessions on the run's database, when the server runs on this machine:\n\n")
+	b.WriteString("| phase | machine CPU busy | `serve` | PostgreSQL backends | harness | rest of the machine |\n|---|---|---|---|---|---|\n")
+	b.WriteString(rows.String())
 	b.WriteString("\n")
 }

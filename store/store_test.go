@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -150,4 +151,40 @@ func TestSettingOrInitKeepsTheFirstValue(t *testing.T) {
 			t.Fatalf("got %q then %q", a, b)
 		}
 	})
+}
+
+// TestPostgresPoolSize: a PostgreSQL store's main pool has PostgresConns sessions, or as many
+// as DATABASE_URL's pool_max_conns says, and the parameter never reaches the server, which
+// would refuse it as unknown (the store would not open).
+func TestPostgresPoolSize(t *testing.T) {
+	if os.Getenv(testdb.PostgresEnv) == "" {
+		t.Skip(testdb.PostgresEnv + " is not set")
+	}
+	ctx := context.Background()
+	u := testdb.URL(t, "postgres")
+	testdb.Open(t, u) // migrated, so the lines below read a table of the schema
+	tests := []struct {
+		name  string
+		param string
+		want  int
+	}{
+		{"default", "", store.PostgresConns},
+		{"set", "&pool_max_conns=3", 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := store.Open(ctx, u+tc.param)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if got := s.DB.Stats().MaxOpenConnections; got != tc.want {
+				t.Errorf("main pool of %d sessions, want %d", got, tc.want)
+			}
+			var n int
+			if err := s.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM providers`).Scan(&n); err != nil {
+				t.Errorf("query through the pool: %v", err)
+			}
+		})
+	}
 }
