@@ -26,7 +26,7 @@ type Store struct {
 	DB      *sql.DB
 	RDB     *sql.DB
 	Dialect Dialect
-	URL     string // the database's URL as its driver takes it (PostgreSQL: without pool_max_conns)
+	URL     string // DATABASE_URL as opened (PostgreSQL: without pool_max_conns, which sized the pool)
 
 	// counters hands out per-provider counter values from blocks reserved in their own
 	// transactions (PostgreSQL; see NextCustomerNumber). Its one-connection pool never waits
