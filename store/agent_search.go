@@ -209,58 +209,60 @@ func withoutPrefixes(sorted []string) []string {
 }
 
 // searchSource reads every searchable value of a subscriber, and the terms and card its row
-// holds (subscribers.search_terms, search_card).
+// holds (subscribers.search_terms, search_card), in one round trip: each row of the query is
+// the subscriber itself (part 0), one of its contacts (1) or one of its lines with the line's
+// building and suite (2, newest first). The lines' part is written first so that PostgreSQL
+// types the last column, their creation instant, from it rather than from a NULL.
 func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID, listed, card string, src SearchSource, err error) {
-	var num, legacy *string
-	err = tx.QueryRow(ctx, `SELECT provider_id, customer_number, legacy_customer_number, COALESCE(search_terms, ''), COALESCE(search_card, '')
-		FROM subscribers WHERE id = ?`, subscriberID).
-		Scan(&providerID, &num, &legacy, &listed, &card)
+	rows, err := tx.Query(ctx, `
+		SELECT 2, s.id, b.id, b.street, b.city, b.postal_code, b.province, b.country,
+			COALESCE(u.unit_number, ''), COALESCE(u.postal_unit, ''), s.created_at
+		FROM subscriptions s JOIN subscribers r ON r.id = s.subscriber_id AND r.provider_id = s.provider_id
+			JOIN buildings b ON b.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
+		WHERE s.subscriber_id = ?
+		UNION ALL
+		SELECT 0, provider_id, customer_number, legacy_customer_number, COALESCE(search_terms, ''), COALESCE(search_card, ''),
+			NULL, NULL, NULL, NULL, NULL
+		FROM subscribers WHERE id = ?
+		UNION ALL
+		SELECT 1, role, firstname, lastname, email, phonenumber, company, street, city, postal_code, NULL
+		FROM contacts WHERE subscriber_id = ?
+		ORDER BY 1, 11 DESC, 2`, subscriberID, subscriberID, subscriberID)
 	if err != nil {
 		return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, err)
 	}
-	if num != nil {
-		src.CustomerNumber = *num
-	}
-	for _, p := range []*string{num, legacy} {
-		if p != nil {
-			src.CustomerNumbers = append(src.CustomerNumbers, *p)
+	defer rows.Close()
+	found := false
+	for rows.Next() {
+		var part int
+		var v [9]sql.NullString
+		var created any // the lines' order only
+		if err := rows.Scan(&part, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &created); err != nil {
+			return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, err)
 		}
-	}
-	collect := func(what, q string, args []any, scan func(rows *sql.Rows) error) error {
-		rows, err := tx.Query(ctx, q, args...)
-		if err != nil {
-			return fmt.Errorf("search values (%s): %w", what, err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				return fmt.Errorf("search values (%s): %w", what, err)
+		switch part {
+		case 0:
+			found = true
+			providerID, listed, card = v[0].String, v[3].String, v[4].String
+			src.CustomerNumber = v[1].String
+			for _, n := range v[1:3] {
+				if n.Valid {
+					src.CustomerNumbers = append(src.CustomerNumbers, n.String)
+				}
 			}
+		case 1:
+			src.Contacts = append(src.Contacts, SearchContact{Role: v[0].String, FirstName: v[1].String, LastName: v[2].String,
+				Email: v[3].String, Phone: v[4].String, Company: v[5].String, Street: v[6].String, City: v[7].String, PostalCode: v[8].String})
+		case 2:
+			src.Locations = append(src.Locations, SearchLocation{SubscriptionID: v[0].String, BuildingID: v[1].String, Street: v[2].String,
+				City: v[3].String, PostalCode: v[4].String, Province: v[5].String, Country: v[6].String, Unit: v[7].String, PostalUnit: v[8].String})
 		}
-		return rows.Err()
 	}
-	err = collect("contacts", `SELECT role, firstname, lastname, email, phonenumber, company, street, city, postal_code
-		FROM contacts WHERE subscriber_id = ?`, []any{subscriberID}, func(rows *sql.Rows) error {
-		var c SearchContact
-		err := rows.Scan(&c.Role, &c.FirstName, &c.LastName, &c.Email, &c.Phone, &c.Company, &c.Street, &c.City, &c.PostalCode)
-		src.Contacts = append(src.Contacts, c)
-		return err
-	})
-	if err != nil {
-		return "", "", "", src, err
+	if err := rows.Err(); err != nil {
+		return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, err)
 	}
-	err = collect("locations", `SELECT s.id, b.id, b.street, b.city, b.postal_code, b.province, b.country,
-			COALESCE(u.unit_number, ''), COALESCE(u.postal_unit, '')
-		FROM subscriptions s JOIN buildings b ON b.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
-		WHERE s.subscriber_id = ? AND s.provider_id = ?
-		ORDER BY s.created_at DESC, s.id`, []any{subscriberID, providerID}, func(rows *sql.Rows) error {
-		var l SearchLocation
-		err := rows.Scan(&l.SubscriptionID, &l.BuildingID, &l.Street, &l.City, &l.PostalCode, &l.Province, &l.Country, &l.Unit, &l.PostalUnit)
-		src.Locations = append(src.Locations, l)
-		return err
-	})
-	if err != nil {
-		return "", "", "", src, err
+	if !found {
+		return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, sql.ErrNoRows)
 	}
 	return providerID, listed, card, src, nil
 }

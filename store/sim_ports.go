@@ -40,14 +40,51 @@ func simPort(ctx context.Context, q Querier, switchName, portName string) (*SimP
 
 // PutSimPort stores a simulated port's whole state, replacing what was there.
 func (tx *Tx) PutSimPort(ctx context.Context, p SimPortState, now time.Time) error {
-	_, err := tx.Exec(ctx, `INSERT INTO sim_ports (switch_name, port_name, state, vlan, download_mbps, upload_mbps, mac_address, updated_at)
+	_, err := putSimPort(ctx, tx, p, "", now)
+	return err
+}
+
+// PutSimPortUnlessBound stores a simulated port's whole state in one statement, unless the
+// port is in state bound with a device's MAC and p would put it in that state with another
+// (or no) MAC: then nothing changes, written is false, and mac is the MAC the port was bound
+// to when read just after. Check and write are one statement, so two activations racing on a
+// port cannot both bind their device.
+func (s *Store) PutSimPortUnlessBound(ctx context.Context, p SimPortState, bound string, now time.Time) (written bool, mac string, err error) {
+	err = s.writeOne(ctx, func(q execer) (err error) {
+		written, err = putSimPort(ctx, q, p, bound, now)
+		return err
+	})
+	if err != nil || written {
+		return written, "", err
+	}
+	cur, err := s.SimPort(ctx, p.Switch, p.Port)
+	if err != nil {
+		return false, "", err
+	}
+	return false, cur.MAC, nil
+}
+
+// putSimPort upserts the port; with a bound state it leaves a port bound to another device
+// as it is and reports written false.
+func putSimPort(ctx context.Context, q execer, p SimPortState, bound string, now time.Time) (bool, error) {
+	guard := ""
+	args := []any{p.Switch, p.Port, p.State, p.VLAN, p.DownloadMbps, p.UploadMbps, p.MAC, now.UTC()}
+	if bound != "" {
+		guard = `
+		WHERE NOT (sim_ports.state = ? AND sim_ports.mac_address <> '' AND excluded.state = ? AND excluded.mac_address <> sim_ports.mac_address)`
+		args = append(args, bound, bound)
+	}
+	res, err := q.Exec(ctx, `INSERT INTO sim_ports (switch_name, port_name, state, vlan, download_mbps, upload_mbps, mac_address, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (switch_name, port_name) DO UPDATE SET state = excluded.state, vlan = excluded.vlan,
 			download_mbps = excluded.download_mbps, upload_mbps = excluded.upload_mbps,
-			mac_address = excluded.mac_address, updated_at = excluded.updated_at`,
-		p.Switch, p.Port, p.State, p.VLAN, p.DownloadMbps, p.UploadMbps, p.MAC, now.UTC())
+			mac_address = excluded.mac_address, updated_at = excluded.updated_at`+guard, args...)
 	if err != nil {
-		return fmt.Errorf("write sim port %s/%s: %w", p.Switch, p.Port, err)
+		return false, fmt.Errorf("write sim port %s/%s: %w", p.Switch, p.Port, err)
 	}
-	return nil
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("write sim port %s/%s: %w", p.Switch, p.Port, err)
+	}
+	return n > 0, nil
 }

@@ -2,6 +2,9 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,3 +97,82 @@ func TestPutSimPortStampsUpdatedAt(t *testing.T) {
 		}
 	})
 }
+
+// TestPutSimPortUnlessBound: the sim's write refuses, in its own statement, to put a port
+// serving one device in service for another (or for none), and changes nothing then; every
+// other write replaces the port's state.
+func TestPutSimPortUnlessBound(t *testing.T) {
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	port := func(state, mac string) store.SimPortState {
+		return store.SimPortState{Switch: "sw-a", Port: "ge-0/0/7", State: state, VLAN: 2417, DownloadMbps: 500, UploadMbps: 100, MAC: mac}
+	}
+	const a, b = "aa:aa:aa:aa:aa:aa", "bb:bb:bb:bb:bb:bb"
+	tests := []struct {
+		name       string
+		before     *store.SimPortState // nil: never written
+		write      store.SimPortState
+		written    bool
+		boundTo    string
+		wantOnPort store.SimPortState
+	}{
+		{"a port never written takes the write", nil, port("service", a), true, "", port("service", a)},
+		{"the same device again is written", ptr(port("service", a)), port("service", a), true, "", port("service", a)},
+		{"another device on a bound port is refused", ptr(port("service", a)), port("service", b), false, a, port("service", a)},
+		{"no binding over a bound port is refused", ptr(port("service", a)), port("service", ""), false, a, port("service", a)},
+		{"a port in service without binding takes a device", ptr(port("service", "")), port("service", b), true, "", port("service", b)},
+		{"a suspended port takes another device", ptr(port("suspended", a)), port("service", b), true, "", port("service", b)},
+		{"a bound port can be reset", ptr(port("service", a)), port("captive", ""), true, "", port("captive", "")},
+	}
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		for i, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				sw := string(rune('a'+i)) + "-sw" // each case its own switch
+				if tt.before != nil {
+					before := *tt.before
+					before.Switch = sw
+					if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.PutSimPort(ctx, before, at) }); err != nil {
+						t.Fatal(err)
+					}
+				}
+				w := tt.write
+				w.Switch = sw
+				written, boundTo, err := s.PutSimPortUnlessBound(ctx, w, "service", at.Add(time.Minute))
+				if err != nil || written != tt.written || boundTo != tt.boundTo {
+					t.Fatalf("PutSimPortUnlessBound = %v, %q, %v; want %v, %q", written, boundTo, err, tt.written, tt.boundTo)
+				}
+				got, err := s.SimPort(ctx, sw, w.Port)
+				want := tt.wantOnPort
+				want.Switch = sw
+				if err != nil || *got != want {
+					t.Fatalf("port after = %+v, %v; want %+v", got, err, want)
+				}
+			})
+		}
+		t.Run("of devices racing for a port one binds", func(t *testing.T) {
+			var wins atomic.Int32
+			var wg sync.WaitGroup
+			for i := 0; i < 8; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					p := port("service", fmt.Sprintf("cc:cc:cc:cc:cc:%02x", i))
+					p.Switch = "race"
+					written, _, err := s.PutSimPortUnlessBound(ctx, p, "service", at)
+					if err != nil {
+						t.Error(err)
+					}
+					if written {
+						wins.Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			if n := wins.Load(); n != 1 {
+				t.Fatalf("%d devices bound the port, want 1", n)
+			}
+		})
+	})
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -356,6 +356,33 @@ func (s *Store) commitTx(beginCtx context.Context, body func(tx *Tx) error) (*Tx
 	return tx, nil
 }
 
+// execer runs a write: a transaction, or the write pool in autocommit (writeOne).
+type execer interface {
+	Exec(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// autocommit adapts the write pool to execer with the dialect's placeholders.
+type autocommit struct {
+	db *sql.DB
+	d  Dialect
+}
+
+func (a autocommit) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return a.db.ExecContext(ctx, a.d.Rebind(q), args...)
+}
+
+// writeOne runs a write that is a single statement. PostgreSQL runs it in autocommit, one
+// round trip instead of three (begin, the statement, commit); SQLite runs it as a transaction
+// of InTx, so it takes its turn with the other writes of the one writer (group.go).
+func (s *Store) writeOne(ctx context.Context, write func(q execer) error) error {
+	if s.Dialect == SQLite {
+		return s.InTx(ctx, func(tx *Tx) error { return write(tx) })
+	}
+	err := write(autocommit{s.DB, s.Dialect})
+	s.changes.committed()
+	return err
+}
+
 // Querier is what read helpers need: a transaction or a read pool.
 type Querier interface {
 	Query(ctx context.Context, query string, args ...any) (*sql.Rows, error)

@@ -93,6 +93,55 @@ func TestCustomerNumbersAreSequentialPerProviderAndSkipTakenOnes(t *testing.T) {
 	})
 }
 
+func TestEnsureSubscriberSkipsNumbersTakenAndReusesTheEmail(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		seedProvider(t, s, "p1")
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			// 0000-002 is taken by hand (a fixture): the insert that meets it tries the next.
+			return tx.UpsertSubscriber(ctx, &subprov.Subscriber{ID: "s-taken", ProviderID: "p1", CustomerNumber: "0000-002",
+				Holder: subprov.Contact{FirstName: "A", LastName: "B", Email: "a@b.ca"}}, now)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps := []struct {
+			email   string
+			created bool
+			number  string
+		}{
+			{"one@example.ca", true, "0000-001"},
+			{"two@example.ca", true, "0000-003"},
+			{" One@Example.ca ", false, "0000-001"}, // the same person, however the e-mail is typed
+			{"a@b.ca", false, "0000-002"},
+			{"three@example.ca", true, "0000-004"},
+		}
+		ids := map[string]string{}
+		for _, st := range steps {
+			var sub *subprov.Subscriber
+			var created bool
+			if err := s.InTx(ctx, func(tx *store.Tx) error {
+				var err error
+				sub, created, err = tx.EnsureSubscriber(ctx, "p1", subprov.Contact{FirstName: "F", LastName: "L", Email: st.email}, now)
+				return err
+			}); err != nil {
+				t.Fatalf("EnsureSubscriber(%q): %v", st.email, err)
+			}
+			if created != st.created || sub.CustomerNumber != st.number {
+				t.Fatalf("EnsureSubscriber(%q) = number %q, created %v; want %q, %v", st.email, sub.CustomerNumber, created, st.number, st.created)
+			}
+			if id, seen := ids[sub.CustomerNumber]; seen && id != sub.ID {
+				t.Fatalf("number %s names two subscribers: %s and %s", sub.CustomerNumber, id, sub.ID)
+			}
+			ids[sub.CustomerNumber] = sub.ID
+		}
+		var n int
+		if err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM subscribers WHERE provider_id = 'p1'`).Scan(&n); err != nil || n != 4 {
+			t.Fatalf("subscribers of p1 = %d (%v), want 4", n, err)
+		}
+	})
+}
+
 func TestTokensAreSingleUseUnderConcurrency(t *testing.T) {
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()

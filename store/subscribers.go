@@ -19,21 +19,31 @@ import (
 // short transactions of their own and hands them out in order. A number whose transaction
 // rolls back is not handed out again (a gap, as a database sequence leaves).
 func (tx *Tx) NextCustomerNumber(ctx context.Context, providerID string) (string, error) {
+	var free string
+	err := tx.takeCustomerNumber(ctx, providerID, func(num string) (bool, error) {
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM subscribers WHERE provider_id = ? AND customer_number = ?`, providerID, num).Scan(&n); err != nil {
+			return false, fmt.Errorf("check customer number: %w", err)
+		}
+		free = num
+		return n == 0, nil
+	})
+	return free, err
+}
+
+// takeCustomerNumber offers the provider's next numbers to take, in order, until take
+// accepts one (a number set by hand is taken already) or fails.
+func (tx *Tx) takeCustomerNumber(ctx context.Context, providerID string, take func(num string) (bool, error)) error {
 	for i := 0; i < 1000; i++ {
 		seq, err := tx.nextCustomerSeq(ctx, providerID)
 		if err != nil {
-			return "", fmt.Errorf("allocate customer number: %w", err)
+			return fmt.Errorf("allocate customer number: %w", err)
 		}
-		num := subprov.FormatCustomerNumber(seq)
-		var n int
-		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM subscribers WHERE provider_id = ? AND customer_number = ?`, providerID, num).Scan(&n); err != nil {
-			return "", fmt.Errorf("check customer number: %w", err)
-		}
-		if n == 0 {
-			return num, nil
+		if ok, err := take(subprov.FormatCustomerNumber(seq)); ok || err != nil {
+			return err
 		}
 	}
-	return "", fmt.Errorf("allocate customer number: no free number after 1000 tries")
+	return fmt.Errorf("allocate customer number: no free number after 1000 tries")
 }
 
 func (tx *Tx) nextCustomerSeq(ctx context.Context, providerID string) (int64, error) {

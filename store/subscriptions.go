@@ -195,7 +195,9 @@ func (tx *Tx) UpdateSubscription(ctx context.Context, id string, c SubscriptionC
 
 // EnsureSubscriber returns the provider's subscriber with this holder e-mail, creating it
 // (with a new customer number) when there is none. Concurrent calls for one e-mail agree on
-// one subscriber: the insert does nothing on conflict and the winner is read back.
+// one subscriber: the insert does nothing on conflict and the winner is read back. The insert
+// is also what tells a number set by hand: when it does nothing and no subscriber has the
+// e-mail, the number was taken and the next is tried.
 func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder subprov.Contact, now time.Time) (*subprov.Subscriber, bool, error) {
 	email := strings.ToLower(strings.TrimSpace(holder.Email))
 	if sub, err := tx.subscriberByEmail(ctx, providerID, email); err == nil {
@@ -203,22 +205,29 @@ func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder su
 	} else if !IsNoRows(err) {
 		return nil, false, err
 	}
-	num, err := tx.NextCustomerNumber(ctx, providerID)
-	if err != nil {
-		return nil, false, err
-	}
-	sub := &subprov.Subscriber{ID: NewID(), ProviderID: providerID, CustomerNumber: num, Holder: holder}
+	sub := &subprov.Subscriber{ID: NewID(), ProviderID: providerID, Holder: holder}
 	sub.Holder.Email = email
-	var id string
-	err = tx.QueryRow(ctx, `INSERT INTO subscribers (id, provider_id, email, customer_number, search_text, phone_digits, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-		sub.ID, providerID, email, num, subscriberSearchText(sub), digitsOnly(holder.PhoneNumber), now.UTC(), now.UTC()).Scan(&id)
-	if IsNoRows(err) {
-		got, err := tx.subscriberByEmail(ctx, providerID, email)
-		return got, false, err
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("insert subscriber: %w", err)
+	var existing *subprov.Subscriber
+	err := tx.takeCustomerNumber(ctx, providerID, func(num string) (bool, error) {
+		sub.CustomerNumber = num
+		var id string
+		err := tx.QueryRow(ctx, `INSERT INTO subscribers (id, provider_id, email, customer_number, search_text, phone_digits, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+			sub.ID, providerID, email, num, subscriberSearchText(sub), digitsOnly(holder.PhoneNumber), now.UTC(), now.UTC()).Scan(&id)
+		if err == nil {
+			return true, nil
+		}
+		if !IsNoRows(err) {
+			return false, fmt.Errorf("insert subscriber: %w", err)
+		}
+		existing, err = tx.subscriberByEmail(ctx, providerID, email)
+		if IsNoRows(err) {
+			return false, nil // the number is taken
+		}
+		return err == nil, err
+	})
+	if err != nil || existing != nil {
+		return existing, false, err
 	}
 	if err := tx.upsertContact(ctx, sub.ID, "holder", sub.Holder, now); err != nil {
 		return nil, false, err

@@ -159,24 +159,19 @@ func (h simHardware) Write(ctx context.Context, p Port, want State) error {
 		// The switch acknowledges and does nothing, the failure Confirmed exists to catch.
 		return nil
 	}
-	return h.st.InTx(ctx, func(tx *store.Tx) error {
-		// Checked in the same transaction as the write, so two activations racing on one port
-		// cannot both bind their device.
-		row, err := tx.SimPort(ctx, p.Switch, p.Name)
-		if err != nil && !store.IsNoRows(err) {
-			return err
-		}
-		if err == nil {
-			cur := stateOf(row)
-			if cur.Mode == ModeService && cur.MAC != "" && want.Mode == ModeService && want.MAC != cur.MAC {
-				return fmt.Errorf("%w: %s is bound", ErrPortInUse, cur.MAC)
-			}
-		}
-		return tx.PutSimPort(ctx, store.SimPortState{
-			Switch: p.Switch, Port: p.Name, State: string(want.Mode),
-			VLAN: want.VLAN, DownloadMbps: want.DownloadMbps, UploadMbps: want.UploadMbps, MAC: want.MAC,
-		}, h.clk.Now())
-	})
+	// Only another device's binding refuses a write that puts the port in service: checked in
+	// the write's own statement, so two activations racing on one port cannot both bind.
+	written, bound, err := h.st.PutSimPortUnlessBound(ctx, store.SimPortState{
+		Switch: p.Switch, Port: p.Name, State: string(want.Mode),
+		VLAN: want.VLAN, DownloadMbps: want.DownloadMbps, UploadMbps: want.UploadMbps, MAC: want.MAC,
+	}, string(ModeService), h.clk.Now())
+	if err != nil {
+		return err
+	}
+	if !written {
+		return fmt.Errorf("%w: %s is bound", ErrPortInUse, bound)
+	}
+	return nil
 }
 
 func stateOf(row *store.SimPortState) State {
