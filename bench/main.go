@@ -75,7 +75,7 @@ func main() {
 	flag.StringVar(&o.pgDB, "pg-db", "", "PostgreSQL database the harness generates into and measures (default subprov_bench_<subscribers>); "+
 		"give your own name when others share the server")
 	flag.BoolVar(&o.scratch, "scratch", false, "measure on a throw-away copy of the generated database, so every run's orders find the same "+
-		"free ports and no earlier run's webhook backlog (repeatable runs; costs one copy of the database per engine)")
+		"free ports and no earlier run's webhook backlog (repeatable runs; costs one copy of the database per engine; SQLite's is removed once measured)")
 	flag.Parse()
 	o.engines = strings.Split(engines, ",")
 	if o.warmup < 0 || o.orders < 0 {
@@ -154,6 +154,12 @@ func run(ctx context.Context, o options) error {
 			logf("%s: bill run: %d lines in %s", engine, res.bill.lines, res.bill.elapsed)
 		}
 		rep.engines = append(rep.engines, res)
+		if o.scratch && engine == "sqlite" {
+			// The copy is spent. Its pages would otherwise stay in the page cache, and on a
+			// machine without room for both engines' databases and their copies they crowd
+			// out PostgreSQL's, whose measured run then reads from the disk.
+			removeSQLite(strings.TrimPrefix(dbURL, "sqlite://"))
+		}
 	}
 	if err := rep.write(o.out); err != nil {
 		return err
@@ -189,9 +195,7 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 		if o.reuse && exists(marker) {
 			return dbURL, generatedIn(marker), migrate(ctx, bin, engine, dbURL)
 		}
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			os.Remove(path + suffix)
-		}
+		removeSQLite(path)
 	case "postgres":
 		name := fmt.Sprintf("subprov_bench_%d", o.subscribers)
 		if o.pgDB != "" {
@@ -273,8 +277,8 @@ func scratchCopy(ctx context.Context, o options, engine, dbURL string) (string, 
 	if engine == "sqlite" {
 		src := strings.TrimPrefix(dbURL, "sqlite://")
 		dst := strings.TrimSuffix(src, ".db") + "-scratch.db"
+		removeSQLite(dst)
 		for _, suffix := range []string{"", "-wal", "-shm"} {
-			os.Remove(dst + suffix)
 			if !exists(src + suffix) {
 				continue
 			}
@@ -311,6 +315,13 @@ func scratchCopy(ctx context.Context, o options, engine, dbURL string) (string, 
 	flushDisk()
 	u.Path = "/" + name + "_scratch"
 	return u.String(), nil
+}
+
+// removeSQLite removes a SQLite database's files.
+func removeSQLite(path string) {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(path + suffix)
+	}
 }
 
 // flushDisk writes the copy's dirty pages out before measuring: left to the kernel, gigabytes
