@@ -20,8 +20,7 @@ func (s *Store) SimPort(ctx context.Context, switchName, portName string) (*SimP
 	return simPort(ctx, s.R(), switchName, portName)
 }
 
-// SimPort returns a simulated port's state inside the transaction, so the sim can check and
-// write a port atomically (the different-device check must see what it overwrites).
+// SimPort returns a simulated port's state as the transaction sees it.
 func (tx *Tx) SimPort(ctx context.Context, switchName, portName string) (*SimPortState, error) {
 	return simPort(ctx, tx, switchName, portName)
 }
@@ -46,9 +45,10 @@ func (tx *Tx) PutSimPort(ctx context.Context, p SimPortState, now time.Time) err
 
 // PutSimPortUnlessBound stores a simulated port's whole state in one statement, unless the
 // port is in state bound with a device's MAC and p would put it in that state with another
-// (or no) MAC: then nothing changes, written is false, and mac is the MAC the port was bound
-// to when read just after. Check and write are one statement, so two activations racing on a
-// port cannot both bind their device.
+// (or no) MAC: then nothing changes, written is false, and mac is the MAC the port is bound
+// to, read just after ("" when that read fails or the port changed meanwhile: the refusal
+// stands either way). Check and write are one statement, so two activations racing on a port
+// cannot both bind their device.
 func (s *Store) PutSimPortUnlessBound(ctx context.Context, p SimPortState, bound string, now time.Time) (written bool, mac string, err error) {
 	err = s.writeOne(ctx, func(q execer) (err error) {
 		written, err = putSimPort(ctx, q, p, bound, now)
@@ -57,11 +57,10 @@ func (s *Store) PutSimPortUnlessBound(ctx context.Context, p SimPortState, bound
 	if err != nil || written {
 		return written, "", err
 	}
-	cur, err := s.SimPort(ctx, p.Switch, p.Port)
-	if err != nil {
-		return false, "", err
+	if cur, err := s.SimPort(ctx, p.Switch, p.Port); err == nil {
+		mac = cur.MAC
 	}
-	return false, cur.MAC, nil
+	return false, mac, nil
 }
 
 // putSimPort upserts the port; with a bound state it leaves a port bound to another device

@@ -151,6 +151,7 @@ func TestPutSimPortUnlessBound(t *testing.T) {
 		}
 		t.Run("of devices racing for a port one binds", func(t *testing.T) {
 			var wins atomic.Int32
+			var winner atomic.Value
 			var wg sync.WaitGroup
 			for i := 0; i < 8; i++ {
 				wg.Add(1)
@@ -164,12 +165,16 @@ func TestPutSimPortUnlessBound(t *testing.T) {
 					}
 					if written {
 						wins.Add(1)
+						winner.Store(p.MAC)
 					}
 				}()
 			}
 			wg.Wait()
 			if n := wins.Load(); n != 1 {
 				t.Fatalf("%d devices bound the port, want 1", n)
+			}
+			if got, err := s.SimPort(ctx, "race", "ge-0/0/7"); err != nil || got.MAC != winner.Load() {
+				t.Fatalf("port after the race = %+v, %v; want the winner's MAC %v", got, err, winner.Load())
 			}
 		})
 	})

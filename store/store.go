@@ -373,7 +373,9 @@ func (a autocommit) Exec(ctx context.Context, q string, args ...any) (sql.Result
 
 // writeOne runs a write that is a single statement. PostgreSQL runs it in autocommit, one
 // round trip instead of three (begin, the statement, commit); SQLite runs it as a transaction
-// of InTx, so it takes its turn with the other writes of the one writer (group.go).
+// of InTx, so it takes its turn with the other writes of the one writer (group.go). The write
+// must need nothing of a Tx's own: on PostgreSQL no search terms are re-indexed at commit
+// and no AfterCommit hook runs.
 func (s *Store) writeOne(ctx context.Context, write func(q execer) error) error {
 	if s.Dialect == SQLite {
 		return s.InTx(ctx, func(tx *Tx) error { return write(tx) })

@@ -28,7 +28,10 @@ func (tx *Tx) NextCustomerNumber(ctx context.Context, providerID string) (string
 		free = num
 		return n == 0, nil
 	})
-	return free, err
+	if err != nil {
+		return "", err
+	}
+	return free, nil
 }
 
 // takeCustomerNumber offers the provider's next numbers to take, in order, until take

@@ -169,6 +169,9 @@ func (h simHardware) Write(ctx context.Context, p Port, want State) error {
 		return err
 	}
 	if !written {
+		if bound == "" {
+			return fmt.Errorf("%w: another device is bound", ErrPortInUse)
+		}
 		return fmt.Errorf("%w: %s is bound", ErrPortInUse, bound)
 	}
 	return nil
