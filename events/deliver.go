@@ -47,6 +47,9 @@ const (
 	idle = 2 * time.Second
 	// leaseBusyRetry is how soon the dispatcher tries again for a lease another process holds.
 	leaseBusyRetry = 50 * time.Millisecond
+	// providerFresh is how long a run of deliveries uses the provider's webhook_url and secret
+	// as read before reading them again, so a changed URL or secret applies within it.
+	providerFresh = time.Second
 )
 
 // Attempt is the outcome of one delivery attempt.
@@ -226,6 +229,12 @@ func (d *Deliverer) keep(ctx context.Context, l *lease) error {
 // deliverDue numbers the events committed since the last look, then sends due events in seq
 // order until none is due, one fails, or the deadline passes. The caller holds the lease.
 //
+// Each batch's sends overlap the read of the next batch (the events numbered after the
+// batch's last): under load a read waits for a session of the pool, and between small
+// batches those waits took as long as the sends. A look ahead that finds nothing is not
+// trusted: the events numbered since it started are looked for again before the run ends.
+// The provider's URL and secret are read again after providerFresh, not for every batch.
+//
 // Deliveries are recorded behind the sends (settler): the flusher goes on to the next due
 // events while the last ones are written, so a slow write (on SQLite, a wait for the writer's
 // turn) delays their recording, not the receiver's next events. The transaction that records
@@ -241,6 +250,14 @@ func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time
 		err = errors.Join(err, st.finish(context.WithoutCancel(ctx)))
 	}()
 	var sent int64 // seq of the last event sent: the events up to it are being recorded
+	var p *subprov.Provider
+	var pRead time.Time
+	var ahead chan dueRead // the read of the batch after the one being sent
+	defer func() {
+		if ahead != nil {
+			<-ahead // the read ends before the run does
+		}
+	}()
 	for {
 		if err := d.keep(ctx, l); err != nil {
 			return err
@@ -255,13 +272,23 @@ func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time
 			}
 			st.numbered = 0
 		}
-		// Read per batch: events go to the provider's current URL and secret, not the ones
-		// it had when they were recorded.
-		p, err := d.Store.Provider(ctx, providerID)
-		if err != nil {
-			return err
+		// Events go to the provider's current URL and secret, not the ones it had when they
+		// were recorded.
+		if p == nil || time.Since(pRead) >= providerFresh {
+			var err error
+			if p, err = d.Store.Provider(ctx, providerID); err != nil {
+				return err
+			}
+			pRead = time.Now()
 		}
-		due, waiting, err := d.Store.DueEventsOrHead(ctx, providerID, d.Clock.Now(), sent, batchSize)
+		var next dueRead
+		if ahead != nil {
+			next, ahead = <-ahead, nil
+		}
+		if next.err != nil || len(next.due) == 0 {
+			next = d.readDue(ctx, providerID, sent)
+		}
+		due, waiting, err := next.due, next.waiting, next.err
 		if err != nil {
 			return err
 		}
@@ -281,6 +308,8 @@ func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time
 			// it so the sweep stops seeing them as due.
 			return d.Store.InTx(ctx, func(tx *store.Tx) error { return tx.HoldQueuedEvents(ctx, providerID) })
 		}
+		ahead = make(chan dueRead, 1)
+		go func(after int64) { ahead <- d.readDue(ctx, providerID, after) }(due[len(due)-1].Seq)
 		for _, ev := range due {
 			if !deadline.IsZero() && time.Now().After(deadline) {
 				return nil
@@ -313,6 +342,19 @@ func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time
 		}
 		st.start(ctx)
 	}
+}
+
+// dueRead is one read of a provider's due events (Store.DueEventsOrHead).
+type dueRead struct {
+	due     []*store.EventRecord
+	waiting bool // nothing due: a pending event waits for its retry at the head
+	err     error
+}
+
+// readDue reads the provider's due events numbered after seq after, one batch.
+func (d *Deliverer) readDue(ctx context.Context, providerID string, after int64) dueRead {
+	due, waiting, err := d.Store.DueEventsOrHead(ctx, providerID, d.Clock.Now(), after, batchSize)
+	return dueRead{due, waiting, err}
 }
 
 // maxUnsettled bounds the deliveries a flusher has made and not yet recorded, hence what a
