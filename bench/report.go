@@ -34,6 +34,9 @@ func (r *report) write(path string) error {
 		}
 		chosen = " --scenarios " + strings.Join(names, ",")
 	}
+	if o.scratch {
+		chosen += " --scratch"
+	}
 	fmt.Fprintf(&b, "## Command\n\n```sh\ngo run ./bench --subscribers %d --engines %s --duration %s%s\n```\n\n", o.subscribers, strings.Join(o.engines, ","), o.duration, chosen)
 	b.WriteString("Scenarios start once the background jobs due at start have run. Each scenario drives real HTTP on loopback from a Go client for the duration (latency in an HDR-style histogram, 1% buckets); " +
 		"`wrk -t2 -c16` adds its own throughput figure when installed. The ceiling is a bare `net/http` JSON handler measured in the same run. " +

@@ -47,10 +47,12 @@ const (
 	idle = 2 * time.Second
 	// leaseBusyRetry is how soon the dispatcher tries again for a lease another process holds.
 	leaseBusyRetry = 50 * time.Millisecond
-	// providerFresh is how long a run of deliveries uses the provider's webhook_url and secret
-	// as read before reading them again, so a changed URL or secret applies within it.
-	providerFresh = time.Second
 )
+
+// providerFresh is how long a run of deliveries uses the provider's webhook_url and secret as
+// read before reading them again: an attempt started providerFresh after a change uses the
+// new ones. A variable for the tests only.
+var providerFresh = time.Second
 
 // Attempt is the outcome of one delivery attempt.
 type Attempt struct {
@@ -231,9 +233,10 @@ func (d *Deliverer) keep(ctx context.Context, l *lease) error {
 //
 // Each batch's sends overlap the read of the next batch (the events numbered after the
 // batch's last): under load a read waits for a session of the pool, and between small
-// batches those waits took as long as the sends. A look ahead that finds nothing is not
-// trusted: the events numbered since it started are looked for again before the run ends.
-// The provider's URL and secret are read again after providerFresh, not for every batch.
+// batches those waits took as long as the sends. A look ahead that finds nothing or fails is
+// read again at once, so the events numbered since it started are not left for a later run.
+// The provider's URL and secret are read again before an attempt once providerFresh has
+// passed since the last read began, not for every batch.
 //
 // Deliveries are recorded behind the sends (settler): the flusher goes on to the next due
 // events while the last ones are written, so a slow write (on SQLite, a wait for the writer's
@@ -251,7 +254,16 @@ func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time
 	}()
 	var sent int64 // seq of the last event sent: the events up to it are being recorded
 	var p *subprov.Provider
-	var pRead time.Time
+	var pRead time.Time // when the read of p began
+	provider := func() error {
+		if p != nil && time.Since(pRead) < providerFresh {
+			return nil
+		}
+		var err error
+		pRead = time.Now()
+		p, err = d.Store.Provider(ctx, providerID)
+		return err
+	}
 	var ahead chan dueRead // the read of the batch after the one being sent
 	defer func() {
 		if ahead != nil {
@@ -271,15 +283,6 @@ func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time
 				}
 			}
 			st.numbered = 0
-		}
-		// Events go to the provider's current URL and secret, not the ones it had when they
-		// were recorded.
-		if p == nil || time.Since(pRead) >= providerFresh {
-			var err error
-			if p, err = d.Store.Provider(ctx, providerID); err != nil {
-				return err
-			}
-			pRead = time.Now()
 		}
 		var next dueRead
 		if ahead != nil {
@@ -308,13 +311,20 @@ func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time
 			// it so the sweep stops seeing them as due.
 			return d.Store.InTx(ctx, func(tx *store.Tx) error { return tx.HoldQueuedEvents(ctx, providerID) })
 		}
-		ahead = make(chan dueRead, 1)
-		go func(after int64) { ahead <- d.readDue(ctx, providerID, after) }(due[len(due)-1].Seq)
+		if deadline.IsZero() || time.Now().Before(deadline) {
+			ahead = make(chan dueRead, 1)
+			go func(into chan<- dueRead, after int64) { into <- d.readDue(ctx, providerID, after) }(ahead, due[len(due)-1].Seq)
+		}
 		for _, ev := range due {
 			if !deadline.IsZero() && time.Now().After(deadline) {
 				return nil
 			}
 			if err := d.keep(ctx, l); err != nil {
+				return err
+			}
+			// Events go to the provider's current URL and secret, not the ones it had when
+			// they were recorded.
+			if err := provider(); err != nil {
 				return err
 			}
 			att := d.send(ctx, p.WebhookURL, p.WebhookSecret, ev.ID, ev.Payload)

@@ -382,6 +382,112 @@ func TestEventFailingForThreeDaysIsGivenUp(t *testing.T) {
 	})
 }
 
+// TestFailureAnywhereInARunKeepsTheOrder: a run of more events than a batch, whose sends
+// overlap the read of the next batch, keeps strict order and sends nothing twice whichever
+// event fails: early in a batch, its last, the first of the batch read ahead, the very last;
+// retried later, or given up (the run then goes on past it).
+func TestFailureAnywhereInARunKeepsTheOrder(t *testing.T) {
+	const n = 120 // more than two batches of 50
+	tests := []struct {
+		name    string
+		failing int  // 1-based position of the event whose first attempt fails
+		givenUp bool // the run starts after RetryFor: the failure gives the event up
+	}{
+		{"early in the first batch, retried", 3, false},
+		{"the first batch's last, retried", 50, false},
+		{"the first of the batch read ahead, retried", 51, false},
+		{"the very last, retried", n, false},
+		{"the first of the batch read ahead, given up", 51, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+				var bad string
+				rcv := newReceiver(t, "whsec-prov-1", func(id string, n int) int {
+					if id == bad && n == 1 {
+						return http.StatusServiceUnavailable
+					}
+					return http.StatusOK
+				})
+				e := newEnv(t, s, rcv.URL(), false)
+				types := make([]string, n)
+				for i := range types {
+					types[i] = subprov.EventProvisioningCompleted
+				}
+				ids := idsOf(e.record(t, types...))
+				bad = ids[tt.failing-1]
+				if tt.givenUp {
+					e.clock.Set(t0.Add(events.RetryFor + time.Minute))
+				}
+
+				e.flush(t)
+				want := ids[:tt.failing]
+				if tt.givenUp {
+					want = ids
+				}
+				if !equal(rcv.ids(), want) {
+					t.Fatalf("first run sent %d events, want the first %d in order", len(rcv.ids()), len(want))
+				}
+				if tt.givenUp {
+					if r := e.event(t, bad); r.DeliveryState != store.EventFailed {
+						t.Fatalf("the failing event is %s, want failed", r.DeliveryState)
+					}
+					return
+				}
+				r := e.event(t, bad)
+				if r.DeliveryState != store.EventPending || r.NextAttemptAt == nil {
+					t.Fatalf("the failing event is %s, next %v; want pending with a retry", r.DeliveryState, r.NextAttemptAt)
+				}
+				e.clock.Set(r.NextAttemptAt.Add(time.Second))
+				e.flush(t)
+				if want := append(append([]string(nil), ids[:tt.failing]...), ids[tt.failing-1:]...); !equal(rcv.ids(), want) {
+					t.Fatalf("after the retry: %d sends, want %d: the first %d, the failed one again, then the rest in order",
+						len(rcv.ids()), len(want), tt.failing)
+				}
+				for _, id := range ids {
+					if r := e.event(t, id); r.DeliveryState != store.EventDelivered {
+						t.Fatalf("event %s is %s, want delivered", id, r.DeliveryState)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestAttemptsFollowTheProvidersCurrentURL: events go to the provider's webhook_url as it is
+// when their attempt starts (once the run's read of it is older than providerFresh, here
+// zero), not as it was when the run began, nor when they were recorded.
+func TestAttemptsFollowTheProvidersCurrentURL(t *testing.T) {
+	defer events.SetProviderFresh(0)()
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		var e *env
+		var first *receiver
+		second := newReceiver(t, "whsec-prov-1", nil)
+		first = newReceiver(t, "whsec-prov-1", func(_ string, _ int) int {
+			if len(first.deliveries()) == 4 { // answering the 4th: the provider moves
+				moved := *e.p
+				moved.WebhookURL = second.URL()
+				if err := s.InTx(context.Background(), func(tx *store.Tx) error {
+					return tx.UpsertProvider(context.Background(), &moved, "hash-prov-1", "", t0)
+				}); err != nil {
+					t.Error(err)
+				}
+			}
+			return http.StatusOK
+		})
+		e = newEnv(t, s, first.URL(), false)
+		types := make([]string, 10) // one batch
+		for i := range types {
+			types[i] = subprov.EventProvisioningCompleted
+		}
+		ids := idsOf(e.record(t, types...))
+		e.flush(t)
+		if !equal(first.ids(), ids[:4]) || !equal(second.ids(), ids[4:]) {
+			t.Fatalf("the first URL got %d events, the second %d; want 4 (until the change), then 6", len(first.ids()), len(second.ids()))
+		}
+	})
+}
+
 func TestRetryDelay(t *testing.T) {
 	tests := []struct {
 		n    int
