@@ -208,20 +208,17 @@ func (s *Service) place(ctx context.Context, p *subprov.Provider, o *Order) (*pl
 
 // placeAtPort places an order that names a port.
 func (s *Service) placeAtPort(ctx context.Context, p *subprov.Provider, o *Order, pl *placement) (*placement, error) {
-	loc, err := s.Store.LocationByPort(ctx, o.LocationHash, o.LocationIdentifier)
+	loc, err := s.Store.LocationByPortFor(ctx, p.ID, o.LocationHash, o.LocationIdentifier)
 	if err != nil {
 		if store.IsNoRows(err) {
 			return nil, invalid("location_hash", "no port with this location_hash or location_identifier")
 		}
 		return nil, err
 	}
-	b, err := s.Store.CoveredBuilding(ctx, p.ID, loc.Building.ID)
-	if err != nil {
-		if store.IsNoRows(err) {
-			return nil, invalid("location_hash", "the port is in a building this provider does not cover")
-		}
-		return nil, err
+	if !loc.Covered {
+		return nil, invalid("location_hash", "the port is in a building this provider does not cover")
 	}
+	b := &loc.Building
 	if o.UnitID != "" && loc.Port.UnitID != "" && o.UnitID != loc.Port.UnitID {
 		return nil, invalid("unit_id", "the unit does not match the port's suite")
 	}

@@ -19,24 +19,18 @@ import (
 // half-configured port stays behind, and raises an operator ticket. Running it again after a
 // crash changes nothing: a provisioned line is left alone.
 func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attempt int) error {
-	sub, err := s.Store.SubscriptionByID(ctx, a.SubscriptionID)
+	line, err := s.Store.LineToProvision(ctx, a.SubscriptionID)
 	if err != nil {
 		if store.IsNoRows(err) {
 			return nil
 		}
 		return err
 	}
-	if sub.Status != subprov.StatusActive || sub.WorkflowState != WorkflowProvisioning || sub.PortID == "" {
+	sub, p, plan := line.Line, line.Provider, line.Plan
+	if sub.Status != subprov.StatusActive || sub.WorkflowState != WorkflowProvisioning || line.Port == nil {
 		return nil
 	}
-	p, err := s.provider(ctx, sub.ProviderID)
-	if err != nil {
-		return err
-	}
-	port, plan, err := s.portAndPlan(ctx, sub)
-	if err != nil {
-		return err
-	}
+	port := switches.Port{Switch: line.Port.Switch, Name: line.Port.Name}
 	vlan := sub.VLAN
 	if vlan == 0 {
 		vlan = switches.ServiceVLAN(port) // a line that reached its port through an install

@@ -218,11 +218,21 @@ type Location struct {
 	Port     subprov.Port
 	Unit     *subprov.Unit
 	Building subprov.Building
+	// Covered reports whether the provider the port was looked up for (LocationByPortFor)
+	// covers the building; always false from LocationByPort.
+	Covered bool
 }
 
 // LocationByPort resolves a port by location_hash, or else by location_identifier. The hash
 // wins when both are given (interface.md), so the identifier is only consulted without one.
 func (s *Store) LocationByPort(ctx context.Context, hash, identifier string) (*Location, error) {
+	return s.LocationByPortFor(ctx, "", hash, identifier)
+}
+
+// LocationByPortFor is LocationByPort that also tells whether providerID covers the port's
+// building (Location.Covered), in the same round trip: an order at a port needs both, and
+// the building read with the port is the one CoveredBuilding would return.
+func (s *Store) LocationByPortFor(ctx context.Context, providerID, hash, identifier string) (*Location, error) {
 	where, arg := `p.location_hash = ?`, hash
 	if hash == "" {
 		where, arg = `p.location_identifier = ?`, identifier
@@ -231,11 +241,12 @@ func (s *Store) LocationByPort(ctx context.Context, hash, identifier string) (*L
 	var unitID, unitNumber, postal, lh, li, lineType, esd sql.NullString
 	err := s.R().QueryRow(ctx, `SELECT p.id, p.building_id, p.unit_id, p.switch_name, p.port_name, p.location_hash, p.location_identifier,
 			u.unit_number, u.postal_unit, b.street, b.city, b.postal_code, b.province, b.country, b.line_type, b.orderable,
-			b.earliest_service_date, b.presale
+			b.earliest_service_date, b.presale,
+			EXISTS (SELECT 1 FROM building_providers bp WHERE bp.building_id = b.id AND bp.provider_id = ?)
 		FROM ports p JOIN buildings b ON b.id = p.building_id LEFT JOIN units u ON u.id = p.unit_id
-		WHERE `+where, arg).Scan(&l.Port.ID, &l.Port.BuildingID, &unitID, &l.Port.Switch, &l.Port.Name, &lh, &li,
+		WHERE `+where, providerID, arg).Scan(&l.Port.ID, &l.Port.BuildingID, &unitID, &l.Port.Switch, &l.Port.Name, &lh, &li,
 		&unitNumber, &postal, &l.Building.Street, &l.Building.City, &l.Building.PostalCode, &l.Building.Province,
-		&l.Building.Country, &lineType, &l.Building.Orderable, &esd, &l.Building.Presale)
+		&l.Building.Country, &lineType, &l.Building.Orderable, &esd, &l.Building.Presale, &l.Covered)
 	if err != nil {
 		return nil, fmt.Errorf("location by port: %w", err)
 	}

@@ -45,21 +45,36 @@ const planVersionColumns = `v.id, v.plan_id, v.provider_id, p.name, v.monthly_pr
 	v.upload_mbps, v.store_product_id, v.sellable, v.promo_price_minor, v.promo_ends_on`
 
 func scanPlanVersion(row interface{ Scan(...any) error }) (*subprov.PlanVersion, error) {
-	var v subprov.PlanVersion
-	var price, setup int64
-	var promo sql.NullInt64
-	var promoEnds sql.NullString
-	if err := row.Scan(&v.ID, &v.PlanID, &v.ProviderID, &v.PlanName, &price, &setup, &v.DownloadMbps, &v.UploadMbps,
-		&v.StoreProductID, &v.Sellable, &promo, &promoEnds); err != nil {
+	var r planVersionRow
+	if err := row.Scan(r.dest()...); err != nil {
 		return nil, err
 	}
-	v.MonthlyPrice, v.SetupFee = subprov.Money(price), subprov.Money(setup)
-	if promo.Valid {
-		m := subprov.Money(promo.Int64)
+	return r.value(), nil
+}
+
+// planVersionRow receives planVersionColumns, alone or beside other tables' columns.
+type planVersionRow struct {
+	v            subprov.PlanVersion
+	price, setup int64
+	promo        sql.NullInt64
+	promoEnds    sql.NullString
+}
+
+func (r *planVersionRow) dest() []any {
+	v := &r.v
+	return []any{&v.ID, &v.PlanID, &v.ProviderID, &v.PlanName, &r.price, &r.setup, &v.DownloadMbps, &v.UploadMbps,
+		&v.StoreProductID, &v.Sellable, &r.promo, &r.promoEnds}
+}
+
+func (r *planVersionRow) value() *subprov.PlanVersion {
+	v := r.v
+	v.MonthlyPrice, v.SetupFee = subprov.Money(r.price), subprov.Money(r.setup)
+	if r.promo.Valid {
+		m := subprov.Money(r.promo.Int64)
 		v.PromoPrice = &m
 	}
-	v.PromoEndsOn = promoEnds.String
-	return &v, nil
+	v.PromoEndsOn = r.promoEnds.String
+	return &v
 }
 
 // PlanVersion returns one of a provider's plan versions.

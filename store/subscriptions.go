@@ -18,21 +18,36 @@ const subscriptionColumns = `s.id, s.provider_id, COALESCE(s.subscriber_id, ''),
 	COALESCE(s.requested_start_date, ''), s.vlan, s.created_at, s.updated_at`
 
 func scanSubscription(row interface{ Scan(...any) error }) (*subprov.Subscription, error) {
-	var s subprov.Subscription
-	var status, mode, owner, before string
-	var appt, activated, canceled, ended sql.NullTime
-	err := row.Scan(&s.ID, &s.ProviderID, &s.SubscriberID, &s.PlanVersionID, &s.BuildingID, &s.UnitID, &s.PortID, &status,
-		&s.WorkflowState, &mode, &s.MACAddress, &owner, &s.BillingDay, &s.ProcessorCustomerID, &s.PaymentMethodID,
-		&s.ExternalSubscriptionID, &s.Anonymous, &s.ContactEmail, &s.OnHold, &appt, &s.BookingLinkSent, &s.Source,
-		&s.CheckoutSessionID, &s.StartedAt, &activated, &canceled, &ended, &s.CancelReason, &before, &s.RequestedStartDate,
-		&s.VLAN, &s.CreatedAt, &s.UpdatedAt)
-	if err != nil {
+	var r subscriptionRow
+	if err := row.Scan(r.dest()...); err != nil {
 		return nil, err
 	}
-	s.Status, s.DeliveryMode, s.BillingOwner = subprov.Status(status), subprov.DeliveryMode(mode), subprov.BillingOwner(owner)
-	s.StatusBeforeCancel = subprov.Status(before)
-	s.AppointmentAt, s.ActivatedAt, s.CanceledAt, s.EndedAt = timePtr(appt), timePtr(activated), timePtr(canceled), timePtr(ended)
-	return &s, nil
+	return r.value(), nil
+}
+
+// subscriptionRow receives subscriptionColumns, alone (scanSubscription) or beside other
+// tables' columns in one row (LineToProvision).
+type subscriptionRow struct {
+	s                                subprov.Subscription
+	status, mode, owner, before      string
+	appt, activated, canceled, ended sql.NullTime
+}
+
+func (r *subscriptionRow) dest() []any {
+	s := &r.s
+	return []any{&s.ID, &s.ProviderID, &s.SubscriberID, &s.PlanVersionID, &s.BuildingID, &s.UnitID, &s.PortID, &r.status,
+		&s.WorkflowState, &r.mode, &s.MACAddress, &r.owner, &s.BillingDay, &s.ProcessorCustomerID, &s.PaymentMethodID,
+		&s.ExternalSubscriptionID, &s.Anonymous, &s.ContactEmail, &s.OnHold, &r.appt, &s.BookingLinkSent, &s.Source,
+		&s.CheckoutSessionID, &s.StartedAt, &r.activated, &r.canceled, &r.ended, &s.CancelReason, &r.before, &s.RequestedStartDate,
+		&s.VLAN, &s.CreatedAt, &s.UpdatedAt}
+}
+
+func (r *subscriptionRow) value() *subprov.Subscription {
+	s := r.s
+	s.Status, s.DeliveryMode, s.BillingOwner = subprov.Status(r.status), subprov.DeliveryMode(r.mode), subprov.BillingOwner(r.owner)
+	s.StatusBeforeCancel = subprov.Status(r.before)
+	s.AppointmentAt, s.ActivatedAt, s.CanceledAt, s.EndedAt = timePtr(r.appt), timePtr(r.activated), timePtr(r.canceled), timePtr(r.ended)
+	return &s
 }
 
 // listSubscriptions runs a subscription query (the part after FROM subscriptions s).
@@ -411,15 +426,59 @@ func (tx *Tx) MarkDeprovisioned(ctx context.Context, id string, now time.Time) e
 
 // PortByID returns a port.
 func (s *Store) PortByID(ctx context.Context, id string) (*subprov.Port, error) {
-	var p subprov.Port
-	var unit, lh, li sql.NullString
-	err := s.R().QueryRow(ctx, `SELECT id, building_id, unit_id, switch_name, port_name, location_hash, location_identifier FROM ports WHERE id = ?`, id).
-		Scan(&p.ID, &p.BuildingID, &unit, &p.Switch, &p.Name, &lh, &li)
+	var r portRow
+	err := s.R().QueryRow(ctx, `SELECT `+portColumns+` FROM ports pt WHERE pt.id = ?`, id).Scan(r.dest()...)
 	if err != nil {
 		return nil, fmt.Errorf("port %s: %w", id, err)
 	}
-	p.UnitID, p.LocationHash, p.LocationIdentifier = unit.String, lh.String, li.String
-	return &p, nil
+	return r.value(), nil
+}
+
+const portColumns = `pt.id, pt.building_id, pt.unit_id, pt.switch_name, pt.port_name, pt.location_hash, pt.location_identifier`
+
+// portRow receives portColumns, which are all NULL when a line has no port (LineToProvision).
+type portRow struct {
+	id, building, unit, switchName, name, hash, identifier sql.NullString
+}
+
+func (r *portRow) dest() []any {
+	return []any{&r.id, &r.building, &r.unit, &r.switchName, &r.name, &r.hash, &r.identifier}
+}
+
+// value is the port, or nil when the row had none.
+func (r *portRow) value() *subprov.Port {
+	if !r.id.Valid {
+		return nil
+	}
+	return &subprov.Port{ID: r.id.String, BuildingID: r.building.String, UnitID: r.unit.String, Switch: r.switchName.String,
+		Name: r.name.String, LocationHash: r.hash.String, LocationIdentifier: r.identifier.String}
+}
+
+// LineToProvision is a line with what a job that switches its port needs: its provider, its
+// port (nil when it has none) and its plan version.
+type LineToProvision struct {
+	Line     *subprov.Subscription
+	Provider *subprov.Provider
+	Port     *subprov.Port
+	Plan     *subprov.PlanVersion
+}
+
+// LineToProvision reads a line, its provider, port and plan version in one round trip (the
+// provisioning job's read: four reads before, each a round trip on PostgreSQL). The plan
+// version is the line's provider's, as PlanVersion scopes it.
+func (s *Store) LineToProvision(ctx context.Context, subscriptionID string) (*LineToProvision, error) {
+	var sub subscriptionRow
+	var plan planVersionRow
+	var port portRow
+	p, err := scanProviderAnd(s.R().QueryRow(ctx, `SELECT `+providerColumnsOf("pr")+`, `+subscriptionColumns+`, `+planVersionColumns+`, `+portColumns+`
+		FROM subscriptions s JOIN providers pr ON pr.id = s.provider_id
+			JOIN plan_versions v ON v.id = s.plan_version_id AND v.provider_id = s.provider_id JOIN plans p ON p.id = v.plan_id
+			LEFT JOIN ports pt ON pt.id = s.port_id
+		WHERE s.id = ?`, subscriptionID), append(append(sub.dest(), plan.dest()...), port.dest()...)...)
+	if err != nil {
+		return nil, fmt.Errorf("line %s to provision: %w", subscriptionID, err)
+	}
+	return &LineToProvision{Line: sub.value(), Provider: p, Port: port.value(), Plan: plan.value()}, nil
 }
 
 // ProviderByDeviceSecretHash finds the provider whose CPEs use this device secret.
