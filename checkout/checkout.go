@@ -233,6 +233,16 @@ func (s *Service) session(ctx context.Context, id, secret string) (*subprov.Chec
 	return sess, p, nil
 }
 
+// Check runs the checks a call naming session id makes before anything else, in their order:
+// the session exists (404), is not expired by age (410, and marked expired) or cancelled (410),
+// and the secret is its provider's (401 missing or unknown, 404 another provider's). The HTTP
+// layer runs it when a body does not decode, so such a call answers what the session's state
+// and the caller's secret call for before the body's problems.
+func (s *Service) Check(ctx context.Context, id, secret string) error {
+	_, _, err := s.session(ctx, id, secret)
+	return err
+}
+
 // Read returns a session for the checkout page; the first read marks it redirected, after
 // which it never expires.
 func (s *Service) Read(ctx context.Context, id, secret string) (*View, error) {

@@ -145,13 +145,15 @@ func cardOf(number string) *TestCard {
 
 // processorEvent is checkout.session.completed in the payment processor's own shape (an
 // event wrapping a checkout.session object), so a partner's handler for the real processor's
-// event works against the sandbox unchanged.
+// event works against the sandbox unchanged. Its id is the event's own, as every event body's
+// is (decisions §8: X-Webhook-Id repeats it; §2: a UUID), so a receiver can replay or look up
+// the event it was sent.
 func processorEvent(eventID string, created time.Time, p *subprov.Provider, sess *subprov.CheckoutSession, plan *subprov.PlanVersion,
 	sub *subprov.Subscription, pay Payment) any {
 	compact := func(id string) string { return strings.ReplaceAll(id, "-", "") }
 	amount := int64(Due(plan))
 	return map[string]any{
-		"id": "evt_test_" + compact(eventID), "object": "event", "api_version": "2024-06-20", "created": created.Unix(),
+		"id": eventID, "object": "event", "api_version": "2024-06-20", "created": created.Unix(),
 		"livemode": false, "pending_webhooks": 1, "type": subprov.EventCheckoutSessionCompleted,
 		"request": map[string]any{"id": nil, "idempotency_key": nil},
 		"data": map[string]any{"object": map[string]any{

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -46,15 +47,40 @@ func (s *server) handleCreateSession(w http.ResponseWriter, r *http.Request) err
 
 func webhookSecret(r *http.Request) string { return r.Header.Get("X-Webhook-Secret") }
 
-// unlessUnauthenticated answers a body that does not decode: 401 when the webhook secret
-// names no provider (an anonymous caller learns nothing about the request's shape),
-// otherwise the decoding error. A body that decodes goes on to the checkout package, which
-// runs the session's age check before the secret (interface.md).
-func (s *server) unlessUnauthenticated(r *http.Request, decodeErr error) error {
-	if _, err := s.Auth.WebhookSecret(r.Context(), webhookSecret(r)); err != nil {
-		return err
+// decodeCheckout reads the body of a webhook-secret call on a session. A body that does not
+// decode is answered only after the checks the call makes first: when the path or the body
+// names a session, its age check (410, marking it expired: interface.md, the age check runs
+// before authentication) and the secret (401, or another provider's 404); otherwise 401 when
+// the secret names no provider. An anonymous caller thus learns nothing about the request's
+// shape, and an expired session answers 410 whatever the body. A body that decodes goes on to
+// the checkout package, which runs the same checks in the same order.
+func decodeCheckout[T any](s *server, r *http.Request, pathSession string) (T, error) {
+	body, err := readBody(r)
+	if err != nil {
+		return *new(T), err
 	}
-	return decodeErr
+	v, decodeErr := decodeBytes[T](body)
+	if decodeErr == nil {
+		return v, nil
+	}
+	id := pathSession
+	if id == "" {
+		var named struct {
+			SessionID any `json:"session_id"`
+		}
+		if json.Unmarshal(body, &named) == nil {
+			id, _ = named.SessionID.(string)
+			id = strings.TrimSpace(id)
+		}
+	}
+	if id != "" {
+		if err := s.Checkout.Check(r.Context(), id, webhookSecret(r)); err != nil {
+			return v, err
+		}
+	} else if _, err := s.Auth.WebhookSecret(r.Context(), webhookSecret(r)); err != nil {
+		return v, err
+	}
+	return v, decodeErr
 }
 
 // handleReadSession: GET /partner/external-checkout/sessions/{session_id}.
@@ -74,7 +100,7 @@ type sessionPatchRequest struct {
 
 // handlePatchSession: PATCH /partner/external-checkout/sessions/{session_id}.
 func (s *server) handlePatchSession(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[sessionPatchRequest](r)
+	q, err := decodeCheckout[sessionPatchRequest](s, r, r.PathValue("session_id"))
 	if err != nil {
 		return err
 	}
@@ -169,9 +195,9 @@ func (q completeRequest) Valid() map[string]string {
 
 // handleComplete: POST /partner/external-checkout/complete.
 func (s *server) handleComplete(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[completeRequest](r)
+	q, err := decodeCheckout[completeRequest](s, r, "")
 	if err != nil {
-		return s.unlessUnauthenticated(r, err)
+		return err
 	}
 	sub := q.Subscriber
 	c, err := s.Checkout.Complete(r.Context(), webhookSecret(r), checkout.CompleteInput{SessionID: strings.TrimSpace(q.SessionID),
@@ -191,7 +217,11 @@ func (s *server) handleComplete(w http.ResponseWriter, r *http.Request) error {
 func completionJSON(c *checkout.Completion) map[string]any {
 	sub := c.Subscription
 	if c.Replay {
-		return map[string]any{"subscription_id": sub.ID, "subscriber_id": c.SubscriberID, "message": c.Message}
+		out := map[string]any{"subscription_id": sub.ID, "subscriber_id": c.SubscriberID, "message": c.Message}
+		if c.SubscriberID == "" { // the session was completed anonymously: there is no subscriber record
+			delete(out, "subscriber_id")
+		}
+		return out
 	}
 	out := map[string]any{"subscription_id": sub.ID, "subscriber_id": c.SubscriberID, "customer_number": strOrNil(c.CustomerNumber),
 		"status": sub.Status, "workflow_state": sub.WorkflowState, "route": c.Route, "billing_owner": sub.BillingOwner,
@@ -217,9 +247,9 @@ type anonymousRequest struct {
 
 // handleAnonymousComplete: POST /partner/external-checkout/anonymous-complete.
 func (s *server) handleAnonymousComplete(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[anonymousRequest](r)
+	q, err := decodeCheckout[anonymousRequest](s, r, "")
 	if err != nil {
-		return s.unlessUnauthenticated(r, err)
+		return err
 	}
 	res, err := s.Checkout.AnonymousComplete(r.Context(), webhookSecret(r), checkout.AnonymousInput{SessionID: strings.TrimSpace(q.SessionID),
 		ExternalSubscriptionID: strings.TrimSpace(q.ExternalSubscriptionID), ServiceProviderDocumentID: strings.TrimSpace(q.ServiceProviderDocumentID),

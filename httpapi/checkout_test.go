@@ -213,6 +213,75 @@ func TestCheckoutSessionReadExpiryAndPatch(t *testing.T) {
 	})
 }
 
+// TestCheckoutBadBodyAnswersTheSessionFirst: a checkout call whose body does not decode is
+// answered as its session and secret call for before the body's problems. An expired session
+// answers 410 and is marked expired (the age check runs before authentication), a caller
+// without the secret gets 401 and another provider 404 (an anonymous caller learns nothing of
+// the request's shape), and only the session's own provider sees the 422.
+func TestCheckoutBadBodyAnswersTheSessionFirst(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		live := session(t, s, nil)
+		s.Do(apptest.Request{Method: "GET", Path: "/partner/external-checkout/sessions/" + live, Headers: secret(northwindSecret)}) // read: never expires
+		tests := []struct {
+			name    string
+			method  string
+			path    string // "{id}" stands for the case's session
+			body    map[string]any
+			expired bool // the case's session is unread and expires before the call
+			headers map[string]string
+			status  int
+		}{
+			{"patch, expired, unknown field, no secret", "PATCH", "/partner/external-checkout/sessions/{id}", map[string]any{"unit_id": "x"}, true, nil, 410},
+			{"patch, expired, unknown field, right secret", "PATCH", "/partner/external-checkout/sessions/{id}", map[string]any{"unit_id": "x"}, true, secret(northwindSecret), 410},
+			{"complete, expired, no subscriber", "POST", "/partner/external-checkout/complete", map[string]any{"session_id": "{id}"}, true, secret(northwindSecret), 410},
+			{"complete, expired, no subscriber, no secret", "POST", "/partner/external-checkout/complete", map[string]any{"session_id": "{id}"}, true, nil, 410},
+			{"anonymous-complete, expired, unknown field", "POST", "/partner/external-checkout/anonymous-complete", map[string]any{"session_id": "{id}", "foo": 1}, true, secret(northwindSecret), 410},
+			{"patch, live, unknown field, no secret", "PATCH", "/partner/external-checkout/sessions/{id}", map[string]any{"unit_id": "x"}, false, nil, 401},
+			{"patch, live, unknown field, wrong secret", "PATCH", "/partner/external-checkout/sessions/{id}", map[string]any{"unit_id": "x"}, false, secret("whsec_wrong"), 401},
+			{"patch, live, unknown field, another provider", "PATCH", "/partner/external-checkout/sessions/{id}", map[string]any{"unit_id": "x"}, false, secret(mapleSecret), 404},
+			{"patch, live, unknown field, its provider", "PATCH", "/partner/external-checkout/sessions/{id}", map[string]any{"unit_id": "x"}, false, secret(northwindSecret), 422},
+			{"complete, live, no subscriber, no secret", "POST", "/partner/external-checkout/complete", map[string]any{"session_id": "{id}"}, false, nil, 401},
+			{"complete, live, no subscriber, another provider", "POST", "/partner/external-checkout/complete", map[string]any{"session_id": "{id}"}, false, secret(mapleSecret), 404},
+			{"complete, live, no subscriber, its provider", "POST", "/partner/external-checkout/complete", map[string]any{"session_id": "{id}"}, false, secret(northwindSecret), 422},
+			{"complete, no session, no subscriber, no secret", "POST", "/partner/external-checkout/complete", map[string]any{}, false, nil, 401},
+			{"complete, a session id that is not text, its provider", "POST", "/partner/external-checkout/complete", map[string]any{"session_id": 7}, false, secret(northwindSecret), 422},
+		}
+		ids := make([]string, len(tests))
+		for i, tt := range tests {
+			ids[i] = live
+			if tt.expired {
+				ids[i] = session(t, s, nil)
+			}
+		}
+		advance(t, s, s.Operator(), 2*time.Hour)
+		for i, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				body := map[string]any{}
+				for k, v := range tt.body {
+					if v == "{id}" {
+						v = ids[i]
+					}
+					body[k] = v
+				}
+				res := s.Do(apptest.Request{Method: tt.method, Path: strings.ReplaceAll(tt.path, "{id}", ids[i]), Headers: tt.headers, Body: body})
+				if res.Status != tt.status {
+					t.Fatalf("%d %s, want %d", res.Status, res.Raw, tt.status)
+				}
+				if tt.status == 410 && detail(res)["expired_at"] == nil {
+					t.Errorf("410 without the nested expired_at: %s", res.Raw)
+				}
+				wantStatus := "redirected"
+				if tt.expired {
+					wantStatus = "expired"
+				}
+				if n := count(t, s, `SELECT COUNT(*) FROM checkout_sessions WHERE id = ? AND status = ?`, ids[i], wantStatus); n != 1 {
+					t.Errorf("the session is not %s after the call", wantStatus)
+				}
+			})
+		}
+	})
+}
+
 // completeBody is a completion with subscriber data.
 func completeBody(extra map[string]any) map[string]any {
 	b := map[string]any{"subscriber": person("shopper@example.ca")}
@@ -359,6 +428,11 @@ func TestAnonymousComplete(t *testing.T) {
 			if res.Status != 200 || res.JSON["subscription_id"] != subID || res.JSON["idempotent_replay"] != true || res.JSON["job_id"] != nil || res.JSON["status"] != "ACTIVE" {
 				t.Errorf("replay: %d %s", res.Status, res.Raw)
 			}
+		}
+		// complete on the anonymously completed session replays its line, without a subscriber_id.
+		res = complete(s, completeBody(map[string]any{"session_id": direct}))
+		if _, ok := res.JSON["subscriber_id"]; res.Status != 200 || res.JSON["subscription_id"] != subID || ok {
+			t.Errorf("complete replaying an anonymous completion: %d %s", res.Status, res.Raw)
 		}
 		// Option B, home_drop on a third-line suite: PENDING_INSTALL.
 		res = anonymous(s, map[string]any{"external_subscription_id": "anon-2", "service_provider_document_id": "nwf-spd-2026",

@@ -26,15 +26,23 @@ type validator interface {
 // decode reads a JSON object into a new T: a body over 1 MiB is 413; malformed JSON, unknown
 // fields and wrong types are 422 naming the fields; then T's own Valid rules run.
 func decode[T any](r *http.Request) (T, error) {
-	var v T
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	body, err := readBody(r)
 	if err != nil {
-		return v, subprov.Errorf(subprov.EBADREQUEST, "bad_request", "Could not read the request body")
-	}
-	if len(body) > maxBody {
-		return v, subprov.Errorf(subprov.ETOOLARGE, "too_large", "Request body is larger than 1 MiB")
+		return *new(T), err
 	}
 	return decodeBytes[T](body)
+}
+
+// readBody reads a request body of at most 1 MiB; more is 413.
+func readBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return nil, subprov.Errorf(subprov.EBADREQUEST, "bad_request", "Could not read the request body")
+	}
+	if len(body) > maxBody {
+		return nil, subprov.Errorf(subprov.ETOOLARGE, "too_large", "Request body is larger than 1 MiB")
+	}
+	return body, nil
 }
 
 // decodeBytes is decode for a body already read (bulk items are decoded one by one).

@@ -239,6 +239,26 @@ func TestSandboxPaymentPageInBrowser(t *testing.T) {
 			}
 			return false
 		})
+		// Its id is the event's own, the one the sandbox listing shows (and replays by), and
+		// X-Webhook-Id repeats it (the receiver counts a mismatch as bad).
+		listed := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/sandbox/webhook-events", Headers: op})
+		listedIDs := map[any]bool{}
+		for _, e := range listed.JSON["events"].([]any) {
+			if e := e.(map[string]any); e["type"] == "checkout.session.completed" {
+				listedIDs[e["id"]] = true
+			}
+		}
+		for _, ev := range rcv.all() {
+			if ev["type"] == "checkout.session.completed" && !listedIDs[ev["id"]] {
+				t.Errorf("delivered id %v is not a listed event's: %s", ev["id"], listed.Raw)
+			}
+		}
+		rcv.mu.Lock()
+		bad := rcv.bad
+		rcv.mu.Unlock()
+		if bad != 0 {
+			t.Errorf("%d deliveries with a bad signature or an X-Webhook-Id other than the body's id", bad)
+		}
 		// The partner's checkout page reads the completed session as completed.
 		if res := s.Do(apptest.Request{Method: "GET", Path: "/partner/external-checkout/sessions/" + id, Headers: secret(sandboxSecret)}); res.JSON["status"] != "completed" {
 			t.Errorf("session after payment: %s", res.Raw)
