@@ -371,13 +371,77 @@ func TestPaymentMethod(t *testing.T) {
 			{"setup without processor connection", do(liam, "POST", "/setup", nil), 409, "no_processor_connection"},
 			{"authorized user", do(luc, "GET", "", nil), 403, "holder_only"},
 			{"confirm without an id", do(marie, "POST", "/confirm", map[string]string{}), 422, "validation_error"},
-			{"confirm an unknown setup", do(marie, "POST", "/confirm", map[string]string{"setup_intent_id": "seti_nope"}), 422, "validation_error"},
+			{"confirm an unknown setup", do(marie, "POST", "/confirm", map[string]string{"setup_intent_id": "seti_nope"}), 404, "not_found"},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				if tt.res.Status != tt.status || tt.res.JSON["detail"].(map[string]any)["code"] != tt.code {
 					t.Fatalf("status %d, want %d %s: %s", tt.res.Status, tt.status, tt.code, tt.res.Raw)
 				}
 			})
+		}
+	})
+}
+
+// TestCardSetupBelongsToItsAccount: a setup intent is confirmed only by the account whose
+// processor customer it was opened for. Another account's intent (by id or client secret, with
+// or without a processor customer of the caller's own) answers exactly like an unknown one, 404
+// in the subscriber envelope, and changes nothing: no card on either customer, no card on
+// either account or line, no audit entry, no charge retried.
+func TestCardSetupBelongsToItsAccount(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		priya := s.Login("priya.patel@example.ca", "demo-password-2")
+		do := func(h map[string]string, path string, body any) *apptest.Response {
+			return s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/payment-method" + path, Headers: h, Body: body})
+		}
+		confirm := func(h map[string]string, id string) *apptest.Response {
+			return do(h, "/confirm", map[string]string{"setup_intent_id": id, "test_card": "4242424242424242"})
+		}
+		unknown := confirm(marie, "seti_nope")
+		if unknown.Status != 404 || detailCode(unknown) != "not_found" {
+			t.Fatalf("an unknown setup intent: %d %s", unknown.Status, unknown.Raw)
+		}
+		setup := do(marie, "/setup", nil)
+		if setup.Status != 200 {
+			t.Fatalf("Marie's setup: %d %s", setup.Status, setup.Raw)
+		}
+		maries := map[string]string{"id": setup.JSON["setup_intent_id"].(string), "client secret": setup.JSON["client_secret"].(string)}
+		// What a confirmation would change, all of which must stay as it is.
+		state := func() string {
+			return fmt.Sprint(
+				count(t, s, `SELECT COUNT(*) FROM processor_payment_methods`),
+				count(t, s, `SELECT COUNT(*) FROM subscribers WHERE payment_method_id IS NOT NULL`),
+				count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE payment_method_id IS NOT NULL`),
+				count(t, s, `SELECT COUNT(*) FROM audit_log WHERE action = 'payment_method.saved'`))
+		}
+		before := state()
+		check := func(t *testing.T, r *apptest.Response) {
+			t.Helper()
+			if r.Status != 404 || string(r.Raw) != string(unknown.Raw) {
+				t.Fatalf("another account's setup intent: %d %s, want the unknown intent's 404 %s", r.Status, r.Raw, unknown.Raw)
+			}
+			if got := state(); got != before {
+				t.Fatalf("cards, lines and audit changed: %s, was %s", got, before)
+			}
+			if r := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriber/me/payment-method", Headers: priya}); r.Status != 200 || r.JSON["payment_method"] != nil {
+				t.Fatalf("Priya's card: %d %s", r.Status, r.Raw)
+			}
+		}
+		// Priya has no processor customer yet.
+		for name, id := range maries {
+			t.Run("caller without a processor customer, by "+name, func(t *testing.T) { check(t, confirm(priya, id)) })
+		}
+		// Her own setup creates one: Marie's intent is still not hers.
+		if r := do(priya, "/setup", nil); r.Status != 200 {
+			t.Fatalf("Priya's setup: %d %s", r.Status, r.Raw)
+		}
+		before = state()
+		for name, id := range maries {
+			t.Run("caller with a processor customer of her own, by "+name, func(t *testing.T) { check(t, confirm(priya, id)) })
+		}
+		// Marie's own intent is still good for Marie.
+		if r := confirm(marie, maries["id"]); r.Status != 200 || r.JSON["payment_method"].(map[string]any)["last4"] != "4242" {
+			t.Fatalf("Marie confirming her own setup: %d %s", r.Status, r.Raw)
 		}
 	})
 }

@@ -233,7 +233,8 @@ func (f *Fake) CreateCustomer(ctx context.Context, p *subprov.Provider, email st
 // "_" separator) and a nonce that becomes the saved card's id. Confirming the same intent twice
 // therefore saves one card. The client secret is not checked on confirm: it only exists so a
 // payment page can be written the way Stripe.js pages are; the provider scoping of the customer
-// is what keeps one provider out of another's customers.
+// keeps one provider out of another's customers, and the customer the caller names keeps one
+// customer out of another's setups.
 const (
 	setupIntentPrefix = "seti_"
 	secretSeparator   = "_secret_"
@@ -251,17 +252,18 @@ func (f *Fake) CreateSetupIntent(ctx context.Context, p *subprov.Provider, custo
 	return &SetupIntent{ID: id, ClientSecret: id + secretSeparator + randomHex(12), Status: "requires_payment_method"}, nil
 }
 
-// ConfirmSetupIntent saves the test card on the intent's customer. setupIntentID may also be the
-// client secret. TestCardSucceeds saves a card whose charges succeed, TestCardDeclines one whose
-// charges are declined, TestCardFails fails the setup with ErrUnavailable and saves nothing;
-// any other number is declined. A second confirmation returns the card the first one saved.
-func (f *Fake) ConfirmSetupIntent(ctx context.Context, p *subprov.Provider, setupIntentID, testCardNumber string) (*Method, error) {
+// ConfirmSetupIntent saves the test card on the intent's customer, which must be customerID.
+// setupIntentID may also be the client secret. TestCardSucceeds saves a card whose charges
+// succeed, TestCardDeclines one whose charges are declined, TestCardFails fails the setup with
+// ErrUnavailable and saves nothing; any other number is declined. A second confirmation returns
+// the card the first one saved.
+func (f *Fake) ConfirmSetupIntent(ctx context.Context, p *subprov.Provider, customerID, setupIntentID, testCardNumber string) (*Method, error) {
 	if err := f.up("confirm setup intent"); err != nil {
 		return nil, err
 	}
-	customerID, nonce, ok := parseSetupIntent(setupIntentID)
-	if !ok {
-		return nil, fmt.Errorf("built-in processor: confirm setup intent: unknown setup intent %q: %w", setupIntentID, ErrInvalidRequest)
+	owner, nonce, ok := parseSetupIntent(setupIntentID)
+	if !ok || customerID == "" || owner != customerID {
+		return nil, fmt.Errorf("built-in processor: confirm setup intent: no setup intent %q for customer %q: %w", setupIntentID, customerID, ErrSetupIntentNotFound)
 	}
 	card, ok := lookupTestCard(testCardNumber)
 	if !ok {

@@ -168,7 +168,7 @@ func TestFakeAdoptableMethod(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := w.fake.ConfirmSetupIntent(ctx, w.pa, si.ID, card)
+			m, err := w.fake.ConfirmSetupIntent(ctx, w.pa, noDefault, si.ID, card)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -329,7 +329,7 @@ func TestFakeProcessorDownFailsEveryCall(t *testing.T) {
 			"CreateCustomer":    func() error { _, err := w.fake.CreateCustomer(ctx, w.pa, "x@example.net"); return err },
 			"CreateSetupIntent": func() error { _, err := w.fake.CreateSetupIntent(ctx, w.pa, "cus_ok"); return err },
 			"ConfirmSetupIntent": func() error {
-				_, err := w.fake.ConfirmSetupIntent(ctx, w.pa, si.ID, payments.TestCardSucceeds)
+				_, err := w.fake.ConfirmSetupIntent(ctx, w.pa, "cus_ok", si.ID, payments.TestCardSucceeds)
 				return err
 			},
 		}
@@ -458,7 +458,7 @@ func TestFakeSetupIntent(t *testing.T) {
 		if si.ID == "" || si.ClientSecret == "" || si.Status != "requires_payment_method" {
 			t.Fatalf("setup intent = %+v", si)
 		}
-		saved, err := w.fake.ConfirmSetupIntent(ctx, w.pa, si.ID, payments.TestCardSucceeds)
+		saved, err := w.fake.ConfirmSetupIntent(ctx, w.pa, cus, si.ID, payments.TestCardSucceeds)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -466,7 +466,7 @@ func TestFakeSetupIntent(t *testing.T) {
 			t.Fatalf("saved = %+v, want visa 4242", saved)
 		}
 		// Confirming again (a retried page submit, here by client secret) saves nothing new.
-		again, err := w.fake.ConfirmSetupIntent(ctx, w.pa, si.ClientSecret, payments.TestCardSucceeds)
+		again, err := w.fake.ConfirmSetupIntent(ctx, w.pa, cus, si.ClientSecret, payments.TestCardSucceeds)
 		if err != nil || *again != *saved {
 			t.Fatalf("second confirm = %+v, %v; want %+v", again, err, saved)
 		}
@@ -485,6 +485,10 @@ func TestFakeSetupIntent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		neighbourSI, err := w.fake.CreateSetupIntent(ctx, w.pa, "cus_ok")
+		if err != nil {
+			t.Fatal(err)
+		}
 		tests := []struct {
 			name, setupIntent, card string
 			wantErr                 error
@@ -494,8 +498,10 @@ func TestFakeSetupIntent(t *testing.T) {
 			{"Stripe test payment method name", "", "pm_card_visa", nil, nil},
 			{"setup fails", "", payments.TestCardFails, payments.ErrUnavailable, nil},
 			{"unknown card", "", "4111111111111111", payments.ErrCardDeclined, nil},
-			{"malformed setup intent", "seti_zz", payments.TestCardSucceeds, payments.ErrInvalidRequest, nil},
-			{"another provider's setup intent", otherSI.ID, payments.TestCardSucceeds, payments.ErrCustomerNotFound, nil},
+			{"malformed setup intent", "seti_zz", payments.TestCardSucceeds, payments.ErrSetupIntentNotFound, nil},
+			{"another provider's setup intent", otherSI.ID, payments.TestCardSucceeds, payments.ErrSetupIntentNotFound, nil},
+			{"another customer's setup intent", neighbourSI.ID, payments.TestCardSucceeds, payments.ErrSetupIntentNotFound, nil},
+			{"another customer's setup intent by its client secret", neighbourSI.ClientSecret, payments.TestCardSucceeds, payments.ErrSetupIntentNotFound, nil},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -508,7 +514,8 @@ func TestFakeSetupIntent(t *testing.T) {
 					id = si.ID
 				}
 				before, _ := w.fake.Customer(ctx, w.pa, cus)
-				m, err := w.fake.ConfirmSetupIntent(ctx, w.pa, id, tt.card)
+				neighbour, _ := w.fake.Customer(ctx, w.pa, "cus_ok")
+				m, err := w.fake.ConfirmSetupIntent(ctx, w.pa, cus, id, tt.card)
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tt.wantErr)
 				}
@@ -516,6 +523,9 @@ func TestFakeSetupIntent(t *testing.T) {
 				if tt.wantErr != nil {
 					if len(after.Methods) != len(before.Methods) {
 						t.Fatalf("a failed setup saved a card: %v", methodIDs(after))
+					}
+					if now, _ := w.fake.Customer(ctx, w.pa, "cus_ok"); len(now.Methods) != len(neighbour.Methods) {
+						t.Fatalf("a refused setup saved a card on the intent's own customer: %v", methodIDs(now))
 					}
 					return
 				}

@@ -35,6 +35,9 @@ var (
 	// ErrUnavailable: the processor is unreachable or answered with an error of its own; the
 	// same call may succeed later. Maps to processor_unavailable (502).
 	ErrUnavailable = errors.New("payment processor unavailable")
+	// ErrSetupIntentNotFound: no such setup intent for the customer named: unknown, or opened
+	// for another customer (which looks exactly like an unknown one). Maps to 404.
+	ErrSetupIntentNotFound = errors.New("setup intent not found for the customer")
 	// ErrInvalidRequest: the processor refused the request itself (an idempotency key reused
 	// with other parameters, a refund above what is left of the charge, an unknown setup
 	// intent). A bug in the caller, not a condition to show a customer: maps to 500.
@@ -55,10 +58,12 @@ type Processor interface {
 	CreateCustomer(ctx context.Context, p *subprov.Provider, email string) (string, error)
 	// CreateSetupIntent starts saving a card for off-session use on the customer.
 	CreateSetupIntent(ctx context.Context, p *subprov.Provider, customerID string) (*SetupIntent, error)
-	// ConfirmSetupIntent completes a setup with a test card (TestCardSucceeds,
-	// TestCardDeclines, TestCardFails, or a Stripe test PaymentMethod such as pm_card_visa)
-	// and returns the card now attached to the customer.
-	ConfirmSetupIntent(ctx context.Context, p *subprov.Provider, setupIntentID, testCard string) (*Method, error)
+	// ConfirmSetupIntent completes one of the customer's setups with a test card
+	// (TestCardSucceeds, TestCardDeclines, TestCardFails, or a Stripe test PaymentMethod such as
+	// pm_card_visa) and returns the card now attached to the customer. A setup opened for
+	// another customer is ErrSetupIntentNotFound, as an unknown one is, and nothing is
+	// confirmed or attached: a setup id is no credential.
+	ConfirmSetupIntent(ctx context.Context, p *subprov.Provider, customerID, setupIntentID, testCard string) (*Method, error)
 }
 
 // Method is a saved card.

@@ -40,7 +40,7 @@ func everyCall(ctx context.Context, proc payments.Processor, p *subprov.Provider
 	_, out["Refund"] = proc.Refund(ctx, p, "ch_x", 100, "k")
 	_, out["CreateCustomer"] = proc.CreateCustomer(ctx, p, "a@example.net")
 	_, out["CreateSetupIntent"] = proc.CreateSetupIntent(ctx, p, "cus_ok")
-	_, out["ConfirmSetupIntent"] = proc.ConfirmSetupIntent(ctx, p, "seti_x", payments.TestCardSucceeds)
+	_, out["ConfirmSetupIntent"] = proc.ConfirmSetupIntent(ctx, p, "cus_ok", "seti_x", payments.TestCardSucceeds)
 	return out
 }
 

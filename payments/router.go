@@ -94,10 +94,10 @@ func (r *router) CreateSetupIntent(ctx context.Context, p *subprov.Provider, cus
 	return proc.CreateSetupIntent(ctx, p, customerID)
 }
 
-func (r *router) ConfirmSetupIntent(ctx context.Context, p *subprov.Provider, setupIntentID, testCard string) (*Method, error) {
+func (r *router) ConfirmSetupIntent(ctx context.Context, p *subprov.Provider, customerID, setupIntentID, testCard string) (*Method, error) {
 	proc, err := r.pick(p)
 	if err != nil {
 		return nil, err
 	}
-	return proc.ConfirmSetupIntent(ctx, p, setupIntentID, testCard)
+	return proc.ConfirmSetupIntent(ctx, p, customerID, setupIntentID, testCard)
 }

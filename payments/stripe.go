@@ -250,16 +250,27 @@ func (s *Stripe) CreateSetupIntent(ctx context.Context, p *subprov.Provider, cus
 
 // ConfirmSetupIntent confirms the intent server-side with a Stripe test PaymentMethod: a test
 // card number (TestCardSucceeds, …) is translated to the PaymentMethod with the same outcome,
-// and a pm_… id is used as given. setupIntentID may also be the client secret.
-func (s *Stripe) ConfirmSetupIntent(ctx context.Context, p *subprov.Provider, setupIntentID, testCardNumber string) (*Method, error) {
+// and a pm_… id is used as given. setupIntentID may also be the client secret. The intent is
+// read first and confirmed only when it was opened for customerID: confirming attaches the card
+// to the intent's own customer, whoever asks.
+func (s *Stripe) ConfirmSetupIntent(ctx context.Context, p *subprov.Provider, customerID, setupIntentID, testCardNumber string) (*Method, error) {
 	const op = "confirm setup intent"
 	acct, err := account(op, p)
 	if err != nil {
 		return nil, err
 	}
 	id, _, _ := strings.Cut(setupIntentID, secretSeparator)
-	if id == "" {
-		return nil, fmt.Errorf("stripe: %s: empty setup intent id: %w", op, ErrInvalidRequest)
+	if id == "" || customerID == "" {
+		return nil, fmt.Errorf("stripe: %s: no setup intent %q for customer %q: %w", op, setupIntentID, customerID, ErrSetupIntentNotFound)
+	}
+	read := &stripe.SetupIntentRetrieveParams{}
+	read.SetStripeAccount(acct)
+	si, err := s.sc.V1SetupIntents.Retrieve(ctx, id, read)
+	if err != nil {
+		return nil, stripeErr("retrieve setup intent", err, ErrSetupIntentNotFound)
+	}
+	if si.Customer == nil || si.Customer.ID != customerID {
+		return nil, fmt.Errorf("stripe: %s: setup intent %s is not customer %s's: %w", op, id, customerID, ErrSetupIntentNotFound)
 	}
 	pm := testCardNumber
 	if c, ok := lookupTestCard(testCardNumber); ok {
@@ -271,7 +282,7 @@ func (s *Stripe) ConfirmSetupIntent(ctx context.Context, p *subprov.Provider, se
 	params := &stripe.SetupIntentConfirmParams{PaymentMethod: stripe.String(pm)}
 	params.AddExpand("payment_method")
 	params.SetStripeAccount(acct)
-	si, err := s.sc.V1SetupIntents.Confirm(ctx, id, params)
+	si, err = s.sc.V1SetupIntents.Confirm(ctx, id, params)
 	if err != nil {
 		return nil, stripeErr(op, err, nil)
 	}

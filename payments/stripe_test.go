@@ -92,10 +92,13 @@ func TestStripeAgainstStripeMock(t *testing.T) {
 			t.Fatalf("err = %v, want the fixture's requires_payment_method reported as a decline", err)
 		}
 	})
-	t.Run("ConfirmSetupIntent with valid params reaches a fixture intent", func(t *testing.T) {
-		_, err := st.ConfirmSetupIntent(ctx, stripeProvider, "seti_subprov_secret_abc", payments.TestCardSucceeds)
-		if !errors.Is(err, payments.ErrCardDeclined) || !strings.Contains(err.Error(), "requires_payment_method") {
-			t.Fatalf("err = %v, want the fixture's requires_payment_method reported as a decline", err)
+	// The intent is read before it is confirmed; stripe-mock's fixture intent belongs to no
+	// customer, so it is nobody's to confirm (the confirmation itself is checked against
+	// TestStripeMapsStripeAnswers' stub).
+	t.Run("ConfirmSetupIntent reads a fixture intent that is not the customer's", func(t *testing.T) {
+		_, err := st.ConfirmSetupIntent(ctx, stripeProvider, "cus_subprov", "seti_subprov_secret_abc", payments.TestCardSucceeds)
+		if !errors.Is(err, payments.ErrSetupIntentNotFound) {
+			t.Fatalf("err = %v, want the fixture intent (no customer) refused as not the customer's", err)
 		}
 	})
 	t.Run("a rejected API key is the processor failing", func(t *testing.T) {
@@ -133,6 +136,17 @@ func TestStripeMapsStripeAnswers(t *testing.T) {
 	customerCall := func(p payments.Processor) error {
 		_, err := p.Customer(context.Background(), stripeProvider, "cus_1")
 		return err
+	}
+	confirmCall := func(p payments.Processor) error {
+		_, err := p.ConfirmSetupIntent(context.Background(), stripeProvider, "cus_1", "seti_1_secret_xyz", payments.TestCardSucceeds)
+		return err
+	}
+	confirmedNothing := func(t *testing.T, reqs []seen) {
+		for _, r := range reqs {
+			if r.key != "GET /v1/setup_intents/seti_1" {
+				t.Errorf("request %s: a setup that is not the customer's must only be read", r.key)
+			}
+		}
 	}
 	tests := []struct {
 		name    string
@@ -249,11 +263,31 @@ func TestStripeMapsStripeAnswers(t *testing.T) {
 			},
 		},
 		{
+			name: "setup of another customer is not confirmed",
+			answers: map[string]answer{"GET /v1/setup_intents/seti_1": ok(`{"id": "seti_1", "object": "setup_intent", "status": "requires_payment_method", "customer": "cus_2"}`),
+				"POST /v1/setup_intents/seti_1/confirm": ok(`{"id": "seti_1", "object": "setup_intent", "status": "succeeded",
+				"payment_method": {"id": "pm_9", "object": "payment_method", "type": "card", "card": {"brand": "visa", "last4": "0341"}}}`)},
+			call: confirmCall, wantErr: payments.ErrSetupIntentNotFound, check: confirmedNothing,
+		},
+		{
+			name: "setup of no customer is not confirmed",
+			answers: map[string]answer{"GET /v1/setup_intents/seti_1": ok(`{"id": "seti_1", "object": "setup_intent", "status": "requires_payment_method", "customer": null}`),
+				"POST /v1/setup_intents/seti_1/confirm": ok(`{"id": "seti_1", "object": "setup_intent", "status": "succeeded"}`)},
+			call: confirmCall, wantErr: payments.ErrSetupIntentNotFound, check: confirmedNothing,
+		},
+		{
+			name: "unknown setup",
+			answers: map[string]answer{"GET /v1/setup_intents/seti_1": stripeError(404,
+				`{"type": "invalid_request_error", "code": "resource_missing", "param": "intent", "message": "No such setupintent: 'seti_1'"}`)},
+			call: confirmCall, wantErr: payments.ErrSetupIntentNotFound, check: confirmedNothing,
+		},
+		{
 			name: "setup confirmed with a test card",
-			answers: map[string]answer{"POST /v1/setup_intents/seti_1/confirm": ok(`{"id": "seti_1", "object": "setup_intent", "status": "succeeded",
+			answers: map[string]answer{"GET /v1/setup_intents/seti_1": ok(`{"id": "seti_1", "object": "setup_intent", "status": "requires_payment_method", "customer": "cus_1"}`),
+				"POST /v1/setup_intents/seti_1/confirm": ok(`{"id": "seti_1", "object": "setup_intent", "status": "succeeded",
 				"payment_method": {"id": "pm_9", "object": "payment_method", "type": "card", "card": {"brand": "visa", "last4": "0341"}}}`)},
 			call: func(p payments.Processor) error {
-				m, err := p.ConfirmSetupIntent(context.Background(), stripeProvider, "seti_1_secret_xyz", payments.TestCardDeclines)
+				m, err := p.ConfirmSetupIntent(context.Background(), stripeProvider, "cus_1", "seti_1_secret_xyz", payments.TestCardDeclines)
 				if err != nil {
 					return err
 				}
@@ -263,7 +297,10 @@ func TestStripeMapsStripeAnswers(t *testing.T) {
 				return nil
 			},
 			check: func(t *testing.T, reqs []seen) {
-				if got := reqs[0].form.Get("payment_method"); got != "pm_card_chargeCustomerFail" {
+				if len(reqs) != 2 || reqs[0].key != "GET /v1/setup_intents/seti_1" || reqs[0].header.Get("Stripe-Account") != "acct_1Provider" {
+					t.Fatalf("requests = %+v, want the intent read on the connected account before it is confirmed", reqs)
+				}
+				if got := reqs[1].form.Get("payment_method"); got != "pm_card_chargeCustomerFail" {
 					t.Errorf("payment_method = %q, want the Stripe test card that declines later", got)
 				}
 			},

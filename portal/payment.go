@@ -16,8 +16,10 @@ func processorError(err error) error {
 		return subprov.Errorf(subprov.ECONFLICT, "no_processor_connection", "The provider has no payment-processor connection")
 	case errors.Is(err, payments.ErrCardDeclined):
 		return subprov.Errorf(subprov.ECONFLICT, "card_declined", "The card was declined")
+	case errors.Is(err, payments.ErrSetupIntentNotFound):
+		return subprov.NotFound("Setup intent")
 	case errors.Is(err, payments.ErrInvalidRequest), errors.Is(err, payments.ErrCustomerNotFound):
-		return subprov.Errorf(subprov.EINVALID, "validation_error", "The setup is unknown or no longer valid")
+		return subprov.Errorf(subprov.EINVALID, "validation_error", "The setup is no longer valid")
 	case errors.Is(err, payments.ErrUnavailable):
 		return subprov.Errorf(subprov.EUNAVAILABLE, "processor_unavailable", "The payment processor did not answer; try again")
 	}
@@ -90,8 +92,11 @@ func (s *Service) StartCardSetup(ctx context.Context, acc *store.AccountLogin) (
 	return si, nil
 }
 
-// ConfirmCardSetup completes the setup and makes the new card the one AutoPay charges for
-// every platform-billed line of the account; unpaid invoices are retried with it at once.
+// ConfirmCardSetup completes one of the account's own setups and makes the new card the one
+// AutoPay charges for every platform-billed line of the account; unpaid invoices are retried
+// with it at once. A setup opened for another account's processor customer answers 404, as an
+// unknown one does, and nothing is confirmed: the processor attaches a card to the setup's own
+// customer, whoever confirms it.
 func (s *Service) ConfirmCardSetup(ctx context.Context, acc *store.AccountLogin, setupIntentID, testCard string) (*payments.Method, error) {
 	p, err := s.connected(ctx, acc)
 	if err != nil {
@@ -101,7 +106,10 @@ func (s *Service) ConfirmCardSetup(ctx context.Context, acc *store.AccountLogin,
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.Processor.ConfirmSetupIntent(ctx, p, setupIntentID, testCard)
+	if customer == "" { // no setup was ever opened for this account
+		return nil, processorError(payments.ErrSetupIntentNotFound)
+	}
+	m, err := s.Processor.ConfirmSetupIntent(ctx, p, customer, setupIntentID, testCard)
 	if err != nil {
 		return nil, processorError(err)
 	}
