@@ -227,6 +227,7 @@ type Invoice struct {
 	InvoiceDate    string // YYYY-MM-DD
 	Period         string // YYYY-MM
 	Kind           string // first, recurring, final, reactivation
+	Occasion       string // "" for first and recurring; the cancellation a final settles, the reactivation a reactivation bills
 	Status         string // open, paid, void, uncollectible
 	Net            Money
 	Tax            Money

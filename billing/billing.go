@@ -60,14 +60,29 @@ func (s *Service) Activated(ctx context.Context, tx *store.Tx, p *subprov.Provid
 	lines = append(lines, store.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Days: days, DaysInPeriod: in,
 		Description: fmt.Sprintf("%s, %s to %s", plan.PlanName, today.Format("2 Jan"), period.Day(in).Format("2 Jan 2006")),
 		Amount:      Prorate(plan.MonthlyPrice, days, in)})
-	_, err = s.issue(ctx, tx, p, sub, "first", period, today, lines, now)
+	_, err = s.issue(ctx, tx, p, sub, "first", "", period, today, lines, now)
 	return err
 }
 
-// issue writes an invoice (idempotent per line, period and kind) due for AutoPay now. Lines
-// waiting for the line's next invoice (plan-change upgrades) are added, tax is applied to the
-// net, and open credit notes are deducted from the total, oldest first.
-func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, kind string, period Period,
+// CancellationOccasion names a line's cancellation (subprov.Invoice.Occasion) by the instant
+// it was made: the final invoice that settles it and the reactivation invoice of the
+// reactivation that undoes it carry it, so each cancellation and each reactivation is invoiced
+// once, however many a month has. "" when the line carries no cancellation.
+func CancellationOccasion(sub *subprov.Subscription) string {
+	if sub.CanceledAt == nil {
+		return ""
+	}
+	return "cancellation:" + sub.CanceledAt.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
+}
+
+// reinstallOccasion names a reactivation completed by a technician by its reinstall job.
+func reinstallOccasion(jobID string) string { return "reinstall:" + jobID }
+
+// issue writes an invoice due for AutoPay now, once per line, period, kind and occasion (""
+// for first and recurring invoices, see subprov.Invoice.Occasion); nil when the line already
+// has it. Lines waiting for the line's next invoice (plan-change upgrades) are added, tax is
+// applied to the net, and open credit notes are deducted from the total, oldest first.
+func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, kind, occasion string, period Period,
 	date time.Time, lines []store.InvoiceLine, now time.Time) (*subprov.Invoice, error) {
 	var adjustments []store.Adjustment
 	if kind != "first" {
@@ -85,6 +100,7 @@ func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, 
 		return nil, err
 	}
 	d := newDraft(p, sub, kind, period, date, lines, adjustments, credits, customerNumber, now)
+	d.inv.Occasion = occasion
 	if d.inv.Number, err = tx.NextDocumentNumber(ctx, p.ID, "INV"); err != nil {
 		return nil, err
 	}

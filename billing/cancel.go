@@ -103,7 +103,7 @@ func (s *Service) ApplyCancellation(ctx context.Context, tx *store.Tx, p *subpro
 		}
 	}
 	final := []store.InvoiceLine{{Kind: "final", Description: desc, UnitPrice: finalNet, Amount: finalNet}}
-	if _, err = s.issue(ctx, tx, p, sub, "final", PeriodOf(endDay), endDay, final, now); err != nil {
+	if _, err = s.issue(ctx, tx, p, sub, "final", CancellationOccasion(sub), PeriodOf(endDay), endDay, final, now); err != nil {
 		return err
 	}
 	// Credits larger than the final invoice leave money to give back.

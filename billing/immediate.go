@@ -101,7 +101,7 @@ func (s *Service) GiveBack(ctx context.Context, p *subprov.Provider, ch *payment
 func (s *Service) BookPaid(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, q *Quote,
 	ch *payments.Charge, key string) (*subprov.Invoice, error) {
 	now := s.Clock.Now()
-	inv, err := s.issue(ctx, tx, p, sub, q.Kind, q.Period, q.Day, q.Lines, now)
+	inv, err := s.issue(ctx, tx, p, sub, q.Kind, "", q.Period, q.Day, q.Lines, now)
 	if err != nil {
 		return nil, err
 	}
@@ -116,14 +116,17 @@ func (s *Service) BookPaid(ctx context.Context, tx *store.Tx, p *subprov.Provide
 	return inv, tx.InsertAudit(ctx, p.ID, "billing", "invoice.paid", sub.ID, fmt.Sprintf(`{"invoice_id":%q,"charge":%q,"amount":"%s"}`, inv.ID, ch.ID, inv.Total), now)
 }
 
-// InvoiceRestOfPeriod issues the reactivation invoice inside tx, charged through AutoPay as
-// every other invoice (the usual invoice path).
-func (s *Service) InvoiceRestOfPeriod(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, plan *subprov.PlanVersion) (*subprov.Invoice, error) {
+// InvoiceRestOfPeriod issues the invoice of one reactivation inside tx, charged through
+// AutoPay as every other invoice (the usual invoice path). reactivation names it (the
+// cancellation it undoes, CancellationOccasion, or its reinstall job): each reactivation of a
+// month gets its own invoice, and the same one is invoiced once.
+func (s *Service) InvoiceRestOfPeriod(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, plan *subprov.PlanVersion,
+	reactivation string) (*subprov.Invoice, error) {
 	if sub.BillingOwner != subprov.BillingPlatform {
 		return nil, nil
 	}
 	q := s.RestOfPeriodQuote(p, plan)
-	return s.issue(ctx, tx, p, sub, q.Kind, q.Period, q.Day, q.Lines, s.Clock.Now())
+	return s.issue(ctx, tx, p, sub, q.Kind, reactivation, q.Period, q.Day, q.Lines, s.Clock.Now())
 }
 
 // Withdrawal is what withdrawing a pending cancellation did to the money.
@@ -174,7 +177,7 @@ func (s *Service) WithdrawCancellation(ctx context.Context, tx *store.Tx, p *sub
 		line := store.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Days: days, DaysInPeriod: in,
 			Description: fmt.Sprintf("%s, %s to %s (cancellation withdrawn)", plan.PlanName, endDay.Format("2 Jan"), period.Day(in).Format("2 Jan 2006")),
 			Amount:      Prorate(plan.MonthlyPrice, days, in)}
-		if w.Reinvoiced, err = s.issue(ctx, tx, p, sub, "reactivation", period, LocalDay(now, p.Location()), []store.InvoiceLine{line}, now); err != nil {
+		if w.Reinvoiced, err = s.issue(ctx, tx, p, sub, "reactivation", CancellationOccasion(sub), period, LocalDay(now, p.Location()), []store.InvoiceLine{line}, now); err != nil {
 			return nil, err
 		}
 	}
@@ -191,15 +194,16 @@ func (s *Service) WithdrawCancellation(ctx context.Context, tx *store.Tx, p *sub
 	return w, nil
 }
 
-// Reinstalled resumes a reactivated line's billing once its reinstall is done (state table:
-// "ACTIVE and billing after technician visit; reactivation e-mail then"): the rest of the
-// current period is invoiced through AutoPay, with no setup fee, and the holder is told.
-func (s *Service) Reinstalled(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error {
+// Reinstalled resumes a reactivated line's billing once its reinstall job is done (state
+// table: "ACTIVE and billing after technician visit; reactivation e-mail then"): the rest of
+// the current period is invoiced through AutoPay, with no setup fee, once per reinstall job,
+// and the holder is told.
+func (s *Service) Reinstalled(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, reinstallJobID string) error {
 	plan, err := s.Store.PlanVersion(ctx, p.ID, sub.PlanVersionID)
 	if err != nil {
 		return err
 	}
-	if _, err := s.InvoiceRestOfPeriod(ctx, tx, p, sub, plan); err != nil {
+	if _, err := s.InvoiceRestOfPeriod(ctx, tx, p, sub, plan, reinstallOccasion(reinstallJobID)); err != nil {
 		return err
 	}
 	if sub.SubscriberID == "" {

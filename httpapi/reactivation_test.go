@@ -85,6 +85,16 @@ func (x *reactivation) portalLine(marie map[string]string, building, plan, unit,
 	return r.JSON["subscription_id"].(string)
 }
 
+// installedQueenLine orders Fibre 150 in suite 102 of the second-line Queen building from
+// Marie's portal, completes its install and waits until its first invoice is paid.
+func (x *reactivation) installedQueenLine(marie map[string]string) string {
+	x.t.Helper()
+	queen := x.portalLine(marie, bldQueen, planFibre150, unitQueen102, "")
+	x.confirmInstall(queen)
+	x.paidUp()
+	return queen
+}
+
 func (x *reactivation) confirmInstall(id string) {
 	x.t.Helper()
 	if r := x.s.Do(apptest.Request{Method: "POST", Path: "/partner/provisioning/confirm-install", Headers: apptest.Key(storeKey),
@@ -240,6 +250,12 @@ func TestReactivationWithdraw(t *testing.T) {
 		if r := x.act(marie, marieLine); r.Status != 409 || detailCode(r) != "not_cancelled" {
 			t.Fatalf("a running line: %d %s", r.Status, r.Raw)
 		}
+		// Cancelled again in the same month, the line gets a final invoice of its own: the days
+		// served up to the new end date (60.00 x 19/28), beside the voided one.
+		x.cancel(marieLine, "2027-02-20")
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'final' AND status = 'open' AND net_minor = 4071`, marieLine); n != 1 {
+			t.Fatalf("%d open final invoices for the second cancellation, want 1", n)
+		}
 	})
 }
 
@@ -292,9 +308,7 @@ func TestReactivateTechnician(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		x := newReactivation(t, s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
-		queen := x.portalLine(marie, bldQueen, planFibre150, unitQueen102, "")
-		x.confirmInstall(queen)
-		x.paidUp()
+		queen := x.installedQueenLine(marie)
 		x.cancel(queen, "2026-11-21")
 		r := x.preview(marie)
 		if r.JSON["case"] != "reactivate" || r.JSON["path"] != "technician" || r.JSON["billing"].(map[string]any)["first_charge"] != nil ||
@@ -427,9 +441,7 @@ func TestReactivationInstallUnavailable(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		x := newReactivation(t, s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
-		queen := x.portalLine(marie, bldQueen, planFibre150, unitQueen102, "")
-		x.confirmInstall(queen)
-		x.paidUp()
+		queen := x.installedQueenLine(marie)
 		x.cancel(queen, "2026-11-21")
 		refuse := []string{`CREATE TRIGGER refuse_install BEFORE INSERT ON install_jobs BEGIN SELECT RAISE(ABORT, 'install queue down'); END`}
 		if s.Store.Dialect == store.Postgres {
@@ -450,4 +462,110 @@ func TestReactivationInstallUnavailable(t *testing.T) {
 			t.Fatal("the refused reactivation changed the line")
 		}
 	})
+}
+
+// TestEveryReactivationIsInvoiced: state table "recurring billing resumes; rest of current
+// period invoiced" and rule 5 hold for each reactivation, not only the first of a month: a
+// line cancelled and brought back twice in November gets two reactivation invoices, each
+// charged through AutoPay, on every path that invoices (withdraw after the refund went out,
+// remote, technician). Acting again on a line that is back, or confirming its install again,
+// invoices nothing more: one invoice per reactivation.
+func TestEveryReactivationIsInvoiced(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		x := newReactivation(t, s)
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		queen := x.installedQueenLine(marie)
+		tests := []struct {
+			name, line, endDate string
+			settle              func()                           // what must have happened before the holder acts
+			invoiced            func(r *apptest.Response) string // the invoice the reactivation issued ("" when it comes later)
+			after               func()                           // what completes the reactivation
+			net                 float64                          // the rest of November (21st to 30th), or the days given back
+		}{
+			{
+				name: "withdraw after the refund went out", line: marieLine, endDate: "2026-11-25",
+				settle: func() {
+					apptest.Eventually(t, 15*time.Second, "the refund", func() bool {
+						return count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND state = 'open'`, marieLine) == 0
+					})
+				},
+				invoiced: func(r *apptest.Response) string { return invoiceID(r, "invoiced_again") },
+				net:      12.00, // 60.00 x 6/30: the 25th to the 30th
+			},
+			{
+				name: "remote", line: marieLine, endDate: "2026-11-21",
+				settle: func() {
+					apptest.Eventually(t, 15*time.Second, "the port reset by the deprovisioner", func() bool {
+						return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND deprovisioned_at IS NOT NULL`, marieLine) == 1
+					})
+				},
+				invoiced: func(r *apptest.Response) string { return invoiceID(r, "invoice") },
+				net:      20.00, // 60.00 x 10/30
+			},
+			{
+				name: "technician", line: queen, endDate: "2026-11-21",
+				settle:   func() {},
+				invoiced: func(*apptest.Response) string { return "" },
+				after:    func() { x.confirmInstall(queen) },
+				net:      15.00, // 45.00 x 10/30, after the reinstall
+			},
+		}
+		reactivationInvoices := func(line string) []string {
+			ids, err := store.QueryStrings(context.Background(), s.Store.R(), "reactivation invoices",
+				`SELECT id FROM invoices WHERE subscription_id = ? AND kind = 'reactivation' AND period = '2026-11' ORDER BY created_at`, line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ids
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				for round := 1; round <= 2; round++ {
+					before := reactivationInvoices(tt.line)
+					x.cancel(tt.line, tt.endDate)
+					tt.settle()
+					r := x.act(marie, tt.line)
+					if r.Status != 200 || r.JSON["status"] != "ACTIVE" && r.JSON["status"] != "PENDING_INSTALL" {
+						t.Fatalf("round %d: %d %s", round, r.Status, r.Raw)
+					}
+					issued := tt.invoiced(r)
+					if tt.after != nil {
+						tt.after()
+					}
+					after := reactivationInvoices(tt.line)
+					if len(after) != len(before)+1 {
+						t.Fatalf("round %d: %d reactivation invoices in November, want %d: %s", round, len(after), len(before)+1, r.Raw)
+					}
+					id := after[len(after)-1]
+					if issued != "" && issued != id {
+						t.Fatalf("round %d: the answer names invoice %s, the new one is %s", round, issued, id)
+					}
+					if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE id = ? AND net_minor = ?`, id, int64(tt.net*100)); n != 1 {
+						t.Fatalf("round %d: invoice %s does not bill %.2f", round, id, tt.net)
+					}
+					apptest.Eventually(t, 15*time.Second, "the reactivation invoice charged", func() bool {
+						return count(t, s, `SELECT COUNT(*) FROM invoices WHERE id = ? AND status = 'paid'`, id) == 1
+					})
+					// Once back, the line cannot be reactivated again, and nothing more is invoiced.
+					if r := x.act(marie, tt.line); r.Status != 409 || detailCode(r) != "not_cancelled" {
+						t.Fatalf("round %d: acting again: %d %s", round, r.Status, r.Raw)
+					}
+					if tt.after != nil {
+						tt.after()
+					}
+					if got := reactivationInvoices(tt.line); len(got) != len(after) {
+						t.Fatalf("round %d: acting again invoiced again: %v", round, got)
+					}
+				}
+			})
+		}
+	})
+}
+
+// invoiceID returns the id of the invoice named field in a reactivation answer's billing.
+func invoiceID(r *apptest.Response, field string) string {
+	billing, _ := r.JSON["billing"].(map[string]any)
+	inv, _ := billing[field].(map[string]any)
+	id, _ := inv["invoice_id"].(string)
+	return id
 }

@@ -250,7 +250,7 @@ func (s *Service) reactivateRemote(ctx context.Context, p *subprov.Provider, v *
 		if err := s.Provisioning.MarkPortLive(ctx, tx, p, cur, vlan); err != nil {
 			return err
 		}
-		inv, err := s.Billing.InvoiceRestOfPeriod(ctx, tx, p, cur, v.plan)
+		inv, err := s.Billing.InvoiceRestOfPeriod(ctx, tx, p, cur, v.plan, billing.CancellationOccasion(sub))
 		if err != nil {
 			return err
 		}

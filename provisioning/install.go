@@ -69,7 +69,7 @@ func (s *Service) CompleteInstall(ctx context.Context, providerID, subscriptionI
 		if err := tx.UpdateSubscription(ctx, sub.ID, change, now); err != nil {
 			return err
 		}
-		reinstall, err := tx.OpenInstallIsReinstall(ctx, sub.ID)
+		reinstall, err := tx.OpenReinstall(ctx, sub.ID)
 		if err != nil {
 			return err
 		}
@@ -89,8 +89,8 @@ func (s *Service) CompleteInstall(ctx context.Context, providerID, subscriptionI
 			}
 		}
 		out = sub
-		if reinstall && s.Billing != nil {
-			return s.Billing.Reinstalled(ctx, tx, p, sub)
+		if reinstall != "" && s.Billing != nil {
+			return s.Billing.Reinstalled(ctx, tx, p, sub, reinstall)
 		}
 		return s.startBilling(ctx, tx, p, sub)
 	})

@@ -27,9 +27,10 @@ type Events interface {
 // their first invoice; the billing engine implements it.
 type Billing interface {
 	Activated(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error
-	// Reinstalled is told when a reactivated line's reinstall is done: recurring billing
-	// resumes with the rest of the current period (no setup fee) and the customer is told.
-	Reinstalled(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error
+	// Reinstalled is told when a reactivated line's reinstall job is done: recurring billing
+	// resumes with the rest of the current period (no setup fee, one invoice per reinstall
+	// job) and the customer is told.
+	Reinstalled(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, reinstallJobID string) error
 }
 
 // InstallJobs is the install route after the order; the install package implements it. Open

@@ -161,7 +161,7 @@ func (tx *Tx) insertRows(ctx context.Context, head, tail string, rows [][]any, s
 }
 
 // InsertInvoices is InsertInvoice for a batch: each invoice with its lines and ledger document
-// unless one of the same kind already exists for its line and period. inserted holds the ids
+// unless its line already has one of the same period, kind and occasion. inserted holds the ids
 // of the invoices written.
 func (tx *Tx) InsertInvoices(ctx context.Context, invs []NewInvoice, now time.Time) (inserted map[string]bool, err error) {
 	inserted = map[string]bool{}
@@ -169,11 +169,11 @@ func (tx *Tx) InsertInvoices(ctx context.Context, invs []NewInvoice, now time.Ti
 	for i, n := range invs {
 		inv := n.Invoice
 		rows[i] = []any{inv.ID, inv.ProviderID, nullStr(inv.SubscriberID), inv.SubscriptionID, inv.Number, nullStr(inv.CustomerNumber), inv.InvoiceDate,
-			inv.Period, inv.Kind, inv.Status, int64(inv.Net), int64(inv.Tax), int64(inv.Total), inv.Currency, inv.InvoiceDate,
+			inv.Period, inv.Kind, inv.Occasion, inv.Status, int64(inv.Net), int64(inv.Tax), int64(inv.Total), inv.Currency, inv.InvoiceDate,
 			nullTime(n.NextChargeAt), now.UTC()}
 	}
 	err = tx.insertRows(ctx, `INSERT INTO invoices (id, provider_id, subscriber_id, subscription_id, number, customer_number, invoice_date,
-			period, kind, status, net_minor, tax_minor, total_minor, currency, due_date, next_charge_at, created_at)`,
+			period, kind, occasion, status, net_minor, tax_minor, total_minor, currency, due_date, next_charge_at, created_at)`,
 		` ON CONFLICT DO NOTHING RETURNING id`, rows, func(r rowScanner) error {
 			var id string
 			err := r.Scan(&id)

@@ -1,5 +1,13 @@
 package store
 
+import "context"
+
+// MigrateTo applies the migrations up to version last, so a test can write data in an older
+// schema and then migrate it.
+func (s *Store) MigrateTo(ctx context.Context, last int) ([]string, error) {
+	return s.migrateTo(ctx, last)
+}
+
 // Statement is a statement with its arguments, for the plan tests in queryplans_test.go.
 type Statement struct {
 	Query string

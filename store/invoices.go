@@ -28,15 +28,16 @@ func (tx *Tx) NextDocumentNumber(ctx context.Context, providerID, prefix string)
 	return fmt.Sprintf("%s-%07d", prefix, seq), nil
 }
 
-// InsertInvoice stores an invoice with its lines unless one of the same kind already exists
-// for the line and period (a bill run that runs twice invoices once); inserted says which.
+// InsertInvoice stores an invoice with its lines unless the line already has one of the same
+// period, kind and occasion (a bill run that runs twice invoices once, a reactivation is
+// invoiced once); inserted says which.
 func (tx *Tx) InsertInvoice(ctx context.Context, inv *subprov.Invoice, lines []InvoiceLine, nextChargeAt *time.Time, now time.Time) (bool, error) {
 	var id string
 	err := tx.QueryRow(ctx, `INSERT INTO invoices (id, provider_id, subscriber_id, subscription_id, number, customer_number, invoice_date,
-			period, kind, status, net_minor, tax_minor, total_minor, currency, due_date, next_charge_at, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+			period, kind, occasion, status, net_minor, tax_minor, total_minor, currency, due_date, next_charge_at, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
 		inv.ID, inv.ProviderID, nullStr(inv.SubscriberID), inv.SubscriptionID, inv.Number, nullStr(inv.CustomerNumber), inv.InvoiceDate,
-		inv.Period, inv.Kind, inv.Status, int64(inv.Net), int64(inv.Tax), int64(inv.Total), inv.Currency, inv.InvoiceDate,
+		inv.Period, inv.Kind, inv.Occasion, inv.Status, int64(inv.Net), int64(inv.Tax), int64(inv.Total), inv.Currency, inv.InvoiceDate,
 		nullTime(nextChargeAt), now.UTC()).Scan(&id)
 	if IsNoRows(err) {
 		return false, nil

@@ -56,6 +56,11 @@ func LatestVersion() int {
 // PostgreSQL an advisory lock keeps two starting replicas from migrating at once; on SQLite the
 // single writer connection already serialises them.
 func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
+	return s.migrateTo(ctx, LatestVersion())
+}
+
+// migrateTo is Migrate stopping after version last (tests build older schemas with it).
+func (s *Store) migrateTo(ctx context.Context, last int) (applied []string, err error) {
 	ms, err := migrations()
 	if err != nil {
 		return nil, err
@@ -78,6 +83,9 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 		}()
 	}
 	for _, m := range ms {
+		if m.version > last {
+			break
+		}
 		err := s.InTx(ctx, func(tx *Tx) error {
 			if s.Dialect == Postgres {
 				if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7243001)`); err != nil {

@@ -323,15 +323,19 @@ func (tx *Tx) CloseInstallJobs(ctx context.Context, subscriptionID, state string
 	return nil
 }
 
-// OpenInstallIsReinstall reports whether a line's live install job is a reinstall (a
-// reactivated line waiting for its technician).
-func (tx *Tx) OpenInstallIsReinstall(ctx context.Context, subscriptionID string) (bool, error) {
-	var n int
-	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM install_jobs WHERE subscription_id = ? AND kind = 'reinstall'
-		AND state IN ('open', 'booked', 'held')`, subscriptionID).Scan(&n); err != nil {
-		return false, fmt.Errorf("open reinstall: %w", err)
+// OpenReinstall returns the id of a line's live reinstall job (a reactivated line waiting for
+// its technician), or "" when its live install job, if any, is not a reinstall.
+func (tx *Tx) OpenReinstall(ctx context.Context, subscriptionID string) (string, error) {
+	var id string
+	err := tx.QueryRow(ctx, `SELECT id FROM install_jobs WHERE subscription_id = ? AND kind = 'reinstall'
+		AND state IN ('open', 'booked', 'held') ORDER BY created_at DESC, id LIMIT 1`, subscriptionID).Scan(&id)
+	if IsNoRows(err) {
+		return "", nil
 	}
-	return n > 0, nil
+	if err != nil {
+		return "", fmt.Errorf("open reinstall: %w", err)
+	}
+	return id, nil
 }
 
 // InstallDone reports whether a line's install job was completed.

@@ -46,8 +46,8 @@ var Rules = []Rule{
 		WHERE c.status = 'succeeded' AND c.amount_minor > i.total_minor`},
 	{"a processor charge is made once per key", `SELECT idempotency_key FROM processor_charges
 		GROUP BY idempotency_key HAVING COUNT(*) > 1`},
-	{"an invoice has one per subscription, period and kind", `SELECT subscription_id FROM invoices
-		GROUP BY subscription_id, period, kind HAVING COUNT(*) > 1`},
+	{"a line has one invoice per period, kind and occasion", `SELECT subscription_id FROM invoices
+		GROUP BY subscription_id, period, kind, occasion HAVING COUNT(*) > 1`},
 	{"an invoice's lines add up to its net", `SELECT i.id FROM invoices i JOIN invoice_lines l ON l.invoice_id = i.id
 		GROUP BY i.id, i.net_minor HAVING SUM(l.amount_minor) <> i.net_minor`},
 

@@ -1,0 +1,116 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/gen"
+	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/store"
+)
+
+// TestInvoiceOncePerPeriodKindAndOccasion: migration 0019 on a database written before it
+// keeps every invoice and everything that refers to one (lines, charges, credit notes; on
+// SQLite, whose table is rebuilt, with foreign keys still enforced afterwards), and from then
+// on a line has one invoice per period, kind and occasion: a recurring invoice issued twice is
+// written once, while each reactivation of the month gets its own, itself written once.
+func TestInvoiceOncePerPeriodKindAndOccasion(t *testing.T) {
+	for _, engine := range testdb.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := store.Open(ctx, testdb.URL(t, engine))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			if _, err := s.MigrateTo(ctx, 18); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 40, Providers: 1, Seed: 7, Now: now}); err != nil {
+				t.Fatal(err)
+			}
+			strings := func(q string, args ...any) []string {
+				return testdb.Strings(t, s.DB.QueryContext, s.Dialect.Rebind(q), args...)
+			}
+			exec := func(q string, args ...any) error {
+				_, err := s.DB.ExecContext(ctx, s.Dialect.Rebind(q), args...)
+				return err
+			}
+			invoices := strings(`SELECT id FROM invoices ORDER BY id`)
+			if len(invoices) == 0 {
+				t.Fatal("the generated data has no invoices")
+			}
+			first := invoices[0]
+			var inv subprov.Invoice
+			if err := s.DB.QueryRowContext(ctx, s.Dialect.Rebind(`SELECT provider_id, subscriber_id, subscription_id, period FROM invoices WHERE id = ?`), first).
+				Scan(&inv.ProviderID, &inv.SubscriberID, &inv.SubscriptionID, &inv.Period); err != nil {
+				t.Fatal(err)
+			}
+			if err := exec(`INSERT INTO charges (id, provider_id, invoice_id, idempotency_key, amount_minor, status, created_at) VALUES ('ch-0019', ?, ?, 'k-0019', 100, 'succeeded', ?)`,
+				inv.ProviderID, first, now); err != nil {
+				t.Fatal(err)
+			}
+			if err := exec(`INSERT INTO credit_notes (id, provider_id, subscriber_id, subscription_id, invoice_id, number, state, reason, amount_minor,
+				remaining_minor, currency, created_at, state_changed_at) VALUES ('cn-0019', ?, ?, ?, ?, 'CN-0019', 'open', 'cancellation', 100, 100, 'CAD', ?, ?)`,
+				inv.ProviderID, inv.SubscriberID, inv.SubscriptionID, first, now, now); err != nil {
+				t.Fatal(err)
+			}
+			referring := func() []string {
+				return strings(`SELECT i.id || ':' || (SELECT COUNT(*) FROM invoice_lines l WHERE l.invoice_id = i.id)
+					|| ':' || (SELECT COUNT(*) FROM charges c WHERE c.invoice_id = i.id)
+					|| ':' || (SELECT COUNT(*) FROM credit_notes n WHERE n.invoice_id = i.id) FROM invoices i ORDER BY i.id`)
+			}
+			before := referring()
+
+			if applied, err := s.Migrate(ctx); err != nil || len(applied) != 1 {
+				t.Fatalf("migrate applied %v (%v), want 0019 alone", applied, err)
+			}
+			if got := referring(); len(got) != len(before) || got[0] != before[0] || got[len(got)-1] != before[len(before)-1] {
+				t.Fatalf("invoices with their lines, charges and credit notes: %v, were %v", got, before)
+			}
+			if s.Dialect == store.SQLite {
+				if bad := strings(`SELECT "table" || ':' || rowid FROM pragma_foreign_key_check`); len(bad) != 0 {
+					t.Fatalf("foreign keys broken by the rebuild: %v", bad)
+				}
+			}
+			if err := exec(`INSERT INTO invoice_lines (id, invoice_id, position, kind, description, unit_price_minor, amount_minor)
+				VALUES ('orphan', 'no-such-invoice', 0, 'plan', 'x', 1, 1)`); err == nil {
+				t.Fatal("a line for a missing invoice was accepted: foreign keys are not enforced after the migration")
+			}
+
+			insert := func(kind, occasion string) bool {
+				t.Helper()
+				n := inv
+				n.ID, n.Number, n.Kind, n.Occasion, n.Status, n.Currency, n.InvoiceDate = store.NewID(), "INV-"+store.NewID(), kind, occasion, "open", "CAD", "2026-11-21"
+				var inserted bool
+				if err := s.InTx(ctx, func(tx *store.Tx) error {
+					var err error
+					inserted, err = tx.InsertInvoice(ctx, &n, []store.InvoiceLine{{Kind: "plan", Description: "x", UnitPrice: 100, Amount: 100}}, nil, now)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+				return inserted
+			}
+			kind := strings(`SELECT kind FROM invoices WHERE id = ?`, first)[0]
+			tests := []struct {
+				name, kind, occasion string
+				want                 bool
+			}{
+				{"the period's invoice again (a bill run that runs twice)", kind, "", false},
+				{"a reactivation", "reactivation", "cancellation:2026-11-21T15:00:00Z", true},
+				{"the same reactivation again", "reactivation", "cancellation:2026-11-21T15:00:00Z", false},
+				{"another reactivation of the month", "reactivation", "cancellation:2026-11-22T09:30:00.123456Z", true},
+				{"a reactivation completed by a technician", "reactivation", "reinstall:job-1", true},
+				{"a final invoice per cancellation", "final", "cancellation:2026-11-21T15:00:00Z", true},
+				{"another cancellation's final invoice", "final", "cancellation:2026-11-22T09:30:00.123456Z", true},
+			}
+			for _, tt := range tests {
+				if got := insert(tt.kind, tt.occasion); got != tt.want {
+					t.Errorf("%s: inserted %v, want %v", tt.name, got, tt.want)
+				}
+			}
+		})
+	}
+}
