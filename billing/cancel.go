@@ -110,12 +110,16 @@ func (s *Service) ApplyCancellation(ctx context.Context, tx *store.Tx, p *subpro
 	return s.Jobs.Enqueue(ctx, tx, jobs.RefundCredits{SubscriptionID: sub.ID})
 }
 
-// RefundCredits is the billing.refund job: refund every open credit note of a line to the
-// card of its last paid invoice (each under its own idempotency key); with nothing to refund
-// against, the note is marked for payout.
+// RefundCredits is the billing.refund job: the line's open credit notes first settle what it
+// still owes (settleUnpaid), then what is left of them is refunded to the card of its last
+// paid invoice (each under its own idempotency key); with nothing to refund against, the note
+// is marked for payout.
 func (s *Service) RefundCredits(ctx context.Context, a jobs.RefundCredits) error {
 	sub, p, err := s.line(ctx, a.SubscriptionID)
 	if err != nil || sub == nil {
+		return err
+	}
+	if err := s.settleUnpaid(ctx, p, sub); err != nil {
 		return err
 	}
 	credits, err := s.Store.OpenCredits(ctx, s.Store.R(), sub.ID)
@@ -156,4 +160,62 @@ func (s *Service) RefundCredits(ctx context.Context, a jobs.RefundCredits) error
 		}
 	}
 	return nil
+}
+
+// settleUnpaid spends a line's open credit notes on its unpaid invoices, oldest first, each
+// note applied to the invoice (a credit line on it, the note applied when nothing is left,
+// the invoice paid when it asks for nothing more): a refund gives back money the customer
+// paid, never money an unpaid invoice still asks for, as when a line is cancelled again
+// before its reactivation invoice was paid. While an AutoPay attempt on one of them is under
+// way the job waits (it fails and is retried), because that attempt charges the invoice's
+// whole total.
+func (s *Service) settleUnpaid(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription) error {
+	now := s.Clock.Now()
+	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+		// The line first, as a paid charge takes it: the two never cross.
+		if _, err := tx.LockSubscription(ctx, "", sub.ID); err != nil {
+			return err
+		}
+		unpaid, err := tx.LockUnpaidInvoices(ctx, sub.ID)
+		if err != nil || len(unpaid) == 0 {
+			return err
+		}
+		credits, err := s.Store.OpenCredits(ctx, tx, sub.ID)
+		if err != nil || len(credits) == 0 {
+			return err
+		}
+		for _, inv := range unpaid {
+			if inv.Attempted {
+				return fmt.Errorf("settle credits of line %s: invoice %s has an AutoPay attempt under way", sub.ID, inv.ID)
+			}
+		}
+		settled := false
+		for _, inv := range unpaid {
+			due := inv.Total
+			for _, c := range credits {
+				use := min(c.Remaining, due)
+				if use <= 0 {
+					continue
+				}
+				line := store.InvoiceLine{Kind: "credit", Description: "Credit note " + c.Number, UnitPrice: -use, Amount: -use}
+				if err := tx.DeductFromInvoice(ctx, inv.ID, line, now); err != nil {
+					return err
+				}
+				if err := tx.SpendCredit(ctx, c.ID, use, subprov.CreditApplied, inv.ID, now); err != nil {
+					return err
+				}
+				if err := tx.InsertAudit(ctx, p.ID, "billing", "credit_note.applied", sub.ID,
+					fmt.Sprintf(`{"credit_note_id":%q,"invoice_id":%q,"amount":"%s"}`, c.ID, inv.ID, use), now); err != nil {
+					return err
+				}
+				c.Remaining -= use
+				due -= use
+				settled = settled || due == 0
+			}
+		}
+		if !settled {
+			return nil
+		}
+		return s.restoreIfPaidUp(ctx, tx, sub)
+	})
 }

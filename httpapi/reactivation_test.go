@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/internal/invariants"
 	"github.com/subprov/subprov/store"
 )
 
@@ -568,4 +569,76 @@ func invoiceID(r *apptest.Response, field string) string {
 	inv, _ := billing[field].(map[string]any)
 	id, _ := inv["invoice_id"].(string)
 	return id
+}
+
+// TestNewCardSettlesWhatACancelledLineOwes: a card the holder saves is the one AutoPay
+// charges on every platform-billed line of the account, cancelled ones included, so it pays
+// what a cancelled line still owes (saving retries unpaid invoices at once; the dashboard's
+// retry and dunning run the same attempt) and the reactivation that the unpaid invoice blocked
+// becomes possible. And a cancellation's credit first settles what the line still owes: the
+// days of a reactivation invoice that was never paid are taken off that invoice, not refunded
+// out of money that was never received.
+func TestNewCardSettlesWhatACancelledLineOwes(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		x := newReactivation(t, s)
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		refunds := func() int { return count(t, s, `SELECT COUNT(*) FROM processor_charges WHERE status = 'refund'`) }
+		x.saveCard(marie, "4000000000000002")
+		x.cancel(marieLine, "2026-11-21")
+		apptest.Eventually(t, 15*time.Second, "the refund and the port reset", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND state = 'refunded'`, marieLine) == 1 &&
+				count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND deprovisioned_at IS NOT NULL`, marieLine) == 1
+		})
+		refunded := refunds()
+		// Reactivated, the rest of November (20.00 + 13% = 22.60) meets the declining card.
+		r := x.act(marie, marieLine)
+		inv := invoiceID(r, "invoice")
+		if r.Status != 200 || inv == "" {
+			t.Fatalf("remote reactivation: %d %s", r.Status, r.Raw)
+		}
+		apptest.Eventually(t, 15*time.Second, "the declined attempt", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM charges WHERE invoice_id = ? AND status = 'declined'`, inv) == 1
+		})
+		// Cancelled again for the 25th: the 6 days given back (12.00 + 13% = 13.56) were never
+		// paid, so they come off the unpaid invoice (22.60 - 13.56 = 9.04) and nothing is refunded.
+		x.cancel(marieLine, "2026-11-25")
+		apptest.Eventually(t, 15*time.Second, "the cancellation's credit spent", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND state = 'open'`, marieLine) == 0
+		})
+		if n := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND state = 'applied' AND amount_minor = 1356 AND applied_to_invoice_id = ?`, marieLine, inv); n != 1 {
+			t.Errorf("the credit for the 25th to the 30th was not applied to the unpaid invoice")
+		}
+		if n := refunds(); n != refunded {
+			t.Errorf("%d refunds, want %d: days never paid for were refunded", n, refunded)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE id = ? AND status = 'open' AND total_minor = 904`, inv); n != 1 {
+			t.Fatalf("the unpaid invoice does not owe 9.04")
+		}
+		if r := x.preview(marie); r.JSON["case"] != "withdraw" || r.JSON["eligible"] != false || !strings.Contains(blockersOf(r), "unpaid invoices") {
+			t.Fatalf("withdraw while the invoice is unpaid: %s", r.Raw)
+		}
+		// A new card: it is the cancelled line's AutoPay card too, and pays what is owed at once.
+		x.saveCard(marie, "4242424242424242")
+		var card string
+		if err := s.Store.R().QueryRow(context.Background(), `SELECT payment_method_id FROM subscribers WHERE id = ?`, marieSubscriber).Scan(&card); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND payment_method_id = ?`, marieLine, card); n != 1 {
+			t.Errorf("the cancelled line does not pay with the account's card %s", card)
+		}
+		apptest.Eventually(t, 15*time.Second, "the unpaid invoice paid", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE id = ? AND status = 'paid'`, inv) == 1
+		})
+		if n := count(t, s, `SELECT COUNT(*) FROM charges c JOIN processor_charges p ON p.id = c.processor_ref
+			WHERE c.invoice_id = ? AND c.status = 'succeeded' AND p.payment_method_id = ? AND p.amount_minor = 904`, inv, card); n != 1 {
+			t.Errorf("the invoice was not paid with the new card")
+		}
+		if r := x.preview(marie); r.JSON["eligible"] != true {
+			t.Fatalf("still blocked once paid: %s", r.Raw)
+		}
+		if r := x.act(marie, marieLine); r.Status != 200 || r.JSON["case"] != "withdraw" || r.JSON["status"] != "ACTIVE" {
+			t.Fatalf("withdraw once paid: %d %s", r.Status, r.Raw)
+		}
+		invariants.Assert(t, s.Store)
+	})
 }

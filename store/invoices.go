@@ -161,6 +161,50 @@ func (tx *Tx) RecordCharge(ctx context.Context, c ChargeAttempt, next *time.Time
 	return true, nil
 }
 
+// UnpaidInvoice is an open invoice of a line: what it still asks for, and whether an AutoPay
+// attempt is under way (claimed and not yet recorded), which charges that whole amount.
+type UnpaidInvoice struct {
+	ID        string
+	Total     subprov.Money
+	Attempted bool
+}
+
+// LockUnpaidInvoices reads a line's open invoices for update, oldest first.
+func (tx *Tx) LockUnpaidInvoices(ctx context.Context, subscriptionID string) ([]UnpaidInvoice, error) {
+	return queryAll(ctx, tx, "unpaid invoices", func(row rowScanner) (UnpaidInvoice, error) {
+		var u UnpaidInvoice
+		var total int64
+		err := row.Scan(&u.ID, &total, &u.Attempted)
+		u.Total = subprov.Money(total)
+		return u, err
+	}, `SELECT id, total_minor, charge_queued_at IS NOT NULL FROM invoices WHERE subscription_id = ? AND status = 'open'
+		ORDER BY invoice_date, created_at, id`+tx.d.ForUpdate(), subscriptionID)
+}
+
+// DeductFromInvoice takes a credit off an open invoice: line (a negative amount) is added to
+// its lines and to its total, and an invoice left at zero is paid, with nothing more to charge.
+func (tx *Tx) DeductFromInvoice(ctx context.Context, invoiceID string, line InvoiceLine, now time.Time) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO invoice_lines (id, invoice_id, position, kind, description, unit_price_minor, amount_minor)
+		SELECT ?, ?, COALESCE(MAX(position) + 1, 0), ?, ?, ?, ? FROM invoice_lines WHERE invoice_id = ?`,
+		NewID(), invoiceID, line.Kind, line.Description, int64(line.UnitPrice), int64(line.Amount), invoiceID); err != nil {
+		return fmt.Errorf("deduct from invoice %s: %w", invoiceID, err)
+	}
+	_, err := tx.Exec(ctx, `UPDATE invoices SET total_minor = total_minor + ?,
+			status = CASE WHEN total_minor + ? <= 0 THEN 'paid' ELSE status END,
+			paid_at = CASE WHEN total_minor + ? <= 0 THEN ? ELSE paid_at END,
+			next_charge_at = CASE WHEN total_minor + ? <= 0 THEN NULL ELSE next_charge_at END
+		WHERE id = ? AND status = 'open'`,
+		int64(line.Amount), int64(line.Amount), int64(line.Amount), now.UTC(), int64(line.Amount), invoiceID)
+	if err == nil {
+		_, err = tx.Exec(ctx, `UPDATE ledger_documents SET amount_minor = (SELECT total_minor FROM invoices WHERE id = ?),
+			state = (SELECT status FROM invoices WHERE id = ?) WHERE invoice_id = ?`, invoiceID, invoiceID, invoiceID)
+	}
+	if err != nil {
+		return fmt.Errorf("deduct from invoice %s: %w", invoiceID, err)
+	}
+	return nil
+}
+
 // InvoiceChargeState is what the charge job needs to know about an invoice.
 type InvoiceChargeState struct {
 	Invoice  *subprov.Invoice

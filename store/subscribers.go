@@ -299,14 +299,15 @@ func (s *Store) SubscriberProcessor(ctx context.Context, subscriberID string) (c
 }
 
 // SetSubscriberPaymentMethod saves the card a subscriber pays with, on the subscriber and on
-// its platform-billed lines (AutoPay charges the line's card).
+// every one of its platform-billed lines, cancelled ones included (AutoPay charges the line's
+// card: a cancelled line may still owe an invoice, or come back).
 func (tx *Tx) SetSubscriberPaymentMethod(ctx context.Context, subscriberID, customerID, methodID string, now time.Time) error {
 	if _, err := tx.Exec(ctx, `UPDATE subscribers SET processor_customer_id = ?, payment_method_id = ?, updated_at = ? WHERE id = ?`,
 		customerID, methodID, now.UTC(), subscriberID); err != nil {
 		return fmt.Errorf("save payment method: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE subscriptions SET processor_customer_id = ?, payment_method_id = ?, updated_at = ?
-		WHERE subscriber_id = ? AND billing_owner = 'platform' AND status <> 'CANCELLED'`, customerID, methodID, now.UTC(), subscriberID); err != nil {
+		WHERE subscriber_id = ? AND billing_owner = 'platform'`, customerID, methodID, now.UTC(), subscriberID); err != nil {
 		return fmt.Errorf("save payment method on lines: %w", err)
 	}
 	return nil

@@ -48,8 +48,11 @@ var Rules = []Rule{
 		GROUP BY idempotency_key HAVING COUNT(*) > 1`},
 	{"a line has one invoice per period, kind and occasion", `SELECT subscription_id FROM invoices
 		GROUP BY subscription_id, period, kind, occasion HAVING COUNT(*) > 1`},
-	{"an invoice's lines add up to its net", `SELECT i.id FROM invoices i JOIN invoice_lines l ON l.invoice_id = i.id
+	// Credit notes spent on an invoice are lines of it after tax: part of its total, not its net.
+	{"an invoice's lines add up to its net", `SELECT i.id FROM invoices i JOIN invoice_lines l ON l.invoice_id = i.id AND l.kind <> 'credit'
 		GROUP BY i.id, i.net_minor HAVING SUM(l.amount_minor) <> i.net_minor`},
+	{"an invoice's lines and tax add up to its total", `SELECT i.id FROM invoices i JOIN invoice_lines l ON l.invoice_id = i.id
+		GROUP BY i.id, i.tax_minor, i.total_minor HAVING SUM(l.amount_minor) + i.tax_minor <> i.total_minor`},
 
 	// No orphans.
 	{"invoice lines have an invoice", `SELECT l.id FROM invoice_lines l LEFT JOIN invoices i ON i.id = l.invoice_id WHERE i.id IS NULL`},
