@@ -642,3 +642,64 @@ func TestNewCardSettlesWhatACancelledLineOwes(t *testing.T) {
 		invariants.Assert(t, s.Store)
 	})
 }
+
+// TestReactivationAnswersTheLineAsItIs: on every case and path, the reactivation's answer
+// shows the line as it now is, the same as GET /me: its new status, and no cancellation
+// (canceled_at and ended_at null), not the cancellation it undid.
+func TestReactivationAnswersTheLineAsItIs(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		x := newReactivation(t, s)
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		deprovisioned := func(line string) func() {
+			return func() {
+				apptest.Eventually(t, 15*time.Second, "the port reset by the deprovisioner", func() bool {
+					return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND deprovisioned_at IS NOT NULL`, line) == 1
+				})
+			}
+		}
+		tests := []struct {
+			name, path, status string
+			line               func() string
+			endDate            string
+			settle             func(line string) func()
+		}{
+			{name: "withdraw", path: "none", status: "ACTIVE", line: func() string { return marieLine }, endDate: "2026-11-25"},
+			{name: "reactivate remote", path: "remote", status: "ACTIVE", line: func() string { return marieLine }, endDate: "2026-11-21", settle: deprovisioned},
+			{name: "reactivate technician", path: "technician", status: "PENDING_INSTALL", line: func() string { return x.installedQueenLine(marie) }, endDate: "2026-11-21"},
+			{name: "resume", path: "technician", status: "PENDING_INSTALL", endDate: "2026-11-21",
+				line: func() string { return x.portalLine(marie, bldQueen, planFibre150, unitQueen103, "2026-12-10") }},
+			{name: "resume activate", path: "activate", status: "ACTIVE", endDate: "2026-11-21",
+				line: func() string { return x.portalLine(marie, bldKing, planFibre1000, unitKing1205, "2026-12-01") }},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				line := tt.line()
+				x.paidUp()
+				x.cancel(line, tt.endDate)
+				if tt.settle != nil {
+					tt.settle(line)()
+				}
+				r := x.act(marie, line)
+				if r.Status != 200 || r.JSON["path"] != tt.path || r.JSON["status"] != tt.status {
+					t.Fatalf("%d %s, want path %s and status %s", r.Status, r.Raw, tt.path, tt.status)
+				}
+				answered := r.JSON["subscription"].(map[string]any)
+				if answered["status"] != tt.status || answered["canceled_at"] != nil || answered["ended_at"] != nil {
+					t.Errorf("the answer's line: %v, want %s with no cancellation", answered, tt.status)
+				}
+				me := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriber/me", Headers: marie})
+				var listed map[string]any
+				for _, l := range me.JSON["subscriptions"].([]any) {
+					if l := l.(map[string]any); l["subscription_id"] == line {
+						listed = l
+					}
+				}
+				for _, f := range []string{"status", "canceled_at", "ended_at"} {
+					if listed == nil || listed[f] != answered[f] {
+						t.Errorf("%s: the answer says %v, GET /me %v", f, answered[f], listed)
+					}
+				}
+			})
+		}
+	})
+}

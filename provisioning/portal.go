@@ -107,8 +107,9 @@ type Reinstatement struct {
 }
 
 // Reinstate undoes a line's cancellation in one transaction, opening an install job of the
-// given kind when the line waits for a visit. A suite someone else took since loses at the
-// live-location constraint: 409, nothing changed.
+// given kind when the line waits for a visit, and returns the line as it now is (no
+// canceled_at or ended_at; the caller knows the cancellation it undid). A suite someone else
+// took since loses at the live-location constraint: 409, nothing changed.
 func (s *Service) Reinstate(ctx context.Context, p *subprov.Provider, subscriptionID string, r Reinstatement, also Also) (*subprov.Subscription, error) {
 	var out *subprov.Subscription
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
@@ -122,7 +123,6 @@ func (s *Service) Reinstate(ctx context.Context, p *subprov.Provider, subscripti
 		if sub.Status != subprov.StatusCancelled {
 			return subprov.Errorf(subprov.ECONFLICT, "not_cancelled", "The line is not cancelled")
 		}
-		before := *sub
 		now := s.Clock.Now()
 		if err := tx.ReinstateSubscription(ctx, sub.ID, r.Reinstatement, now); err != nil {
 			if s.Store.Dialect.IsUniqueViolation(err) {
@@ -143,8 +143,7 @@ func (s *Service) Reinstate(ctx context.Context, p *subprov.Provider, subscripti
 				return installUnavailable()
 			}
 		}
-		out = sub
-		out.CanceledAt, out.EndedAt = before.CanceledAt, before.EndedAt // the caller reports what was undone
+		out = sub // the line as it now is: no cancellation
 		return also(tx, sub)
 	})
 	return out, err
