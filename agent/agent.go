@@ -91,38 +91,54 @@ func billingContact(rec *store.SubscriberRecord) subprov.Contact {
 	return rec.Holder
 }
 
-// codes are the stable agent error codes (decisions §7) plus the plan-change extensions.
+// codes are the agent surface's error codes: decisions §7's list, the plan-change extensions
+// (quote_stale, idempotency_conflict), the 405 of a wrong method, and rate_limited, which only
+// the MCP tools show (HTTP answers 429 outside the envelope).
 var codes = map[string]bool{
 	"unauthorized": true, "forbidden": true, "verification_required": true, "verification_failed": true,
 	"not_found": true, "validation_error": true, "confirmation_required": true, "plan_change_limit": true,
 	"already_activated": true, "dependency_unconfigured": true, "upstream_unavailable": true, "internal": true,
-	"quote_stale": true, "idempotency_conflict": true, "rate_limited": true, "conflict": true,
+	"quote_stale": true, "idempotency_conflict": true, "method_not_allowed": true, "rate_limited": true,
 }
 
+// codeOfClass names an error whose reason is not an agent code by its class. A class missing
+// here (a conflict the agent rules did not name, not implemented) has no code the agent could
+// act on: it is a bug, answered as internal.
 var codeOfClass = map[subprov.Code]string{
 	subprov.EBADREQUEST: "validation_error", subprov.EUNAUTHORIZED: "unauthorized", subprov.EFORBIDDEN: "forbidden",
-	subprov.ENOTFOUND: "not_found", subprov.ECONFLICT: "conflict", subprov.EINVALID: "validation_error",
-	subprov.EUNAVAILABLE: "upstream_unavailable", subprov.EUNCONFIGURED: "dependency_unconfigured",
-	subprov.ERATELIMITED: "rate_limited",
+	subprov.ENOTFOUND: "not_found", subprov.EINVALID: "validation_error", subprov.ETOOLARGE: "validation_error",
+	subprov.EGONE: "not_found", subprov.EUNAVAILABLE: "upstream_unavailable", subprov.EUNCONFIGURED: "dependency_unconfigured",
+	subprov.EINTERNAL: "internal", subprov.EMETHOD: "method_not_allowed", subprov.ERATELIMITED: "rate_limited",
+}
+
+// Public returns err as the agent surfaces show it: a coded error whose Reason is one of the
+// agent codes, never empty. A reason outside them is replaced by its class's code; anything
+// else (uncoded, or a class without an agent code) is the internal error, without detail, and
+// unlisted is true so the caller can log what was hidden.
+func Public(err error) (e *subprov.Error, unlisted bool) {
+	in, ok := subprov.AsError(err)
+	if !ok {
+		return errInternal, true
+	}
+	if codes[in.Reason] {
+		return in, false
+	}
+	code, ok := codeOfClass[in.Code]
+	if !ok {
+		return errInternal, true
+	}
+	out := *in
+	out.Reason = code
+	return &out, false
 }
 
 // PublicError is the stable code and safe message of err for a surface without HTTP (the MCP
-// tools); anything uncoded is internal, without detail. Validation problems are appended.
+// tools). Validation problems are appended to the message.
 func PublicError(err error) (code, message string) {
-	e, ok := subprov.AsError(err)
-	if !ok {
-		return "internal", errInternal.Message
-	}
-	code = e.Reason
-	if !codes[code] {
-		code = codeOfClass[e.Code]
-	}
-	if code == "" {
-		code = "internal"
-	}
+	e, _ := Public(err)
 	message = e.Message
 	for f, p := range e.Fields {
 		message += "; " + f + ": " + p
 	}
-	return code, message
+	return e.Reason, message
 }

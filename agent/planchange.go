@@ -174,6 +174,11 @@ func (s *Service) ApplyPlanChange(ctx context.Context, c Caller, customerID stri
 		return nil, subprov.Errorf(subprov.ECONFLICT, "quote_stale", "The price, plan or period changed since the preview; preview again and confirm the new cost")
 	}
 	res, err := s.Provisioning.ChangePlan(ctx, c.Provider, q.Subscription.ID, q.To.ID, c.actor())
+	if e, ok := subprov.AsError(err); ok && e.Reason == "invalid_transition" {
+		// A line that is not ACTIVE cannot change plan however often the agent asks: a request
+		// it cannot make, named on the line (the partner endpoint keeps its 409).
+		return nil, subprov.Invalid(map[string]string{"subscription_id": e.Message})
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -216,7 +216,7 @@ func (s *Service) SendAccountLink(ctx context.Context, c Caller, customerID, act
 	})
 	if err != nil {
 		if s.Store.Dialect.IsUniqueViolation(err) {
-			return nil, subprov.Errorf(subprov.ECONFLICT, "conflict", "The customer's e-mail belongs to another portal login")
+			return nil, subprov.Invalid(map[string]string{"email": "another portal login uses the customer's e-mail address; correct the contract e-mail first"})
 		}
 		return nil, err
 	}

@@ -82,6 +82,9 @@ func agentError(t *testing.T, res *apptest.Response, status int, code string) {
 	if e == nil || e["code"] != code || e["request_id"] == "" || e["request_id"] == nil {
 		t.Fatalf("error %s, want code %s with request_id", res.Raw, code)
 	}
+	if !agentListedCodes[code] {
+		t.Fatalf("code %s is not one of the agent surface's codes (decisions §7)", code)
+	}
 }
 
 func searchIDs(res *apptest.Response) []string {
@@ -506,6 +509,72 @@ func TestAgentPlanChange(t *testing.T) {
 		var audits int
 		if err := s.Store.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_log WHERE subject_id = ? AND action = 'subscription.plan_changed'`, marieLine).Scan(&audits); err != nil || audits != 1 {
 			t.Errorf("audit entries: %d %v", audits, err)
+		}
+	})
+}
+
+// agentListedCodes are decisions §7's agent error codes, plus the plan-change extensions
+// (quote_stale, idempotency_conflict) and the 405 of a wrong method.
+var agentListedCodes = map[string]bool{
+	"unauthorized": true, "forbidden": true, "verification_required": true, "verification_failed": true,
+	"not_found": true, "validation_error": true, "confirmation_required": true, "plan_change_limit": true,
+	"already_activated": true, "dependency_unconfigured": true, "upstream_unavailable": true, "internal": true,
+	"quote_stale": true, "idempotency_conflict": true, "method_not_allowed": true,
+}
+
+func TestAgentErrorsCarryAListedCode(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		h := apptest.Key(fixture.DemoAgentKey)
+		tests := []struct {
+			name   string
+			req    apptest.Request
+			status int
+			code   string
+		}{
+			{"wrong method on a customer", apptest.Request{Method: "DELETE", Path: "/partner/agent/customers/" + marieID, Headers: h}, 405, "method_not_allowed"},
+			{"wrong method on the internal copy", apptest.Request{Method: "DELETE", Path: "/api/v1/agent/customers/" + marieID, Headers: h}, 405, "method_not_allowed"},
+			{"wrong method on tickets", apptest.Request{Method: "PUT", Path: "/partner/agent/tickets", Headers: h, Body: map[string]string{}}, 405, "method_not_allowed"},
+			{"wrong method on verify", apptest.Request{Method: "GET", Path: "/partner/agent/verify/issue", Headers: h}, 405, "method_not_allowed"},
+			{"wrong method without a key", apptest.Request{Method: "DELETE", Path: "/partner/agent/customers/" + marieID}, 405, "method_not_allowed"},
+			{"unknown agent path", apptest.Request{Method: "GET", Path: "/partner/agent/nope", Headers: h}, 404, "not_found"},
+			{"unknown path under a customer", apptest.Request{Method: "GET", Path: "/api/v1/agent/customers/" + marieID + "/nope", Headers: h}, 404, "not_found"},
+			{"body over 1 MiB", apptest.Request{Method: "POST", Path: "/partner/agent/tickets", Headers: h,
+				Body: `{"ai_summary": "` + strings.Repeat("a", 1<<20) + `"}`}, 413, "validation_error"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				res := s.Do(tt.req)
+				agentError(t, res, tt.status, tt.code)
+				if tt.status == 405 && res.Header.Get("Allow") == "" {
+					t.Errorf("405 without Allow")
+				}
+			})
+		}
+	})
+}
+
+// A line that is not ACTIVE cannot change plan: the preview says why, and apply is a request
+// the agent cannot make (422 validation_error naming subscription_id), never an unlisted code.
+func TestAgentPlanChangeOnALineThatIsNotActive(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		jh := agentHeaders(fixture.DemoAgentKey, verify(t, s, fixture.DemoAgentKey, jeanID, "jean.gagnon@example.ca"))
+		path := "/partner/agent/customers/" + jeanID + "/plan-change"
+		res := s.Do(apptest.Request{Method: "POST", Path: path + "/preview", Headers: jh, Body: map[string]string{"plan_version_id": fibre1000}})
+		if res.Status != 200 || res.JSON["eligible"] != false || !strings.Contains(fmt.Sprint(res.JSON["blockers"]), "PENDING_INSTALL") {
+			t.Fatalf("preview: %d %s", res.Status, res.Raw)
+		}
+		for _, p := range []string{path, "/api/v1/agent/customers/" + jeanID + "/plan-change"} {
+			res = s.Do(apptest.Request{Method: "POST", Path: p, Headers: jh, Body: map[string]any{"plan_version_id": fibre1000, "confirm": true}})
+			agentError(t, res, 422, "validation_error")
+			if f, _ := res.JSON["error"].(map[string]any)["fields"].(map[string]any); f == nil || !strings.Contains(fmt.Sprint(f["subscription_id"]), "PENDING_INSTALL") {
+				t.Fatalf("fields: %s", res.Raw)
+			}
+		}
+		// The partner endpoint keeps its 409.
+		res = s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriptions/c1000000-0000-4000-8000-000000000003/change-plan",
+			Headers: apptest.Key(storeKey), Body: map[string]string{"plan_version_id": fibre1000}})
+		if res.Status != 409 {
+			t.Fatalf("partner change-plan on a pending line: %d %s", res.Status, res.Raw)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/agent"
 )
 
 // surface is a group of routes that shares an error envelope (interface.md Errors).
@@ -64,26 +65,17 @@ var statusOf = map[subprov.Code]int{
 	subprov.EMETHOD:         http.StatusMethodNotAllowed,
 }
 
-// agentCodes are the stable agent error codes (decisions §7); a reason outside this set is
-// replaced by the code of its class.
-var agentCodes = map[string]bool{
-	"unauthorized": true, "forbidden": true, "verification_required": true, "verification_failed": true,
-	"not_found": true, "validation_error": true, "confirmation_required": true, "plan_change_limit": true,
-	"already_activated": true, "dependency_unconfigured": true, "upstream_unavailable": true, "internal": true,
-	"quote_stale": true, "idempotency_conflict": true,
-}
-
-var agentCodeOf = map[subprov.Code]string{
-	subprov.EBADREQUEST: "validation_error", subprov.EUNAUTHORIZED: "unauthorized", subprov.EFORBIDDEN: "forbidden",
-	subprov.ENOTFOUND: "not_found", subprov.ECONFLICT: "conflict", subprov.EINVALID: "validation_error",
-	subprov.EUNAVAILABLE: "upstream_unavailable", subprov.EUNCONFIGURED: "dependency_unconfigured",
-	subprov.EINTERNAL: "internal", subprov.ETOOLARGE: "validation_error", subprov.EGONE: "not_found",
-}
-
-// writeError renders err in the surface's envelope. Anything that is not a coded error is an
-// internal error: logged with the request id, and answered without detail.
+// writeError renders err in the surface's envelope. Anything that is not a coded error (on the
+// agent surface, anything without an agent code) is an internal error: logged with the request
+// id, and answered without detail.
 func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 	e, ok := subprov.AsError(err)
+	if sf == surfaceAgent {
+		// Only the agent codes reach an agent (decisions §7); anything else is internal.
+		var unlisted bool
+		e, unlisted = agent.Public(err)
+		ok = !unlisted
+	}
 	if !ok {
 		slog.ErrorContext(r.Context(), "internal error", "request_id", requestID(r), "method", r.Method, "path", r.URL.Path, "err", err)
 		e = &subprov.Error{Code: subprov.EINTERNAL, Reason: "internal", Message: "Internal server error"}
@@ -106,9 +98,6 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 	}
 	switch sf {
 	case surfaceAgent:
-		if !agentCodes[reason] {
-			reason = agentCodeOf[e.Code]
-		}
 		body := map[string]any{"code": reason, "message": e.Message, "request_id": requestID(r)}
 		if len(e.Fields) > 0 {
 			body["fields"] = e.Fields
