@@ -83,6 +83,16 @@ func (s *Service) customer(ctx context.Context, c Caller, customerID string, ver
 	return rec, nil
 }
 
+// Check runs the checks a call on a customer starts with, in their order (decisions §5): the
+// customer must be of the caller's provider (404 otherwise, whatever the session says), then,
+// when verified is true, the session must be bound to this provider and customer (401
+// verification_required). The HTTP layer runs it before answering a body that does not decode,
+// so a malformed request learns nothing the checks would not tell.
+func (s *Service) Check(ctx context.Context, c Caller, customerID string, verified bool) error {
+	_, err := s.customer(ctx, c, customerID, verified)
+	return err
+}
+
 // billingContact is who receives invoices: the separate invoice contact, else the holder.
 func billingContact(rec *store.SubscriberRecord) subprov.Contact {
 	if rec.Invoice != nil {

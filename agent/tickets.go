@@ -62,17 +62,21 @@ type TicketReceipt struct {
 // verified session; a customer_id must be of the caller's provider (else 404). ai_summary
 // and ai_diagnosis form the customer-facing article; the transcript is an internal note.
 func (s *Service) OpenTicket(ctx context.Context, c Caller, in TicketInput) (*TicketReceipt, error) {
+	// Scoping first: another provider's customer is 404 whatever else the input says.
+	var rec *store.SubscriberRecord
+	if strings.TrimSpace(in.CustomerID) != "" {
+		var err error
+		if rec, err = s.customer(ctx, c, in.CustomerID, false); err != nil {
+			return nil, err
+		}
+	}
 	if p := in.Problems(); len(p) > 0 {
 		return nil, subprov.Invalid(p)
 	}
 	t := &subprov.Ticket{ProviderID: c.Provider.ID, Kind: tickets.KindSupport, Priority: in.Priority,
 		ContactEmail: auth.NormalizeEmail(in.ContactEmail), Subject: strings.TrimSpace(in.Subject),
 		Article: article(in), InternalNote: strings.TrimSpace(in.Transcript)}
-	if strings.TrimSpace(in.CustomerID) != "" {
-		rec, err := s.customer(ctx, c, in.CustomerID, false)
-		if err != nil {
-			return nil, err
-		}
+	if rec != nil {
 		t.SubscriberID = rec.ID
 		if t.ContactEmail == "" {
 			t.ContactEmail = auth.NormalizeEmail(rec.Holder.Email)

@@ -57,16 +57,16 @@ func rateLimited() error {
 // IssueCode sends a 6-digit one-time code to the customer by e-mail (default) or SMS. Only a
 // hash of the code is stored; a new code retires the customer's earlier ones.
 func (s *Service) IssueCode(ctx context.Context, c Caller, customerID, channel string) (*Issued, error) {
+	rec, err := s.customer(ctx, c, customerID, false)
+	if err != nil {
+		return nil, err
+	}
 	channel = strings.TrimSpace(channel)
 	if channel == "" {
 		channel = ChannelEmail
 	}
 	if channel != ChannelEmail && channel != ChannelSMS {
 		return nil, subprov.Invalid(map[string]string{"channel": "must be email or sms"})
-	}
-	rec, err := s.customer(ctx, c, customerID, false)
-	if err != nil {
-		return nil, err
 	}
 	if channel == ChannelSMS && (!c.Provider.SMSConfigured || s.SMS == nil) {
 		return nil, subprov.Errorf(subprov.EUNCONFIGURED, "dependency_unconfigured", "SMS verification is not configured for this provider")
@@ -138,13 +138,13 @@ func codeMail(provider, code string) string {
 // CheckCode checks a code. The right code yields a verified session bound to (provider,
 // customer) for 15 minutes and ends the code; each wrong try counts, and the fifth ends it.
 func (s *Service) CheckCode(ctx context.Context, c Caller, customerID, code string) (*Session, error) {
-	code = strings.TrimSpace(code)
-	if code == "" {
-		return nil, subprov.Invalid(map[string]string{"code": "required"})
-	}
 	rec, err := s.customer(ctx, c, customerID, false)
 	if err != nil {
 		return nil, err
+	}
+	code = strings.TrimSpace(code)
+	if code == "" {
+		return nil, subprov.Invalid(map[string]string{"code": "required"})
 	}
 	now := s.Clock.Now()
 	ok := false

@@ -183,15 +183,15 @@ type LinkSent struct {
 // password was chosen, else 409 already_activated). A holder without a portal login yet gets
 // one, without a password, and the activation link for either action.
 func (s *Service) SendAccountLink(ctx context.Context, c Caller, customerID, action string) (*LinkSent, error) {
+	rec, err := s.customer(ctx, c, customerID, true)
+	if err != nil {
+		return nil, err
+	}
 	if action == "" {
 		action = ActionPasswordReset
 	}
 	if action != ActionPasswordReset && action != ActionResendActivation {
 		return nil, subprov.Invalid(map[string]string{"action": "must be password_reset or resend_activation"})
-	}
-	rec, err := s.customer(ctx, c, customerID, true)
-	if err != nil {
-		return nil, err
 	}
 	kind := auth.TokenPasswordReset
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {

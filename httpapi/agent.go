@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/agent"
@@ -30,6 +32,37 @@ func agentJSON(w http.ResponseWriter, status int, v any, err error) error {
 	return nil
 }
 
+// decodeAgent reads the body of an agent call. A body that does not decode is answered only
+// after the checks the call makes first (decisions §5): the customer it names (the path's
+// customerId, else the body's customer_id) must be of the key's provider, else 404 whatever the
+// session says; then, on a route that needs one (verified), the session must be bound to that
+// customer, else 401 verification_required; only then the 422 (or 413). A body that decodes
+// goes on to package agent, which runs the same checks in the same order before its own rules.
+func decodeAgent[T any](s *server, r *http.Request, verified bool) (T, error) {
+	var v T
+	body, err := readBody(r)
+	if err == nil {
+		if v, err = decodeBytes[T](body); err == nil {
+			return v, nil
+		}
+	}
+	id := r.PathValue("customerId")
+	if id == "" {
+		var named struct {
+			CustomerID any `json:"customer_id"`
+		}
+		if json.Unmarshal(body, &named) == nil {
+			id, _ = named.CustomerID.(string)
+		}
+	}
+	if strings.TrimSpace(id) != "" {
+		if cerr := s.Agent.Check(r.Context(), agentCaller(r), id, verified); cerr != nil {
+			return v, cerr
+		}
+	}
+	return v, err
+}
+
 // handleAgentSearch: GET /partner/agent/customers/search?q=&limit=.
 func (s *server) handleAgentSearch(w http.ResponseWriter, r *http.Request) error {
 	limit, err := agent.ParseLimit(r.URL.Query().Get("limit"))
@@ -47,7 +80,7 @@ type verifyIssueRequest struct {
 
 // handleAgentVerifyIssue: POST /partner/agent/verify/issue.
 func (s *server) handleAgentVerifyIssue(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[verifyIssueRequest](r)
+	in, err := decodeAgent[verifyIssueRequest](s, r, false)
 	if err != nil {
 		return err
 	}
@@ -62,7 +95,7 @@ type verifyCheckRequest struct {
 
 // handleAgentVerifyCheck: POST /partner/agent/verify/check.
 func (s *server) handleAgentVerifyCheck(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[verifyCheckRequest](r)
+	in, err := decodeAgent[verifyCheckRequest](s, r, false)
 	if err != nil {
 		return err
 	}
@@ -106,7 +139,7 @@ type agentNoteRequest struct {
 
 // handleAgentNote: POST /partner/agent/customers/{customerId}/notes.
 func (s *server) handleAgentNote(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[agentNoteRequest](r)
+	in, err := decodeAgent[agentNoteRequest](s, r, true)
 	if err != nil {
 		return err
 	}
@@ -116,7 +149,7 @@ func (s *server) handleAgentNote(w http.ResponseWriter, r *http.Request) error {
 
 // handleAgentContact: PATCH /partner/agent/customers/{customerId}/contact.
 func (s *server) handleAgentContact(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[agent.ContactPatch](r)
+	in, err := decodeAgent[agent.ContactPatch](s, r, true)
 	if err != nil {
 		return err
 	}
@@ -130,7 +163,7 @@ type agentLinkRequest struct {
 
 // handleAgentPasswordReset: POST /partner/agent/customers/{customerId}/password-reset.
 func (s *server) handleAgentPasswordReset(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[agentLinkRequest](r)
+	in, err := decodeAgent[agentLinkRequest](s, r, true)
 	if err != nil {
 		return err
 	}
@@ -140,7 +173,7 @@ func (s *server) handleAgentPasswordReset(w http.ResponseWriter, r *http.Request
 
 // handleAgentInvoiceResend: POST /partner/agent/customers/{customerId}/invoices/{invoiceId}/resend.
 func (s *server) handleAgentInvoiceResend(w http.ResponseWriter, r *http.Request) error {
-	if _, err := decode[struct{}](r); err != nil {
+	if _, err := decodeAgent[struct{}](s, r, true); err != nil {
 		return err
 	}
 	res, err := s.Agent.ResendInvoice(r.Context(), agentCaller(r), r.PathValue("customerId"), r.PathValue("invoiceId"))
@@ -149,7 +182,7 @@ func (s *server) handleAgentInvoiceResend(w http.ResponseWriter, r *http.Request
 
 // handleAgentPlanPreview: POST /partner/agent/customers/{customerId}/plan-change/preview.
 func (s *server) handleAgentPlanPreview(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[agent.PreviewRequest](r)
+	in, err := decodeAgent[agent.PreviewRequest](s, r, true)
 	if err != nil {
 		return err
 	}
@@ -159,7 +192,7 @@ func (s *server) handleAgentPlanPreview(w http.ResponseWriter, r *http.Request) 
 
 // handleAgentPlanChange: POST /partner/agent/customers/{customerId}/plan-change.
 func (s *server) handleAgentPlanChange(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[agent.ApplyRequest](r)
+	in, err := decodeAgent[agent.ApplyRequest](s, r, true)
 	if err != nil {
 		return err
 	}
@@ -178,7 +211,7 @@ func (s *server) handleAgentPlanChange(w http.ResponseWriter, r *http.Request) e
 
 // handleAgentOpenTicket: POST /partner/agent/tickets (no verified session).
 func (s *server) handleAgentOpenTicket(w http.ResponseWriter, r *http.Request) error {
-	in, err := decode[agent.TicketInput](r)
+	in, err := decodeAgent[agent.TicketInput](s, r, false)
 	if err != nil {
 		return err
 	}

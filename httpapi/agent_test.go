@@ -578,3 +578,81 @@ func TestAgentPlanChangeOnALineThatIsNotActive(t *testing.T) {
 		}
 	})
 }
+
+// decisions §5: provider scoping is checked first (another provider's customer is 404 whatever
+// the session says), then the verified session of a sensitive route (401); only then is a body
+// that does not decode or validate answered 422. Each case runs on /partner and /api/v1.
+func TestAgentChecksComeBeforeTheBody(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		marie := verify(t, s, fixture.DemoAgentKey, marieID, fixture.DemoSubscriberEmail)
+		liam := verify(t, s, fixture.DemoOtherProviderKey, liamID, "liam.chen@example.ca")
+		// Bodies that fail on a customer route: broken JSON, unknown field, wrong type, bad value.
+		bad := []struct {
+			method, path string
+			body         any
+		}{
+			{"POST", "/notes", `{"note": `},
+			{"POST", "/notes", map[string]any{"note": 5}},
+			{"PATCH", "/contact", map[string]string{"foo": "x"}},
+			{"PATCH", "/contact", map[string]string{}},
+			{"POST", "/plan-change", map[string]string{"confirm": "yes"}},
+			{"POST", "/plan-change", map[string]any{"plan_version_id": fibre1000, "confirm": true, "surprise": 1}},
+			{"POST", "/plan-change/preview", map[string]any{"plan_version_id": 1000}},
+			{"POST", "/password-reset", map[string]string{"action": "bogus"}},
+			{"POST", "/password-reset", `[1, 2]`},
+			{"POST", "/invoices/inv-1/resend", map[string]int{"copies": 2}},
+		}
+		type call struct {
+			name    string
+			key     string
+			session string
+			method  string
+			path    string // after the surface prefix
+			body    any
+			status  int
+			code    string
+		}
+		var calls []call
+		for _, b := range bad {
+			route := b.method + " " + b.path + fmt.Sprintf(" %v", b.body)
+			calls = append(calls,
+				call{"another provider's customer, no session: " + route, fixture.DemoAgentKey, "", b.method, "/customers/" + liamID + b.path, b.body, 404, "not_found"},
+				call{"another provider's customer, its own session: " + route, fixture.DemoAgentKey, liam, b.method, "/customers/" + liamID + b.path, b.body, 404, "not_found"},
+				call{"another key's customer with its session: " + route, fixture.DemoOtherProviderKey, marie, b.method, "/customers/" + marieID + b.path, b.body, 404, "not_found"},
+				call{"own customer without a session: " + route, fixture.DemoAgentKey, "", b.method, "/customers/" + priyaID + b.path, b.body, 401, "verification_required"},
+				call{"own customer, another customer's session: " + route, fixture.DemoAgentKey, marie, b.method, "/customers/" + priyaID + b.path, b.body, 401, "verification_required"},
+				call{"own customer, verified: " + route, fixture.DemoAgentKey, marie, b.method, "/customers/" + marieID + b.path, b.body, 422, "validation_error"},
+			)
+		}
+		// Routes that name the customer in the body (no session needed).
+		for _, c := range []struct {
+			path   string
+			body   any
+			status int
+			code   string
+		}{
+			{"/verify/issue", map[string]any{"customer_id": liamID, "channel": 5}, 404, "not_found"},
+			{"/verify/issue", map[string]any{"customer_id": liamID, "channel": "fax"}, 404, "not_found"},
+			{"/verify/issue", map[string]any{"customer_id": liamID, "extra": "x"}, 404, "not_found"},
+			{"/verify/issue", map[string]any{"customer_id": marieID, "channel": 5}, 422, "validation_error"},
+			{"/verify/check", map[string]any{"customer_id": liamID, "code": 123456}, 404, "not_found"},
+			{"/verify/check", map[string]any{"customer_id": liamID}, 404, "not_found"},
+			{"/verify/check", map[string]any{"customer_id": marieID, "code": 123456}, 422, "validation_error"},
+			{"/tickets", map[string]any{"customer_id": liamID, "priority": "urgent", "ai_summary": "x"}, 404, "not_found"},
+			{"/tickets", map[string]any{"customer_id": liamID, "priority": "low", "ai_summary": "x", "foo": 1}, 404, "not_found"},
+			{"/tickets", map[string]any{"customer_id": liamID, "priority": 3}, 404, "not_found"},
+			{"/tickets", map[string]any{"customer_id": marieID, "priority": "urgent", "ai_summary": "x"}, 422, "validation_error"},
+			{"/tickets", map[string]any{"contact_email": "walk.in@example.ca", "priority": "low", "ai_summary": "x", "foo": 1}, 422, "validation_error"},
+		} {
+			calls = append(calls, call{fmt.Sprintf("POST %s %v", c.path, c.body), fixture.DemoAgentKey, "", "POST", c.path, c.body, c.status, c.code})
+		}
+		for _, c := range calls {
+			for _, prefix := range []string{"/partner/agent", "/api/v1/agent"} {
+				res := s.Do(apptest.Request{Method: c.method, Path: prefix + c.path, Headers: agentHeaders(c.key, c.session), Body: c.body})
+				if e, _ := res.JSON["error"].(map[string]any); res.Status != c.status || e == nil || e["code"] != c.code {
+					t.Errorf("%s on %s: %d %s, want %d %s", c.name, prefix, res.Status, res.Raw, c.status, c.code)
+				}
+			}
+		}
+	})
+}
