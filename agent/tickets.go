@@ -11,11 +11,12 @@ import (
 	"github.com/subprov/subprov/tickets"
 )
 
-// TicketInput is an enriched ticket from the agent (decisions §6).
+// TicketInput is an enriched ticket from the agent (decisions §6): customer_id or
+// contact_email, priority and ai_summary are required.
 type TicketInput struct {
 	CustomerID   string `json:"customer_id,omitempty"`
 	ContactEmail string `json:"contact_email,omitempty"`
-	Priority     string `json:"priority,omitempty"`
+	Priority     string `json:"priority" jsonschema:"low, normal or high"`
 	Subject      string `json:"subject,omitempty"`
 	AISummary    string `json:"ai_summary"`
 	AIDiagnosis  string `json:"ai_diagnosis,omitempty"`
@@ -32,7 +33,9 @@ func (in TicketInput) Problems() map[string]string {
 		p["contact_email"] = "not a valid e-mail address"
 	}
 	switch in.Priority {
-	case "", "low", "normal", "high":
+	case "low", "normal", "high":
+	case "":
+		p["priority"] = "required: low, normal or high"
 	default:
 		p["priority"] = "must be low, normal or high"
 	}

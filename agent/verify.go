@@ -57,16 +57,17 @@ func rateLimited() error {
 // IssueCode sends a 6-digit one-time code to the customer by e-mail (default) or SMS. Only a
 // hash of the code is stored; a new code retires the customer's earlier ones.
 func (s *Service) IssueCode(ctx context.Context, c Caller, customerID, channel string) (*Issued, error) {
-	rec, err := s.customer(ctx, c, customerID, false)
-	if err != nil {
-		return nil, err
-	}
+	problems := map[string]string{}
 	channel = strings.TrimSpace(channel)
 	if channel == "" {
 		channel = ChannelEmail
 	}
 	if channel != ChannelEmail && channel != ChannelSMS {
-		return nil, subprov.Invalid(map[string]string{"channel": "must be email or sms"})
+		problems["channel"] = "must be email or sms"
+	}
+	rec, err := s.namedCustomer(ctx, c, customerID, problems)
+	if err != nil {
+		return nil, err
 	}
 	if channel == ChannelSMS && (!c.Provider.SMSConfigured || s.SMS == nil) {
 		return nil, subprov.Errorf(subprov.EUNCONFIGURED, "dependency_unconfigured", "SMS verification is not configured for this provider")
@@ -117,6 +118,25 @@ func (s *Service) IssueCode(ctx context.Context, c Caller, customerID, channel s
 	return &Issued{Channel: channel, Destination: dest, ExpiresIn: int(codeLifetime.Seconds())}, nil
 }
 
+// namedCustomer resolves the customer a verification body names, given the body's other
+// problems. Without a customer_id the body is invalid: 422 listing it with the others.
+// Otherwise scoping comes first (another provider's customer is 404 whatever else is wrong),
+// then the other problems (422).
+func (s *Service) namedCustomer(ctx context.Context, c Caller, customerID string, problems map[string]string) (*store.SubscriberRecord, error) {
+	if strings.TrimSpace(customerID) == "" {
+		problems["customer_id"] = "required"
+		return nil, subprov.Invalid(problems)
+	}
+	rec, err := s.customer(ctx, c, customerID, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, subprov.Invalid(problems)
+	}
+	return rec, nil
+}
+
 func (s *Service) sendSMS(ctx context.Context, to, body string) error {
 	unavailable := subprov.Errorf(subprov.EUNAVAILABLE, "upstream_unavailable", "The SMS gateway did not accept the message; try e-mail")
 	if s.Faults.Is("sms", "down") {
@@ -138,13 +158,14 @@ func codeMail(provider, code string) string {
 // CheckCode checks a code. The right code yields a verified session bound to (provider,
 // customer) for 15 minutes and ends the code; each wrong try counts, and the fifth ends it.
 func (s *Service) CheckCode(ctx context.Context, c Caller, customerID, code string) (*Session, error) {
-	rec, err := s.customer(ctx, c, customerID, false)
-	if err != nil {
-		return nil, err
-	}
+	problems := map[string]string{}
 	code = strings.TrimSpace(code)
 	if code == "" {
-		return nil, subprov.Invalid(map[string]string{"code": "required"})
+		problems["code"] = "required"
+	}
+	rec, err := s.namedCustomer(ctx, c, customerID, problems)
+	if err != nil {
+		return nil, err
 	}
 	now := s.Clock.Now()
 	ok := false

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -466,7 +467,7 @@ func TestAgentReadsAndWrites(t *testing.T) {
 			t.Fatalf("ticket: %d %s", res.Status, res.Raw)
 		}
 		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/tickets", Headers: apptest.Key(fixture.DemoAgentKey),
-			Body: map[string]string{"contact_email": "walk.in@example.ca", "ai_summary": "Asks about coverage"}}); res.Status != 201 {
+			Body: map[string]string{"contact_email": "walk.in@example.ca", "priority": "normal", "ai_summary": "Asks about coverage"}}); res.Status != 201 {
 			t.Fatalf("ticket by e-mail: %d %s", res.Status, res.Raw)
 		}
 		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/tickets", Headers: apptest.Key(fixture.DemoAgentKey),
@@ -652,6 +653,61 @@ func TestAgentChecksComeBeforeTheBody(t *testing.T) {
 				if e, _ := res.JSON["error"].(map[string]any); res.Status != c.status || e == nil || e["code"] != c.code {
 					t.Errorf("%s on %s: %d %s, want %d %s", c.name, prefix, res.Status, res.Raw, c.status, c.code)
 				}
+			}
+		}
+	})
+}
+
+// decisions §5-§7: verify/issue {customer_id, channel}, verify/check {customer_id, code} and
+// the ticket {customer_id | contact_email, priority, ai_summary, …} answer a missing field
+// with 422 validation_error listing every offending field, never a 404 for an absent id.
+func TestAgentRequiredFields(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		tests := []struct {
+			name   string
+			path   string
+			body   any
+			fields []string // all offending fields, exactly
+		}{
+			{"issue with an empty body", "/verify/issue", map[string]string{}, []string{"customer_id"}},
+			{"issue with no body at all", "/verify/issue", "", []string{"customer_id"}},
+			{"issue with null", "/verify/issue", "null", []string{"customer_id"}},
+			{"issue with a channel only", "/verify/issue", map[string]string{"channel": "email"}, []string{"customer_id"}},
+			{"issue with a blank customer_id", "/verify/issue", map[string]string{"customer_id": " "}, []string{"customer_id"}},
+			{"issue with a bad channel and no customer", "/verify/issue", map[string]string{"channel": "fax"}, []string{"channel", "customer_id"}},
+			{"check with an empty body", "/verify/check", map[string]string{}, []string{"code", "customer_id"}},
+			{"check with null", "/verify/check", "null", []string{"code", "customer_id"}},
+			{"check with a code only", "/verify/check", map[string]string{"code": "123456"}, []string{"customer_id"}},
+			{"check without a code", "/verify/check", map[string]string{"customer_id": marieID}, []string{"code"}},
+			{"ticket without priority", "/tickets", map[string]string{"customer_id": marieID, "ai_summary": "No internet"}, []string{"priority"}},
+			{"ticket by e-mail without priority", "/tickets", map[string]string{"contact_email": "walk.in@example.ca", "ai_summary": "Coverage"}, []string{"priority"}},
+			{"ticket without summary", "/tickets", map[string]string{"customer_id": marieID, "priority": "low"}, []string{"ai_summary"}},
+			{"ticket with a blank summary", "/tickets", map[string]string{"customer_id": marieID, "priority": "low", "ai_summary": "  "}, []string{"ai_summary"}},
+			{"empty ticket", "/tickets", map[string]string{}, []string{"ai_summary", "customer_id", "priority"}},
+			{"ticket with a bad priority", "/tickets", map[string]string{"contact_email": "walk.in@example.ca", "priority": "urgent", "ai_summary": "x"}, []string{"priority"}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				for _, prefix := range []string{"/partner/agent", "/api/v1/agent"} {
+					res := s.Do(apptest.Request{Method: "POST", Path: prefix + tt.path, Headers: apptest.Key(fixture.DemoAgentKey), Body: tt.body})
+					agentError(t, res, 422, "validation_error")
+					var got []string
+					for f := range res.JSON["error"].(map[string]any)["fields"].(map[string]any) {
+						got = append(got, f)
+					}
+					sort.Strings(got)
+					if strings.Join(got, ",") != strings.Join(tt.fields, ",") {
+						t.Fatalf("%s: fields %v, want %v: %s", prefix, got, tt.fields, res.Raw)
+					}
+				}
+			})
+		}
+		// Each of the three priorities opens a ticket.
+		for _, p := range []string{"low", "normal", "high"} {
+			res := s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/tickets", Headers: apptest.Key(fixture.DemoAgentKey),
+				Body: map[string]string{"customer_id": marieID, "priority": p, "ai_summary": "Asks about " + p}})
+			if res.Status != 201 {
+				t.Fatalf("priority %s: %d %s", p, res.Status, res.Raw)
 			}
 		}
 	})

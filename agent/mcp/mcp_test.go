@@ -99,6 +99,10 @@ func TestMCPConversation(t *testing.T) {
 		// Sensitive reads need the verified session; another provider's customer is not found.
 		c.fails("get_customer_profile", map[string]any{"customer_id": id}, "verification_required")
 		c.fails("verify_issue", map[string]any{"customer_id": liamID}, "not_found")
+		c.fails("verify_issue", map[string]any{"customer_id": ""}, "validation_error")
+		c.fails("verify_check", map[string]any{"customer_id": "", "code": "123456"}, "validation_error")
+		c.fails("open_ticket", map[string]any{"customer_id": id, "ai_summary": "x", "priority": ""}, "validation_error")
+		c.fails("open_ticket", map[string]any{"customer_id": liamID, "ai_summary": "x", "priority": "urgent"}, "not_found")
 
 		issued := c.ok("verify_issue", map[string]any{"customer_id": id})
 		if issued["destination"] != "m***@e***.ca" {
