@@ -179,45 +179,54 @@ type LinkSent struct {
 }
 
 // SendAccountLink e-mails the holder a self-service link (verified session required):
-// password_reset (default; 15-minute link) or resend_activation (72-hour link, only while no
-// password was chosen, else 409 already_activated). A holder without a portal login yet gets
-// one, without a password, and the activation link for either action.
+// password_reset (the default) is the 15-minute reset link, whether or not the holder has chosen
+// a password yet; resend_activation is the 72-hour activation link, only while no password was
+// chosen (else 409 already_activated). A holder without a portal login gets one, without a
+// password, so either link sets the first password at the portal (reset-confirm or activate);
+// when another login already uses the holder's e-mail the call is refused (422 naming email)
+// and that login is left alone.
 func (s *Service) SendAccountLink(ctx context.Context, c Caller, customerID, action string) (*LinkSent, error) {
 	rec, err := s.customer(ctx, c, customerID, true)
 	if err != nil {
 		return nil, err
 	}
-	if action == "" {
+	kind := auth.TokenPasswordReset
+	switch action {
+	case "", ActionPasswordReset:
 		action = ActionPasswordReset
-	}
-	if action != ActionPasswordReset && action != ActionResendActivation {
+	case ActionResendActivation:
+		kind = auth.TokenActivation
+	default:
 		return nil, subprov.Invalid(map[string]string{"action": "must be password_reset or resend_activation"})
 	}
-	kind := auth.TokenPasswordReset
+	email := auth.NormalizeEmail(rec.Holder.Email)
+	if email == "" {
+		return nil, subprov.Invalid(map[string]string{"email": "the customer has no e-mail address on file"})
+	}
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
 		acc, err := tx.HolderAccount(ctx, c.Provider.ID, rec.ID)
 		if err != nil && !store.IsNoRows(err) {
 			return err
 		}
-		if acc != nil && acc.PasswordSet && action == ActionResendActivation {
+		var accountID string
+		switch {
+		case acc != nil && acc.PasswordSet && kind == auth.TokenActivation:
 			return subprov.Errorf(subprov.ECONFLICT, "already_activated", "The customer already chose a password; use password_reset")
-		}
-		if acc == nil || !acc.PasswordSet {
-			kind = auth.TokenActivation
-		}
-		accountID := ""
-		if acc != nil {
+		case acc != nil:
 			accountID = acc.ID
-		} else if accountID, err = tx.UpsertAccount(ctx, &subprov.Account{Email: auth.NormalizeEmail(rec.Holder.Email), ProviderID: c.Provider.ID,
-			SubscriberID: rec.ID}, nil, s.Clock.Now()); err != nil {
-			return err
+		default:
+			id, taken, err := tx.CreateHolderAccount(ctx, c.Provider.ID, rec.ID, email, s.Clock.Now())
+			if err != nil {
+				return err
+			}
+			if taken {
+				return subprov.Invalid(map[string]string{"email": "another portal login uses the customer's e-mail address; correct the contract e-mail first"})
+			}
+			accountID = id
 		}
 		return s.Auth.MailToken(ctx, tx, accountID, rec.Holder.Email, c.Provider.ID, kind)
 	})
 	if err != nil {
-		if s.Store.Dialect.IsUniqueViolation(err) {
-			return nil, subprov.Invalid(map[string]string{"email": "another portal login uses the customer's e-mail address; correct the contract e-mail first"})
-		}
 		return nil, err
 	}
 	return &LinkSent{CustomerID: rec.ID, Action: action, SentTo: MaskEmail(rec.Holder.Email), ExpiresIn: int(kind.Lifetime.Seconds())}, nil

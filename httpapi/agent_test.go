@@ -712,3 +712,104 @@ func TestAgentRequiredFields(t *testing.T) {
 		}
 	})
 }
+
+// newestLink is the link of the newest mail to an address with the given subject.
+func newestLink(t *testing.T, s *apptest.Service, op map[string]string, to, subject string) string {
+	t.Helper()
+	res := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=" + url.QueryEscape(to), Headers: op})
+	for _, m := range res.JSON["messages"].([]any) {
+		if msg := m.(map[string]any); msg["subject"] == subject {
+			return msg["links"].([]any)[0].(string)
+		}
+	}
+	t.Fatalf("no mail %q to %s: %s", subject, to, res.Raw)
+	return ""
+}
+
+// interface.md: password-reset's action password_reset (the default) is a 15-minute token,
+// whether or not the holder has a portal login or a password yet (decisions §5: password reset
+// 15 minutes, activation link 72 hours). A holder without a login gets one, so the reset link
+// works at the portal's reset-confirm; a holder whose e-mail another login uses is refused,
+// and that login is left alone.
+func TestAgentPasswordResetIsAFifteenMinuteLink(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		h := &hook{}
+		h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1205"}))
+		h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1206", "plan_version_id": planFibre1000, "subscriber": person("new.neighbour@example.ca")}))
+		idOf := func(email string) string {
+			res := s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?q=" + url.QueryEscape(email), Headers: apptest.Key(fixture.DemoAgentKey)})
+			if ids := searchIDs(res); len(ids) == 1 {
+				return ids[0]
+			}
+			t.Fatalf("search %s: %s", email, res.Raw)
+			return ""
+		}
+		amelieID, neighbourID := idOf("amelie.roy@example.ca"), idOf("new.neighbour@example.ca")
+		sessions := map[string]string{}
+		send := func(id, email, action string) *apptest.Response {
+			if sessions[id] == "" {
+				sessions[id] = verify(t, s, fixture.DemoAgentKey, id, email)
+			}
+			body := map[string]string{}
+			if action != "" {
+				body["action"] = action
+			}
+			return s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/customers/" + id + "/password-reset",
+				Headers: agentHeaders(fixture.DemoAgentKey, sessions[id]), Body: body})
+		}
+		op := s.Operator()
+		tests := []struct {
+			name      string
+			id, email string
+			action    string
+			expiresIn float64
+			subject   string
+		}{
+			{"a holder without a portal login gets the reset link", jeanID, "jean.gagnon@example.ca", "", 900, "Reset your password"},
+			{"a second holder without a login too", amelieID, "amelie.roy@example.ca", "password_reset", 900, "Reset your password"},
+			{"resend_activation is the 72-hour link", amelieID, "amelie.roy@example.ca", "resend_activation", 259200, "Activate your internet account"},
+			{"a login without a password gets the reset link", amelieID, "amelie.roy@example.ca", "", 900, "Reset your password"},
+			{"a holder with a password gets the reset link", marieID, fixture.DemoSubscriberEmail, "", 900, "Reset your password"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				res := send(tt.id, tt.email, tt.action)
+				if res.Status != 202 || res.JSON["expires_in"] != tt.expiresIn {
+					t.Fatalf("%d %s, want 202 expires_in %v", res.Status, res.Raw, tt.expiresIn)
+				}
+				want := map[float64]string{900: "/portal/reset-password?token=", 259200: "/portal/activate?token="}[tt.expiresIn]
+				if link := newestLink(t, s, op, tt.email, tt.subject); !strings.Contains(link, want) {
+					t.Fatalf("link %s, want %s", link, want)
+				}
+			})
+		}
+		// Jean's reset link sets his first password at the portal's reset-confirm, and he logs in.
+		link := newestLink(t, s, op, "jean.gagnon@example.ca", "Reset your password")
+		res := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/password-reset/confirm",
+			Body: map[string]string{"token": link[strings.Index(link, "token=")+6:], "new_password": "jeans-new-password"}})
+		if res.Status != 200 {
+			t.Fatalf("reset-confirm: %d %s", res.Status, res.Raw)
+		}
+		s.Login("jean.gagnon@example.ca", "jeans-new-password")
+		// Jean chose a password: activation is refused now.
+		agentError(t, send(jeanID, "jean.gagnon@example.ca", "resend_activation"), 409, "already_activated")
+		// Another login (without a subscriber record) already uses this holder's e-mail: 422
+		// naming email, and that login keeps its password and its (absent) subscriber.
+		res = send(neighbourID, "new.neighbour@example.ca", "")
+		agentError(t, res, 422, "validation_error")
+		if f := res.JSON["error"].(map[string]any)["fields"].(map[string]any); f["email"] == nil {
+			t.Fatalf("fields: %s", res.Raw)
+		}
+		me := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriber/me", Headers: s.Login("new.neighbour@example.ca", "demo-password-3")})
+		if me.Status != 200 || me.JSON["subscriber"] != nil {
+			t.Fatalf("the other login changed: %d %s", me.Status, me.Raw)
+		}
+		// The reset link lives 15 minutes of (dev) clock.
+		link = newestLink(t, s, op, "amelie.roy@example.ca", "Reset your password")
+		s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: op, Body: map[string]int{"advance_seconds": 15*60 + 1}})
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/password-reset/confirm",
+			Body: map[string]string{"token": link[strings.Index(link, "token=")+6:], "new_password": "amelies-new-password"}}); res.Status != 400 {
+			t.Fatalf("reset-confirm after 15 minutes: %d %s", res.Status, res.Raw)
+		}
+	})
+}

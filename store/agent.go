@@ -229,6 +229,20 @@ func (tx *Tx) HolderAccount(ctx context.Context, providerID, subscriberID string
 		AND a.authorized_user_id IS NULL`+tx.d.ForUpdate(), providerID, subscriberID))
 }
 
+// CreateHolderAccount creates the portal login of a subscriber's holder, without a password.
+// taken reports that another login already uses the e-mail; that login is left as it is.
+func (tx *Tx) CreateHolderAccount(ctx context.Context, providerID, subscriberID, email string, now time.Time) (id string, taken bool, err error) {
+	err = tx.QueryRow(ctx, `INSERT INTO accounts (id, email, provider_id, subscriber_id, created_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING RETURNING id`, NewID(), email, providerID, subscriberID, now.UTC()).Scan(&id)
+	if IsNoRows(err) {
+		return "", true, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("create holder account: %w", err)
+	}
+	return id, false, nil
+}
+
 // ChangeHolderEmail moves a subscriber's holder e-mail (contact, subscriber and portal login).
 // taken reports that another subscriber or login already uses it.
 func (tx *Tx) ChangeHolderEmail(ctx context.Context, providerID, subscriberID, email string, now time.Time) (taken bool, err error) {
