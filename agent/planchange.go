@@ -122,7 +122,7 @@ func (s *Service) quote(ctx context.Context, c Caller, customerID, subscriptionI
 	if err != nil {
 		return nil, err
 	}
-	return s.Provisioning.PreviewPlanChange(ctx, c.Provider, subID, strings.TrimSpace(planVersionID))
+	return s.Provisioning.PreviewPlanChange(ctx, c.Provider, subID, strings.TrimSpace(planVersionID), provisioning.ProviderDay)
 }
 
 // PreviewPlanChange quotes a plan change without applying it, with a quote_id that apply
@@ -147,8 +147,9 @@ type Reply struct {
 	Replayed bool
 }
 
-// ApplyPlanChange applies a plan change live, once per calendar day (UTC), with automatic
-// proration and an audit entry (verified session required). Without confirm: true it is 400
+// ApplyPlanChange applies a plan change live, once per calendar day of the provider (its
+// time_zone; a change through the partner endpoint counts too), with automatic proration and
+// an audit entry (verified session required). Without confirm: true it is 400
 // confirmation_required; with a quote_id that no longer matches, 409 quote_stale. With an
 // idempotency key, the same key and body replay the first answer and another body is 409
 // idempotency_conflict.
@@ -173,7 +174,7 @@ func (s *Service) ApplyPlanChange(ctx context.Context, c Caller, customerID stri
 	if in.QuoteID != "" && subtle.ConstantTimeCompare([]byte(in.QuoteID), []byte(quoteID(c.Provider.ID, q))) != 1 {
 		return nil, subprov.Errorf(subprov.ECONFLICT, "quote_stale", "The price, plan or period changed since the preview; preview again and confirm the new cost")
 	}
-	res, err := s.Provisioning.ChangePlan(ctx, c.Provider, q.Subscription.ID, q.To.ID, c.actor())
+	res, err := s.Provisioning.ChangePlan(ctx, c.Provider, q.Subscription.ID, q.To.ID, c.actor(), provisioning.ProviderDay)
 	if e, ok := subprov.AsError(err); ok && e.Reason == "invalid_transition" {
 		// A line that is not ACTIVE cannot change plan however often the agent asks: a request
 		// it cannot make, named on the line (the partner endpoint keeps its 409).

@@ -813,3 +813,110 @@ func TestAgentPasswordResetIsAFifteenMinuteLink(t *testing.T) {
 		}
 	})
 }
+
+// interface.md Limits: plan changes once per calendar day, UTC for the partner endpoint;
+// decisions §2: any other day is the provider's (Northwind: America/Toronto, UTC-5 in
+// November). A change through either surface counts against the other, each in its own
+// calendar. Times are set on the dev clock.
+func TestPlanChangeDayIsTheCallersCalendar(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := s.Operator()
+		plans := []string{fibre1000, fibre150}
+		next := 0 // the plan each change moves to, alternating
+		agentPath := "/partner/agent/customers/" + marieID + "/plan-change"
+		partnerPath := "/partner/subscriptions/" + marieLine + "/change-plan"
+		steps := []struct {
+			name     string
+			at       string
+			surface  string // agent or partner
+			status   int
+			day      string // the preview's effective_date, in the surface's calendar
+			eligible bool
+		}{
+			{"agent at 22:17 Toronto, Nov 26", "2026-11-27T03:17:00Z", "agent", 200, "2026-11-26", true},
+			{"agent at 00:30 Toronto: a new local day", "2026-11-27T05:30:00Z", "agent", 200, "2026-11-27", true},
+			{"partner the same UTC day as both", "2026-11-27T06:00:00Z", "partner", 409, "2026-11-27", false},
+			{"agent at 18:00 Toronto, Nov 28", "2026-11-28T23:00:00Z", "agent", 200, "2026-11-28", true},
+			{"agent at 19:30 Toronto, still Nov 28 (Nov 29 UTC)", "2026-11-29T00:30:00Z", "agent", 409, "2026-11-28", false},
+			{"partner on Nov 29 UTC: the agent's change was Nov 28 UTC", "2026-11-29T00:45:00Z", "partner", 200, "2026-11-29", true},
+			{"agent at 00:10 Toronto Nov 29: the partner's change is Nov 28 in Toronto", "2026-11-29T05:10:00Z", "agent", 200, "2026-11-29", true},
+			{"partner on Dec 3 UTC (Dec 2 in Toronto)", "2026-12-03T01:00:00Z", "partner", 200, "2026-12-03", true},
+			{"agent on Dec 3 in Toronto (Dec 4 UTC): the partner's change was Dec 2 there", "2026-12-04T02:00:00Z", "agent", 200, "2026-12-03", true},
+			{"partner on Dec 4 UTC: the agent's change falls on it", "2026-12-04T04:00:00Z", "partner", 409, "2026-12-04", false},
+		}
+		for _, st := range steps {
+			res := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: op, Body: map[string]string{"set": st.at}})
+			if res.Status == 401 { // the operator's 8-hour token expired on the dev clock
+				op = s.Operator()
+				res = s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: op, Body: map[string]string{"set": st.at}})
+			}
+			if res.Status != 200 {
+				t.Fatalf("set clock: %d %s", res.Status, res.Raw)
+			}
+			to := plans[next%2]
+			var preview *apptest.Response
+			if st.surface == "agent" {
+				// A fresh verified session, as verify/check gives, at this moment of dev clock.
+				session, _, err := s.App.Auth.IssueVerifiedSession(fixture.DemoProviderID, marieID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h := agentHeaders(fixture.DemoAgentKey, session)
+				preview = s.Do(apptest.Request{Method: "POST", Path: agentPath + "/preview", Headers: h, Body: map[string]string{"plan_version_id": to}})
+				res = s.Do(apptest.Request{Method: "POST", Path: agentPath, Headers: h, Body: map[string]any{"plan_version_id": to, "confirm": true}})
+			} else {
+				preview = s.Do(apptest.Request{Method: "GET", Path: partnerPath + "/preview?plan_version_id=" + to, Headers: apptest.Key(storeKey)})
+				res = s.Do(apptest.Request{Method: "POST", Path: partnerPath, Headers: apptest.Key(storeKey), Body: map[string]string{"plan_version_id": to}})
+			}
+			if preview.Status != 200 || preview.JSON["effective_date"] != st.day || preview.JSON["eligible"] != st.eligible {
+				t.Errorf("%s: preview %d %s, want effective_date %s eligible %t", st.name, preview.Status, preview.Raw, st.day, st.eligible)
+			}
+			if !st.eligible && !strings.Contains(fmt.Sprint(preview.JSON["blockers"]), map[string]string{"agent": "America/Toronto", "partner": "UTC"}[st.surface]) {
+				t.Errorf("%s: blockers %v do not name the calendar", st.name, preview.JSON["blockers"])
+			}
+			if res.Status != st.status {
+				t.Errorf("%s: apply %d %s, want %d", st.name, res.Status, res.Raw, st.status)
+			}
+			if st.status == 409 && st.surface == "agent" {
+				agentError(t, res, 409, "plan_change_limit")
+			}
+			if res.Status == 200 {
+				next++
+			}
+		}
+		if got := count(t, s, `SELECT COUNT(*) FROM plan_changes WHERE subscription_id = ?`, marieLine); got != 7 {
+			t.Errorf("%d plan changes recorded, want 7", got)
+		}
+		// Racing calls through both surfaces on one day of both calendars record one change.
+		s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: s.Operator(), Body: map[string]string{"set": "2026-12-10T17:00:00Z"}})
+		session, _, _ := s.App.Auth.IssueVerifiedSession(fixture.DemoProviderID, marieID)
+		to := plans[next%2]
+		var wg sync.WaitGroup
+		results := make([]*apptest.Response, 8)
+		for i := range results {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if i%2 == 0 {
+					results[i] = s.Do(apptest.Request{Method: "POST", Path: agentPath, Headers: agentHeaders(fixture.DemoAgentKey, session),
+						Body: map[string]any{"plan_version_id": to, "confirm": true}})
+				} else {
+					results[i] = s.Do(apptest.Request{Method: "POST", Path: partnerPath, Headers: apptest.Key(storeKey), Body: map[string]string{"plan_version_id": to}})
+				}
+			}()
+		}
+		wg.Wait()
+		applied := 0
+		for _, res := range results {
+			switch {
+			case res.Status == 200:
+				applied++
+			case res.Status >= 500:
+				t.Errorf("racing plan change: %d %s", res.Status, res.Raw)
+			}
+		}
+		if got := count(t, s, `SELECT COUNT(*) FROM plan_changes WHERE subscription_id = ?`, marieLine); applied != 1 || got != 8 {
+			t.Errorf("racing plan changes: %d applied, %d recorded in all; want 1 and 8", applied, got)
+		}
+	})
+}

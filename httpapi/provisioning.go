@@ -259,7 +259,7 @@ func quoteJSON(q *provisioning.PlanChangeQuote) map[string]any {
 
 // handleChangePlanPreview: GET /partner/subscriptions/{subscription_id}/change-plan/preview.
 func (s *server) handleChangePlanPreview(w http.ResponseWriter, r *http.Request) error {
-	q, err := s.Provisioning.PreviewPlanChange(r.Context(), callerOf(r).Provider, r.PathValue("subscription_id"), r.URL.Query().Get("plan_version_id"))
+	q, err := s.Provisioning.PreviewPlanChange(r.Context(), callerOf(r).Provider, r.PathValue("subscription_id"), r.URL.Query().Get("plan_version_id"), provisioning.UTCDay)
 	if err != nil {
 		return inQuery(err)
 	}
@@ -284,7 +284,8 @@ func (s *server) handleChangePlan(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	c := callerOf(r)
-	res, err := s.Provisioning.ChangePlan(r.Context(), c.Provider, r.PathValue("subscription_id"), strings.TrimSpace(q.PlanVersionID), "api_key:"+c.APIKey.Prefix)
+	// The partner endpoint counts UTC days (interface.md Limits).
+	res, err := s.Provisioning.ChangePlan(r.Context(), c.Provider, r.PathValue("subscription_id"), strings.TrimSpace(q.PlanVersionID), "api_key:"+c.APIKey.Prefix, provisioning.UTCDay)
 	if err != nil {
 		return err
 	}

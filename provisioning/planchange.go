@@ -66,13 +66,44 @@ type PlanChangeResult struct {
 	AppliedAt        time.Time
 }
 
-// planChangeDay is the calendar day that limits plan changes to one: UTC for the partner
-// endpoint (interface.md Limits).
-func planChangeDay(now time.Time) string { return now.UTC().Format(time.DateOnly) }
+// Calendar says whose calendar day limits a line to one plan change (interface.md Limits: "once
+// per calendar day (UTC for the partner endpoint)"; decisions §2: any other day is the
+// provider's). Each caller counts every change, through any surface, made within its own day.
+type Calendar int
 
-// PreviewPlanChange quotes a plan change without applying it. An ineligible line is not an
-// error: the quote says why in Blockers.
-func (s *Service) PreviewPlanChange(ctx context.Context, p *subprov.Provider, subscriptionID, planVersionID string) (*PlanChangeQuote, error) {
+const (
+	// ProviderDay is the provider's calendar day (its time_zone): the agent's limit.
+	ProviderDay Calendar = iota
+	// UTCDay is the UTC calendar day: the partner endpoint's limit.
+	UTCDay
+)
+
+// changeDay is the calendar day a plan change falls on: its date and zone, and the instants it
+// starts and ends (exclusive).
+type changeDay struct {
+	Date, Zone string
+	Start, End time.Time
+}
+
+// planChangeDay is the day containing now in cal's calendar.
+func planChangeDay(p *subprov.Provider, cal Calendar, now time.Time) changeDay {
+	loc := time.UTC
+	if cal == ProviderDay {
+		loc = p.Location()
+	}
+	local := now.In(loc)
+	start := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, loc)
+	return changeDay{Date: local.Format(time.DateOnly), Zone: loc.String(), Start: start, End: start.AddDate(0, 0, 1)}
+}
+
+func (d changeDay) limitReached() error {
+	return subprov.Errorf(subprov.ECONFLICT, "plan_change_limit", "The plan already changed today (%s); one plan change per calendar day", d.Zone)
+}
+
+// PreviewPlanChange quotes a plan change without applying it; cal is the caller's calendar for
+// the once-a-day limit and the effective date. An ineligible line is not an error: the quote
+// says why in Blockers.
+func (s *Service) PreviewPlanChange(ctx context.Context, p *subprov.Provider, subscriptionID, planVersionID string, cal Calendar) (*PlanChangeQuote, error) {
 	sub, err := s.Store.Subscription(ctx, p.ID, subscriptionID)
 	if err != nil {
 		if store.IsNoRows(err) {
@@ -80,10 +111,10 @@ func (s *Service) PreviewPlanChange(ctx context.Context, p *subprov.Provider, su
 		}
 		return nil, err
 	}
-	return s.quote(ctx, p, sub, planVersionID)
+	return s.quote(ctx, p, sub, planVersionID, cal)
 }
 
-func (s *Service) quote(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, planVersionID string) (*PlanChangeQuote, error) {
+func (s *Service) quote(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, planVersionID string, cal Calendar) (*PlanChangeQuote, error) {
 	if strings.TrimSpace(planVersionID) == "" {
 		return nil, subprov.Invalid(map[string]string{"plan_version_id": "required"})
 	}
@@ -104,18 +135,18 @@ func (s *Service) quote(ctx context.Context, p *subprov.Provider, sub *subprov.S
 	if to.ID == from.ID {
 		return nil, subprov.Invalid(map[string]string{"plan_version_id": "the line already has this plan version"})
 	}
-	now := s.Clock.Now()
+	day := planChangeDay(p, cal, s.Clock.Now())
 	q := &PlanChangeQuote{Subscription: sub, From: from, To: to, RecurringChange: to.MonthlyPrice - from.MonthlyPrice,
-		EffectiveDate: planChangeDay(now), Eligible: true, Blockers: []string{}}
+		EffectiveDate: day.Date, Eligible: true, Blockers: []string{}}
 	if _, err := Next(sub.Status, ActChangePlan); err != nil {
 		q.Eligible = false
 		q.Blockers = append(q.Blockers, fmt.Sprintf("the line is %s; only an ACTIVE line can change plan", sub.Status))
 	}
-	if changed, err := s.Store.PlanChangedOn(ctx, sub.ID, planChangeDay(now)); err != nil {
+	if changed, err := s.Store.PlanChangedBetween(ctx, sub.ID, day.Start, day.End); err != nil {
 		return nil, err
 	} else if changed {
 		q.Eligible = false
-		q.Blockers = append(q.Blockers, "the plan already changed today (UTC); one change per calendar day")
+		q.Blockers = append(q.Blockers, fmt.Sprintf("the plan already changed today (%s); one change per calendar day", day.Zone))
 	}
 	q.Note = "No invoice line or credit note: the service does not invoice this line."
 	if sub.BillingOwner == subprov.BillingPlatform {
@@ -132,10 +163,13 @@ func (s *Service) quote(ctx context.Context, p *subprov.Provider, sub *subprov.S
 
 // ChangePlan applies a plan change at once: the port's bandwidth is written first (so the
 // answer can say whether the switch confirmed it), then the change is recorded, at most once
-// per UTC day. An unconfirmed bandwidth write still applies the plan, answers
+// per calendar day of cal. Under the subscription's row lock it looks for any change, through
+// any surface, made within the caller's day, so changes through the agent (the provider's day)
+// and the partner endpoint (the UTC day) count against each other and two racing calls record
+// one change. An unconfirmed bandwidth write still applies the plan, answers
 // bandwidth_updated false and raises an operator ticket; it is not a reason to retry.
-func (s *Service) ChangePlan(ctx context.Context, p *subprov.Provider, subscriptionID, planVersionID, actor string) (*PlanChangeResult, error) {
-	q, err := s.PreviewPlanChange(ctx, p, subscriptionID, planVersionID)
+func (s *Service) ChangePlan(ctx context.Context, p *subprov.Provider, subscriptionID, planVersionID, actor string, cal Calendar) (*PlanChangeResult, error) {
+	q, err := s.PreviewPlanChange(ctx, p, subscriptionID, planVersionID, cal)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +177,7 @@ func (s *Service) ChangePlan(ctx context.Context, p *subprov.Provider, subscript
 		if q.Subscription.Status != subprov.StatusActive {
 			return nil, subprov.Errorf(subprov.ECONFLICT, "invalid_transition", "%s", q.Blockers[0])
 		}
-		return nil, subprov.Errorf(subprov.ECONFLICT, "plan_change_limit", "The plan already changed today; one plan change per calendar day")
+		return nil, planChangeDay(p, cal, s.Clock.Now()).limitReached()
 	}
 	sub := q.Subscription
 	bandwidthUpdated := true
@@ -171,15 +205,22 @@ func (s *Service) ChangePlan(ctx context.Context, p *subprov.Provider, subscript
 		if _, err := Next(cur.Status, ActChangePlan); err != nil {
 			return err
 		}
+		day := planChangeDay(p, cal, now)
 		if cur.PlanVersionID != q.From.ID {
-			return subprov.Errorf(subprov.ECONFLICT, "plan_change_limit", "The plan already changed today; one plan change per calendar day")
+			return day.limitReached()
 		}
-		ok, err := tx.InsertPlanChange(ctx, sub.ID, q.From.ID, q.To.ID, planChangeDay(now), actor, now)
+		if changed, err := tx.PlanChangedBetween(ctx, sub.ID, day.Start, day.End); err != nil {
+			return err
+		} else if changed {
+			return day.limitReached()
+		}
+		ok, err := tx.InsertPlanChange(ctx, store.PlanChange{SubscriptionID: sub.ID, From: q.From.ID, To: q.To.ID, Day: day.Date,
+			TimeZone: day.Zone, Actor: actor}, now)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return subprov.Errorf(subprov.ECONFLICT, "plan_change_limit", "The plan already changed today; one plan change per calendar day")
+			return day.limitReached()
 		}
 		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{PlanVersionID: &q.To.ID}, now); err != nil {
 			return err

@@ -366,11 +366,21 @@ func (s *Store) InstallJobsOf(ctx context.Context, subscriptionID string) ([]Ins
 	return out, rows.Err()
 }
 
-// InsertPlanChange records a plan change; false when the line already changed plan that day.
-func (tx *Tx) InsertPlanChange(ctx context.Context, subscriptionID, from, to, day, actor string, now time.Time) (bool, error) {
+// PlanChange is one recorded plan change: the day it counts for, in the calendar (time zone)
+// of the surface that made it.
+type PlanChange struct {
+	SubscriptionID, From, To string
+	Day, TimeZone            string // YYYY-MM-DD in TimeZone ("UTC" or the provider's)
+	Actor                    string
+}
+
+// InsertPlanChange records a plan change; false when the line already changed plan on that
+// day of that calendar (the unique index behind the caller's check under the row lock).
+func (tx *Tx) InsertPlanChange(ctx context.Context, c PlanChange, now time.Time) (bool, error) {
 	var id string
-	err := tx.QueryRow(ctx, `INSERT INTO plan_changes (id, subscription_id, from_plan_version_id, to_plan_version_id, changed_on, actor, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`, NewID(), subscriptionID, from, to, day, actor, now.UTC()).Scan(&id)
+	err := tx.QueryRow(ctx, `INSERT INTO plan_changes (id, subscription_id, from_plan_version_id, to_plan_version_id, changed_on, time_zone, actor, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+		NewID(), c.SubscriptionID, c.From, c.To, c.Day, c.TimeZone, c.Actor, now.UTC()).Scan(&id)
 	if IsNoRows(err) {
 		return false, nil
 	}
@@ -380,11 +390,23 @@ func (tx *Tx) InsertPlanChange(ctx context.Context, subscriptionID, from, to, da
 	return true, nil
 }
 
-// PlanChangedOn reports whether a line changed plan on day (YYYY-MM-DD).
-func (s *Store) PlanChangedOn(ctx context.Context, subscriptionID, day string) (bool, error) {
+// PlanChangedBetween reports whether a line changed plan at an instant in [from, to), through
+// any surface: a caller's calendar day, whatever calendar the change was counted in.
+func (s *Store) PlanChangedBetween(ctx context.Context, subscriptionID string, from, to time.Time) (bool, error) {
+	return planChangedBetween(ctx, s.R(), subscriptionID, from, to)
+}
+
+// PlanChangedBetween is Store.PlanChangedBetween inside tx (under the subscription's lock).
+func (tx *Tx) PlanChangedBetween(ctx context.Context, subscriptionID string, from, to time.Time) (bool, error) {
+	return planChangedBetween(ctx, tx, subscriptionID, from, to)
+}
+
+func planChangedBetween(ctx context.Context, q Querier, subscriptionID string, from, to time.Time) (bool, error) {
 	var n int
-	if err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM plan_changes WHERE subscription_id = ? AND changed_on = ?`, subscriptionID, day).Scan(&n); err != nil {
-		return false, fmt.Errorf("plan changed on: %w", err)
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM plan_changes WHERE subscription_id = ? AND created_at >= ? AND created_at < ?`,
+		subscriptionID, from.UTC(), to.UTC()).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("plan changed between: %w", err)
 	}
 	return n > 0, nil
 }
