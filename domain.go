@@ -47,7 +47,7 @@ var locations sync.Map
 type APIKey struct {
 	ID         string
 	ProviderID string
-	Prefix     string // first characters of the key: shown to operators, keys rate limits
+	Prefix     string // first characters of the key, shown to operators; not unique: a provider's keys start alike
 	Features   []string
 }
 

@@ -66,7 +66,7 @@ func (s *server) authenticate(r *http.Request, cred credential) (*caller, error)
 	switch cred {
 	case credNone, credSessionSecret:
 	case credAPIKey, credAgentKey:
-		k, p, err := s.Auth.APIKey(ctx, r.Header.Get("X-API-Key"))
+		k, p, err := s.apiKey(r)
 		if err != nil {
 			return nil, err
 		}
@@ -124,6 +124,15 @@ func (s *server) authenticate(r *http.Request, cred credential) (*caller, error)
 		c.Operator = op
 	}
 	return c, nil
+}
+
+// apiKey resolves the request's X-API-Key, reusing the rate limiter's lookup of it.
+func (s *server) apiKey(r *http.Request) (*subprov.APIKey, *subprov.Provider, error) {
+	raw := r.Header.Get("X-API-Key")
+	if info := infoOf(r); info != nil && info.apiKey != nil && info.apiKey.raw == raw {
+		return info.apiKey.key, info.apiKey.provider, info.apiKey.err
+	}
+	return s.Auth.APIKey(r.Context(), raw)
 }
 
 func withCaller(ctx context.Context, c *caller) context.Context {

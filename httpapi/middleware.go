@@ -22,9 +22,23 @@ import (
 type ctxKey int
 
 const (
-	keyRequestID ctxKey = iota
+	keyRequest ctxKey = iota // *requestInfo
 	keyCaller
 )
+
+// requestInfo is what the middleware learns about a request on its way to the handler. It
+// rides in the context as a pointer, so a middleware can add to it without handing the
+// handlers a copy of the request: the mux records the matched pattern on the request it is
+// given, and observe reads it from the one it passed on.
+type requestInfo struct {
+	id     string
+	apiKey *keyLookup // the X-API-Key as the rate limiter resolved it, for authentication
+}
+
+func infoOf(r *http.Request) *requestInfo {
+	info, _ := r.Context().Value(keyRequest).(*requestInfo)
+	return info
+}
 
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
@@ -37,13 +51,15 @@ func withRequestID(next http.Handler) http.Handler {
 			id = store.NewID()
 		}
 		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyRequestID, id)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyRequest, &requestInfo{id: id})))
 	})
 }
 
 func requestID(r *http.Request) string {
-	id, _ := r.Context().Value(keyRequestID).(string)
-	return id
+	if info := infoOf(r); info != nil {
+		return info.id
+	}
+	return ""
 }
 
 // securityHeaders sets headers that cost nothing and close whole classes of page attacks.
@@ -148,10 +164,9 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	return m
 }
 
-// rateLimit applies each route's fixed limit, bucketed per API-key prefix when X-API-Key is
-// present, otherwise per client IP (interface.md Authentication rule 4). If the shared
-// limiter (Redis) fails, the request passes and the failure is logged: an outage of the rate
-// limiter must not become an outage of the service.
+// rateLimit applies each route's fixed limit (interface.md Authentication rule 4) to the
+// request's bucket (bucketOf). If the shared limiter (Redis) fails, the request passes and the
+// failure is logged: an outage of the rate limiter must not become an outage of the service.
 func (s *server) rateLimit(next http.Handler) http.Handler {
 	if s.Limiter == nil { // SUBPROV_RATE_LIMITS=0: not even the route lookup
 		return next
@@ -163,10 +178,7 @@ func (s *server) rateLimit(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		bucket := "ip:" + clientIP(r)
-		if k := r.Header.Get("X-API-Key"); k != "" {
-			bucket = "key:" + identity.KeyPrefix(k)
-		}
+		bucket := s.bucketOf(r)
 		res, err := s.Limiter.Allow(r.Context(), lim.name+"|"+bucket, lim.Limit)
 		if err != nil {
 			if s.Log != nil {
@@ -182,6 +194,40 @@ func (s *server) rateLimit(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bucketOf names the allowance a request draws from (interface.md Authentication rule 4). A
+// request that sends a valid X-API-Key draws from that key's bucket, named by the hash the key
+// is stored and looked up by: every key is a bucket of its own, however many keys a provider
+// has and however alike they start (a provider's keys share their first characters, so a
+// prefix of the key string would pool them), and the hash is the same on every replica. The
+// key is resolved here for that. Any other request, one with a key that is not valid
+// included, draws from its client IP's bucket: a bad key is answered 401 rather than some
+// other key's 429, cannot pick a fresh bucket of its own, and guessing keys is bounded per
+// address. The lookup is kept with the request (requestInfo), so authentication does not
+// repeat it.
+func (s *server) bucketOf(r *http.Request) string {
+	raw := r.Header.Get("X-API-Key")
+	if raw == "" {
+		return "ip:" + clientIP(r)
+	}
+	l := &keyLookup{raw: raw}
+	l.key, l.provider, l.err = s.Auth.APIKey(r.Context(), raw)
+	if info := infoOf(r); info != nil {
+		info.apiKey = l
+	}
+	if l.err != nil {
+		return "ip:" + clientIP(r)
+	}
+	return "key:" + identity.HashSecret(raw)
+}
+
+// keyLookup is an X-API-Key resolved by the rate limiter, kept for authentication.
+type keyLookup struct {
+	raw      string
+	key      *subprov.APIKey
+	provider *subprov.Provider
+	err      error
 }
 
 func clientIP(r *http.Request) string {

@@ -87,7 +87,9 @@ func NewToken(n int) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// KeyPrefix is the part of an API key shown to operators and used as its rate-limit bucket.
+// KeyPrefix is the part of an API key shown to operators to recognise it. It identifies no
+// key (a provider's keys share their first characters), so nothing is keyed by it: a key's
+// rate-limit bucket is its HashSecret, the value it is stored and looked up by.
 func KeyPrefix(key string) string {
 	if len(key) <= 8 {
 		return key
