@@ -326,6 +326,54 @@ func TestUsageAndStatusHistory(t *testing.T) {
 	})
 }
 
+// TestUsageMonthsAreInTheProvidersTimeZone: the months of GET /me/usage are the provider's
+// calendar months (decisions §2), Toronto for Marie's Northwind line: at 03:00 UTC on
+// 1 December it is still 30 November there, so the list ends with a November still to date;
+// December starts at Toronto's midnight, 05:00 UTC.
+func TestUsageMonthsAreInTheProvidersTimeZone(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		var novemberSoFar float64
+		for _, tt := range []struct {
+			name     string
+			at       time.Time
+			last     string
+			months   int    // Marie's line started 2026-01-05
+			november string // how November's traffic compares with its value at the row before
+		}{
+			{"evening of 30 November in Toronto, already December in UTC", time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC), "2026-11", 11, ""},
+			{"a minute before Toronto's midnight: November still counting", time.Date(2026, 12, 1, 4, 59, 0, 0, time.UTC), "2026-11", 11, "more"},
+			{"Toronto's midnight: December begins and November is complete", time.Date(2026, 12, 1, 5, 0, 0, 0, time.UTC), "2026-12", 12, "more"},
+			{"later on 1 December: November no longer grows", time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), "2026-12", 12, "same"},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				s.DevClock.Set(tt.at)
+				marie := s.Login("marie.tremblay@example.ca", "demo-password-1") // a token of the clock's hour
+				res := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriber/me/usage", Headers: marie})
+				months, _ := res.JSON["months"].([]any)
+				if res.Status != 200 || len(months) != tt.months || months[len(months)-1].(map[string]any)["month"] != tt.last {
+					t.Fatalf("want %d months ending %s: %d %.600s", tt.months, tt.last, res.Status, res.Raw)
+				}
+				nov := months[10].(map[string]any)
+				got := nov["download_gb"].(float64)
+				if nov["month"] != "2026-11" {
+					t.Fatalf("11th month %v", nov)
+				}
+				switch tt.november {
+				case "more":
+					if got <= novemberSoFar {
+						t.Fatalf("November's traffic %v did not grow from %v before Toronto's month ended", got, novemberSoFar)
+					}
+				case "same":
+					if got != novemberSoFar {
+						t.Fatalf("November's traffic %v changed from %v after it ended in Toronto", got, novemberSoFar)
+					}
+				}
+				novemberSoFar = got
+			})
+		}
+	})
+}
+
 func TestPaymentMethod(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")

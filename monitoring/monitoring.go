@@ -20,6 +20,8 @@ type Event struct {
 
 // Source reads usage and connection events.
 type Source interface {
+	// MonthlyUsage is the traffic of the calendar month that starts at month, in month's time
+	// zone (the provider's), up to now for the current month.
 	MonthlyUsage(ctx context.Context, p switches.Port, month time.Time) (downloadGB, uploadGB float64, err error)
 	Events(ctx context.Context, p switches.Port, since, now time.Time) ([]Event, error)
 }

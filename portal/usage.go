@@ -54,7 +54,8 @@ func (s *Service) portOf(ctx context.Context, sub *subprov.Subscription) (*switc
 }
 
 // UsageOf lists monthly traffic oldest first: from the month the line started to the current
-// month (at most 60), or without a start date the last 6 complete months and the current one.
+// month (at most 60), or without a start date the last 6 complete months and the current one;
+// months are the provider's, in its time zone.
 // A line without a switch port has no data (no months); all-zero months are no_data.
 func (s *Service) UsageOf(ctx context.Context, acc *store.AccountLogin) (*Usage, error) {
 	if acc.SubscriberID == "" {
@@ -74,11 +75,18 @@ func (s *Service) UsageOf(ctx context.Context, acc *store.AccountLogin) (*Usage,
 	if port == nil || s.Monitoring == nil {
 		return &Usage{Status: "no_data", Months: []UsageMonth{}}, nil
 	}
-	now := s.Clock.Now()
-	cur := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	// A month is the provider's calendar month (decisions §2): at 03:00 UTC on 1 December it
+	// is still November in Toronto, and November is still counting.
+	p, err := s.Store.Provider(ctx, acc.ProviderID)
+	if err != nil {
+		return nil, err
+	}
+	loc := p.Location()
+	now := s.Clock.Now().In(loc)
+	cur := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, loc)
 	first := cur.AddDate(0, -6, 0)
 	if t, err := time.Parse(time.DateOnly, sub.StartedAt); err == nil {
-		first = time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+		first = time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, loc)
 	}
 	if oldest := cur.AddDate(0, -(maxUsageMonths - 1), 0); first.Before(oldest) {
 		first = oldest

@@ -102,7 +102,8 @@ func (s *Sim) refuse(op string, p Port, entersService bool) error {
 // Counters returns a plausible, deterministic month of traffic for a port that serves a
 // subscriber (in service or suspended): 50-600 GB down and 10-120 GB up, seeded by the port and
 // the month so the portal shows the same figures on every visit and every replica. The month
-// under way counts only its elapsed part by the sim's clock; months still to come, and ports
+// runs from midnight on its first day in month's time zone (the provider's) to the next
+// month's; the month under way counts only its elapsed part by the sim's clock; months still to come, and ports
 // that are off or on the captive portal, read zero. A store error also reads zero: usage is
 // informational and the sim has nothing better to show.
 func (s *Sim) Counters(ctx context.Context, p Port, month time.Time) (downloadGB, uploadGB float64) {
@@ -110,7 +111,7 @@ func (s *Sim) Counters(ctx context.Context, p Port, month time.Time) (downloadGB
 	if err != nil || (st.Mode != ModeService && st.Mode != ModeSuspended) {
 		return 0, 0
 	}
-	start := time.Date(month.Year(), month.Month(), 1, 0, 0, 0, 0, time.UTC)
+	start := time.Date(month.Year(), month.Month(), 1, 0, 0, 0, 0, month.Location())
 	end := start.AddDate(0, 1, 0)
 	now := s.hw.clk.Now()
 	if !now.After(start) {
