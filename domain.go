@@ -263,6 +263,7 @@ type CreditNote struct {
 	Amount         Money
 	Remaining      Money // not yet applied, refunded or paid out
 	Currency       string
+	CustomerNumber string // the subscriber's number when the note was issued ("" if none)
 	CreatedAt      time.Time
 }
 

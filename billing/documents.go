@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/pdf"
@@ -39,8 +40,13 @@ func (s *Service) InvoicePDF(ctx context.Context, w io.Writer, p *subprov.Provid
 	if err != nil {
 		return err
 	}
+	to, err := s.addressee(ctx, p, subscriberID, inv.SubscriptionID, inv.CustomerNumber)
+	if err != nil {
+		return err
+	}
 	doc := pdf.Invoice{ProviderName: p.Name, ProviderColor: p.BrandColor, Currency: inv.Currency, Number: inv.Number,
-		CustomerNumber: inv.CustomerNumber, InvoiceDate: inv.InvoiceDate, DueDate: inv.InvoiceDate, Period: inv.Period,
+		CustomerNumber: to.customerNumber, BillTo: to.party, ServiceAddress: to.serviceAddress,
+		InvoiceDate: inv.InvoiceDate, DueDate: inv.InvoiceDate, Period: inv.Period,
 		Net: inv.Net, Tax: inv.Tax, Total: inv.Total, TaxRateBP: p.TaxRateBP, Status: inv.Status}
 	if inv.PaidAt != nil {
 		doc.PaidOn = inv.PaidAt.In(p.Location()).Format("2006-01-02")
@@ -63,13 +69,99 @@ func (s *Service) CreditNotePDF(ctx context.Context, w io.Writer, p *subprov.Pro
 		}
 		return err
 	}
+	to, err := s.addressee(ctx, p, subscriberID, cn.SubscriptionID, cn.CustomerNumber)
+	if err != nil {
+		return err
+	}
 	doc := pdf.CreditNote{ProviderName: p.Name, ProviderColor: p.BrandColor, Currency: cn.Currency, Number: cn.Number,
+		CustomerNumber: to.customerNumber, BillTo: to.party,
 		IssueDate: cn.CreatedAt.In(p.Location()).Format("2006-01-02"), State: cn.State, Reason: cn.Reason, Amount: cn.Amount,
 		Lines: []pdf.Line{{Description: "Credit: " + cn.Reason, UnitPrice: cn.Amount, Amount: cn.Amount}}}
+	if cn.InvoiceID != "" {
+		inv, err := s.Store.Invoice(ctx, p.ID, cn.InvoiceID)
+		if err != nil && !store.IsNoRows(err) {
+			return err
+		}
+		if inv != nil {
+			doc.InvoiceNumber = inv.Number
+		}
+	}
 	if err := pdf.RenderCreditNote(w, doc); err != nil {
 		return fmt.Errorf("render credit note %s: %w", cn.Number, err)
 	}
 	return nil
+}
+
+// addressee is what a subscriber's document prints about whom it is for.
+type addressee struct {
+	customerNumber string
+	party          pdf.Party
+	serviceAddress string
+}
+
+// addressee reads whom a document of a subscriber's line is for. The customer number is the
+// one the document was issued with (interface.md: issued documents keep the old number when it
+// changes); one issued before the subscriber had a number prints the number they have now.
+// The bill-to party is the billing contact, the separate invoice contact else the holder, at
+// the postal address kept on a contact, else at the line's service address (invoices go where
+// the service is).
+func (s *Service) addressee(ctx context.Context, p *subprov.Provider, subscriberID, subscriptionID, issuedNumber string) (*addressee, error) {
+	rec, err := s.Store.SubscriberRecordOf(ctx, p.ID, subscriberID)
+	if err != nil {
+		return nil, err
+	}
+	c := rec.Holder
+	if rec.Invoice != nil {
+		c = *rec.Invoice
+	}
+	to := &addressee{customerNumber: issuedNumber, party: pdf.Party{Name: strings.TrimSpace(c.FirstName + " " + c.LastName),
+		Company: c.Company, Email: c.Email, Phone: c.PhoneNumber}}
+	if to.customerNumber == "" {
+		to.customerNumber = rec.CustomerNumber
+	}
+	var service store.Address
+	var suite string
+	if subscriptionID != "" {
+		if service, suite, err = s.Store.ServiceAddress(ctx, p.ID, subscriptionID); err != nil && !store.IsNoRows(err) {
+			return nil, err
+		}
+		to.serviceAddress = strings.Join(postalLines(service, suite), ", ")
+	}
+	kept, err := s.Store.InvoiceAddress(ctx, subscriberID)
+	if err != nil {
+		return nil, err
+	}
+	if kept.Street != "" {
+		to.party.AddressLines = postalLines(kept, "")
+	} else {
+		to.party.AddressLines = postalLines(service, suite)
+	}
+	return to, nil
+}
+
+// postalLines writes a Canadian postal address: the suite before the civic address
+// ("1204-120 Rue King O"), then city, province and postal code ("Montréal QC  H3C 2B5"), then
+// the country unless it is Canada. No street, no lines.
+func postalLines(a store.Address, suite string) []string {
+	if strings.TrimSpace(a.Street) == "" {
+		return nil
+	}
+	street := a.Street
+	if suite != "" {
+		street = suite + "-" + street
+	}
+	lines := []string{street}
+	place := strings.TrimSpace(strings.Join([]string{a.City, a.Province}, " "))
+	if a.PostalCode != "" {
+		place = strings.TrimSpace(place + "  " + a.PostalCode)
+	}
+	if place != "" {
+		lines = append(lines, place)
+	}
+	if c := strings.TrimSpace(a.Country); c != "" && !strings.EqualFold(c, "CA") {
+		lines = append(lines, c)
+	}
+	return lines
 }
 
 func listed(state string) bool {

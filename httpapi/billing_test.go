@@ -1,8 +1,12 @@
 package httpapi_test
 
 import (
+	"bytes"
+	"compress/zlib"
 	"context"
 	"fmt"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -249,19 +253,34 @@ func TestPlanChangeMoney(t *testing.T) {
 	})
 }
 
+// marieInDecember sets the clock to 5 December 2026 and waits for the bill run to invoice
+// Marie's line for December; it returns her provider, the line and that invoice's id.
+func marieInDecember(t *testing.T, s *apptest.Service) (*subprov.Provider, *subprov.Subscription, string) {
+	t.Helper()
+	ctx := context.Background()
+	s.DevClock.Set(time.Date(2026, 12, 5, 15, 0, 0, 0, time.UTC))
+	var invoice string
+	apptest.Eventually(t, 15*time.Second, "Marie's December invoice", func() bool {
+		return s.Store.R().QueryRow(ctx, `SELECT id FROM invoices WHERE subscription_id = ? AND period = '2026-12'`, marieLine).Scan(&invoice) == nil
+	})
+	p, err := s.Store.Provider(ctx, northwind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := s.Store.SubscriptionByID(ctx, marieLine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, sub, invoice
+}
+
 // TestSubscriberBillingDocuments: invoices newest first, credit notes read live from the
 // billing system (502 when it is down, never an empty list; voided notes never listed), and
 // PDFs only of the caller's own documents.
 func TestSubscriberBillingDocuments(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		ctx := context.Background()
-		const marieLine = "c1000000-0000-4000-8000-000000000001"
-		s.DevClock.Set(time.Date(2026, 12, 5, 15, 0, 0, 0, time.UTC))
-		apptest.Eventually(t, 15*time.Second, "Marie's December invoice", func() bool {
-			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND period = '2026-12'`, marieLine) == 1
-		})
-		p, _ := s.Store.Provider(ctx, northwind)
-		sub, _ := s.Store.SubscriptionByID(ctx, marieLine)
+		p, sub, _ := marieInDecember(t, s)
 		var open, voided *subprov.CreditNote
 		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 			var err error
@@ -345,6 +364,107 @@ func TestSubscriberBillingDocuments(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestDocumentPDFsNameTheCustomer: an invoice or credit-note PDF prints the customer number
+// the document was issued with (interface.md: printed on invoices; already-issued documents
+// keep the old one, new ones carry the new one) and a BILL TO block: the billing contact (the
+// separate invoice contact once there is one, else the holder) at the address the service
+// has, here the line's service address with its suite.
+func TestDocumentPDFsNameTheCustomer(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		ctx := context.Background()
+		p, sub, invoice := marieInDecember(t, s)
+		credit := func(reason string) string {
+			var cn *subprov.CreditNote
+			if err := s.Store.InTx(ctx, func(tx *store.Tx) (err error) {
+				cn, err = s.Billing.IssueCredit(ctx, tx, p, sub, 1500, reason, invoice, time.Now())
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return cn.ID
+		}
+		before := credit("operator goodwill")
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		pdfOf := func(path string) string {
+			res := s.Do(apptest.Request{Method: "GET", Path: path, Headers: marie})
+			if res.Status != 200 || res.Header.Get("Content-Type") != "application/pdf" {
+				t.Fatalf("%s: %d %.200s", path, res.Status, res.Raw)
+			}
+			return pdfText(res.Raw)
+		}
+		holder := []string{"Marie Tremblay", "marie.tremblay@example.ca", "+1 514-555-0142", "1204-120 Rue King O", "QC  H3C 2B5"}
+		check := func(name, path, number string, want, absent []string) {
+			t.Run(name, func(t *testing.T) {
+				text := pdfOf(path)
+				if !strings.Contains(text, "CUSTOMER NUMBER") || !strings.Contains(text, "("+number+")") {
+					t.Errorf("customer number %s not printed", number)
+				}
+				for _, w := range want {
+					if !strings.Contains(text, w) {
+						t.Errorf("bill-to lacks %q", w)
+					}
+				}
+				for _, a := range absent {
+					if strings.Contains(text, a) {
+						t.Errorf("bill-to still shows %q", a)
+					}
+				}
+			})
+		}
+		invoicePDF, creditPDF := "/api/v1/invoices/"+invoice+"/pdf", "/api/v1/credit-notes/"+before+"/pdf"
+		check("invoice: the holder", invoicePDF, "0042-117", holder, nil)
+		check("credit note: the holder", creditPDF, "0042-117", append(holder, "Credits invoice"), nil)
+
+		// A separate billing contact takes over the bill-to block of every document.
+		if res := s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/invoice-contact", Headers: marie,
+			Body: map[string]string{"firstname": "Service", "lastname": "Comptable", "email": "factures@tremblay.example", "company": "Tremblay Design"}}); res.Status != 200 {
+			t.Fatalf("invoice contact: %d %s", res.Status, res.Raw)
+		}
+		billing := []string{"Service Comptable", "Tremblay Design", "factures@tremblay.example", "1204-120 Rue King O"}
+		check("invoice: the separate billing contact", invoicePDF, "0042-117", billing, []string{"marie.tremblay@example.ca"})
+		check("credit note: the separate billing contact", creditPDF, "0042-117", billing, []string{"marie.tremblay@example.ca"})
+
+		// A new customer number: issued documents keep theirs, a new one carries the new.
+		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE subscribers SET customer_number = '0042-999' WHERE id = ?`), sub.SubscriberID); err != nil {
+			t.Fatal(err)
+		}
+		after := credit("second goodwill")
+		check("issued invoice keeps its number", invoicePDF, "0042-117", nil, []string{"0042-999"})
+		check("issued credit note keeps its number", creditPDF, "0042-117", nil, []string{"0042-999"})
+		check("a new credit note carries the new number", "/api/v1/credit-notes/"+after+"/pdf", "0042-999", nil, []string{"0042-117"})
+		// An invoice issued before the subscriber had a number prints the number it has now.
+		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE invoices SET customer_number = NULL WHERE id = ?`), invoice); err != nil {
+			t.Fatal(err)
+		}
+		check("an invoice issued without a number", invoicePDF, "0042-999", nil, nil)
+	})
+}
+
+// pdfText is the text drawn on a PDF's pages: its streams inflated, so a test can look for
+// the strings a page shows (in the document's cp1252, between the parentheses of PDF
+// strings).
+func pdfText(raw []byte) string {
+	var out strings.Builder
+	for rest := raw; ; {
+		i := bytes.Index(rest, []byte("stream\n"))
+		if i < 0 {
+			return out.String()
+		}
+		rest = rest[i+len("stream\n"):]
+		j := bytes.Index(rest, []byte("\nendstream"))
+		if j < 0 {
+			return out.String()
+		}
+		if r, err := zlib.NewReader(bytes.NewReader(rest[:j])); err == nil {
+			b, _ := io.ReadAll(r)
+			out.Write(b)
+		} else {
+			out.Write(rest[:j])
+		}
+		rest = rest[j+len("\nendstream"):]
+	}
 }
 
 // TestCancellationMoney: the quote equals what the cancellation books. An invoiced month

@@ -107,6 +107,23 @@ func (s *Store) InvoiceAddress(ctx context.Context, subscriberID string) (Addres
 	return a, nil
 }
 
+// ServiceAddress reads where one of a provider's lines is: its building's address and the
+// suite as the postal address writes it (the postal label where the suite has one, else its
+// number; "" without a suite).
+func (s *Store) ServiceAddress(ctx context.Context, providerID, subscriptionID string) (Address, string, error) {
+	var a Address
+	var suite string
+	err := s.R().QueryRow(ctx, `SELECT g.street, g.city, g.postal_code, g.province, g.country,
+			COALESCE(NULLIF(u.postal_unit, ''), u.unit_number, '')
+		FROM subscriptions s JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
+		WHERE s.provider_id = ? AND s.id = ?`, providerID, subscriptionID).
+		Scan(&a.Street, &a.City, &a.PostalCode, &a.Province, &a.Country, &suite)
+	if err != nil {
+		return a, "", fmt.Errorf("service address of %s: %w", subscriptionID, err)
+	}
+	return a, suite, nil
+}
+
 // Note is an operator-visible note on a customer.
 type Note struct {
 	ID, ProviderID, SubscriberID, Author, Body string

@@ -8,12 +8,15 @@ import (
 	"github.com/subprov/subprov"
 )
 
-// InsertCreditNote stores a credit note and its billing-system document.
+// InsertCreditNote stores a credit note and its billing-system document. The note keeps its
+// subscriber's customer number of the moment (read in the same statement), as an invoice does.
 func (tx *Tx) InsertCreditNote(ctx context.Context, cn *subprov.CreditNote, now time.Time) error {
-	_, err := tx.Exec(ctx, `INSERT INTO credit_notes (id, provider_id, subscriber_id, subscription_id, invoice_id, number, state, reason,
-			amount_minor, remaining_minor, currency, created_at, state_changed_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, cn.ID, cn.ProviderID, nullStr(cn.SubscriberID), nullStr(cn.SubscriptionID),
-		nullStr(cn.InvoiceID), cn.Number, cn.State, cn.Reason, int64(cn.Amount), int64(cn.Remaining), cn.Currency, now.UTC(), now.UTC())
+	err := tx.QueryRow(ctx, `INSERT INTO credit_notes (id, provider_id, subscriber_id, subscription_id, invoice_id, number, state, reason,
+			amount_minor, remaining_minor, currency, created_at, state_changed_at, customer_number)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT customer_number FROM subscribers WHERE id = ?))
+		RETURNING COALESCE(customer_number, '')`, cn.ID, cn.ProviderID, nullStr(cn.SubscriberID), nullStr(cn.SubscriptionID),
+		nullStr(cn.InvoiceID), cn.Number, cn.State, cn.Reason, int64(cn.Amount), int64(cn.Remaining), cn.Currency, now.UTC(), now.UTC(),
+		nullStr(cn.SubscriberID)).Scan(&cn.CustomerNumber)
 	if err != nil {
 		return fmt.Errorf("insert credit note: %w", err)
 	}
@@ -25,13 +28,13 @@ func (tx *Tx) InsertCreditNote(ctx context.Context, cn *subprov.CreditNote, now 
 }
 
 const creditColumns = `id, provider_id, COALESCE(subscriber_id, ''), COALESCE(subscription_id, ''), COALESCE(invoice_id, ''), number, state,
-	reason, amount_minor, remaining_minor, currency, created_at`
+	reason, amount_minor, remaining_minor, currency, created_at, COALESCE(customer_number, '')`
 
 func scanCredit(row interface{ Scan(...any) error }) (*subprov.CreditNote, error) {
 	var c subprov.CreditNote
 	var amount, remaining int64
 	if err := row.Scan(&c.ID, &c.ProviderID, &c.SubscriberID, &c.SubscriptionID, &c.InvoiceID, &c.Number, &c.State, &c.Reason,
-		&amount, &remaining, &c.Currency, &c.CreatedAt); err != nil {
+		&amount, &remaining, &c.Currency, &c.CreatedAt, &c.CustomerNumber); err != nil {
 		return nil, err
 	}
 	c.Amount, c.Remaining = subprov.Money(amount), subprov.Money(remaining)
