@@ -4,6 +4,7 @@
 package subprov
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -69,3 +70,15 @@ const (
 	MaxBulkOrders           = 500
 	MaxAutocomplete         = 15
 )
+
+// PasswordProblem says what is wrong with a password someone chooses, "" when nothing: it is
+// required and has at least MinPasswordLength characters (decisions §5).
+func PasswordProblem(password string) string {
+	switch {
+	case password == "":
+		return "required"
+	case len(password) < MinPasswordLength:
+		return fmt.Sprintf("at least %d characters", MinPasswordLength)
+	}
+	return ""
+}

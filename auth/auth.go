@@ -281,8 +281,8 @@ func (s *Service) Activate(ctx context.Context, token, password string) error {
 }
 
 func (s *Service) setPasswordWithToken(ctx context.Context, token, password, kind string) error {
-	if len(password) < subprov.MinPasswordLength {
-		return subprov.Invalid(map[string]string{"password": fmt.Sprintf("at least %d characters", subprov.MinPasswordLength)})
+	if p := subprov.PasswordProblem(password); p != "" {
+		return subprov.Invalid(map[string]string{"password": p})
 	}
 	hash, err := identity.HashPassword(password)
 	if err != nil {

@@ -185,6 +185,60 @@ func TestOwnContactAndPassword(t *testing.T) {
 	})
 }
 
+// TestPasswordChangeChecksTheCurrentPasswordFirst: PATCH /me/password answers a wrong current
+// password with 400 "Current password is incorrect" whatever the new password is (interface.md
+// section A); only a caller who knows the current password learns what is wrong with the new
+// one (422 naming new_password). A request without the current password is 422 naming every
+// missing or invalid field. Nothing changes until it all holds.
+func TestPasswordChangeChecksTheCurrentPasswordFirst(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		for _, tt := range []struct {
+			name   string
+			body   map[string]any
+			status int
+			code   string
+			fields []string // the fields a 422 names
+		}{
+			{"wrong current, short new", map[string]any{"current_password": "wrong-password", "new_password": "short"}, 400, "incorrect_password", nil},
+			{"wrong current, empty new", map[string]any{"current_password": "wrong-password", "new_password": ""}, 400, "incorrect_password", nil},
+			{"wrong current, no new", map[string]any{"current_password": "wrong-password"}, 400, "incorrect_password", nil},
+			{"wrong current, good new", map[string]any{"current_password": "wrong-password", "new_password": "another-password-1"}, 400, "incorrect_password", nil},
+			{"no current, short new", map[string]any{"new_password": "short"}, 422, "validation_error", []string{"current_password", "new_password"}},
+			{"empty body", map[string]any{}, 422, "validation_error", []string{"current_password", "new_password"}},
+			{"right current, short new", map[string]any{"current_password": "demo-password-1", "new_password": "short"}, 422, "validation_error", []string{"new_password"}},
+			{"right current, no new", map[string]any{"current_password": "demo-password-1"}, 422, "validation_error", []string{"new_password"}},
+			{"a new password of the wrong type", map[string]any{"current_password": "demo-password-1", "new_password": 12345678901}, 422, "validation_error", []string{"new_password"}},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				res := s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/password", Headers: marie, Body: tt.body})
+				d, _ := res.JSON["detail"].(map[string]any)
+				if res.Status != tt.status || d["code"] != tt.code {
+					t.Fatalf("%d %s, want %d %s", res.Status, res.Raw, tt.status, tt.code)
+				}
+				if tt.status == 400 && d["message"] != "Current password is incorrect" {
+					t.Fatalf("message: %s", res.Raw)
+				}
+				fields, _ := d["fields"].(map[string]any)
+				if len(fields) != len(tt.fields) {
+					t.Fatalf("fields %v, want %v", fields, tt.fields)
+				}
+				for _, f := range tt.fields {
+					if fields[f] == nil {
+						t.Fatalf("fields %v lack %s", fields, f)
+					}
+				}
+			})
+		}
+		s.Login("marie.tremblay@example.ca", "demo-password-1") // unchanged by every refusal
+		if res := s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/password", Headers: marie,
+			Body: map[string]string{"current_password": "demo-password-1", "new_password": "another-password-1"}}); res.Status != 200 {
+			t.Fatalf("change: %d %s", res.Status, res.Raw)
+		}
+		s.Login("marie.tremblay@example.ca", "another-password-1")
+	})
+}
+
 func TestAuthorizedUsers(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")

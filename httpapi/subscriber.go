@@ -337,15 +337,11 @@ func (s *server) handleMyContact(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// passwordChangeRequest has no Valid: which field a refusal names depends on whether the
+// current password is right, so portal.ChangePassword checks both, the current one first.
 type passwordChangeRequest struct {
 	CurrentPassword string `json:"current_password"`
 	NewPassword     string `json:"new_password"`
-}
-
-func (q passwordChangeRequest) Valid() map[string]string {
-	p := map[string]string{}
-	required(p, map[string]string{"current_password": q.CurrentPassword, "new_password": q.NewPassword})
-	return p
 }
 
 // handleMyPassword: PATCH /partner/subscriber/me/password.

@@ -83,13 +83,24 @@ func (s *Service) UpdateOwnContact(ctx context.Context, acc *store.AccountLogin,
 	return out, err
 }
 
-// ChangePassword changes the signed-in person's own password.
+// ChangePassword changes the signed-in person's own password. The current password is checked
+// first: a wrong one is 400 "Current password is incorrect" whatever the new one is
+// (interface.md section A), so only a caller who knows it learns what is wrong with the new
+// one. Without a current password there is nothing to check: 422 names it, and the new
+// password too if that is wrong as well.
 func (s *Service) ChangePassword(ctx context.Context, acc *store.AccountLogin, current, next string) error {
-	if len(next) < subprov.MinPasswordLength {
-		return subprov.Invalid(map[string]string{"new_password": "at least 10 characters"})
+	if current == "" {
+		problems := map[string]string{"current_password": "required"}
+		if p := subprov.PasswordProblem(next); p != "" {
+			problems["new_password"] = p
+		}
+		return subprov.Invalid(problems)
 	}
 	if !identity.CheckPassword(acc.PasswordHash, current) {
 		return subprov.Errorf(subprov.EBADREQUEST, "incorrect_password", "Current password is incorrect")
+	}
+	if p := subprov.PasswordProblem(next); p != "" {
+		return subprov.Invalid(map[string]string{"new_password": p})
 	}
 	hash, err := identity.HashPassword(next)
 	if err != nil {
