@@ -9,12 +9,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/subprov/subprov/config"
 	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/httpapi"
 	"github.com/subprov/subprov/internal/apptest"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
@@ -64,6 +66,103 @@ func TestEnvelopesAndBadInput(t *testing.T) {
 			t.Fatalf("unsafe request id kept: %q", id)
 		}
 	})
+}
+
+// TestAnswersBeforeARouteUseThePathsEnvelope: a wrong method on any served path is 405 with
+// Allow in the envelope of the routes at that path, so every subscriber-route path
+// (/partner/subscriber/..., /api/v1/invoices/{id}/pdf, /api/v1/credit-notes/{id}/pdf) answers
+// {"detail": {"code": "method_not_allowed", "message"}}, while the dashboard's
+// /api/v1/invoices/{id}/retry-charge keeps the partner envelope; and an unknown path under a
+// subscriber prefix is 404 {"detail": {"code": "not_found", …}}. Every route is probed.
+func TestAnswersBeforeARouteUseThePathsEnvelope(t *testing.T) {
+	routes := httpapi.Routes()
+	served := map[string]map[string]bool{} // path -> methods
+	for _, rt := range routes {
+		if served[rt.Path] == nil {
+			served[rt.Path] = map[string]bool{}
+		}
+		served[rt.Path][rt.Method] = true
+	}
+	param := regexp.MustCompile(`\{[^}]+\}`)
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		probed := map[string]bool{}
+		for _, rt := range routes {
+			if probed[rt.Path] {
+				continue
+			}
+			probed[rt.Path] = true
+			method := ""
+			for _, m := range []string{"PUT", "DELETE", "PATCH", "POST", "GET"} {
+				if !served[rt.Path][m] {
+					method = m
+					break
+				}
+			}
+			path := param.ReplaceAllString(rt.Path, "x")
+			t.Run(method+" "+rt.Path, func(t *testing.T) {
+				res := s.Do(apptest.Request{Method: method, Path: path})
+				if res.Status != 405 || res.Header.Get("Allow") == "" {
+					t.Fatalf("%d (Allow %q) %.200s, want 405 with Allow", res.Status, res.Header.Get("Allow"), res.Raw)
+				}
+				checkEnvelope(t, res, rt.Surface, "method_not_allowed")
+			})
+		}
+		// A body over 1 MiB on a subscriber route: 413 in the subscriber envelope too.
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		res := s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/password", Headers: marie,
+			Body: `{"current_password": "` + strings.Repeat("a", 1<<20) + `"}`})
+		if res.Status != 413 {
+			t.Fatalf("body over 1 MiB: %d %.200s", res.Status, res.Raw)
+		}
+		checkEnvelope(t, res, "subscriber", "too_large")
+		for _, tt := range []struct {
+			path    string
+			surface string
+		}{
+			{"/partner/subscriber/me/nope", "subscriber"},
+			{"/api/v1/subscriber/me/nope", "subscriber"},
+			{"/api/v1/invoices/x/nope", "subscriber"},
+			{"/api/v1/invoices/x", "subscriber"},
+			{"/api/v1/credit-notes/x/nope", "subscriber"},
+			{"/partner/agent/customers/x/nope", "agent"},
+			{"/partner/provisioning/nope", "partner"},
+			{"/api/v1/nope", "partner"},
+		} {
+			t.Run("GET "+tt.path, func(t *testing.T) {
+				res := s.Do(apptest.Request{Method: "GET", Path: tt.path})
+				if res.Status != 404 {
+					t.Fatalf("%d %.200s, want 404", res.Status, res.Raw)
+				}
+				checkEnvelope(t, res, tt.surface, "not_found")
+			})
+		}
+	})
+}
+
+// checkEnvelope checks that an error answer is in a surface's envelope, with code where the
+// envelope carries one.
+func checkEnvelope(t *testing.T, res *apptest.Response, surface, code string) {
+	t.Helper()
+	switch surface {
+	case "subscriber":
+		d, _ := res.JSON["detail"].(map[string]any)
+		if d["code"] != code || d["message"] == "" || d["message"] == nil {
+			t.Fatalf("want the subscriber envelope with code %s: %s", code, res.Raw)
+		}
+	case "agent":
+		e, _ := res.JSON["error"].(map[string]any)
+		if e["code"] != code || e["message"] == nil || e["request_id"] == nil {
+			t.Fatalf("want the agent envelope with code %s: %s", code, res.Raw)
+		}
+	case "page":
+		if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+			t.Fatalf("want a page: %s %.200s", res.Header.Get("Content-Type"), res.Raw)
+		}
+	default:
+		if d, ok := res.JSON["detail"].(string); !ok || d == "" {
+			t.Fatalf("want {\"detail\": \"…\"}: %s", res.Raw)
+		}
+	}
 }
 
 func TestLogins(t *testing.T) {

@@ -76,14 +76,14 @@ func securityHeaders(next http.Handler) http.Handler {
 }
 
 // recoverPanics turns a panic into a logged 500 in the surface's envelope.
-func recoverPanics(next http.Handler) http.Handler {
+func (s *server) recoverPanics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				writeError(w, r, surfaceOf(r.URL.Path), fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+				writeError(w, r, s.surfaceAt(r), fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
 			}
 		}()
 		next.ServeHTTP(w, r)
@@ -189,7 +189,7 @@ func (s *server) rateLimit(next http.Handler) http.Handler {
 		}
 		if !res.Allowed {
 			w.Header().Set("Retry-After", retryAfter(res.RetryAfter.Seconds()))
-			writeError(w, r, surfaceOf(r.URL.Path), &subprov.Error{Code: subprov.ERATELIMITED})
+			writeError(w, r, s.surfaces[pattern], &subprov.Error{Code: subprov.ERATELIMITED})
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -22,10 +22,15 @@ const (
 	surfacePage                      // an HTML page for a person (web/), never JSON
 )
 
-// surfaceOf picks the envelope for a path, for answers given before a route matched (404,
-// 405, 413, 429).
+func (sf surface) String() string {
+	return [...]string{"partner", "subscriber", "agent", "page"}[sf]
+}
+
+// surfaceOf picks the envelope for a path no route serves (404) by its prefix: the prefixes of
+// the subscriber routes answer in the subscriber envelope. A path some route serves answers in
+// that route's (server.methodsAt, server.surfaceAt).
 func surfaceOf(path string) surface {
-	for _, p := range []string{"/partner/subscriber/", "/api/v1/subscriber/", "/api/v1/credit-notes/"} { // subscriber-session routes
+	for _, p := range []string{"/partner/subscriber/", "/api/v1/subscriber/", "/api/v1/credit-notes/", "/api/v1/invoices/"} { // subscriber-session routes
 		if strings.HasPrefix(path, p) {
 			return surfaceSubscriber
 		}

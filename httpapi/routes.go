@@ -167,12 +167,13 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 			pattern := rt.method + " " + p
 			mux.Handle(pattern, h)
 			s.limits[pattern] = routeLimit{Limit: rt.limit, name: rt.method + " " + rt.path}
+			s.surfaces[pattern] = rt.surface
 		}
 	}
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if allow := allowedMethods(mux, r); len(allow) > 0 {
+		if allow, sf := s.methodsAt(r); len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
-			writeError(w, r, surfaceOf(r.URL.Path), errorsf(subprov.EMETHOD, "method_not_allowed", "Method not allowed"))
+			writeError(w, r, sf, errorsf(subprov.EMETHOD, "method_not_allowed", "Method not allowed"))
 			return
 		}
 		writeError(w, r, surfaceOf(r.URL.Path), errorsf(subprov.ENOTFOUND, "not_found", "Not found"))
@@ -195,16 +196,34 @@ func (s *server) adapt(rt route) http.Handler {
 	})
 }
 
-// allowedMethods lists the methods served at r's path, so a wrong method answers 405 with
-// Allow instead of the catch-all 404.
-func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+// methodsAt lists the methods served at r's path, so a wrong method answers 405 with Allow
+// instead of the catch-all 404, and the envelope of the routes served there: a wrong method on
+// a subscriber route's path answers in the subscriber envelope, one on a dashboard route's in
+// the partner envelope, whatever prefixes they share (/api/v1/invoices/{id}/pdf and
+// /api/v1/invoices/{id}/retry-charge).
+func (s *server) methodsAt(r *http.Request) ([]string, surface) {
 	var out []string
+	sf := surfaceOf(r.URL.Path)
 	for _, m := range []string{"GET", "POST", "PATCH", "PUT", "DELETE"} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
-		if _, pattern := mux.Handler(probe); pattern != "/" && pattern != "" {
+		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+			if len(out) == 0 {
+				sf = s.surfaces[pattern]
+			}
 			out = append(out, m)
 		}
 	}
-	return out
+	return out, sf
+}
+
+// surfaceAt picks the envelope of an answer given around a route rather than by it (429, a
+// panic): the envelope of the route serving r, else of the routes at its path, else the one
+// its prefix names.
+func (s *server) surfaceAt(r *http.Request) surface {
+	if _, pattern := s.mux.Handler(r); pattern != "/" && pattern != "" {
+		return s.surfaces[pattern]
+	}
+	_, sf := s.methodsAt(r)
+	return sf
 }

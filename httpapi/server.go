@@ -54,12 +54,12 @@ type Deps struct {
 
 // NewServer returns the service's whole HTTP handler.
 func NewServer(d Deps) http.Handler {
-	s := &server{Deps: d, metrics: newMetrics(d.Registry), mux: http.NewServeMux(), limits: map[string]routeLimit{}}
+	s := &server{Deps: d, metrics: newMetrics(d.Registry), mux: http.NewServeMux(), limits: map[string]routeLimit{}, surfaces: map[string]surface{}}
 	s.routes = addRoutes(s.mux, s)
 	var h http.Handler = s.mux
 	h = s.rateLimit(h)
 	h = s.observe(h)
-	h = recoverPanics(h)
+	h = s.recoverPanics(h)
 	h = securityHeaders(h)
 	h = withRequestID(h)
 	return h
@@ -70,25 +70,28 @@ var pages = web.MustRenderer()
 
 type server struct {
 	Deps
-	metrics *metrics
-	routes  []route
-	mux     *http.ServeMux
-	limits  map[string]routeLimit // by registered pattern
+	metrics  *metrics
+	routes   []route
+	mux      *http.ServeMux
+	limits   map[string]routeLimit // by registered pattern
+	surfaces map[string]surface    // the error envelope of each registered pattern
 }
 
 // Routes lists the served routes (method and pattern), for the OpenAPI and auth-matrix tests.
 func Routes() []RouteInfo {
-	s := &server{metrics: newMetrics(nil), Deps: Deps{DevClock: clock.NewAdjustable(0)}, mux: http.NewServeMux(), limits: map[string]routeLimit{}}
+	s := &server{metrics: newMetrics(nil), Deps: Deps{DevClock: clock.NewAdjustable(0)}, mux: http.NewServeMux(), limits: map[string]routeLimit{},
+		surfaces: map[string]surface{}}
 	var out []RouteInfo
 	for _, r := range addRoutes(s.mux, s) {
 		for _, p := range r.paths() {
-			out = append(out, RouteInfo{Method: r.method, Path: p, Auth: r.auth.String()})
+			out = append(out, RouteInfo{Method: r.method, Path: p, Auth: r.auth.String(), Surface: r.surface.String()})
 		}
 	}
 	return out
 }
 
-// RouteInfo describes one served route.
+// RouteInfo describes one served route: its method, path, credential and error envelope
+// (partner, subscriber, agent or page).
 type RouteInfo struct {
-	Method, Path, Auth string
+	Method, Path, Auth, Surface string
 }
