@@ -297,6 +297,20 @@ func (s *Service) setPasswordWithToken(ctx context.Context, token, password, kin
 			}
 			return err
 		}
-		return tx.SetPassword(ctx, t.SubjectID, hash, now)
+		return SetPassword(ctx, tx, t.SubjectID, hash, now)
 	})
+}
+
+// passwordLinks are the kinds of mailed token that set an account's password.
+var passwordLinks = []string{TokenSetup.Name, TokenActivation.Name, TokenPasswordReset.Name}
+
+// SetPassword stores an account's new password hash in tx and retires every outstanding link
+// that would set it again (set-up, activation, reset): links are single use (decisions §5),
+// and once the account has a password of its choosing, from a link or a change in the portal,
+// an older link must not take it over.
+func SetPassword(ctx context.Context, tx *store.Tx, accountID, hash string, now time.Time) error {
+	if err := tx.SetPassword(ctx, accountID, hash, now); err != nil {
+		return err
+	}
+	return tx.RetireTokens(ctx, accountID, passwordLinks, now)
 }

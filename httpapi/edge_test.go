@@ -276,6 +276,101 @@ func TestPasswordResetMailsASingleUseLink(t *testing.T) {
 	})
 }
 
+// TestSettingAPasswordRetiresItsOtherLinks: mailed links are single use (decisions §5), and
+// once an account's password is set — by a set-up link, a reset link or a change in the
+// portal — every other link of that account that would set it (set-up, activation, reset)
+// stops working: an older set-up link cannot take over an account activated with a newer one.
+func TestSettingAPasswordRetiresItsOtherLinks(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := s.Operator()
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		// token is the token of the newest mail to addr whose link goes to path.
+		token := func(t *testing.T, addr, path string) string {
+			t.Helper()
+			for _, m := range outboxTo(s, op, addr) {
+				for _, l := range m["links"].([]any) {
+					if link := l.(string); strings.Contains(link, path+"?token=") {
+						return link[strings.Index(link, "token=")+len("token="):]
+					}
+				}
+			}
+			t.Fatalf("no mail to %s links to %s", addr, path)
+			return ""
+		}
+		post := func(path string, body any, h map[string]string) *apptest.Response {
+			return s.Do(apptest.Request{Method: "POST", Path: path, Headers: h, Body: body})
+		}
+		activate := func(tok string) *apptest.Response {
+			return post("/partner/subscriber/auth/activate", map[string]string{"token": tok, "password": "a-chosen-password-1"}, nil)
+		}
+		confirm := func(tok string) *apptest.Response {
+			return post("/partner/subscriber/auth/password-reset/confirm", map[string]string{"token": tok, "new_password": "a-chosen-password-2"}, nil)
+		}
+		invite := func(t *testing.T, email string) (first, second string) {
+			t.Helper()
+			res := post("/partner/subscriber/me/authorized-users", map[string]string{"firstname": "Invitée", "lastname": "Tremblay", "email": email}, marie)
+			if res.Status != 201 {
+				t.Fatalf("add %s: %d %s", email, res.Status, res.Raw)
+			}
+			first = token(t, email, "/portal/activate")
+			if r := post("/partner/subscriber/me/authorized-users/"+res.JSON["id"].(string)+"/resend-invite", nil, marie); r.Status != 200 {
+				t.Fatalf("resend: %d %s", r.Status, r.Raw)
+			}
+			return first, token(t, email, "/portal/activate")
+		}
+		reset := func(t *testing.T, email string) string {
+			t.Helper()
+			if r := post("/partner/subscriber/auth/password-reset", map[string]string{"email": email}, nil); r.Status != 202 {
+				t.Fatalf("reset %s: %d", email, r.Status)
+			}
+			return token(t, email, "/portal/reset-password")
+		}
+		for _, tt := range []struct {
+			name string
+			// links mails the links, sets the password with one of them (or otherwise) and
+			// returns that answer and the call that tries another one of the account's links.
+			links func(t *testing.T) (set *apptest.Response, other func() *apptest.Response)
+		}{
+			{"an older set-up link, once a newer one activated the account", func(t *testing.T) (*apptest.Response, func() *apptest.Response) {
+				older, newer := invite(t, "ines@example.ca")
+				return activate(newer), func() *apptest.Response { return activate(older) }
+			}},
+			{"a newer set-up link, once the older one activated the account", func(t *testing.T) (*apptest.Response, func() *apptest.Response) {
+				older, newer := invite(t, "jules@example.ca")
+				return activate(older), func() *apptest.Response { return activate(newer) }
+			}},
+			{"a set-up link, once a reset link set the password", func(t *testing.T) (*apptest.Response, func() *apptest.Response) {
+				_, setup := invite(t, "karim@example.ca")
+				return confirm(reset(t, "karim@example.ca")), func() *apptest.Response { return activate(setup) }
+			}},
+			{"an older reset link, once a newer one was used", func(t *testing.T) (*apptest.Response, func() *apptest.Response) {
+				older := reset(t, "priya.patel@example.ca")
+				newer := reset(t, "priya.patel@example.ca")
+				return confirm(newer), func() *apptest.Response { return confirm(older) }
+			}},
+			{"a reset link, once the password was changed in the portal", func(t *testing.T) (*apptest.Response, func() *apptest.Response) {
+				link := reset(t, "marie.tremblay@example.ca")
+				return s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/password", Headers: marie,
+						Body: map[string]string{"current_password": "demo-password-1", "new_password": "a-chosen-password-3"}}),
+					func() *apptest.Response { return confirm(link) }
+			}},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				set, other := tt.links(t)
+				if set.Status != 200 {
+					t.Fatalf("setting the password: %d %s", set.Status, set.Raw)
+				}
+				res := other()
+				if d, _ := res.JSON["detail"].(map[string]any); res.Status != 400 || d["code"] != "invalid_token" {
+					t.Fatalf("the other link: %d %s, want 400 invalid_token", res.Status, res.Raw)
+				}
+			})
+		}
+		// The account activated with the newer link keeps the password it chose.
+		s.Login("ines@example.ca", "a-chosen-password-1")
+	})
+}
+
 func TestDevMode(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/store"
 )
@@ -106,5 +107,5 @@ func (s *Service) ChangePassword(ctx context.Context, acc *store.AccountLogin, c
 	if err != nil {
 		return err
 	}
-	return s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.SetPassword(ctx, acc.ID, hash, s.Clock.Now()) })
+	return s.Store.InTx(ctx, func(tx *store.Tx) error { return auth.SetPassword(ctx, tx, acc.ID, hash, s.Clock.Now()) })
 }

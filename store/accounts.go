@@ -119,6 +119,20 @@ func (tx *Tx) InsertToken(ctx context.Context, hash string, t Token, now time.Ti
 	return nil
 }
 
+// RetireTokens marks every outstanding token of the kinds given for subject used, so none of
+// them works any more.
+func (tx *Tx) RetireTokens(ctx context.Context, subjectID string, kinds []string, now time.Time) error {
+	if len(kinds) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `UPDATE tokens SET used_at = ? WHERE subject_id = ? AND kind IN `+inList(len(kinds))+` AND used_at IS NULL`,
+		append([]any{now.UTC(), subjectID}, anyList(kinds)...)...)
+	if err != nil {
+		return fmt.Errorf("retire tokens: %w", err)
+	}
+	return nil
+}
+
 // ConsumeToken marks a live token of kind used and returns it; a used, expired or unknown
 // token gives ErrNoRows. The conditional UPDATE makes single use hold under concurrency.
 func (tx *Tx) ConsumeToken(ctx context.Context, hash, kind string, now time.Time) (*Token, error) {
