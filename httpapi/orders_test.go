@@ -149,6 +149,56 @@ func TestOrderPreview(t *testing.T) {
 	})
 }
 
+// TestOrderPreviewNamesWhatIsMissing: the preview answers problems as a blockers sentence with
+// 200 (interface.md section A), and a sentence that names what is missing or malformed, the
+// same fields the order itself would refuse, never a bare "Request validation failed".
+func TestOrderPreviewNamesWhatIsMissing(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		portalClock(s)
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		for _, tt := range []struct {
+			name   string
+			query  string
+			names  []string // what the blockers sentence must mention
+			absent []string
+		}{
+			{"no parameters", "", []string{"building_id", "plan_version_id", "unit_id"}, nil},
+			{"only the building", "building_id=" + bldQueen, []string{"plan_version_id", "unit_id"}, []string{"building_id"}},
+			{"only the plan", "plan_version_id=" + planFibre150, []string{"building_id", "unit_id"}, []string{"plan_version_id"}},
+			{"building and plan, no suite", "building_id=" + bldQueen + "&plan_version_id=" + planFibre150, []string{"unit_id"}, []string{"building_id", "plan_version_id"}},
+			{"a start date that is no date, and no plan", "building_id=" + bldQueen + "&unit_id=" + unitQueen102 + "&requested_start_date=soon",
+				[]string{"plan_version_id", "requested_start_date"}, []string{"building_id", "unit_id"}},
+			{"a start date that is no date", "building_id=" + bldQueen + "&plan_version_id=" + planFibre150 + "&unit_id=" + unitQueen102 + "&requested_start_date=soon",
+				[]string{"requested_start_date"}, []string{"building_id", "plan_version_id", "unit_id"}},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				r := s.Do(apptest.Request{Method: "GET", Path: orderPreview + tt.query, Headers: marie})
+				b, _ := r.JSON["blockers"].(string)
+				if r.Status != 200 || r.JSON["eligible"] != false || b == "" || strings.Contains(b, "Request validation failed") {
+					t.Fatalf("want 200, not eligible, a blockers sentence naming the problems: %d %s", r.Status, r.Raw)
+				}
+				for _, n := range tt.names {
+					if !strings.Contains(b, n) {
+						t.Errorf("blockers %q do not name %s", b, n)
+					}
+				}
+				for _, n := range tt.absent {
+					if strings.Contains(b, n) {
+						t.Errorf("blockers %q name %s, which was given", b, n)
+					}
+				}
+			})
+		}
+		// The order itself refuses the same fields, all of them in one 422.
+		r := s.Do(apptest.Request{Method: "POST", Path: ordersPath, Headers: marie, Body: map[string]any{"requested_start_date": "soon"}})
+		fields, _ := r.JSON["detail"].(map[string]any)["fields"].(map[string]any)
+		if r.Status != 422 || detailCode(r) != "validation_error" || len(fields) != 4 ||
+			fields["building_id"] == nil || fields["plan_version_id"] == nil || fields["unit_id"] == nil || fields["requested_start_date"] == nil {
+			t.Fatalf("order without its fields: %d %s", r.Status, r.Raw)
+		}
+	})
+}
+
 // TestPlaceOrder: every error code of the row, writing nothing; then the install route (with
 // the move that ends the running line), the third-line booking, the provision route charged at
 // once, and a declined card that leaves nothing behind.

@@ -3,6 +3,7 @@ package portal
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -209,6 +210,8 @@ func (s *Service) checkOrder(ctx context.Context, acc *store.AccountLogin, r Ord
 		return nil, err
 	}
 	o := &OrderPlan{Provider: p, SubscriberID: acc.SubscriberID}
+	// What is missing or malformed is answered in one go, every field named. A missing suite
+	// alone keeps its own code (suite_required), once building and plan are there to check.
 	missing := map[string]string{}
 	if strings.TrimSpace(r.BuildingID) == "" {
 		missing["building_id"] = "required"
@@ -216,7 +219,15 @@ func (s *Service) checkOrder(ctx context.Context, acc *store.AccountLogin, r Ord
 	if strings.TrimSpace(r.PlanVersionID) == "" {
 		missing["plan_version_id"] = "required"
 	}
+	if d := strings.TrimSpace(r.RequestedStartDate); d != "" {
+		if _, perr := time.Parse(time.DateOnly, d); perr != nil {
+			missing["requested_start_date"] = "want a date YYYY-MM-DD"
+		}
+	}
 	if len(missing) > 0 {
+		if strings.TrimSpace(r.UnitID) == "" {
+			missing["unit_id"] = "required"
+		}
 		return o, subprov.Invalid(missing)
 	}
 	if o.Building, err = s.orderableBuilding(ctx, p, r.BuildingID); err != nil {
@@ -247,9 +258,6 @@ func (s *Service) checkOrder(ctx context.Context, acc *store.AccountLogin, r Ord
 	earliest, latest := s.window(p, o.Building)
 	o.StartDate = earliest
 	if d := strings.TrimSpace(r.RequestedStartDate); d != "" {
-		if _, perr := time.Parse(time.DateOnly, d); perr != nil {
-			return o, subprov.Invalid(map[string]string{"requested_start_date": "want a date YYYY-MM-DD"})
-		}
 		if d < earliest || d > latest {
 			return o, &subprov.Error{Code: subprov.EINVALID, Reason: "order_window", Message: fmt.Sprintf("The start date must be from %s to %s", earliest, latest),
 				Fields: map[string]string{"requested_start_date": fmt.Sprintf("want %s to %s", earliest, latest)}}
@@ -332,7 +340,7 @@ func (s *Service) PreviewOrder(ctx context.Context, acc *store.AccountLogin, r O
 		if !ok {
 			return nil, err
 		}
-		pv.Blockers = append(pv.Blockers, e.Message)
+		pv.Blockers = append(pv.Blockers, blocker(e))
 	}
 	if _, _, cerr := s.savedCard(ctx, o.Provider, o.SubscriberID); cerr != nil {
 		e, ok := subprov.AsError(cerr)
@@ -342,6 +350,29 @@ func (s *Service) PreviewOrder(ctx context.Context, acc *store.AccountLogin, r O
 		pv.Blockers = append(pv.Blockers, e.Message)
 	}
 	return pv, nil
+}
+
+// blocker is the sentence a preview shows for what would refuse the order: its message, or
+// for a request that lacks fields or has malformed ones, each field with its problem ("unit_id
+// is required."), so the sentence says what to send rather than "Request validation failed".
+func blocker(e *subprov.Error) string {
+	if e.Reason != "validation_error" || len(e.Fields) == 0 {
+		return e.Message
+	}
+	names := make([]string, 0, len(e.Fields))
+	for f := range e.Fields {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, f := range names {
+		if e.Fields[f] == "required" {
+			parts = append(parts, f+" is required.")
+		} else {
+			parts = append(parts, f+": "+e.Fields[f]+".")
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // OrderResult is a placed portal order.
