@@ -836,9 +836,9 @@ func (g *generator) line(ctx context.Context, sub *subprov.Subscriber, n int, lo
 	if platform {
 		owner, custID, methodID = subprov.BillingPlatform, sub.ProcessorCustomerID, sub.PaymentMethodID
 	}
-	mode, portID, locationKey := subprov.DeliveryHomeDrop, any(nil), loc.unitID
+	mode, portID, locationKey := subprov.DeliveryHomeDrop, any(nil), store.LocationKey(loc.unitID, loc.portID)
 	if loc.portID != "" {
-		mode, portID, locationKey = subprov.DeliveryDirect, loc.portID, loc.portID
+		mode, portID = subprov.DeliveryDirect, loc.portID
 	}
 	mac := fmt.Sprintf("02:%02x:%02x:%02x:%02x:%02x", g.p&0xff, (n>>24)&0xff, (n>>16)&0xff, (n>>8)&0xff, n&0xff)
 	started := created.AddDate(0, 0, 7)

@@ -11,6 +11,11 @@ import (
 
 // duplicates sends n copies of r at once and returns the answers.
 func duplicates(s *apptest.Service, n int, r apptest.Request) []*apptest.Response {
+	return concurrently(n, func(int) *apptest.Response { return s.Do(r) })
+}
+
+// concurrently makes the n calls send(0) … send(n-1) at once and returns their answers in order.
+func concurrently(n int, send func(i int) *apptest.Response) []*apptest.Response {
 	out := make([]*apptest.Response, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -19,7 +24,7 @@ func duplicates(s *apptest.Service, n int, r apptest.Request) []*apptest.Respons
 		go func() {
 			defer wg.Done()
 			<-start
-			out[i] = s.Do(r)
+			out[i] = send(i)
 		}()
 	}
 	close(start)

@@ -418,13 +418,19 @@ func TestSwitchFaultsEndInTheDocumentedOutcome(t *testing.T) {
 // addPort wires a new suite of the first-line King building to a new port.
 func addPort(t *testing.T, s *apptest.Service, unit, hash string) string {
 	t.Helper()
+	return addPortIn(t, s, kingBuilding, "mtl-king-sw1", unit, hash)
+}
+
+// addPortIn wires a new suite of a building to a new port of a switch.
+func addPortIn(t *testing.T, s *apptest.Service, building, sw, unit, hash string) string {
+	t.Helper()
 	ctx := context.Background()
 	unitID := "u-extra-" + unit
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.UpsertUnit(ctx, &subprov.Unit{ID: unitID, BuildingID: kingBuilding, UnitNumber: unit}, time.Now()); err != nil {
+		if err := tx.UpsertUnit(ctx, &subprov.Unit{ID: unitID, BuildingID: building, UnitNumber: unit}, time.Now()); err != nil {
 			return err
 		}
-		return tx.UpsertPort(ctx, &subprov.Port{ID: "port-" + unit, BuildingID: kingBuilding, UnitID: unitID, Switch: "mtl-king-sw1",
+		return tx.UpsertPort(ctx, &subprov.Port{ID: "port-" + unit, BuildingID: building, UnitID: unitID, Switch: sw,
 			Name: "ge-0/0/" + unit, LocationHash: hash}, time.Now())
 	})
 	if err != nil {

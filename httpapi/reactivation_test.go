@@ -347,6 +347,10 @@ func TestReactivateTechnician(t *testing.T) {
 		x.confirmInstall(other)
 		x.paidUp()
 		x.cancel(other, "2026-11-21")
+		// Its service ended at midnight: the suite is free once the deprovisioner has run.
+		apptest.Eventually(t, 15*time.Second, "the line deprovisioned", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND deprovisioned_at IS NOT NULL`, other) == 1
+		})
 		h := &hook{}
 		if res := h.post(s, order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen103, "plan_version_id": planFibre150,
 			"subscriber": person("next.tenant@example.ca")})); res.Status != 200 {

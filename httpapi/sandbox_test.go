@@ -137,8 +137,10 @@ func TestSandboxPipeline(t *testing.T) {
 		if res := sb(completeBody(map[string]any{"session_id": session(t, s, map[string]any{"provider_id": sandboxProvider, "plan_version_id": sandboxPlan, "building_id": sandboxBuilding})})); res.Status != 422 {
 			t.Errorf("sandbox session without port or suite: %d %s", res.Status, res.Raw)
 		}
-		// The legacy no-session direct completion queues a real provisioning job that fails.
-		res = sb(completeBody(map[string]any{"plan_version_id": sandboxPlan, "delivery_mode": "direct", "location_hash": "lh_sandbox_s1", "subscriber": person("legacy@example.ca")}))
+		// The legacy no-session direct completion queues a real provisioning job that fails. (At a
+		// suite of its own: the session's line holds s1 and its port.)
+		addPortIn(t, s, sandboxBuilding, "sbx-sw1", "9", "lh_sandbox_legacy")
+		res = sb(completeBody(map[string]any{"plan_version_id": sandboxPlan, "delivery_mode": "direct", "location_hash": "lh_sandbox_legacy", "subscriber": person("legacy@example.ca")}))
 		if res.Status != 200 || res.JSON["route"] != "provision" || res.JSON["job_id"] == nil {
 			t.Fatalf("legacy direct complete: %d %s", res.Status, res.Raw)
 		}

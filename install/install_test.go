@@ -126,7 +126,7 @@ func (e *env) order(t *testing.T, unit, email string) *subprov.Subscription {
 		sub = &subprov.Subscription{ID: store.NewID(), ProviderID: northwind, SubscriberID: who.ID, PlanVersionID: planFibre150,
 			BuildingID: buildingThird, UnitID: unit, Status: subprov.StatusPendingInstall, WorkflowState: "awaiting_install",
 			DeliveryMode: subprov.DeliveryHomeDrop, BillingOwner: subprov.BillingPartner, BillingDay: 1, Source: "test"}
-		if _, err := tx.InsertSubscription(ctx, sub, unit, now); err != nil {
+		if _, err := tx.InsertSubscription(ctx, sub, now); err != nil {
 			return err
 		}
 		_, err = e.svc.Open(ctx, tx, e.p, sub, e.b, install.KindInstall, now)
@@ -354,7 +354,7 @@ func TestNoContactEmailFlagsTheJob(t *testing.T) {
 			UnitID: unitMais3A, Status: subprov.StatusPendingInstall, DeliveryMode: subprov.DeliveryHomeDrop, Anonymous: true,
 			BillingOwner: subprov.BillingPartner, BillingDay: 1, Source: "checkout"}
 		err := st.InTx(ctx, func(tx *store.Tx) error {
-			if _, err := tx.InsertSubscription(ctx, sub, unitMais3A, now); err != nil {
+			if _, err := tx.InsertSubscription(ctx, sub, now); err != nil {
 				return err
 			}
 			_, err := e.svc.Open(ctx, tx, e.p, sub, e.b, install.KindInstall, now)

@@ -138,7 +138,7 @@ func (s *Service) OrderOptions(ctx context.Context, acc *store.AccountLogin, bui
 		}
 		return nil, err
 	}
-	units, err := s.Store.UnitsOfBuilding(ctx, b.ID, s.Clock.Now())
+	units, err := s.Store.UnitsOfBuilding(ctx, b.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +268,7 @@ func (s *Service) checkOrder(ctx context.Context, acc *store.AccountLogin, r Ord
 	if o.Building.LineType == subprov.LineFirst && o.PortID != "" && o.StartDate == s.today(p) {
 		o.Route = "provision"
 	}
-	held, err := s.Store.UnitHeldByOther(ctx, o.Unit.ID, "", s.Clock.Now())
+	held, err := s.Store.UnitHeldByOther(ctx, o.Unit.ID, "")
 	if err != nil {
 		return o, err
 	}

@@ -102,7 +102,7 @@ func (s *Service) assess(ctx context.Context, p *subprov.Provider, sub *subprov.
 		return v, nil
 	}
 	if sub.UnitID != "" {
-		held, err := s.Store.UnitHeldByOther(ctx, sub.UnitID, sub.ID, now)
+		held, err := s.Store.UnitHeldByOther(ctx, sub.UnitID, sub.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -306,10 +306,6 @@ func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order)
 				return err
 			}
 		}
-		locationKey := pl.unitID
-		if pl.port != nil {
-			locationKey = pl.port.ID
-		}
 		sub := &subprov.Subscription{ID: store.NewID(), ProviderID: p.ID, SubscriberID: subscriber.ID, PlanVersionID: pl.plan.ID,
 			BuildingID: pl.building.ID, UnitID: pl.unitID, DeliveryMode: o.DeliveryMode, MACAddress: o.MACAddress,
 			BillingOwner: billing.Owner, BillingDay: billing.BillingDay, ExternalSubscriptionID: o.ExternalSubscriptionID,
@@ -331,12 +327,12 @@ func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order)
 			return err
 		}
 		sub.WorkflowState = workflow
-		inserted, err := tx.InsertSubscription(ctx, sub, locationKey, now)
+		inserted, err := tx.InsertSubscription(ctx, sub, now)
 		if err != nil {
 			return err
 		}
 		if !inserted {
-			res, err = s.replay(ctx, tx, p, subscriber, pl, locationKey, o)
+			res, err = s.replay(ctx, tx, p, subscriber, pl, store.LocationKey(sub.UnitID, sub.PortID), o)
 			return err
 		}
 		res = &Result{Subscription: sub, SubscriberID: subscriber.ID, CustomerNumber: subscriber.CustomerNumber, Route: pl.route}
@@ -365,10 +361,12 @@ func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order)
 }
 
 // replay answers an order whose line already exists: the same subscriber (or, anonymous, the
-// same external id or checkout session) with the same plan and location is the idempotent
-// answer; anyone else's live line there is 409.
+// same external id or checkout session) with the same plan is the idempotent answer (a
+// SUSPENDED line counts); an external id that names a line of anyone else or of another plan
+// is 409 external_id_in_use; any other line holding the place (another subscriber's, or a
+// cancelled one whose service has not ended) is 409 location_in_use.
 func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider, subscriber *subprov.Subscriber, pl *placement,
-	locationKey string, o *Order) (*Result, error) {
+	place string, o *Order) (*Result, error) {
 	same := func(ex *subprov.Subscription) bool {
 		return ex.ProviderID == p.ID && ex.PlanVersionID == pl.plan.ID && ex.Anonymous == o.Anonymous &&
 			(o.Anonymous || ex.SubscriberID == subscriber.ID)
@@ -393,17 +391,24 @@ func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider,
 			return nil, err
 		}
 	}
-	live, err := tx.LiveLineAt(ctx, locationKey)
+	holder, err := tx.LineHolding(ctx, place)
 	if err != nil {
 		if store.IsNoRows(err) {
 			return nil, subprov.Errorf(subprov.ECONFLICT, "conflict", "the order conflicts with an existing line; retry")
 		}
 		return nil, err
 	}
-	if !same(live) || o.Anonymous {
-		return nil, subprov.Errorf(subprov.ECONFLICT, "location_in_use", "location_in_use: another live line already uses this location")
+	if holder.Status == subprov.StatusCancelled {
+		until := "its port is reset"
+		if holder.EndedAt != nil {
+			until = "its service ends at " + holder.EndedAt.UTC().Format(time.RFC3339) + " and its port is reset"
+		}
+		return nil, subprov.Errorf(subprov.ECONFLICT, "location_in_use", "location_in_use: a cancelled line keeps this location until %s", until)
 	}
-	return answer(live), nil
+	if !same(holder) || o.Anonymous {
+		return nil, subprov.Errorf(subprov.ECONFLICT, "location_in_use", "location_in_use: another line already uses this location (its suite or its port)")
+	}
+	return answer(holder), nil
 }
 
 func (s *Service) enqueueProvision(ctx context.Context, tx *store.Tx, subscriptionID string) (string, error) {

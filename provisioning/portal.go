@@ -60,7 +60,7 @@ func (s *Service) PlacePortalLine(ctx context.Context, p *subprov.Provider, l *P
 	}
 	sub.Status, sub.WorkflowState = status, workflow
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
-		inserted, err := tx.InsertSubscription(ctx, sub, l.UnitID, now)
+		inserted, err := tx.InsertSubscription(ctx, sub, now)
 		if err != nil {
 			return err
 		}

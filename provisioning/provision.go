@@ -132,7 +132,10 @@ func (s *Service) startBilling(ctx context.Context, tx *store.Tx, p *subprov.Pro
 }
 
 // DeprovisionPort is the port.deprovision job: reset an ended line's port to the captive
-// portal, then mark it deprovisioned. Resetting twice is harmless.
+// portal, then mark it deprovisioned, which frees its place for the next order. Resetting
+// twice is harmless. A port that another line's service runs on is left alone and an operator
+// is asked to look: no order can take a place before its line is deprovisioned, but a
+// database from before that rule may hold a place twice (migration 0022).
 func (s *Service) DeprovisionPort(ctx context.Context, a jobs.DeprovisionPort) error {
 	sub, err := s.Store.SubscriptionByID(ctx, a.SubscriptionID)
 	if err != nil {
@@ -141,16 +144,36 @@ func (s *Service) DeprovisionPort(ctx context.Context, a jobs.DeprovisionPort) e
 		}
 		return err
 	}
+	var shared *subprov.Ticket
 	if sub.PortID != "" {
 		port, err := s.Store.PortByID(ctx, sub.PortID)
 		if err != nil {
 			return err
 		}
-		if err := s.Switch.ResetToCaptive(ctx, switches.Port{Switch: port.Switch, Name: port.Name}); err != nil {
-			return fmt.Errorf("deprovision %s: %w", sub.ID, err)
+		other, err := s.Store.LineInServiceOnPort(ctx, sub)
+		switch {
+		case err == nil:
+			s.Log.Warn("deprovision: the port serves another line; not reset", "subscription_id", sub.ID, "other", other)
+			shared = &subprov.Ticket{ProviderID: sub.ProviderID, SubscriberID: sub.SubscriberID, Kind: "operator", Priority: "high",
+				Subject: "Ended line's port serves another line", InternalNote: fmt.Sprintf("Subscription %s ended on %s/%s, "+
+					"but subscription %s is in service on the same port, so the port was not reset. Check which line the suite belongs to.",
+					sub.ID, port.Switch, port.Name, other)}
+		case !store.IsNoRows(err):
+			return err
+		default:
+			if err := s.Switch.ResetToCaptive(ctx, switches.Port{Switch: port.Switch, Name: port.Name}); err != nil {
+				return fmt.Errorf("deprovision %s: %w", sub.ID, err)
+			}
 		}
 	}
-	return s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.MarkDeprovisioned(ctx, sub.ID, s.Clock.Now()) })
+	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if shared != nil {
+			if err := s.Tickets.Open(ctx, tx, shared); err != nil {
+				return err
+			}
+		}
+		return tx.MarkDeprovisioned(ctx, sub.ID, s.Clock.Now())
+	})
 }
 
 // SweepDeprovisions enqueues the deprovisioner for every line whose ended_at has passed. It is

@@ -142,7 +142,7 @@ func (s *Service) Check(ctx context.Context, providerID string, in CheckInput) (
 	}
 	res.Match = &Match{Building: b, Display: Display(b), EarliestServiceDate: s.futureOnly(b.EarliestServiceDate)}
 	if want.Unit != "" {
-		units, err := s.Store.UnitsOfBuilding(ctx, b.ID, s.Clock.Now())
+		units, err := s.Store.UnitsOfBuilding(ctx, b.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +243,7 @@ func (s *Service) Units(ctx context.Context, providerID, buildingID string) ([]s
 		}
 		return nil, err
 	}
-	units, err := s.Store.UnitsOfBuilding(ctx, buildingID, s.Clock.Now())
+	units, err := s.Store.UnitsOfBuilding(ctx, buildingID)
 	if err != nil {
 		return nil, err
 	}

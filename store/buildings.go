@@ -172,15 +172,14 @@ type UnitAvailability struct {
 	Available bool
 }
 
-// liveOnUnit is true while an order references the suite: pending, running or suspended, or
-// cancelled but not yet ended.
-const liveOnUnit = `EXISTS (SELECT 1 FROM subscriptions s WHERE s.unit_id = u.id AND
-	(s.status IN ('PENDING_INSTALL', 'ACTIVE', 'SUSPENDED') OR (s.status = 'CANCELLED' AND (s.ended_at IS NULL OR s.ended_at > ?))))`
+// liveOnUnit is true while a line holds the suite (holdsPlace): pending, running or
+// suspended, or cancelled and not yet deprovisioned; exactly when an order for it is refused.
+const liveOnUnit = `EXISTS (SELECT 1 FROM subscriptions s WHERE s.unit_id = u.id AND ` + holdsPlace + `)`
 
-// UnitsOfBuilding lists a building's suites in natural order with their availability at now.
-func (s *Store) UnitsOfBuilding(ctx context.Context, buildingID string, now time.Time) ([]UnitAvailability, error) {
+// UnitsOfBuilding lists a building's suites in natural order with their availability.
+func (s *Store) UnitsOfBuilding(ctx context.Context, buildingID string) ([]UnitAvailability, error) {
 	rows, err := s.R().Query(ctx, `SELECT u.id, u.building_id, u.unit_number, u.postal_unit, `+liveOnUnit+`
-		FROM units u WHERE u.building_id = ? ORDER BY LENGTH(u.unit_number), u.unit_number`, now.UTC(), buildingID)
+		FROM units u WHERE u.building_id = ? ORDER BY LENGTH(u.unit_number), u.unit_number`, buildingID)
 	if err != nil {
 		return nil, fmt.Errorf("units of %s: %w", buildingID, err)
 	}

@@ -24,13 +24,12 @@ func (s *Store) PortIDOfUnit(ctx context.Context, unitID string) (string, error)
 	return id, nil
 }
 
-// UnitHeldByOther reports whether a line other than exceptID references the suite at now:
-// pending, running or suspended, or cancelled but not yet ended.
-func (s *Store) UnitHeldByOther(ctx context.Context, unitID, exceptID string, now time.Time) (bool, error) {
+// UnitHeldByOther reports whether a line other than exceptID holds the suite (holdsPlace):
+// pending, running or suspended, or cancelled and not yet deprovisioned.
+func (s *Store) UnitHeldByOther(ctx context.Context, unitID, exceptID string) (bool, error) {
 	var n int
-	err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM subscriptions s WHERE s.unit_id = ? AND s.id <> ? AND
-		(s.status IN ('PENDING_INSTALL', 'ACTIVE', 'SUSPENDED') OR (s.status = 'CANCELLED' AND (s.ended_at IS NULL OR s.ended_at > ?)))`,
-		unitID, exceptID, now.UTC()).Scan(&n)
+	err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM subscriptions s WHERE s.unit_id = ? AND s.id <> ? AND `+holdsPlace,
+		unitID, exceptID).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("suite %s held: %w", unitID, err)
 	}

@@ -31,10 +31,7 @@ func TestLineToProvisionAgreesWithItsFourReads(t *testing.T) {
 			t.Fatal(err)
 		}
 		portless.ID, portless.Status, portless.PortID = store.NewID(), subprov.StatusCancelled, ""
-		if err := s.InTx(ctx, func(tx *store.Tx) error {
-			_, err := tx.InsertSubscription(ctx, portless, "suite-only-line", now)
-			return err
-		}); err != nil {
+		if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.UpsertSubscription(ctx, portless, now) }); err != nil {
 			t.Fatal(err)
 		}
 		withoutPort := []string{portless.ID}

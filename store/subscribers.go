@@ -135,23 +135,27 @@ func digitsOnly(s string) string {
 // UpsertSubscription writes a subscription by id (fixture and tests); order flows insert
 // through their own methods so idempotency constraints decide races.
 func (tx *Tx) UpsertSubscription(ctx context.Context, s *subprov.Subscription, now time.Time) error {
-	locationKey := s.PortID
-	if locationKey == "" {
-		locationKey = s.UnitID
+	// A fixture knows no cancellation dates: a CANCELLED line is one that ended long ago, its
+	// port reset, so it holds no place (holdsPlace); loading it again keeps the first mark.
+	var deprovisioned *time.Time
+	if s.Status == subprov.StatusCancelled {
+		deprovisioned = &now
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO subscriptions (id, provider_id, subscriber_id, plan_version_id, building_id, unit_id, port_id,
 			location_key, status, delivery_mode, mac_address, billing_owner, billing_day, processor_customer_id, payment_method_id,
-			external_subscription_id, anonymous, source, started_at, activated_at, workflow_state, vlan, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			external_subscription_id, anonymous, source, started_at, activated_at, workflow_state, vlan, deprovisioned_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET plan_version_id = excluded.plan_version_id, unit_id = excluded.unit_id,
 			port_id = excluded.port_id, location_key = excluded.location_key, status = excluded.status,
 			billing_owner = excluded.billing_owner, billing_day = excluded.billing_day,
 			external_subscription_id = excluded.external_subscription_id, started_at = excluded.started_at,
-			workflow_state = excluded.workflow_state, vlan = excluded.vlan, updated_at = excluded.updated_at`,
+			workflow_state = excluded.workflow_state, vlan = excluded.vlan,
+			deprovisioned_at = CASE WHEN excluded.status = 'CANCELLED' THEN COALESCE(subscriptions.deprovisioned_at, excluded.deprovisioned_at) END,
+			updated_at = excluded.updated_at`,
 		s.ID, s.ProviderID, nullStr(s.SubscriberID), s.PlanVersionID, s.BuildingID, nullStr(s.UnitID), nullStr(s.PortID),
-		locationKey, string(s.Status), string(s.DeliveryMode), s.MACAddress, string(s.BillingOwner), s.BillingDay,
+		LocationKey(s.UnitID, s.PortID), string(s.Status), string(s.DeliveryMode), s.MACAddress, string(s.BillingOwner), s.BillingDay,
 		nullStr(s.ProcessorCustomerID), nullStr(s.PaymentMethodID), nullStr(s.ExternalSubscriptionID), s.Anonymous, s.Source,
-		nullStr(s.StartedAt), nullTime(s.ActivatedAt), s.WorkflowState, s.VLAN, now.UTC(), now.UTC())
+		nullStr(s.StartedAt), nullTime(s.ActivatedAt), s.WorkflowState, s.VLAN, nullTime(deprovisioned), now.UTC(), now.UTC())
 	if err != nil {
 		return fmt.Errorf("upsert subscription %s: %w", s.ID, err)
 	}

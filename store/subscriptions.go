@@ -90,14 +90,26 @@ func (tx *Tx) LockSubscription(ctx context.Context, providerID, id string) (*sub
 	return sub, nil
 }
 
-// LiveLineAt returns the live line (pending, active or suspended) at a location, if any.
-func (tx *Tx) LiveLineAt(ctx context.Context, locationKey string) (*subprov.Subscription, error) {
-	sub, err := scanSubscription(tx.QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s
-		WHERE s.location_key = ? AND s.status IN ('PENDING_INSTALL', 'ACTIVE', 'SUSPENDED')`, locationKey))
-	if err != nil {
-		return nil, err
+// LocationKey is the place a line occupies: its suite, or its port when the port belongs to no
+// suite. A suite and the port wired to it are one place, so a line ordered at the port
+// (direct) and one ordered for the suite (home_drop) compete for the same key.
+func LocationKey(unitID, portID string) string {
+	if unitID != "" {
+		return unitID
 	}
-	return sub, nil
+	return portID
+}
+
+// holdsPlace is true for a line that holds its place: pending, active or suspended, or
+// cancelled and not yet deprovisioned (its service runs until ended_at and the deprovisioner
+// resets the port after). It is the predicate of the unique index subscriptions_location_holder
+// (migration 0022), written the same way so that reads by location use that index.
+const holdsPlace = `(s.status IN ('PENDING_INSTALL', 'ACTIVE', 'SUSPENDED') OR (s.status = 'CANCELLED' AND s.deprovisioned_at IS NULL))`
+
+// LineHolding returns the line that holds a place (LocationKey), if any.
+func (tx *Tx) LineHolding(ctx context.Context, locationKey string) (*subprov.Subscription, error) {
+	return scanSubscription(tx.QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s
+		WHERE s.location_key = ? AND `+holdsPlace, locationKey))
 }
 
 // SubscriptionByExternalID returns a provider's line by the partner's own id.
@@ -106,12 +118,14 @@ func (tx *Tx) SubscriptionByExternalID(ctx context.Context, providerID, external
 		WHERE s.provider_id = ? AND s.external_subscription_id = ?`, providerID, externalID))
 }
 
-// InsertSubscription inserts a new line unless a unique constraint (one live line per
-// location, per subscriber+plan+location, per external id, per checkout session) already
-// holds one; inserted reports which. ON CONFLICT DO NOTHING keeps a PostgreSQL transaction
-// usable after losing the race, so the caller can read the winner.
-func (tx *Tx) InsertSubscription(ctx context.Context, s *subprov.Subscription, locationKey string, now time.Time) (bool, error) {
+// InsertSubscription inserts a new line at its place (LocationKey of its suite and port)
+// unless a unique constraint already holds one: a line holding the place, a line with the
+// external id, a line of the checkout session. inserted reports which. ON CONFLICT DO NOTHING
+// keeps a PostgreSQL transaction usable after losing the race, so the caller can read the
+// winner.
+func (tx *Tx) InsertSubscription(ctx context.Context, s *subprov.Subscription, now time.Time) (bool, error) {
 	var id string
+	locationKey := LocationKey(s.UnitID, s.PortID)
 	err := tx.QueryRow(ctx, `INSERT INTO subscriptions (id, provider_id, subscriber_id, plan_version_id, building_id, unit_id, port_id,
 			location_key, status, workflow_state, delivery_mode, mac_address, billing_owner, billing_day, processor_customer_id,
 			payment_method_id, external_subscription_id, anonymous, contact_email, source, checkout_session_id, requested_start_date,
@@ -438,6 +452,20 @@ func (tx *Tx) ClaimDeprovision(ctx context.Context, id string, now time.Time) (b
 	}
 	n, _ := res.RowsAffected()
 	return n == 1, nil
+}
+
+// LineInServiceOnPort returns the id of a line other than line whose service runs on line's
+// port (ACTIVE or SUSPENDED); sql.ErrNoRows when there is none. Lines on a port share its
+// suite, whose index the read goes through (port_id has none).
+func (s *Store) LineInServiceOnPort(ctx context.Context, line *subprov.Subscription) (string, error) {
+	q, args := `SELECT id FROM subscriptions WHERE port_id = ? AND id <> ? AND status IN ('ACTIVE', 'SUSPENDED')`, []any{line.PortID, line.ID}
+	if line.UnitID != "" {
+		q += ` AND unit_id = ?`
+		args = append(args, line.UnitID)
+	}
+	var id string
+	err := s.R().QueryRow(ctx, q+` ORDER BY created_at, id LIMIT 1`, args...).Scan(&id)
+	return id, err
 }
 
 // MarkDeprovisioned records that an ended line's port was reset.

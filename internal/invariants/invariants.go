@@ -30,6 +30,9 @@ var Rules = []Rule{
 		WHERE status = 'PENDING_INSTALL' AND workflow_state IN ('provisioned', 'installed')`},
 	{"a port serves at most one live line", `SELECT port_id FROM subscriptions
 		WHERE port_id IS NOT NULL AND status <> 'CANCELLED' GROUP BY port_id HAVING COUNT(*) > 1`},
+	{"a suite is held by at most one line", `SELECT COALESCE(unit_id, port_id) FROM subscriptions
+		WHERE status IN ('PENDING_INSTALL', 'ACTIVE', 'SUSPENDED') OR (status = 'CANCELLED' AND deprovisioned_at IS NULL)
+		GROUP BY COALESCE(unit_id, port_id) HAVING COUNT(*) > 1`},
 	{"a subscription's port exists", `SELECT s.id FROM subscriptions s LEFT JOIN ports p ON p.id = s.port_id
 		WHERE s.port_id IS NOT NULL AND p.id IS NULL`},
 	{"a subscription's port is in its building", `SELECT s.id FROM subscriptions s JOIN ports p ON p.id = s.port_id

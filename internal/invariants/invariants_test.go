@@ -20,6 +20,9 @@ func TestCheckerFindsHalfWrittenRows(t *testing.T) {
 			{`UPDATE subscriptions SET status = 'LIMBO' WHERE id = 'c1000000-0000-4000-8000-000000000002'`, "subscription status is known"},
 			{`UPDATE subscriptions SET port_id = (SELECT port_id FROM subscriptions WHERE id = 'c1000000-0000-4000-8000-000000000001')
 				WHERE id = 'c1000000-0000-4000-8000-000000000002'`, "a port serves at most one live line"},
+			{`UPDATE subscriptions SET unit_id = (SELECT unit_id FROM subscriptions WHERE id = 'c1000000-0000-4000-8000-000000000001'),
+				location_key = 'double-booked:c1000000-0000-4000-8000-000000000003' WHERE id = 'c1000000-0000-4000-8000-000000000003'`,
+				"a suite is held by at most one line"},
 			{`INSERT INTO events (id, provider_id, type, subscription_id, payload, delivery_state, created_at)
 				VALUES ('ev-lost', '8d0c7f2e-1a3b-4c5d-9e6f-000000000001', 'x', 'no-such-line', '{}', 'lost', CURRENT_TIMESTAMP)`, "event delivery state is known"},
 			{`SELECT 1`, "events name an existing subscription"},
