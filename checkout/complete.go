@@ -127,7 +127,16 @@ func (s *Service) replayOf(ctx context.Context, p *subprov.Provider, sess *subpr
 	if err != nil {
 		return nil, err
 	}
-	return completion(&provisioning.Result{Subscription: sub, SubscriberID: sub.SubscriberID, Replay: true}), nil
+	return s.replayAnswer(ctx, sub)
+}
+
+// replayAnswer answers a replay with an existing line and the route it took.
+func (s *Service) replayAnswer(ctx context.Context, sub *subprov.Subscription) (*Completion, error) {
+	route, err := s.Provisioning.RouteOf(ctx, sub)
+	if err != nil {
+		return nil, err
+	}
+	return completion(&provisioning.Result{Subscription: sub, SubscriberID: sub.SubscriberID, Route: route, Replay: true}), nil
 }
 
 func completion(res *provisioning.Result) *Completion {
@@ -208,7 +217,11 @@ func (s *Service) AnonymousComplete(ctx context.Context, secret string, in Anony
 		if !ex.Anonymous {
 			return nil, subprov.Errorf(subprov.ECONFLICT, "external_id_in_use", "external_id_in_use: external_subscription_id already names another line")
 		}
-		return &provisioning.Result{Subscription: ex, Replay: true}, nil
+		c, err := s.replayAnswer(ctx, ex)
+		if err != nil {
+			return nil, err
+		}
+		return c.Result, nil
 	} else if !store.IsNoRows(err) {
 		return nil, err
 	}

@@ -253,6 +253,99 @@ func TestProviderInitiatedIsIdempotent(t *testing.T) {
 	})
 }
 
+// TestAReplayAnswersTheLineAskedFor: an external_subscription_id names one line, so repeating
+// it for the same subscriber and plan at another location is 409 external_id_in_use and
+// orders nothing there (provisioning rule 3: that would be a second line, under an id of its
+// own); and every replay's route is the route of the line it answers, not of the request.
+func TestAReplayAnswersTheLineAskedFor(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		h := &hook{}
+		bulk := func(body map[string]any) *apptest.Response {
+			return s.Do(apptest.Request{Method: "POST", Path: "/partner/provisioning/bulk", Headers: apptest.Key(storeKey), Body: map[string]any{"orders": []any{body}}})
+		}
+		// shop-2: a direct line at 1205. An install line on a first-line suite with a port. An anonymous install line.
+		if res := h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1205", "external_subscription_id": "shop-2"})); res.Status != 200 || res.JSON["route"] != "provision" {
+			t.Fatalf("shop-2: %d %s", res.Status, res.Raw)
+		}
+		suite := newPlace(t, s, 1380)
+		installed := h.post(s, order(map[string]any{"delivery_mode": "home_drop", "unit_id": suite.unit, "external_subscription_id": "shop-3"}))
+		if installed.JSON["route"] != "install" {
+			t.Fatalf("shop-3: %d %s", installed.Status, installed.Raw)
+		}
+		anon := anonymous(s, map[string]any{"external_subscription_id": "anon-route", "service_provider_document_id": "nwf-spd-2026",
+			"plan_version_id": planFibre150, "unit_id": unitQueen102, "delivery_mode": "home_drop"})
+		if anon.Status != 200 || anon.JSON["route"] != "install" {
+			t.Fatalf("anonymous install: %d %s", anon.Status, anon.Raw)
+		}
+		tests := []struct {
+			name   string
+			send   func() *apptest.Response
+			status int
+			code   string // of a refusal
+			route  string // of a replay
+			line   any    // the line a replay answers
+		}{
+			{"the external id at another location", func() *apptest.Response {
+				return h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1206", "external_subscription_id": "shop-2"}))
+			}, 409, "external_id_in_use", "", nil},
+			{"the external id at another location, in bulk", func() *apptest.Response {
+				return bulk(order(map[string]any{"location_hash": "lh_7f3a9c1206", "external_subscription_id": "shop-2"}))
+			}, 409, "external_id_in_use", "", nil},
+			{"the external id with another plan", func() *apptest.Response {
+				return h.post(s, order(map[string]any{"plan_version_id": planFibre150, "location_hash": "lh_7f3a9c1205", "external_subscription_id": "shop-2"}))
+			}, 409, "external_id_in_use", "", nil},
+			{"the external id for another subscriber", func() *apptest.Response {
+				return h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1206", "external_subscription_id": "shop-2", "subscriber": person("else@example.ca")}))
+			}, 409, "external_id_in_use", "", nil},
+			{"the same order again", func() *apptest.Response {
+				return h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1205", "external_subscription_id": "shop-2"}))
+			}, 200, "", "provision", nil},
+			{"the install line's order again, at its suite's port", func() *apptest.Response {
+				return h.post(s, order(map[string]any{"location_hash": suite.hash, "external_subscription_id": "shop-3"}))
+			}, 200, "", "install", installed.JSON["subscription_id"]},
+			{"the install line's order again, at its suite's port, without the external id", func() *apptest.Response {
+				return h.post(s, order(map[string]any{"location_hash": suite.hash}))
+			}, 200, "", "install", installed.JSON["subscription_id"]},
+			{"the install line's order again, in bulk", func() *apptest.Response {
+				return bulk(order(map[string]any{"location_hash": suite.hash}))
+			}, 200, "", "install", installed.JSON["subscription_id"]},
+			{"the anonymous install again, by its external id", func() *apptest.Response {
+				return anonymous(s, map[string]any{"external_subscription_id": "anon-route", "service_provider_document_id": "nwf-spd-2026",
+					"plan_version_id": planFibre150, "unit_id": unitQueen102, "delivery_mode": "home_drop"})
+			}, 200, "", "install", anon.JSON["subscription_id"]},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				lines := count(t, s, `SELECT COUNT(*) FROM subscriptions`)
+				res := tt.send()
+				status, code := conflictCode(res)
+				if status != tt.status || code != tt.code {
+					t.Fatalf("%d %s, want %d %s", status, res.Raw, tt.status, tt.code)
+				}
+				if n := count(t, s, `SELECT COUNT(*) FROM subscriptions`); n != lines {
+					t.Fatalf("%d new lines", n-lines)
+				}
+				if tt.status != 200 {
+					return
+				}
+				answer := res.JSON
+				if items, ok := res.JSON["results"].([]any); ok {
+					answer = items[0].(map[string]any)
+				}
+				if answer["idempotent_replay"] != true || answer["route"] != tt.route || (tt.line != nil && answer["subscription_id"] != tt.line) {
+					t.Fatalf("replay %s, want route %s for %v", res.Raw, tt.route, tt.line)
+				}
+				if v, ok := answer["job_id"]; ok && v != nil {
+					t.Fatalf("a replay carries job_id %v", v)
+				}
+			})
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE unit_id = ?`, unitKing1206); n != 0 {
+			t.Fatalf("%d lines at 1206", n)
+		}
+	})
+}
+
 func TestProviderInitiatedConcurrentDuplicatesCreateOneLine(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := &hook{}

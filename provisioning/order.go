@@ -361,32 +361,38 @@ func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order)
 }
 
 // replay answers an order whose line already exists: the same subscriber (or, anonymous, the
-// same external id or checkout session) with the same plan is the idempotent answer (a
-// SUSPENDED line counts); an external id that names a line of anyone else or of another plan
-// is 409 external_id_in_use; any other line holding the place (another subscriber's, or a
-// cancelled one whose service has not ended) is 409 location_in_use.
+// same external id or checkout session) with the same plan at the same place is the idempotent
+// answer (a SUSPENDED line counts), with the route that line took; an external id names one
+// line, so one that names a line of anyone else, of another plan or at another place is 409
+// external_id_in_use (the same subscriber and plan elsewhere is a second line, which needs an
+// id of its own); any other line holding the place (another subscriber's, or a cancelled one
+// whose service has not ended) is 409 location_in_use.
 func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider, subscriber *subprov.Subscriber, pl *placement,
 	place string, o *Order) (*Result, error) {
 	same := func(ex *subprov.Subscription) bool {
 		return ex.ProviderID == p.ID && ex.PlanVersionID == pl.plan.ID && ex.Anonymous == o.Anonymous &&
-			(o.Anonymous || ex.SubscriberID == subscriber.ID)
+			(o.Anonymous || ex.SubscriberID == subscriber.ID) && store.LocationKey(ex.UnitID, ex.PortID) == place
 	}
-	answer := func(ex *subprov.Subscription) *Result {
-		return &Result{Subscription: ex, SubscriberID: ex.SubscriberID, CustomerNumber: subscriber.CustomerNumber, Route: pl.route, Replay: true}
+	answer := func(ex *subprov.Subscription) (*Result, error) {
+		route, err := routeOf(ctx, tx, ex)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Subscription: ex, SubscriberID: ex.SubscriberID, CustomerNumber: subscriber.CustomerNumber, Route: route, Replay: true}, nil
 	}
 	if o.ExternalSubscriptionID != "" {
 		if ex, err := tx.SubscriptionByExternalID(ctx, p.ID, o.ExternalSubscriptionID); err == nil {
 			if !same(ex) {
 				return nil, subprov.Errorf(subprov.ECONFLICT, "external_id_in_use", "external_id_in_use: external_subscription_id already names another line")
 			}
-			return answer(ex), nil
+			return answer(ex)
 		} else if !store.IsNoRows(err) {
 			return nil, err
 		}
 	}
 	if o.SessionID != "" {
 		if ex, err := tx.SubscriptionByCheckoutSession(ctx, o.SessionID); err == nil {
-			return answer(ex), nil
+			return answer(ex)
 		} else if !store.IsNoRows(err) {
 			return nil, err
 		}
@@ -408,7 +414,22 @@ func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider,
 	if !same(holder) || o.Anonymous {
 		return nil, subprov.Errorf(subprov.ECONFLICT, "location_in_use", "location_in_use: another line already uses this location (its suite or its port)")
 	}
-	return answer(holder), nil
+	return answer(holder)
+}
+
+// routeOf is the route an existing line took, for a replay: install when it has had an
+// install job, provision otherwise (whatever route the repeated request would take now).
+func routeOf(ctx context.Context, q store.Querier, sub *subprov.Subscription) (string, error) {
+	installed, err := store.HadInstallJob(ctx, q, sub.ID)
+	if err != nil || !installed {
+		return "provision", err
+	}
+	return "install", nil
+}
+
+// RouteOf is the route an existing line took (routeOf), for a replay answered outside an order.
+func (s *Service) RouteOf(ctx context.Context, sub *subprov.Subscription) (string, error) {
+	return routeOf(ctx, s.Store.R(), sub)
 }
 
 func (s *Service) enqueueProvision(ctx context.Context, tx *store.Tx, subscriptionID string) (string, error) {

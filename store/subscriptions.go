@@ -361,6 +361,17 @@ func (tx *Tx) InstallDone(ctx context.Context, subscriptionID string) (bool, err
 	return n > 0, nil
 }
 
+// HadInstallJob reports whether a line has had an install job, in any state: it took the
+// install route (a replay answers with the route the line took). q is the store's reader or
+// a transaction.
+func HadInstallJob(ctx context.Context, q Querier, subscriptionID string) (bool, error) {
+	var n int
+	if err := q.QueryRow(ctx, `SELECT COUNT(*) FROM install_jobs WHERE subscription_id = ?`, subscriptionID).Scan(&n); err != nil {
+		return false, fmt.Errorf("had install job: %w", err)
+	}
+	return n > 0, nil
+}
+
 // InstallJobsOf lists a line's install jobs, oldest first.
 func (s *Store) InstallJobsOf(ctx context.Context, subscriptionID string) ([]InstallJob, error) {
 	rows, err := s.R().Query(ctx, `SELECT id, provider_id, subscription_id, kind, COALESCE(booking, ''), state, flags FROM install_jobs
