@@ -117,6 +117,7 @@ type bulkItemJSON struct {
 	StatusCode     int            `json:"status_code"`
 	SubscriptionID string         `json:"subscription_id,omitempty"`
 	Route          string         `json:"route,omitempty"`
+	JobID          string         `json:"job_id,omitempty"`
 	BillingOwner   string         `json:"billing_owner,omitempty"`
 	Status         string         `json:"status,omitempty"`
 	Replay         bool           `json:"idempotent_replay,omitempty"`
@@ -158,7 +159,7 @@ func (s *server) handleBulk(w http.ResponseWriter, r *http.Request) error {
 			}
 		} else {
 			item.OK, item.StatusCode = true, http.StatusOK
-			item.SubscriptionID, item.Route = res.Subscription.ID, res.Route
+			item.SubscriptionID, item.Route, item.JobID = res.Subscription.ID, res.Route, res.JobID
 			item.BillingOwner, item.Status, item.Replay = string(res.Subscription.BillingOwner), string(res.Subscription.Status), res.Replay
 		}
 		results[i] = item

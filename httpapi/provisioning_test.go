@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
@@ -464,6 +466,76 @@ func TestProvisioningWebhooksAreSignedAndOrdered(t *testing.T) {
 		apptest.Eventually(t, 5*time.Second, "every attempt recorded", func() bool {
 			return count(t, s, `SELECT COUNT(*) FROM webhook_attempts`) >= 3
 		})
+	})
+}
+
+// TestProvisioningJobIDIsAUUID: every id the service creates is a UUID (decisions §2), the
+// provisioning job's too, on every route that answers one; and the webhook that reports the
+// job's outcome, provisioning.completed or provisioning.failed, names it in data.job_id so a
+// partner can match it to the order.
+func TestProvisioningJobIDIsAUUID(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		h := newHook(t, s, fixture.DemoWebhookSecret)
+		op := s.Operator()
+		tests := []struct {
+			name    string
+			fault   string // switch fault while the job runs
+			outcome string
+			send    func(p place) *apptest.Response
+		}{
+			{"provider-initiated", "", "provisioning.completed", func(p place) *apptest.Response {
+				return h.post(s, order(map[string]any{"location_hash": p.hash, "subscriber": person("job1@example.ca")}))
+			}},
+			{"provider-initiated, the port in use", "port_in_use", "provisioning.failed", func(p place) *apptest.Response {
+				return h.post(s, order(map[string]any{"location_hash": p.hash, "subscriber": person("job2@example.ca")}))
+			}},
+			{"bulk", "", "provisioning.completed", func(p place) *apptest.Response {
+				return s.Do(apptest.Request{Method: "POST", Path: "/partner/provisioning/bulk", Headers: apptest.Key(storeKey), Body: map[string]any{"orders": []any{
+					order(map[string]any{"location_hash": p.hash, "subscriber": person("job3@example.ca")})}}})
+			}},
+			{"complete", "", "provisioning.completed", func(p place) *apptest.Response {
+				return complete(s, map[string]any{"plan_version_id": planFibre500, "location_hash": p.hash, "subscriber": person("job4@example.ca")})
+			}},
+			{"complete of a session", "", "provisioning.completed", func(p place) *apptest.Response {
+				return complete(s, map[string]any{"session_id": session(t, s, map[string]any{"location_hash": p.hash}), "subscriber": person("job5@example.ca")})
+			}},
+			{"anonymous-complete", "", "provisioning.completed", func(p place) *apptest.Response {
+				return anonymous(s, map[string]any{"external_subscription_id": "anon-job", "service_provider_document_id": "nwf-spd-2026",
+					"plan_version_id": planFibre500, "location_hash": p.hash, "delivery_mode": "direct"})
+			}},
+		}
+		for i, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				p := newPlace(t, s, 1390+i)
+				if tt.fault != "" {
+					setFault(s, op, "switch", tt.fault)
+					defer setFault(s, op, "switch", "ok")
+				}
+				res := tt.send(p)
+				answer := res.JSON
+				if items, ok := res.JSON["results"].([]any); ok {
+					answer = items[0].(map[string]any)
+				}
+				jobID, _ := answer["job_id"].(string)
+				if res.Status != 200 || answer["route"] != "provision" {
+					t.Fatalf("order: %d %s", res.Status, res.Raw)
+				}
+				if id, err := uuid.Parse(jobID); err != nil || id.String() != jobID {
+					t.Fatalf("job_id %q is not a UUID: %s", jobID, res.Raw)
+				}
+				sub := answer["subscription_id"].(string)
+				apptest.Eventually(t, 15*time.Second, tt.outcome, func() bool { return len(h.typesFor(sub)) == 2 })
+				for _, e := range h.all() {
+					if d := e["data"].(map[string]any); d["subscription_id"] == sub && e["type"] == tt.outcome {
+						if d["job_id"] != jobID {
+							t.Fatalf("%s names job %v, the order %s", tt.outcome, d["job_id"], jobID)
+						}
+						return
+					}
+				}
+				t.Fatalf("no %s for %s: %v", tt.outcome, sub, h.typesFor(sub))
+			})
+		}
 	})
 }
 

@@ -1,6 +1,9 @@
 package jobs
 
-import "github.com/riverqueue/river"
+import (
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+)
 
 // DeliverMail sends one outbox message through the configured transport.
 type DeliverMail struct {
@@ -18,6 +21,18 @@ type ProvisionPort struct {
 
 // Kind names the job in the queue.
 func (ProvisionPort) Kind() string { return "port.provision" }
+
+// provisionJobs is the namespace of the provisioning jobs' ids (a fixed random UUID).
+var provisionJobs = uuid.MustParse("9c4ce4ac-1cfe-4b32-9737-cc221223faf6")
+
+// JobID is the id partners know the job by: the order's job_id and data.job_id of the
+// provisioning.completed or provisioning.failed event that reports its outcome. It is a
+// name-based UUID (version 5) of the line it provisions, so it needs no storage, every retry
+// of the job and every process names it alike, and jobs queued before it existed have it too.
+// River's own job id is an internal integer and is not shown.
+func (a ProvisionPort) JobID() string {
+	return uuid.NewSHA1(provisionJobs, []byte(a.SubscriptionID)).String()
+}
 
 // DeprovisionPort resets an ended line's port to the captive-portal VLAN.
 type DeprovisionPort struct {

@@ -432,13 +432,24 @@ func (s *Service) RouteOf(ctx context.Context, sub *subprov.Subscription) (strin
 	return routeOf(ctx, s.Store.R(), sub)
 }
 
+// enqueueProvision queues the line's port job and returns the id partners know it by
+// (jobs.ProvisionPort.JobID): the outcome's webhook names the same id.
 func (s *Service) enqueueProvision(ctx context.Context, tx *store.Tx, subscriptionID string) (string, error) {
-	if err := s.Jobs.Enqueue(ctx, tx, jobs.ProvisionPort{SubscriptionID: subscriptionID}); err != nil {
+	job := jobs.ProvisionPort{SubscriptionID: subscriptionID}
+	if err := s.Jobs.Enqueue(ctx, tx, job); err != nil {
 		return "", err
 	}
-	// The provisioning job is identified to partners by the line it provisions: one job per
-	// line at a time, and its outcome arrives as a webhook naming the same id.
-	return "prov_" + subscriptionID, nil
+	return job.JobID(), nil
+}
+
+// provisioningOutcome is the data of a provisioning.completed or provisioning.failed event
+// beyond the line's own: the job_id the order answered, and a failure's reason.
+func provisioningOutcome(sub *subprov.Subscription, reason string) map[string]any {
+	data := map[string]any{"job_id": jobs.ProvisionPort{SubscriptionID: sub.ID}.JobID()}
+	if reason != "" {
+		data["reason"] = reason
+	}
+	return data
 }
 
 // openInstall records the install route: event, the install job (opened by the install

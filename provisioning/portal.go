@@ -207,7 +207,7 @@ func (s *Service) MarkPortLive(ctx context.Context, tx *store.Tx, p *subprov.Pro
 		return err
 	}
 	sub.WorkflowState, sub.VLAN = WorkflowProvisioned, vlan
-	_, err := s.Events.Record(ctx, tx, p, subprov.EventProvisioningCompleted, sub, nil)
+	_, err := s.Events.Record(ctx, tx, p, subprov.EventProvisioningCompleted, sub, provisioningOutcome(sub, ""))
 	return err
 }
 
@@ -224,7 +224,7 @@ func (s *Service) MarkPortFailed(ctx context.Context, p *subprov.Provider, sub *
 		if e, ok := subprov.AsError(cause); ok {
 			reason = e.Reason
 		}
-		_, err := s.Events.Record(ctx, tx, p, subprov.EventProvisioningFailed, sub, map[string]any{"reason": reason})
+		_, err := s.Events.Record(ctx, tx, p, subprov.EventProvisioningFailed, sub, provisioningOutcome(sub, reason))
 		return err
 	})
 }

@@ -61,7 +61,7 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 				return err
 			}
 			cur.WorkflowState = WorkflowProvisioned
-			if _, err := s.Events.Record(ctx, tx, p, subprov.EventProvisioningCompleted, cur, nil); err != nil {
+			if _, err := s.Events.Record(ctx, tx, p, subprov.EventProvisioningCompleted, cur, provisioningOutcome(cur, "")); err != nil {
 				return err
 			}
 			if !firstActivation {
@@ -90,7 +90,7 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 			return err
 		}
 		cur.WorkflowState = WorkflowProvisioningFailed
-		if _, err := s.Events.Record(ctx, tx, p, subprov.EventProvisioningFailed, cur, map[string]any{"reason": reason}); err != nil {
+		if _, err := s.Events.Record(ctx, tx, p, subprov.EventProvisioningFailed, cur, provisioningOutcome(cur, reason)); err != nil {
 			return err
 		}
 		return s.Tickets.Open(ctx, tx, &subprov.Ticket{ProviderID: p.ID, SubscriberID: cur.SubscriberID, Kind: "operator", Priority: "high",
