@@ -21,7 +21,7 @@ type subscriberJSON struct {
 type billingJSON struct {
 	Owner               string `json:"owner"`
 	ProcessorCustomerID string `json:"processor_customer_id"`
-	BillingDay          int    `json:"billing_day"`
+	BillingDay          *int   `json:"billing_day"` // nil: left out or null, the default
 }
 
 type orderRequest struct {

@@ -438,6 +438,77 @@ func TestBillingBlock(t *testing.T) {
 	})
 }
 
+// TestBillingDayOfAnOrder: billing_day is 1 to 10 (Limits); only a billing_day left out (or
+// null) takes the default 1. An explicit 0, like any day outside 1-10, is 422 naming
+// billing.billing_day, on a single order and on a bulk item, and nothing is written.
+func TestBillingDayOfAnOrder(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		h := &hook{}
+		tests := []struct {
+			name    string
+			billing any // the billing block; nil: none
+			bulk    bool
+			status  int
+			day     int
+		}{
+			{"no billing block", nil, false, 200, 1},
+			{"a billing block without billing_day", map[string]any{"owner": "partner"}, false, 200, 1},
+			{"billing_day null", map[string]any{"owner": "partner", "billing_day": nil}, false, 200, 1},
+			{"billing_day 10", map[string]any{"billing_day": 10}, false, 200, 10},
+			{"billing_day 0", map[string]any{"billing_day": 0}, false, 422, 0},
+			{"billing_day 0 on a platform-billed order", map[string]any{"owner": "platform", "processor_customer_id": "cus_demo_visa", "billing_day": 0}, false, 422, 0},
+			{"billing_day -1", map[string]any{"billing_day": -1}, false, 422, 0},
+			{"billing_day 0 in bulk", map[string]any{"billing_day": 0}, true, 422, 0},
+			{"billing_day 3 in bulk", map[string]any{"billing_day": 3}, true, 200, 3},
+		}
+		for i, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				p := newPlace(t, s, 1400+i)
+				body := order(map[string]any{"location_hash": p.hash, "subscriber": person(fmt.Sprintf("day%d@example.ca", i))})
+				if tt.billing != nil {
+					body["billing"] = tt.billing
+				}
+				lines := count(t, s, `SELECT COUNT(*) FROM subscriptions`)
+				var res *apptest.Response
+				var answer map[string]any
+				var status int
+				if tt.bulk {
+					res = s.Do(apptest.Request{Method: "POST", Path: "/partner/provisioning/bulk", Headers: apptest.Key(storeKey), Body: map[string]any{"orders": []any{body}}})
+					answer = res.JSON["results"].([]any)[0].(map[string]any)
+					status = int(answer["status_code"].(float64))
+				} else {
+					res = h.post(s, body)
+					answer, status = res.JSON, res.Status
+				}
+				if status != tt.status {
+					t.Fatalf("status %d, want %d: %s", status, tt.status, res.Raw)
+				}
+				if tt.status != 200 {
+					named := false
+					if tt.bulk {
+						fields, _ := answer["error"].(map[string]any)["fields"].(map[string]any)
+						_, named = fields["billing.billing_day"]
+					} else {
+						for _, f := range res.JSON["detail"].([]any) {
+							named = named || fmt.Sprint(f.(map[string]any)["loc"]) == "[body billing billing_day]"
+						}
+					}
+					if !named {
+						t.Fatalf("the 422 does not name billing.billing_day: %s", res.Raw)
+					}
+					if n := count(t, s, `SELECT COUNT(*) FROM subscriptions`); n != lines {
+						t.Fatal("a refused order wrote a line")
+					}
+					return
+				}
+				if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND billing_day = ?`, answer["subscription_id"], tt.day); n != 1 {
+					t.Fatalf("the line's billing_day is not %d", tt.day)
+				}
+			})
+		}
+	})
+}
+
 func TestProvisioningWebhooksAreSignedAndOrdered(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := newHook(t, s, fixture.DemoWebhookSecret)

@@ -24,7 +24,17 @@ type Subscriber struct {
 type BillingBlock struct {
 	Owner               subprov.BillingOwner
 	ProcessorCustomerID string
-	BillingDay          int
+	// BillingDay is 1 to 10; nil (left out, or null) means the default, 1. An explicit 0 is
+	// refused like any other day outside 1-10 (Limits).
+	BillingDay *int
+}
+
+// day is the line's billing day: the block's, else the default 1.
+func (b *BillingBlock) day() int {
+	if b == nil || b.BillingDay == nil {
+		return 1
+	}
+	return *b.BillingDay
 }
 
 // Routing says what decides an order's route.
@@ -109,10 +119,7 @@ func (o *Order) Validate() map[string]string {
 		default:
 			p["billing.owner"] = "want partner or platform"
 		}
-		if b.BillingDay == 0 {
-			b.BillingDay = 1
-		}
-		if b.BillingDay < 1 || b.BillingDay > 10 {
+		if d := b.day(); d < 1 || d > 10 {
 			p["billing.billing_day"] = "want 1 to 10"
 		}
 		if b.Owner == subprov.BillingPlatform && strings.TrimSpace(b.ProcessorCustomerID) == "" {
@@ -275,7 +282,7 @@ func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order)
 	if err != nil {
 		return nil, err
 	}
-	billing := BillingBlock{Owner: subprov.BillingPartner, BillingDay: 1}
+	billing := BillingBlock{Owner: subprov.BillingPartner}
 	if o.Billing != nil {
 		billing = *o.Billing
 	}
@@ -308,7 +315,7 @@ func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order)
 		}
 		sub := &subprov.Subscription{ID: store.NewID(), ProviderID: p.ID, SubscriberID: subscriber.ID, PlanVersionID: pl.plan.ID,
 			BuildingID: pl.building.ID, UnitID: pl.unitID, DeliveryMode: o.DeliveryMode, MACAddress: o.MACAddress,
-			BillingOwner: billing.Owner, BillingDay: billing.BillingDay, ExternalSubscriptionID: o.ExternalSubscriptionID,
+			BillingOwner: billing.Owner, BillingDay: billing.day(), ExternalSubscriptionID: o.ExternalSubscriptionID,
 			Source: o.Source, Anonymous: o.Anonymous, ContactEmail: o.ContactEmail, CheckoutSessionID: o.SessionID}
 		if billing.Owner == subprov.BillingPlatform {
 			sub.ProcessorCustomerID, sub.PaymentMethodID = billing.ProcessorCustomerID, methodID
