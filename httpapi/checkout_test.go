@@ -674,3 +674,104 @@ func TestSubscriptionStatusHoldsABookedInstall(t *testing.T) {
 		}
 	})
 }
+
+// TestRestoreAfterAnOperatorBooking: restoring a held PENDING_INSTALL line leaves it bookable
+// again even when an operator had booked the visit (which made the job's booking "operator")
+// before the hold cancelled it. The job goes back to the building's own booking: on a
+// customer-booked (third-line) building the customer gets a fresh booking link, at once inside
+// the booking window and when it opens otherwise, or, with no address to mail, the job is
+// flagged for the operator; on an operator-booked (second-line) building it is open in the
+// operator's queue, no link, and the operator books again.
+func TestRestoreAfterAnOperatorBooking(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		const subject = "Book your installation appointment"
+		tests := []struct {
+			name      string
+			clock     string // when it happens; Mais opens 2027-03-01 and Northwind books 21 days ahead
+			unit      string
+			anonymous bool   // no subscriber and no contact e-mail
+			booking   string // the job's booking after the restore
+			link      bool   // a fresh link is mailed at the restore
+			dueOn     string // or when the booking window opens
+			flagged   bool   // the job is flagged No contact e-mail
+		}{
+			{"third-line, outside the booking window", "2027-01-04T15:00:00Z", "3B", false, "customer", false, "2027-02-08", false},
+			{"third-line, inside the booking window", "2027-02-10T15:00:00Z", "3C", false, "customer", true, "", false},
+			{"third-line, nobody to mail", "2027-02-10T15:00:00Z", "3D", true, "customer", false, "", true},
+			{"second-line", "2027-02-10T15:00:00Z", "", false, "operator", false, "", false},
+		}
+		for i, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				op := setClock(t, s, s.Operator(), tt.clock)
+				external, email := fmt.Sprintf("mkt-opbook-%d", i), fmt.Sprintf("opbook%d@example.ca", i)
+				unit := unitQueen103
+				if tt.unit != "" {
+					unit = addUnit(t, s, bldMais, tt.unit, nil)
+				}
+				var res *apptest.Response
+				if tt.anonymous {
+					res = anonymous(s, map[string]any{"external_subscription_id": external, "service_provider_document_id": "nwf-spd-2026",
+						"plan_version_id": planFibre150, "unit_id": unit, "delivery_mode": "home_drop"})
+				} else {
+					res = complete(s, map[string]any{"plan_version_id": planFibre150, "unit_id": unit, "delivery_mode": "home_drop",
+						"external_subscription_id": external, "subscriber": person(email)})
+				}
+				if res.Status != 200 || res.JSON["status"] != "PENDING_INSTALL" {
+					t.Fatalf("order: %d %s", res.Status, res.Raw)
+				}
+				subID := res.JSON["subscription_id"].(string)
+				jobPath := "/api/v1/install-jobs/" + installJobOf(t, s, op, subID)["id"].(string)
+				book := func() *apptest.Response {
+					slots := s.Do(apptest.Request{Method: "GET", Path: jobPath + "/slots", Headers: op})
+					slot := slots.JSON["slots"].([]any)[0].(map[string]any)["slot_id"].(string)
+					return s.Do(apptest.Request{Method: "POST", Path: jobPath + "/book", Headers: op, Body: map[string]string{"slot_id": slot}})
+				}
+				if r := book(); r.Status != 200 || r.JSON["booking"] != "operator" {
+					t.Fatalf("operator booking: %d %s", r.Status, r.Raw)
+				}
+				links := func() int {
+					n := 0
+					for _, m := range outboxTo(s, op, email) {
+						if m["subject"] == subject {
+							n++
+						}
+					}
+					return n
+				}
+				mailed := links()
+				if r := status(s, northwindSecret, "suspend", external); r.Status != 200 || r.JSON["on_hold"] != true {
+					t.Fatalf("hold: %d %s", r.Status, r.Raw)
+				}
+				if r := status(s, northwindSecret, "restore", external); r.Status != 200 || r.JSON["on_hold"] != false {
+					t.Fatalf("restore: %d %s", r.Status, r.Raw)
+				}
+				view := s.Do(apptest.Request{Method: "GET", Path: "/partner/external-checkout/subscriptions/" + external, Headers: secret(northwindSecret)}).JSON
+				job := installJobOf(t, s, op, subID)
+				if view["appointment_at"] != nil || view["on_hold"] != false || view["booking_link_sent"] != tt.link ||
+					job["state"] != "open" || job["booking"] != tt.booking || job["appointment_at"] != nil {
+					t.Fatalf("after the restore: line %v, job %v", view, job)
+				}
+				if tt.link {
+					apptest.Eventually(t, 10*time.Second, "a fresh booking link", func() bool { return links() == mailed+1 })
+				} else if n := links(); n != mailed {
+					t.Fatalf("%d booking links mailed at the restore", n-mailed)
+				}
+				if due, _ := job["invitation_due_on"].(string); due != tt.dueOn {
+					t.Fatalf("invitation due on %q, want %q", due, tt.dueOn)
+				}
+				if flagged := strings.Contains(fmt.Sprint(job["flags"]), "No contact e-mail"); flagged != tt.flagged {
+					t.Fatalf("job flags %v", job["flags"])
+				}
+				if tt.dueOn != "" {
+					op = setClock(t, s, op, tt.dueOn+"T15:00:00Z")
+					apptest.Eventually(t, 15*time.Second, "the booking link when the window opens", func() bool { return links() == mailed+1 })
+				}
+				if tt.booking == "operator" || tt.flagged {
+					if r := book(); r.Status != 200 || r.JSON["state"] != "booked" {
+						t.Fatalf("the operator books again: %d %s", r.Status, r.Raw)
+					}
+				}
+			})
+		}
+	})
+}

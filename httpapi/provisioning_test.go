@@ -660,14 +660,23 @@ func addPort(t *testing.T, s *apptest.Service, unit, hash string) string {
 // addPortIn wires a new suite of a building to a new port of a switch.
 func addPortIn(t *testing.T, s *apptest.Service, building, sw, unit, hash string) string {
 	t.Helper()
+	return addUnit(t, s, building, unit, &subprov.Port{Switch: sw, Name: "ge-0/0/" + unit, LocationHash: hash})
+}
+
+// addUnit adds a suite to a building, wired to port when it is not nil.
+func addUnit(t *testing.T, s *apptest.Service, building, unit string, port *subprov.Port) string {
+	t.Helper()
 	ctx := context.Background()
 	unitID := "u-extra-" + unit
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.UpsertUnit(ctx, &subprov.Unit{ID: unitID, BuildingID: building, UnitNumber: unit}, time.Now()); err != nil {
 			return err
 		}
-		return tx.UpsertPort(ctx, &subprov.Port{ID: "port-" + unit, BuildingID: building, UnitID: unitID, Switch: sw,
-			Name: "ge-0/0/" + unit, LocationHash: hash}, time.Now())
+		if port == nil {
+			return nil
+		}
+		port.ID, port.BuildingID, port.UnitID = "port-"+unit, building, unitID
+		return tx.UpsertPort(ctx, port, time.Now())
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -46,10 +46,14 @@ func (s *Service) Hold(ctx context.Context, tx *store.Tx, p *subprov.Provider, s
 	return tx.InsertAudit(ctx, p.ID, "install", "install.held", sub.ID, "", now)
 }
 
-// Restore lifts the hold of a PENDING_INSTALL line (subscription-status `restore`): the job
-// opens again and a customer-booked one gets a fresh booking link, at once when the booking
-// window is open and otherwise when it opens. A line that is not on hold answers 409
-// not_on_hold. The caller has locked sub inside tx.
+// Restore lifts the hold of a PENDING_INSTALL line (subscription-status `restore`) and leaves
+// it bookable again: the job opens with the building's own booking (BookingFor), since the
+// hold cancelled any visit, including one an operator booked on the customer's behalf, which
+// had made the job operator-booked. A customer-booked job gets a fresh booking link, at once
+// when the booking window is open and otherwise when it opens (or, with nobody to mail, the
+// `No contact e-mail` flag for the operator); an operator-booked one is open in the
+// operator's queue. A line that is not on hold answers 409 not_on_hold. The caller has locked
+// sub inside tx.
 func (s *Service) Restore(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error {
 	if !sub.OnHold {
 		return subprov.Errorf(subprov.ECONFLICT, "not_on_hold", "The subscription is not on hold")
@@ -73,13 +77,13 @@ func (s *Service) Restore(ctx context.Context, tx *store.Tx, p *subprov.Provider
 	if job.State != StateHeld {
 		return nil
 	}
-	job.State = StateOpen
-	if job.Booking != BookingCustomer {
-		return tx.SaveInstallJob(ctx, job, now)
-	}
 	b, err := s.Store.Building(ctx, sub.BuildingID)
 	if err != nil {
 		return err
+	}
+	job.State, job.Booking = StateOpen, BookingFor(b.LineType, job.Kind)
+	if job.Booking != BookingCustomer {
+		return tx.SaveInstallJob(ctx, job, now)
 	}
 	email, err := contactEmail(ctx, tx, sub)
 	if err != nil {
