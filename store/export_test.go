@@ -8,6 +8,9 @@ func (s *Store) MigrateTo(ctx context.Context, last int) ([]string, error) {
 	return s.migrateTo(ctx, last)
 }
 
+// LineHolding is the read of the line that holds a place.
+const LineHolding = lineHolding
+
 // Statement is a statement with its arguments, for the plan tests in queryplans_test.go.
 type Statement struct {
 	Query string

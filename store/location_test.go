@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,6 +116,18 @@ func TestLocationHolderMigrationKeepsExistingLines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+		}
+	})
+}
+
+// TestTheHolderOfAPlaceIsReadThroughItsIndex: the replay's read of the line holding a place
+// repeats the partial unique index's predicate, so both engines can search
+// subscriptions_location_holder (SQLite only uses a partial index whose WHERE terms the
+// query repeats) rather than every line ever written at the place.
+func TestTheHolderOfAPlaceIsReadThroughItsIndex(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		if plan := queryPlan(t, s, store.LineHolding, "u-1"); !strings.Contains(plan, "subscriptions_location_holder") {
+			t.Errorf("plan does not use subscriptions_location_holder:\n%s", plan)
 		}
 	})
 }

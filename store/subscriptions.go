@@ -106,10 +106,12 @@ func LocationKey(unitID, portID string) string {
 // (migration 0022), written the same way so that reads by location use that index.
 const holdsPlace = `(s.status IN ('PENDING_INSTALL', 'ACTIVE', 'SUSPENDED') OR (s.status = 'CANCELLED' AND s.deprovisioned_at IS NULL))`
 
+// lineHolding reads the line that holds a place, through subscriptions_location_holder.
+const lineHolding = `SELECT ` + subscriptionColumns + ` FROM subscriptions s WHERE s.location_key = ? AND ` + holdsPlace
+
 // LineHolding returns the line that holds a place (LocationKey), if any.
 func (tx *Tx) LineHolding(ctx context.Context, locationKey string) (*subprov.Subscription, error) {
-	return scanSubscription(tx.QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s
-		WHERE s.location_key = ? AND `+holdsPlace, locationKey))
+	return scanSubscription(tx.QueryRow(ctx, lineHolding, locationKey))
 }
 
 // SubscriptionByExternalID returns a provider's line by the partner's own id.
