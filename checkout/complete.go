@@ -127,16 +127,17 @@ func (s *Service) replayOf(ctx context.Context, p *subprov.Provider, sess *subpr
 	if err != nil {
 		return nil, err
 	}
-	return s.replayAnswer(ctx, sub)
+	return completion(&provisioning.Result{Subscription: sub, SubscriberID: sub.SubscriberID, Replay: true}), nil
 }
 
-// replayAnswer answers a replay with an existing line and the route it took.
-func (s *Service) replayAnswer(ctx context.Context, sub *subprov.Subscription) (*Completion, error) {
+// anonymousReplay answers an anonymous completion's replay with the existing line and the
+// route it took (complete's replay shape has no route).
+func (s *Service) anonymousReplay(ctx context.Context, sub *subprov.Subscription) (*provisioning.Result, error) {
 	route, err := s.Provisioning.RouteOf(ctx, sub)
 	if err != nil {
 		return nil, err
 	}
-	return completion(&provisioning.Result{Subscription: sub, SubscriberID: sub.SubscriberID, Route: route, Replay: true}), nil
+	return &provisioning.Result{Subscription: sub, Route: route, Replay: true}, nil
 }
 
 func completion(res *provisioning.Result) *Completion {
@@ -211,17 +212,13 @@ func (s *Service) AnonymousComplete(ctx context.Context, secret string, in Anony
 		if err != nil {
 			return nil, err
 		}
-		return c.Result, nil
+		return s.anonymousReplay(ctx, c.Subscription)
 	}
 	if ex, err := s.Store.SubscriptionByExternalID(ctx, p.ID, in.ExternalSubscriptionID); err == nil {
 		if !ex.Anonymous {
 			return nil, subprov.Errorf(subprov.ECONFLICT, "external_id_in_use", "external_id_in_use: external_subscription_id already names another line")
 		}
-		c, err := s.replayAnswer(ctx, ex)
-		if err != nil {
-			return nil, err
-		}
-		return c.Result, nil
+		return s.anonymousReplay(ctx, ex)
 	} else if !store.IsNoRows(err) {
 		return nil, err
 	}
