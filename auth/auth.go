@@ -274,7 +274,7 @@ func (s *Service) ConfirmPasswordReset(ctx context.Context, token, newPassword s
 // Activate sets the first password with a set-up or activation token (single use).
 func (s *Service) Activate(ctx context.Context, token, password string) error {
 	err := s.setPasswordWithToken(ctx, token, password, TokenSetup.Name)
-	if e, ok := subprov.AsError(err); ok && e.Reason == "invalid_token" {
+	if IsInvalidLink(err) {
 		return s.setPasswordWithToken(ctx, token, password, TokenActivation.Name)
 	}
 	return err
@@ -293,12 +293,39 @@ func (s *Service) setPasswordWithToken(ctx context.Context, token, password, kin
 		t, err := tx.ConsumeToken(ctx, identity.HashSecret(token), kind, now)
 		if err != nil {
 			if store.IsNoRows(err) {
-				return subprov.Errorf(subprov.EBADREQUEST, "invalid_token", "The link is invalid, used or expired")
+				return errInvalidLink()
 			}
 			return err
 		}
 		return SetPassword(ctx, tx, t.SubjectID, hash, now)
 	})
+}
+
+// errInvalidLink answers a link that is unknown, used or expired: which of them is not told.
+func errInvalidLink() error {
+	return subprov.Errorf(subprov.EBADREQUEST, "invalid_token", "The link is invalid, used or expired")
+}
+
+// IsInvalidLink reports whether err is errInvalidLink's answer.
+func IsInvalidLink(err error) bool {
+	e, ok := subprov.AsError(err)
+	return ok && e.Reason == "invalid_token"
+}
+
+// CheckLink tells, without using it, whether token is a live link of one of kinds: nil if
+// so, the invalid_token error of ConfirmPasswordReset and Activate if not.
+func (s *Service) CheckLink(ctx context.Context, token string, kinds ...TokenKind) error {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.Name
+	}
+	if _, err := s.Store.LiveToken(ctx, identity.HashSecret(token), names, s.Clock.Now()); err != nil {
+		if store.IsNoRows(err) {
+			return errInvalidLink()
+		}
+		return err
+	}
+	return nil
 }
 
 // passwordLinks are the kinds of mailed token that set an account's password.

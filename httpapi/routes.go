@@ -49,6 +49,11 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/partner/subscriber/auth/password-reset", surface: surfaceSubscriber, limit: loginLimit, handle: s.handlePasswordReset},
 		{method: "POST", path: "/partner/subscriber/auth/password-reset/confirm", surface: surfaceSubscriber, limit: loginLimit, handle: s.handlePasswordResetConfirm},
 		{method: "POST", path: "/partner/subscriber/auth/activate", surface: surfaceSubscriber, limit: loginLimit, handle: s.handleActivate},
+		// The pages the links in set-up, activation and reset mails open (password_pages.go).
+		{method: "GET", path: "/portal/reset-password", surface: surfacePage, handle: s.handlePasswordPage},
+		{method: "POST", path: "/portal/reset-password", surface: surfacePage, limit: loginLimit, handle: s.handlePasswordSet},
+		{method: "GET", path: "/portal/activate", surface: surfacePage, handle: s.handlePasswordPage},
+		{method: "POST", path: "/portal/activate", surface: surfacePage, limit: loginLimit, handle: s.handlePasswordSet},
 		{method: "POST", path: "/api/v1/auth/login", limit: loginLimit, handle: s.handleOperatorLogin},
 
 		// D. Serviceability and location.

@@ -133,6 +133,19 @@ func (tx *Tx) RetireTokens(ctx context.Context, subjectID string, kinds []string
 	return nil
 }
 
+// LiveToken returns the kind of the live (unused, unexpired) token with hash among kinds, without
+// using it; a used, expired or unknown token gives ErrNoRows. The pages a mailed link opens ask
+// it before they show a form, so a dead link says so at once.
+func (s *Store) LiveToken(ctx context.Context, hash string, kinds []string, now time.Time) (string, error) {
+	var kind string
+	err := s.R().QueryRow(ctx, `SELECT kind FROM tokens WHERE token_hash = ? AND kind IN `+inList(len(kinds))+` AND used_at IS NULL AND expires_at > ?`,
+		append(append([]any{hash}, anyList(kinds)...), now.UTC())...).Scan(&kind)
+	if err != nil {
+		return "", fmt.Errorf("live token: %w", err)
+	}
+	return kind, nil
+}
+
 // ConsumeToken marks a live token of kind used and returns it; a used, expired or unknown
 // token gives ErrNoRows. The conditional UPDATE makes single use hold under concurrency.
 func (tx *Tx) ConsumeToken(ctx context.Context, hash, kind string, now time.Time) (*Token, error) {

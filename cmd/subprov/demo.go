@@ -117,6 +117,7 @@ func demoBanner(base string) string {
 	w("  # Subscriber login and password reset (the reset mail lands in the dev outbox)")
 	w(`  curl -s -X POST "$B/partner/subscriber/auth/login" -H "Content-Type: application/json" -d '{"email": "%s", "password": "%s"}'`, fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
 	w(`  curl -s -X POST "$B/partner/subscriber/auth/password-reset" -H "Content-Type: application/json" -d '{"email": "%s"}'`, fixture.DemoSubscriberEmail)
+	w("  # The mail's link (read it from the dev outbox below) opens the password page in a browser: $B/portal/reset-password?token=…")
 	w("  # Subscriber billing: invoices, credit notes, billing day (Marie is billed by the platform)")
 	w(`  SUB=$(curl -s -X POST "$B/partner/subscriber/auth/login" -H "Content-Type: application/json" -d '{"email": "%s", "password": "%s"}' | sed -E 's/.*"access_token":"([^"]+)".*/\1/')`, fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
 	w(`  curl -s "$B/partner/subscriber/me/invoices" -H "Authorization: Bearer $SUB"`)

@@ -1,0 +1,107 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/auth"
+	"github.com/subprov/subprov/web"
+)
+
+// The password pages (surfacePage): where the links in set-up, activation and password-reset
+// mails lead (auth.TokenKind.Path). Each shows a form for a new password and sets it through
+// the same service call as the JSON routes (/partner/subscriber/auth/activate and
+// password-reset/confirm), so a person who follows the link from the mail needs nothing else.
+
+// passwordPage is one kind of link's page.
+type passwordPage struct {
+	title, intro, button string
+	kinds                []auth.TokenKind // the links it accepts
+	set                  func(ctx context.Context, token, password string) error
+}
+
+// passwordPages are the pages by path.
+func (s *server) passwordPages() map[string]passwordPage {
+	return map[string]passwordPage{
+		auth.TokenPasswordReset.Path: {
+			title: "Choose a new password", intro: "Choose the new password of your internet account.", button: "Change password",
+			kinds: []auth.TokenKind{auth.TokenPasswordReset}, set: s.Auth.ConfirmPasswordReset,
+		},
+		auth.TokenSetup.Path: { // the activation link's path too
+			title: "Set your password", intro: "Choose the password you will sign in with, together with your e-mail address.", button: "Set password",
+			kinds: []auth.TokenKind{auth.TokenSetup, auth.TokenActivation}, set: s.Auth.Activate,
+		},
+	}
+}
+
+// maxPasswordForm bounds the password form body.
+const maxPasswordForm = 8 << 10
+
+// passwordForm is what password.html receives.
+type passwordForm struct {
+	Intro, Button, Action, Token, Error string
+	MinLength                           int
+}
+
+func (p passwordPage) render(w http.ResponseWriter, status int, action, token, problem string) error {
+	return pages.Render(w, status, "password", web.Page{Title: p.title, Data: passwordForm{
+		Intro: p.intro, Button: p.button, Action: action, Token: token, Error: problem, MinLength: subprov.MinPasswordLength}})
+}
+
+// deadLink is the page of a link that is unknown, used or expired.
+func deadLink(w http.ResponseWriter) error {
+	return pages.Message(w, http.StatusGone, "This link no longer works",
+		"The link is invalid, was already used, or has expired. Ask for a new one: the password-reset form of the portal sends one to your e-mail address.")
+}
+
+// handlePasswordPage: GET /portal/reset-password?token=… and /portal/activate?token=….
+func (s *server) handlePasswordPage(w http.ResponseWriter, r *http.Request) error {
+	p := s.passwordPages()[r.URL.Path]
+	token := r.URL.Query().Get("token")
+	if err := s.Auth.CheckLink(r.Context(), token, p.kinds...); err != nil {
+		if auth.IsInvalidLink(err) {
+			return deadLink(w)
+		}
+		return err
+	}
+	return p.render(w, http.StatusOK, r.URL.Path, token, "")
+}
+
+// handlePasswordSet: POST of the same paths (form: token, password, repeat). A password that
+// is refused shows the form again with the reason; the link is used only by a password set.
+func (s *server) handlePasswordSet(w http.ResponseWriter, r *http.Request) error {
+	p := s.passwordPages()[r.URL.Path]
+	r.Body = http.MaxBytesReader(w, r.Body, maxPasswordForm)
+	if err := r.ParseForm(); err != nil {
+		return subprov.Errorf(subprov.EBADREQUEST, "bad_request", "The form could not be read. Please go back and try again.")
+	}
+	token, password := strings.TrimSpace(r.PostForm.Get("token")), r.PostForm.Get("password")
+	if err := s.Auth.CheckLink(r.Context(), token, p.kinds...); err != nil {
+		if auth.IsInvalidLink(err) {
+			return deadLink(w)
+		}
+		return err
+	}
+	problem := ""
+	if pp := subprov.PasswordProblem(password); pp != "" {
+		problem = "The password needs " + pp + "."
+		if pp == "required" {
+			problem = "Enter a new password."
+		}
+	} else if password != r.PostForm.Get("repeat") {
+		problem = "The two passwords differ. Type the same password twice."
+	}
+	if problem != "" {
+		return p.render(w, http.StatusUnprocessableEntity, r.URL.Path, token, problem)
+	}
+	if err := p.set(r.Context(), token, password); err != nil {
+		if auth.IsInvalidLink(err) { // used by another request meanwhile
+			return deadLink(w)
+		}
+		return err
+	}
+	return pages.Message(w, http.StatusOK, "Your password is set",
+		"You can now sign in to your internet account with your e-mail address and the new password.")
+}
