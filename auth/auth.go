@@ -92,6 +92,22 @@ func (s *Service) LoginSubscriber(ctx context.Context, email, password string) (
 	return &Token{AccessToken: tok, ExpiresIn: int(subprov.SubscriberTokenLifetime.Seconds())}, nil
 }
 
+// CheckAccountPassword checks the password of a signed-in account (a password change's
+// current password) under the login's lockout: a wrong one counts as a failed login, and
+// while the account is locked every password is wrong, as at the login. A stolen access token
+// therefore guesses no faster than the login form.
+func (s *Service) CheckAccountPassword(ctx context.Context, acc *store.AccountLogin, password string) (bool, error) {
+	now := s.Clock.Now()
+	ok := identity.CheckPassword(acc.PasswordHash, password)
+	if acc.LockedUntil != nil && acc.LockedUntil.After(now) {
+		return false, nil
+	}
+	if !ok {
+		return false, s.Store.RecordLogin(ctx, acc.ID, false, now, maxLoginFailures, lockoutFor)
+	}
+	return true, nil
+}
+
 // LoginOperator checks a dashboard login and issues an access token.
 func (s *Service) LoginOperator(ctx context.Context, email, password string) (*Token, error) {
 	op, hash, err := s.Store.OperatorByEmail(ctx, NormalizeEmail(email))

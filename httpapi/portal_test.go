@@ -239,6 +239,48 @@ func TestPasswordChangeChecksTheCurrentPasswordFirst(t *testing.T) {
 	})
 }
 
+// TestLockoutCountsLoginsAndPasswordChanges: ten failures in a row lock an account for 15
+// minutes (README, Security), and a wrong current password at PATCH /me/password is a failure
+// like a wrong login, so a stolen access token guesses no faster than the login form. While
+// the account is locked the right password is refused at both.
+func TestLockoutCountsLoginsAndPasswordChanges(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		const email, password = "marie.tremblay@example.ca", "demo-password-1"
+		marie := s.Login(email, password)
+		login := func(pw string) int {
+			return s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/login", Body: map[string]string{"email": email, "password": pw}}).Status
+		}
+		change := func(current string) int {
+			return s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/password", Headers: marie,
+				Body: map[string]string{"current_password": current, "new_password": "another-password-1"}}).Status
+		}
+		steps := []struct {
+			name   string
+			times  int
+			do     func() int
+			status int
+		}{
+			// Both routes allow 10 requests a minute from one client: the steps stay under it.
+			{"five wrong logins", 5, func() int { return login("wrong-password") }, 401},
+			{"five wrong current passwords: ten failures in a row", 5, func() int { return change("wrong-password") }, 400},
+			{"locked: the right login is refused", 1, func() int { return login(password) }, 401},
+			{"locked: the right current password is refused", 1, func() int { return change(password) }, 400},
+			{"15 minutes later", 1, func() int {
+				return s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: s.Operator(), Body: map[string]int{"advance_seconds": 15*60 + 1}}).Status
+			}, 200},
+			{"unlocked: the password changes", 1, func() int { return change(password) }, 200},
+		}
+		for _, st := range steps {
+			for i := 0; i < st.times; i++ {
+				if got := st.do(); got != st.status {
+					t.Fatalf("%s (#%d): %d, want %d", st.name, i+1, got, st.status)
+				}
+			}
+		}
+		s.Login(email, "another-password-1")
+	})
+}
+
 func TestAuthorizedUsers(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")

@@ -84,11 +84,17 @@ func (s *Service) UpdateOwnContact(ctx context.Context, acc *store.AccountLogin,
 	return out, err
 }
 
+// Passwords checks a signed-in person's password under the login's lockout (auth.Service).
+type Passwords interface {
+	CheckAccountPassword(ctx context.Context, acc *store.AccountLogin, password string) (bool, error)
+}
+
 // ChangePassword changes the signed-in person's own password. The current password is checked
 // first: a wrong one is 400 "Current password is incorrect" whatever the new one is
 // (interface.md section A), so only a caller who knows it learns what is wrong with the new
-// one. Without a current password there is nothing to check: 422 names it, and the new
-// password too if that is wrong as well.
+// one. A wrong one also counts toward the login's lockout, and while the account is locked
+// every current password is wrong. Without a current password there is nothing to check: 422
+// names it, and the new password too if that is wrong as well.
 func (s *Service) ChangePassword(ctx context.Context, acc *store.AccountLogin, current, next string) error {
 	if current == "" {
 		problems := map[string]string{"current_password": "required"}
@@ -97,7 +103,11 @@ func (s *Service) ChangePassword(ctx context.Context, acc *store.AccountLogin, c
 		}
 		return subprov.Invalid(problems)
 	}
-	if !identity.CheckPassword(acc.PasswordHash, current) {
+	ok, err := s.Passwords.CheckAccountPassword(ctx, acc, current)
+	if err != nil {
+		return err
+	}
+	if !ok {
 		return subprov.Errorf(subprov.EBADREQUEST, "incorrect_password", "Current password is incorrect")
 	}
 	if p := subprov.PasswordProblem(next); p != "" {
