@@ -19,6 +19,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/internal/invariants"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
@@ -875,6 +876,7 @@ func TestCancellation(t *testing.T) {
 		apptest.Eventually(t, 5*time.Second, "deprovisioned", func() bool {
 			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND deprovisioned_at IS NOT NULL`, id) == 1
 		})
+		invariants.Assert(t, s.Store) // a deprovisioned line is a consistent one
 	})
 }
 

@@ -69,6 +69,7 @@ const (
 	WorkflowAwaitingInstall    = "awaiting_install"
 	WorkflowInstalled          = "installed"
 	WorkflowCancelled          = "cancelled"
+	WorkflowDeprovisioned      = "deprovisioned" // an ended line whose port was reset (Store.MarkDeprovisioned)
 )
 
 func (s *Service) provider(ctx context.Context, id string) (*subprov.Provider, error) {

@@ -23,7 +23,7 @@ var Rules = []Rule{
 	{"subscription status is known", `SELECT id FROM subscriptions
 		WHERE status NOT IN ('PENDING_INSTALL', 'ACTIVE', 'SUSPENDED', 'CANCELLED')`},
 	{"subscription workflow state is known", `SELECT id FROM subscriptions
-		WHERE workflow_state NOT IN ('', 'provisioning', 'provisioned', 'provisioning_failed', 'awaiting_install', 'installed', 'cancelled')`},
+		WHERE workflow_state NOT IN ('', 'provisioning', 'provisioned', 'provisioning_failed', 'awaiting_install', 'installed', 'cancelled', 'deprovisioned')`},
 	{"a provisioned line has a port", `SELECT id FROM subscriptions
 		WHERE workflow_state = 'provisioned' AND status <> 'CANCELLED' AND port_id IS NULL`},
 	{"a pending install is not provisioned", `SELECT id FROM subscriptions
