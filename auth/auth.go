@@ -93,8 +93,9 @@ func (s *Service) LoginSubscriber(ctx context.Context, email, password string) (
 }
 
 // CheckAccountPassword checks the password of a signed-in account (a password change's
-// current password) under the login's lockout: a wrong one counts as a failed login, and
-// while the account is locked every password is wrong, as at the login. A stolen access token
+// current password) under the login's lockout: a wrong one counts as a failed login, a right
+// one as a successful login, and while the account is locked every password is wrong, as at
+// the login. A stolen access token
 // therefore guesses no faster than the login form.
 func (s *Service) CheckAccountPassword(ctx context.Context, acc *store.AccountLogin, password string) (bool, error) {
 	now := s.Clock.Now()
@@ -102,10 +103,8 @@ func (s *Service) CheckAccountPassword(ctx context.Context, acc *store.AccountLo
 	if acc.LockedUntil != nil && acc.LockedUntil.After(now) {
 		return false, nil
 	}
-	if !ok {
-		return false, s.Store.RecordLogin(ctx, acc.ID, false, now, maxLoginFailures, lockoutFor)
-	}
-	return true, nil
+	// As at the login: a failure counts, a success starts the count again.
+	return ok, s.Store.RecordLogin(ctx, acc.ID, ok, now, maxLoginFailures, lockoutFor)
 }
 
 // LoginOperator checks a dashboard login and issues an access token.

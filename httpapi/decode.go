@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"reflect"
 	"sort"
@@ -31,6 +32,24 @@ func decode[T any](r *http.Request) (T, error) {
 		return *new(T), err
 	}
 	return decodeBytes[T](body)
+}
+
+// readForm parses a page's form (application/x-www-form-urlencoded, as a browser posts it) of
+// at most limit bytes into r.PostForm: a larger body is 413, another content type or an
+// unreadable body 400; the page surface answers both as pages.
+func readForm(w http.ResponseWriter, r *http.Request, limit int64) error {
+	unreadable := subprov.Errorf(subprov.EBADREQUEST, "bad_form", "The form could not be read. Please go back and try again.")
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/x-www-form-urlencoded" {
+		return unreadable
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	if err := r.ParseForm(); err != nil {
+		if tooBig := new(http.MaxBytesError); errors.As(err, &tooBig) {
+			return subprov.Errorf(subprov.ETOOLARGE, "too_large", "The form is larger than this page ever sends. Please go back and try again.")
+		}
+		return unreadable
+	}
+	return nil
 }
 
 // readBody reads a request body of at most 1 MiB; more is 413.

@@ -270,9 +270,8 @@ func (s *server) handleBookingPage(w http.ResponseWriter, r *http.Request) error
 // handleBookingConfirm: POST /book (form: token, slot). A refused slot shows the page again
 // with the reason; anything else shows what the link now leads to.
 func (s *server) handleBookingConfirm(w http.ResponseWriter, r *http.Request) error {
-	r.Body = http.MaxBytesReader(w, r.Body, maxBookingForm)
-	if err := r.ParseForm(); err != nil {
-		return subprov.Errorf(subprov.EBADREQUEST, "bad_request", "The form could not be read. Please go back and try again.")
+	if err := readForm(w, r, maxBookingForm); err != nil {
+		return err
 	}
 	token := strings.TrimSpace(r.PostForm.Get("token"))
 	pg, err := s.Install.Book(r.Context(), token, r.PostForm.Get("slot"))

@@ -59,7 +59,7 @@ func deadLink(w http.ResponseWriter) error {
 // handlePasswordPage: GET /portal/reset-password?token=… and /portal/activate?token=….
 func (s *server) handlePasswordPage(w http.ResponseWriter, r *http.Request) error {
 	p := s.passwordPages()[r.URL.Path]
-	token := r.URL.Query().Get("token")
+	token := strings.TrimSpace(r.URL.Query().Get("token"))
 	if err := s.Auth.CheckLink(r.Context(), token, p.kinds...); err != nil {
 		if auth.IsInvalidLink(err) {
 			return deadLink(w)
@@ -73,9 +73,8 @@ func (s *server) handlePasswordPage(w http.ResponseWriter, r *http.Request) erro
 // is refused shows the form again with the reason; the link is used only by a password set.
 func (s *server) handlePasswordSet(w http.ResponseWriter, r *http.Request) error {
 	p := s.passwordPages()[r.URL.Path]
-	r.Body = http.MaxBytesReader(w, r.Body, maxPasswordForm)
-	if err := r.ParseForm(); err != nil {
-		return subprov.Errorf(subprov.EBADREQUEST, "bad_request", "The form could not be read. Please go back and try again.")
+	if err := readForm(w, r, maxPasswordForm); err != nil {
+		return err
 	}
 	token, password := strings.TrimSpace(r.PostForm.Get("token")), r.PostForm.Get("password")
 	if err := s.Auth.CheckLink(r.Context(), token, p.kinds...); err != nil {

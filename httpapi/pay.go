@@ -72,9 +72,8 @@ func (s *server) handlePayPage(w http.ResponseWriter, r *http.Request) error {
 // handlePay: POST /sandbox/checkout (form). Field problems and refused cards re-render the
 // form with what was typed (never the card number) and the reason.
 func (s *server) handlePay(w http.ResponseWriter, r *http.Request) error {
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-	if err := r.ParseForm(); err != nil {
-		return subprov.Errorf(subprov.EBADREQUEST, "bad_form", "The form could not be read; go back and try again.")
+	if err := readForm(w, r, maxForm); err != nil {
+		return err
 	}
 	id := r.PostForm.Get("session_id")
 	form := checkout.Payment{FirstName: r.PostForm.Get("firstname"), LastName: r.PostForm.Get("lastname"), Email: r.PostForm.Get("email"),
@@ -119,9 +118,8 @@ func (s *server) handlePay(w http.ResponseWriter, r *http.Request) error {
 
 // handlePayCancel: POST /sandbox/checkout/cancel (form).
 func (s *server) handlePayCancel(w http.ResponseWriter, r *http.Request) error {
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-	if err := r.ParseForm(); err != nil {
-		return subprov.Errorf(subprov.EBADREQUEST, "bad_form", "The form could not be read; go back and try again.")
+	if err := readForm(w, r, maxForm); err != nil {
+		return err
 	}
 	if err := s.Checkout.CancelPage(r.Context(), r.PostForm.Get("session_id")); err != nil {
 		return err

@@ -240,45 +240,70 @@ func TestPasswordChangeChecksTheCurrentPasswordFirst(t *testing.T) {
 }
 
 // TestLockoutCountsLoginsAndPasswordChanges: ten failures in a row lock an account for 15
-// minutes (README, Security), and a wrong current password at PATCH /me/password is a failure
-// like a wrong login, so a stolen access token guesses no faster than the login form. While
-// the account is locked the right password is refused at both.
+// minutes (README, Security), and the current password at PATCH /me/password counts like a
+// login: a wrong one is a failure, a right one starts the count again. So a stolen access
+// token guesses no faster than the login form. While the account is locked the right password
+// is refused at both. Each scenario runs on a fresh service; both routes allow 10 requests a
+// minute from one client, and the steps stay under it.
 func TestLockoutCountsLoginsAndPasswordChanges(t *testing.T) {
-	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
-		const email, password = "marie.tremblay@example.ca", "demo-password-1"
-		marie := s.Login(email, password)
-		login := func(pw string) int {
-			return s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/login", Body: map[string]string{"email": email, "password": pw}}).Status
-		}
-		change := func(current string) int {
-			return s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/password", Headers: marie,
-				Body: map[string]string{"current_password": current, "new_password": "another-password-1"}}).Status
-		}
-		steps := []struct {
-			name   string
-			times  int
-			do     func() int
-			status int
-		}{
-			// Both routes allow 10 requests a minute from one client: the steps stay under it.
-			{"five wrong logins", 5, func() int { return login("wrong-password") }, 401},
-			{"five wrong current passwords: ten failures in a row", 5, func() int { return change("wrong-password") }, 400},
-			{"locked: the right login is refused", 1, func() int { return login(password) }, 401},
-			{"locked: the right current password is refused", 1, func() int { return change(password) }, 400},
-			{"15 minutes later", 1, func() int {
-				return s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: s.Operator(), Body: map[string]int{"advance_seconds": 15*60 + 1}}).Status
-			}, 200},
-			{"unlocked: the password changes", 1, func() int { return change(password) }, 200},
-		}
-		for _, st := range steps {
-			for i := 0; i < st.times; i++ {
-				if got := st.do(); got != st.status {
-					t.Fatalf("%s (#%d): %d, want %d", st.name, i+1, got, st.status)
+	const email, password = "marie.tremblay@example.ca", "demo-password-1"
+	type step struct {
+		name   string
+		times  int
+		do     string // "login" or "change", with password
+		with   string
+		status int
+	}
+	wrongLogins := step{"five wrong logins", 5, "login", "wrong-password", 401}
+	for _, sc := range []struct {
+		name  string
+		steps []step
+		after string // the password that signs in at the end
+	}{
+		{"ten failures lock both, for 15 minutes", []step{
+			wrongLogins,
+			{"five wrong current passwords: ten failures in a row", 5, "change", "wrong-password", 400},
+			{"locked: the right login is refused", 1, "login", password, 401},
+			{"locked: the right current password is refused", 1, "change", password, 400},
+			{"15 minutes later", 1, "clock", "", 200},
+			{"unlocked: the password changes", 1, "change", password, 200},
+		}, "another-password-1"},
+		{"a right current password starts the count again", []step{
+			wrongLogins,
+			{"four wrong current passwords: nine failures", 4, "change", "wrong-password", 400},
+			{"the right current password, a new one too short", 1, "change-short", password, 422},
+			{"five more wrong current passwords", 5, "change", "wrong-password", 400},
+			{"not locked: the right login signs in", 1, "login", password, 200},
+		}, password},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+				marie := s.Login(email, password)
+				do := func(st step) int {
+					switch st.do {
+					case "login":
+						return s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/login", Body: map[string]string{"email": email, "password": st.with}}).Status
+					case "clock":
+						return s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: s.Operator(), Body: map[string]int{"advance_seconds": 15*60 + 1}}).Status
+					}
+					next := "another-password-1"
+					if st.do == "change-short" {
+						next = "short"
+					}
+					return s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/password", Headers: marie,
+						Body: map[string]string{"current_password": st.with, "new_password": next}}).Status
 				}
-			}
-		}
-		s.Login(email, "another-password-1")
-	})
+				for _, st := range sc.steps {
+					for i := 0; i < st.times; i++ {
+						if got := do(st); got != st.status {
+							t.Fatalf("%s (#%d): %d, want %d", st.name, i+1, got, st.status)
+						}
+					}
+				}
+				s.Login(email, sc.after)
+			})
+		})
+	}
 }
 
 func TestAuthorizedUsers(t *testing.T) {

@@ -89,12 +89,15 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 	if status == 0 {
 		status = http.StatusInternalServerError
 	}
-	if e.Code == subprov.ERATELIMITED {
-		writeJSON(w, status, map[string]any{"detail": "Rate limit exceeded"})
+	if sf == surfacePage {
+		if e.Code == subprov.ERATELIMITED {
+			e = &subprov.Error{Code: e.Code, Message: "Too many attempts from your network in a short time. Please wait a minute, then try again."}
+		}
+		writePageError(w, status, e)
 		return
 	}
-	if sf == surfacePage {
-		writePageError(w, status, e)
+	if e.Code == subprov.ERATELIMITED {
+		writeJSON(w, status, map[string]any{"detail": "Rate limit exceeded"})
 		return
 	}
 	reason := e.Reason
@@ -141,6 +144,7 @@ var pageTitles = map[int]string{
 	http.StatusBadRequest: "Something is missing", http.StatusNotFound: "Link not found",
 	http.StatusConflict: "This cannot be done now", http.StatusGone: "This link has expired",
 	http.StatusUnprocessableEntity: "Please check the form", http.StatusBadGateway: "Please try again shortly",
+	http.StatusTooManyRequests: "Please wait a moment",
 }
 
 func writePageError(w http.ResponseWriter, status int, e *subprov.Error) {

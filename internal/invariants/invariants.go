@@ -24,6 +24,8 @@ var Rules = []Rule{
 		WHERE status NOT IN ('PENDING_INSTALL', 'ACTIVE', 'SUSPENDED', 'CANCELLED')`},
 	{"subscription workflow state is known", `SELECT id FROM subscriptions
 		WHERE workflow_state NOT IN ('', 'provisioning', 'provisioned', 'provisioning_failed', 'awaiting_install', 'installed', 'cancelled', 'deprovisioned')`},
+	{"a deprovisioned line is cancelled and its port reset", `SELECT id FROM subscriptions
+		WHERE workflow_state = 'deprovisioned' AND (status <> 'CANCELLED' OR deprovisioned_at IS NULL)`},
 	{"a provisioned line has a port", `SELECT id FROM subscriptions
 		WHERE workflow_state = 'provisioned' AND status <> 'CANCELLED' AND port_id IS NULL`},
 	{"a pending install is not provisioned", `SELECT id FROM subscriptions

@@ -25,6 +25,8 @@ func TestCheckerFindsHalfWrittenRows(t *testing.T) {
 				"a suite is held by at most one line"},
 			{`INSERT INTO events (id, provider_id, type, subscription_id, payload, delivery_state, created_at)
 				VALUES ('ev-lost', '8d0c7f2e-1a3b-4c5d-9e6f-000000000001', 'x', 'no-such-line', '{}', 'lost', CURRENT_TIMESTAMP)`, "event delivery state is known"},
+			{`UPDATE subscriptions SET workflow_state = 'deprovisioned' WHERE id = 'c1000000-0000-4000-8000-000000000002'`,
+				"a deprovisioned line is cancelled and its port reset"},
 			{`SELECT 1`, "events name an existing subscription"},
 		}
 		for _, d := range damage {
