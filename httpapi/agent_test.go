@@ -716,14 +716,20 @@ func TestAgentRequiredFields(t *testing.T) {
 // newestLink is the link of the newest mail to an address with the given subject.
 func newestLink(t *testing.T, s *apptest.Service, op map[string]string, to, subject string) string {
 	t.Helper()
-	res := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=" + url.QueryEscape(to), Headers: op})
-	for _, m := range res.JSON["messages"].([]any) {
-		if msg := m.(map[string]any); msg["subject"] == subject {
-			return msg["links"].([]any)[0].(string)
-		}
+	m := mailWithSubject(s, op, to, subject)
+	if m == nil {
+		t.Fatalf("no mail %q to %s: %v", subject, to, outboxTo(s, op, to))
 	}
-	t.Fatalf("no mail %q to %s: %s", subject, to, res.Raw)
-	return ""
+	return m["links"].([]any)[0].(string)
+}
+
+// tokenOf is the token a mailed link carries.
+func tokenOf(link string) string { return link[strings.Index(link, "token=")+len("token="):] }
+
+// localURL points a link the service wrote (SUBPROV_PUBLIC_URL is http://subprov.test in
+// tests) at the test server.
+func localURL(s *apptest.Service, link string) string {
+	return strings.Replace(link, "http://subprov.test", s.URL, 1)
 }
 
 // interface.md: password-reset's action password_reset (the default) is a 15-minute token,
@@ -786,7 +792,7 @@ func TestAgentPasswordResetIsAFifteenMinuteLink(t *testing.T) {
 		// Jean's reset link sets his first password at the portal's reset-confirm, and he logs in.
 		link := newestLink(t, s, op, "jean.gagnon@example.ca", "Reset your password")
 		res := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/password-reset/confirm",
-			Body: map[string]string{"token": link[strings.Index(link, "token=")+6:], "new_password": "jeans-new-password"}})
+			Body: map[string]string{"token": tokenOf(link), "new_password": "jeans-new-password"}})
 		if res.Status != 200 {
 			t.Fatalf("reset-confirm: %d %s", res.Status, res.Raw)
 		}
@@ -806,9 +812,9 @@ func TestAgentPasswordResetIsAFifteenMinuteLink(t *testing.T) {
 		}
 		// The reset link lives 15 minutes of (dev) clock.
 		link = newestLink(t, s, op, "amelie.roy@example.ca", "Reset your password")
-		s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: op, Body: map[string]int{"advance_seconds": 15*60 + 1}})
+		advance(t, s, op, 15*time.Minute+time.Second)
 		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/password-reset/confirm",
-			Body: map[string]string{"token": link[strings.Index(link, "token=")+6:], "new_password": "amelies-new-password"}}); res.Status != 400 {
+			Body: map[string]string{"token": tokenOf(link), "new_password": "amelies-new-password"}}); res.Status != 400 {
 			t.Fatalf("reset-confirm after 15 minutes: %d %s", res.Status, res.Raw)
 		}
 	})
@@ -846,7 +852,7 @@ func TestPlanChangeDayIsTheCallersCalendar(t *testing.T) {
 		}
 		for _, st := range steps {
 			res := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: op, Body: map[string]string{"set": st.at}})
-			if res.Status == 401 { // the operator's 8-hour token expired on the dev clock
+			if res.Status == 401 { // the operator's 8-hour token expired on the dev clock (logins are limited: not one a step)
 				op = s.Operator()
 				res = s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: op, Body: map[string]string{"set": st.at}})
 			}
@@ -888,24 +894,16 @@ func TestPlanChangeDayIsTheCallersCalendar(t *testing.T) {
 			t.Errorf("%d plan changes recorded, want 7", got)
 		}
 		// Racing calls through both surfaces on one day of both calendars record one change.
-		s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: s.Operator(), Body: map[string]string{"set": "2026-12-10T17:00:00Z"}})
+		setClock(t, s, op, "2026-12-10T17:00:00Z")
 		session, _, _ := s.App.Auth.IssueVerifiedSession(fixture.DemoProviderID, marieID)
 		to := plans[next%2]
-		var wg sync.WaitGroup
-		results := make([]*apptest.Response, 8)
-		for i := range results {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if i%2 == 0 {
-					results[i] = s.Do(apptest.Request{Method: "POST", Path: agentPath, Headers: agentHeaders(fixture.DemoAgentKey, session),
-						Body: map[string]any{"plan_version_id": to, "confirm": true}})
-				} else {
-					results[i] = s.Do(apptest.Request{Method: "POST", Path: partnerPath, Headers: apptest.Key(storeKey), Body: map[string]string{"plan_version_id": to}})
-				}
-			}()
-		}
-		wg.Wait()
+		results := concurrently(8, func(i int) *apptest.Response {
+			if i%2 == 0 {
+				return s.Do(apptest.Request{Method: "POST", Path: agentPath, Headers: agentHeaders(fixture.DemoAgentKey, session),
+					Body: map[string]any{"plan_version_id": to, "confirm": true}})
+			}
+			return s.Do(apptest.Request{Method: "POST", Path: partnerPath, Headers: apptest.Key(storeKey), Body: map[string]string{"plan_version_id": to}})
+		})
 		applied := 0
 		for _, res := range results {
 			switch {

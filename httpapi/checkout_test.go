@@ -624,7 +624,7 @@ func TestSubscriptionStatusHoldsABookedInstall(t *testing.T) {
 		var link string
 		apptest.Eventually(t, 10*time.Second, "the booking invitation", func() bool {
 			if m := mailWithSubject(s, op, email, subject); m != nil {
-				link = strings.Replace(m["links"].([]any)[0].(string), "http://subprov.test", s.URL, 1)
+				link = localURL(s, m["links"].([]any)[0].(string))
 				return true
 			}
 			return false

@@ -250,7 +250,7 @@ func TestPasswordResetMailsASingleUseLink(t *testing.T) {
 		if !strings.HasPrefix(link, "http://subprov.test/portal/reset-password?token=") {
 			t.Fatalf("link %q", link)
 		}
-		token := link[strings.Index(link, "token=")+6:]
+		token := tokenOf(link)
 		confirm := func(tok, pw string) int {
 			return s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/password-reset/confirm",
 				Body: map[string]string{"token": tok, "new_password": pw}}).Status
@@ -270,7 +270,7 @@ func TestPasswordResetMailsASingleUseLink(t *testing.T) {
 		res = s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=" + fixture.DemoSubscriberEmail, Headers: op})
 		link = res.JSON["messages"].([]any)[0].(map[string]any)["links"].([]any)[0].(string)
 		s.DevClock.Advance(16 * time.Minute)
-		if st := confirm(link[strings.Index(link, "token=")+6:], "yet-another-password"); st != 400 {
+		if st := confirm(tokenOf(link), "yet-another-password"); st != 400 {
 			t.Fatalf("expired token: %d", st)
 		}
 	})
@@ -290,7 +290,7 @@ func TestSettingAPasswordRetiresItsOtherLinks(t *testing.T) {
 			for _, m := range outboxTo(s, op, addr) {
 				for _, l := range m["links"].([]any) {
 					if link := l.(string); strings.Contains(link, path+"?token=") {
-						return link[strings.Index(link, "token=")+len("token="):]
+						return tokenOf(link)
 					}
 				}
 			}

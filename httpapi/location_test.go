@@ -40,9 +40,9 @@ func conflictCode(res *apptest.Response) (int, string) {
 	return res.Status, code
 }
 
-func cancelLine(t *testing.T, s *apptest.Service, id, end string) {
+func cancelLine(t *testing.T, s *apptest.Service, op map[string]string, id, end string) {
 	t.Helper()
-	res := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/subscription/" + id + "/cancel", Headers: s.Operator(), Body: map[string]string{"end_date": end}})
+	res := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/subscription/" + id + "/cancel", Headers: op, Body: map[string]string{"end_date": end}})
 	if res.Status != 200 {
 		t.Fatalf("cancel %s: %d %s", id, res.Status, res.Raw)
 	}
@@ -73,7 +73,7 @@ func TestALineHoldsItsPlace(t *testing.T) {
 			},
 			"a line cancelled for a later day": func(t *testing.T, p place, email string) string {
 				id := h.post(s, order(map[string]any{"location_hash": p.hash, "subscriber": person(email)})).JSON["subscription_id"].(string)
-				cancelLine(t, s, id, "2026-11-25")
+				cancelLine(t, s, s.Operator(), id, "2026-11-25")
 				return id
 			},
 		}
@@ -156,25 +156,19 @@ func TestAnEndedLineFreesItsPlace(t *testing.T) {
 		p := newPlace(t, s, 1350)
 		first := h.post(s, order(map[string]any{"location_hash": p.hash, "subscriber": person("leaving@example.ca")}))
 		id := first.JSON["subscription_id"].(string)
-		apptest.Eventually(t, 15*time.Second, "the first line live", func() bool {
-			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND workflow_state = 'provisioned'`, id) == 1
-		})
-		cancelLine(t, s, id, "2026-11-25")
+		awaitLine(t, s, "the first line live", id, `workflow_state = 'provisioned'`)
+		cancelLine(t, s, s.Operator(), id, "2026-11-25")
 		if res := h.post(s, order(map[string]any{"location_hash": p.hash, "subscriber": person("arriving@example.ca")})); res.Status != 409 {
 			t.Fatalf("order while the first line still has service: %d %s", res.Status, res.Raw)
 		}
 		s.DevClock.Set(time.Date(2026, 11, 25, 5, 0, 1, 0, time.UTC))
-		apptest.Eventually(t, 15*time.Second, "the first line deprovisioned", func() bool {
-			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND deprovisioned_at IS NOT NULL`, id) == 1
-		})
+		awaitLine(t, s, "the first line deprovisioned", id, `deprovisioned_at IS NOT NULL`)
 		next := h.post(s, order(map[string]any{"location_hash": p.hash, "subscriber": person("arriving@example.ca")}))
 		if next.Status != 200 || next.JSON["status"] != "ACTIVE" {
 			t.Fatalf("order after the end: %d %s", next.Status, next.Raw)
 		}
 		nid := next.JSON["subscription_id"].(string)
-		apptest.Eventually(t, 15*time.Second, "the new line live", func() bool {
-			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND workflow_state = 'provisioned'`, nid) == 1
-		})
+		awaitLine(t, s, "the new line live", nid, `workflow_state = 'provisioned'`)
 		sim, _ := switches.AsSim(s.Provisioning.Switch)
 		s.DevClock.Advance(time.Hour)
 		time.Sleep(1500 * time.Millisecond) // a deprovision sweep runs
@@ -226,10 +220,8 @@ func TestAnEndingLineLeavesAnotherLinesPortAlone(t *testing.T) {
 		h := &hook{}
 		p := newPlace(t, s, 1370)
 		old := h.post(s, order(map[string]any{"location_hash": p.hash, "subscriber": person("old.tenant@example.ca")})).JSON["subscription_id"].(string)
-		apptest.Eventually(t, 15*time.Second, "the old line live", func() bool {
-			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND workflow_state = 'provisioned'`, old) == 1
-		})
-		cancelLine(t, s, old, "2026-11-25")
+		awaitLine(t, s, "the old line live", old, `workflow_state = 'provisioned'`)
+		cancelLine(t, s, s.Operator(), old, "2026-11-25")
 		// The second line an older version let in, at the same suite and port, live on the port.
 		_, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`INSERT INTO subscriptions (id, provider_id, subscriber_id, plan_version_id, building_id,
 				unit_id, port_id, location_key, status, workflow_state, delivery_mode, source, created_at, updated_at)
@@ -239,9 +231,7 @@ func TestAnEndingLineLeavesAnotherLinesPortAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.DevClock.Set(time.Date(2026, 11, 25, 5, 0, 1, 0, time.UTC))
-		apptest.Eventually(t, 15*time.Second, "the old line deprovisioned", func() bool {
-			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND deprovisioned_at IS NOT NULL`, old) == 1
-		})
+		awaitLine(t, s, "the old line deprovisioned", old, `deprovisioned_at IS NOT NULL`)
 		sim, _ := switches.AsSim(s.Provisioning.Switch)
 		if st, err := sim.Read(context.Background(), p.port); err != nil || st.Mode != switches.ModeService {
 			t.Fatalf("the other line's port was reset: %+v %v", st, err)

@@ -302,9 +302,7 @@ func TestPlaceOrder(t *testing.T) {
 			t.Fatalf("provision order: %d %s", r.Status, r.Raw)
 		}
 		king := r.JSON["subscription_id"].(string)
-		apptest.Eventually(t, 15*time.Second, "the port switched on", func() bool {
-			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND workflow_state = 'provisioned'`, king) == 1
-		})
+		awaitLine(t, s, "the port switched on", king, `workflow_state = 'provisioned'`)
 		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ?`, king); n != 1 {
 			t.Fatalf("the provisioning job billed again: %d invoices", n)
 		}

@@ -56,50 +56,55 @@ func deadLink(w http.ResponseWriter) error {
 		"The link is invalid, was already used, or has expired. Ask for a new one: the password-reset form of the portal sends one to your e-mail address.")
 }
 
+// linkAnswer answers the error of a link check or of a password set: the dead link's page
+// when the link is unknown, used or expired, else the error itself.
+func linkAnswer(w http.ResponseWriter, err error) error {
+	if auth.IsInvalidLink(err) {
+		return deadLink(w)
+	}
+	return err
+}
+
 // handlePasswordPage: GET /portal/reset-password?token=… and /portal/activate?token=….
 func (s *server) handlePasswordPage(w http.ResponseWriter, r *http.Request) error {
 	p := s.passwordPages()[r.URL.Path]
 	token := strings.TrimSpace(r.URL.Query().Get("token"))
 	if err := s.Auth.CheckLink(r.Context(), token, p.kinds...); err != nil {
-		if auth.IsInvalidLink(err) {
-			return deadLink(w)
-		}
-		return err
+		return linkAnswer(w, err)
 	}
 	return p.render(w, http.StatusOK, r.URL.Path, token, "")
 }
 
+// formProblem is what keeps the form's password from being set, for the person, or "".
+func formProblem(password, repeat string) string {
+	switch pp := subprov.PasswordProblem(password); {
+	case pp == "required":
+		return "Enter a new password."
+	case pp != "":
+		return "The password needs " + pp + "."
+	case password != repeat:
+		return "The two passwords differ. Type the same password twice."
+	}
+	return ""
+}
+
 // handlePasswordSet: POST of the same paths (form: token, password, repeat). A password that
-// is refused shows the form again with the reason; the link is used only by a password set.
+// is refused shows the form again with the reason, unless the link is dead anyway; the link
+// is used only by a password set, which checks it itself.
 func (s *server) handlePasswordSet(w http.ResponseWriter, r *http.Request) error {
 	p := s.passwordPages()[r.URL.Path]
 	if err := readForm(w, r, maxPasswordForm); err != nil {
 		return err
 	}
 	token, password := strings.TrimSpace(r.PostForm.Get("token")), r.PostForm.Get("password")
-	if err := s.Auth.CheckLink(r.Context(), token, p.kinds...); err != nil {
-		if auth.IsInvalidLink(err) {
-			return deadLink(w)
+	if problem := formProblem(password, r.PostForm.Get("repeat")); problem != "" {
+		if err := s.Auth.CheckLink(r.Context(), token, p.kinds...); err != nil {
+			return linkAnswer(w, err)
 		}
-		return err
-	}
-	problem := ""
-	if pp := subprov.PasswordProblem(password); pp != "" {
-		problem = "The password needs " + pp + "."
-		if pp == "required" {
-			problem = "Enter a new password."
-		}
-	} else if password != r.PostForm.Get("repeat") {
-		problem = "The two passwords differ. Type the same password twice."
-	}
-	if problem != "" {
 		return p.render(w, http.StatusUnprocessableEntity, r.URL.Path, token, problem)
 	}
 	if err := p.set(r.Context(), token, password); err != nil {
-		if auth.IsInvalidLink(err) { // used by another request meanwhile
-			return deadLink(w)
-		}
-		return err
+		return linkAnswer(w, err)
 	}
 	return pages.Message(w, http.StatusOK, "Your password is set",
 		"You can now sign in to your internet account with your e-mail address and the new password.")

@@ -136,6 +136,14 @@ func count(t *testing.T, s *apptest.Service, q string, args ...any) int {
 	return n
 }
 
+// awaitLine waits (up to 15 s) until line id meets cond, a condition on its subscriptions row.
+func awaitLine(t *testing.T, s *apptest.Service, what, id, cond string) {
+	t.Helper()
+	apptest.Eventually(t, 15*time.Second, what, func() bool {
+		return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND `+cond, id) == 1
+	})
+}
+
 func setFault(s *apptest.Service, op map[string]string, seam, v string) {
 	s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/faults", Headers: op, Body: map[string]string{seam: v}})
 }
@@ -754,9 +762,7 @@ func TestPartnerPlanChange(t *testing.T) {
 		h := &hook{}
 		line := h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1205"}))
 		id := line.JSON["subscription_id"].(string)
-		apptest.Eventually(t, 15*time.Second, "the port to be live", func() bool {
-			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND workflow_state = 'provisioned'`, id) == 1
-		})
+		awaitLine(t, s, "the port to be live", id, `workflow_state = 'provisioned'`)
 		pending := h.post(s, order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen102, "subscriber": person("p@example.ca")}))
 		path := func(sub string) string { return "/partner/subscriptions/" + sub + "/change-plan" }
 		preview := func(key, sub, plan string) *apptest.Response {
@@ -822,9 +828,7 @@ func TestCancellation(t *testing.T) {
 		s.DevClock.Set(time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)) // 10:00 in Toronto
 		line := h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1205"}))
 		id := line.JSON["subscription_id"].(string)
-		apptest.Eventually(t, 15*time.Second, "the port to be live", func() bool {
-			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND workflow_state = 'provisioned'`, id) == 1
-		})
+		awaitLine(t, s, "the port to be live", id, `workflow_state = 'provisioned'`)
 		cancel := func(h map[string]string, sub string, body any) *apptest.Response {
 			return s.Do(apptest.Request{Method: "POST", Path: "/api/v1/subscription/" + sub + "/cancel", Headers: h, Body: body})
 		}

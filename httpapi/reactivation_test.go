@@ -38,9 +38,7 @@ func newReactivation(t *testing.T, s *apptest.Service) *reactivation {
 
 func (x *reactivation) cancel(id, end string) {
 	x.t.Helper()
-	if r := x.s.Do(apptest.Request{Method: "POST", Path: "/api/v1/subscription/" + id + "/cancel", Headers: x.op, Body: map[string]string{"end_date": end}}); r.Status != 200 {
-		x.t.Fatalf("cancel %s: %d %s", id, r.Status, r.Raw)
-	}
+	cancelLine(x.t, x.s, x.op, id, end)
 }
 
 func (x *reactivation) preview(h map[string]string) *apptest.Response {
@@ -269,9 +267,7 @@ func TestReactivateRemote(t *testing.T) {
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
 		x.paidUp()
 		x.cancel(marieLine, "2026-11-21")
-		apptest.Eventually(t, 15*time.Second, "the port reset by the deprovisioner", func() bool {
-			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND deprovisioned_at IS NOT NULL`, marieLine) == 1
-		})
+		awaitLine(t, s, "the port reset by the deprovisioner", marieLine, `deprovisioned_at IS NOT NULL`)
 		r := x.preview(marie)
 		if r.JSON["case"] != "reactivate" || r.JSON["path"] != "remote" || r.JSON["eligible"] != true ||
 			r.JSON["billing"].(map[string]any)["first_charge"] != 20.0 || r.JSON["billing_starts"] != "now" {
@@ -348,9 +344,7 @@ func TestReactivateTechnician(t *testing.T) {
 		x.paidUp()
 		x.cancel(other, "2026-11-21")
 		// Its service ended at midnight: the suite is free once the deprovisioner has run.
-		apptest.Eventually(t, 15*time.Second, "the line deprovisioned", func() bool {
-			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND deprovisioned_at IS NOT NULL`, other) == 1
-		})
+		awaitLine(t, s, "the line deprovisioned", other, `deprovisioned_at IS NOT NULL`)
 		h := &hook{}
 		if res := h.post(s, order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen103, "plan_version_id": planFibre150,
 			"subscriber": person("next.tenant@example.ca")})); res.Status != 200 {
@@ -500,9 +494,7 @@ func TestEveryReactivationIsInvoiced(t *testing.T) {
 			{
 				name: "remote", line: marieLine, endDate: "2026-11-21",
 				settle: func() {
-					apptest.Eventually(t, 15*time.Second, "the port reset by the deprovisioner", func() bool {
-						return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND deprovisioned_at IS NOT NULL`, marieLine) == 1
-					})
+					awaitLine(t, s, "the port reset by the deprovisioner", marieLine, `deprovisioned_at IS NOT NULL`)
 				},
 				invoiced: func(r *apptest.Response) string { return invoiceID(r, "invoice") },
 				net:      20.00, // 60.00 x 10/30
@@ -656,9 +648,7 @@ func TestReactivationAnswersTheLineAsItIs(t *testing.T) {
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
 		deprovisioned := func(line string) func() {
 			return func() {
-				apptest.Eventually(t, 15*time.Second, "the port reset by the deprovisioner", func() bool {
-					return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND deprovisioned_at IS NOT NULL`, line) == 1
-				})
+				awaitLine(t, s, "the port reset by the deprovisioner", line, `deprovisioned_at IS NOT NULL`)
 			}
 		}
 		tests := []struct {

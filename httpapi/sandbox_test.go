@@ -179,7 +179,7 @@ func TestSandboxPaymentPageInBrowser(t *testing.T) {
 		res := s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/sessions",
 			Body: map[string]any{"provider_id": sandboxProvider, "plan_version_id": sandboxPlan, "building_id": sandboxBuilding, "unit_id": sandboxUnitS2, "delivery_mode": "home_drop"}})
 		id := res.JSON["session_id"].(string)
-		page := strings.Replace(res.JSON["checkout_url"].(string), "http://subprov.test", s.URL, 1)
+		page := localURL(s, res.JSON["checkout_url"].(string))
 
 		ctx := browsertest.New(t, 90*time.Second)
 		fill := func(card string) error {
