@@ -179,7 +179,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &jobCollector{st: st})
-	portalService := &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Passwords: a.Auth, Monitoring: monitor, Processor: processor, Log: log,
+	portalService := &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log,
 		Provisioning: a.Provisioning, Billing: a.Billing}
 	a.Agent = a.newAgent(portalService)
 	a.Handler = httpapi.NewServer(httpapi.Deps{

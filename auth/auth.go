@@ -75,11 +75,8 @@ func (s *Service) LoginSubscriber(ctx context.Context, email, password string) (
 		identity.BurnPasswordCheck(password)
 		return nil, invalidCredentials()
 	}
-	ok := identity.CheckPassword(acc.PasswordHash, password)
-	if acc.LockedUntil != nil && acc.LockedUntil.After(now) {
-		return nil, invalidCredentials()
-	}
-	if err := s.Store.RecordLogin(ctx, acc.ID, ok, now, maxLoginFailures, lockoutFor); err != nil {
+	ok, err := s.CheckAccountPassword(ctx, acc, password)
+	if err != nil {
 		return nil, err
 	}
 	if !ok {
@@ -92,10 +89,10 @@ func (s *Service) LoginSubscriber(ctx context.Context, email, password string) (
 	return &Token{AccessToken: tok, ExpiresIn: int(subprov.SubscriberTokenLifetime.Seconds())}, nil
 }
 
-// CheckAccountPassword checks the password of a signed-in account (a password change's
-// current password) under the login's lockout: a wrong one counts as a failed login, a right
-// one as a successful login, and while the account is locked every password is wrong, as at
-// the login. A stolen access token
+// CheckAccountPassword checks an account's password under the login lockout, for the login
+// and for a password change's current password: a wrong one counts as a failure, a right one
+// starts the count again, and while the account is locked every password is wrong. The hash
+// is checked in every case, so a locked account answers in the same time. A stolen access token
 // therefore guesses no faster than the login form.
 func (s *Service) CheckAccountPassword(ctx context.Context, acc *store.AccountLogin, password string) (bool, error) {
 	now := s.Clock.Now()
@@ -281,31 +278,69 @@ func (s *Service) MailToken(ctx context.Context, tx *store.Tx, subjectID, to, pr
 	return s.Mail.QueueText(ctx, tx, to, kind.Subject, body, []string{link})
 }
 
+// hashNewPassword is the hash of a password chosen by its owner, or a 422 naming field when
+// the password is not acceptable.
+func hashNewPassword(field, password string) (string, error) {
+	if p := subprov.PasswordProblem(password); p != "" {
+		return "", subprov.Invalid(map[string]string{field: p})
+	}
+	return identity.HashPassword(password)
+}
+
+// ChangePassword changes a signed-in person's own password. The current password is checked
+// first: a wrong one is 400 "Current password is incorrect" whatever the new one is
+// (interface.md section A), so only a caller who knows it learns what is wrong with the new
+// one. It is checked under the login lockout (CheckAccountPassword). Without a current
+// password there is nothing to check: 422 names it, and the new password too if that is wrong
+// as well.
+func (s *Service) ChangePassword(ctx context.Context, acc *store.AccountLogin, current, next string) error {
+	if current == "" {
+		problems := map[string]string{"current_password": "required"}
+		if p := subprov.PasswordProblem(next); p != "" {
+			problems["new_password"] = p
+		}
+		return subprov.Invalid(problems)
+	}
+	ok, err := s.CheckAccountPassword(ctx, acc, current)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return subprov.Errorf(subprov.EBADREQUEST, "incorrect_password", "Current password is incorrect")
+	}
+	hash, err := hashNewPassword("new_password", next)
+	if err != nil {
+		return err
+	}
+	return s.Store.InTx(ctx, func(tx *store.Tx) error { return SetPassword(ctx, tx, acc.ID, hash, s.Clock.Now()) })
+}
+
+// Links that set a password: the reset link, and the set-up or activation link.
+var (
+	ResetLinks      = []TokenKind{TokenPasswordReset}
+	ActivationLinks = []TokenKind{TokenSetup, TokenActivation}
+)
+
 // ConfirmPasswordReset sets a new password with a reset token (single use).
 func (s *Service) ConfirmPasswordReset(ctx context.Context, token, newPassword string) error {
-	return s.setPasswordWithToken(ctx, token, newPassword, TokenPasswordReset.Name)
+	return s.SetPasswordWithLink(ctx, token, newPassword, ResetLinks...)
 }
 
 // Activate sets the first password with a set-up or activation token (single use).
 func (s *Service) Activate(ctx context.Context, token, password string) error {
-	err := s.setPasswordWithToken(ctx, token, password, TokenSetup.Name)
-	if IsInvalidLink(err) {
-		return s.setPasswordWithToken(ctx, token, password, TokenActivation.Name)
-	}
-	return err
+	return s.SetPasswordWithLink(ctx, token, password, ActivationLinks...)
 }
 
-func (s *Service) setPasswordWithToken(ctx context.Context, token, password, kind string) error {
-	if p := subprov.PasswordProblem(password); p != "" {
-		return subprov.Invalid(map[string]string{"password": p})
-	}
-	hash, err := identity.HashPassword(password)
+// SetPasswordWithLink sets the password of the account a live link of one of kinds belongs
+// to, and uses the link: an invalid password is 422 naming it, a dead link invalid_token.
+func (s *Service) SetPasswordWithLink(ctx context.Context, token, password string, kinds ...TokenKind) error {
+	hash, err := hashNewPassword("password", password)
 	if err != nil {
 		return err
 	}
 	now := s.Clock.Now()
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
-		t, err := tx.ConsumeToken(ctx, identity.HashSecret(token), kind, now)
+		t, err := tx.ConsumeToken(ctx, identity.HashSecret(token), kindNames(kinds), now)
 		if err != nil {
 			if store.IsNoRows(err) {
 				return errInvalidLink()
@@ -322,19 +357,20 @@ func errInvalidLink() error {
 }
 
 // IsInvalidLink reports whether err is errInvalidLink's answer.
-func IsInvalidLink(err error) bool {
-	e, ok := subprov.AsError(err)
-	return ok && e.Reason == "invalid_token"
+func IsInvalidLink(err error) bool { return subprov.ErrorReason(err) == "invalid_token" }
+
+func kindNames(kinds []TokenKind) []string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.Name
+	}
+	return names
 }
 
 // CheckLink tells, without using it, whether token is a live link of one of kinds: nil if
 // so, the invalid_token error of ConfirmPasswordReset and Activate if not.
 func (s *Service) CheckLink(ctx context.Context, token string, kinds ...TokenKind) error {
-	names := make([]string, len(kinds))
-	for i, k := range kinds {
-		names[i] = k.Name
-	}
-	if _, err := s.Store.LiveToken(ctx, identity.HashSecret(token), names, s.Clock.Now()); err != nil {
+	if _, err := s.Store.LiveToken(ctx, identity.HashSecret(token), kindNames(kinds), s.Clock.Now()); err != nil {
 		if store.IsNoRows(err) {
 			return errInvalidLink()
 		}

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"strings"
 
@@ -19,21 +18,18 @@ import (
 type passwordPage struct {
 	title, intro, button string
 	kinds                []auth.TokenKind // the links it accepts
-	set                  func(ctx context.Context, token, password string) error
 }
 
 // passwordPages are the pages by path.
-func (s *server) passwordPages() map[string]passwordPage {
-	return map[string]passwordPage{
-		auth.TokenPasswordReset.Path: {
-			title: "Choose a new password", intro: "Choose the new password of your internet account.", button: "Change password",
-			kinds: []auth.TokenKind{auth.TokenPasswordReset}, set: s.Auth.ConfirmPasswordReset,
-		},
-		auth.TokenSetup.Path: { // the activation link's path too
-			title: "Set your password", intro: "Choose the password you will sign in with, together with your e-mail address.", button: "Set password",
-			kinds: []auth.TokenKind{auth.TokenSetup, auth.TokenActivation}, set: s.Auth.Activate,
-		},
-	}
+var passwordPages = map[string]passwordPage{
+	auth.TokenPasswordReset.Path: {
+		title: "Choose a new password", intro: "Choose the new password of your internet account.", button: "Change password",
+		kinds: auth.ResetLinks,
+	},
+	auth.TokenSetup.Path: { // the activation link's path too
+		title: "Set your password", intro: "Choose the password you will sign in with, together with your e-mail address.", button: "Set password",
+		kinds: auth.ActivationLinks,
+	},
 }
 
 // maxPasswordForm bounds the password form body.
@@ -67,7 +63,7 @@ func linkAnswer(w http.ResponseWriter, err error) error {
 
 // handlePasswordPage: GET /portal/reset-password?token=… and /portal/activate?token=….
 func (s *server) handlePasswordPage(w http.ResponseWriter, r *http.Request) error {
-	p := s.passwordPages()[r.URL.Path]
+	p := passwordPages[r.URL.Path]
 	token := strings.TrimSpace(r.URL.Query().Get("token"))
 	if err := s.Auth.CheckLink(r.Context(), token, p.kinds...); err != nil {
 		return linkAnswer(w, err)
@@ -92,7 +88,7 @@ func formProblem(password, repeat string) string {
 // is refused shows the form again with the reason, unless the link is dead anyway; the link
 // is used only by a password set, which checks it itself.
 func (s *server) handlePasswordSet(w http.ResponseWriter, r *http.Request) error {
-	p := s.passwordPages()[r.URL.Path]
+	p := passwordPages[r.URL.Path]
 	if err := readForm(w, r, maxPasswordForm); err != nil {
 		return err
 	}
@@ -103,7 +99,7 @@ func (s *server) handlePasswordSet(w http.ResponseWriter, r *http.Request) error
 		}
 		return p.render(w, http.StatusUnprocessableEntity, r.URL.Path, token, problem)
 	}
-	if err := p.set(r.Context(), token, password); err != nil {
+	if err := s.Auth.SetPasswordWithLink(r.Context(), token, password, p.kinds...); err != nil {
 		return linkAnswer(w, err)
 	}
 	return pages.Message(w, http.StatusOK, "Your password is set",

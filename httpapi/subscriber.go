@@ -338,7 +338,7 @@ func (s *server) handleMyContact(w http.ResponseWriter, r *http.Request) error {
 }
 
 // passwordChangeRequest has no Valid: which field a refusal names depends on whether the
-// current password is right, so portal.ChangePassword checks both, the current one first.
+// current password is right, so auth.ChangePassword checks both, the current one first.
 type passwordChangeRequest struct {
 	CurrentPassword string `json:"current_password"`
 	NewPassword     string `json:"new_password"`
@@ -350,7 +350,7 @@ func (s *server) handleMyPassword(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if err := s.Portal.ChangePassword(r.Context(), callerOf(r).Account, q.CurrentPassword, q.NewPassword); err != nil {
+	if err := s.Auth.ChangePassword(r.Context(), callerOf(r).Account, q.CurrentPassword, q.NewPassword); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": "Password changed"})

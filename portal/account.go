@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"github.com/subprov/subprov"
-	"github.com/subprov/subprov/auth"
-	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/store"
 )
 
@@ -82,40 +80,4 @@ func (s *Service) UpdateOwnContact(ctx context.Context, acc *store.AccountLogin,
 		return nil
 	})
 	return out, err
-}
-
-// Passwords checks a signed-in person's password under the login's lockout (auth.Service).
-type Passwords interface {
-	CheckAccountPassword(ctx context.Context, acc *store.AccountLogin, password string) (bool, error)
-}
-
-// ChangePassword changes the signed-in person's own password. The current password is checked
-// first: a wrong one is 400 "Current password is incorrect" whatever the new one is
-// (interface.md section A), so only a caller who knows it learns what is wrong with the new
-// one. A wrong one also counts toward the login's lockout, and while the account is locked
-// every current password is wrong. Without a current password there is nothing to check: 422
-// names it, and the new password too if that is wrong as well.
-func (s *Service) ChangePassword(ctx context.Context, acc *store.AccountLogin, current, next string) error {
-	if current == "" {
-		problems := map[string]string{"current_password": "required"}
-		if p := subprov.PasswordProblem(next); p != "" {
-			problems["new_password"] = p
-		}
-		return subprov.Invalid(problems)
-	}
-	ok, err := s.Passwords.CheckAccountPassword(ctx, acc, current)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return subprov.Errorf(subprov.EBADREQUEST, "incorrect_password", "Current password is incorrect")
-	}
-	if p := subprov.PasswordProblem(next); p != "" {
-		return subprov.Invalid(map[string]string{"new_password": p})
-	}
-	hash, err := identity.HashPassword(next)
-	if err != nil {
-		return err
-	}
-	return s.Store.InTx(ctx, func(tx *store.Tx) error { return auth.SetPassword(ctx, tx, acc.ID, hash, s.Clock.Now()) })
 }

@@ -30,7 +30,6 @@ type Service struct {
 	Ledger    billing.Ledger
 	Mail      Mailer
 	Tokens    Tokens
-	Passwords Passwords
 	Processor payments.Processor
 	// Monitoring reads traffic and outages; nil when the switch driver offers none.
 	Monitoring monitoring.Source

@@ -146,15 +146,16 @@ func (s *Store) LiveToken(ctx context.Context, hash string, kinds []string, now 
 	return kind, nil
 }
 
-// ConsumeToken marks a live token of kind used and returns it; a used, expired or unknown
-// token gives ErrNoRows. The conditional UPDATE makes single use hold under concurrency.
-func (tx *Tx) ConsumeToken(ctx context.Context, hash, kind string, now time.Time) (*Token, error) {
+// ConsumeToken marks a live token of one of kinds used and returns it; a used, expired or
+// unknown token gives ErrNoRows. The conditional UPDATE makes single use hold under
+// concurrency.
+func (tx *Tx) ConsumeToken(ctx context.Context, hash string, kinds []string, now time.Time) (*Token, error) {
 	var t Token
 	var pid sql.NullString
-	err := tx.QueryRow(ctx, `UPDATE tokens SET used_at = ? WHERE token_hash = ? AND kind = ? AND used_at IS NULL AND expires_at > ?
-		RETURNING kind, provider_id, subject_id, expires_at`, now.UTC(), hash, kind, now.UTC()).Scan(&t.Kind, &pid, &t.SubjectID, &t.ExpiresAt)
+	err := tx.QueryRow(ctx, `UPDATE tokens SET used_at = ? WHERE token_hash = ? AND kind IN `+inList(len(kinds))+` AND used_at IS NULL AND expires_at > ?
+		RETURNING kind, provider_id, subject_id, expires_at`, append(append([]any{now.UTC(), hash}, anyList(kinds)...), now.UTC())...).Scan(&t.Kind, &pid, &t.SubjectID, &t.ExpiresAt)
 	if err != nil {
-		return nil, fmt.Errorf("consume %s token: %w", kind, err)
+		return nil, fmt.Errorf("consume %v token: %w", kinds, err)
 	}
 	t.ProviderID = pid.String
 	return &t, nil

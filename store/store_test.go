@@ -158,7 +158,7 @@ func TestTokensAreSingleUseUnderConcurrency(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				err := s.InTx(ctx, func(tx *store.Tx) error {
-					_, err := tx.ConsumeToken(ctx, "h1", "password_reset", now)
+					_, err := tx.ConsumeToken(ctx, "h1", []string{"password_reset"}, now)
 					return err
 				})
 				if err == nil {
@@ -179,7 +179,7 @@ func TestTokensAreSingleUseUnderConcurrency(t *testing.T) {
 			if err := tx.InsertToken(ctx, "h2", store.Token{Kind: "setup", SubjectID: "acc", ExpiresAt: now}, now); err != nil {
 				return err
 			}
-			_, err := tx.ConsumeToken(ctx, "h2", "setup", now)
+			_, err := tx.ConsumeToken(ctx, "h2", []string{"setup"}, now)
 			return err
 		})
 		if !store.IsNoRows(err) {
