@@ -173,7 +173,8 @@ func (s *server) rateLimit(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, pattern := s.mux.Handler(r)
-		lim, ok := s.limits[pattern]
+		reg, ok := s.patterns[pattern]
+		lim := reg.limit
 		if !ok || lim.Rate <= 0 {
 			next.ServeHTTP(w, r)
 			return
@@ -189,7 +190,7 @@ func (s *server) rateLimit(next http.Handler) http.Handler {
 		}
 		if !res.Allowed {
 			w.Header().Set("Retry-After", retryAfter(res.RetryAfter.Seconds()))
-			writeError(w, r, s.surfaces[pattern], &subprov.Error{Code: subprov.ERATELIMITED})
+			writeError(w, r, reg.surface, &subprov.Error{Code: subprov.ERATELIMITED})
 			return
 		}
 		next.ServeHTTP(w, r)

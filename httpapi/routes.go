@@ -171,17 +171,17 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		for _, p := range rt.paths() {
 			pattern := rt.method + " " + p
 			mux.Handle(pattern, h)
-			s.limits[pattern] = routeLimit{Limit: rt.limit, name: rt.method + " " + rt.path}
-			s.surfaces[pattern] = rt.surface
+			s.patterns[pattern] = registered{limit: routeLimit{Limit: rt.limit, name: rt.method + " " + rt.path}, surface: rt.surface}
 		}
 	}
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if allow, sf := s.methodsAt(r); len(allow) > 0 {
+		allow, sf := s.methodsAt(r) // with no method served there, sf is the one the path's prefix names
+		if len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
 			writeError(w, r, sf, errorsf(subprov.EMETHOD, "method_not_allowed", "Method not allowed"))
 			return
 		}
-		writeError(w, r, surfaceOf(r.URL.Path), errorsf(subprov.ENOTFOUND, "not_found", "Not found"))
+		writeError(w, r, sf, errorsf(subprov.ENOTFOUND, "not_found", "Not found"))
 	}))
 	return rs
 }
@@ -214,7 +214,7 @@ func (s *server) methodsAt(r *http.Request) ([]string, surface) {
 		probe.Method = m
 		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
 			if len(out) == 0 {
-				sf = s.surfaces[pattern]
+				sf = s.patterns[pattern].surface
 			}
 			out = append(out, m)
 		}
@@ -222,12 +222,12 @@ func (s *server) methodsAt(r *http.Request) ([]string, surface) {
 	return out, sf
 }
 
-// surfaceAt picks the envelope of an answer given around a route rather than by it (429, a
-// panic): the envelope of the route serving r, else of the routes at its path, else the one
-// its prefix names.
+// surfaceAt picks the envelope of an answer given around a route rather than by it (a panic,
+// which may come before the mux has matched r): the envelope of the route serving r, else of
+// the routes at its path, else the one its prefix names.
 func (s *server) surfaceAt(r *http.Request) surface {
 	if _, pattern := s.mux.Handler(r); pattern != "/" && pattern != "" {
-		return s.surfaces[pattern]
+		return s.patterns[pattern].surface
 	}
 	_, sf := s.methodsAt(r)
 	return sf

@@ -54,7 +54,7 @@ type Deps struct {
 
 // NewServer returns the service's whole HTTP handler.
 func NewServer(d Deps) http.Handler {
-	s := &server{Deps: d, metrics: newMetrics(d.Registry), mux: http.NewServeMux(), limits: map[string]routeLimit{}, surfaces: map[string]surface{}}
+	s := newServer(d, newMetrics(d.Registry))
 	s.routes = addRoutes(s.mux, s)
 	var h http.Handler = s.mux
 	h = s.rateLimit(h)
@@ -73,14 +73,23 @@ type server struct {
 	metrics  *metrics
 	routes   []route
 	mux      *http.ServeMux
-	limits   map[string]routeLimit // by registered pattern
-	surfaces map[string]surface    // the error envelope of each registered pattern
+	patterns map[string]registered // by registered pattern ("GET /partner/…")
+}
+
+// registered is what the server keeps of a registered pattern: its route's rate limit and
+// the envelope its errors answer in.
+type registered struct {
+	limit   routeLimit
+	surface surface
+}
+
+func newServer(d Deps, m *metrics) *server {
+	return &server{Deps: d, metrics: m, mux: http.NewServeMux(), patterns: map[string]registered{}}
 }
 
 // Routes lists the served routes (method and pattern), for the OpenAPI and auth-matrix tests.
 func Routes() []RouteInfo {
-	s := &server{metrics: newMetrics(nil), Deps: Deps{DevClock: clock.NewAdjustable(0)}, mux: http.NewServeMux(), limits: map[string]routeLimit{},
-		surfaces: map[string]surface{}}
+	s := newServer(Deps{DevClock: clock.NewAdjustable(0)}, newMetrics(nil))
 	var out []RouteInfo
 	for _, r := range addRoutes(s.mux, s) {
 		for _, p := range r.paths() {
