@@ -133,7 +133,7 @@ func (s *Service) replayOf(ctx context.Context, p *subprov.Provider, sess *subpr
 // anonymousReplay answers an anonymous completion's replay with the existing line and the
 // route it took (complete's replay shape has no route).
 func (s *Service) anonymousReplay(ctx context.Context, sub *subprov.Subscription) (*provisioning.Result, error) {
-	route, err := s.Provisioning.RouteOf(ctx, sub)
+	route, err := s.Provisioning.RouteOf(ctx, s.Store.R(), sub)
 	if err != nil {
 		return nil, err
 	}
@@ -208,11 +208,11 @@ func (s *Service) AnonymousComplete(ctx context.Context, secret string, in Anony
 		return nil, subprov.Invalid(problems)
 	}
 	if sess != nil && sess.Status == subprov.SessionCompleted {
-		c, err := s.replayOf(ctx, p, sess)
+		sub, err := s.Store.Subscription(ctx, p.ID, sess.SubscriptionID)
 		if err != nil {
 			return nil, err
 		}
-		return s.anonymousReplay(ctx, c.Subscription)
+		return s.anonymousReplay(ctx, sub)
 	}
 	if ex, err := s.Store.SubscriptionByExternalID(ctx, p.ID, in.ExternalSubscriptionID); err == nil {
 		if !ex.Anonymous {

@@ -381,7 +381,7 @@ func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider,
 			(o.Anonymous || ex.SubscriberID == subscriber.ID) && store.LocationKey(ex.UnitID, ex.PortID) == place
 	}
 	answer := func(ex *subprov.Subscription) (*Result, error) {
-		route, err := routeOf(ctx, tx, ex)
+		route, err := s.RouteOf(ctx, tx, ex)
 		if err != nil {
 			return nil, err
 		}
@@ -424,19 +424,15 @@ func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider,
 	return answer(holder)
 }
 
-// routeOf is the route an existing line took, for a replay: install when it has had an
-// install job, provision otherwise (whatever route the repeated request would take now).
-func routeOf(ctx context.Context, q store.Querier, sub *subprov.Subscription) (string, error) {
-	installed, err := store.HadInstallJob(ctx, q, sub.ID)
+// RouteOf is the route an existing line took, for a replay: install when it has had an install
+// job, provision otherwise (whatever route the repeated request would take now). q is the
+// store's reader or the order's transaction.
+func (s *Service) RouteOf(ctx context.Context, q store.Querier, sub *subprov.Subscription) (string, error) {
+	installed, err := s.Store.HadInstallJob(ctx, q, sub.ID)
 	if err != nil || !installed {
 		return "provision", err
 	}
 	return "install", nil
-}
-
-// RouteOf is the route an existing line took (routeOf), for a replay answered outside an order.
-func (s *Service) RouteOf(ctx context.Context, sub *subprov.Subscription) (string, error) {
-	return routeOf(ctx, s.Store.R(), sub)
 }
 
 // enqueueProvision queues the line's port job and returns the id partners know it by

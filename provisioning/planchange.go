@@ -57,6 +57,7 @@ type PlanChangeQuote struct {
 	Eligible        bool
 	Blockers        []string
 	EffectiveDate   string
+	day             changeDay // the caller's calendar day the quote counted changes in
 }
 
 // PlanChangeResult is an applied plan change.
@@ -137,12 +138,12 @@ func (s *Service) quote(ctx context.Context, p *subprov.Provider, sub *subprov.S
 	}
 	day := planChangeDay(p, cal, s.Clock.Now())
 	q := &PlanChangeQuote{Subscription: sub, From: from, To: to, RecurringChange: to.MonthlyPrice - from.MonthlyPrice,
-		EffectiveDate: day.Date, Eligible: true, Blockers: []string{}}
+		EffectiveDate: day.Date, Eligible: true, Blockers: []string{}, day: day}
 	if _, err := Next(sub.Status, ActChangePlan); err != nil {
 		q.Eligible = false
 		q.Blockers = append(q.Blockers, fmt.Sprintf("the line is %s; only an ACTIVE line can change plan", sub.Status))
 	}
-	if changed, err := s.Store.PlanChangedBetween(ctx, sub.ID, day.Start, day.End); err != nil {
+	if changed, err := s.Store.PlanChangedBetween(ctx, s.Store.R(), sub.ID, day.Start, day.End); err != nil {
 		return nil, err
 	} else if changed {
 		q.Eligible = false
@@ -177,7 +178,7 @@ func (s *Service) ChangePlan(ctx context.Context, p *subprov.Provider, subscript
 		if q.Subscription.Status != subprov.StatusActive {
 			return nil, subprov.Errorf(subprov.ECONFLICT, "invalid_transition", "%s", q.Blockers[0])
 		}
-		return nil, planChangeDay(p, cal, s.Clock.Now()).limitReached()
+		return nil, q.day.limitReached()
 	}
 	sub := q.Subscription
 	bandwidthUpdated := true
@@ -209,7 +210,7 @@ func (s *Service) ChangePlan(ctx context.Context, p *subprov.Provider, subscript
 		if cur.PlanVersionID != q.From.ID {
 			return day.limitReached()
 		}
-		if changed, err := tx.PlanChangedBetween(ctx, sub.ID, day.Start, day.End); err != nil {
+		if changed, err := s.Store.PlanChangedBetween(ctx, tx, sub.ID, day.Start, day.End); err != nil {
 			return err
 		} else if changed {
 			return day.limitReached()

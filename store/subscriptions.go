@@ -366,7 +366,7 @@ func (tx *Tx) InstallDone(ctx context.Context, subscriptionID string) (bool, err
 // HadInstallJob reports whether a line has had an install job, in any state: it took the
 // install route (a replay answers with the route the line took). q is the store's reader or
 // a transaction.
-func HadInstallJob(ctx context.Context, q Querier, subscriptionID string) (bool, error) {
+func (s *Store) HadInstallJob(ctx context.Context, q Querier, subscriptionID string) (bool, error) {
 	var n int
 	if err := q.QueryRow(ctx, `SELECT COUNT(*) FROM install_jobs WHERE subscription_id = ?`, subscriptionID).Scan(&n); err != nil {
 		return false, fmt.Errorf("had install job: %w", err)
@@ -418,17 +418,9 @@ func (tx *Tx) InsertPlanChange(ctx context.Context, c PlanChange, now time.Time)
 }
 
 // PlanChangedBetween reports whether a line changed plan at an instant in [from, to), through
-// any surface: a caller's calendar day, whatever calendar the change was counted in.
-func (s *Store) PlanChangedBetween(ctx context.Context, subscriptionID string, from, to time.Time) (bool, error) {
-	return planChangedBetween(ctx, s.R(), subscriptionID, from, to)
-}
-
-// PlanChangedBetween is Store.PlanChangedBetween inside tx (under the subscription's lock).
-func (tx *Tx) PlanChangedBetween(ctx context.Context, subscriptionID string, from, to time.Time) (bool, error) {
-	return planChangedBetween(ctx, tx, subscriptionID, from, to)
-}
-
-func planChangedBetween(ctx context.Context, q Querier, subscriptionID string, from, to time.Time) (bool, error) {
+// any surface: a caller's calendar day, whatever calendar the change was counted in. q is the
+// store's reader or a transaction (under the subscription's lock).
+func (s *Store) PlanChangedBetween(ctx context.Context, q Querier, subscriptionID string, from, to time.Time) (bool, error) {
 	var n int
 	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM plan_changes WHERE subscription_id = ? AND created_at >= ? AND created_at < ?`,
 		subscriptionID, from.UTC(), to.UTC()).Scan(&n)
