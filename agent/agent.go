@@ -93,14 +93,6 @@ func (s *Service) Check(ctx context.Context, c Caller, customerID string, verifi
 	return err
 }
 
-// billingContact is who receives invoices: the separate invoice contact, else the holder.
-func billingContact(rec *store.SubscriberRecord) subprov.Contact {
-	if rec.Invoice != nil {
-		return *rec.Invoice
-	}
-	return rec.Holder
-}
-
 // codes are the agent surface's error codes: decisions §7's list, the plan-change extensions
 // (quote_stale, idempotency_conflict), the 405 of a wrong method, and rate_limited, which only
 // the MCP tools show (HTTP answers 429 outside the envelope).

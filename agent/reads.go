@@ -118,7 +118,7 @@ func (s *Service) Profile(ctx context.Context, c Caller, customerID string) (*Pr
 	if err != nil {
 		return nil, err
 	}
-	inv := billingContact(rec)
+	inv := rec.BillingContact()
 	p := &Profile{CustomerID: rec.ID, CustomerNumber: nullable(rec.CustomerNumber), ContractContact: contactView(rec.Holder),
 		InvoiceContact: contactView(inv), BillingContactDiffers: contactView(inv) != contactView(rec.Holder),
 		ServiceLocations: []LocationSummary{}, Subscriptions: []SubscriptionView{}}

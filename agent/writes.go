@@ -254,7 +254,7 @@ func (s *Service) ResendInvoice(ctx context.Context, c Caller, customerID, invoi
 		}
 		return nil, err
 	}
-	to := billingContact(rec).Email
+	to := rec.BillingContact().Email
 	if to == "" {
 		to = rec.Holder.Email
 	}

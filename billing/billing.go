@@ -152,16 +152,8 @@ func newDraft(p *subprov.Provider, sub *subprov.Subscription, kind string, perio
 	}
 	tax := Tax(net, p.TaxRateBP)
 	total := net + tax
-	for _, c := range credits {
-		if total <= 0 {
-			break
-		}
-		use := min(c.Remaining, total)
-		lines = append(lines, store.InvoiceLine{Kind: "credit", Description: "Credit note " + c.Number, UnitPrice: -use, Amount: -use})
-		d.spent = append(d.spent, spend{c.ID, use})
-		total -= use
-	}
-	d.lines = lines
+	creditLines, spent, total := applyCredits(credits, total)
+	d.lines, d.spent = append(lines, creditLines...), spent
 	d.inv = &subprov.Invoice{ID: store.NewOrderedID(), ProviderID: p.ID, SubscriberID: sub.SubscriberID, SubscriptionID: sub.ID,
 		CustomerNumber: customerNumber, InvoiceDate: date.Format(time.DateOnly), Period: period.String(), Kind: kind, Status: "open",
 		Net: net, Tax: tax, Total: total, Currency: p.Currency}
@@ -170,6 +162,24 @@ func newDraft(p *subprov.Provider, sub *subprov.Subscription, kind string, perio
 		d.inv.Status, d.chargeAt = "paid", nil // fully covered by credit: nothing to charge
 	}
 	return d
+}
+
+// applyCredits takes what credits cover of due, in their order: an invoice line and a spend for
+// each credit used (its Remaining lowered by it), and what is left due.
+func applyCredits(credits []*subprov.CreditNote, due subprov.Money) ([]store.InvoiceLine, []spend, subprov.Money) {
+	var lines []store.InvoiceLine
+	var spent []spend
+	for _, c := range credits {
+		use := min(c.Remaining, due)
+		if use <= 0 {
+			continue
+		}
+		lines = append(lines, store.InvoiceLine{Kind: "credit", Description: "Credit note " + c.Number, UnitPrice: -use, Amount: -use})
+		spent = append(spent, spend{c.ID, use})
+		c.Remaining -= use
+		due -= use
+	}
+	return lines, spent, due
 }
 
 // settle marks the folded adjustments used and spends the credits, once the invoice is written.

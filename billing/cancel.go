@@ -191,27 +191,20 @@ func (s *Service) settleUnpaid(ctx context.Context, p *subprov.Provider, sub *su
 		}
 		settled := false
 		for _, inv := range unpaid {
-			due := inv.Total
-			for _, c := range credits {
-				use := min(c.Remaining, due)
-				if use <= 0 {
-					continue
-				}
-				line := store.InvoiceLine{Kind: "credit", Description: "Credit note " + c.Number, UnitPrice: -use, Amount: -use}
-				if err := tx.DeductFromInvoice(ctx, inv.ID, line, now); err != nil {
+			lines, spent, due := applyCredits(credits, inv.Total)
+			for i, sp := range spent {
+				if err := tx.DeductFromInvoice(ctx, inv.ID, lines[i], now); err != nil {
 					return err
 				}
-				if err := tx.SpendCredit(ctx, c.ID, use, subprov.CreditApplied, inv.ID, now); err != nil {
+				if err := tx.SpendCredit(ctx, sp.id, sp.amount, subprov.CreditApplied, inv.ID, now); err != nil {
 					return err
 				}
 				if err := tx.InsertAudit(ctx, p.ID, "billing", "credit_note.applied", sub.ID,
-					fmt.Sprintf(`{"credit_note_id":%q,"invoice_id":%q,"amount":"%s"}`, c.ID, inv.ID, use), now); err != nil {
+					fmt.Sprintf(`{"credit_note_id":%q,"invoice_id":%q,"amount":"%s"}`, sp.id, inv.ID, sp.amount), now); err != nil {
 					return err
 				}
-				c.Remaining -= use
-				due -= use
-				settled = settled || due == 0
 			}
+			settled = settled || (len(spent) > 0 && due == 0)
 		}
 		if !settled {
 			return nil

@@ -110,10 +110,7 @@ func (s *Service) addressee(ctx context.Context, p *subprov.Provider, subscriber
 	if err != nil {
 		return nil, err
 	}
-	c := rec.Holder
-	if rec.Invoice != nil {
-		c = *rec.Invoice
-	}
+	c := rec.BillingContact()
 	to := &addressee{customerNumber: issuedNumber, party: pdf.Party{Name: strings.TrimSpace(c.FirstName + " " + c.LastName),
 		Company: c.Company, Email: c.Email, Phone: c.PhoneNumber}}
 	if to.customerNumber == "" {

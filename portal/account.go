@@ -27,10 +27,7 @@ func (s *Service) DetailsOf(ctx context.Context, acc *store.AccountLogin) (*Deta
 	if err != nil {
 		return nil, err
 	}
-	d := &Details{CustomerNumber: rec.CustomerNumber, ContractContact: rec.Holder, InvoiceContact: rec.Holder, User: rec.Holder}
-	if rec.Invoice != nil {
-		d.InvoiceContact = *rec.Invoice
-	}
+	d := &Details{CustomerNumber: rec.CustomerNumber, ContractContact: rec.Holder, InvoiceContact: rec.BillingContact(), User: rec.Holder}
 	d.BillingContactDiffers = !d.InvoiceContact.SameParty(rec.Holder)
 	if !acc.IsHolder() {
 		if d.User, err = s.Store.AuthorizedUserContactOf(ctx, acc.AuthorizedUserID); err != nil {

@@ -225,6 +225,14 @@ type SubscriberRecord struct {
 	Invoice                        *subprov.Contact
 }
 
+// BillingContact is who receives invoices: the separate invoice contact, else the holder.
+func (r *SubscriberRecord) BillingContact() subprov.Contact {
+	if r.Invoice != nil {
+		return *r.Invoice
+	}
+	return r.Holder
+}
+
 // SubscriberRecordOf reads a subscriber and its contacts.
 func (s *Store) SubscriberRecordOf(ctx context.Context, providerID, id string) (*SubscriberRecord, error) {
 	var r SubscriberRecord
