@@ -81,21 +81,12 @@ func (s *Service) Restore(ctx context.Context, tx *store.Tx, p *subprov.Provider
 	if err != nil {
 		return err
 	}
-	job.State, job.Booking = StateOpen, BookingFor(b.LineType, job.Kind)
-	if job.Booking != BookingCustomer {
-		return tx.SaveInstallJob(ctx, job, now)
-	}
-	email, err := contactEmail(ctx, tx, sub)
+	email, err := makeBookable(ctx, tx, p, b, sub, job, now)
 	if err != nil {
 		return err
 	}
-	if email == "" {
-		job.Flags = addFlag(job.Flags, FlagNoContactEmail)
-		return tx.SaveInstallJob(ctx, job, now)
+	if err := tx.SaveInstallJob(ctx, job, now); err != nil {
+		return err
 	}
-	job.InvitationDueOn = invitationDueOn(p, b, sub, now)
-	if job.InvitationDueOn > today(p, now) {
-		return tx.SaveInstallJob(ctx, job, now)
-	}
-	return s.sendInvitation(ctx, tx, p, job, sub, b, email, now)
+	return s.inviteIfDue(ctx, tx, p, job, sub, b, email, now)
 }

@@ -108,30 +108,50 @@ func today(p *subprov.Provider, now time.Time) string {
 // invitation, sent at once when it is already due and otherwise left to the clock.
 func (s *Service) Open(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, b *subprov.Building,
 	kind string, now time.Time) (*store.InstallJob, error) {
-	job := &store.InstallJob{ID: store.NewID(), ProviderID: p.ID, SubscriptionID: sub.ID, Kind: kind,
-		Booking: BookingFor(b.LineType, kind), State: StateOpen}
-	var email string
-	if job.Booking == BookingCustomer {
-		var err error
-		if email, err = contactEmail(ctx, tx, sub); err != nil {
-			return nil, err
-		}
-		if email == "" {
-			job.Flags = FlagNoContactEmail
-		} else {
-			job.InvitationDueOn = invitationDueOn(p, b, sub, now)
-		}
+	job := &store.InstallJob{ID: store.NewID(), ProviderID: p.ID, SubscriptionID: sub.ID, Kind: kind}
+	email, err := makeBookable(ctx, tx, p, b, sub, job, now)
+	if err != nil {
+		return nil, err
 	}
 	if err := tx.InsertInstallJob(ctx, job, now); err != nil {
 		return nil, err
 	}
 	job.CreatedAt, job.UpdatedAt = now.UTC(), now.UTC()
-	if job.InvitationDueOn != "" && job.InvitationDueOn <= today(p, now) {
-		if err := s.sendInvitation(ctx, tx, p, job, sub, b, email, now); err != nil {
-			return nil, err
-		}
+	if err := s.inviteIfDue(ctx, tx, p, job, sub, b, email, now); err != nil {
+		return nil, err
 	}
 	return job, nil
+}
+
+// makeBookable opens job with the building's own booking (BookingFor) and, when the customer
+// books, sets the day the invitation is due or, with nobody to mail, the `No contact e-mail`
+// flag. It returns the address the invitation goes to ("" for none). The caller writes job.
+func makeBookable(ctx context.Context, tx *store.Tx, p *subprov.Provider, b *subprov.Building, sub *subprov.Subscription,
+	job *store.InstallJob, now time.Time) (string, error) {
+	job.State, job.Booking = StateOpen, BookingFor(b.LineType, job.Kind)
+	if job.Booking != BookingCustomer {
+		return "", nil
+	}
+	email, err := contactEmail(ctx, tx, sub)
+	if err != nil {
+		return "", err
+	}
+	if email == "" {
+		job.Flags = addFlag(job.Flags, FlagNoContactEmail)
+		return "", nil
+	}
+	job.InvitationDueOn = invitationDueOn(p, b, sub, now)
+	return email, nil
+}
+
+// inviteIfDue sends the booking invitation of a written job once its day has come; a later
+// one is left to the clock.
+func (s *Service) inviteIfDue(ctx context.Context, tx *store.Tx, p *subprov.Provider, job *store.InstallJob, sub *subprov.Subscription,
+	b *subprov.Building, email string, now time.Time) error {
+	if email == "" || job.InvitationDueOn == "" || job.InvitationDueOn > today(p, now) {
+		return nil
+	}
+	return s.sendInvitation(ctx, tx, p, job, sub, b, email, now)
 }
 
 // invitationDueOn is InvitationDue for a line, never before today.
