@@ -61,8 +61,8 @@ func main() {
 	var engines, scenarios string
 	flag.IntVar(&o.subscribers, "subscribers", 1_000_000, "subscribers to generate")
 	flag.StringVar(&engines, "engines", "sqlite,postgres", "engines to measure (postgres is skipped when unreachable)")
-	flag.StringVar(&o.pgURL, "pg-url", envOr("SUBPROV_BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
-		"PostgreSQL server URL; the harness creates its own database on it")
+	flag.StringVar(&o.pgURL, "pg-url", envOr("SUBPROV_BENCH_POSTGRES_URL", localPostgresURL(postgresSocketDirs)),
+		"PostgreSQL server URL; the harness creates its own database on it (default: this machine's server through its Unix socket when it has one, else over TCP on 127.0.0.1:5432)")
 	flag.StringVar(&o.dir, "dir", filepath.Join(os.TempDir(), "subprov-bench"), "work directory (binary, SQLite files, logs)")
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "duration of each scenario")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "report file (rewritten)")
@@ -100,6 +100,42 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// postgresSocketDirs are where a PostgreSQL server on this machine keeps its Unix socket
+// (Debian's packages, then the server's built-in default).
+var postgresSocketDirs = []string{"/var/run/postgresql", "/tmp"}
+
+// localPostgresURL is the PostgreSQL server on this machine: through its Unix socket in the
+// first of dirs that holds one (port 5432), else over TCP loopback. A service on the
+// database's host connects through the socket: each statement's round trip then skips the TCP
+// stack on both sides, which on two cores is a measurable share of a short query's CPU
+// (BENCHMARKS.md).
+func localPostgresURL(dirs []string) string {
+	for _, dir := range dirs {
+		if exists(filepath.Join(dir, ".s.PGSQL.5432")) {
+			return "postgres://postgres@/postgres?host=" + url.QueryEscape(dir) + "&sslmode=disable"
+		}
+	}
+	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+}
+
+// postgresReach says how a PostgreSQL URL reaches its server, for the report: a Unix socket's
+// directory or a TCP host, never the credentials.
+func postgresReach(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "unparsable URL"
+	}
+	switch h := u.Query().Get("host"); {
+	case strings.HasPrefix(h, "/"):
+		return "its Unix socket in " + h
+	case h != "":
+		return "TCP to " + h
+	case u.Host != "":
+		return "TCP to " + u.Host
+	}
+	return "the driver's default host"
 }
 
 func envOr(k, def string) string {
@@ -201,15 +237,12 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 		if o.pgDB != "" {
 			name = o.pgDB
 		}
-		u, err := url.Parse(o.pgURL)
-		if err != nil {
-			return "", 0, err
-		}
-		u.Path = "/" + name
 		if o.pgDB != "" {
 			marker = filepath.Join(o.dir, fmt.Sprintf("%s-%s-%d-gen%d.ok", engine, name, o.subscribers, gen.Version))
 		}
-		dbURL = u.String()
+		if dbURL, err = withDatabase(o.pgURL, name); err != nil {
+			return "", 0, err
+		}
 		if o.reuse && exists(marker) {
 			return dbURL, generatedIn(marker), migrate(ctx, bin, engine, dbURL)
 		}
@@ -313,7 +346,17 @@ func scratchCopy(ctx context.Context, o options, engine, dbURL string) (string, 
 		logf("CHECKPOINT: %v (measuring anyway)", err)
 	}
 	flushDisk()
-	u.Path = "/" + name + "_scratch"
+	return withDatabase(dbURL, name+"_scratch")
+}
+
+// withDatabase is a PostgreSQL URL naming database name on the same server, reached the same
+// way (a socket's host parameter and the other options are kept).
+func withDatabase(rawURL, name string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", fmt.Errorf("postgres URL: %w", err)
+	}
+	u.Path = "/" + name
 	return u.String(), nil
 }
 

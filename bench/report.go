@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -22,8 +23,12 @@ func (r *report) write(path string) error {
 	var b strings.Builder
 	o := r.opts
 	b.WriteString("# Benchmarks\n\nWritten by the load harness (`go run ./bench`); rerunning it rewrites this file. Targets are issue 9's.\n\n")
-	fmt.Fprintf(&b, "## Machine\n\n- `nproc`: %d\n- memory: %s\n- Go: %s\n- date: %s\n- wrk: %s\n\n", runtime.NumCPU(), memTotal(), runtime.Version(),
+	fmt.Fprintf(&b, "## Machine\n\n- `nproc`: %d\n- memory: %s\n- Go: %s\n- date: %s\n- wrk: %s\n", runtime.NumCPU(), memTotal(), runtime.Version(),
 		r.started.UTC().Format(time.RFC3339), wrkVersion())
+	if slices.Contains(o.engines, "postgres") {
+		fmt.Fprintf(&b, "- PostgreSQL: reached through %s (`--pg-url`)\n", postgresReach(o.pgURL))
+	}
+	b.WriteString("\n")
 	chosen := ""
 	if o.scenarios != nil {
 		var names []string
