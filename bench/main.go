@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -61,8 +62,8 @@ func main() {
 	var engines, scenarios string
 	flag.IntVar(&o.subscribers, "subscribers", 1_000_000, "subscribers to generate")
 	flag.StringVar(&engines, "engines", "sqlite,postgres", "engines to measure (postgres is skipped when unreachable)")
-	flag.StringVar(&o.pgURL, "pg-url", envOr("SUBPROV_BENCH_POSTGRES_URL", localPostgresURL(postgresSocketDirs)),
-		"PostgreSQL server URL; the harness creates its own database on it (default: this machine's server through its Unix socket when it has one, else over TCP on 127.0.0.1:5432)")
+	flag.StringVar(&o.pgURL, "pg-url", os.Getenv("SUBPROV_BENCH_POSTGRES_URL"),
+		"PostgreSQL server URL, or $SUBPROV_BENCH_POSTGRES_URL; the harness creates its own database on it (default: this machine's server through its Unix socket when it answers there, else over TCP on 127.0.0.1:5432)")
 	flag.StringVar(&o.dir, "dir", filepath.Join(os.TempDir(), "subprov-bench"), "work directory (binary, SQLite files, logs)")
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "duration of each scenario")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "report file (rewritten)")
@@ -96,6 +97,9 @@ func main() {
 			o.scenarios[name] = true
 		}
 	}
+	if o.pgURL == "" && slices.Contains(o.engines, "postgres") {
+		o.pgURL = localPostgresURL(context.Background(), postgresSocketDirs, ping)
+	}
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -107,17 +111,44 @@ func main() {
 var postgresSocketDirs = []string{"/var/run/postgresql", "/tmp"}
 
 // localPostgresURL is the PostgreSQL server on this machine: through its Unix socket in the
-// first of dirs that holds one (port 5432), else over TCP loopback. A service on the
-// database's host connects through the socket: each statement's round trip then skips the TCP
-// stack on both sides, which on two cores is a measurable share of a short query's CPU
-// (BENCHMARKS.md).
-func localPostgresURL(dirs []string) string {
+// first of dirs where it answers (port 5432; answers asks it), else over TCP loopback. A
+// service on the database's host connects through the socket: each statement's round trip
+// then skips the TCP stack on both sides, which on two cores is a measurable share of a short
+// query's CPU (BENCHMARKS.md). A socket the server refuses (another authentication for local
+// connections, say) is passed over.
+func localPostgresURL(ctx context.Context, dirs []string, answers func(ctx context.Context, rawURL string) error) string {
 	for _, dir := range dirs {
-		if exists(filepath.Join(dir, ".s.PGSQL.5432")) {
-			return "postgres://postgres@/postgres?host=" + url.QueryEscape(dir) + "&sslmode=disable"
+		if !exists(filepath.Join(dir, ".s.PGSQL.5432")) {
+			continue
 		}
+		u := socketURL(dir)
+		if err := answers(ctx, u); err != nil {
+			logf("PostgreSQL's socket in %s: %v; trying the next way", dir, err)
+			continue
+		}
+		return u
 	}
-	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	return tcpLoopbackURL
+}
+
+// tcpLoopbackURL is the server's postgres database over TCP on this machine.
+const tcpLoopbackURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+// socketURL is the server's postgres database through its Unix socket in dir.
+func socketURL(dir string) string {
+	return "postgres://postgres@/postgres?host=" + url.QueryEscape(dir) + "&sslmode=disable"
+}
+
+// ping connects to the server at rawURL and asks it something, within two seconds.
+func ping(ctx context.Context, rawURL string) error {
+	db, err := openPostgres(rawURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return db.PingContext(ctx)
 }
 
 // postgresReach says how a PostgreSQL URL reaches its server, for the report: a Unix socket's
@@ -136,13 +167,6 @@ func postgresReach(rawURL string) string {
 		return "TCP to " + u.Host
 	}
 	return "the driver's default host"
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
 }
 
 const secret = "bench-secret-not-for-production"
@@ -353,8 +377,8 @@ func scratchCopy(ctx context.Context, o options, engine, dbURL string) (string, 
 // way (a socket's host parameter and the other options are kept).
 func withDatabase(rawURL, name string) (string, error) {
 	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "", fmt.Errorf("postgres URL: %w", err)
+	if err != nil { // url.Parse's error quotes the URL, password included
+		return "", errors.New("postgres URL: not a valid URL")
 	}
 	u.Path = "/" + name
 	return u.String(), nil

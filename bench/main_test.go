@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -9,38 +10,54 @@ import (
 	"testing"
 )
 
-// The harness reaches a server on this machine through its Unix socket when there is one, and
-// falls back to TCP loopback; the report says which, without credentials.
+// The harness reaches a server on this machine through its Unix socket in the first directory
+// where the server answers, and falls back to TCP loopback; the report says which, without
+// credentials.
 func TestLocalPostgresURL(t *testing.T) {
-	withSocket, without := t.TempDir(), t.TempDir()
-	if err := os.WriteFile(filepath.Join(withSocket, ".s.PGSQL.5432"), nil, 0o600); err != nil {
-		t.Fatal(err)
+	ctx := context.Background()
+	first, second, otherPort, empty := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	for _, f := range []string{filepath.Join(first, ".s.PGSQL.5432"), filepath.Join(second, ".s.PGSQL.5432"), filepath.Join(otherPort, ".s.PGSQL.5433")} {
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.WriteFile(filepath.Join(without, ".s.PGSQL.5433"), nil, 0o600); err != nil { // another port's
-		t.Fatal(err)
-	}
+	refused := errors.New("FATAL: Peer authentication failed")
 	for _, c := range []struct {
-		name  string
-		dirs  []string
-		want  string
-		reach string
+		name     string
+		dirs     []string
+		answer   map[string]error // by socket URL; absent: answers
+		want     string
+		wantAsks int
 	}{
-		{"socket in the first dir", []string{withSocket, without}, "postgres://postgres@/postgres?host=" + url.QueryEscape(withSocket) + "&sslmode=disable",
-			"its Unix socket in " + withSocket},
-		{"socket in a later dir", []string{without, withSocket}, "postgres://postgres@/postgres?host=" + url.QueryEscape(withSocket) + "&sslmode=disable",
-			"its Unix socket in " + withSocket},
-		{"no socket for port 5432", []string{without}, "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "TCP to 127.0.0.1:5432"},
-		{"no dirs", nil, "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "TCP to 127.0.0.1:5432"},
+		{"the first dir with a socket that answers", []string{empty, first, second}, nil, socketURL(first), 1},
+		{"a refused socket, then one that answers", []string{first, second}, map[string]error{socketURL(first): refused}, socketURL(second), 2},
+		{"every socket refused", []string{first, second}, map[string]error{socketURL(first): refused, socketURL(second): refused}, tcpLoopbackURL, 2},
+		{"another port's socket only", []string{otherPort, empty}, nil, tcpLoopbackURL, 0},
+		{"no dirs", nil, nil, tcpLoopbackURL, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := localPostgresURL(c.dirs)
-			if got != c.want {
-				t.Fatalf("localPostgresURL = %q, want %q", got, c.want)
-			}
-			if reach := postgresReach(got); reach != c.reach {
-				t.Errorf("postgresReach = %q, want %q", reach, c.reach)
+			asks := 0
+			got := localPostgresURL(ctx, c.dirs, func(_ context.Context, u string) error { asks++; return c.answer[u] })
+			if got != c.want || asks != c.wantAsks {
+				t.Errorf("localPostgresURL = %q after %d asks, want %q after %d", got, asks, c.want, c.wantAsks)
 			}
 		})
+	}
+	// The real probe: nothing listens on a plain file.
+	if err := ping(ctx, socketURL(first)); err == nil {
+		t.Error("ping through a plain file answered")
+	}
+	if got, want := postgresReach(tcpLoopbackURL), "TCP to 127.0.0.1:5432"; got != want {
+		t.Errorf("postgresReach(TCP) = %q, want %q", got, want)
+	}
+
+	// A socket URL names its directory (escaped) and reads back as the socket.
+	dir := "/var/run/postgresql"
+	if got, want := socketURL(dir), "postgres://postgres@/postgres?host=%2Fvar%2Frun%2Fpostgresql&sslmode=disable"; got != want {
+		t.Errorf("socketURL = %q, want %q", got, want)
+	}
+	if got, want := postgresReach(socketURL(dir)), "its Unix socket in "+dir; got != want {
+		t.Errorf("postgresReach(socket) = %q, want %q", got, want)
 	}
 	for raw, want := range map[string]string{
 		"postgres://u:secret@db.example:5432/x":   "TCP to db.example:5432",
@@ -67,17 +84,25 @@ func TestWithDatabaseKeepsTheWayToTheServer(t *testing.T) {
 			t.Errorf("withDatabase(%q) = %q, %v; want %q", raw, got, err, want)
 		}
 	}
-	if _, err := withDatabase("postgres://%zz", "x"); err == nil {
-		t.Error("withDatabase accepted an unparsable URL")
+	if _, err := withDatabase("postgres://u:secret@%zz", "x"); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("withDatabase of an unparsable URL: %v, want an error that does not quote it", err)
 	}
 
-	// On a machine whose server has a socket, the default reaches it there, and so does a
-	// database URL derived from it.
-	server := localPostgresURL(postgresSocketDirs)
-	if !strings.HasPrefix(postgresReach(server), "its Unix socket") {
-		t.Skip("no PostgreSQL socket on this machine")
+	// On a machine whose test server answers on its socket, the default reaches it there, and
+	// so does a database URL derived from it.
+	testURL := os.Getenv("SUBPROV_TEST_POSTGRES_URL")
+	if testURL == "" {
+		t.Skip("SUBPROV_TEST_POSTGRES_URL not set")
 	}
-	for _, name := range []string{"postgres", "test"} {
+	parsed, err := url.Parse(testURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := localPostgresURL(context.Background(), postgresSocketDirs, ping)
+	if !strings.HasPrefix(postgresReach(server), "its Unix socket") {
+		t.Skip("the PostgreSQL server does not answer on a socket on this machine")
+	}
+	for _, name := range []string{"postgres", strings.TrimPrefix(parsed.Path, "/")} {
 		u, err := withDatabase(server, name)
 		if err != nil {
 			t.Fatal(err)

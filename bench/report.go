@@ -25,7 +25,7 @@ func (r *report) write(path string) error {
 	b.WriteString("# Benchmarks\n\nWritten by the load harness (`go run ./bench`); rerunning it rewrites this file. Targets are issue 9's.\n\n")
 	fmt.Fprintf(&b, "## Machine\n\n- `nproc`: %d\n- memory: %s\n- Go: %s\n- date: %s\n- wrk: %s\n", runtime.NumCPU(), memTotal(), runtime.Version(),
 		r.started.UTC().Format(time.RFC3339), wrkVersion())
-	if slices.Contains(o.engines, "postgres") {
+	if slices.ContainsFunc(r.engines, func(e *engineResult) bool { return e.engine == "postgres" }) {
 		fmt.Fprintf(&b, "- PostgreSQL: reached through %s (`--pg-url`)\n", postgresReach(o.pgURL))
 	}
 	b.WriteString("\n")
