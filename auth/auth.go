@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strings"
 	"time"
 
@@ -379,8 +380,9 @@ func (s *Service) CheckLink(ctx context.Context, token string, kinds ...TokenKin
 	return nil
 }
 
-// passwordLinks are the kinds of mailed token that set an account's password.
-var passwordLinks = []string{TokenSetup.Name, TokenActivation.Name, TokenPasswordReset.Name}
+// passwordLinks are the kinds of mailed token that set an account's password: the activation
+// links and the reset link.
+var passwordLinks = kindNames(slices.Concat(ActivationLinks, ResetLinks))
 
 // SetPassword stores an account's new password hash in tx and retires every outstanding link
 // that would set it again (set-up, activation, reset): links are single use (decisions §5),

@@ -284,7 +284,8 @@ func TestLockoutCountsLoginsAndPasswordChanges(t *testing.T) {
 					case "login":
 						return s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/login", Body: map[string]string{"email": email, "password": st.with}}).Status
 					case "clock":
-						return s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: s.Operator(), Body: map[string]int{"advance_seconds": 15*60 + 1}}).Status
+						advance(t, s, s.Operator(), 15*time.Minute+time.Second) // fails the test unless 200
+						return 200
 					}
 					next := "another-password-1"
 					if st.do == "change-short" {

@@ -1,8 +1,8 @@
 // Package web renders subprov's server-rendered pages: the sandbox payment page a marketplace
 // shopper pays on, the booking page a customer picks an installation slot on, and the password
-// page that set-up, activation and reset links open. Pages are
-// plain html/template with one shared layout and stylesheet, no script and no external asset,
-// so they work with a keyboard, a screen reader and no network beyond subprov itself.
+// page that set-up, activation and reset links open. Pages are plain html/template with one
+// shared layout and stylesheet, no script and no external asset, so they work with a keyboard,
+// a screen reader and no network beyond subprov itself.
 package web
 
 import (
