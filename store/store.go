@@ -178,10 +178,11 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("pgx", pgURL)
+	cfg, err := pgx.ParseConfig(pgURL)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
+	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(encodePQArrays))
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
@@ -190,11 +191,6 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 	if err := db.PingContext(pctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to postgres %s: %w", redactURL(databaseURL), err)
-	}
-	cfg, err := pgx.ParseConfig(pgURL)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open postgres: %w", err)
 	}
 	// The counters' connection waits at most 100 ms for the provider row: longer means this
 	// very transaction (or a long one like a bill run batch) holds it, and the caller then
@@ -257,6 +253,7 @@ type Tx struct {
 	s           *Store
 	afterCommit []func()
 	reindex     []string // subscribers whose search terms are rewritten just before commit
+	created     []string // subscribers this transaction inserted: none of their terms is indexed yet
 }
 
 // AfterCommit registers fn to run once tx has committed (never when it rolls back, nor for an

@@ -24,10 +24,13 @@ func TestRebind(t *testing.T) {
 		{store.SQLite, "SELECT ? , ?", "SELECT ? , ?"},
 		{store.Postgres, "SELECT ? , ?", "SELECT $1 , $2"},
 		{store.Postgres, "SELECT 1", "SELECT 1"},
+		{store.Postgres, "UPDATE t SET a = ?, b = ? WHERE id IN (?, ?, ?)", "UPDATE t SET a = $1, b = $2 WHERE id IN ($3, $4, $5)"},
 	}
 	for _, tt := range tests {
-		if got := tt.d.Rebind(tt.in); got != tt.want {
-			t.Errorf("%v.Rebind(%q) = %q, want %q", tt.d, tt.in, got, tt.want)
+		for range 2 { // converted, then from the memo
+			if got := tt.d.Rebind(tt.in); got != tt.want {
+				t.Errorf("%v.Rebind(%q) = %q, want %q", tt.d, tt.in, got, tt.want)
+			}
 		}
 	}
 }

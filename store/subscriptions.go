@@ -263,6 +263,7 @@ func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder su
 	if err := tx.upsertContact(ctx, sub.ID, "holder", sub.Holder, now); err != nil {
 		return nil, false, err
 	}
+	tx.created = append(tx.created, sub.ID)
 	tx.reindexAtCommit(sub.ID)
 	return sub, true, nil
 }
