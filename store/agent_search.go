@@ -289,9 +289,10 @@ func (tx *Tx) beforeCommit(ctx context.Context) error {
 // ReindexSubscriber rewrites a subscriber's search terms from its current rows, inside the
 // transaction that changed them: the terms its row lists and no longer applies are deleted by
 // the index's primary key, the new ones inserted, and the list updated. The insert skips a term
-// already indexed, except for a subscriber this transaction created, which has none: skipping
-// costs PostgreSQL a second look into the index for every term (an order's new subscriber has
-// about twenty).
+// already indexed, except for a subscriber this transaction created: its index rows were all
+// written by this transaction along with its list, so a term not in the list has no row.
+// Skipping costs PostgreSQL a second look into the index for every term, and an order's new
+// subscriber has about twenty.
 func (tx *Tx) ReindexSubscriber(ctx context.Context, subscriberID string) error {
 	if subscriberID == "" {
 		return nil

@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	subprov "github.com/subprov/subprov"
@@ -152,6 +154,49 @@ func TestReindexSkipsTermsIndexedBeforeTheList(t *testing.T) {
 		}
 		if got := searchP1(t, s, "marie tremblay"); !slices.Equal(got, []string{sub.ID}) {
 			t.Errorf("after the re-index: %v, want [%s]", got, sub.ID)
+		}
+	})
+}
+
+// TestReindexNewSubscriberTwiceInOneTransaction: a subscriber created in a transaction is
+// indexed without the conflict check; re-indexed again in the same transaction after a change,
+// it gains the new terms without a duplicate row, and is found by old and new values.
+func TestReindexNewSubscriberTwiceInOneTransaction(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		seedProvider(t, s, "p1")
+		var id string
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			sub, _, err := tx.EnsureSubscriber(ctx, "p1", subprov.Contact{FirstName: "Marie", LastName: "Tremblay", Email: "mt@example.ca"}, now)
+			if err != nil {
+				return err
+			}
+			id = sub.ID
+			if err := tx.ReindexSubscriber(ctx, id); err != nil {
+				return fmt.Errorf("first re-index: %w", err)
+			}
+			// The invoice contact is searchable: putting it re-indexes the subscriber again (and
+			// the commit looks once more).
+			return tx.PutInvoiceContact(ctx, id, subprov.Contact{FirstName: "Jean", LastName: "Gagnon", Email: "jg@example.ca"}, now)
+		})
+		if err != nil {
+			t.Fatalf("order's transaction: %v", err)
+		}
+		for _, q := range []string{"marie tremblay", "jean gagnon", "jg@example.ca"} {
+			if got := searchP1(t, s, q); !slices.Equal(got, []string{id}) {
+				t.Errorf("%q: %v, want [%s]", q, got, id)
+			}
+		}
+		rows, err := store.QueryStrings(ctx, s.R(), "terms", `SELECT term FROM customer_search_terms WHERE subscriber_id = ? ORDER BY term`, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed, err := store.QueryStrings(ctx, s.R(), "list", `SELECT search_terms FROM subscribers WHERE id = ?`, id)
+		if err != nil || len(listed) != 1 {
+			t.Fatalf("list: %v, %v", listed, err)
+		}
+		if list := strings.Fields(listed[0]); !slices.Equal(rows, list) {
+			t.Errorf("index rows %v, list %v", rows, list)
 		}
 	})
 }

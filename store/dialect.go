@@ -30,9 +30,9 @@ func (d Dialect) String() string {
 }
 
 // Rebind turns ? placeholders into $1, $2… for PostgreSQL. Queries in this package never put a
-// literal ? inside a string constant, so a plain scan is enough. Each query is converted once
-// (rebound): converting every statement anew was 3.5% of serve's CPU through PostgreSQL's
-// orders.
+// literal ? inside a string constant, so a plain scan is enough. A query is converted once and
+// the result kept (rebound): converting every statement anew was 3.5% of serve's CPU through
+// PostgreSQL's orders.
 func (d Dialect) Rebind(q string) string {
 	if d != Postgres || !strings.Contains(q, "?") {
 		return q
@@ -41,10 +41,11 @@ func (d Dialect) Rebind(q string) string {
 		return r.(string)
 	}
 	r := rebind(q)
-	// The store's queries are constants, or built with a count of placeholders (IN and
-	// VALUES lists of a batch): a few hundred. The bound keeps a caller that builds queries
-	// some other way from growing the memo without end.
-	if rebound.n.Load() < reboundMax {
+	// The store's queries are constants, or are built for a number of rows or values (a
+	// batch's VALUES or IN list). The constants are all shorter than reboundLongest; a long
+	// batch statement is converted each time, which costs little beside the statement itself,
+	// and the count bounds what the shorter ones keep.
+	if len(q) <= reboundLongest && rebound.n.Load() < reboundMax {
 		if _, loaded := rebound.LoadOrStore(q, r); !loaded {
 			rebound.n.Add(1)
 		}
@@ -58,7 +59,10 @@ var rebound struct {
 	n atomic.Int64
 }
 
-const reboundMax = 4096
+const (
+	reboundMax     = 4096
+	reboundLongest = 4096 // bytes
+)
 
 func rebind(q string) string {
 	var b strings.Builder

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"time"
@@ -17,10 +18,24 @@ import (
 // which builds the array's text form (by reflection for pq.GenericArray), and then parses
 // that text back to send the array in binary: in a CPU profile of orders on PostgreSQL it was
 // 7% of serve's CPU, most of River's insert. encodePQArrays lets pgx encode the slice inside
-// such an array directly instead, to the same values (strings, byte strings, integers,
-// booleans, timestamps); any other array keeps the Valuer path, as does a value the array's
-// plan was not made for.
+// such an array directly instead, to the values the text gave: strings, byte strings (a nil
+// one empty, as pq sends it), integers, booleans, and timestamps rounded to the microsecond
+// as PostgreSQL and pgx round their text. Strings go as they are, where the text path put
+// them through Go first: a jsonb element's text reaches the server unchanged (not re-encoded
+// from a Go value, which loses digits of long numbers), and invalid UTF-8 is refused by the
+// server instead of being replaced. Any other array keeps the Valuer path, as does a value
+// the array's plan was not made for: pgx then tries again in text, through Value.
+//
+// That second try needs the parameters' types, which pgx asks the server for unless the URL
+// sets default_query_exec_mode to exec or simple_protocol (as behind PgBouncer's transaction
+// pooling): then every parameter is of unknown type and text, plans are shared by all
+// parameters of one Go type, and pq.GenericArray's plan, made for one slice type, would refuse
+// the other. Sessions in those modes keep pgx's default.
 func encodePQArrays(_ context.Context, c *pgx.Conn) error {
+	switch c.Config().DefaultQueryExecMode {
+	case pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol:
+		return nil
+	}
 	encodePQArraysIn(c.TypeMap())
 	return nil
 }
@@ -57,7 +72,9 @@ func pqArraySlice(value any) (any, bool) {
 		}
 	case pq.GenericArray:
 		switch a := v.A.(type) {
-		case []time.Time, []int16:
+		case []time.Time:
+			return toMicroseconds(a), true
+		case []int16:
 			return a, true
 		}
 	}
@@ -83,6 +100,22 @@ func emptyForNil(a [][]byte) [][]byte {
 		if out[i] = b; b == nil {
 			out[i] = []byte{}
 		}
+	}
+	return out
+}
+
+// toMicroseconds is ts rounded to the microsecond as the text path rounds them: pq writes the
+// fraction of a second in full, and PostgreSQL, like pgx's parser of that text, reads it as a
+// double and rounds it half to even (pgx's binary encoding alone would cut it).
+func toMicroseconds(ts []time.Time) []time.Time {
+	if !slices.ContainsFunc(ts, func(t time.Time) bool { return t.Nanosecond()%1000 != 0 }) {
+		return ts
+	}
+	out := make([]time.Time, len(ts))
+	for i, t := range ts {
+		ns := t.Nanosecond()
+		us := int(math.RoundToEven(float64(ns) / 1e9 * 1e6))
+		out[i] = t.Add(time.Duration(us*1000 - ns))
 	}
 	return out
 }

@@ -11,7 +11,8 @@ import (
 
 // The pq arrays River passes are encoded from the slice they hold, to the same bytes pgx sends
 // when it goes through their Value (the array's text form, parsed back); other pq arrays keep
-// that path.
+// that path. (The jsonb elements are JSON as Go writes it, which the Value path gives back
+// unchanged; TestPQArraysReachPostgres checks JSON as written.)
 func TestEncodePQArrays(t *testing.T) {
 	at := time.Date(2026, 11, 27, 10, 42, 53, 123456000, time.FixedZone("EST", -5*3600))
 	tests := []struct {
@@ -27,6 +28,8 @@ func TestEncodePQArrays(t *testing.T) {
 		{"int32s as integer[]", pgtype.Int4ArrayOID, pq.Array([]int32{0, 7, -3}), true},
 		{"bools as boolean[]", pgtype.BoolArrayOID, pq.Array([]bool{true, false}), true},
 		{"times as timestamptz[]", pgtype.TimestamptzArrayOID, pq.Array([]time.Time{at, at.UTC().Add(time.Hour), {}}), true},
+		{"times rounded to the microsecond, half to even", pgtype.TimestamptzArrayOID, pq.Array([]time.Time{at.Add(789), at.Add(500), at.Add(1500),
+			time.Date(2026, 12, 31, 23, 59, 59, 999999600, time.UTC), time.Date(2026, 1, 1, 0, 0, 0, 500, time.UTC)}), true},
 		{"int16s as smallint[]", pgtype.Int2ArrayOID, pq.Array([]int16{25, -1, 0}), true},
 		{"byte strings as bytea[], a nil one empty as pq sends it (not NULL)", pgtype.ByteaArrayOID, pq.Array([][]byte{[]byte("k"), nil, {}}), true},
 		{"byte strings, none nil", pgtype.ByteaArrayOID, pq.Array([][]byte{[]byte("k\x00\xff")}), true},
