@@ -92,30 +92,31 @@ func held[A ~[]E, E any](a *A) (any, bool) {
 // emptyForNil is a as pq sends it: a nil element is an empty bytea, not NULL (River's insert
 // passes a job without a unique key so, and turns it to NULL itself).
 func emptyForNil(a [][]byte) [][]byte {
-	if !slices.ContainsFunc(a, func(b []byte) bool { return b == nil }) {
-		return a
-	}
-	out := make([][]byte, len(a))
-	for i, b := range a {
-		if out[i] = b; b == nil {
-			out[i] = []byte{}
-		}
-	}
-	return out
+	return replaced(a, func(b []byte) bool { return b == nil }, func([]byte) []byte { return []byte{} })
 }
 
 // toMicroseconds is ts rounded to the microsecond as the text path rounds them: pq writes the
 // fraction of a second in full, and PostgreSQL, like pgx's parser of that text, reads it as a
 // double and rounds it half to even (pgx's binary encoding alone would cut it).
 func toMicroseconds(ts []time.Time) []time.Time {
-	if !slices.ContainsFunc(ts, func(t time.Time) bool { return t.Nanosecond()%1000 != 0 }) {
-		return ts
-	}
-	out := make([]time.Time, len(ts))
-	for i, t := range ts {
+	return replaced(ts, func(t time.Time) bool { return t.Nanosecond()%1000 != 0 }, func(t time.Time) time.Time {
 		ns := t.Nanosecond()
 		us := int(math.RoundToEven(float64(ns) / 1e9 * 1e6))
-		out[i] = t.Add(time.Duration(us*1000 - ns))
+		return t.Add(time.Duration(us*1000 - ns))
+	})
+}
+
+// replaced is s with fix applied to each element that needs it, in a copy made only when
+// one does (River's arrays are passed as they are).
+func replaced[T any](s []T, needs func(T) bool, fix func(T) T) []T {
+	if !slices.ContainsFunc(s, needs) {
+		return s
+	}
+	out := make([]T, len(s))
+	for i, v := range s {
+		if out[i] = v; needs(v) {
+			out[i] = fix(v)
+		}
 	}
 	return out
 }

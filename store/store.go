@@ -182,10 +182,7 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(encodePQArrays))
-	db.SetMaxOpenConns(conns)
-	db.SetMaxIdleConns(conns)
-	db.SetConnMaxIdleTime(5 * time.Minute)
+	db := postgresPool(cfg, conns)
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {
@@ -207,16 +204,21 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 		searchDB: search}, nil
 }
 
-// sessionPool opens a pool of at most conns PostgreSQL sessions of cfg, each with one runtime
-// parameter set at connect.
-func sessionPool(cfg *pgx.ConnConfig, param, value string, conns int) *sql.DB {
-	c := cfg.Copy()
-	c.RuntimeParams[param] = value
-	pool := stdlib.OpenDB(*c)
+// postgresPool opens a pool of at most conns PostgreSQL sessions of cfg, kept open while in use
+// and each encoding River's arrays from their slices (pgarrays.go).
+func postgresPool(cfg *pgx.ConnConfig, conns int) *sql.DB {
+	pool := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(encodePQArrays))
 	pool.SetMaxOpenConns(conns)
 	pool.SetMaxIdleConns(conns)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
 	return pool
+}
+
+// sessionPool is postgresPool with one runtime parameter set at connect.
+func sessionPool(cfg *pgx.ConnConfig, param, value string, conns int) *sql.DB {
+	c := cfg.Copy()
+	c.RuntimeParams[param] = value
+	return postgresPool(c, conns)
 }
 
 // searchConns is the size of PostgreSQL's search pool: a search is two short reads, so ten
