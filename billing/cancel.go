@@ -17,8 +17,9 @@ import (
 // of the end date. If that month was invoiced, the unused days (end date to month end) come
 // back as a credit note and every open credit is swept into the refund; if not, a final
 // invoice bills the days served (from the month's start, or activation, to the day before the
-// end date) minus open credits. Amounts are gross. Credits are negative, charges positive, so
-// a negative total is money going back to the customer.
+// end date) minus open credits. A line waiting for its install or reinstall has neither.
+// Amounts are gross. Credits are negative, charges positive, so a negative total is money
+// going back to the customer.
 func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) ([]provisioning.CancelQuoteLine, bool, subprov.Money, error) {
 	loc := p.Location()
 	endDay := LocalDay(endedAt, loc)
@@ -34,15 +35,24 @@ func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *sub
 	if err != nil && !store.IsNoRows(err) {
 		return nil, false, 0, err
 	}
+	status := sub.Status // before the cancellation: ApplyCancellation gets the line already cancelled
+	if status == subprov.StatusCancelled && sub.StatusBeforeCancel != "" {
+		status = sub.StatusBeforeCancel
+	}
 	var lines []provisioning.CancelQuoteLine
-	if invoiced {
+	switch {
+	case status == subprov.StatusPendingInstall:
+		// A line waiting for its install, or for a reinstall after a technician reactivation,
+		// has been billed nothing since it last ended (billing starts at the visit): no days
+		// come back and none were served.
+	case invoiced:
 		unused := DaysFrom(endDay)
 		net := Prorate(plan.MonthlyPrice, unused, in)
 		if gross := net + Tax(net, p.TaxRateBP); gross > 0 {
 			lines = append(lines, provisioning.CancelQuoteLine{Type: "credit_note", Amount: -gross,
 				Description: fmt.Sprintf("Unused days %s to %s (%d of %d)", endDay.Format("2 Jan"), period.Day(in).Format("2 Jan 2006"), unused, in)})
 		}
-	} else {
+	default:
 		start := period.First()
 		if sub.ActivatedAt != nil {
 			if a := LocalDay(*sub.ActivatedAt, loc); a.After(start) {

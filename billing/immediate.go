@@ -139,7 +139,11 @@ type Withdrawal struct {
 // WithdrawCancellation undoes the money of a cancellation that has not taken effect, inside
 // tx: billing simply continues. A refund credit still open is voided; days whose money
 // already went back (credit refunded, paid out or applied) are invoiced again; an unpaid
-// final invoice is voided.
+// final invoice nothing has acted on is voided. A final invoice that stands (paid, being
+// charged by AutoPay, or with credits spent on it) keeps the days it bills (the month up to
+// the end date), and the rest of that month is invoiced now, as the days taken back are: the
+// month's recurring invoice, which the bill run skips for a line the month is invoiced for,
+// would otherwise bill those days a second time.
 func (s *Service) WithdrawCancellation(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) (*Withdrawal, error) {
 	w := &Withdrawal{VoidedCreditNotes: []string{}, VoidedInvoices: []string{}}
 	if sub.BillingOwner != subprov.BillingPlatform || sub.CanceledAt == nil || sub.EndedAt == nil {
@@ -150,7 +154,7 @@ func (s *Service) WithdrawCancellation(ctx context.Context, tx *store.Tx, p *sub
 	if err != nil {
 		return nil, err
 	}
-	takenBack := false
+	invoiceRest := false // the days from the end date to the month's end are billed again
 	for _, c := range credits {
 		if c.State == subprov.CreditOpen && c.Remaining == c.Amount {
 			if err := tx.VoidCredit(ctx, c.ID, now); err != nil {
@@ -164,9 +168,28 @@ func (s *Service) WithdrawCancellation(ctx context.Context, tx *store.Tx, p *sub
 				return nil, err
 			}
 		}
-		takenBack = true
+		invoiceRest = true
 	}
-	if takenBack {
+	final, status, err := tx.CancellationFinalInvoice(ctx, sub.ID, CancellationOccasion(sub))
+	if err != nil {
+		return nil, err
+	}
+	switch status {
+	case "open":
+		voided, err := tx.VoidUntouchedInvoice(ctx, final)
+		if err != nil {
+			return nil, err
+		}
+		if voided {
+			w.VoidedInvoices = append(w.VoidedInvoices, final)
+			break
+		}
+		// AutoPay is charging it, or credits were spent on it: it stands, as a paid one does.
+		invoiceRest = true
+	case "paid": // its days stay paid
+		invoiceRest = true
+	}
+	if invoiceRest {
 		plan, err := s.Store.PlanVersion(ctx, p.ID, sub.PlanVersionID)
 		if err != nil {
 			return nil, err
@@ -180,16 +203,6 @@ func (s *Service) WithdrawCancellation(ctx context.Context, tx *store.Tx, p *sub
 		if w.Reinvoiced, err = s.issue(ctx, tx, p, sub, "reactivation", CancellationOccasion(sub), period, LocalDay(now, p.Location()), []store.InvoiceLine{line}, now); err != nil {
 			return nil, err
 		}
-	}
-	final, err := tx.OpenFinalInvoice(ctx, sub.ID, *sub.CanceledAt)
-	if err != nil {
-		return nil, err
-	}
-	if final != "" {
-		if err := tx.VoidInvoice(ctx, final); err != nil {
-			return nil, err
-		}
-		w.VoidedInvoices = append(w.VoidedInvoices, final)
 	}
 	return w, nil
 }

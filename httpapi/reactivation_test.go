@@ -228,19 +228,23 @@ func TestReactivationWithdraw(t *testing.T) {
 		if r.Status != 200 || again["net"] != 6.0 {
 			t.Fatalf("withdraw after the refund: %d %s", r.Status, r.Raw)
 		}
-		// A cancellation in a month not yet invoiced leaves an unpaid final invoice: that is no
-		// blocker, since withdrawing voids it.
+		apptest.Eventually(t, 15*time.Second, "the days invoiced again to be paid", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'reactivation' AND status = 'paid'`, marieLine) == 1
+		})
+		// A cancellation in a month not yet invoiced leaves a final invoice; while AutoPay cannot
+		// charge it, it stays unpaid: that is no blocker, since withdrawing voids it.
+		setFault(s, x.op, "processor", "down")
 		x.cancel(marieLine, "2027-02-15")
 		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'final' AND status = 'open'`, marieLine); n != 1 {
 			t.Fatalf("%d open final invoices, want 1", n)
 		}
-		apptest.Eventually(t, 15*time.Second, "the days invoiced again to be paid", func() bool {
-			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'reactivation' AND status = 'paid'`, marieLine) == 1
-		})
 		if r := x.preview(marie); r.JSON["case"] != "withdraw" || r.JSON["eligible"] != true {
 			t.Fatalf("withdraw with its own open final invoice: %s", r.Raw)
 		}
-		if r := x.act(marie, marieLine); r.Status != 200 || count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'final' AND status = 'open'`, marieLine) != 0 {
+		r = x.act(marie, marieLine)
+		billing, _ = r.JSON["billing"].(map[string]any)
+		if r.Status != 200 || len(billing["voided_invoices"].([]any)) != 1 || billing["invoiced_again"] != nil ||
+			count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'final' AND status = 'void'`, marieLine) != 1 {
 			t.Fatalf("withdraw did not void the final invoice: %d %s", r.Status, r.Raw)
 		}
 		if r := x.preview(marie); r.JSON["case"] != nil {
@@ -254,6 +258,76 @@ func TestReactivationWithdraw(t *testing.T) {
 		x.cancel(marieLine, "2027-02-20")
 		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'final' AND status = 'open' AND net_minor = 4071`, marieLine); n != 1 {
 			t.Fatalf("%d open final invoices for the second cancellation, want 1", n)
+		}
+	})
+}
+
+// TestReactivationWithdrawAfterPaidFinalInvoice: a cancellation in a month not yet invoiced
+// bills the days served by a final invoice, which AutoPay charges at once; withdrawing it keeps
+// those days paid and invoices the rest of the month, so the month costs its price once and
+// the bill run adds no recurring invoice on top.
+func TestReactivationWithdrawAfterPaidFinalInvoice(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		x := newReactivation(t, s)
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		december := func(kind, status string) int {
+			return count(t, s, `SELECT COALESCE(SUM(net_minor), 0) FROM invoices WHERE subscription_id = ? AND period = '2026-12' AND kind = ? AND status = ?`,
+				marieLine, kind, status)
+		}
+		x.cancel(marieLine, "2026-12-15")
+		apptest.Eventually(t, 15*time.Second, "the final invoice charged", func() bool { return december("final", "paid") > 0 })
+		if got := december("final", "paid"); got != 2710 { // 60.00 x 14/31, 1 to 14 December
+			t.Fatalf("final invoice net %d, want 2710", got)
+		}
+		r := x.act(marie, marieLine)
+		billing, _ := r.JSON["billing"].(map[string]any)
+		again, _ := billing["invoiced_again"].(map[string]any)
+		if r.Status != 200 || r.JSON["case"] != "withdraw" || len(billing["voided_invoices"].([]any)) != 0 || again["net"] != 32.9 { // 60.00 x 17/31
+			t.Fatalf("withdraw after a paid final invoice: %d %s", r.Status, r.Raw)
+		}
+		if err := s.Billing.BillRun(context.Background(), billRun(northwind, "2026-12")); err != nil {
+			t.Fatal(err)
+		}
+		if n := december("recurring", "open") + december("recurring", "paid"); n != 0 {
+			t.Fatalf("December billed again by the bill run: %d", n)
+		}
+		if n := count(t, s, `SELECT COALESCE(SUM(net_minor), 0) FROM invoices WHERE subscription_id = ? AND period = '2026-12' AND status <> 'void'`, marieLine); n != 6000 {
+			t.Fatalf("December bills %d, want its price 6000", n)
+		}
+		// Cancelled again within December, the month counts as invoiced: the unused days come
+		// back as a credit note (60.00 x 11/31 gross of tax, 21 to 31 December), nothing is billed twice.
+		x.cancel(marieLine, "2026-12-21")
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'final' AND status <> 'void'`, marieLine); n != 1 {
+			t.Fatalf("%d final invoices, want only the first cancellation's", n)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND reason = 'cancellation'`, marieLine); n != 1 {
+			t.Fatalf("%d cancellation credit notes, want 1", n)
+		}
+	})
+}
+
+// TestReactivationWithdrawKeepsAFinalInvoiceBeingCharged: an unpaid final invoice whose
+// AutoPay attempt is under way is not voided (the charge may still land on it): it stands as a
+// paid one does, and the rest of the month is invoiced.
+func TestReactivationWithdrawKeepsAFinalInvoiceBeingCharged(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		x := newReactivation(t, s)
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		// The processor does not answer: AutoPay's attempt on the final invoice, claimed by its
+		// sweep (store.ClaimCharge), stays in flight, retried with the same key.
+		setFault(s, x.op, "processor", "down")
+		x.cancel(marieLine, "2026-12-15")
+		apptest.Eventually(t, 15*time.Second, "AutoPay to claim the final invoice", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'final' AND status = 'open' AND charge_queued_at IS NOT NULL`, marieLine) == 1
+		})
+		r := x.act(marie, marieLine)
+		billing, _ := r.JSON["billing"].(map[string]any)
+		again, _ := billing["invoiced_again"].(map[string]any)
+		if r.Status != 200 || len(billing["voided_invoices"].([]any)) != 0 || again["net"] != 32.9 {
+			t.Fatalf("withdraw while the final invoice is being charged: %d %s", r.Status, r.Raw)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'final' AND status = 'open'`, marieLine); n != 1 {
+			t.Fatal("the final invoice being charged was voided")
 		}
 	})
 }
@@ -322,6 +396,24 @@ func TestReactivateTechnician(t *testing.T) {
 		}
 		if count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ?`, queen) != invoices {
 			t.Fatal("something was charged")
+		}
+		// Cancelled again before the visit and withdrawn, the line waits for its reinstall
+		// again, not for a first install. Billed nothing since its service ended, it has no
+		// money to settle either way.
+		credits := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ?`, queen)
+		x.cancel(queen, "2026-11-30")
+		if count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ?`, queen) != credits ||
+			count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ?`, queen) != invoices {
+			t.Fatal("cancelling a line that waits for its reinstall credited or billed it")
+		}
+		if r := x.act(marie, queen); r.Status != 200 || r.JSON["case"] != "withdraw" || r.JSON["status"] != "PENDING_INSTALL" {
+			t.Fatalf("withdraw before the reinstall: %d %s", r.Status, r.Raw)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM install_jobs WHERE subscription_id = ? AND state = 'open' AND kind = 'reinstall'`, queen); n != 1 {
+			t.Fatalf("%d open reinstall jobs after the withdrawal, want 1", n)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM install_jobs WHERE subscription_id = ? AND state = 'open' AND kind = 'install'`, queen); n != 0 {
+			t.Fatal("the withdrawal opened a first install")
 		}
 		// The technician's visit makes it ACTIVE: billing resumes with the rest of the period
 		// (no setup fee, not a first invoice) and the holder gets the reactivation mail.

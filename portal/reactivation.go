@@ -212,7 +212,16 @@ func (s *Service) withdraw(ctx context.Context, p *subprov.Provider, v *Reactiva
 	r := provisioning.Reinstatement{Reinstatement: store.Reinstatement{Status: status,
 		WorkflowState: provisioning.WorkflowOf(status, sub.PortID != "" && sub.ActivatedAt != nil)}}
 	if status == subprov.StatusPendingInstall {
-		r.InstallKind = "install" // the cancellation closed the install job
+		// The cancellation closed the line's install job: open one of the same kind again (a
+		// reinstall after a technician reactivation stays a reinstall).
+		jobs, err := s.Store.InstallJobsOf(ctx, sub.ID)
+		if err != nil {
+			return nil, err
+		}
+		r.InstallKind = "install"
+		if len(jobs) > 0 {
+			r.InstallKind = jobs[len(jobs)-1].Kind
+		}
 	}
 	res := &ReactivationResult{View: v}
 	out, err := s.Provisioning.Reinstate(ctx, p, sub.ID, r, func(tx *store.Tx, cur *subprov.Subscription) error {

@@ -135,10 +135,17 @@ func (tx *Tx) ConsumeAdjustments(ctx context.Context, ids []string, invoiceID st
 	return nil
 }
 
-// PeriodInvoice returns a line's first or recurring invoice for a period, if any.
+// monthKinds are the kinds of invoice that bill a line's month: once a line has one for a
+// period, the bill run issues it no recurring invoice for that period (DueRecurring), and the
+// month counts as invoiced (PeriodInvoice). A reactivation invoice bills the rest of a month,
+// whose days before it were billed already or not served.
+const monthKinds = `'recurring', 'first', 'reactivation'`
+
+// PeriodInvoice returns the invoice that billed a line's month (monthKinds), the first one
+// issued, if any.
 func (s *Store) PeriodInvoice(ctx context.Context, q Querier, subscriptionID, period string) (*subprov.Invoice, error) {
 	inv, err := scanInvoice(q.QueryRow(ctx, `SELECT `+invoiceColumns+` FROM invoices WHERE subscription_id = ? AND period = ?
-		AND kind IN ('first', 'recurring') ORDER BY created_at LIMIT 1`, subscriptionID, period))
+		AND kind IN (`+monthKinds+`) ORDER BY created_at LIMIT 1`, subscriptionID, period))
 	if err != nil {
 		return nil, err
 	}

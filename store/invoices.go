@@ -249,7 +249,7 @@ func (tx *Tx) ClaimCharge(ctx context.Context, id string, now time.Time) (bool, 
 func (s *Store) DueRecurring(ctx context.Context, providerID, period string, dayOfMonth int, periodStart time.Time, afterID string, limit int) ([]*subprov.Subscription, error) {
 	return listSubscriptions(ctx, s.R(), "due recurring", `WHERE s.provider_id = ? AND s.billing_owner = 'platform' AND s.status IN ('ACTIVE', 'SUSPENDED')
 			AND s.billing_day <= ? AND s.activated_at < ? AND s.id > ?
-			AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.subscription_id = s.id AND i.period = ? AND i.kind IN ('recurring', 'first', 'reactivation'))
+			AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.subscription_id = s.id AND i.period = ? AND i.kind IN (`+monthKinds+`))
 		ORDER BY s.id LIMIT ?`, providerID, dayOfMonth, periodStart.UTC(), afterID, period, limit)
 }
 

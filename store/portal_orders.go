@@ -121,28 +121,36 @@ func (tx *Tx) VoidCredit(ctx context.Context, id string, now time.Time) error {
 	return nil
 }
 
-// OpenFinalInvoice returns a line's unpaid final invoice issued at or after canceledAt.
-func (tx *Tx) OpenFinalInvoice(ctx context.Context, subscriptionID string, canceledAt time.Time) (string, error) {
-	var id string
-	err := tx.QueryRow(ctx, `SELECT id FROM invoices WHERE subscription_id = ? AND kind = 'final' AND status = 'open' AND created_at >= ?`,
-		subscriptionID, canceledAt.UTC()).Scan(&id)
+// CancellationFinalInvoice returns the final invoice a cancellation issued (occasion names
+// the cancellation, billing.CancellationOccasion) and its status; "" when there is none.
+func (tx *Tx) CancellationFinalInvoice(ctx context.Context, subscriptionID, occasion string) (id, status string, err error) {
+	err = tx.QueryRow(ctx, `SELECT id, status FROM invoices WHERE subscription_id = ? AND kind = 'final' AND occasion = ?`,
+		subscriptionID, occasion).Scan(&id, &status)
 	if IsNoRows(err) {
-		return "", nil
+		return "", "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("open final invoice: %w", err)
+		return "", "", fmt.Errorf("final invoice of the cancellation: %w", err)
 	}
-	return id, nil
+	return id, status, nil
 }
 
-// VoidInvoice voids an unpaid invoice: no further AutoPay attempt is made.
-func (tx *Tx) VoidInvoice(ctx context.Context, id string) error {
-	_, err := tx.Exec(ctx, `UPDATE invoices SET status = 'void', next_charge_at = NULL, charge_queued_at = NULL WHERE id = ? AND status = 'open'`, id)
-	if err == nil {
-		_, err = tx.Exec(ctx, `UPDATE ledger_documents SET state = 'void' WHERE invoice_id = ?`, id)
-	}
+// VoidUntouchedInvoice voids an unpaid invoice that nothing has acted on yet: no AutoPay
+// attempt claimed (ClaimCharge, the only way an open invoice is charged, claims it first, so a
+// void and a charge exclude each other), no credit note or plan-change adjustment spent on it
+// (voiding would lose them). It reports whether it voided the invoice.
+func (tx *Tx) VoidUntouchedInvoice(ctx context.Context, id string) (bool, error) {
+	res, err := tx.Exec(ctx, `UPDATE invoices SET status = 'void', next_charge_at = NULL WHERE id = ? AND status = 'open' AND charge_queued_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM credit_notes c WHERE c.applied_to_invoice_id = invoices.id)
+		AND NOT EXISTS (SELECT 1 FROM billing_adjustments a WHERE a.invoice_id = invoices.id)`, id)
 	if err != nil {
-		return fmt.Errorf("void invoice %s: %w", id, err)
+		return false, fmt.Errorf("void invoice %s: %w", id, err)
 	}
-	return nil
+	if n, _ := res.RowsAffected(); n != 1 {
+		return false, nil
+	}
+	if _, err := tx.Exec(ctx, `UPDATE ledger_documents SET state = 'void' WHERE invoice_id = ?`, id); err != nil {
+		return false, fmt.Errorf("void invoice %s: %w", id, err)
+	}
+	return true, nil
 }
