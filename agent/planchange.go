@@ -17,19 +17,34 @@ import (
 )
 
 // PreviewRequest asks what a plan change would cost. subscription_id is needed only when the
-// customer has more than one line that could change plan.
+// customer has more than one line that could change plan. The apply call's own fields
+// (confirm, quote_id) are accepted and ignored, so one body serves both calls.
 type PreviewRequest struct {
-	PlanVersionID  string `json:"plan_version_id"`
-	SubscriptionID string `json:"subscription_id,omitempty"`
+	PlanVersionID  string       `json:"plan_version_id"`
+	SubscriptionID string       `json:"subscription_id,omitempty"`
+	Confirm        Confirmation `json:"confirm,omitempty"`
+	QuoteID        string       `json:"quote_id,omitempty"`
 }
 
 // ApplyRequest applies a plan change: confirm must be true, after the customer heard the
 // preview. quote_id, when sent, must still match what a preview gives now.
 type ApplyRequest struct {
-	PlanVersionID  string `json:"plan_version_id"`
-	SubscriptionID string `json:"subscription_id,omitempty"`
-	Confirm        bool   `json:"confirm,omitempty"`
-	QuoteID        string `json:"quote_id,omitempty"`
+	PlanVersionID  string       `json:"plan_version_id"`
+	SubscriptionID string       `json:"subscription_id,omitempty"`
+	Confirm        Confirmation `json:"confirm,omitempty"`
+	QuoteID        string       `json:"quote_id,omitempty"`
+}
+
+// Confirmation is the apply call's confirm field. Only the JSON value true confirms; any other
+// value ("true", 1, null, false) leaves the change unconfirmed, which is 400
+// confirmation_required (interface.md: "Must include confirm: true, else 400"), not a
+// validation error.
+type Confirmation bool
+
+// UnmarshalJSON accepts any JSON value; only true confirms.
+func (c *Confirmation) UnmarshalJSON(b []byte) error {
+	*c = Confirmation(string(b) == "true")
+	return nil
 }
 
 // PlanChangePreview is the exact billing impact of a plan change (plan-change preview rules).

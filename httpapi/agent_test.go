@@ -293,13 +293,35 @@ func TestAgentVerificationCodes(t *testing.T) {
 		if res := issue(map[string]string{"customer_id": priyaID}); res.Status != 429 {
 			t.Fatalf("61st code from one key: %d %s", res.Status, res.Raw)
 		}
-		// SMS: Northwind has no SMS configured; Maple has, but the gateway is not set up here.
+		// SMS: Northwind has no SMS configured. Maple has; with no gateway set up, dev mode (the
+		// tests', the demo's) writes the text to the outbox instead, where the code can be read.
 		agentError(t, issue(map[string]string{"customer_id": marieID, "channel": "sms"}), 503, "dependency_unconfigured")
-		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/issue", Headers: apptest.Key(fixture.DemoOtherProviderKey),
-			Body: map[string]string{"customer_id": liamID, "channel": "sms"}}), 503, "dependency_unconfigured")
+		maple := apptest.Key(fixture.DemoOtherProviderKey)
+		res = s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/issue", Headers: maple, Body: map[string]string{"customer_id": liamID, "channel": "sms"}})
+		if res.Status != 202 || res.JSON["channel"] != "sms" || res.JSON["destination"] != "***-***-0123" {
+			t.Fatalf("sms in dev mode: %d %s", res.Status, res.Raw)
+		}
+		texts := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=604-555-0123", Headers: s.Operator()}).JSON["messages"].([]any)
+		text, _ := texts[0].(map[string]any)
+		smsCode := regexp.MustCompile(`\b(\d{6})\b`).FindStringSubmatch(fmt.Sprint(text["body"]))
+		if len(texts) != 1 || text["subject"] != "SMS" || text["status"] != "logged" || smsCode == nil {
+			t.Fatalf("the SMS in the outbox: %v", texts)
+		}
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/check", Headers: maple, Body: map[string]string{"customer_id": liamID, "code": smsCode[1]}}); res.Status != 200 {
+			t.Fatalf("check the SMS code: %d %s", res.Status, res.Raw)
+		}
 		agentError(t, issue(map[string]string{"customer_id": marieID, "channel": "fax"}), 422, "validation_error")
 		agentError(t, issue(map[string]string{"customer_id": marieID, "extra": "x"}), 422, "validation_error")
 	})
+}
+
+// TestAgentSMSNeedsAGatewayOutsideDevMode: a provider with sms_configured and no gateway
+// configured in the process answers 503 outside dev mode (nothing pretends to send).
+func TestAgentSMSNeedsAGatewayOutsideDevMode(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/issue", Headers: apptest.Key(fixture.DemoOtherProviderKey),
+			Body: map[string]string{"customer_id": liamID, "channel": "sms"}}), 503, "dependency_unconfigured")
+	}, func(c *config.Config) { c.Dev = false })
 }
 
 func TestAgentVerificationBySMS(t *testing.T) {
@@ -490,7 +512,15 @@ func TestAgentPlanChange(t *testing.T) {
 		}
 		quote := res.JSON["quote_id"].(string)
 		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre1000}}), 400, "confirmation_required")
-		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre1000, "confirm": false}}), 400, "confirmation_required")
+		// Only the JSON value true confirms: anything else is unconfirmed, not malformed.
+		for _, confirm := range []any{false, "true", 1, nil, map[string]any{}} {
+			agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre1000, "confirm": confirm}}), 400, "confirmation_required")
+		}
+		// The preview takes the apply call's body as it is (confirm and quote_id are ignored).
+		if res := s.Do(apptest.Request{Method: "POST", Path: path + "/preview", Headers: mh,
+			Body: map[string]any{"plan_version_id": fibre1000, "confirm": true, "quote_id": quote}}); res.Status != 200 || res.JSON["quote_id"] != quote {
+			t.Fatalf("preview with the apply body: %d %s", res.Status, res.Raw)
+		}
 		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre150, "confirm": true, "quote_id": quote}}), 409, "quote_stale")
 
 		idem := agentHeaders(fixture.DemoAgentKey, mh["X-Verified-Session"])
@@ -507,6 +537,10 @@ func TestAgentPlanChange(t *testing.T) {
 		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: idem, Body: map[string]any{"plan_version_id": fibre150, "confirm": true}}), 409, "idempotency_conflict")
 		// Once per calendar day: the second change is refused; the agent cannot override.
 		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre150, "confirm": true}}), 409, "plan_change_limit")
+		// The same apply sent again without a key is a second change that day too, though the
+		// line already has that plan.
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre1000, "confirm": true}}), 409, "plan_change_limit")
+		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path + "/preview", Headers: mh, Body: map[string]any{"plan_version_id": fibre1000}}), 409, "plan_change_limit")
 		var audits int
 		if err := s.Store.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_log WHERE subject_id = ? AND action = 'subscription.plan_changed'`, marieLine).Scan(&audits); err != nil || audits != 1 {
 			t.Errorf("audit entries: %d %v", audits, err)
@@ -596,7 +630,7 @@ func TestAgentChecksComeBeforeTheBody(t *testing.T) {
 			{"POST", "/notes", map[string]any{"note": 5}},
 			{"PATCH", "/contact", map[string]string{"foo": "x"}},
 			{"PATCH", "/contact", map[string]string{}},
-			{"POST", "/plan-change", map[string]string{"confirm": "yes"}},
+			{"POST", "/plan-change", map[string]any{"plan_version_id": 5, "confirm": true}},
 			{"POST", "/plan-change", map[string]any{"plan_version_id": fibre1000, "confirm": true, "surprise": 1}},
 			{"POST", "/plan-change/preview", map[string]any{"plan_version_id": 1000}},
 			{"POST", "/password-reset", map[string]string{"action": "bogus"}},
