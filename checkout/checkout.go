@@ -169,8 +169,10 @@ func withSessionID(base, id string) string {
 }
 
 // load returns a session for any call that names one, applying the age check first: unknown
-// is 404; pending and unread for two hours is marked expired and, like expired and cancelled
-// sessions, answers 410 with the nested error body.
+// is 404; pending and unread for two hours is marked expired and, like a session expired
+// before, answers 410 with the nested error body, whoever asks (interface.md: the age check
+// runs before authentication). A cancelled session is returned: its 410 comes after the
+// caller's secret is checked (cancelled).
 func (s *Service) load(ctx context.Context, id string) (*subprov.CheckoutSession, error) {
 	sess, err := s.Store.CheckoutSession(ctx, id)
 	if err != nil {
@@ -190,19 +192,24 @@ func (s *Service) load(ctx context.Context, id string) (*subprov.CheckoutSession
 		}
 		sess.Status, sess.ExpiredAt = subprov.SessionExpired, &at
 	}
-	switch sess.Status {
-	case subprov.SessionExpired:
+	if sess.Status == subprov.SessionExpired {
 		at := sess.ExpiresAt()
 		if sess.ExpiredAt != nil {
 			at = *sess.ExpiredAt
 		}
 		return nil, &subprov.Error{Code: subprov.EGONE, Reason: "session_expired", Message: "Checkout session has expired",
 			Extra: map[string]any{"expired_at": at.UTC().Format(time.RFC3339)}}
-	case subprov.SessionCancelled:
-		return nil, &subprov.Error{Code: subprov.EGONE, Reason: "session_cancelled", Message: "Checkout session was cancelled",
-			Extra: map[string]any{"cancelled_at": formatTime(sess.CancelledAt)}}
 	}
 	return sess, nil
+}
+
+// cancelled is the 410 of a cancelled session, for a caller allowed to know of it: the nested
+// error body with the message only (interface.md, Errors: only the expired case adds a field).
+func cancelled(sess *subprov.CheckoutSession) error {
+	if sess.Status != subprov.SessionCancelled {
+		return nil
+	}
+	return subprov.Errorf(subprov.EGONE, "session_cancelled", "Checkout session was cancelled")
 }
 
 var errSessionNotFound = subprov.NotFound("Checkout session")
@@ -220,7 +227,8 @@ func (s *Service) authorize(ctx context.Context, sess *subprov.CheckoutSession, 
 	return p, nil
 }
 
-// session loads a session, checks its age, then the caller's secret.
+// session loads a session, checks its age, then the caller's secret, then whether it was
+// cancelled.
 func (s *Service) session(ctx context.Context, id, secret string) (*subprov.CheckoutSession, *subprov.Provider, error) {
 	sess, err := s.load(ctx, id)
 	if err != nil {
@@ -230,14 +238,17 @@ func (s *Service) session(ctx context.Context, id, secret string) (*subprov.Chec
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := cancelled(sess); err != nil {
+		return nil, nil, err
+	}
 	return sess, p, nil
 }
 
 // Check runs the checks a call naming session id makes before anything else, in their order:
-// the session exists (404), is not expired by age (410, and marked expired) or cancelled (410),
-// and the secret is its provider's (401 missing or unknown, 404 another provider's). The HTTP
-// layer runs it when a body does not decode, so such a call answers what the session's state
-// and the caller's secret call for before the body's problems.
+// the session exists (404), is not expired by age (410, and marked expired), the secret is its
+// provider's (401 missing or unknown, 404 another provider's), and it is not cancelled (410).
+// The HTTP layer runs it when a body does not decode, so such a call answers what the
+// session's state and the caller's secret call for before the body's problems.
 func (s *Service) Check(ctx context.Context, id, secret string) error {
 	_, _, err := s.session(ctx, id, secret)
 	return err
@@ -351,11 +362,4 @@ func (s *Service) ShowExpired(sessions []*subprov.CheckoutSession) {
 			c.Status, c.ExpiredAt = subprov.SessionExpired, &at
 		}
 	}
-}
-
-func formatTime(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.UTC().Format(time.RFC3339)
 }

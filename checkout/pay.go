@@ -66,6 +66,9 @@ func (s *Service) sandboxSession(ctx context.Context, id string) (*subprov.Check
 	if !p.Sandbox {
 		return nil, nil, errSessionNotFound
 	}
+	if err := cancelled(sess); err != nil {
+		return nil, nil, err
+	}
 	return sess, p, nil
 }
 

@@ -265,7 +265,7 @@ func (s *server) handleAnonymousComplete(w http.ResponseWriter, r *http.Request)
 		job = res.JobID
 	}
 	out := map[string]any{"subscription_id": sub.ID, "external_subscription_id": strOrNil(sub.ExternalSubscriptionID), "status": sub.Status,
-		"workflow_state": sub.WorkflowState, "anonymous": true, "job_id": job, "idempotent_replay": res.Replay}
+		"workflow_state": sub.WorkflowState, "anonymous": sub.Anonymous, "job_id": job, "idempotent_replay": res.Replay}
 	if res.Route != "" {
 		out["route"] = res.Route
 	}

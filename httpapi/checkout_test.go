@@ -198,14 +198,25 @@ func TestCheckoutSessionReadExpiryAndPatch(t *testing.T) {
 			t.Errorf("refused patches changed the session: %s", res.Raw)
 		}
 
-		// Cancelled sessions answer 410 with the nested body.
+		// A cancelled session answers 410 with the nested body (its message only) to its
+		// provider; the age check alone comes before authentication, so any other caller gets
+		// what a live session would give it.
 		cancelled := session(t, s, nil)
 		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/sessions/" + cancelled + "/cancel", Headers: secret(northwindSecret)}); res.Status != 200 {
 			t.Fatalf("cancel: %d %s", res.Status, res.Raw)
 		}
-		res = s.Do(apptest.Request{Method: "GET", Path: "/partner/external-checkout/sessions/" + cancelled})
-		if res.Status != 410 || detail(res)["detail"] == nil {
-			t.Errorf("cancelled session: %d %s", res.Status, res.Raw)
+		for _, c := range []struct {
+			name    string
+			headers map[string]string
+			want    int
+		}{{"no secret", nil, 401}, {"a wrong secret", secret("whsec_wrong"), 401}, {"another provider's secret", secret(mapleSecret), 404}, {"its provider's secret", secret(northwindSecret), 410}} {
+			res := s.Do(apptest.Request{Method: "GET", Path: "/partner/external-checkout/sessions/" + cancelled, Headers: c.headers})
+			if res.Status != c.want {
+				t.Errorf("cancelled session, %s: %d %s, want %d", c.name, res.Status, res.Raw, c.want)
+			}
+			if inner := detail(res); c.want == 410 && (len(inner) != 1 || inner["detail"] != "Checkout session was cancelled") {
+				t.Errorf("cancelled session's body: %s", res.Raw)
+			}
 		}
 		if res := patch(map[string]any{"partner_reference_id": "x"}); res.Status != 200 {
 			t.Errorf("patch a redirected session: %d", res.Status)
@@ -379,6 +390,13 @@ func TestCheckoutCompleteSessionWinsAndReplays(t *testing.T) {
 			if _, ok := res.JSON["job_id"]; ok {
 				t.Errorf("a replay carries no job_id: %s", res.Raw)
 			}
+		}
+		// anonymous-complete replays the completed session's line as it is: with a subscriber,
+		// so not anonymous (and, as every anonymous-complete answer, without subscriber_id).
+		res = anonymous(s, map[string]any{"session_id": id, "external_subscription_id": "mkt-1", "service_provider_document_id": "nwf-spd-2026"})
+		if _, ok := res.JSON["subscriber_id"]; res.Status != 200 || res.JSON["subscription_id"] != subID || res.JSON["idempotent_replay"] != true ||
+			res.JSON["anonymous"] != false || ok {
+			t.Errorf("anonymous replay of a completion with a subscriber: %d %s", res.Status, res.Raw)
 		}
 		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE checkout_session_id = ?`, id); n != 1 {
 			t.Errorf("%d lines for one session", n)
