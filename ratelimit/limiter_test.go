@@ -30,66 +30,57 @@ type scenario struct {
 }
 
 // scenarios is written once and run against every Limiter implementation so
-// Memory and Redis are held to the same behaviour.
+// Memory and Redis are held to the same behaviour: at most Rate requests in
+// any Period.
 var scenarios = []scenario{
 	{
-		name:  "burst then refusal",
-		limit: Limit{Rate: 5, Period: time.Minute, Burst: 5},
+		name:  "the limit, then refusal until the first leaves the window",
+		limit: Limit{Rate: 5, Period: time.Minute},
 		calls: []call{
 			{key: "a", times: 5, allow: true},
-			{key: "a", times: 3, allow: false, retry: 12 * time.Second},
+			{key: "a", times: 3, allow: false, retry: time.Minute},
 		},
 	},
 	{
-		name:  "300 per minute refuses the 301st after 200ms",
-		limit: Limit{Rate: 300, Period: time.Minute, Burst: 300},
+		// A token bucket would have let a few more through by now, refilled
+		// while the 300 were served.
+		name:  "300 per minute refuses the 301st and the ones after it",
+		limit: PerMinute(300),
 		calls: []call{
 			{key: "a", times: 300, allow: true},
-			{key: "a", allow: false, retry: 200 * time.Millisecond},
+			{sleep: 100 * time.Millisecond, key: "a", times: 5, allow: false, retry: time.Minute},
 		},
 	},
 	{
-		name:  "PerMinute matches the explicit limit",
+		name:  "PerMinute is Rate per minute",
 		limit: PerMinute(3),
 		calls: []call{
 			{key: "a", times: 3, allow: true},
-			{key: "a", allow: false, retry: 20 * time.Second},
-		},
-	},
-	{
-		name:  "zero burst defaults to rate",
-		limit: Limit{Rate: 4, Period: time.Minute},
-		calls: []call{
-			{key: "a", times: 4, allow: true},
-			{key: "a", allow: false, retry: 15 * time.Second},
-		},
-	},
-	{
-		name:  "burst smaller than rate",
-		limit: Limit{Rate: 60, Period: time.Minute, Burst: 2},
-		calls: []call{
-			{key: "a", times: 2, allow: true},
-			{key: "a", allow: false, retry: time.Second},
+			{key: "a", allow: false, retry: time.Minute},
 		},
 	},
 	{
 		name:  "independent keys",
-		limit: Limit{Rate: 2, Period: time.Hour, Burst: 2},
+		limit: Limit{Rate: 2, Period: time.Hour},
 		calls: []call{
 			{key: "a", times: 2, allow: true},
-			{key: "a", allow: false, retry: 30 * time.Minute},
+			{key: "a", allow: false, retry: time.Hour},
 			{key: "b", times: 2, allow: true},
-			{key: "b", allow: false, retry: 30 * time.Minute},
-			{key: "a", allow: false, retry: 30 * time.Minute},
+			{key: "b", allow: false, retry: time.Hour},
+			{key: "a", allow: false, retry: time.Hour},
 		},
 	},
 	{
-		name:  "refills with real time",
-		limit: Limit{Rate: 20, Period: time.Second, Burst: 1},
+		// The window slides: the first request leaves it first, and the
+		// second one still counts after that.
+		name:  "each request counts for one period after it",
+		limit: Limit{Rate: 2, Period: 600 * time.Millisecond},
 		calls: []call{
 			{key: "a", allow: true},
-			{key: "a", allow: false, retry: 50 * time.Millisecond},
-			{sleep: 70 * time.Millisecond, key: "a", allow: true},
+			{sleep: 300 * time.Millisecond, key: "a", allow: true},
+			{key: "a", allow: false, retry: 600 * time.Millisecond},
+			{sleep: 400 * time.Millisecond, key: "a", allow: true},
+			{key: "a", allow: false},
 		},
 	},
 	{
@@ -99,25 +90,17 @@ var scenarios = []scenario{
 	},
 	{
 		name:  "negative rate is unlimited",
-		limit: Limit{Rate: -1, Period: time.Minute, Burst: -5},
+		limit: Limit{Rate: -1, Period: time.Minute},
 		calls: []call{{key: "a", times: 100, allow: true}},
 	},
 	{
 		name:  "zero period is unlimited",
-		limit: Limit{Rate: 1, Burst: 1},
+		limit: Limit{Rate: 1},
 		calls: []call{{key: "a", times: 100, allow: true}},
 	},
 	{
-		name:  "negative burst defaults to rate",
-		limit: Limit{Rate: 2, Period: time.Minute, Burst: -3},
-		calls: []call{
-			{key: "a", times: 2, allow: true},
-			{key: "a", allow: false, retry: 30 * time.Second},
-		},
-	},
-	{
 		name:  "empty key is a key like any other",
-		limit: Limit{Rate: 1, Period: time.Minute, Burst: 1},
+		limit: PerMinute(1),
 		calls: []call{
 			{key: "", allow: true},
 			{key: "", allow: false, retry: time.Minute},
@@ -125,8 +108,7 @@ var scenarios = []scenario{
 	},
 }
 
-// retrySlack absorbs float rounding in the Lua script (seconds as doubles,
-// server time in microseconds).
+// retrySlack absorbs the rounding of Redis's microsecond times.
 const retrySlack = time.Millisecond
 
 func runScenario(t *testing.T, lim Limiter, sc scenario) {
@@ -220,8 +202,8 @@ func newTestRedis(t *testing.T) (*Redis, *redis.Client) {
 	prefix := "subprov-test:" + rand.Text() + ":"
 	t.Cleanup(func() {
 		ctx := context.Background()
-		// redis_rate namespaces every key under "rate:".
-		iter := c.Scan(ctx, 0, "rate:"+prefix+"*", 100).Iterator()
+		// Every key is under "rate:", with its member counter beside it.
+		iter := c.Scan(ctx, 0, "rate:{"+prefix+"*", 100).Iterator()
 		var keys []string
 		for iter.Next(ctx) {
 			keys = append(keys, iter.Val())
@@ -245,14 +227,14 @@ func TestRedisKeysUsePrefix(t *testing.T) {
 	if _, err := r.Allow(ctx, "k", PerMinute(1)); err != nil {
 		t.Fatalf("Allow: %v", err)
 	}
-	ttl, err := c.TTL(ctx, "rate:"+r.prefix+"k").Result()
+	ttl, err := c.TTL(ctx, "rate:{"+r.prefix+"k}").Result()
 	if err != nil {
 		t.Fatalf("TTL: %v", err)
 	}
 	// A live key with a TTL proves both the naming and that Redis will expire
 	// the state without our help.
 	if ttl <= 0 || ttl > time.Minute {
-		t.Errorf("TTL of rate:%sk = %v, want in (0, 1m]", r.prefix, ttl)
+		t.Errorf("TTL of rate:{%sk} = %v, want in (0, 1m]", r.prefix, ttl)
 	}
 }
 

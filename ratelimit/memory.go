@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/maphash"
 	"math"
+	"sort"
 	"sync"
 	"time"
 )
@@ -17,12 +18,10 @@ const (
 	minSweep = 64
 )
 
-// Memory is an in-process GCRA limiter. It is safe for concurrent use and
-// starts no goroutines: expired entries are swept lazily as new keys arrive,
-// so memory stays proportional to the keys that are actually being limited.
-//
-// The arithmetic mirrors redis_rate's Lua script, in integer nanoseconds
-// rather than floating-point seconds.
+// Memory is an in-process sliding-window limiter. It is safe for concurrent
+// use and starts no goroutines: keys whose window has emptied are swept
+// lazily as new keys arrive, so memory stays proportional to the keys that
+// are actually being limited (each holds at most Rate times).
 type Memory struct {
 	now    func() time.Time
 	base   time.Time
@@ -31,15 +30,19 @@ type Memory struct {
 }
 
 type shard struct {
-	mu sync.Mutex
-	// tat maps key to its theoretical arrival time, in nanoseconds since
-	// Memory.base. An entry whose TAT is not in the future is equivalent to a
-	// missing one, which is what makes eviction safe.
-	tat map[string]int64
+	mu   sync.Mutex
+	keys map[string]*window
 	// inserts counts new keys since the last sweep; a sweep runs once it
 	// reaches sweepAt.
 	inserts int
 	sweepAt int
+}
+
+// window is one key's accepted requests of the last period: their times in
+// nanoseconds since Memory.base, oldest first.
+type window struct {
+	times  []int64
+	period int64
 }
 
 // NewMemory returns an in-process limiter using the wall clock.
@@ -48,16 +51,16 @@ func NewMemory() *Memory {
 }
 
 // NewMemoryWithClock returns an in-process limiter that reads time from now,
-// so tests can drive refill deterministically. A nil now means time.Now.
+// so tests can drive the window deterministically. A nil now means time.Now.
 func NewMemoryWithClock(now func() time.Time) *Memory {
 	if now == nil {
 		now = time.Now
 	}
 	// Offsets from base use the monotonic reading that time.Now carries, so
-	// wall-clock steps (NTP, DST) neither refill nor freeze buckets.
+	// wall-clock steps (NTP, DST) neither empty nor freeze windows.
 	m := &Memory{now: now, base: now(), seed: maphash.MakeSeed()}
 	for i := range m.shards {
-		m.shards[i].tat = make(map[string]int64)
+		m.shards[i].keys = make(map[string]*window)
 		m.shards[i].sweepAt = minSweep
 	}
 	return m
@@ -66,58 +69,74 @@ func NewMemoryWithClock(now func() time.Time) *Memory {
 // Allow reports whether one request for key may proceed under l. It never
 // returns an error; the signature matches Limiter.
 func (m *Memory) Allow(_ context.Context, key string, l Limit) (Result, error) {
-	l, ok := normalize(l)
-	if !ok {
+	if !limits(l) {
 		return Result{Allowed: true}, nil
 	}
-	interval := int64(l.Period) / int64(l.Rate)
-	if interval <= 0 {
-		// More requests per period than nanoseconds in it: nothing to limit.
-		return Result{Allowed: true}, nil
-	}
-	burstOffset := int64(math.MaxInt64)
-	if int64(l.Burst) <= math.MaxInt64/interval {
-		burstOffset = interval * int64(l.Burst)
-	}
-
 	s := &m.shards[maphash.String(m.seed, key)%numShards]
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
 	now := int64(m.now().Sub(m.base))
-	tat, exists := s.tat[key]
-	// debt is how far the key's TAT runs ahead of now; working with it
-	// instead of absolute times keeps every comparison overflow-free.
-	var debt int64
-	if exists && tat > now {
-		debt = satSub(tat, now)
-	}
-	newDebt := satAdd(debt, interval)
-	if newDebt > burstOffset {
-		return Result{RetryAfter: time.Duration(newDebt - burstOffset)}, nil
-	}
-
+	period := int64(l.Period)
+	w, exists := s.keys[key]
 	if !exists {
 		s.inserts++
 		if s.inserts >= s.sweepAt {
-			s.sweep(now)
+			s.sweep(now) // before the new key joins: its window is empty yet
 		}
+		w = &window{}
+		s.keys[key] = w
 	}
-	s.tat[key] = satAdd(now, newDebt)
+	w.period = period
+	w.expire(now)
+	if len(w.times) >= l.Rate {
+		// The request is allowed once the oldest time it would have to outlive leaves.
+		age := now - w.times[len(w.times)-l.Rate] // < 0 only if the clock went back
+		wait := period - age
+		if age < 0 && wait < period {
+			wait = math.MaxInt64 // overflowed: a very long wait, never a negative one
+		}
+		return Result{RetryAfter: time.Duration(wait)}, nil
+	}
+	w.times = append(w.times, now)
 	return Result{Allowed: true}, nil
 }
 
-// sweep drops entries whose TAT has passed. Scheduling it after as many
-// inserts as there were live entries keeps its cost amortized O(1) per call
+// expire drops the times that have left the window ending at now. A time
+// exactly one period old has left it.
+func (w *window) expire(now int64) {
+	cut := w.start(now)
+	i := sort.Search(len(w.times), func(i int) bool { return w.times[i] > cut })
+	if i == 0 {
+		return
+	}
+	if i == len(w.times) {
+		w.times = w.times[:0]
+		return
+	}
+	w.times = append(w.times[:0], w.times[i:]...)
+}
+
+// start is the time a request must be after to be in the window ending at now.
+func (w *window) start(now int64) int64 {
+	cut := now - w.period
+	if cut > now { // overflowed (a clock far behind its base, a period near the maximum)
+		return math.MinInt64
+	}
+	return cut
+}
+
+// sweep drops keys whose window has emptied. Scheduling it after as many
+// inserts as there were live keys keeps its cost amortized O(1) per call
 // while bounding the map to about twice the live keys (or minSweep).
 func (s *shard) sweep(now int64) {
-	for k, tat := range s.tat {
-		if tat <= now {
-			delete(s.tat, k)
+	for k, w := range s.keys {
+		if n := len(w.times); n == 0 || w.times[n-1] <= w.start(now) {
+			delete(s.keys, k)
 		}
 	}
 	s.inserts = 0
-	s.sweepAt = max(minSweep, len(s.tat))
+	s.sweepAt = max(minSweep, len(s.keys))
 }
 
 // size reports the number of tracked keys; tests use it to check eviction.
@@ -126,7 +145,7 @@ func (m *Memory) size() int {
 	for i := range m.shards {
 		s := &m.shards[i]
 		s.mu.Lock()
-		n += len(s.tat)
+		n += len(s.keys)
 		s.mu.Unlock()
 	}
 	return n

@@ -46,39 +46,42 @@ func TestMemoryClock(t *testing.T) {
 		steps []step
 	}{
 		{
-			name:  "300 per minute: 301st waits exactly 200ms",
-			limit: Limit{Rate: 300, Period: time.Minute, Burst: 300},
+			name:  "300 per minute: the 301st waits for the first to leave the window",
+			limit: PerMinute(300),
 			steps: []step{
 				{key: "a", times: 300, allow: true},
-				{key: "a", allow: false, retry: 200 * time.Millisecond},
-				{advance: 150 * time.Millisecond, key: "a", allow: false, retry: 50 * time.Millisecond},
-				{advance: 50 * time.Millisecond, key: "a", allow: true},
-				{key: "a", allow: false, retry: 200 * time.Millisecond},
+				{key: "a", allow: false, retry: time.Minute},
+				{advance: 59 * time.Second, key: "a", allow: false, retry: time.Second},
+				{advance: time.Second, key: "a", times: 300, allow: true},
+				{key: "a", allow: false, retry: time.Minute},
 			},
 		},
 		{
-			name:  "refill is proportional to elapsed time",
-			limit: PerMinute(60),
+			name:  "the window slides: requests leave it one by one",
+			limit: PerMinute(3),
 			steps: []step{
-				{key: "a", times: 60, allow: true},
-				{key: "a", allow: false, retry: time.Second},
-				{advance: 5 * time.Second, key: "a", times: 5, allow: true},
-				{key: "a", allow: false, retry: time.Second},
+				{key: "a", allow: true},
+				{advance: 20 * time.Second, key: "a", times: 2, allow: true},
+				{advance: 10 * time.Second, key: "a", allow: false, retry: 30 * time.Second},
+				{advance: 30 * time.Second, key: "a", allow: true}, // the first left exactly one period after it
+				{key: "a", allow: false, retry: 20 * time.Second},
+				{advance: 20 * time.Second, key: "a", times: 2, allow: true},
+				{key: "a", allow: false, retry: 40 * time.Second},
 			},
 		},
 		{
-			name:  "full refill restores the whole burst but no more",
-			limit: Limit{Rate: 10, Period: time.Second, Burst: 3},
+			name:  "a long quiet spell allows the limit again, no more",
+			limit: Limit{Rate: 3, Period: time.Second},
 			steps: []step{
 				{key: "a", times: 3, allow: true},
-				{key: "a", allow: false, retry: 100 * time.Millisecond},
+				{key: "a", allow: false, retry: time.Second},
 				{advance: time.Hour, key: "a", times: 3, allow: true},
-				{key: "a", allow: false, retry: 100 * time.Millisecond},
+				{key: "a", allow: false, retry: time.Second},
 			},
 		},
 		{
-			name:  "refused calls do not consume allowance",
-			limit: Limit{Rate: 1, Period: time.Second, Burst: 1},
+			name:  "refused calls do not count",
+			limit: Limit{Rate: 1, Period: time.Second},
 			steps: []step{
 				{key: "a", allow: true},
 				{key: "a", times: 50, allow: false, retry: time.Second},
@@ -97,7 +100,7 @@ func TestMemoryClock(t *testing.T) {
 			},
 		},
 		{
-			name:  "clock going backwards extends the wait instead of refilling",
+			name:  "clock going backwards extends the wait instead of emptying the window",
 			limit: PerMinute(1),
 			steps: []step{
 				{key: "a", allow: true},
@@ -105,29 +108,20 @@ func TestMemoryClock(t *testing.T) {
 			},
 		},
 		{
-			name:  "more requests than nanoseconds per period is unlimited",
-			limit: Limit{Rate: 10, Period: time.Nanosecond},
-			steps: []step{{key: "a", times: 100, allow: true}},
-		},
-		{
-			name:  "huge burst saturates instead of overflowing",
-			limit: Limit{Rate: 1, Period: time.Hour, Burst: math.MaxInt},
-			steps: []step{{key: "a", times: 100, allow: true}},
-		},
-		{
-			// The third call's TAT would pass the int64 range; saturating
-			// keeps it refused instead of wrapping into the past.
-			name:  "century-long period saturates instead of overflowing",
-			limit: Limit{Rate: 1, Period: 100 * 365 * 24 * time.Hour, Burst: 2},
+			name:  "a clock far behind with the maximal period waits, never overflows",
+			limit: Limit{Rate: 1, Period: math.MaxInt64},
 			steps: []step{
-				{key: "a", times: 2, allow: true},
-				{key: "a", allow: false},
+				{key: "a", allow: true},
+				{advance: -time.Hour, key: "a", allow: false, retry: math.MaxInt64},
 			},
 		},
 		{
-			name:  "maximal period does not panic",
-			limit: Limit{Rate: 1, Period: math.MaxInt64, Burst: math.MaxInt},
-			steps: []step{{key: "a", allow: true}},
+			name:  "century-long period",
+			limit: Limit{Rate: 2, Period: 100 * 365 * 24 * time.Hour},
+			steps: []step{
+				{key: "a", times: 2, allow: true},
+				{advance: time.Hour, key: "a", allow: false, retry: 100*365*24*time.Hour - time.Hour},
+			},
 		},
 	}
 	for _, tt := range tests {
@@ -161,15 +155,15 @@ func TestMemoryEviction(t *testing.T) {
 	m := NewMemoryWithClock(clk.Now)
 	ctx := context.Background()
 
-	// A key whose TAT stays in the future throughout must survive sweeps,
-	// otherwise eviction would hand out a fresh burst.
-	hot := Limit{Rate: 1, Period: time.Hour, Burst: 1}
+	// A key whose window still holds a request must survive sweeps,
+	// otherwise eviction would hand out a fresh allowance.
+	hot := Limit{Rate: 1, Period: time.Hour}
 	if res, _ := m.Allow(ctx, "hot", hot); !res.Allowed {
 		t.Fatal("first hot call refused")
 	}
 
 	// Each churn key expires 1ms after use, and the clock moves 1ms per key.
-	churn := Limit{Rate: 1000, Period: time.Second, Burst: 1}
+	churn := Limit{Rate: 1, Period: time.Millisecond}
 	const keys = 20000
 	bound := numShards*minSweep + 1
 	peak := 0
@@ -184,14 +178,14 @@ func TestMemoryEviction(t *testing.T) {
 		t.Errorf("map peaked at %d entries for %d dead keys, want <= %d", peak, keys, bound)
 	}
 	if res, _ := m.Allow(ctx, "hot", hot); res.Allowed {
-		t.Error("hot key was evicted while its TAT was in the future")
+		t.Error("hot key was evicted while its window held a request")
 	}
 }
 
 func TestMemoryConcurrent(t *testing.T) {
 	clk := newFakeClock()
 	m := NewMemoryWithClock(clk.Now)
-	l := Limit{Rate: 100, Period: time.Minute, Burst: 100}
+	l := PerMinute(100)
 	const (
 		workers = 16
 		perKey  = 50 // calls per worker per key
@@ -216,11 +210,11 @@ func TestMemoryConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	// With the clock frozen, exactly Burst calls per key may pass no matter
+	// With the clock frozen, exactly Rate calls per key may pass no matter
 	// how they interleave; more would mean a lost update.
 	for k := range keys {
-		if got := allowed[k].Load(); got != int64(l.Burst) {
-			t.Errorf("key-%d: %d allowed out of %d, want %d", k, got, workers*perKey, l.Burst)
+		if got := allowed[k].Load(); got != int64(l.Rate) {
+			t.Errorf("key-%d: %d allowed out of %d, want %d", k, got, workers*perKey, l.Rate)
 		}
 	}
 }

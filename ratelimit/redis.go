@@ -4,30 +4,53 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 )
 
-// Redis is a GCRA limiter whose state lives in Redis, so every replica
-// draws from the same allowance. The Lua script runs atomically on the server
-// and uses the server's clock, so replica clock skew does not matter.
+// Redis is a sliding-window limiter whose state lives in Redis, so every
+// replica draws from the same allowance. Each key is a sorted set of its
+// accepted requests' times; one Lua script, run atomically on the server with
+// the server's clock (so replica clock skew does not matter), drops the times
+// older than the period, counts the rest and adds the new request when the
+// count is under the limit.
 type Redis struct {
-	lim    *redis_rate.Limiter
+	c      *redis.Client
 	prefix string
 }
 
-// NewRedis returns a limiter storing state in c under prefix+key. redis_rate
-// adds its own "rate:" namespace in front, so the stored key is
-// "rate:"+prefix+key; entries expire on their own once their bucket is full
-// again.
+// NewRedis returns a limiter storing state in c under "rate:{"+prefix+key+"}" (a
+// sorted set, and a counter beside it, ":seq", that names its members); both
+// expire on their own one period after the key's last accepted request. The
+// script needs Redis 5 or later (it writes after reading TIME).
 func NewRedis(c *redis.Client, prefix string) *Redis {
-	r := &Redis{prefix: prefix}
-	if c != nil {
-		r.lim = redis_rate.NewLimiter(c)
-	}
-	return r
+	return &Redis{c: c, prefix: prefix}
 }
+
+// slidingWindow is the script. KEYS[1]: the key's sorted set, KEYS[2]: the
+// counter naming its members (one per request, though two come in the same
+// microsecond); ARGV[1]: the limit;
+// ARGV[2]: the period in microseconds. It answers {1, 0} when the request is
+// accepted, else {0, µs until the oldest counted request leaves the window}. A
+// time exactly one period old has left the window, as in Memory.
+var slidingWindow = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local limit = tonumber(ARGV[1])
+local period = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - period)
+local n = redis.call('ZCARD', KEYS[1])
+if n < limit then
+  redis.call('ZADD', KEYS[1], now, tostring(redis.call('INCR', KEYS[2])))
+  local ttl = math.ceil(period / 1000)
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('PEXPIRE', KEYS[2], ttl)
+  return {1, 0}
+end
+local oldest = redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')
+return {0, tonumber(oldest[2]) + period - now}
+`)
 
 // errNoClient is returned rather than panicking when NewRedis got a nil
 // client, so a wiring mistake surfaces through the caller's fail-open path.
@@ -37,27 +60,27 @@ var errNoClient = errors.New("ratelimit: redis limiter has no client")
 // failures are returned as errors; whether to fail open is the caller's
 // decision.
 func (r *Redis) Allow(ctx context.Context, key string, l Limit) (Result, error) {
-	l, ok := normalize(l)
-	if !ok {
+	if !limits(l) {
 		return Result{Allowed: true}, nil
 	}
-	if r == nil || r.lim == nil {
+	if r == nil || r.c == nil {
 		return Result{}, errNoClient
 	}
-	res, err := r.lim.Allow(ctx, r.prefix+key, redis_rate.Limit{
-		Rate:   l.Rate,
-		Burst:  l.Burst,
-		Period: l.Period,
-	})
+	period := max(l.Period.Microseconds(), 1)
+	// The braces make both keys one hash tag, so a cluster keeps them in one slot.
+	k := "rate:{" + r.prefix + key + "}"
+	v, err := slidingWindow.Run(ctx, r.c, []string{k, k + ":seq"}, l.Rate, period).Int64Slice()
+	if err == nil && len(v) != 2 {
+		err = fmt.Errorf("unexpected answer %v", v)
+	}
 	if err != nil {
 		// The key is left out on purpose: it may carry client identifiers
 		// that do not belong in logs.
 		return Result{}, fmt.Errorf("ratelimit: redis allow under prefix %q: %w", r.prefix, err)
 	}
-	if res.Allowed > 0 {
+	if v[0] == 1 {
 		return Result{Allowed: true}, nil
 	}
-	// The script reports seconds as a float; a refusal right at the edge can
-	// round to zero, and callers rely on RetryAfter > 0 meaning "refused".
-	return Result{RetryAfter: max(res.RetryAfter, 1)}, nil
+	// Callers rely on RetryAfter > 0 meaning "refused".
+	return Result{RetryAfter: max(time.Duration(v[1])*time.Microsecond, time.Microsecond)}, nil
 }
