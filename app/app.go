@@ -221,12 +221,15 @@ func (a *App) migrate(ctx context.Context) error {
 }
 
 // newAgent builds the support-agent service with its SMS gateway and CPE server when
-// configured (a nil interface, not a typed nil, when not).
+// configured (a nil interface, not a typed nil, when not); in dev mode without a gateway, SMS
+// codes go to the outbox (sms.DevOutbox).
 func (a *App) newAgent(p *portal.Service) *agent.Service {
 	svc := &agent.Service{Store: a.Store, Clock: a.Clock, Auth: a.Auth, Mail: a.Outbox, Faults: a.Faults, Provisioning: a.Provisioning,
 		Billing: a.Billing, Portal: p, Desk: &tickets.Builtin{Clock: a.Clock}, Log: a.Log}
 	if t := sms.NewTwilio(a.Config.SMSAPIURL, a.Config.SMSAccountSID, a.Config.SMSAuthToken, a.Config.SMSFrom); t != nil {
 		svc.SMS = t
+	} else if a.Config.Dev {
+		svc.SMS = &sms.DevOutbox{Store: a.Store, Clock: a.Clock, Log: a.Log}
 	}
 	if g := cpe.NewGenieACS(a.Config.CPEACSURL); g != nil {
 		svc.CPE = g

@@ -59,7 +59,7 @@ var Vars = []Var{
 	{"STRIPE_API_KEY", "", "Stripe secret key for providers whose payment_processor is stripe (connected accounts)"},
 	{"STRIPE_API_BASE", "https://api.stripe.com", "Stripe API base URL (stripe-mock in tests)"},
 	{"SUBPROV_SMS_API_URL", "https://api.twilio.com", "base URL of the Twilio-compatible SMS API (agent one-time codes by SMS)"},
-	{"SUBPROV_SMS_ACCOUNT_SID", "", "SMS API account SID (basic-auth user); SMS is unconfigured unless SID, token and sender are all set"},
+	{"SUBPROV_SMS_ACCOUNT_SID", "", "SMS API account SID (basic-auth user); SMS is unconfigured unless SID, token and sender are all set (dev mode then writes texts to the outbox)"},
 	{"SUBPROV_SMS_AUTH_TOKEN", "", "SMS API auth token (basic-auth password)"},
 	{"SUBPROV_SMS_FROM", "", "SMS sender number"},
 	{"SUBPROV_CPE_ACS_URL", "", "GenieACS NBI base URL for modem status in the agent's network health; unset: modem status unknown"},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -615,11 +616,7 @@ func (d *Deliverer) send(ctx context.Context, url, secret, eventID string, paylo
 	resp, err := d.client().Do(req)
 	latency := int(time.Since(start).Milliseconds())
 	if err != nil {
-		msg := err.Error()
-		if errors.Is(err, context.DeadlineExceeded) {
-			msg = fmt.Sprintf("no answer within %s: %v", AttemptTimeout, err)
-		}
-		return Attempt{LatencyMS: latency, Error: msg}
+		return Attempt{LatencyMS: latency, Error: attemptError(err)}
 	}
 	// Drain a little so the connection can be reused; a receiver's body is never kept.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -634,6 +631,30 @@ func (d *Deliverer) send(ctx context.Context, url, secret, eventID string, paylo
 		att.Error = fmt.Sprintf("receiver answered %s", resp.Status)
 	}
 	return att
+}
+
+// attemptError says why an attempt got no answer. The provider reads it (attempts are listed,
+// and the sandbox's webhook-config answers with it), so it names the receiver and what went
+// wrong and nothing of this side: a failed lookup names the host, never the resolver asked.
+func attemptError(err error) string {
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return fmt.Sprintf("the receiver's host %s was not found (DNS)", dns.Name)
+	case errors.As(err, &dns):
+		return fmt.Sprintf("the receiver's host %s could not be resolved (DNS)", dns.Name)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("no answer within %s", AttemptTimeout)
+	case errors.As(err, &op):
+		// A socket error names this side's address too ("read tcp 10.0.0.5:41234->…"): say
+		// what failed with the receiver's address only.
+		if op.Addr != nil {
+			return fmt.Sprintf("%s %s: %v", op.Op, op.Addr, op.Err)
+		}
+		return fmt.Sprintf("%s: %v", op.Op, op.Err)
+	}
+	return err.Error()
 }
 
 // SendSandbox is the webhooks.sandbox_send job: the one delivery attempt of a sandbox event,

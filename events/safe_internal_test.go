@@ -1,7 +1,12 @@
 package events
 
 import (
+	"context"
+	"net"
 	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -40,5 +45,37 @@ func TestDialControl(t *testing.T) {
 		if err := dialControl("tcp", addr, nil); (err == nil) != ok {
 			t.Errorf("dialControl(%s) = %v, want ok %v", addr, err, ok)
 		}
+	}
+}
+
+// TestAttemptErrorNamesNothingOfThisSide: an attempt's error is shown to the provider, so a
+// failed lookup names the receiver's host and never the resolver this machine asked; other
+// failures keep their words.
+func TestAttemptErrorNamesNothingOfThisSide(t *testing.T) {
+	post := func(err error) error {
+		return &url.Error{Op: "Post", URL: "https://hooks.example.invalid/in", Err: err}
+	}
+	tests := []struct {
+		name       string
+		err        error
+		want, hide string
+	}{
+		{"unknown host", post(&net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "hooks.example.invalid",
+			Server: "10.255.255.53:53", IsNotFound: true}}), "the receiver's host hooks.example.invalid was not found (DNS)", "10.255.255.53"},
+		{"resolver timeout", post(&net.DNSError{Err: "i/o timeout", Name: "hooks.example.invalid", Server: "10.255.255.53:53", IsTimeout: true}),
+			"the receiver's host hooks.example.invalid could not be resolved (DNS)", "10.255.255.53"},
+		{"no answer in time", post(context.DeadlineExceeded), "no answer within 10s", ""},
+		{"refused", post(&net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(203, 0, 113, 7), Port: 443}, Err: syscall.ECONNREFUSED}),
+			"dial 203.0.113.7:443: connection refused", ""},
+		{"reset, from this side's address", post(&net.OpError{Op: "read", Net: "tcp", Source: &net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 41234},
+			Addr: &net.TCPAddr{IP: net.IPv4(203, 0, 113, 7), Port: 443}, Err: syscall.ECONNRESET}), "read 203.0.113.7:443: connection reset by peer", "10.0.0.5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := attemptError(tt.err)
+			if !strings.Contains(got, tt.want) || (tt.hide != "" && strings.Contains(got, tt.hide)) {
+				t.Errorf("attemptError = %q, want it to say %q and not %q", got, tt.want, tt.hide)
+			}
+		})
 	}
 }

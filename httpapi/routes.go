@@ -169,7 +169,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		}
 		h := s.adapt(rt)
 		for _, p := range rt.paths() {
-			pattern := rt.method + " " + p
+			pattern := rt.method + " " + exactly(p)
 			mux.Handle(pattern, h)
 			s.patterns[pattern] = registered{limit: routeLimit{Limit: rt.limit, name: rt.method + " " + rt.path}, surface: rt.surface}
 		}
@@ -184,6 +184,15 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		writeError(w, r, sf, errorsf(subprov.ENOTFOUND, "not_found", "Not found"))
 	}))
 	return rs
+}
+
+// exactly is the mux pattern serving path and nothing below it: a path ending in a slash
+// (POST /partner/location/) would otherwise match every path under it.
+func exactly(path string) string {
+	if strings.HasSuffix(path, "/") {
+		return path + "{$}"
+	}
+	return path
 }
 
 // adapt wraps a route's handler with its authentication and error rendering.

@@ -262,6 +262,9 @@ func TestLocation(t *testing.T) {
 			{"neither", "/partner/location/", map[string]string{}, 422, "", "Provide location_hash or location_identifier"},
 			{"blank values", "/partner/location/", map[string]string{"location_hash": " "}, 422, "", "Provide location_hash or location_identifier"},
 			{"unknown", "/partner/location/", map[string]string{"location_hash": "lh_nope"}, 404, "", "Location not found"},
+			// Only the path itself: a path below it (a mistyped /details) is no lookup.
+			{"a path below it", "/partner/location/detail", map[string]string{"location_hash": "lh_7f3a9c1205"}, 404, "", "Not found"},
+			{"a path below its mirror", "/api/v1/location/x", map[string]string{"location_hash": "lh_7f3a9c1205"}, 404, "", "Not found"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

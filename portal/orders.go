@@ -74,7 +74,9 @@ func (s *Service) runningLine(ctx context.Context, p *subprov.Provider, subscrib
 }
 
 // orderableBuilding returns the building when the provider can take a portal order there,
-// else not_served (or no_provider when no provider covers the address at all).
+// else not_served (or no_provider when no provider covers the address at all). A building
+// the provider does not cover is 404, as interface.md's Errors table has an unknown or
+// uncovered building; one it covers that cannot take an order this way is 409.
 func (s *Service) orderableBuilding(ctx context.Context, p *subprov.Provider, buildingID string) (*subprov.Building, error) {
 	b, err := s.Store.CoveredBuilding(ctx, p.ID, buildingID)
 	if store.IsNoRows(err) {
@@ -83,9 +85,9 @@ func (s *Service) orderableBuilding(ctx context.Context, p *subprov.Provider, bu
 			return nil, err
 		}
 		if len(covering) == 0 {
-			return nil, orderError(subprov.ECONFLICT, "no_provider", "No provider serves this building")
+			return nil, orderError(subprov.ENOTFOUND, "no_provider", "No provider serves this building")
 		}
-		return nil, orderError(subprov.ECONFLICT, "not_served", p.Name+" does not serve this building")
+		return nil, orderError(subprov.ENOTFOUND, "not_served", p.Name+" does not serve this building")
 	}
 	if err != nil {
 		return nil, err

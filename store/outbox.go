@@ -24,6 +24,19 @@ func (tx *Tx) InsertMail(ctx context.Context, m *subprov.Mail, now time.Time) er
 	return nil
 }
 
+// LogMessage records a message that was only logged, never sent (dev mode's stand-in for a
+// gateway that is not configured), so GET /api/v1/dev/outbox lists it with the mail.
+func (s *Store) LogMessage(ctx context.Context, m *subprov.Mail, transport string, now time.Time) error {
+	return s.writeOne(ctx, func(q execer) error {
+		_, err := q.Exec(ctx, `INSERT INTO outbox (id, to_addr, subject, body, links, status, transport, attempts, created_at, sent_at)
+			VALUES (?, ?, ?, ?, '[]', 'logged', ?, 1, ?, ?)`, m.ID, m.To, m.Subject, m.Body, transport, now.UTC(), now.UTC())
+		if err != nil {
+			return fmt.Errorf("log message: %w", err)
+		}
+		return nil
+	})
+}
+
 // Mail returns one outbox message.
 func (s *Store) Mail(ctx context.Context, id string) (*subprov.Mail, error) {
 	ms, err := s.listMail(ctx, `WHERE id = ?`, id)

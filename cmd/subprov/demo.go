@@ -96,6 +96,8 @@ func demoBanner(base string) string {
 	w(`  curl -s -X POST "$B/partner/agent/verify/issue" -H "X-API-Key: %s" -H "Content-Type: application/json" -d '{"customer_id": "s1000000-0000-4000-8000-000000000001", "channel": "email"}'`, fixture.DemoAgentKey)
 	w(`  curl -s -X POST "$B/partner/agent/verify/check" -H "X-API-Key: %s" -H "Content-Type: application/json" -d '{"customer_id": "s1000000-0000-4000-8000-000000000001", "code": "CODE"}'`, fixture.DemoAgentKey)
 	w(`  curl -s "$B/partner/agent/customers/s1000000-0000-4000-8000-000000000001" -H "X-API-Key: %s" -H "X-Verified-Session: TOKEN"`, fixture.DemoAgentKey)
+	w("  # Maple has SMS configured: with no SMS gateway set up, demo mode texts the code to the outbox (subject SMS)")
+	w(`  curl -s -X POST "$B/partner/agent/verify/issue" -H "X-API-Key: %s" -H "Content-Type: application/json" -d '{"customer_id": "s2000000-0000-4000-8000-000000000001", "channel": "sms"}'`, fixture.DemoOtherProviderKey)
 	w("  # Serviceability (API key)")
 	w(`  curl -s "$B/partner/serviceability/autocomplete?q=120+rue+king" -H "X-API-Key: %s"`, fixture.DemoStoreKey)
 	w(`  curl -s "$B/partner/serviceability/autocomplete?q=88+a+queen" -H "X-API-Key: %s"`, fixture.DemoStoreKey)
