@@ -294,6 +294,20 @@ func TestReactivationWithdrawAfterPaidFinalInvoice(t *testing.T) {
 		if n := count(t, s, `SELECT COALESCE(SUM(net_minor), 0) FROM invoices WHERE subscription_id = ? AND period = '2026-12' AND status <> 'void'`, marieLine); n != 6000 {
 			t.Fatalf("December bills %d, want its price 6000", n)
 		}
+		// In December the month counts as invoiced wherever that matters: a plan change is
+		// adjusted now (no recurring invoice is coming to carry the new price), and a new billing
+		// day applies from January.
+		s.DevClock.Set(time.Date(2026, 12, 3, 15, 0, 0, 0, time.UTC))
+		marie, x.op = s.Login("marie.tremblay@example.ca", "demo-password-1"), s.Operator() // the earlier tokens expired
+		pv := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriptions/" + marieLine + "/change-plan/preview?plan_version_id=" + planFibre1000,
+			Headers: apptest.Key(storeKey)})
+		if adj, _ := pv.JSON["one_time_adjustment"].(map[string]any); pv.Status != 200 || adj["type"] != "next_invoice_line" {
+			t.Fatalf("plan change in a month billed by the withdrawal: %d %s", pv.Status, pv.Raw)
+		}
+		bd := s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/billing-day", Headers: marie, Body: map[string]any{"subscription_id": marieLine, "billing_day": 2}})
+		if bd.Status != 200 || bd.JSON["effective_period"] != "2027-01-01" {
+			t.Fatalf("billing day in a month billed by the withdrawal: %d %s", bd.Status, bd.Raw)
+		}
 		// Cancelled again within December, the month counts as invoiced: the unused days come
 		// back as a credit note (60.00 x 11/31 gross of tax, 21 to 31 December), nothing is billed twice.
 		x.cancel(marieLine, "2026-12-21")
