@@ -163,10 +163,14 @@ func TestOwnContactAndPassword(t *testing.T) {
 			t.Fatalf("email in /me/contact: %d", res.Status)
 		}
 		// An authorized user changes their own record, not the holder's.
-		res = patch(luc, map[string]any{"firstname": "Lucas"})
-		if res.Status != 200 || res.JSON["contact"].(map[string]any)["firstname"] != "Lucas" ||
+		res = patch(luc, map[string]any{"firstname": "Lucas", "company": "Acme"})
+		if res.Status != 200 || res.JSON["contact"].(map[string]any)["firstname"] != "Lucas" || res.JSON["contact"].(map[string]any)["company"] != "Acme" ||
 			count(t, s, `SELECT COUNT(*) FROM contacts WHERE role = 'holder' AND firstname = 'Marie'`) != 1 {
 			t.Fatalf("authorized user contact: %s", res.Raw)
+		}
+		// Kept, as every field sent: the next read and the next patch of another field show it.
+		if res := patch(luc, map[string]any{"lastname": "Tremblay-Roy"}); res.JSON["contact"].(map[string]any)["company"] != "Acme" {
+			t.Fatalf("the authorized user's company was not kept: %s", res.Raw)
 		}
 		pw := func(h map[string]string, cur, next string) *apptest.Response {
 			return s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/password", Headers: h,

@@ -58,7 +58,6 @@ func (s *Service) UpdateOwnContact(ctx context.Context, acc *store.AccountLogin,
 				return err
 			}
 			out = patch.apply(c)
-			out.Company = ""
 			return tx.UpdateAuthorizedUserContact(ctx, acc.AuthorizedUserID, out)
 		}
 		holder, invoice, err := tx.Contacts(ctx, acc.SubscriberID)

@@ -267,8 +267,8 @@ func (s *Store) AuthorizedUserContactOf(ctx context.Context, id string) (subprov
 
 func authorizedUserContact(ctx context.Context, q Querier, id string) (subprov.Contact, error) {
 	var c subprov.Contact
-	err := q.QueryRow(ctx, `SELECT id, firstname, lastname, email, phonenumber FROM authorized_users WHERE id = ?`, id).
-		Scan(&c.ID, &c.FirstName, &c.LastName, &c.Email, &c.PhoneNumber)
+	err := q.QueryRow(ctx, `SELECT id, firstname, lastname, email, phonenumber, company FROM authorized_users WHERE id = ?`, id).
+		Scan(&c.ID, &c.FirstName, &c.LastName, &c.Email, &c.PhoneNumber, &c.Company)
 	if err != nil {
 		return c, fmt.Errorf("authorized user %s: %w", id, err)
 	}
@@ -277,7 +277,8 @@ func authorizedUserContact(ctx context.Context, q Querier, id string) (subprov.C
 
 // UpdateAuthorizedUserContact stores an authorized user's own details (not the e-mail).
 func (tx *Tx) UpdateAuthorizedUserContact(ctx context.Context, id string, c subprov.Contact) error {
-	_, err := tx.Exec(ctx, `UPDATE authorized_users SET firstname = ?, lastname = ?, phonenumber = ? WHERE id = ?`, c.FirstName, c.LastName, c.PhoneNumber, id)
+	_, err := tx.Exec(ctx, `UPDATE authorized_users SET firstname = ?, lastname = ?, phonenumber = ?, company = ? WHERE id = ?`,
+		c.FirstName, c.LastName, c.PhoneNumber, c.Company, id)
 	if err != nil {
 		return fmt.Errorf("update authorized user: %w", err)
 	}
