@@ -17,13 +17,10 @@ import (
 )
 
 // PreviewRequest asks what a plan change would cost. subscription_id is needed only when the
-// customer has more than one line that could change plan. The apply call's own fields
-// (confirm, quote_id) are accepted and ignored, so one body serves both calls.
+// customer has more than one line that could change plan.
 type PreviewRequest struct {
-	PlanVersionID  string       `json:"plan_version_id"`
-	SubscriptionID string       `json:"subscription_id,omitempty"`
-	Confirm        Confirmation `json:"confirm,omitempty"`
-	QuoteID        string       `json:"quote_id,omitempty"`
+	PlanVersionID  string `json:"plan_version_id"`
+	SubscriptionID string `json:"subscription_id,omitempty"`
 }
 
 // ApplyRequest applies a plan change: confirm must be true, after the customer heard the

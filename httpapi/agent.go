@@ -181,12 +181,15 @@ func (s *server) handleAgentInvoiceResend(w http.ResponseWriter, r *http.Request
 }
 
 // handleAgentPlanPreview: POST /partner/agent/customers/{customerId}/plan-change/preview.
+// It reads the apply call's body, whose confirm and quote_id it ignores, so one body serves
+// both calls.
 func (s *server) handleAgentPlanPreview(w http.ResponseWriter, r *http.Request) error {
-	in, err := decodeAgent[agent.PreviewRequest](s, r, true)
+	in, err := decodeAgent[agent.ApplyRequest](s, r, true)
 	if err != nil {
 		return err
 	}
-	res, err := s.Agent.PreviewPlanChange(r.Context(), agentCaller(r), r.PathValue("customerId"), in)
+	res, err := s.Agent.PreviewPlanChange(r.Context(), agentCaller(r), r.PathValue("customerId"),
+		agent.PreviewRequest{PlanVersionID: in.PlanVersionID, SubscriptionID: in.SubscriptionID})
 	return agentJSON(w, http.StatusOK, res, err)
 }
 
