@@ -182,10 +182,9 @@ func (s *Service) WithdrawCancellation(ctx context.Context, tx *store.Tx, p *sub
 		}
 		if voided {
 			w.VoidedInvoices = append(w.VoidedInvoices, final)
-			break
+		} else {
+			invoiceRest = true // AutoPay is charging it, or credits were spent on it: it stands, as a paid one does
 		}
-		// AutoPay is charging it, or credits were spent on it: it stands, as a paid one does.
-		invoiceRest = true
 	case "paid": // its days stay paid
 		invoiceRest = true
 	}

@@ -125,7 +125,7 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 			writeJSON(w, status, map[string]any{"detail": fieldList(e.Fields)})
 			return
 		}
-		if len(e.Extra) > 0 || e.Code == subprov.EGONE {
+		if e.Code == subprov.EGONE {
 			// 410 for an expired or cancelled session nests the object (interface.md Errors).
 			inner := map[string]any{"detail": e.Message}
 			for k, v := range e.Extra {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/maphash"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -107,14 +108,7 @@ func (m *Memory) Allow(_ context.Context, key string, l Limit) (Result, error) {
 func (w *window) expire(now int64) {
 	cut := w.start(now)
 	i := sort.Search(len(w.times), func(i int) bool { return w.times[i] > cut })
-	if i == 0 {
-		return
-	}
-	if i == len(w.times) {
-		w.times = w.times[:0]
-		return
-	}
-	w.times = append(w.times[:0], w.times[i:]...)
+	w.times = slices.Delete(w.times, 0, i)
 }
 
 // start is the time a request must be after to be in the window ending at now.

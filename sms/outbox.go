@@ -21,13 +21,13 @@ type DevOutbox struct {
 	Log   *slog.Logger
 }
 
-// Transport names the outbox rows DevOutbox writes.
-const Transport = "sms (dev mode: logged, not sent)"
+// devTransport names the outbox rows DevOutbox writes.
+const devTransport = "sms (dev mode: logged, not sent)"
 
 // Send records the message.
 func (o *DevOutbox) Send(ctx context.Context, to, body string) error {
 	m := &subprov.Mail{ID: store.NewID(), To: to, Subject: "SMS", Body: body}
-	if err := o.Store.LogMessage(ctx, m, Transport, o.Clock.Now()); err != nil {
+	if err := o.Store.LogMessage(ctx, m, devTransport, o.Clock.Now()); err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	if o.Log != nil {

@@ -12,13 +12,7 @@ import (
 // InsertMail queues a message in the outbox; a delivery job enqueued in the same transaction
 // carries it, so a mail is sent if and only if the change that asked for it committed.
 func (tx *Tx) InsertMail(ctx context.Context, m *subprov.Mail, now time.Time) error {
-	links, _ := json.Marshal(m.Links)
-	if m.Links == nil {
-		links = []byte("[]")
-	}
-	_, err := tx.Exec(ctx, `INSERT INTO outbox (id, to_addr, subject, body, links, status, created_at) VALUES (?, ?, ?, ?, ?, 'queued', ?)`,
-		m.ID, m.To, m.Subject, m.Body, string(links), now.UTC())
-	if err != nil {
+	if err := insertOutbox(ctx, tx, m, "", now, nil); err != nil {
 		return fmt.Errorf("queue mail: %w", err)
 	}
 	return nil
@@ -28,13 +22,27 @@ func (tx *Tx) InsertMail(ctx context.Context, m *subprov.Mail, now time.Time) er
 // gateway that is not configured), so GET /api/v1/dev/outbox lists it with the mail.
 func (s *Store) LogMessage(ctx context.Context, m *subprov.Mail, transport string, now time.Time) error {
 	return s.writeOne(ctx, func(q execer) error {
-		_, err := q.Exec(ctx, `INSERT INTO outbox (id, to_addr, subject, body, links, status, transport, attempts, created_at, sent_at)
-			VALUES (?, ?, ?, ?, '[]', 'logged', ?, 1, ?, ?)`, m.ID, m.To, m.Subject, m.Body, transport, now.UTC(), now.UTC())
-		if err != nil {
+		if err := insertOutbox(ctx, q, m, transport, now, &now); err != nil {
 			return fmt.Errorf("log message: %w", err)
 		}
 		return nil
 	})
+}
+
+// insertOutbox writes one outbox row: queued for its delivery job (logged nil), or logged at
+// *logged through transport, its one attempt made by a stand-in that sends nothing.
+func insertOutbox(ctx context.Context, q execer, m *subprov.Mail, transport string, now time.Time, logged *time.Time) error {
+	links, _ := json.Marshal(m.Links)
+	if m.Links == nil {
+		links = []byte("[]")
+	}
+	status, attempts, sentAt := "queued", 0, any(nil)
+	if logged != nil {
+		status, attempts, sentAt = "logged", 1, logged.UTC()
+	}
+	_, err := q.Exec(ctx, `INSERT INTO outbox (id, to_addr, subject, body, links, status, transport, attempts, created_at, sent_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, m.ID, m.To, m.Subject, m.Body, string(links), status, transport, attempts, now.UTC(), sentAt)
+	return err
 }
 
 // Mail returns one outbox message.
