@@ -30,6 +30,9 @@ const (
 
 var codeLine = regexp.MustCompile(`(?m)^(\d{6})$`)
 
+// textedCode finds the code in an SMS, which carries it inside a sentence.
+var textedCode = regexp.MustCompile(`\b(\d{6})\b`)
+
 // agentHeaders is the agent key plus, when given, a verified session.
 func agentHeaders(key, session string) map[string]string {
 	h := apptest.Key(key)
@@ -303,7 +306,7 @@ func TestAgentVerificationCodes(t *testing.T) {
 		}
 		texts := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=604-555-0123", Headers: s.Operator()}).JSON["messages"].([]any)
 		text, _ := texts[0].(map[string]any)
-		smsCode := regexp.MustCompile(`\b(\d{6})\b`).FindStringSubmatch(fmt.Sprint(text["body"]))
+		smsCode := textedCode.FindStringSubmatch(fmt.Sprint(text["body"]))
 		if len(texts) != 1 || text["subject"] != "SMS" || text["status"] != "logged" || smsCode == nil {
 			t.Fatalf("the SMS in the outbox: %v", texts)
 		}
@@ -352,7 +355,7 @@ func TestAgentVerificationBySMS(t *testing.T) {
 		mu.Lock()
 		last := bodies[len(bodies)-1]
 		mu.Unlock()
-		code := regexp.MustCompile(`\b(\d{6})\b`).FindStringSubmatch(last)
+		code := textedCode.FindStringSubmatch(last)
 		if !strings.HasPrefix(last, "604-555-0123|") || code == nil {
 			t.Fatalf("gateway got %q", last)
 		}
