@@ -22,7 +22,7 @@ import (
 const (
 	// AttemptTimeout bounds one delivery attempt, production and sandbox alike.
 	AttemptTimeout = 10 * time.Second
-	// RetryFor is how long a production event is retried, counted from its created_at.
+	// RetryFor is how long a production event is retried, counted from its first attempt.
 	RetryFor = 72 * time.Hour
 
 	firstRetry = 30 * time.Second // decisions §8: first retry within 60 s
@@ -117,7 +117,7 @@ func RetryDelay(n int) time.Duration {
 // delivers the provider's due production events strictly in seq order to its current
 // webhook_url, and releases the lease. Every attempt is recorded. A failed attempt schedules
 // the event's retry and stops the flush, so later events wait behind it; an event failing for
-// more than RetryFor since it was created becomes failed and the flush moves on.
+// more than RetryFor since its first attempt becomes failed and the flush moves on.
 //
 // Running it twice sends nothing twice that was already marked delivered: only pending
 // events are read, and the lease keeps a concurrent flush of the same provider out. (A crash
@@ -486,6 +486,21 @@ func (d *Deliverer) settleDelivered(ctx context.Context, providerID string, deli
 	return nil
 }
 
+// retriedFor reports whether the event's retry window (RetryFor) is over. It runs from the
+// event's first attempt, not from its creation: an event held for days behind a failing one
+// still gets its own retries once its turn comes, so the attempt that failed its first is
+// never its last.
+func (d *Deliverer) retriedFor(ctx context.Context, ev *store.EventRecord, now time.Time) (bool, error) {
+	if ev.Attempts == 0 {
+		return false, nil
+	}
+	first, ok, err := d.Store.FirstAttemptAt(ctx, ev.ID)
+	if err != nil || !ok {
+		return false, err
+	}
+	return now.Sub(first) > RetryFor, nil
+}
+
 // settle records the attempt and moves the event on. It reports whether the flush must stop
 // because the event will be retried (later events wait behind it).
 func (d *Deliverer) settle(ctx context.Context, p *subprov.Provider, ev *store.EventRecord, att Attempt) (stop bool, err error) {
@@ -493,13 +508,17 @@ func (d *Deliverer) settle(ctx context.Context, p *subprov.Provider, ev *store.E
 	rec := attemptRow(ev.ID, p.WebhookURL, att, now)
 	state := store.EventDelivered
 	var next time.Time
-	switch {
-	case att.Delivered:
-	case now.Sub(ev.CreatedAt) > RetryFor:
-		state = store.EventFailed
-	default:
-		state = store.EventPending
-		next = now.Add(RetryDelay(ev.Attempts + 1))
+	if !att.Delivered {
+		over, err := d.retriedFor(ctx, ev, now)
+		if err != nil {
+			return true, fmt.Errorf("settle event %s: %w", ev.ID, err)
+		}
+		if over {
+			state = store.EventFailed
+		} else {
+			state = store.EventPending
+			next = now.Add(RetryDelay(ev.Attempts + 1))
+		}
 	}
 	err = d.Store.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.InsertWebhookAttempt(ctx, p.ID, rec); err != nil {

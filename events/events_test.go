@@ -202,6 +202,23 @@ func (e *env) attempts(t *testing.T, id string) []*store.WebhookAttempt {
 	return as
 }
 
+// attemptedAt records a failed attempt of the event at the given time, as an earlier run
+// would have.
+func (e *env) attemptedAt(t *testing.T, id string, at time.Time) {
+	t.Helper()
+	err := e.s.InTx(context.Background(), func(tx *store.Tx) error {
+		a := &store.WebhookAttempt{ID: store.NewID(), EventID: id, URL: e.p.WebhookURL, StatusCode: http.StatusServiceUnavailable, AttemptedAt: at}
+		if err := tx.InsertWebhookAttempt(context.Background(), e.p.ID, a); err != nil {
+			return err
+		}
+		_, err := tx.Exec(context.Background(), `UPDATE events SET attempts = attempts + 1 WHERE id = ?`, id)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (e *env) jobCount(t *testing.T) int { return e.jobsOfKind(t, jobs.FlushWebhooks{}.Kind()) }
 
 func (e *env) jobsOfKind(t *testing.T, kind string) int {
@@ -382,6 +399,47 @@ func TestEventFailingForThreeDaysIsGivenUp(t *testing.T) {
 	})
 }
 
+// TestEventHeldBehindAFailingOneGetsItsOwnRetries: the 3 days of retries run from an event's
+// first attempt. An event that waited behind a failing one until that one was given up is
+// retried when its own first attempt fails, however old it is, and delivered on the retry.
+func TestEventHeldBehindAFailingOneGetsItsOwnRetries(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		var head, held string
+		rcv := newReceiver(t, "whsec-prov-1", func(id string, n int) int {
+			if id == head || (id == held && n == 1) {
+				return http.StatusServiceUnavailable
+			}
+			return http.StatusOK
+		})
+		e := newEnv(t, s, rcv.URL(), false)
+		evs := e.record(t, subprov.EventSubscriptionPendingInstall, subprov.EventSubscriptionActivated)
+		head, held = evs[0].ID, evs[1].ID
+
+		e.flush(t) // the head fails; the other waits behind it
+		e.clock.Set(t0.Add(events.RetryFor + time.Minute))
+		e.flush(t) // the head is given up; the held event's first attempt fails
+		if r := e.event(t, head); r.DeliveryState != store.EventFailed {
+			t.Fatalf("head after 3 days: %s, want failed", r.DeliveryState)
+		}
+		r := e.event(t, held)
+		if r.DeliveryState != store.EventPending || r.Attempts != 1 || r.NextAttemptAt == nil {
+			t.Fatalf("held event after its first attempt failed: %s after %d attempts, next %v; want pending with a retry",
+				r.DeliveryState, r.Attempts, r.NextAttemptAt)
+		}
+		if d := r.NextAttemptAt.Sub(e.clock.Now()); d > time.Minute {
+			t.Fatalf("first retry in %s, want within 60 s (decisions §8)", d)
+		}
+		e.clock.Set(r.NextAttemptAt.Add(time.Second))
+		e.flush(t)
+		if r := e.event(t, held); r.DeliveryState != store.EventDelivered {
+			t.Fatalf("held event after its retry: %s, want delivered", r.DeliveryState)
+		}
+		if !equal(rcv.ids(), []string{head, head, held, held}) {
+			t.Fatalf("delivered %v, want the head twice, then the held event twice", rcv.ids())
+		}
+	})
+}
+
 // TestFailureAnywhereInARunKeepsTheOrder: a run of more events than a batch, whose sends
 // overlap the read of the next batch, keeps strict order and sends nothing twice whichever
 // event fails: early in a batch, its last, the first of the batch read ahead, the very last;
@@ -391,7 +449,7 @@ func TestFailureAnywhereInARunKeepsTheOrder(t *testing.T) {
 	tests := []struct {
 		name    string
 		failing int  // 1-based position of the event whose first attempt fails
-		givenUp bool // the run starts after RetryFor: the failure gives the event up
+		givenUp bool // the failing event's first attempt was at t0 and the run starts after RetryFor: the failure gives it up
 	}{
 		{"early in the first batch, retried", 3, false},
 		{"the first batch's last, retried", 50, false},
@@ -417,6 +475,7 @@ func TestFailureAnywhereInARunKeepsTheOrder(t *testing.T) {
 				ids := idsOf(e.record(t, types...))
 				bad = ids[tt.failing-1]
 				if tt.givenUp {
+					e.attemptedAt(t, bad, t0)
 					e.clock.Set(t0.Add(events.RetryFor + time.Minute))
 				}
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -306,6 +307,21 @@ func (tx *Tx) InsertWebhookAttempt(ctx context.Context, providerID string, a *We
 		return fmt.Errorf("insert webhook attempt for event %s: %w", a.EventID, err)
 	}
 	return nil
+}
+
+// FirstAttemptAt returns when the event's first delivery attempt was made; ok is false when
+// none was. The production retry window runs from it (events.RetryFor).
+func (s *Store) FirstAttemptAt(ctx context.Context, eventID string) (first time.Time, ok bool, err error) {
+	var at sql.NullTime
+	err = s.R().QueryRow(ctx, `SELECT attempted_at FROM webhook_attempts WHERE event_id = ?
+		ORDER BY attempted_at LIMIT 1`, eventID).Scan(&at)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return time.Time{}, false, nil
+	case err != nil:
+		return time.Time{}, false, fmt.Errorf("first attempt of event %s: %w", eventID, err)
+	}
+	return at.Time, at.Valid, nil
 }
 
 // MarkEventsDelivered records, in one statement each, that the receiver accepted these events
