@@ -276,6 +276,8 @@ func TestPlaceOrder(t *testing.T) {
 			`SELECT COUNT(*) FROM audit_log WHERE subject_id = ? AND action = 'subscription.ordered_from_portal'`:                                               1,
 			`SELECT COUNT(*) FROM subscriptions WHERE id = ? AND source = 'portal' AND billing_owner = 'platform' AND processor_customer_id = 'cus_demo_marie'`: 1,
 			`SELECT COUNT(*) FROM invoices WHERE subscription_id = ?`:                                                                                           0,
+			// The subscriber surface emits no events (interface.md, Events): no pending_install.
+			`SELECT COUNT(*) FROM events WHERE subscription_id = ?`: 0,
 		} {
 			id := queen
 			if strings.Contains(q, "moving") {
@@ -303,6 +305,9 @@ func TestPlaceOrder(t *testing.T) {
 		}
 		king := r.JSON["subscription_id"].(string)
 		awaitLine(t, s, "the port switched on", king, `workflow_state = 'provisioned'`)
+		if n := count(t, s, `SELECT COUNT(*) FROM events WHERE subscription_id = ?`, king); n != 0 {
+			t.Fatalf("a portal order and its port job recorded %d events, want none (the subscriber surface emits none)", n)
+		}
 		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ?`, king); n != 1 {
 			t.Fatalf("the provisioning job billed again: %d invoices", n)
 		}

@@ -384,6 +384,11 @@ func TestReactivateRemote(t *testing.T) {
 		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND workflow_state = 'provisioned' AND canceled_at IS NULL`, marieLine); n != 1 {
 			t.Fatal("the line is not provisioned")
 		}
+		// The subscriber surface emits no events: neither the failed attempts nor the one that
+		// switched the port on recorded provisioning.failed or provisioning.completed.
+		if n := count(t, s, `SELECT COUNT(*) FROM events WHERE subscription_id = ?`, marieLine); n != 0 {
+			t.Fatalf("the reactivation recorded %d events, want none", n)
+		}
 	})
 }
 

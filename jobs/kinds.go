@@ -17,6 +17,10 @@ func (DeliverMail) Kind() string { return "mail.deliver" }
 // and records provisioning.completed or, finally, provisioning.failed.
 type ProvisionPort struct {
 	SubscriptionID string `json:"subscription_id"`
+	// Quiet: the line was ordered on the subscriber portal, whose actions emit no events
+	// (interface.md, Events), so the job records neither provisioning.completed nor
+	// provisioning.failed.
+	Quiet bool `json:"quiet,omitempty"`
 }
 
 // Kind names the job in the queue.

@@ -256,7 +256,7 @@ func (s *Service) reactivateRemote(ctx context.Context, p *subprov.Provider, v *
 	r := provisioning.Reinstatement{Reinstatement: store.Reinstatement{Status: subprov.StatusActive, WorkflowState: provisioning.WorkflowProvisioned,
 		PortID: &v.portID, VLAN: &vlan}}
 	out, err := s.Provisioning.Reinstate(ctx, p, sub.ID, r, func(tx *store.Tx, cur *subprov.Subscription) error {
-		if err := s.Provisioning.MarkPortLive(ctx, tx, p, cur, vlan); err != nil {
+		if err := s.Provisioning.MarkPortLive(ctx, tx, cur, vlan); err != nil {
 			return err
 		}
 		inv, err := s.Billing.InvoiceRestOfPeriod(ctx, tx, p, cur, v.plan, billing.CancellationOccasion(sub))
@@ -347,13 +347,13 @@ func (s *Service) resumeActivate(ctx context.Context, p *subprov.Provider, v *Re
 	vlan, perr := s.Provisioning.SwitchOnNow(ctx, p, out, v.portID)
 	if perr != nil {
 		res.Provisioned = boolPtr(false)
-		if err := s.Provisioning.MarkPortFailed(ctx, p, out, perr); err != nil {
+		if err := s.Provisioning.MarkPortFailed(ctx, out); err != nil {
 			return nil, err
 		}
 		return res, nil
 	}
 	res.Provisioned = boolPtr(true)
-	err = s.Store.InTx(ctx, func(tx *store.Tx) error { return s.Provisioning.MarkPortLive(ctx, tx, p, out, vlan) })
+	err = s.Store.InTx(ctx, func(tx *store.Tx) error { return s.Provisioning.MarkPortLive(ctx, tx, out, vlan) })
 	return res, err
 }
 

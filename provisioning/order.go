@@ -352,12 +352,15 @@ func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order)
 			if _, err := s.Events.Record(ctx, tx, p, subprov.EventSubscriptionActivated, sub, nil); err != nil {
 				return err
 			}
-			jobID, err := s.enqueueProvision(ctx, tx, sub.ID)
+			jobID, err := s.enqueueProvision(ctx, tx, sub.ID, false)
 			if err != nil {
 				return err
 			}
 			res.JobID = jobID
 			return nil
+		}
+		if _, err := s.Events.Record(ctx, tx, p, subprov.EventSubscriptionPendingInstall, sub, nil); err != nil {
+			return err
 		}
 		return s.openInstall(ctx, tx, p, sub, pl.building, "install", now)
 	})
@@ -437,8 +440,8 @@ func (s *Service) RouteOf(ctx context.Context, q store.Querier, sub *subprov.Sub
 
 // enqueueProvision queues the line's port job and returns the id partners know it by
 // (jobs.ProvisionPort.JobID): the outcome's webhook names the same id.
-func (s *Service) enqueueProvision(ctx context.Context, tx *store.Tx, subscriptionID string) (string, error) {
-	job := jobs.ProvisionPort{SubscriptionID: subscriptionID}
+func (s *Service) enqueueProvision(ctx context.Context, tx *store.Tx, subscriptionID string, quiet bool) (string, error) {
+	job := jobs.ProvisionPort{SubscriptionID: subscriptionID, Quiet: quiet}
 	if err := s.Jobs.Enqueue(ctx, tx, job); err != nil {
 		return "", err
 	}
@@ -455,13 +458,12 @@ func provisioningOutcome(sub *subprov.Subscription, reason string) map[string]an
 	return data
 }
 
-// openInstall records the install route: event, the install job (opened by the install
-// package: who books it, flags, booking invitation) and the provider's install ticket.
+// openInstall records the install route: the install job (opened by the install package: who
+// books it, flags, booking invitation) and the provider's install ticket. The event
+// subscription.pending_install is the caller's: a provider's order records it, the portal's
+// orders and reactivations do not (interface.md, Events: the subscriber surface emits none).
 func (s *Service) openInstall(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, b *subprov.Building,
 	kind string, now time.Time) error {
-	if _, err := s.Events.Record(ctx, tx, p, subprov.EventSubscriptionPendingInstall, sub, nil); err != nil {
-		return err
-	}
 	job, err := s.Installs.Open(ctx, tx, p, sub, b, kind, now)
 	if err != nil {
 		return err

@@ -38,6 +38,9 @@ func heldSuite() error {
 // (ACTIVE, the port switched on by the provisioning job), the install route waits as
 // PENDING_INSTALL with its install job, provider install ticket and, on a third-line
 // building, the booking invitation (openInstall). also books the money and the audit entry.
+// It records no event, and its provisioning job none either: the subscriber surface emits
+// none (interface.md, Events); the provider learns of the line from its install ticket or
+// its lines.
 func (s *Service) PlacePortalLine(ctx context.Context, p *subprov.Provider, l *PortalLine, also Also) (*subprov.Subscription, error) {
 	now := s.Clock.Now()
 	sub := &subprov.Subscription{ID: store.NewID(), ProviderID: p.ID, SubscriberID: l.SubscriberID, PlanVersionID: l.Plan.ID,
@@ -79,10 +82,7 @@ func (s *Service) PlacePortalLine(ctx context.Context, p *subprov.Provider, l *P
 			return err
 		}
 		sub.ActivatedAt, sub.StartedAt = &now, today
-		if _, err := s.Events.Record(ctx, tx, p, subprov.EventSubscriptionActivated, sub, nil); err != nil {
-			return err
-		}
-		if _, err := s.enqueueProvision(ctx, tx, sub.ID); err != nil {
+		if _, err := s.enqueueProvision(ctx, tx, sub.ID, true); err != nil {
 			return err
 		}
 		return also(tx, sub)
@@ -201,31 +201,26 @@ func (s *Service) SwitchOnNow(ctx context.Context, p *subprov.Provider, sub *sub
 	return 0, PortWriteError(err)
 }
 
-// MarkPortLive records that a live line's port is switched on (provisioning.completed).
-func (s *Service) MarkPortLive(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, vlan int) error {
+// MarkPortLive records that a live line's port is switched on. A portal reactivation calls
+// it, so it records no event (the subscriber surface emits none).
+func (s *Service) MarkPortLive(ctx context.Context, tx *store.Tx, sub *subprov.Subscription, vlan int) error {
 	if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioned), VLAN: &vlan}, s.Clock.Now()); err != nil {
 		return err
 	}
 	sub.WorkflowState, sub.VLAN = WorkflowProvisioned, vlan
-	_, err := s.Events.Record(ctx, tx, p, subprov.EventProvisioningCompleted, sub, provisioningOutcome(sub, ""))
-	return err
+	return nil
 }
 
 // MarkPortFailed records that a live, paid line's port would not switch on: the line stays
 // ACTIVE with workflow provisioning_failed and the provider gets the ticket (SwitchOnNow
-// raised it).
-func (s *Service) MarkPortFailed(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, cause error) error {
+// raised it). A portal reactivation calls it, so it records no event.
+func (s *Service) MarkPortFailed(ctx context.Context, sub *subprov.Subscription) error {
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioningFailed)}, s.Clock.Now()); err != nil {
 			return err
 		}
 		sub.WorkflowState = WorkflowProvisioningFailed
-		reason := "provisioning_failed"
-		if e, ok := subprov.AsError(cause); ok {
-			reason = e.Reason
-		}
-		_, err := s.Events.Record(ctx, tx, p, subprov.EventProvisioningFailed, sub, provisioningOutcome(sub, reason))
-		return err
+		return nil
 	})
 }
 

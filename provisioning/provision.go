@@ -12,8 +12,23 @@ import (
 	"github.com/subprov/subprov/switches"
 )
 
+// recordOutcome records the job's provisioning.completed (reason "") or provisioning.failed
+// event with its job_id, unless the job is quiet (a portal order's: the subscriber surface
+// emits no events).
+func (s *Service) recordOutcome(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, a jobs.ProvisionPort, reason string) error {
+	if a.Quiet {
+		return nil
+	}
+	typ := subprov.EventProvisioningCompleted
+	if reason != "" {
+		typ = subprov.EventProvisioningFailed
+	}
+	_, err := s.Events.Record(ctx, tx, p, typ, sub, provisioningOutcome(sub, reason))
+	return err
+}
+
 // ProvisionPort is the port.provision job: switch the line's port on (VLAN, bandwidth, MAC
-// binding), confirmed by read-back, then record provisioning.completed. A transient switch
+// binding), confirmed by read-back, then record provisioning.completed (recordOutcome). A transient switch
 // failure is retried by the queue; a refusal (another device on the port, a write the switch
 // does not confirm) or the last attempt records provisioning.failed, resets the port so no
 // half-configured port stays behind, and raises an operator ticket. Running it again after a
@@ -61,7 +76,7 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 				return err
 			}
 			cur.WorkflowState = WorkflowProvisioned
-			if _, err := s.Events.Record(ctx, tx, p, subprov.EventProvisioningCompleted, cur, provisioningOutcome(cur, "")); err != nil {
+			if err := s.recordOutcome(ctx, tx, p, cur, a, ""); err != nil {
 				return err
 			}
 			if !firstActivation {
@@ -90,7 +105,7 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 			return err
 		}
 		cur.WorkflowState = WorkflowProvisioningFailed
-		if _, err := s.Events.Record(ctx, tx, p, subprov.EventProvisioningFailed, cur, provisioningOutcome(cur, reason)); err != nil {
+		if err := s.recordOutcome(ctx, tx, p, cur, a, reason); err != nil {
 			return err
 		}
 		return s.Tickets.Open(ctx, tx, &subprov.Ticket{ProviderID: p.ID, SubscriberID: cur.SubscriberID, Kind: "operator", Priority: "high",
