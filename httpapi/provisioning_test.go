@@ -320,6 +320,10 @@ func TestAReplayAnswersTheLineAskedFor(t *testing.T) {
 			{"the install line's order again, in bulk", func() *apptest.Response {
 				return bulk(order(map[string]any{"location_hash": suite.hash}))
 			}, 200, "", "install", installed.JSON["subscription_id"]},
+			{"a fixture line's order again (no jobs: a suite without a port)", func() *apptest.Response {
+				return h.post(s, order(map[string]any{"plan_version_id": planFibre150, "delivery_mode": "home_drop",
+					"unit_id": "u2000000-0000-4000-8000-000000000101", "subscriber": person("priya.patel@example.ca")}))
+			}, 200, "", "install", priyaLine},
 			{"the anonymous install again, by its external id", func() *apptest.Response {
 				return anonymous(s, map[string]any{"external_subscription_id": "anon-route", "service_provider_document_id": "nwf-spd-2026",
 					"plan_version_id": planFibre150, "unit_id": unitQueen102, "delivery_mode": "home_drop"})

@@ -427,10 +427,14 @@ func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider,
 	return answer(holder)
 }
 
-// RouteOf is the route an existing line took, for a replay: install when it has had an install
-// job, provision otherwise (whatever route the repeated request would take now). q is the
-// store's reader or the order's transaction.
+// RouteOf is the route an existing line took, for a replay (whatever route the repeated
+// request would take now): install when it has had an install job, or has no port to have
+// been provisioned on (a line loaded from a fixture has no jobs); provision otherwise. q is
+// the store's reader or the order's transaction.
 func (s *Service) RouteOf(ctx context.Context, q store.Querier, sub *subprov.Subscription) (string, error) {
+	if sub.PortID == "" {
+		return "install", nil
+	}
 	installed, err := s.Store.HadInstallJob(ctx, q, sub.ID)
 	if err != nil || !installed {
 		return "provision", err
