@@ -151,8 +151,12 @@ func TestCPUMeterSeesTheWorkBetweenSnapshots(t *testing.T) {
 
 // spin keeps this goroutine's CPU busy for d.
 func spin(d time.Duration) {
+	// Burn d of this process's CPU time, not of wall time: on a machine busy with other work a
+	// wall-clock spin gets only a share of a core. Bounded, should the reading ever stand still.
+	used := func() time.Duration { t, _, _ := processCPU(os.Getpid()); return t }
+	start, deadline := used(), time.Now().Add(10*time.Second)
 	x := 0
-	for end := time.Now().Add(d); time.Now().Before(end); {
+	for used()-start < d && time.Now().Before(deadline) {
 		for i := 0; i < 1000; i++ {
 			x += i
 		}
