@@ -236,12 +236,17 @@ func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
 	if err != nil || sub == nil {
 		return err
 	}
+	if sub.ProcessorCustomerID == "" {
+		return s.withoutAutoPay(ctx, sub, inv, "no_processor_customer")
+	}
 	attempt := st.Attempts + 1
 	key := fmt.Sprintf("invoice:%s:attempt:%d", inv.ID, attempt)
 	ch, err := s.Processor.Charge(ctx, p, payments.ChargeRequest{CustomerID: sub.ProcessorCustomerID, MethodID: sub.PaymentMethodID,
 		Amount: inv.Total, Currency: inv.Currency, IdempotencyKey: key, Description: "Invoice " + inv.Number})
 	now := s.Clock.Now()
 	switch {
+	case errors.Is(err, payments.ErrNotConnected):
+		return s.withoutAutoPay(ctx, sub, inv, "no_processor_connection")
 	case err == nil:
 		return s.Store.InTx(ctx, func(tx *store.Tx) error {
 			// Lock the line first: two invoices of one line paid at once must not each see the
@@ -279,6 +284,30 @@ func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
 	default:
 		return fmt.Errorf("charge invoice %s: %w", inv.ID, err) // processor unreachable: retried with the same key
 	}
+}
+
+// withoutAutoPay leaves an invoice open with no attempt scheduled when there is nothing
+// AutoPay could charge: a platform-billed line with no processor customer (decisions §3's
+// fixture line names none) or a provider with no processor connection. Retrying cannot
+// succeed, and it is no decline either: no attempt is recorded, nobody is dunned or cut off.
+// Saving a card in the portal, or an operator's retry-charge, makes the invoice due again.
+// Only the claim this job was queued under is released: a reschedule since (a card saved
+// meanwhile) stands.
+func (s *Service) withoutAutoPay(ctx context.Context, sub *subprov.Subscription, inv *subprov.Invoice, reason string) error {
+	now := s.Clock.Now()
+	var parked bool
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if parked, err = tx.ParkCharge(ctx, inv.ID); err != nil || !parked {
+			return err
+		}
+		return tx.InsertAudit(ctx, inv.ProviderID, "billing", "invoice.autopay_unavailable", sub.ID,
+			fmt.Sprintf(`{"invoice_id":%q,"reason":%q}`, inv.ID, reason), now)
+	})
+	if err == nil && parked {
+		s.Log.Info("invoice left open without AutoPay", "invoice_id", inv.ID, "subscription_id", sub.ID, "reason", reason)
+	}
+	return err
 }
 
 // dunningStep mails the customer after a declined attempt and, after the last one, cuts the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
@@ -585,5 +586,72 @@ func TestPlanChangePreviewWithoutBillingDocument(t *testing.T) {
 		if res.Status != 200 || res.JSON["one_time_adjustment"] != nil || res.JSON["note"] == "" || res.JSON["eligible"] != true {
 			t.Fatalf("preview: %d %s", res.Status, res.Raw)
 		}
+	})
+}
+
+// TestPlatformLineWithoutProcessorCustomer: decisions §3's fixture line is platform-billed and
+// names no processor customer. Its invoices are issued and stay open without AutoPay: no
+// attempt, no dunning, no charge job failing on every retry, and an operator's retry-charge
+// finds nothing to charge either. Once the holder saves a card, the open invoice is paid.
+func TestPlatformLineWithoutProcessorCustomer(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		ctx := context.Background()
+		const line = "c-nocard-1"
+		f, err := fixture.Parse([]byte(`{"subscribers": [{"id": "s-nocard", "provider_id": "` + northwind + `",
+			"holder": {"firstname": "Nora", "lastname": "Card", "email": "nora.card@example.ca", "password": "nora-password-1"},
+			"subscriptions": [{"id": "` + line + `", "plan_version_id": "` + planFibre150 + `", "unit_id": "u2000000-0000-4000-8000-000000000102",
+				"status": "ACTIVE", "started_at": "2026-01-05", "billing_owner": "platform", "billing_day": 1}]}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fixture.Load(ctx, s.Store, f, s.Clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		s.DevClock.Set(time.Date(2026, 12, 3, 15, 0, 0, 0, time.UTC))
+		unavailable := func() int {
+			return count(t, s, `SELECT COUNT(*) FROM audit_log WHERE action = 'invoice.autopay_unavailable' AND subject_id = ?`, line)
+		}
+		// The start-up bill run may also have invoiced the line's November, before the clock moved.
+		invoices := func() int { return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ?`, line) }
+		apptest.Eventually(t, 15*time.Second, "December's invoice left open without AutoPay", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND period = '2026-12'`, line) == 1 &&
+				count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND status = 'open'
+					AND next_charge_at IS NULL AND charge_queued_at IS NULL`, line) == invoices() && unavailable() == invoices()
+		})
+		issued := invoices()
+		var december string
+		if err := s.Store.R().QueryRow(ctx, `SELECT id FROM invoices WHERE subscription_id = ? AND period = '2026-12'`, line).Scan(&december); err != nil {
+			t.Fatal(err)
+		}
+		op := s.Operator()
+		if r := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/invoices/" + december + "/retry-charge", Headers: op}); r.Status != 202 {
+			t.Fatalf("retry-charge: %d %s", r.Status, r.Raw)
+		}
+		apptest.Eventually(t, 15*time.Second, "the retry found nothing to charge", func() bool { return unavailable() == issued+1 })
+		time.Sleep(1500 * time.Millisecond) // a charge job retrying would fail again meanwhile
+		if n := unavailable(); n != issued+1 {
+			t.Fatalf("the invoices were looked at %d times, want %d (once per scheduled attempt)", n, issued+1)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM charges c JOIN invoices i ON i.id = c.invoice_id WHERE i.subscription_id = ?`, line); n != 0 {
+			t.Fatalf("%d charge attempts recorded without a card", n)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM outbox WHERE to_addr = 'nora.card@example.ca' AND subject LIKE 'Payment failed%'`); n != 0 {
+			t.Fatal("dunned without a card")
+		}
+		if strings.Contains(s.Logs(), `processor customer \"\"`) {
+			t.Fatal("a charge job failed on the missing processor customer")
+		}
+		nora := s.Login("nora.card@example.ca", "nora-password-1")
+		setup := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/payment-method/setup", Headers: nora})
+		if setup.Status != 200 {
+			t.Fatalf("card setup: %d %s", setup.Status, setup.Raw)
+		}
+		if r := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/payment-method/confirm", Headers: nora,
+			Body: map[string]string{"setup_intent_id": setup.JSON["setup_intent_id"].(string), "test_card": "4242424242424242"}}); r.Status != 200 {
+			t.Fatalf("card confirm: %d %s", r.Status, r.Raw)
+		}
+		apptest.Eventually(t, 15*time.Second, "the open invoices paid with the saved card", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND status = 'paid'`, line) == issued
+		})
 	})
 }

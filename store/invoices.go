@@ -287,6 +287,19 @@ func (tx *Tx) OpenInvoicesOf(ctx context.Context, subscriptionID string) (int, e
 	return n, err
 }
 
+// ParkCharge releases an open invoice's queued AutoPay attempt without recording one and
+// without scheduling another (nothing could be charged); false when the claim is gone, as
+// ScheduleCharge releases it to make the invoice due again.
+func (tx *Tx) ParkCharge(ctx context.Context, id string) (bool, error) {
+	res, err := tx.Exec(ctx, `UPDATE invoices SET next_charge_at = NULL, charge_queued_at = NULL
+		WHERE id = ? AND status = 'open' AND charge_queued_at IS NOT NULL`, id)
+	if err != nil {
+		return false, fmt.Errorf("park charge: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
 // ScheduleCharge makes an open invoice's next AutoPay attempt due at t.
 func (tx *Tx) ScheduleCharge(ctx context.Context, id string, t time.Time) error {
 	_, err := tx.Exec(ctx, `UPDATE invoices SET next_charge_at = ?, charge_queued_at = NULL WHERE id = ? AND status = 'open'`, t.UTC(), id)
