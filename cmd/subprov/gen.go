@@ -23,12 +23,12 @@ Generated credentials (provider N = 1, 2, …):
 SQLite is tuned (no journal, no fsync) only while gen runs; secondary indexes are built at the end.`
 
 func cmdGen(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := newFlags("gen", "gen [--subscribers N] [--providers N] [--seed N] [--quiet]", genAbout, stdout)
+	fs := newFlags("gen", "gen [--subscribers N] [--providers N] [--seed N] [--quiet]", genAbout)
 	subscribers := fs.Int("subscribers", 1_000_000, "subscribers per provider")
 	providers := fs.Int("providers", 1, "number of providers")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same data")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	if done, err := parse(fs, args); done {
+	if done, err := parse(fs, args, stdout, stderr); done {
 		return err
 	}
 	if *subscribers < 1 || *providers < 1 || *providers > 999 {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -13,10 +14,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		if err != errUsage {
-			fmt.Fprintln(os.Stderr, "subprov:", err)
-		}
-		os.Exit(1)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	if err != nil && !errors.Is(err, errUsage) {
+		fmt.Fprintln(os.Stderr, "subprov:", err)
 	}
+	os.Exit(exitCode(err))
 }

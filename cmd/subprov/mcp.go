@@ -19,9 +19,9 @@ func cmdMCP(ctx context.Context, args []string, getenv func(string) string, stdo
 			"verify_check, get_customer_profile, get_billing_summary, get_payments, get_network_health,\n"+
 			"get_customer_tickets, add_note, update_contact, send_account_link, resend_invoice, preview_plan_change,\n"+
 			"apply_plan_change, open_ticket) with the same key, scoping, verification and confirmation rules as\n"+
-			"/partner/agent. The key (with the agent_api_access feature) comes from --api-key or SUBPROV_AGENT_API_KEY.", stdout)
+			"/partner/agent. The key (with the agent_api_access feature) comes from --api-key or SUBPROV_AGENT_API_KEY.")
 	key := fs.String("api-key", "", "agent API key (overrides SUBPROV_AGENT_API_KEY)")
-	if done, err := parse(fs, args); done {
+	if done, err := parse(fs, args, stdout, stderr); done {
 		return err
 	}
 	cfg, log, err := loadConfig(getenv, stderr)

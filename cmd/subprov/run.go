@@ -21,8 +21,30 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
-// errUsage means the usage text was already printed.
+// errUsage means the command line was wrong and the problem and the usage were already
+// printed on stderr: the process exits with exitUsage.
 var errUsage = errors.New("usage")
+
+// Exit statuses, by the usual convention: 2 for a command line that is wrong, 1 for a command
+// that failed while running.
+const (
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// exitCode is the process's exit status for run's result.
+func exitCode(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errUsage):
+		return exitUsage
+	}
+	return exitFailure
+}
+
+const exitHelp = "Exit status: 0 on success, 1 when the command fails, 2 on a usage error (unknown command or\n" +
+	"flag, missing or extra arguments; the problem and the usage are printed on stderr).\n"
 
 const usage = `subprov provisions and bills internet subscriptions on a provider's building network
 (switch port, VLAN, bandwidth, MAC binding) and serves the subscriber portal, the AI support
@@ -41,17 +63,19 @@ Commands:
   gen         fill the database with deterministic test data at scale (default 1,000,000 subscribers)
 
 Run 'subprov <command> --help' for a command's flags.
-`
+
+` + exitHelp
 
 // run is the whole program: main only supplies the process's context, arguments,
 // environment and output streams, so tests run it in-process.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, "subprov: no command\n\n"+usage)
+		return errUsage
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stdout, usage)
 		fmt.Fprint(stdout, "\n"+envHelp())
-		if len(args) == 0 {
-			return errUsage
-		}
 		return nil
 	}
 	cmd, rest := args[0], args[1:]
@@ -92,32 +116,51 @@ func envHelp() string {
 	return b.String()
 }
 
-// newFlags builds a subcommand's flag set whose --help explains the command and its config.
-func newFlags(name, synopsis, about string, stdout io.Writer) *flag.FlagSet {
+// newFlags builds a subcommand's flag set whose usage explains the command, its exit status
+// and its config. The usage goes to the flag set's output, which parse points at stdout for
+// --help and at stderr for a usage error.
+func newFlags(name, synopsis, about string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stdout)
 	fs.Usage = func() {
-		fmt.Fprintf(stdout, "Usage: subprov %s\n\n%s\n", synopsis, about)
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: subprov %s\n\n%s\n", synopsis, about)
 		hasFlags := false
 		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 		if hasFlags {
-			fmt.Fprintln(stdout, "\nFlags:")
+			fmt.Fprintln(w, "\nFlags:")
 			fs.PrintDefaults()
 		}
-		fmt.Fprint(stdout, "\n"+envHelp())
+		fmt.Fprint(w, "\n"+exitHelp+"\n"+envHelp())
 	}
 	return fs
 }
 
-// parse parses flags; --help prints usage and ends the command successfully.
-func parse(fs *flag.FlagSet, args []string) (done bool, err error) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return true, nil
-		}
-		return true, errUsage
+// parse parses a command's flags and expects exactly the operands named (seed's FILE; none
+// for the others) after them. --help prints the usage on stdout and ends the command
+// successfully. A bad flag, a missing operand or an extra one prints the problem and the usage
+// on stderr and is errUsage: a stray argument is refused, not ignored.
+func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer, operands ...string) (done bool, err error) {
+	fs.SetOutput(io.Discard) // the flag package's own report: made below, once, on stderr
+	err = fs.Parse(args)
+	var problem string
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return true, nil
+	case err != nil:
+		problem = err.Error()
+	case fs.NArg() < len(operands):
+		problem = "missing " + operands[fs.NArg()]
+	case fs.NArg() > len(operands):
+		problem = fmt.Sprintf("unexpected argument %q", fs.Arg(len(operands)))
+	default:
+		return false, nil
 	}
-	return false, nil
+	fmt.Fprintf(stderr, "subprov %s: %s\n\n", fs.Name(), problem)
+	fs.SetOutput(stderr)
+	fs.Usage()
+	return true, errUsage
 }
 
 func loadConfig(getenv func(string) string, stderr io.Writer) (config.Config, *slog.Logger, error) {
@@ -146,13 +189,14 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if workerOnly {
 		name, synopsis, about = "worker", "worker", "Runs only the background job workers (mail, provisioning, webhooks, billing)."
 	}
-	fs := newFlags(name, synopsis, about, stdout)
-	noWorkers := fs.Bool("no-workers", false, "serve HTTP only; jobs are worked by 'subprov worker' processes")
-	addr := fs.String("addr", "", "listen address (overrides SUBPROV_ADDR)")
-	if workerOnly {
-		noWorkers, addr = new(bool), new(string)
+	fs := newFlags(name, synopsis, about)
+	// worker takes neither flag: it listens on nothing and is nothing but workers.
+	noWorkers, addr := new(bool), new(string)
+	if !workerOnly {
+		fs.BoolVar(noWorkers, "no-workers", false, "serve HTTP only; jobs are worked by 'subprov worker' processes")
+		fs.StringVar(addr, "addr", "", "listen address (overrides SUBPROV_ADDR)")
 	}
-	if done, err := parse(fs, args); done {
+	if done, err := parse(fs, args, stdout, stderr); done {
 		return err
 	}
 	cfg, log, err := loadConfig(getenv, stderr)
@@ -215,8 +259,8 @@ func gcPercentInEffect() string {
 func redactedDB(s *store.Store) string { return s.Dialect.String() }
 
 func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := newFlags("migrate", "migrate", "Applies every pending schema and job-queue migration to DATABASE_URL and exits.", stdout)
-	if done, err := parse(fs, args); done {
+	fs := newFlags("migrate", "migrate", "Applies every pending schema and job-queue migration to DATABASE_URL and exits.")
+	if done, err := parse(fs, args, stdout, stderr); done {
 		return err
 	}
 	cfg, log, err := loadConfig(getenv, stderr)
@@ -245,23 +289,21 @@ func migratedStore(ctx context.Context, getenv func(string) string, stderr io.Wr
 
 func cmdSeed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlags("seed", "seed FILE", "Loads a fixture file into DATABASE_URL (migrating first). Safe to run twice: rows are\n"+
-		"upserted by id. Unknown keys and bad values are reported by path and nothing is written.", stdout)
-	if done, err := parse(fs, args); done {
+		"upserted by id. Unknown keys and bad values are reported by path and nothing is written.\n"+
+		"Every message about the file starts with its name as given (FILE: …).")
+	if done, err := parse(fs, args, stdout, stderr, "FILE"); done {
 		return err
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errUsage
-	}
+	file := fs.Arg(0)
 	st, err := migratedStore(ctx, getenv, stderr)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	sum, err := fixture.LoadFile(ctx, st, fs.Arg(0), nowUTC())
+	sum, err := fixture.LoadFile(ctx, st, file, nowUTC())
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "loaded %s: %s\n", fs.Arg(0), sum)
+	fmt.Fprintf(stdout, "%s: loaded %s\n", file, sum)
 	return nil
 }

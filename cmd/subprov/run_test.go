@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
@@ -36,18 +39,23 @@ func (s *syncBuffer) String() string {
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
+// exitHelpLine is how every --help starts to state the exit statuses.
+const exitHelpLine = "Exit status: 0 on success, 1 when the command fails, 2 on a usage error"
+
 func TestHelpTeachesEveryCommand(t *testing.T) {
 	tests := []struct {
 		args []string
 		want []string
+		not  []string // flags another command has and this one does not take
 	}{
-		{[]string{"--help"}, []string{"demo", "serve", "worker", "migrate", "seed FILE", "mcp", "DATABASE_URL", "SUBPROV_DEV"}},
-		{[]string{"serve", "--help"}, []string{"--no-workers", "scale-out", "SUBPROV_ADDR"}},
-		{[]string{"worker", "--help"}, []string{"job workers"}},
-		{[]string{"migrate", "--help"}, []string{"pending schema and job-queue migration"}},
-		{[]string{"seed", "--help"}, []string{"Safe to run twice", "nothing is written"}},
-		{[]string{"demo", "--help"}, []string{"./data/", "curl"}},
-		{[]string{"mcp", "--help"}, []string{"--api-key", "SUBPROV_AGENT_API_KEY", "apply_plan_change"}},
+		{[]string{"--help"}, []string{"demo", "serve", "worker", "migrate", "seed FILE", "mcp", "DATABASE_URL", "SUBPROV_DEV", exitHelpLine}, nil},
+		{[]string{"serve", "--help"}, []string{"-no-workers", "-addr", "scale-out", "SUBPROV_ADDR", exitHelpLine}, nil},
+		{[]string{"worker", "--help"}, []string{"job workers", exitHelpLine}, []string{"-addr", "-no-workers", "Flags:"}},
+		{[]string{"migrate", "--help"}, []string{"pending schema and job-queue migration", exitHelpLine}, nil},
+		{[]string{"seed", "--help"}, []string{"Safe to run twice", "nothing is written", "starts with its name", exitHelpLine}, nil},
+		{[]string{"demo", "--help"}, []string{"./data/", "curl", exitHelpLine}, nil},
+		{[]string{"mcp", "--help"}, []string{"--api-key", "SUBPROV_AGENT_API_KEY", "apply_plan_change", exitHelpLine}, nil},
+		{[]string{"gen", "--help"}, []string{"--subscribers", exitHelpLine}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -59,6 +67,14 @@ func TestHelpTeachesEveryCommand(t *testing.T) {
 				if !strings.Contains(out.String(), w) {
 					t.Errorf("help lacks %q:\n%s", w, out.String())
 				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(out.String(), n) {
+					t.Errorf("help shows %q:\n%s", n, out.String())
+				}
+			}
+			if errOut.Len() != 0 {
+				t.Errorf("help wrote to stderr: %s", errOut.String())
 			}
 		})
 	}
@@ -83,7 +99,7 @@ func TestSeedAndMigrate(t *testing.T) {
 			if err := run(context.Background(), []string{"seed", good}, e, &out, &errOut); err != nil {
 				t.Fatalf("seed run %d: %v", i+1, err)
 			}
-			if !strings.Contains(out.String(), "1 providers") {
+			if !strings.HasPrefix(out.String(), good+": loaded ") || !strings.Contains(out.String(), "1 providers") {
 				t.Fatalf("seed output %q", out.String())
 			}
 		}
@@ -93,7 +109,109 @@ func TestSeedAndMigrate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "providers[0].api_keys[0].features[0]") || !strings.Contains(err.Error(), "providers[0].time_zone") {
 			t.Fatalf("bad fixture: %v", err)
 		}
+		// Every failure names the file first, however far the load got, and is a runtime
+		// failure (exit status 1), not a usage error.
+		dangling := filepath.Join(dir, "dangling.json")
+		os.WriteFile(dangling, []byte(`{"units": [{"id": "u1", "building_id": "nowhere", "unit_number": "1"}]}`), 0o644)
+		for _, tc := range []struct{ file, want string }{
+			{bad, "fixture has 2 problem(s)"},
+			{dangling, `units[0].building_id: no building with id "nowhere"`},
+			{filepath.Join(dir, "missing.json"), "cannot read the fixture"},
+		} {
+			err := run(context.Background(), []string{"seed", tc.file}, e, &out, &errOut)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.file+": ") || !strings.Contains(err.Error(), tc.want) || exitCode(err) != 1 {
+				t.Errorf("seed %s: %v (exit status %d), want %q after the file name", filepath.Base(tc.file), err, exitCode(err), tc.want)
+			}
+		}
 	})
+}
+
+// TestUsageErrors: a wrong command line (no or unknown command, a flag the command does not
+// take, a missing or stray argument) is refused before anything runs: the problem and the
+// command's usage on stderr, nothing on stdout, and exit status 2.
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string // on stderr
+	}{
+		{nil, []string{"subprov: no command", "Commands:"}},
+		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`, "Commands:"}},
+		{[]string{"migrate", "extra"}, []string{`subprov migrate: unexpected argument "extra"`, "Usage: subprov migrate"}},
+		{[]string{"seed"}, []string{"subprov seed: missing FILE", "Usage: subprov seed FILE", exitHelpLine}},
+		{[]string{"seed", "a.json", "b.json"}, []string{`subprov seed: unexpected argument "b.json"`, "Usage: subprov seed FILE"}},
+		{[]string{"seed", "--force", "a.json"}, []string{"subprov seed: flag provided but not defined: -force"}},
+		{[]string{"serve", "now"}, []string{`subprov serve: unexpected argument "now"`, "-no-workers"}},
+		{[]string{"serve", "--port", "80"}, []string{"subprov serve: flag provided but not defined: -port"}},
+		{[]string{"worker", "--addr", "127.0.0.1:9"}, []string{"subprov worker: flag provided but not defined: -addr", "Usage: subprov worker"}},
+		{[]string{"worker", "--no-workers"}, []string{"subprov worker: flag provided but not defined: -no-workers"}},
+		{[]string{"demo", "extra"}, []string{`subprov demo: unexpected argument "extra"`}},
+		{[]string{"mcp", "extra"}, []string{`subprov mcp: unexpected argument "extra"`}},
+		{[]string{"gen", "extra"}, []string{`subprov gen: unexpected argument "extra"`}},
+		{[]string{"gen", "--subscribers", "0"}, []string{"--subscribers must be at least 1"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			err := run(context.Background(), tt.args, env(nil), &out, &errOut)
+			if code := exitCode(err); code != 2 {
+				t.Fatalf("exit status %d (%v), want 2", code, err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errOut.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errOut.String())
+				}
+			}
+			if out.Len() != 0 {
+				t.Errorf("a usage error wrote to stdout:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// TestMain lets TestExitStatus run this test binary as the subprov command itself.
+func TestMain(m *testing.M) {
+	if os.Getenv("SUBPROV_TEST_RUN_MAIN") == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// TestExitStatus runs the real main: 0 for help, 2 for a usage error, 1 for a command that
+// failed while running.
+func TestExitStatus(t *testing.T) {
+	db := "sqlite://" + filepath.Join(t.TempDir(), "subprov.db")
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	tests := []struct {
+		args   []string
+		status int
+		stderr string
+	}{
+		{[]string{"--help"}, 0, ""},
+		{[]string{"worker", "--help"}, 0, ""},
+		{nil, 2, "no command"},
+		{[]string{"migrate", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"seed"}, 2, "missing FILE"},
+		{[]string{"seed", missing}, 1, "subprov: " + missing + ": cannot read the fixture: no such file or directory"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], tt.args...)
+			cmd.Env = append(os.Environ(), "SUBPROV_TEST_RUN_MAIN=1", "DATABASE_URL="+db, "SUBPROV_LOG_FORMAT=json")
+			var errOut bytes.Buffer
+			cmd.Stdout, cmd.Stderr = io.Discard, &errOut
+			err := cmd.Run()
+			status := 0
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				status = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if status != tt.status || !strings.Contains(errOut.String(), tt.stderr) {
+				t.Fatalf("exit status %d, want %d; stderr:\n%s", status, tt.status, errOut.String())
+			}
+		})
+	}
 }
 
 // TestServeShutsDownGracefully starts `subprov serve`, waits for /readyz, and cancels it as
