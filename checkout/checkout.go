@@ -99,10 +99,14 @@ func (s *Service) validateChoice(ctx context.Context, p *subprov.Provider, in *C
 	if _, err := s.sellablePlan(ctx, p, in.PlanVersionID); err != nil {
 		return err
 	}
-	if _, err := s.Store.CoveredBuilding(ctx, p.ID, in.BuildingID); err != nil {
+	b, err := s.Store.CoveredBuilding(ctx, p.ID, in.BuildingID)
+	if err != nil {
 		if store.IsNoRows(err) {
 			return subprov.Invalid(map[string]string{"building_id": "no building with this id in the provider's coverage"})
 		}
+		return err
+	}
+	if err := provisioning.Orderable(b, "building_id"); err != nil { // no completion could turn the session into a line
 		return err
 	}
 	if in.UnitID != "" {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -992,5 +993,86 @@ func TestWebhookSurvivesARestart(t *testing.T) {
 		apptest.Eventually(t, 5*time.Second, "the event marked delivered", func() bool {
 			return count(t, b, `SELECT COUNT(*) FROM events WHERE delivery_state = 'delivered'`) == 1
 		})
+	})
+}
+
+// TestNoOrderOnANonOrderableBuilding: a classified building the operator marked orderable false
+// answers serviceable false, and every way of ordering re-checks it (provisioning rule 4):
+// provider-initiated direct and home_drop, a bulk item, complete with a session and without,
+// anonymous-complete with a session and without, and a new checkout session are each refused
+// with 422 saying the building is not orderable, writing nothing.
+func TestNoOrderOnANonOrderableBuilding(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		// Sessions opened while the building still took orders.
+		portSession := session(t, s, map[string]any{"location_hash": hashKing1206})
+		suiteSession := session(t, s, map[string]any{"unit_id": unitKing1205, "delivery_mode": "home_drop"})
+		anonSession := session(t, s, map[string]any{"location_hash": hashKing1206, "delivery_mode": "direct"})
+		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE buildings SET orderable = ? WHERE id = ?`), false, kingBuilding); err != nil {
+			t.Fatal(err)
+		}
+		check := s.Do(apptest.Request{Method: "POST", Path: "/partner/serviceability/check", Headers: apptest.Key(storeKey),
+			Body: map[string]any{"address": "120 Rue King O, Montreal QC H3C 2B5"}})
+		if check.Status != 200 || check.JSON["serviceable"] != false || check.JSON["building_id"] != kingBuilding {
+			t.Fatalf("serviceability of the closed building: %d %s", check.Status, check.Raw)
+		}
+		anon := func(extra map[string]any) map[string]any {
+			b := map[string]any{"external_subscription_id": "anon-closed", "service_provider_document_id": "nwf-spd-2026"}
+			for k, v := range extra {
+				b[k] = v
+			}
+			return b
+		}
+		cases := []struct {
+			name    string
+			path    string
+			headers map[string]string
+			body    map[string]any
+			field   string
+		}{
+			{"provider-initiated direct", "/partner/provisioning/provider-initiated", apptest.Key(storeKey),
+				order(map[string]any{"location_hash": hashKing1205}), "location_hash"},
+			{"provider-initiated home_drop", "/partner/provisioning/provider-initiated", apptest.Key(storeKey),
+				order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitKing1205}), "unit_id"},
+			{"complete, session with a port", "/partner/external-checkout/complete", secret(northwindSecret),
+				completeBody(map[string]any{"session_id": portSession}), "location_hash"},
+			{"complete, session with a suite", "/partner/external-checkout/complete", secret(northwindSecret),
+				completeBody(map[string]any{"session_id": suiteSession}), "unit_id"},
+			{"complete without a session, port", "/partner/external-checkout/complete", secret(northwindSecret),
+				completeBody(map[string]any{"plan_version_id": planFibre500, "delivery_mode": "direct", "location_hash": hashKing1205}), "location_hash"},
+			{"complete without a session, suite", "/partner/external-checkout/complete", secret(northwindSecret),
+				completeBody(map[string]any{"plan_version_id": planFibre500, "delivery_mode": "home_drop", "unit_id": unitKing1205}), "unit_id"},
+			{"anonymous-complete, session", "/partner/external-checkout/anonymous-complete", secret(northwindSecret),
+				anon(map[string]any{"session_id": anonSession}), "location_hash"},
+			{"anonymous-complete without a session", "/partner/external-checkout/anonymous-complete", secret(northwindSecret),
+				anon(map[string]any{"plan_version_id": planFibre500, "delivery_mode": "home_drop", "unit_id": unitKing1205}), "unit_id"},
+			{"checkout session", "/partner/external-checkout/sessions", nil,
+				map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": kingBuilding, "unit_id": unitKing1205, "delivery_mode": "home_drop"}, "building_id"},
+		}
+		tables := []string{"subscriptions", "subscribers", "install_jobs", "tickets", "events", "checkout_sessions"}
+		written := func() map[string]int {
+			n := map[string]int{"open sessions": count(t, s, `SELECT COUNT(*) FROM checkout_sessions WHERE status IN ('pending', 'redirected') AND subscription_id IS NULL`)}
+			for _, tb := range tables {
+				n[tb] = count(t, s, `SELECT COUNT(*) FROM `+tb)
+			}
+			return n
+		}
+		before := written()
+		for _, tt := range cases {
+			res := s.Do(apptest.Request{Method: "POST", Path: tt.path, Headers: tt.headers, Body: tt.body})
+			if res.Status != 422 || !strings.Contains(string(res.Raw), `"loc":["body","`+tt.field+`"],"msg":"the building is not orderable`) {
+				t.Errorf("%s: %d %s, want 422 naming %s as not orderable", tt.name, res.Status, res.Raw, tt.field)
+			}
+		}
+		// A bulk item is refused on its own, in the bulk answer.
+		res := s.Do(apptest.Request{Method: "POST", Path: "/partner/provisioning/bulk", Headers: apptest.Key(storeKey), Body: map[string]any{"orders": []any{
+			order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitKing1205})}}})
+		item, _ := res.JSON["results"].([]any)
+		if res.Status != 200 || len(item) != 1 || item[0].(map[string]any)["status_code"] != float64(422) ||
+			!strings.Contains(fmt.Sprint(item[0].(map[string]any)["error"]), "unit_id:the building is not orderable") {
+			t.Errorf("bulk item: %d %s, want the item refused with 422 naming unit_id", res.Status, res.Raw)
+		}
+		if after := written(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("refused orders wrote rows: before %v, after %v", before, after)
+		}
 	})
 }

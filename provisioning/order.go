@@ -209,8 +209,22 @@ func (s *Service) place(ctx context.Context, p *subprov.Provider, o *Order) (*pl
 	if !b.LineType.Valid() && !p.Sandbox { // sandbox buildings have no line type and route to install
 		return nil, invalid("unit_id", "the building is not classified yet and cannot take orders")
 	}
+	if err := Orderable(b, "unit_id"); err != nil {
+		return nil, err
+	}
 	pl.building, pl.unitID, pl.route = b, unit.ID, "install"
 	return pl, nil
+}
+
+// Orderable refuses an order on a building the operator has closed to orders (orderable
+// false): serviceability only advises, and says serviceable false there; the order itself
+// re-checks, fail-closed (provisioning rule 4), and so does a new checkout session. field is
+// the request field that named the building.
+func Orderable(b *subprov.Building, field string) error {
+	if !b.Orderable {
+		return invalid(field, "the building is not orderable: it takes no orders at present")
+	}
+	return nil
 }
 
 // placeAtPort places an order that names a port.
@@ -226,6 +240,9 @@ func (s *Service) placeAtPort(ctx context.Context, p *subprov.Provider, o *Order
 		return nil, invalid("location_hash", "the port is in a building this provider does not cover")
 	}
 	b := &loc.Building
+	if err := Orderable(b, "location_hash"); err != nil {
+		return nil, err
+	}
 	if o.UnitID != "" && loc.Port.UnitID != "" && o.UnitID != loc.Port.UnitID {
 		return nil, invalid("unit_id", "the unit does not match the port's suite")
 	}
