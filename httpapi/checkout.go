@@ -185,12 +185,19 @@ type completeRequest struct {
 	ServiceProviderDocumentID string          `json:"service_provider_document_id"`
 }
 
+// Valid names every missing or malformed field at once: the subscriber's and, without a
+// session, the explicit order fields (the rules PlaceOrder applies). With a session its plan,
+// delivery mode and MAC are the ones used (complete rule 1), so the payload's are not judged.
 func (q completeRequest) Valid() map[string]string {
-	p := map[string]string{}
-	if q.Subscriber == nil {
-		p["subscriber"] = "required"
+	o := provisioning.Order{Subscriber: q.Subscriber.person(), ExternalSubscriptionID: strings.TrimSpace(q.ExternalSubscriptionID),
+		PlanVersionID: q.PlanVersionID, DeliveryMode: subprov.DeliveryMode(q.DeliveryMode), MACAddress: q.MACAddress}
+	p := o.Validate()
+	if strings.TrimSpace(q.SessionID) != "" {
+		delete(p, "plan_version_id")
+		delete(p, "delivery_mode")
+		delete(p, "mac_address")
 	}
-	return p
+	return withSubscriber(p, q.Subscriber)
 }
 
 // handleComplete: POST /partner/external-checkout/complete.
@@ -199,9 +206,8 @@ func (s *server) handleComplete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sub := q.Subscriber
 	c, err := s.Checkout.Complete(r.Context(), webhookSecret(r), checkout.CompleteInput{SessionID: strings.TrimSpace(q.SessionID),
-		Subscriber:             provisioning.Subscriber{FirstName: sub.FirstName, LastName: sub.LastName, Email: sub.Email, PhoneNumber: sub.PhoneNumber, Company: sub.Company},
+		Subscriber:             q.Subscriber.person(),
 		ExternalSubscriptionID: strings.TrimSpace(q.ExternalSubscriptionID), MACAddress: q.MACAddress, PlanVersionID: strings.TrimSpace(q.PlanVersionID),
 		LocationHash: strings.TrimSpace(q.LocationHash), LocationIdentifier: strings.TrimSpace(q.LocationIdentifier), UnitID: strings.TrimSpace(q.UnitID),
 		DeliveryMode: subprov.DeliveryMode(q.DeliveryMode), ServiceProviderDocumentID: strings.TrimSpace(q.ServiceProviderDocumentID)})

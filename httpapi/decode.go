@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/subprov/subprov"
@@ -64,79 +65,128 @@ func readBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// decodeBytes is decode for a body already read (bulk items are decoded one by one).
+// decodeBytes is decode for a body already read (bulk items are decoded one by one). One 422
+// lists every problem at once, each under its full path ("subscriber.extra", "orders.2"):
+// unknown fields and wrong types at any depth, and T's own rules for the fields that did
+// decode (a field with a wrong type is reported as that, not also as missing).
 func decodeBytes[T any](body []byte) (T, error) {
 	var v T
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
 		return v, subprov.Invalid(map[string]string{"body": "must be a JSON object"})
 	}
 	problems := map[string]string{}
-	if t := reflect.TypeOf(v); t.Kind() == reflect.Struct {
-		known := jsonFields(t)
-		for k := range raw {
-			if !known[k] {
-				problems[k] = "unknown field"
-			}
+	shapeProblems(reflect.TypeOf(v), body, "", problems)
+	if len(problems) == 0 {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); err != nil { // shapeProblems found nothing: not expected
+			return v, subprov.Invalid(map[string]string{fieldOf(err): "invalid value"})
 		}
+	} else {
+		// Decode what can be decoded (a wrong-typed field stays zero, an unknown one is
+		// skipped) so that T's own rules still name the other fields' problems.
+		_ = json.Unmarshal(body, &v)
 	}
-	for name, msg := range typeProblems(reflect.TypeOf(v), raw) {
-		problems[name] = msg
+	for field, msg := range rulesOf(&v) {
+		if !underProblem(field, problems) {
+			problems[field] = msg
+		}
 	}
 	if len(problems) > 0 {
 		return v, subprov.Invalid(problems)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		return v, subprov.Invalid(map[string]string{fieldOf(err): "invalid value"})
-	}
-	if val, ok := any(&v).(validator); ok {
-		if p := val.Valid(); len(p) > 0 {
-			return v, subprov.Invalid(p)
-		}
-	} else if val, ok := any(v).(validator); ok {
-		if p := val.Valid(); len(p) > 0 {
-			return v, subprov.Invalid(p)
-		}
-	}
 	return v, nil
 }
 
-// jsonFields lists the JSON names of a struct type's fields.
-func jsonFields(t reflect.Type) map[string]bool {
-	out := map[string]bool{}
-	if t.Kind() != reflect.Struct {
-		return out
+// rulesOf runs a request type's own rules (validator), on a value or a pointer receiver.
+func rulesOf[T any](v *T) map[string]string {
+	if val, ok := any(v).(validator); ok {
+		return val.Valid()
 	}
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			out[name] = true
-		}
+	if val, ok := any(*v).(validator); ok {
+		return val.Valid()
 	}
-	return out
+	return nil
 }
 
-// typeProblems decodes each known top-level field on its own so every wrong type is named.
-func typeProblems(t reflect.Type, raw map[string]json.RawMessage) map[string]string {
-	out := map[string]string{}
-	if t.Kind() != reflect.Struct {
-		return out
+// underProblem reports whether field is, or lies inside, a field that already has a problem:
+// "subscriber.firstname: required" says nothing more when "subscriber" is not an object.
+func underProblem(field string, problems map[string]string) bool {
+	for f := range problems {
+		if field == f || strings.HasPrefix(field, f+".") {
+			return true
+		}
 	}
+	return false
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// shapeProblems records each field of raw that type t does not know ("unknown field") and each
+// value of the wrong JSON type ("want …"), under its dotted path from the body: it walks nested
+// objects and arrays, so a problem inside "subscriber" or in the third item of an array is
+// named there. Field names match exactly (encoding/json alone would also accept another case).
+func shapeProblems(t reflect.Type, raw json.RawMessage, path string, problems map[string]string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if string(bytes.TrimSpace(raw)) == "null" {
+		return // null leaves a field at its zero value, as encoding/json does
+	}
+	ownDecoding := t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)
+	switch {
+	case ownDecoding: // json.RawMessage, Money, agent.Confirmation: the type decides
+	case t.Kind() == reflect.Struct:
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			problems[path] = "want an object"
+			return
+		}
+		fields := jsonFields(t)
+		for name, value := range obj {
+			ft, ok := fields[name]
+			if !ok {
+				problems[pathJoin(path, name)] = "unknown field"
+				continue
+			}
+			shapeProblems(ft, value, pathJoin(path, name), problems)
+		}
+		return
+	case t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8:
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			problems[path] = "want an array"
+			return
+		}
+		for i, item := range items {
+			shapeProblems(t.Elem(), item, pathJoin(path, strconv.Itoa(i)), problems)
+		}
+		return
+	}
+	if err := json.Unmarshal(raw, reflect.New(t).Interface()); err != nil {
+		problems[path] = "want " + typeName(t)
+	}
+}
+
+func pathJoin(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// jsonFields maps the JSON names of a struct type's fields to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		msg, ok := raw[name]
-		if !ok {
-			continue
-		}
-		p := reflect.New(f.Type)
-		if err := json.Unmarshal(msg, p.Interface()); err != nil {
-			out[name] = "want " + typeName(f.Type)
+		if name != "" && name != "-" && f.IsExported() {
+			out[name] = f.Type
 		}
 	}
 	return out
@@ -166,13 +216,12 @@ func typeName(t reflect.Type) string {
 	return "a different type"
 }
 
+// fieldOf is the dotted path of a decoding error's field (encoding/json gives it from the
+// root), or "body".
 func fieldOf(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
 		return te.Field
-	}
-	if s := err.Error(); strings.HasPrefix(s, "json: unknown field ") {
-		return strings.Trim(strings.TrimPrefix(s, "json: unknown field "), `"`)
 	}
 	return "body"
 }

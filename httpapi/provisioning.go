@@ -36,22 +36,39 @@ type orderRequest struct {
 	Billing                *billingJSON    `json:"billing"`
 }
 
-func (q orderRequest) Valid() map[string]string {
-	p := map[string]string{}
-	if q.Subscriber == nil {
+// person is the order's subscriber; a missing block is an empty one.
+func (s *subscriberJSON) person() provisioning.Subscriber {
+	if s == nil {
+		return provisioning.Subscriber{}
+	}
+	return provisioning.Subscriber{FirstName: s.FirstName, LastName: s.LastName, Email: s.Email, PhoneNumber: s.PhoneNumber, Company: s.Company}
+}
+
+// withSubscriber reports a missing subscriber block as one problem, "subscriber", in place of
+// a "required" for each of its fields.
+func withSubscriber(p map[string]string, s *subscriberJSON) map[string]string {
+	if s == nil {
+		for f := range p {
+			if strings.HasPrefix(f, "subscriber.") {
+				delete(p, f)
+			}
+		}
 		p["subscriber"] = "required"
 	}
 	return p
+}
+
+// Valid runs the order's own rules (provisioning.Order.Validate), so that one 422 names every
+// missing or malformed field, not only a missing subscriber.
+func (q orderRequest) Valid() map[string]string {
+	return withSubscriber(q.order("").Validate(), q.Subscriber)
 }
 
 func (q orderRequest) order(source string) *provisioning.Order {
 	o := &provisioning.Order{PlanVersionID: strings.TrimSpace(q.PlanVersionID), DeliveryMode: subprov.DeliveryMode(q.DeliveryMode),
 		LocationHash: strings.TrimSpace(q.LocationHash), LocationIdentifier: strings.TrimSpace(q.LocationIdentifier),
 		UnitID: strings.TrimSpace(q.UnitID), MACAddress: q.MACAddress, ExternalSubscriptionID: strings.TrimSpace(q.ExternalSubscriptionID),
-		Source: source}
-	if s := q.Subscriber; s != nil {
-		o.Subscriber = provisioning.Subscriber{FirstName: s.FirstName, LastName: s.LastName, Email: s.Email, PhoneNumber: s.PhoneNumber, Company: s.Company}
-	}
+		Subscriber: q.Subscriber.person(), Source: source}
 	if b := q.Billing; b != nil {
 		o.Billing = &provisioning.BillingBlock{Owner: subprov.BillingOwner(b.Owner), ProcessorCustomerID: strings.TrimSpace(b.ProcessorCustomerID), BillingDay: b.BillingDay}
 	}

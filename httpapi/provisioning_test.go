@@ -1076,3 +1076,108 @@ func TestNoOrderOnANonOrderableBuilding(t *testing.T) {
 		}
 	})
 }
+
+// problemList is a partner 422's field list as "loc.joined: msg" lines, in the order given.
+func problemList(t *testing.T, r *apptest.Response) []string {
+	t.Helper()
+	list, ok := r.JSON["detail"].([]any)
+	if !ok {
+		t.Fatalf("422 without a field list: %s", r.Raw)
+	}
+	var out []string
+	for _, f := range list {
+		p := f.(map[string]any)
+		var loc []string
+		for _, l := range p["loc"].([]any) {
+			loc = append(loc, l.(string))
+		}
+		out = append(out, strings.Join(loc, ".")+": "+p["msg"].(string))
+	}
+	return out
+}
+
+// TestValidationListsEveryFieldByItsPath: a 422 names every offending field at once (decisions
+// §7), each by its full path: unknown fields and wrong types inside nested objects are named
+// there, and the order's own rules still run beside them (a field with a wrong type is not
+// also "required"). Bulk items list theirs, by their path in the item.
+func TestValidationListsEveryFieldByItsPath(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		full := person("paths@example.ca")
+		withSub := func(extra map[string]any) map[string]any {
+			p := map[string]any{}
+			for k, v := range full {
+				p[k] = v
+			}
+			for k, v := range extra {
+				p[k] = v
+			}
+			return p
+		}
+		pi, co := "/partner/provisioning/provider-initiated", "/partner/external-checkout/complete"
+		cases := []struct {
+			name string
+			path string
+			body any
+			want []string
+		}{
+			{"empty order", pi, map[string]any{}, []string{"body.plan_version_id: required", "body.subscriber: required"}},
+			{"empty body", pi, "", []string{"body.plan_version_id: required", "body.subscriber: required"}},
+			{"unknown nested field", pi, order(map[string]any{"location_hash": hashKing1205, "subscriber": withSub(map[string]any{"extra": 1})}),
+				[]string{"body.subscriber.extra: unknown field"}},
+			{"wrong nested type, other subscriber fields missing", pi, map[string]any{"plan_version_id": planFibre500, "subscriber": map[string]any{"firstname": 5}},
+				[]string{"body.subscriber.email: required", "body.subscriber.firstname: want a string", "body.subscriber.lastname: required", "body.subscriber.phonenumber: required"}},
+			{"billing day as a string", pi, order(map[string]any{"location_hash": hashKing1205, "billing": map[string]any{"billing_day": "5"}}),
+				[]string{"body.billing.billing_day: want a whole number"}},
+			{"subscriber that is not an object", pi, map[string]any{"plan_version_id": planFibre500, "subscriber": "Amélie"},
+				[]string{"body.subscriber: want an object"}},
+			{"every kind at once", pi, map[string]any{"plan_version_id": 5, "colour": "red", "delivery_mode": "drone",
+				"subscriber": map[string]any{"email": "nope", "extra": true}, "billing": map[string]any{"owner": "me", "billing_day": 1.5}},
+				[]string{"body.billing.billing_day: want a whole number", "body.billing.owner: want partner or platform", "body.colour: unknown field",
+					"body.delivery_mode: want direct or home_drop", "body.plan_version_id: want a string", "body.subscriber.email: not a valid e-mail address",
+					"body.subscriber.extra: unknown field", "body.subscriber.firstname: required", "body.subscriber.lastname: required", "body.subscriber.phonenumber: required"}},
+			{"complete without a session", co, map[string]any{}, []string{"body.plan_version_id: required", "body.subscriber: required"}},
+			{"complete, unknown nested field", co, completeBody(map[string]any{"plan_version_id": planFibre500, "unit_id": unitKing1205,
+				"subscriber": withSub(map[string]any{"fax": "1"})}), []string{"body.subscriber.fax: unknown field"}},
+			{"bulk orders that are not an array", "/partner/provisioning/bulk", map[string]any{"orders": map[string]any{"a": 1}}, []string{"body.orders: want an array"}},
+		}
+		before := count(t, s, `SELECT COUNT(*) FROM subscriptions`)
+		for _, tt := range cases {
+			headers := apptest.Key(storeKey)
+			if tt.path == co {
+				headers = secret(northwindSecret)
+			}
+			res := s.Do(apptest.Request{Method: "POST", Path: tt.path, Headers: headers, Body: tt.body})
+			if res.Status != 422 {
+				t.Errorf("%s: %d %s, want 422", tt.name, res.Status, res.Raw)
+				continue
+			}
+			if got := problemList(t, res); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("%s: 422 lists\n%q\nwant\n%q", tt.name, got, tt.want)
+			}
+		}
+		// Bulk items: each refused item lists its own fields, by their path in the item.
+		res := s.Do(apptest.Request{Method: "POST", Path: "/partner/provisioning/bulk", Headers: apptest.Key(storeKey), Body: map[string]any{"orders": []any{
+			map[string]any{},
+			order(map[string]any{"location_hash": hashKing1205, "subscriber": withSub(map[string]any{"extra": 1})}),
+			order(map[string]any{"location_hash": hashKing1205, "subscriber": map[string]any{"firstname": 5, "lastname": "Roy", "email": "a@example.ca", "phonenumber": "1"}}),
+		}}})
+		items, _ := res.JSON["results"].([]any)
+		wantItems := []map[string]any{
+			{"plan_version_id": "required", "subscriber": "required"},
+			{"subscriber.extra": "unknown field"},
+			{"subscriber.firstname": "want a string"},
+		}
+		if res.Status != 200 || len(items) != len(wantItems) {
+			t.Fatalf("bulk: %d %s", res.Status, res.Raw)
+		}
+		for i, want := range wantItems {
+			e, _ := items[i].(map[string]any)["error"].(map[string]any)
+			if fmt.Sprint(e["fields"]) != fmt.Sprint(want) {
+				t.Errorf("bulk item %d: %v, want fields %v", i, items[i], want)
+			}
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions`); n != before {
+			t.Errorf("refused orders wrote %d lines", n-before)
+		}
+	})
+}
