@@ -73,7 +73,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput, accountID string) 
 	p, err := s.Store.Provider(ctx, in.ProviderID)
 	if err != nil {
 		if store.IsNoRows(err) {
-			return nil, subprov.Invalid(map[string]string{"provider_id": "no provider with this id"})
+			return nil, subprov.NotFound("Provider")
 		}
 		return nil, err
 	}
@@ -94,15 +94,17 @@ func (s *Service) Create(ctx context.Context, in CreateInput, accountID string) 
 }
 
 // validateChoice checks that plan, building, suite and port belong together and to the
-// provider. Serviceability answers are advisory; completion re-validates fail-closed.
+// provider. Serviceability answers are advisory; completion re-validates fail-closed. A
+// building that is unknown or outside the provider's coverage is 404, as interface.md's error
+// table has it (and as the portal order answers), the rest 422.
 func (s *Service) validateChoice(ctx context.Context, p *subprov.Provider, in *CreateInput) error {
 	if _, err := s.sellablePlan(ctx, p, in.PlanVersionID); err != nil {
 		return err
 	}
 	b, err := s.Store.CoveredBuilding(ctx, p.ID, in.BuildingID)
 	if err != nil {
-		if store.IsNoRows(err) {
-			return subprov.Invalid(map[string]string{"building_id": "no building with this id in the provider's coverage"})
+		if store.IsNoRows(err) { // unknown and uncovered alike (interface.md Errors: 404)
+			return subprov.NotFound("Building")
 		}
 		return err
 	}

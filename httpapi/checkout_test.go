@@ -95,10 +95,12 @@ func TestCheckoutSessionCreate(t *testing.T) {
 			field  string
 		}{
 			{"no checkout URL configured", map[string]any{"provider_id": mapleProvider, "plan_version_id": planMaple300, "building_id": georgiaBuilding}, 503, ""},
-			{"unknown provider", map[string]any{"provider_id": "nope", "plan_version_id": planFibre500, "building_id": kingBuilding}, 422, "provider_id"},
+			{"unknown provider", map[string]any{"provider_id": "nope", "plan_version_id": planFibre500, "building_id": kingBuilding}, 404, ""},
 			{"another provider's plan", map[string]any{"provider_id": northwind, "plan_version_id": planMaple300, "building_id": kingBuilding}, 422, "plan_version_id"},
 			{"retired plan", map[string]any{"provider_id": northwind, "plan_version_id": planRetired, "building_id": kingBuilding}, 422, "plan_version_id"},
-			{"uncovered building", map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": sandboxBuilding}, 422, "building_id"},
+			{"uncovered building", map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": sandboxBuilding}, 404, ""},
+			{"unknown building", map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": "b9999999-0000-4000-8000-000000000001"}, 404, ""},
+			{"uncovered building with a suite of it", map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": sandboxBuilding, "unit_id": sandboxUnitS1, "delivery_mode": "home_drop"}, 404, ""},
 			{"unit of another building", map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": kingBuilding, "unit_id": unitQueen103}, 422, "unit_id"},
 			{"port of another building", map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": queenBuilding, "location_hash": hashKing1206}, 422, "location_hash"},
 			{"bad delivery mode", map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": kingBuilding, "delivery_mode": "drone"}, 422, "delivery_mode"},
@@ -111,6 +113,10 @@ func TestCheckoutSessionCreate(t *testing.T) {
 			res := s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/sessions", Body: tt.body})
 			if res.Status != tt.status || (tt.field != "" && !strings.Contains(string(res.Raw), `"`+tt.field+`"`)) {
 				t.Errorf("%s: %d %s, want %d naming %s", tt.name, res.Status, res.Raw, tt.status, tt.field)
+			}
+			// A 404 is the partner envelope with a message: the same for unknown and uncovered.
+			if msg, _ := res.JSON["detail"].(string); tt.status == 404 && !strings.HasSuffix(msg, " not found") {
+				t.Errorf("%s: 404 body %s, want {\"detail\": \"… not found\"}", tt.name, res.Raw)
 			}
 		}
 		if n := count(t, s, `SELECT COUNT(*) FROM checkout_sessions`); n != before {
