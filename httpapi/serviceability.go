@@ -37,7 +37,7 @@ func (s *server) handleAutocomplete(w http.ResponseWriter, r *http.Request) erro
 	if len(problems) > 0 {
 		return subprov.Invalid(problems)
 	}
-	sgs, err := s.Serviceability.Autocomplete(r.Context(), callerOf(r).Provider.ID, q, limit)
+	sgs, err := s.Serviceability.Autocomplete(r.Context(), callerOf(r).Provider, q, limit)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (s *server) handleCheck(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.Serviceability.Check(r.Context(), callerOf(r).Provider.ID, serviceability.CheckInput(q))
+	res, err := s.Serviceability.Check(r.Context(), callerOf(r).Provider, serviceability.CheckInput(q))
 	if err != nil {
 		return err
 	}

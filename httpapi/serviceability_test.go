@@ -128,19 +128,46 @@ func TestAutocompleteLimitsAndDeduplicates(t *testing.T) {
 	})
 }
 
-func TestAutocompleteEarliestServiceDateOnlyWhileFuture(t *testing.T) {
+// TestEarliestServiceDateOnlyWhileFuture: autocomplete and check show a building's
+// earliest_service_date only while that day is still ahead in the provider's time zone
+// (decisions §2), set through the dev clock: Northwind is in America/Toronto (UTC-5 in
+// winter), so the date 2027-03-01 shows until 05:00 UTC that day.
+func TestEarliestServiceDateOnlyWhileFuture(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
-		get := func() map[string]any {
+		autocomplete := func() map[string]any {
 			res := s.Do(apptest.Request{Method: "GET", Path: "/partner/serviceability/autocomplete?q=4500+maisonneuve", Headers: apptest.Key(storeKey)})
 			return res.JSON["suggestions"].([]any)[0].(map[string]any)
 		}
-		s.DevClock.Set(time.Date(2027, 2, 28, 12, 0, 0, 0, time.UTC))
-		if got := get(); got["earliest_service_date"] != "2027-03-01" || got["presale"] != true {
-			t.Fatalf("before the date: %v", got)
+		check := func() map[string]any {
+			res := s.Do(apptest.Request{Method: "POST", Path: "/partner/serviceability/check", Headers: apptest.Key(storeKey),
+				Body: map[string]any{"address": "4500 Boulevard De Maisonneuve O, Westmount QC H3Z 1L8"}})
+			m, _ := res.JSON["match"].(map[string]any)
+			if res.Status != 200 || m["building_id"] != maisonneuve {
+				t.Fatalf("check: %d %s", res.Status, res.Raw)
+			}
+			return m
 		}
-		s.DevClock.Set(time.Date(2027, 3, 1, 12, 0, 0, 0, time.UTC))
-		if _, present := get()["earliest_service_date"]; present {
-			t.Fatal("earliest_service_date still present once reached")
+		tests := []struct {
+			now   string
+			shown bool
+		}{
+			{"2027-02-28T12:00:00Z", true},  // Feb 28, 07:00 in Toronto
+			{"2027-03-01T02:00:00Z", true},  // Feb 28, 21:00 in Toronto, March 1 in UTC
+			{"2027-03-01T04:59:59Z", true},  // Feb 28, 23:59:59 in Toronto
+			{"2027-03-01T05:00:00Z", false}, // March 1 begins in Toronto
+			{"2027-03-02T12:00:00Z", false},
+		}
+		for _, tt := range tests {
+			// A fresh login each time: the clock jumps past the last token's lifetime.
+			if res := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: s.Operator(), Body: map[string]any{"set": tt.now}}); res.Status != 200 {
+				t.Fatalf("set clock: %d %s", res.Status, res.Raw)
+			}
+			for what, got := range map[string]map[string]any{"autocomplete": autocomplete(), "check": check()} {
+				date, present := got["earliest_service_date"]
+				if present != tt.shown || (tt.shown && date != "2027-03-01") || got["presale"] != true {
+					t.Errorf("%s at %s: %v, want earliest_service_date shown %v", what, tt.now, got, tt.shown)
+				}
+			}
 		}
 	})
 }

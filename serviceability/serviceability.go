@@ -51,7 +51,7 @@ type Suggestion struct {
 
 // Autocomplete suggests buildings of the provider's coverage matching q: at most limit (and
 // never more than 15), deduplicated by display string.
-func (s *Service) Autocomplete(ctx context.Context, providerID, q string, limit int) ([]Suggestion, error) {
+func (s *Service) Autocomplete(ctx context.Context, p *subprov.Provider, q string, limit int) ([]Suggestion, error) {
 	if limit <= 0 || limit > subprov.MaxAutocomplete {
 		limit = subprov.MaxAutocomplete
 	}
@@ -60,10 +60,11 @@ func (s *Service) Autocomplete(ctx context.Context, providerID, q string, limit 
 		return []Suggestion{}, nil
 	}
 	// Fetch more than needed: duplicates by display string are dropped after the query.
-	bs, err := s.Store.SearchBuildings(ctx, providerID, tokens, limit*4)
+	bs, err := s.Store.SearchBuildings(ctx, p.ID, tokens, limit*4)
 	if err != nil {
 		return nil, err
 	}
+	today := s.today(p)
 	seen := map[string]bool{}
 	out := []Suggestion{}
 	for _, b := range bs {
@@ -73,7 +74,7 @@ func (s *Service) Autocomplete(ctx context.Context, providerID, q string, limit 
 		}
 		seen[d] = true
 		sg := Suggestion{BuildingID: b.ID, Display: d, Orderable: b.Orderable, Presale: b.Presale,
-			EarliestServiceDate: s.futureOnly(b.EarliestServiceDate)}
+			EarliestServiceDate: futureOnly(b.EarliestServiceDate, today)}
 		out = append(out, sg)
 		if len(out) == limit {
 			break
@@ -82,10 +83,17 @@ func (s *Service) Autocomplete(ctx context.Context, providerID, q string, limit 
 	return out, nil
 }
 
-// futureOnly returns an earliest service date only while it is still ahead (interface.md:
-// present only while in the future), compared by calendar day.
-func (s *Service) futureOnly(date string) string {
-	if date > s.Clock.Now().UTC().Format(time.DateOnly) {
+// today is the provider's calendar day now, YYYY-MM-DD: a day is the provider's local day
+// (decisions §2), so a building opening on March 1 in Toronto still shows that date at 02:00
+// UTC that morning, which is the evening of February 28 there.
+func (s *Service) today(p *subprov.Provider) string {
+	return s.Clock.Now().In(p.Location()).Format(time.DateOnly)
+}
+
+// futureOnly returns an earliest service date only while it is still ahead of today, the
+// provider's day (interface.md: present only while in the future).
+func futureOnly(date, today string) string {
+	if date > today {
 		return date
 	}
 	return ""
@@ -119,7 +127,7 @@ type CheckResult struct {
 
 // Check matches an address against the provider's coverage. No match is not an error: it
 // answers serviceable false with no match and no plans.
-func (s *Service) Check(ctx context.Context, providerID string, in CheckInput) (*CheckResult, error) {
+func (s *Service) Check(ctx context.Context, p *subprov.Provider, in CheckInput) (*CheckResult, error) {
 	want := in.parsed()
 	res := &CheckResult{Plans: []*subprov.PlanVersion{}}
 	if want.Number == "" && want.Street == "" {
@@ -132,7 +140,7 @@ func (s *Service) Check(ctx context.Context, providerID string, in CheckInput) (
 	if len(tokens) == 0 {
 		return res, nil
 	}
-	cands, err := s.Store.SearchBuildings(ctx, providerID, tokens, 50)
+	cands, err := s.Store.SearchBuildings(ctx, p.ID, tokens, 50)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +148,7 @@ func (s *Service) Check(ctx context.Context, providerID string, in CheckInput) (
 	if b == nil {
 		return res, nil
 	}
-	res.Match = &Match{Building: b, Display: Display(b), EarliestServiceDate: s.futureOnly(b.EarliestServiceDate)}
+	res.Match = &Match{Building: b, Display: Display(b), EarliestServiceDate: futureOnly(b.EarliestServiceDate, s.today(p))}
 	if want.Unit != "" {
 		units, err := s.Store.UnitsOfBuilding(ctx, b.ID)
 		if err != nil {
@@ -155,7 +163,7 @@ func (s *Service) Check(ctx context.Context, providerID string, in CheckInput) (
 	}
 	res.Serviceable = b.Orderable && b.LineType != ""
 	if res.Serviceable {
-		plans, err := s.Store.SellablePlanVersions(ctx, providerID)
+		plans, err := s.Store.SellablePlanVersions(ctx, p.ID)
 		if err != nil {
 			return nil, err
 		}
