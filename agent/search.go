@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -78,6 +79,20 @@ func (s *Service) Search(ctx context.Context, c Caller, q string, limit int) (*S
 	ids, err := s.Store.SearchSubscribers(ctx, c.Provider.ID, terms, MaxMatchCount+1)
 	if err != nil {
 		return nil, err
+	}
+	// A customer id, or its first 8 or more hex digits, matches through the subscribers'
+	// primary key (one more indexed read, only for a query of that shape), listed first.
+	if prefix, ok := store.IDPrefix(q); ok {
+		byID, err := s.Store.SubscribersByIDPrefix(ctx, c.Provider.ID, prefix, MaxMatchCount+1)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			if !slices.Contains(byID, id) {
+				byID = append(byID, id)
+			}
+		}
+		ids = byID[:min(len(byID), MaxMatchCount+1)]
 	}
 	out.Capped = len(ids) > MaxMatchCount
 	out.MatchCount, out.Ambiguous = min(len(ids), MaxMatchCount), len(ids) > 1

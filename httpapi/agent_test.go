@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -150,6 +151,48 @@ func TestAgentSearch(t *testing.T) {
 		}
 		agentError(t, s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?q=marie", Headers: apptest.Key(fixture.DemoStoreKey)}), 403, "forbidden")
 		agentError(t, s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?q=marie"}), 401, "unauthorized")
+	})
+}
+
+// TestAgentSearchByCustomerID: a query that is a customer id, or its first 8 or more hex
+// digits (any case, dashes or none), finds the provider's customer, masked like any match;
+// another provider's agent finds nothing, and a shorter prefix is no id.
+func TestAgentSearchByCustomerID(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		res := s.Do(apptest.Request{Method: "POST", Path: "/partner/provisioning/provider-initiated", Headers: apptest.Key(fixture.DemoStoreKey),
+			Body: map[string]any{"plan_version_id": planFibre500, "location_hash": "lh_7f3a9c1205", "subscriber": map[string]any{
+				"firstname": "Noor", "lastname": "Haddad", "email": "noor.haddad@example.ca", "phonenumber": "+1 514 555 0177"}}})
+		if res.Status != 200 {
+			t.Fatalf("order: %d %s", res.Status, res.Raw)
+		}
+		id := res.JSON["subscriber_id"].(string)
+		search := func(key, q string) *apptest.Response {
+			return s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?q=" + url.QueryEscape(q), Headers: apptest.Key(key)})
+		}
+		for _, q := range []string{id, strings.ToUpper(id), id[:8], id[:13], strings.ReplaceAll(id[:18], "-", ""), " " + id[:8] + "- "} {
+			res := search(fixture.DemoAgentKey, q)
+			ids := searchIDs(res)
+			if res.Status != 200 || len(ids) == 0 || ids[0] != id {
+				t.Errorf("%q: %d %s, want %s first", q, res.Status, res.Raw, id)
+				continue
+			}
+			if q == id && (res.JSON["match_count"] != 1.0 || res.JSON["ambiguous"] != false) {
+				t.Errorf("the whole id: %s, want exactly one match", res.Raw)
+			}
+			m := res.JSON["results"].([]any)[0].(map[string]any)
+			if m["name"] != "Noor H." || m["email"] != "n***@e***.ca" || m["phone"] != "***-***-0177" || strings.Contains(string(res.Raw), "haddad") {
+				t.Errorf("%q: candidate not masked: %v", q, m)
+			}
+		}
+		for _, tc := range []struct{ key, q, why string }{
+			{fixture.DemoOtherProviderKey, id, "another provider's agent"},
+			{fixture.DemoOtherProviderKey, id[:8], "another provider's agent, by prefix"},
+			{fixture.DemoAgentKey, id[:7], "seven hex digits are no id"},
+		} {
+			if ids := searchIDs(search(tc.key, tc.q)); slices.Contains(ids, id) {
+				t.Errorf("%s (%q) found the customer", tc.why, tc.q)
+			}
+		}
 	})
 }
 

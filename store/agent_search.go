@@ -130,6 +130,55 @@ func isPhoneLike(q string) bool {
 	return digits >= 7
 }
 
+// IDPrefix reads an agent's query as the start of a customer id: a whole UUID, or at least its
+// first 8 hex digits, in any case, with or without the dashes (a dash only where a UUID has
+// one, so a phone number typed with dashes is not taken for one). It returns the prefix as ids
+// are written (lower case, dashed) for SubscribersByIDPrefix.
+func IDPrefix(q string) (string, bool) {
+	dashAfter := func(n int) bool { return n == 8 || n == 12 || n == 16 || n == 20 }
+	q = strings.ToLower(strings.TrimSpace(q))
+	hex := make([]byte, 0, 32)
+	for i := 0; i < len(q); i++ {
+		switch c := q[i]; {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f':
+			hex = append(hex, c)
+		case c == '-' && dashAfter(len(hex)) && q[i-1] != '-':
+		default:
+			return "", false
+		}
+	}
+	if len(hex) < 8 || len(hex) > 32 {
+		return "", false
+	}
+	var b strings.Builder
+	for i, c := range hex {
+		if dashAfter(i) {
+			b.WriteByte('-')
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), true
+}
+
+// subscribersByIDPrefix is a range of the subscribers primary key: ids are lower-case hex and
+// dashes, all of which sort before 'g'. The provider is checked per row (unindexed), so no
+// engine reads the provider's whole range of an index led by provider_id instead.
+// Arguments: the prefix, the prefix + "g", the provider, the limit.
+var subscribersByIDPrefix = `SELECT id FROM subscribers WHERE id >= ? AND id < ? AND ` + unindexed("provider_id") + ` = ? ORDER BY id LIMIT ?`
+
+// SubscribersByIDPrefix returns up to max ids of the provider's subscribers that start with
+// prefix (IDPrefix): one range read of the subscribers primary key. Ids stay out of the search
+// index (customer_search_terms): every order would write another row there for a query agents
+// seldom type.
+func (s *Store) SubscribersByIDPrefix(ctx context.Context, providerID, prefix string, max int) ([]string, error) {
+	ids, err := QueryStrings(ctx, s.searchR(), "search subscribers by id", subscribersByIDPrefix, prefix, prefix+"g", providerID, max)
+	if err != nil {
+		return nil, err
+	}
+	// A database whose collation is not bytewise could order ids otherwise; keep true prefixes.
+	return slices.DeleteFunc(ids, func(id string) bool { return !strings.HasPrefix(id, prefix) }), nil
+}
+
 // SearchContact is one contact's searchable values; the holder's (role "holder") are also on
 // the search card.
 type SearchContact struct {

@@ -228,3 +228,69 @@ func searchP1(t *testing.T, s *store.Store, q string) []string {
 	}
 	return ids
 }
+
+// TestIDPrefix: a query is read as the start of a customer id only when it is hex with dashes
+// where a UUID has them, at least 8 digits; the prefix comes back as ids are written.
+func TestIDPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		q, want string
+		ok      bool
+	}{
+		{"0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d", "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d", true},
+		{" 0A1B2C3D-4E5F-4A6B-8C7D-8E9F0A1B2C3D ", "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d", true},
+		{"0a1b2c3d4e5f4a6b8c7d8e9f0a1b2c3d", "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d", true},
+		{"0a1b2c3d", "0a1b2c3d", true},
+		{"0a1b2c3d-", "0a1b2c3d", true},
+		{"0a1b2c3d-4e", "0a1b2c3d-4e", true},
+		{"0a1b2c3d4e5f", "0a1b2c3d-4e5f", true},
+		{"51455501", "51455501", true}, // eight digits: also a phone's, searched both ways
+		{"0a1b2c3", "", false},         // seven
+		{"514-555-0142", "", false},    // dashes where no UUID has them
+		{"0a1b2c3d--4e5f", "", false},
+		{"-0a1b2c3d", "", false},
+		{"0a1b2c3g", "", false},
+		{"0a1b2c3d 4e5f", "", false},
+		{"0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d0", "", false}, // longer than a UUID
+		{"s1000000-0000-4000-8000-000000000001", "", false},
+	} {
+		if got, ok := store.IDPrefix(tc.q); got != tc.want || ok != tc.ok {
+			t.Errorf("IDPrefix(%q) = %q, %v; want %q, %v", tc.q, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestSubscribersByIDPrefix: the provider's subscribers whose id starts with the prefix, no
+// one else's, in id order.
+func TestSubscribersByIDPrefix(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		seedProvider(t, s, "p1")
+		seedProvider(t, s, "p2")
+		ids := map[string]string{}
+		for _, c := range []struct{ provider, email string }{{"p1", "a@example.ca"}, {"p1", "b@example.ca"}, {"p2", "c@example.ca"}} {
+			err := s.InTx(ctx, func(tx *store.Tx) error {
+				sub, _, err := tx.EnsureSubscriber(ctx, c.provider, subprov.Contact{FirstName: "A", LastName: "B", Email: c.email}, now)
+				ids[c.email] = sub.ID
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, email := range []string{"a@example.ca", "b@example.ca"} {
+			id := ids[email]
+			for _, n := range []int{8, 13, 36} {
+				got, err := s.SubscribersByIDPrefix(ctx, "p1", id[:n], 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Contains(got, id) || len(got) > 2 {
+					t.Errorf("prefix %q: %v, want %s", id[:n], got, id)
+				}
+			}
+		}
+		if got, err := s.SubscribersByIDPrefix(ctx, "p1", ids["c@example.ca"], 10); err != nil || len(got) != 0 {
+			t.Errorf("another provider's subscriber: %v %v", got, err)
+		}
+	})
+}

@@ -44,3 +44,9 @@ func KeyedStatements(providerID string, ids []string) map[string]Statement {
 		"service locations":      {serviceLocationsOf(n), keyed},
 	}
 }
+
+// SubscribersByIDPrefixStatement is the customer-id search, with arguments for providerID and
+// prefix.
+func SubscribersByIDPrefixStatement(providerID, prefix string) Statement {
+	return Statement{subscribersByIDPrefix, []any{prefix, prefix + "g", providerID, 101}}
+}

@@ -79,6 +79,24 @@ func TestKeyedStatementsReadTheirKeys(t *testing.T) {
 	})
 }
 
+// TestCustomerIDSearchReadsThePrimaryKey: agent search by a customer id prefix never reads the
+// provider's range of an index led by provider_id (every subscriber it has); SQLite reads a
+// range of the ids' index, and so does PostgreSQL without statistics (with those of an empty
+// table it may scan the table it believes empty, as in TestKeyedStatementsReadTheirKeys).
+func TestCustomerIDSearchReadsThePrimaryKey(t *testing.T) {
+	want := map[store.Dialect]string{store.SQLite: "(id>? AND id<?)", store.Postgres: "subscribers_pkey"}
+	eachStoreWithNewStatistics(t, func(t *testing.T, s *store.Store) {
+		st := store.SubscribersByIDPrefixStatement("p-keyed", "0a1b2c3d")
+		plan := queryPlan(t, s, st.Query, st.Args...)
+		if strings.Contains(plan, "(provider_id=") || strings.Contains(plan, "Cond: (provider_id") {
+			t.Errorf("plan reads a range of the provider:\n%s", plan)
+		}
+		if emptyTable := strings.Contains(plan, "Seq Scan on subscribers"); !emptyTable && !strings.Contains(plan, want[s.Dialect]) {
+			t.Errorf("plan does not read a range of the ids (%s):\n%s", want[s.Dialect], plan)
+		}
+	})
+}
+
 // eachStoreWithNewStatistics runs fn on each engine with each set of planner statistics a new
 // deployment has: none, and those taken while the tables were empty. On PostgreSQL autovacuum
 // stays off the events table, so the rows fn writes leave its statistics as set.
