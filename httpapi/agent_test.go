@@ -932,7 +932,7 @@ func TestPlanChangeDayIsTheCallersCalendar(t *testing.T) {
 		}
 		for _, st := range steps {
 			res := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: op, Body: map[string]string{"set": st.at}})
-			if res.Status == 401 { // the operator's 8-hour token expired on the dev clock (logins are limited: not one a step)
+			if res.Status == 401 { // the operator's 8-hour token expired on the dev clock
 				op = s.Operator()
 				res = s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: op, Body: map[string]string{"set": st.at}})
 			}

@@ -33,6 +33,9 @@ const (
 type requestInfo struct {
 	id     string
 	apiKey *keyLookup // the X-API-Key as the rate limiter resolved it, for authentication
+	// failed is set by a handler that answered a failed attempt itself (a password page's
+	// dead link), for failureLimit.count.
+	failed bool
 }
 
 func infoOf(r *http.Request) *requestInfo {
@@ -182,19 +185,101 @@ func (s *server) rateLimit(next http.Handler) http.Handler {
 		bucket := s.bucketOf(r)
 		res, err := s.Limiter.Allow(r.Context(), lim.name+"|"+bucket, lim.Limit)
 		if err != nil {
-			if s.Log != nil {
-				s.Log.Warn("rate limiter unavailable; allowing request", "err", err)
-			}
+			s.limiterDown(err)
 			next.ServeHTTP(w, r)
 			return
 		}
 		if !res.Allowed {
-			w.Header().Set("Retry-After", retryAfter(res.RetryAfter.Seconds()))
-			writeError(w, r, reg.surface, &subprov.Error{Code: subprov.ERATELIMITED})
+			refuse(w, r, reg.surface, res)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// refuse answers a request the limiter refused: 429 in the surface's form with Retry-After.
+func refuse(w http.ResponseWriter, r *http.Request, sf surface, res ratelimit.Result) {
+	w.Header().Set("Retry-After", retryAfter(res.RetryAfter.Seconds()))
+	writeError(w, r, sf, &subprov.Error{Code: subprov.ERATELIMITED})
+}
+
+// failureLimit is a route's limit on failed attempts (route.failures) applied to one request:
+// a client IP that failed the route's Rate times within its Period is answered 429 (admit)
+// before the attempt is read, and an attempt that fails counts (count). A request that
+// succeeds, or is refused for anything but a wrong secret (a malformed body, a new password
+// too short), counts nothing, so one address signing in however often is never limited while
+// guessing from it is. The bucket is the client IP's, whatever X-API-Key the request carries:
+// none of these routes takes one. If the shared limiter (Redis) fails, the attempt passes and
+// the failure is logged, as in rateLimit. A nil *failureLimit limits nothing.
+type failureLimit struct {
+	s       *server
+	surface surface
+	limit   ratelimit.Limit
+	key     string
+}
+
+// failuresOf is rt's limit on failures for r, nil when rt has none.
+func (s *server) failuresOf(rt route, r *http.Request) *failureLimit {
+	if s.Limiter == nil || rt.failures.Rate <= 0 {
+		return nil
+	}
+	return &failureLimit{s: s, surface: rt.surface, limit: rt.failures,
+		key: "failed " + rt.method + " " + rt.path + "|ip:" + clientIP(r)} // the /api/v1 mirror shares it
+}
+
+// admit reports whether the attempt may be made; if not, it has answered 429.
+func (f *failureLimit) admit(w http.ResponseWriter, r *http.Request) bool {
+	if f == nil {
+		return true
+	}
+	res, err := f.s.Limiter.Check(r.Context(), f.key, f.limit)
+	if err != nil {
+		f.s.limiterDown(err)
+		return true
+	}
+	if !res.Allowed {
+		refuse(w, r, f.surface, res)
+	}
+	return res.Allowed
+}
+
+// count counts the attempt if it failed: the handler returned a wrong secret's error, or
+// answered one itself (attemptFailed).
+func (f *failureLimit) count(r *http.Request, err error) {
+	if f == nil {
+		return
+	}
+	info := infoOf(r)
+	if !wrongSecret(err) && (info == nil || !info.failed) {
+		return
+	}
+	// Allow counts the failure; what it answers is for the next attempt's admit to tell.
+	if _, err := f.s.Limiter.Allow(context.WithoutCancel(r.Context()), f.key, f.limit); err != nil {
+		f.s.limiterDown(err)
+	}
+}
+
+// wrongSecret reports whether err refuses a guess: a wrong e-mail or password at a login, a
+// wrong current password, a mailed link that is unknown, used or expired.
+func wrongSecret(err error) bool {
+	switch subprov.ErrorReason(err) {
+	case "invalid_credentials", "incorrect_password", "invalid_token":
+		return true
+	}
+	return false
+}
+
+// attemptFailed tells failureLimit.count that the handler answered a failed attempt itself.
+func attemptFailed(r *http.Request) {
+	if info := infoOf(r); info != nil {
+		info.failed = true
+	}
+}
+
+func (s *server) limiterDown(err error) {
+	if s.Log != nil {
+		s.Log.Warn("rate limiter unavailable; allowing request", "err", err)
+	}
 }
 
 // bucketOf names the allowance a request draws from (interface.md Authentication rule 4). A

@@ -53,9 +53,11 @@ func deadLink(w http.ResponseWriter) error {
 }
 
 // linkAnswer answers the error of a link check or of a password set: the dead link's page
-// when the link is unknown, used or expired, else the error itself.
-func linkAnswer(w http.ResponseWriter, err error) error {
+// when the link is unknown, used or expired (a failed attempt, which the route's limit on
+// failures counts), else the error itself.
+func linkAnswer(w http.ResponseWriter, r *http.Request, err error) error {
 	if auth.IsInvalidLink(err) {
+		attemptFailed(r)
 		return deadLink(w)
 	}
 	return err
@@ -66,7 +68,7 @@ func (s *server) handlePasswordPage(w http.ResponseWriter, r *http.Request) erro
 	p := passwordPages[r.URL.Path]
 	token := strings.TrimSpace(r.URL.Query().Get("token"))
 	if err := s.Auth.CheckLink(r.Context(), token, p.kinds...); err != nil {
-		return linkAnswer(w, err)
+		return linkAnswer(w, r, err)
 	}
 	return p.render(w, http.StatusOK, r.URL.Path, token, "")
 }
@@ -95,12 +97,12 @@ func (s *server) handlePasswordSet(w http.ResponseWriter, r *http.Request) error
 	token, password := strings.TrimSpace(r.PostForm.Get("token")), r.PostForm.Get("password")
 	if problem := formProblem(password, r.PostForm.Get("repeat")); problem != "" {
 		if err := s.Auth.CheckLink(r.Context(), token, p.kinds...); err != nil {
-			return linkAnswer(w, err)
+			return linkAnswer(w, r, err)
 		}
 		return p.render(w, http.StatusUnprocessableEntity, r.URL.Path, token, problem)
 	}
 	if err := s.Auth.SetPasswordWithLink(r.Context(), token, password, p.kinds...); err != nil {
-		return linkAnswer(w, err)
+		return linkAnswer(w, r, err)
 	}
 	return pages.Message(w, http.StatusOK, "Your password is set",
 		"You can now sign in to your internet account with your e-mail address and the new password.")

@@ -247,7 +247,7 @@ func TestPasswordChangeChecksTheCurrentPasswordFirst(t *testing.T) {
 // minutes (README, Security), and the current password at PATCH /me/password counts like a
 // login: a wrong one is a failure, a right one starts the count again. So a stolen access
 // token guesses no faster than the login form. While the account is locked the right password
-// is refused at both. Each scenario runs on a fresh service; both routes allow 10 requests a
+// is refused at both. Each scenario runs on a fresh service; both routes allow 10 failures a
 // minute from one client, and the steps stay under it.
 func TestLockoutCountsLoginsAndPasswordChanges(t *testing.T) {
 	const email, password = "marie.tremblay@example.ca", "demo-password-1"

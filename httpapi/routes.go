@@ -17,7 +17,11 @@ type route struct {
 	auth    credential
 	surface surface
 	limit   ratelimit.Limit
-	handle  func(w http.ResponseWriter, r *http.Request) error
+	// failures, when set, limits the route's failed attempts from one client IP instead of
+	// its requests (failureLimit): a route that takes a password or a mailed link is limited
+	// to stop guessing, which only failures do.
+	failures ratelimit.Limit
+	handle   func(w http.ResponseWriter, r *http.Request) error
 }
 
 // paths returns the route's path and, for a partner route, its /api/v1 mirror.
@@ -28,10 +32,22 @@ func (rt route) paths() []string {
 	return []string{rt.path}
 }
 
-// Default limits for routes the spec gives none: generous for reads, tight for logins.
+// Default limits for routes the spec gives none (interface.md Limits: "Per-endpoint limits for
+// agent, subscriber and checkout endpoints: not shown"): generous for reads, tight for guesses.
 var (
 	defaultLimit = ratelimit.PerMinute(600)
-	loginLimit   = ratelimit.PerMinute(10)
+	// failedLoginLimit bounds guessing a password (or a mailed link) from one client IP to 10
+	// failed attempts a minute; successful logins are never limited, however many one address
+	// (a shared office, a test suite) makes. Guessing one account from many addresses is
+	// bounded by the account's lockout (auth.CheckAccountPassword).
+	failedLoginLimit = ratelimit.PerMinute(10)
+	// resetRequestLimit counts every password-reset request from one client IP: the request
+	// has no failure to count (it answers 202 whether or not the address has an account, so
+	// that nobody learns which do), and what it costs is a mail sent to someone else's inbox.
+	// Counting per IP rather than per e-mail address keeps a stranger from using up a
+	// customer's own resets; 30 a minute is room for a person who asks again and a test suite,
+	// not for flooding.
+	resetRequestLimit = ratelimit.PerMinute(30)
 )
 
 // addRoutes lists the whole HTTP surface. Read it top to bottom to know what subprov serves.
@@ -45,16 +61,16 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/docs", handle: s.handleDocs},
 
 		// Logins (decisions §5).
-		{method: "POST", path: "/partner/subscriber/auth/login", surface: surfaceSubscriber, limit: loginLimit, handle: s.handleSubscriberLogin},
-		{method: "POST", path: "/partner/subscriber/auth/password-reset", surface: surfaceSubscriber, limit: loginLimit, handle: s.handlePasswordReset},
-		{method: "POST", path: "/partner/subscriber/auth/password-reset/confirm", surface: surfaceSubscriber, limit: loginLimit, handle: s.handlePasswordResetConfirm},
-		{method: "POST", path: "/partner/subscriber/auth/activate", surface: surfaceSubscriber, limit: loginLimit, handle: s.handleActivate},
+		{method: "POST", path: "/partner/subscriber/auth/login", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.handleSubscriberLogin},
+		{method: "POST", path: "/partner/subscriber/auth/password-reset", surface: surfaceSubscriber, limit: resetRequestLimit, handle: s.handlePasswordReset},
+		{method: "POST", path: "/partner/subscriber/auth/password-reset/confirm", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.handlePasswordResetConfirm},
+		{method: "POST", path: "/partner/subscriber/auth/activate", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.handleActivate},
 		// The pages the links in set-up, activation and reset mails open (password_pages.go).
 		{method: "GET", path: "/portal/reset-password", surface: surfacePage, handle: s.handlePasswordPage},
-		{method: "POST", path: "/portal/reset-password", surface: surfacePage, limit: loginLimit, handle: s.handlePasswordSet},
+		{method: "POST", path: "/portal/reset-password", surface: surfacePage, failures: failedLoginLimit, handle: s.handlePasswordSet},
 		{method: "GET", path: "/portal/activate", surface: surfacePage, handle: s.handlePasswordPage},
-		{method: "POST", path: "/portal/activate", surface: surfacePage, limit: loginLimit, handle: s.handlePasswordSet},
-		{method: "POST", path: "/api/v1/auth/login", limit: loginLimit, handle: s.handleOperatorLogin},
+		{method: "POST", path: "/portal/activate", surface: surfacePage, failures: failedLoginLimit, handle: s.handlePasswordSet},
+		{method: "POST", path: "/api/v1/auth/login", failures: failedLoginLimit, handle: s.handleOperatorLogin},
 
 		// D. Serviceability and location.
 		{method: "GET", path: "/partner/serviceability/autocomplete", auth: credAPIKey, limit: ratelimit.PerMinute(300), handle: s.handleAutocomplete},
@@ -98,7 +114,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/partner/subscriber/me", auth: credSubscriberView, surface: surfaceSubscriber, handle: s.handleMe},
 		{method: "GET", path: "/partner/subscriber/me/details", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyDetails},
 		{method: "PATCH", path: "/partner/subscriber/me/contact", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyContact},
-		{method: "PATCH", path: "/partner/subscriber/me/password", auth: credSubscriber, surface: surfaceSubscriber, limit: loginLimit, handle: s.handleMyPassword},
+		{method: "PATCH", path: "/partner/subscriber/me/password", auth: credSubscriber, surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.handleMyPassword},
 		{method: "GET", path: "/partner/subscriber/me/payment-method", auth: credHolder, surface: surfaceSubscriber, handle: s.handlePaymentMethod},
 		{method: "POST", path: "/partner/subscriber/me/payment-method/setup", auth: credHolder, surface: surfaceSubscriber, handle: s.handlePaymentSetup},
 		{method: "POST", path: "/partner/subscriber/me/payment-method/confirm", auth: credHolder, surface: surfaceSubscriber, handle: s.handlePaymentConfirm},
@@ -164,7 +180,9 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		)
 	}
 	for _, rt := range rs {
-		if rt.limit == (ratelimit.Limit{}) {
+		// A route that limits its failures has no limit on its requests: its successes are
+		// never refused.
+		if rt.limit == (ratelimit.Limit{}) && rt.failures == (ratelimit.Limit{}) {
 			rt.limit = defaultLimit
 		}
 		h := s.adapt(rt)
@@ -195,18 +213,25 @@ func exactly(path string) string {
 	return path
 }
 
-// adapt wraps a route's handler with its authentication and error rendering.
+// adapt wraps a route's handler with its authentication, its limit on failures and error
+// rendering.
 func (s *server) adapt(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		failures := s.failuresOf(rt, r)
+		if !failures.admit(w, r) {
+			return
+		}
 		c, err := s.authenticate(r, rt.auth)
 		if err != nil {
 			writeError(w, r, rt.surface, err)
 			return
 		}
 		r = r.WithContext(withCaller(r.Context(), c))
-		if err := rt.handle(w, r); err != nil {
+		err = rt.handle(w, r)
+		if err != nil {
 			writeError(w, r, rt.surface, err)
 		}
+		failures.count(r, err)
 	})
 }
 

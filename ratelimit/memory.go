@@ -67,11 +67,22 @@ func NewMemoryWithClock(now func() time.Time) *Memory {
 	return m
 }
 
-// Allow reports whether one request for key may proceed under l. It never
-// returns an error; the signature matches Limiter.
+// Allow reports whether one request for key may proceed under l and counts it
+// if so. It never returns an error; the signature matches Limiter.
 func (m *Memory) Allow(_ context.Context, key string, l Limit) (Result, error) {
+	return m.take(key, l, true), nil
+}
+
+// Check reports what Allow would answer for key now without counting
+// anything. It never returns an error; the signature matches Limiter.
+func (m *Memory) Check(_ context.Context, key string, l Limit) (Result, error) {
+	return m.take(key, l, false), nil
+}
+
+// take answers Allow (count true) and Check (count false).
+func (m *Memory) take(key string, l Limit, count bool) Result {
 	if !limits(l) {
-		return Result{Allowed: true}, nil
+		return Result{Allowed: true}
 	}
 	s := &m.shards[maphash.String(m.seed, key)%numShards]
 	s.mu.Lock()
@@ -81,6 +92,10 @@ func (m *Memory) Allow(_ context.Context, key string, l Limit) (Result, error) {
 	period := int64(l.Period)
 	w, exists := s.keys[key]
 	if !exists {
+		if !count {
+			// An unknown key has an empty window; a check keeps nothing for it.
+			return Result{Allowed: true}
+		}
 		s.inserts++
 		if s.inserts >= s.sweepAt {
 			s.sweep(now) // before the new key joins: its window is empty yet
@@ -97,10 +112,12 @@ func (m *Memory) Allow(_ context.Context, key string, l Limit) (Result, error) {
 		if age < 0 && wait < period {
 			wait = math.MaxInt64 // overflowed: a very long wait, never a negative one
 		}
-		return Result{RetryAfter: time.Duration(wait)}, nil
+		return Result{RetryAfter: time.Duration(wait)}
 	}
-	w.times = append(w.times, now)
-	return Result{Allowed: true}, nil
+	if count {
+		w.times = append(w.times, now)
+	}
+	return Result{Allowed: true}
 }
 
 // expire drops the times that have left the window ending at now. A time

@@ -13,6 +13,13 @@
 // Both implementations keep the times of a key's accepted requests of the last
 // period, at most N of them, so an endpoint behaves the same whether it runs
 // on one replica with [Memory] or on many sharing a [Redis] limiter.
+//
+// Allow asks and counts in one step, which limits requests. To limit events
+// that are known only once the request has been served, such as failed
+// logins, ask with Check before serving it (it counts nothing) and count with
+// Allow once the event happened, ignoring its answer: the key is then refused
+// after N events in a period, however many requests without the event came
+// between them.
 package ratelimit
 
 import (
@@ -48,7 +55,12 @@ type Result struct {
 
 // Limiter decides whether one request for key may proceed under l.
 type Limiter interface {
+	// Allow reports whether one request for key may proceed under l and, if so,
+	// counts it.
 	Allow(ctx context.Context, key string, l Limit) (Result, error)
+	// Check reports what Allow would answer for key now, without counting
+	// anything.
+	Check(ctx context.Context, key string, l Limit) (Result, error)
 }
 
 var (

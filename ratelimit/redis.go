@@ -14,7 +14,7 @@ import (
 // accepted requests' times; one Lua script, run atomically on the server with
 // the server's clock (so replica clock skew does not matter), drops the times
 // older than the period, counts the rest and adds the new request when the
-// count is under the limit.
+// count is under the limit (for Allow; Check adds nothing).
 type Redis struct {
 	c      *redis.Client
 	prefix string
@@ -31,7 +31,8 @@ func NewRedis(c *redis.Client, prefix string) *Redis {
 // slidingWindow is the script. KEYS[1]: the key's sorted set, KEYS[2]: the
 // counter naming its members (one per request, though two come in the same
 // microsecond); ARGV[1]: the limit;
-// ARGV[2]: the period in microseconds. It answers {1, 0} when the request is
+// ARGV[2]: the period in microseconds; ARGV[3]: 1 to count an accepted request
+// (Allow), 0 to only answer (Check). It answers {1, 0} when the request is
 // accepted, else {0, µs until the oldest counted request leaves the window}. A
 // time exactly one period old has left the window, as in Memory.
 var slidingWindow = redis.NewScript(`
@@ -42,6 +43,9 @@ local period = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - period)
 local n = redis.call('ZCARD', KEYS[1])
 if n < limit then
+  if ARGV[3] ~= '1' then
+    return {1, 0}
+  end
   redis.call('ZADD', KEYS[1], now, tostring(redis.call('INCR', KEYS[2])))
   local ttl = math.ceil(period / 1000)
   redis.call('PEXPIRE', KEYS[1], ttl)
@@ -56,10 +60,21 @@ return {0, tonumber(oldest[2]) + period - now}
 // client, so a wiring mistake surfaces through the caller's fail-open path.
 var errNoClient = errors.New("ratelimit: redis limiter has no client")
 
-// Allow reports whether one request for key may proceed under l. Redis
-// failures are returned as errors; whether to fail open is the caller's
-// decision.
+// Allow reports whether one request for key may proceed under l and counts it
+// if so. Redis failures are returned as errors; whether to fail open is the
+// caller's decision.
 func (r *Redis) Allow(ctx context.Context, key string, l Limit) (Result, error) {
+	return r.take(ctx, key, l, true)
+}
+
+// Check reports what Allow would answer for key now without counting
+// anything. Redis failures are returned as errors, as by Allow.
+func (r *Redis) Check(ctx context.Context, key string, l Limit) (Result, error) {
+	return r.take(ctx, key, l, false)
+}
+
+// take answers Allow (count true) and Check (count false).
+func (r *Redis) take(ctx context.Context, key string, l Limit, count bool) (Result, error) {
 	if !limits(l) {
 		return Result{Allowed: true}, nil
 	}
@@ -69,14 +84,18 @@ func (r *Redis) Allow(ctx context.Context, key string, l Limit) (Result, error) 
 	period := max(l.Period.Microseconds(), 1)
 	// The braces make both keys one hash tag, so a cluster keeps them in one slot.
 	k := "rate:{" + r.prefix + key + "}"
-	v, err := slidingWindow.Run(ctx, r.c, []string{k, k + ":seq"}, l.Rate, period).Int64Slice()
+	add := 0
+	if count {
+		add = 1
+	}
+	v, err := slidingWindow.Run(ctx, r.c, []string{k, k + ":seq"}, l.Rate, period, add).Int64Slice()
 	if err == nil && len(v) != 2 {
 		err = fmt.Errorf("unexpected answer %v", v)
 	}
 	if err != nil {
 		// The key is left out on purpose: it may carry client identifiers
 		// that do not belong in logs.
-		return Result{}, fmt.Errorf("ratelimit: redis allow under prefix %q: %w", r.prefix, err)
+		return Result{}, fmt.Errorf("ratelimit: redis limit under prefix %q: %w", r.prefix, err)
 	}
 	if v[0] == 1 {
 		return Result{Allowed: true}, nil
