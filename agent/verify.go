@@ -17,10 +17,16 @@ import (
 const (
 	codeLifetime = 10 * time.Minute
 	maxChecks    = 5
-	// Resends are limited in a sliding window: per customer (a caller cannot flood one
-	// person's inbox or phone) and per API key (one agent cannot flood everybody).
+	// Codes are limited in a sliding window: per customer (a caller cannot flood one person's
+	// inbox or phone) and per API key (one agent cannot flood everybody). Only codes that
+	// never verified a session count: the limits are against codes nobody reads out, so an
+	// agent who verifies the same customer on several calls, or many customers, is never
+	// refused. Five unverified codes a customer leaves room for a call that needs a resend or
+	// two (a slow mail, a spam folder), a switch to SMS and a code spent on wrong checks, and
+	// still bounds a flood to 30 messages an hour; sixty a key is an agent's resends over many
+	// calls at once.
 	issueWindow      = 10 * time.Minute
-	maxPerCustomer   = 3
+	maxPerCustomer   = 5
 	maxPerKey        = 60
 	retryAfterSecond = 60
 )
@@ -81,7 +87,7 @@ func (s *Service) IssueCode(ctx context.Context, c Caller, customerID, channel s
 		return nil, subprov.Invalid(map[string]string{"channel": "the customer has no " + map[string]string{ChannelEmail: "e-mail", ChannelSMS: "phone number"}[channel] + " on file"})
 	}
 	now := s.Clock.Now()
-	perCustomer, perKey, err := s.Store.CodesIssuedSince(ctx, c.Provider.ID, rec.ID, c.Key.ID, now.Add(-issueWindow))
+	perCustomer, perKey, err := s.Store.UnverifiedCodesSince(ctx, c.Provider.ID, rec.ID, c.Key.ID, now.Add(-issueWindow))
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +184,7 @@ func (s *Service) CheckCode(ctx context.Context, c Caller, customerID, code stri
 			return err
 		}
 		ok = identity.EqualHash(vc.CodeHash, codeHash(vc.ID, code))
-		return tx.RecordCodeCheck(ctx, vc.ID, ok || vc.Checks+1 >= maxChecks, now)
+		return tx.RecordCodeCheck(ctx, vc.ID, ok, vc.Checks+1 >= maxChecks, now)
 	})
 	if err != nil {
 		return nil, err

@@ -189,11 +189,12 @@ func (s *Store) DeleteVerificationCode(ctx context.Context, id string) error {
 	})
 }
 
-// CodesIssuedSince counts the codes issued since t for a customer, and by an API key.
-func (s *Store) CodesIssuedSince(ctx context.Context, providerID, subscriberID, apiKeyID string, t time.Time) (perCustomer, perKey int, err error) {
+// UnverifiedCodesSince counts the codes issued since t that never verified a session, for a
+// customer and by an API key.
+func (s *Store) UnverifiedCodesSince(ctx context.Context, providerID, subscriberID, apiKeyID string, t time.Time) (perCustomer, perKey int, err error) {
 	err = s.R().QueryRow(ctx, `SELECT
-			(SELECT COUNT(*) FROM verification_codes WHERE provider_id = ? AND subscriber_id = ? AND created_at >= ?),
-			(SELECT COUNT(*) FROM verification_codes WHERE api_key_id = ? AND created_at >= ?)`,
+			(SELECT COUNT(*) FROM verification_codes WHERE provider_id = ? AND subscriber_id = ? AND created_at >= ? AND verified_at IS NULL),
+			(SELECT COUNT(*) FROM verification_codes WHERE api_key_id = ? AND created_at >= ? AND verified_at IS NULL)`,
 		providerID, subscriberID, t.UTC(), apiKeyID, t.UTC()).Scan(&perCustomer, &perKey)
 	if err != nil {
 		return 0, 0, fmt.Errorf("count verification codes: %w", err)
@@ -215,11 +216,16 @@ func (tx *Tx) LockLiveCode(ctx context.Context, providerID, subscriberID string,
 	return &c, nil
 }
 
-// RecordCodeCheck counts a check; consumed ends the code (right code, or the last check).
-func (tx *Tx) RecordCodeCheck(ctx context.Context, id string, consumed bool, now time.Time) error {
+// RecordCodeCheck counts a check. verified marks the code as the one that verified a session,
+// which ends it; consumed ends it otherwise (the last check).
+func (tx *Tx) RecordCodeCheck(ctx context.Context, id string, verified, consumed bool, now time.Time) error {
 	q := `UPDATE verification_codes SET checks = checks + 1 WHERE id = ?`
 	args := []any{id}
-	if consumed {
+	switch {
+	case verified:
+		q = `UPDATE verification_codes SET checks = checks + 1, consumed_at = ?, verified_at = ? WHERE id = ?`
+		args = []any{now.UTC(), now.UTC(), id}
+	case consumed:
 		q = `UPDATE verification_codes SET checks = checks + 1, consumed_at = ? WHERE id = ?`
 		args = []any{now.UTC(), id}
 	}
