@@ -199,17 +199,8 @@ func (s *server) handleAgentPlanChange(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	res, err := s.Agent.ApplyPlanChange(r.Context(), agentCaller(r), r.PathValue("customerId"), in, r.Header.Get("Idempotency-Key"))
-	if err != nil {
-		return err
-	}
-	if res.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(res.Status)
-	_, _ = w.Write(append(res.Body, '\n'))
-	return nil
+	res, err := s.Agent.ApplyPlanChange(r.Context(), agentCaller(r), r.PathValue("customerId"), in)
+	return agentJSON(w, http.StatusOK, res, err)
 }
 
 // handleAgentOpenTicket: POST /partner/agent/tickets (no verified session).

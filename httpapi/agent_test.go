@@ -629,7 +629,10 @@ func TestAgentPlanChange(t *testing.T) {
 		if res.Status != 200 || res.JSON["eligible"] != true || res.JSON["subscription_id"] != marieLine || res.JSON["recurring_change"] != 25.0 {
 			t.Fatalf("preview: %d %s", res.Status, res.Raw)
 		}
-		quote := res.JSON["quote_id"].(string)
+		// A signed quote token is planned and not shipped (interface.md B): the preview gives none.
+		if _, ok := res.JSON["quote_id"]; ok {
+			t.Fatalf("the preview carries a quote_id: %s", res.Raw)
+		}
 		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre1000}}), 400, "confirmation_required")
 		// Only the JSON value true confirms: anything else is unconfirmed, not malformed.
 		for _, confirm := range []any{false, "true", 1, nil, map[string]any{}} {
@@ -637,28 +640,37 @@ func TestAgentPlanChange(t *testing.T) {
 		}
 		// The preview takes the apply call's body as it is (confirm and quote_id are ignored).
 		if res := s.Do(apptest.Request{Method: "POST", Path: path + "/preview", Headers: mh,
-			Body: map[string]any{"plan_version_id": fibre1000, "confirm": true, "quote_id": quote}}); res.Status != 200 || res.JSON["quote_id"] != quote {
+			Body: map[string]any{"plan_version_id": fibre1000, "confirm": true, "quote_id": "q_echoed"}}); res.Status != 200 || res.JSON["quote_id"] != nil {
 			t.Fatalf("preview with the apply body: %d %s", res.Status, res.Raw)
 		}
-		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre150, "confirm": true, "quote_id": quote}}), 409, "quote_stale")
 
-		idem := agentHeaders(fixture.DemoAgentKey, mh["X-Verified-Session"])
-		idem["Idempotency-Key"] = "call-42"
-		body := map[string]any{"plan_version_id": fibre1000, "confirm": true, "quote_id": quote}
-		first := s.Do(apptest.Request{Method: "POST", Path: path, Headers: idem, Body: body})
-		if first.Status != 200 || first.JSON["plan_version_id"] != fibre1000 || first.JSON["status"] != "ACTIVE" || first.JSON["quote_id"] != quote {
+		// A quote_id a client echoes is accepted and ignored, whatever it says; an
+		// Idempotency-Key (not shipped either) changes nothing.
+		keyed := agentHeaders(fixture.DemoAgentKey, mh["X-Verified-Session"])
+		keyed["Idempotency-Key"] = "call-42"
+		body := map[string]any{"plan_version_id": fibre1000, "confirm": true, "quote_id": "q_from_another_price"}
+		first := s.Do(apptest.Request{Method: "POST", Path: path, Headers: keyed, Body: body})
+		if _, quoted := first.JSON["quote_id"]; first.Status != 200 || first.JSON["plan_version_id"] != fibre1000 || first.JSON["status"] != "ACTIVE" || quoted {
 			t.Fatalf("apply: %d %s", first.Status, first.Raw)
 		}
-		again := s.Do(apptest.Request{Method: "POST", Path: path, Headers: idem, Body: body})
-		if again.Status != 200 || string(again.Raw) != string(first.Raw) || again.Header.Get("Idempotent-Replayed") != "true" {
-			t.Fatalf("replay: %d %s", again.Status, again.Raw)
+		// Once per calendar day: a second apply is refused, the same one sent again included,
+		// with its Idempotency-Key or without; the agent cannot override.
+		for _, tt := range []struct {
+			name    string
+			headers map[string]string
+			body    map[string]any
+		}{
+			{"the same apply with the same Idempotency-Key", keyed, body},
+			{"the same apply without a key", mh, map[string]any{"plan_version_id": fibre1000, "confirm": true}},
+			{"another plan with the same key", keyed, map[string]any{"plan_version_id": fibre150, "confirm": true}},
+			{"another plan", mh, map[string]any{"plan_version_id": fibre150, "confirm": true}},
+		} {
+			res := s.Do(apptest.Request{Method: "POST", Path: path, Headers: tt.headers, Body: tt.body})
+			if res.Header.Get("Idempotent-Replayed") != "" {
+				t.Fatalf("%s: a replay header: %v", tt.name, res.Header)
+			}
+			agentError(t, res, 409, "plan_change_limit")
 		}
-		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: idem, Body: map[string]any{"plan_version_id": fibre150, "confirm": true}}), 409, "idempotency_conflict")
-		// Once per calendar day: the second change is refused; the agent cannot override.
-		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre150, "confirm": true}}), 409, "plan_change_limit")
-		// The same apply sent again without a key is a second change that day too, though the
-		// line already has that plan.
-		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path, Headers: mh, Body: map[string]any{"plan_version_id": fibre1000, "confirm": true}}), 409, "plan_change_limit")
 		agentError(t, s.Do(apptest.Request{Method: "POST", Path: path + "/preview", Headers: mh, Body: map[string]any{"plan_version_id": fibre1000}}), 409, "plan_change_limit")
 		var audits int
 		if err := s.Store.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_log WHERE subject_id = ? AND action = 'subscription.plan_changed'`, marieLine).Scan(&audits); err != nil || audits != 1 {
@@ -667,13 +679,12 @@ func TestAgentPlanChange(t *testing.T) {
 	})
 }
 
-// agentListedCodes are decisions §7's agent error codes, plus the plan-change extensions
-// (quote_stale, idempotency_conflict) and the 405 of a wrong method.
+// agentListedCodes are decisions §7's agent error codes, plus the 405 of a wrong method.
 var agentListedCodes = map[string]bool{
 	"unauthorized": true, "forbidden": true, "verification_required": true, "verification_failed": true,
 	"not_found": true, "validation_error": true, "confirmation_required": true, "plan_change_limit": true,
 	"already_activated": true, "dependency_unconfigured": true, "upstream_unavailable": true, "internal": true,
-	"quote_stale": true, "idempotency_conflict": true, "method_not_allowed": true,
+	"method_not_allowed": true,
 }
 
 func TestAgentErrorsCarryAListedCode(t *testing.T) {

@@ -91,9 +91,8 @@ func TestConcurrentDuplicatesYieldOneEffect(t *testing.T) {
 				t.Errorf("%d activation events, want at most 1", got)
 			}
 		})
-		t.Run("agent plan change with Idempotency-Key", func(t *testing.T) {
+		t.Run("agent plan change", func(t *testing.T) {
 			h := agentHeaders(fixture.DemoAgentKey, verify(t, s, fixture.DemoAgentKey, marieID, fixture.DemoSubscriberEmail))
-			h["Idempotency-Key"] = "dup-call-1"
 			res := duplicates(s, n, apptest.Request{Method: "POST", Path: "/partner/agent/customers/" + marieID + "/plan-change", Headers: h,
 				Body: map[string]any{"plan_version_id": fibre1000, "confirm": true}})
 			noServerErrors(t, res)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -287,37 +286,4 @@ func (tx *Tx) ChangeHolderEmail(ctx context.Context, providerID, subscriberID, e
 		return false, fmt.Errorf("change login e-mail: %w", err)
 	}
 	return false, nil
-}
-
-// IdempotentReply is a stored answer to an idempotent request.
-type IdempotentReply struct {
-	RequestHash string
-	Status      int
-	Body        string
-}
-
-// IdempotentReplyOf reads the stored answer for a key, if any.
-func (s *Store) IdempotentReplyOf(ctx context.Context, providerID, scope, key string) (*IdempotentReply, error) {
-	var r IdempotentReply
-	err := s.R().QueryRow(ctx, `SELECT request_hash, status_code, response FROM idempotency_keys WHERE provider_id = ? AND scope = ? AND key = ?`,
-		providerID, scope, key).Scan(&r.RequestHash, &r.Status, &r.Body)
-	if err == sql.ErrNoRows {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("idempotency key: %w", err)
-	}
-	return &r, nil
-}
-
-// SaveIdempotentReply stores the first answer for a key; a concurrent first answer wins.
-func (s *Store) SaveIdempotentReply(ctx context.Context, providerID, scope, key string, r IdempotentReply, now time.Time) error {
-	return s.InTx(ctx, func(tx *Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (provider_id, key, scope, request_hash, status_code, response, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, providerID, key, scope, r.RequestHash, r.Status, r.Body, now.UTC())
-		if err != nil {
-			return fmt.Errorf("save idempotency key: %w", err)
-		}
-		return nil
-	})
 }

@@ -103,7 +103,6 @@ type PreviewInput struct {
 type ApplyInput struct {
 	Customer
 	agent.ApplyRequest
-	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"optional: the same key and arguments replay the first answer"`
 }
 
 // New returns an MCP server exposing the agent tools.
@@ -168,17 +167,13 @@ func (s *Server) New() *sdk.Server {
 		func(ctx context.Context, c agent.Caller, in InvoiceInput) (any, error) {
 			return s.Agent.ResendInvoice(ctx, c, in.CustomerID, in.InvoiceID)
 		}, s, func(in InvoiceInput) string { return in.VerifiedSession })
-	tool(srv, "preview_plan_change", "Exact billing impact of a plan change, with a quote_id (verified session).",
+	tool(srv, "preview_plan_change", "Exact billing impact of a plan change (verified session).",
 		func(ctx context.Context, c agent.Caller, in PreviewInput) (any, error) {
 			return s.Agent.PreviewPlanChange(ctx, c, in.CustomerID, in.PreviewRequest)
 		}, s, func(in PreviewInput) string { return in.VerifiedSession })
 	tool(srv, "apply_plan_change", "Apply a plan change live; needs confirm: true after the customer heard the previewed cost (verified session).",
 		func(ctx context.Context, c agent.Caller, in ApplyInput) (any, error) {
-			r, err := s.Agent.ApplyPlanChange(ctx, c, in.CustomerID, in.ApplyRequest, in.IdempotencyKey)
-			if err != nil {
-				return nil, err
-			}
-			return r.Body, nil
+			return s.Agent.ApplyPlanChange(ctx, c, in.CustomerID, in.ApplyRequest)
 		}, s, func(in ApplyInput) string { return in.VerifiedSession })
 	tool(srv, "open_ticket", "Open a support ticket routed to the provider's support group (no verified session needed).",
 		func(ctx context.Context, c agent.Caller, in agent.TicketInput) (any, error) {

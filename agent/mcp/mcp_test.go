@@ -132,16 +132,20 @@ func TestMCPConversation(t *testing.T) {
 
 		s.AwaitStartupBillRun(t) // the quote's proration depends on this month's invoice
 		preview := c.ok("preview_plan_change", map[string]any{"customer_id": id, "verified_session": sess, "plan_version_id": fibre1000})
-		if preview["eligible"] != true || preview["quote_id"] == nil {
+		// No signed quote is shipped (interface.md B): the preview gives no quote_id, and one
+		// echoed to apply is ignored.
+		if _, quoted := preview["quote_id"]; preview["eligible"] != true || quoted {
 			t.Fatalf("preview: %v", preview)
 		}
 		c.fails("apply_plan_change", map[string]any{"customer_id": id, "verified_session": sess, "plan_version_id": fibre1000}, "confirmation_required")
 		applied := c.ok("apply_plan_change", map[string]any{"customer_id": id, "verified_session": sess, "plan_version_id": fibre1000,
-			"confirm": true, "quote_id": preview["quote_id"]})
+			"confirm": true, "quote_id": "q_echoed"})
 		if applied["plan_version_id"] != fibre1000 || applied["status"] != "ACTIVE" {
 			t.Fatalf("apply: %v", applied)
 		}
-		c.fails("apply_plan_change", map[string]any{"customer_id": id, "verified_session": sess, "plan_version_id": "pv100000-0000-4000-8000-000000000150", "confirm": true}, "plan_change_limit")
+		for _, plan := range []string{fibre1000, "pv100000-0000-4000-8000-000000000150"} { // the same change again, or another
+			c.fails("apply_plan_change", map[string]any{"customer_id": id, "verified_session": sess, "plan_version_id": plan, "confirm": true}, "plan_change_limit")
+		}
 		c.ok("add_note", map[string]any{"customer_id": id, "verified_session": sess, "note": "Upgraded to Fibre 1000 by phone"})
 		if tk := c.ok("open_ticket", map[string]any{"customer_id": id, "ai_summary": "Follow up on the upgrade", "priority": "low"}); tk["number"] == nil {
 			t.Fatalf("ticket: %v", tk)
