@@ -93,13 +93,14 @@ func (s *Service) Check(ctx context.Context, c Caller, customerID string, verifi
 	return err
 }
 
-// codes are the agent surface's error codes: decisions §7's list, the 405 of a wrong method,
-// and rate_limited, which only the MCP tools show (HTTP answers 429 outside the envelope).
+// codes are the agent surface's error codes: decisions §7's list, invalid_state (409, a plan
+// change on a line that is not ACTIVE), the 405 of a wrong method, and rate_limited, which
+// only the MCP tools show (HTTP answers 429 outside the envelope).
 var codes = map[string]bool{
 	"unauthorized": true, "forbidden": true, "verification_required": true, "verification_failed": true,
 	"not_found": true, "validation_error": true, "confirmation_required": true, "plan_change_limit": true,
 	"already_activated": true, "dependency_unconfigured": true, "upstream_unavailable": true, "internal": true,
-	"method_not_allowed": true, "rate_limited": true,
+	"invalid_state": true, "method_not_allowed": true, "rate_limited": true,
 }
 
 // codeOfClass names an error whose reason is not an agent code by its class. A class missing

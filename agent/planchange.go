@@ -154,9 +154,11 @@ func (s *Service) ApplyPlanChange(ctx context.Context, c Caller, customerID stri
 	}
 	res, err := s.Provisioning.ChangePlan(ctx, c.Provider, q.Subscription.ID, q.To.ID, c.actor(), provisioning.ProviderDay)
 	if e, ok := subprov.AsError(err); ok && e.Reason == "invalid_transition" {
-		// A line that is not ACTIVE cannot change plan however often the agent asks: a request
-		// it cannot make, named on the line (the partner endpoint keeps its 409).
-		return nil, subprov.Invalid(map[string]string{"subscription_id": e.Message})
+		// A line that is not ACTIVE cannot change plan: a conflict with the line's state, 409
+		// as at the partner endpoint and in interface.md's error table, not a body to correct.
+		// No agent code names it (decisions §7), so it has one of its own; the message says
+		// which state the line is in.
+		return nil, subprov.Errorf(subprov.ECONFLICT, "invalid_state", "%s", e.Message)
 	}
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 	"github.com/subprov/subprov/agent"
 )
 
-// Every error an agent sees carries one of the agent codes (decisions §7, plus
+// Every error an agent sees carries one of the agent codes (decisions §7, plus invalid_state,
 // method_not_allowed and, on MCP only, rate_limited): never empty, never a reason of another
 // surface. The codes of a signed quote and an Idempotency-Key are not among them: both are
 // planned and not shipped (interface.md B).
@@ -20,6 +20,7 @@ func TestPublicErrorsCarryAnAgentCode(t *testing.T) {
 		unlisted bool
 	}{
 		{"a listed reason is kept", subprov.Errorf(subprov.ECONFLICT, "plan_change_limit", "x"), "plan_change_limit", false},
+		{"a state conflict is kept", subprov.Errorf(subprov.ECONFLICT, "invalid_state", "x"), "invalid_state", false},
 		{"an unshipped plan-change code is unlisted", subprov.Errorf(subprov.ECONFLICT, "quote_stale", "x"), "internal", true},
 		{"validation", subprov.Invalid(map[string]string{"f": "required"}), "validation_error", false},
 		{"a wrong method", subprov.Errorf(subprov.EMETHOD, "", "x"), "method_not_allowed", false},

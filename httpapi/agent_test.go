@@ -679,12 +679,13 @@ func TestAgentPlanChange(t *testing.T) {
 	})
 }
 
-// agentListedCodes are decisions §7's agent error codes, plus the 405 of a wrong method.
+// agentListedCodes are decisions §7's agent error codes, plus invalid_state (a plan change on
+// a line that is not ACTIVE) and the 405 of a wrong method.
 var agentListedCodes = map[string]bool{
 	"unauthorized": true, "forbidden": true, "verification_required": true, "verification_failed": true,
 	"not_found": true, "validation_error": true, "confirmation_required": true, "plan_change_limit": true,
 	"already_activated": true, "dependency_unconfigured": true, "upstream_unavailable": true, "internal": true,
-	"method_not_allowed": true,
+	"invalid_state": true, "method_not_allowed": true,
 }
 
 func TestAgentErrorsCarryAListedCode(t *testing.T) {
@@ -718,25 +719,39 @@ func TestAgentErrorsCarryAListedCode(t *testing.T) {
 	})
 }
 
-// A line that is not ACTIVE cannot change plan: the preview says why, and apply is a request
-// the agent cannot make (422 validation_error naming subscription_id), never an unlisted code.
+// A line that is not ACTIVE cannot change plan: the preview says why, and apply is a conflict
+// with the line's state, 409 as at the partner endpoint (interface.md Errors: state conflicts
+// are 409), with the agent code invalid_state and a message naming the state, never 422 or an
+// unlisted code. Nothing changes.
 func TestAgentPlanChangeOnALineThatIsNotActive(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		const jeanLine = "c1000000-0000-4000-8000-000000000003" // PENDING_INSTALL
 		jh := agentHeaders(fixture.DemoAgentKey, verify(t, s, fixture.DemoAgentKey, jeanID, "jean.gagnon@example.ca"))
 		path := "/partner/agent/customers/" + jeanID + "/plan-change"
 		res := s.Do(apptest.Request{Method: "POST", Path: path + "/preview", Headers: jh, Body: map[string]string{"plan_version_id": fibre1000}})
 		if res.Status != 200 || res.JSON["eligible"] != false || !strings.Contains(fmt.Sprint(res.JSON["blockers"]), "PENDING_INSTALL") {
 			t.Fatalf("preview: %d %s", res.Status, res.Raw)
 		}
-		for _, p := range []string{path, "/api/v1/agent/customers/" + jeanID + "/plan-change"} {
-			res = s.Do(apptest.Request{Method: "POST", Path: p, Headers: jh, Body: map[string]any{"plan_version_id": fibre1000, "confirm": true}})
-			agentError(t, res, 422, "validation_error")
-			if f, _ := res.JSON["error"].(map[string]any)["fields"].(map[string]any); f == nil || !strings.Contains(fmt.Sprint(f["subscription_id"]), "PENDING_INSTALL") {
-				t.Fatalf("fields: %s", res.Raw)
+		for _, tt := range []struct {
+			name string
+			path string
+			body map[string]any
+		}{
+			{"the only line", path, map[string]any{"plan_version_id": fibre1000, "confirm": true}},
+			{"the line named", path, map[string]any{"plan_version_id": fibre1000, "confirm": true, "subscription_id": jeanLine}},
+			{"on /api/v1", "/api/v1/agent/customers/" + jeanID + "/plan-change", map[string]any{"plan_version_id": fibre1000, "confirm": true}},
+		} {
+			res = s.Do(apptest.Request{Method: "POST", Path: tt.path, Headers: jh, Body: tt.body})
+			agentError(t, res, 409, "invalid_state")
+			if e := res.JSON["error"].(map[string]any); !strings.Contains(fmt.Sprint(e["message"]), "PENDING_INSTALL") || e["fields"] != nil {
+				t.Fatalf("%s: %s", tt.name, res.Raw)
 			}
 		}
-		// The partner endpoint keeps its 409.
-		res = s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriptions/c1000000-0000-4000-8000-000000000003/change-plan",
+		if n := count(t, s, `SELECT COUNT(*) FROM plan_changes WHERE subscription_id = ?`, jeanLine); n != 0 {
+			t.Fatalf("%d plan changes recorded on the pending line", n)
+		}
+		// The partner endpoint answers the same case 409 too.
+		res = s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriptions/" + jeanLine + "/change-plan",
 			Headers: apptest.Key(storeKey), Body: map[string]string{"plan_version_id": fibre1000}})
 		if res.Status != 409 {
 			t.Fatalf("partner change-plan on a pending line: %d %s", res.Status, res.Raw)
