@@ -13,7 +13,10 @@ import (
 
 // SweepBillRuns starts each provider's bill run once per local calendar day (and again when
 // the dev clock moves into a new day). The run is a durable job; the marker written with it
-// keeps every replica's sweep from queueing the same day twice.
+// keeps every replica's sweep from queueing the same day twice. The last day swept is kept
+// too: when the clock has jumped past whole months (or past the billing days of the month it
+// left), the run first catches up every month from the last swept day's on, in order, so no
+// month's recurring invoices are skipped (decisions §4: billing runs read the dev clock).
 func (s *Service) SweepBillRuns(ctx context.Context) error {
 	providers, err := s.Store.Providers(ctx)
 	if err != nil {
@@ -28,7 +31,15 @@ func (s *Service) SweepBillRuns(ctx context.Context) error {
 			if err != nil || !fresh {
 				return err
 			}
-			return s.Jobs.Enqueue(ctx, tx, jobs.BillRun{ProviderID: p.ID, Period: PeriodOf(today).String()})
+			last, err := tx.SwapSetting(ctx, "billrun-last:"+p.ID, today.Format(time.DateOnly))
+			if err != nil {
+				return err
+			}
+			run := jobs.BillRun{ProviderID: p.ID, Period: PeriodOf(today).String()}
+			if d, err := time.Parse(time.DateOnly, last); err == nil && d.Before(today) && PeriodOf(d) != PeriodOf(today) {
+				run.From = PeriodOf(d).String() // its billing days after d were never swept
+			}
+			return s.Jobs.Enqueue(ctx, tx, run)
 		})
 		if err != nil {
 			return err
@@ -39,8 +50,9 @@ func (s *Service) SweepBillRuns(ctx context.Context) error {
 
 // BillRun is the billing.run job: issue the period's recurring invoice, on or after its
 // billing day, for every platform-billed running line of the provider that does not have one
-// yet. Idempotent per (line, period): a second run, or a run that crashed halfway and runs
-// again, adds nothing for lines already invoiced. Invoices are written in batches.
+// yet, after the same for each earlier period from a.From on, oldest first (late runs: every
+// billing day of those months has passed). Idempotent per (line, period): a second run, or a
+// run that crashed halfway and runs again, adds nothing for lines already invoiced.
 func (s *Service) BillRun(ctx context.Context, a jobs.BillRun) error {
 	p, err := s.Store.Provider(ctx, a.ProviderID)
 	if err != nil {
@@ -53,6 +65,22 @@ func (s *Service) BillRun(ctx context.Context, a jobs.BillRun) error {
 	if err != nil {
 		return err
 	}
+	from := period
+	if a.From != "" {
+		if from, err = parsePeriod(a.From); err != nil {
+			return err
+		}
+	}
+	for pp := from; !period.Before(pp); pp = pp.Next() {
+		if err := s.billPeriod(ctx, p, pp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// billPeriod issues one period's due recurring invoices. Invoices are written in batches.
+func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Period) error {
 	loc := p.Location()
 	now := s.Clock.Now()
 	today := LocalDay(now, loc)

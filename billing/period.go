@@ -34,6 +34,11 @@ func (p Period) First() time.Time { return time.Date(p.Year, p.Month, 1, 0, 0, 0
 // Next is the following month.
 func (p Period) Next() Period { return PeriodOf(p.First().AddDate(0, 1, 0)) }
 
+// Before reports whether p is an earlier month than q.
+func (p Period) Before(q Period) bool {
+	return p.Year < q.Year || (p.Year == q.Year && p.Month < q.Month)
+}
+
 // Day returns the date of day d (1-based) of the month.
 func (p Period) Day(d int) time.Time { return time.Date(p.Year, p.Month, d, 0, 0, 0, 0, time.UTC) }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
 )
@@ -653,5 +654,101 @@ func TestPlatformLineWithoutProcessorCustomer(t *testing.T) {
 		apptest.Eventually(t, 15*time.Second, "the open invoices paid with the saved card", func() bool {
 			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND status = 'paid'`, line) == issued
 		})
+	})
+}
+
+// awaitBillRun waits until the bill run the sweep queued for the demo provider's local day
+// (its marker is written with the job) has run.
+func awaitBillRun(t *testing.T, s *apptest.Service, day string) {
+	t.Helper()
+	apptest.Eventually(t, 15*time.Second, "the bill run of "+day, func() bool {
+		return count(t, s, `SELECT COUNT(*) FROM settings WHERE key = ?`, "billrun:"+northwind+":"+day) == 1 &&
+			count(t, s, `SELECT COUNT(*) FROM river_job WHERE kind = 'billing.run' AND state IN ('available', 'running', 'scheduled', 'retryable')`) == 0
+	})
+}
+
+// recurringPeriods lists the periods of a line's recurring invoices in the order they were
+// issued.
+func recurringPeriods(t *testing.T, s *apptest.Service, subID string) []string {
+	t.Helper()
+	rows, err := s.Store.R().Query(context.Background(), `SELECT period FROM invoices WHERE subscription_id = ? AND kind = 'recurring'
+		ORDER BY created_at, number`, subID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// TestBillRunsCatchUpAfterAClockJump: a dev-clock jump over whole months, or over the billing
+// days of the month it leaves, bills every month it skipped, oldest first, once per line and
+// month. A month a line's first invoice covers gets no recurring invoice, nor a month after the
+// line ended (its final invoice bills the days it served).
+func TestBillRunsCatchUpAfterAClockJump(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := setClock(t, s, s.Operator(), "2027-02-10T15:00:00Z") // through the HTTP route (decisions §4)
+		h := &hook{}
+		stays := h.post(s, platformOrder("lh_7f3a9c1206", "household@example.ca", "cus_demo_visa")).JSON["subscription_id"].(string)
+		leaves := h.post(s, platformOrder("lh_7f3a9c1205", "household@example.ca", "cus_demo_visa")).JSON["subscription_id"].(string)
+		apptest.Eventually(t, 15*time.Second, "the first invoices", func() bool {
+			return len(invoicesOf(t, s, stays)) == 1 && len(invoicesOf(t, s, leaves)) == 1
+		})
+		cancelLine(t, s, op, leaves, "2027-03-20") // a final invoice bills 1 to 19 March
+		var joins string
+		steps := []struct {
+			at   string
+			do   func() // after the jump, once its bill run is done
+			want map[*string][]string
+		}{
+			// Straight from 10 February to 15 April: March is billed, then April.
+			{at: "2027-04-15T15:00:00Z", want: map[*string][]string{&stays: {"2027-03", "2027-04"}, &leaves: nil}},
+			// The 3rd of May, before the billing day (the 5th): nothing yet. A line goes live.
+			{at: "2027-05-03T15:00:00Z", do: func() {
+				apptest.Eventually(t, 15*time.Second, "the ended line's place to be free", func() bool { // the deprovisioner resets its port
+					res := h.post(s, platformOrder("lh_7f3a9c1205", "household@example.ca", "cus_demo_visa"))
+					joins, _ = res.JSON["subscription_id"].(string)
+					return res.Status == 200
+				})
+				apptest.Eventually(t, 15*time.Second, "the new line's first invoice", func() bool { return len(invoicesOf(t, s, joins)) == 1 })
+			}, want: map[*string][]string{&stays: {"2027-03", "2027-04"}, &joins: nil}},
+			// To the 2nd of June: May's billing day passed on the way, June's is still ahead.
+			{at: "2027-06-02T15:00:00Z", want: map[*string][]string{&stays: {"2027-03", "2027-04", "2027-05"}, &joins: nil}},
+			// Over two more months: the new line's first month stays its first invoice's.
+			{at: "2027-08-20T15:00:00Z", want: map[*string][]string{
+				&stays: {"2027-03", "2027-04", "2027-05", "2027-06", "2027-07", "2027-08"},
+				&joins: {"2027-06", "2027-07", "2027-08"}}},
+		}
+		for _, st := range steps {
+			op = setClock(t, s, op, st.at)
+			awaitBillRun(t, s, st.at[:10])
+			if st.do != nil {
+				st.do()
+			}
+			for line, want := range st.want {
+				if got := recurringPeriods(t, s, *line); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("at %s: recurring invoices for %v, want %v", st.at, got, want)
+				}
+			}
+		}
+		// Moving again within the month, or a second run, adds nothing.
+		setClock(t, s, op, "2027-08-21T15:00:00Z")
+		awaitBillRun(t, s, "2027-08-21")
+		if err := s.Billing.BillRun(context.Background(), jobs.BillRun{ProviderID: northwind, Period: "2027-08", From: "2027-02"}); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id IN (?, ?) AND kind = 'recurring'`, stays, joins); n != 9 {
+			t.Fatalf("%d recurring invoices after a second run, want 9", n)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'final' AND period = '2027-03'`, leaves); n != 1 {
+			t.Fatal("the ended line's final invoice is missing")
+		}
 	})
 }

@@ -62,10 +62,12 @@ type ChargeInvoice struct {
 // Kind names the job in the queue.
 func (ChargeInvoice) Kind() string { return "billing.charge" }
 
-// BillRun issues a provider's due recurring invoices for a period.
+// BillRun issues a provider's due recurring invoices for a period, and first for every
+// period from From (YYYY-MM, inclusive) up to it that a dev-clock jump skipped.
 type BillRun struct {
 	ProviderID string `json:"provider_id"`
 	Period     string `json:"period"`
+	From       string `json:"from,omitempty"`
 }
 
 // Kind names the job in the queue.

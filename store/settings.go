@@ -54,3 +54,16 @@ func (tx *Tx) InsertSettingIfAbsent(ctx context.Context, key, value string) (boo
 	n, _ := res.RowsAffected()
 	return n == 1, nil
 }
+
+// SwapSetting stores key = value inside tx and returns the value it replaced ("" when none).
+func (tx *Tx) SwapSetting(ctx context.Context, key, value string) (string, error) {
+	var old string
+	err := tx.QueryRow(ctx, `SELECT value FROM settings WHERE key = ?`+tx.d.ForUpdate(), key).Scan(&old)
+	if err != nil && !IsNoRows(err) {
+		return "", fmt.Errorf("read setting %s: %w", key, err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value); err != nil {
+		return "", fmt.Errorf("write setting %s: %w", key, err)
+	}
+	return old, nil
+}
