@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/subprov/subprov"
@@ -13,33 +14,59 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
+// cancellation is the money of ending a line, worked out once for its quote and its booking.
+type cancellation struct {
+	lines       []provisioning.CancelQuoteLine
+	credit      subprov.Money       // gross credit note for the unused days, 0 for none
+	final       []store.InvoiceLine // the final invoice's own lines (issue folds in the plan changes), nil for none
+	adjustments []store.Adjustment  // plan-change lines not yet invoiced, which the cancellation settles
+	period      Period
+	endDay      time.Time
+}
+
 // cancellationMoney is the money of ending a platform-billed line at endedAt, for the month
-// of the end date. If that month was invoiced, the unused days (end date to month end) come
-// back as a credit note and every open credit is swept into the refund; if not, a final
-// invoice bills the days served (from the month's start, or activation, to the day before the
-// end date) minus open credits. A line waiting for its install or reinstall has neither.
+// of the end date. If that month was invoiced, the unused days (end date to month end) at the
+// line's price come back as a credit note and every open credit is swept into the refund; if
+// not, a final invoice bills the days served (from the month's start, or activation, to the
+// day before the end date) minus open credits. A line waiting for its install or reinstall has
+// neither. Plan-change lines waiting for the next invoice (upgrades) are settled here, as no
+// monthly invoice will come to carry them: in an invoiced month they are taken off the unused
+// days (the month costs the old price up to the change and the new one after it, until the end
+// date), and when they exceed them the customer owes the difference on a final invoice.
 // Amounts are gross. Credits are negative, charges positive, so a negative total is money
 // going back to the customer.
-func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) ([]provisioning.CancelQuoteLine, bool, subprov.Money, error) {
+func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) (*cancellation, error) {
 	loc := p.Location()
 	endDay := LocalDay(endedAt, loc)
 	period := PeriodOf(endDay)
+	c := &cancellation{period: period, endDay: endDay}
 	plan, err := s.Store.PlanVersion(ctx, p.ID, sub.PlanVersionID)
 	if err != nil {
-		return nil, false, 0, err
+		return nil, err
 	}
 	in := period.Days()
-	var finalNet subprov.Money
 	_, err = s.Store.PeriodInvoice(ctx, q, sub.ID, period.String())
 	invoiced := err == nil
 	if err != nil && !store.IsNoRows(err) {
-		return nil, false, 0, err
+		return nil, err
 	}
 	status := sub.Status // before the cancellation: ApplyCancellation gets the line already cancelled
 	if status == subprov.StatusCancelled && sub.StatusBeforeCancel != "" {
 		status = sub.StatusBeforeCancel
 	}
-	var lines []provisioning.CancelQuoteLine
+	var adjusted subprov.Money
+	if invoiced && status != subprov.StatusPendingInstall {
+		adjs, err := s.Store.OpenAdjustments(ctx, q, sub.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range adjs {
+			if a.Kind == "next_invoice_line" { // as newDraft folds them; carries wait for the next correction
+				c.adjustments = append(c.adjustments, a)
+				adjusted += a.Amount
+			}
+		}
+	}
 	switch {
 	case status == subprov.StatusPendingInstall:
 		// A line waiting for its install, or for a reinstall after a technician reactivation,
@@ -47,10 +74,21 @@ func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *sub
 		// come back and none were served.
 	case invoiced:
 		unused := DaysFrom(endDay)
-		net := Prorate(plan.MonthlyPrice, unused, in)
-		if gross := net + Tax(net, p.TaxRateBP); gross > 0 {
-			lines = append(lines, provisioning.CancelQuoteLine{Type: "credit_note", Amount: -gross,
-				Description: fmt.Sprintf("Unused days %s to %s (%d of %d)", endDay.Format("2 Jan"), period.Day(in).Format("2 Jan 2006"), unused, in)})
+		unusedNet := Prorate(plan.MonthlyPrice, unused, in)
+		days := fmt.Sprintf("Unused days %s to %s (%d of %d)", endDay.Format("2 Jan"), period.Day(in).Format("2 Jan 2006"), unused, in)
+		switch net := unusedNet - adjusted; {
+		case net > 0:
+			c.credit = net + Tax(net, p.TaxRateBP)
+			if adjusted > 0 {
+				days += fmt.Sprintf(", less plan changes not yet invoiced (%s)", adjusted)
+			}
+			c.lines = append(c.lines, provisioning.CancelQuoteLine{Type: "credit_note", Amount: -c.credit, Description: days})
+		case len(c.adjustments) > 0:
+			// The plan changes cost more than the unused days give back (or as much): the
+			// difference is owed, on a final invoice that shows both.
+			c.final = []store.InvoiceLine{{Kind: "unused_days", Description: days, UnitPrice: -plan.MonthlyPrice, Days: unused, DaysInPeriod: in, Amount: -unusedNet}}
+			c.lines = append(c.lines, provisioning.CancelQuoteLine{Type: "final_invoice", Amount: -net + Tax(-net, p.TaxRateBP),
+				Description: fmt.Sprintf("Plan changes not yet invoiced (%s), less %s", adjusted, strings.ToLower(days[:1])+days[1:])})
 		}
 	default:
 		start := period.First()
@@ -62,61 +100,59 @@ func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *sub
 		served := int(endDay.Sub(start).Hours() / 24)
 		if served > 0 && sub.ActivatedAt != nil { // a line that never went live served nothing
 			net := Prorate(plan.MonthlyPrice, served, in)
-			finalNet = net
-			lines = append(lines, provisioning.CancelQuoteLine{Type: "final_invoice", Amount: net + Tax(net, p.TaxRateBP),
-				Description: fmt.Sprintf("Days served %s to %s (%d of %d)", start.Format("2 Jan"), endDay.AddDate(0, 0, -1).Format("2 Jan 2006"), served, in)})
+			desc := fmt.Sprintf("Days served %s to %s (%d of %d)", start.Format("2 Jan"), endDay.AddDate(0, 0, -1).Format("2 Jan 2006"), served, in)
+			c.final = []store.InvoiceLine{{Kind: "final", Description: desc, UnitPrice: net, Amount: net}}
+			c.lines = append(c.lines, provisioning.CancelQuoteLine{Type: "final_invoice", Amount: net + Tax(net, p.TaxRateBP), Description: desc})
 		}
 	}
 	credits, err := s.Store.OpenCredits(ctx, q, sub.ID)
 	if err != nil {
-		return nil, false, 0, err
+		return nil, err
 	}
-	for _, c := range credits {
-		lines = append(lines, provisioning.CancelQuoteLine{Type: "open_credit", Amount: -c.Remaining, Description: "Open credit note " + c.Number})
+	for _, cn := range credits {
+		c.lines = append(c.lines, provisioning.CancelQuoteLine{Type: "open_credit", Amount: -cn.Remaining, Description: "Open credit note " + cn.Number})
 	}
-	return lines, invoiced, finalNet, nil
+	return c, nil
 }
 
 // QuoteCancellation quotes the money of a cancellation (provisioning.CancellationMoney).
 func (s *Service) QuoteCancellation(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) ([]provisioning.CancelQuoteLine, error) {
-	lines, _, _, err := s.cancellationMoney(ctx, s.Store.R(), p, sub, endedAt)
-	return lines, err
+	c, err := s.cancellationMoney(ctx, s.Store.R(), p, sub, endedAt)
+	if err != nil {
+		return nil, err
+	}
+	return c.lines, nil
 }
 
 // ApplyCancellation books what the quote shows, inside the cancellation's transaction: a
-// credit note for the unused days and a refund job for every open credit, or a final invoice
-// from which open credits are deducted.
+// credit note for the unused days, which uses up the plan-change lines netted against it, or
+// a final invoice, from which open credits are deducted; then a refund job for what open
+// credit is left.
 func (s *Service) ApplyCancellation(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) error {
-	lines, invoiced, finalNet, err := s.cancellationMoney(ctx, tx, p, sub, endedAt)
+	c, err := s.cancellationMoney(ctx, tx, p, sub, endedAt)
 	if err != nil {
 		return err
 	}
 	now := s.Clock.Now()
-	endDay := LocalDay(endedAt, p.Location())
-	if invoiced {
-		for _, l := range lines {
-			if l.Type == "credit_note" {
-				if _, err := s.IssueCredit(ctx, tx, p, sub, -l.Amount, "cancellation", "", now); err != nil {
-					return err
-				}
-			}
+	switch {
+	case c.credit > 0:
+		cn, err := s.IssueCredit(ctx, tx, p, sub, c.credit, "cancellation", "", now)
+		if err != nil {
+			return err
 		}
-		return s.Jobs.Enqueue(ctx, tx, jobs.RefundCredits{SubscriptionID: sub.ID})
-	}
-	if finalNet == 0 {
-		return s.Jobs.Enqueue(ctx, tx, jobs.RefundCredits{SubscriptionID: sub.ID})
-	}
-	var desc string
-	for _, l := range lines {
-		if l.Type == "final_invoice" {
-			desc = l.Description
+		ids := make([]string, len(c.adjustments))
+		for i, a := range c.adjustments {
+			ids[i] = a.ID
+		}
+		if err := tx.ConsumeAdjustmentsByCredit(ctx, ids, cn.ID, now); err != nil {
+			return err
+		}
+	case c.final != nil:
+		if _, err := s.issue(ctx, tx, p, sub, "final", CancellationOccasion(sub), c.period, c.endDay, c.final, now); err != nil {
+			return err
 		}
 	}
-	final := []store.InvoiceLine{{Kind: "final", Description: desc, UnitPrice: finalNet, Amount: finalNet}}
-	if _, err = s.issue(ctx, tx, p, sub, "final", CancellationOccasion(sub), PeriodOf(endDay), endDay, final, now); err != nil {
-		return err
-	}
-	// Credits larger than the final invoice leave money to give back.
+	// Credits larger than the final invoice, or swept from an invoiced month, go back.
 	return s.Jobs.Enqueue(ctx, tx, jobs.RefundCredits{SubscriptionID: sub.ID})
 }
 

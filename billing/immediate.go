@@ -160,6 +160,10 @@ func (s *Service) WithdrawCancellation(ctx context.Context, tx *store.Tx, p *sub
 			if err := tx.VoidCredit(ctx, c.ID, now); err != nil {
 				return nil, err
 			}
+			// Plan-change lines it had netted are owed again, on the next invoice.
+			if err := tx.ReopenAdjustmentsOfCredit(ctx, c.ID); err != nil {
+				return nil, err
+			}
 			w.VoidedCreditNotes = append(w.VoidedCreditNotes, c.Number)
 			continue
 		}

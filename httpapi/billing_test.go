@@ -752,3 +752,73 @@ func TestBillRunsCatchUpAfterAClockJump(t *testing.T) {
 		}
 	})
 }
+
+// TestCancellationSettlesPlanChanges: an upgrade in an invoiced month waits as a line for the
+// next invoice; a cancellation in that month settles it, since no monthly invoice will come.
+// The month then costs the old price up to the change and the new one after it, until the end
+// date: the unused days at the new price come back less the upgrade's line, as a credit note
+// when that leaves money to give back and as a final invoice when the customer owes.
+func TestCancellationSettlesPlanChanges(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := setClock(t, s, s.Operator(), "2027-04-01T15:00:00Z")
+		h := &hook{}
+		line := func(hash string) string {
+			return h.post(s, order(map[string]any{"plan_version_id": planFibre150, "location_hash": hash, "subscriber": person("household@example.ca"),
+				"billing": map[string]any{"owner": "platform", "processor_customer_id": "cus_demo_visa", "billing_day": 5}})).JSON["subscription_id"].(string)
+		}
+		early, late := line("lh_7f3a9c1206"), line("lh_7f3a9c1205")
+		apptest.Eventually(t, 15*time.Second, "April's first invoices paid at 45.00", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id IN (?, ?) AND kind = 'first' AND net_minor = 4500 AND status = 'paid'`, early, late) == 2
+		})
+		tests := []struct {
+			name, line, changeAt, end  string
+			adjustment                 float64 // the upgrade's next_invoice_line, 45.00 -> 60.00
+			quote                      float64 // the preview's total
+			credit, finalNet, finalTax int64
+		}{
+			// 15.00 x 30/30 = 15.00 on the 1st; for the 30th, 1 unused day at 60.00 = 2.00 comes
+			// back: April costs 29 x 2.00 = 58.00, 13.00 more than paid, + 1.69 tax.
+			{name: "upgrade on the 1st, cancelled for the 30th: the customer owes", line: early, changeAt: "2027-04-01T15:00:00Z", end: "2027-04-30",
+				adjustment: 15, quote: 14.69, finalNet: 1300, finalTax: 169},
+			// 15.00 x 6/30 = 3.00 on the 25th; for the 28th, 3 unused days at 60.00 = 6.00: April
+			// costs 24 x 1.50 + 3 x 2.00 = 42.00, 3.00 less than paid, + 0.39 tax back.
+			{name: "upgrade on the 25th, cancelled for the 28th: money goes back", line: late, changeAt: "2027-04-25T15:00:00Z", end: "2027-04-28",
+				adjustment: 3, quote: -3.39, credit: 339},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				op = setClock(t, s, op, tt.changeAt)
+				ch := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriptions/" + tt.line + "/change-plan", Headers: apptest.Key(storeKey),
+					Body: map[string]string{"plan_version_id": planFibre500}})
+				if adj, _ := ch.JSON["one_time_adjustment"].(map[string]any); ch.Status != 200 || adj["type"] != "next_invoice_line" || adj["amount"] != tt.adjustment {
+					t.Fatalf("change plan: %d %s", ch.Status, ch.Raw)
+				}
+				q := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/subscription/" + tt.line + "/cancel/preview?end_date=" + tt.end, Headers: op})
+				if q.Status != 200 || q.JSON["total"] != tt.quote {
+					t.Fatalf("preview: %d %s", q.Status, q.Raw)
+				}
+				cancelLine(t, s, op, tt.line, tt.end)
+				if n := count(t, s, `SELECT COUNT(*) FROM billing_adjustments WHERE subscription_id = ? AND consumed_at IS NULL`, tt.line); n != 0 {
+					t.Fatalf("%d plan-change lines left open on a cancelled line", n)
+				}
+				if n := count(t, s, `SELECT COALESCE(SUM(amount_minor), 0) FROM credit_notes WHERE subscription_id = ? AND reason = 'cancellation'`, tt.line); n != int(tt.credit) {
+					t.Fatalf("cancellation credit %d, want %d", n, tt.credit)
+				}
+				var final invoiceRow
+				for _, inv := range invoicesOf(t, s, tt.line) {
+					if inv.kind == "final" {
+						final = inv
+					}
+				}
+				if final.net != tt.finalNet || final.tax != tt.finalTax || final.total != tt.finalNet+tt.finalTax {
+					t.Fatalf("final invoice %+v, want net %d tax %d", final, tt.finalNet, tt.finalTax)
+				}
+				if tt.credit > 0 {
+					apptest.Eventually(t, 15*time.Second, "the refund", func() bool {
+						return count(t, s, `SELECT COUNT(*) FROM processor_charges WHERE status = 'refund' AND amount_minor = ?`, tt.credit) == 1
+					})
+				}
+			})
+		}
+	})
+}

@@ -808,3 +808,36 @@ func TestReactivationAnswersTheLineAsItIs(t *testing.T) {
 		}
 	})
 }
+
+// TestReactivationWithdrawPutsBackANettedPlanChange: a cancellation in an invoiced month nets
+// the upgrade's pending line against the unused days; withdrawing it before the credit went
+// back voids the credit and the upgrade is billed on the next invoice after all.
+func TestReactivationWithdrawPutsBackANettedPlanChange(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		x := newReactivation(t, s)
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		// 60.00 -> 85.00 on 21 November, 10 of 30 days left: 8.33 for December's invoice.
+		if r := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriptions/" + marieLine + "/change-plan", Headers: apptest.Key(storeKey),
+			Body: map[string]string{"plan_version_id": planFibre1000}}); r.Status != 200 {
+			t.Fatalf("change plan: %d %s", r.Status, r.Raw)
+		}
+		// Cancelled for the 25th: 6 unused days at 85.00 = 17.00, less 8.33 = 8.67 + 1.13 tax.
+		setFault(s, x.op, "processor", "down") // the credit stays open
+		x.cancel(marieLine, "2026-11-25")
+		if n := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND reason = 'cancellation' AND amount_minor = 980`, marieLine); n != 1 {
+			t.Fatal("no cancellation credit of 9.80")
+		}
+		r := x.act(marie, marieLine)
+		if billing, _ := r.JSON["billing"].(map[string]any); r.Status != 200 || len(billing["voided_credit_notes"].([]any)) != 1 {
+			t.Fatalf("withdraw: %d %s", r.Status, r.Raw)
+		}
+		setFault(s, x.op, "processor", "up")
+		if err := s.Billing.BillRun(context.Background(), billRun(northwind, "2026-12")); err != nil {
+			t.Fatal(err)
+		}
+		// December: 85.00 + the upgrade's 8.33.
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND period = '2026-12' AND kind = 'recurring' AND net_minor = 9333`, marieLine); n != 1 {
+			t.Fatalf("December does not carry the upgrade: %+v", invoicesOf(t, s, marieLine))
+		}
+	})
+}

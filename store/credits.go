@@ -135,6 +135,26 @@ func (tx *Tx) ConsumeAdjustments(ctx context.Context, ids []string, invoiceID st
 	return nil
 }
 
+// ConsumeAdjustmentsByCredit marks adjustments used by a credit note: netted against a
+// cancellation's credit for the unused days instead of billed on an invoice.
+func (tx *Tx) ConsumeAdjustmentsByCredit(ctx context.Context, ids []string, creditNoteID string, now time.Time) error {
+	for _, id := range ids {
+		if _, err := tx.Exec(ctx, `UPDATE billing_adjustments SET consumed_at = ?, credit_note_id = ? WHERE id = ?`, now.UTC(), creditNoteID, id); err != nil {
+			return fmt.Errorf("consume adjustment: %w", err)
+		}
+	}
+	return nil
+}
+
+// ReopenAdjustmentsOfCredit puts back the adjustments a voided credit note had used: the
+// line's next invoice carries them again.
+func (tx *Tx) ReopenAdjustmentsOfCredit(ctx context.Context, creditNoteID string) error {
+	if _, err := tx.Exec(ctx, `UPDATE billing_adjustments SET consumed_at = NULL, credit_note_id = NULL WHERE credit_note_id = ?`, creditNoteID); err != nil {
+		return fmt.Errorf("reopen adjustments of credit note %s: %w", creditNoteID, err)
+	}
+	return nil
+}
+
 // monthKinds are the kinds of invoice that bill a line's month: once a line has one for a
 // period, the bill run issues it no recurring invoice for that period (DueRecurring), and the
 // month counts as invoiced (PeriodInvoice). A reactivation invoice bills the rest of a month,
