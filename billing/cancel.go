@@ -16,12 +16,13 @@ import (
 
 // cancellation is the money of ending a line, worked out once for its quote and its booking.
 type cancellation struct {
-	lines       []provisioning.CancelQuoteLine
-	credit      subprov.Money       // gross credit note for the unused days, 0 for none
-	final       []store.InvoiceLine // the final invoice's own lines (issue folds in the plan changes), nil for none
-	adjustments []store.Adjustment  // plan-change lines not yet invoiced, which the cancellation settles
-	period      Period
-	endDay      time.Time
+	lines        []provisioning.CancelQuoteLine
+	credit       subprov.Money       // gross credit note for the unused days, 0 for none
+	final        []store.InvoiceLine // the final invoice's own lines (issue folds in the plan changes)
+	finalInvoice bool                // whether a final invoice is issued
+	adjustments  []store.Adjustment  // plan-change lines not yet invoiced, which the cancellation settles
+	period       Period
+	endDay       time.Time
 }
 
 // cancellationMoney is the money of ending a platform-billed line at endedAt, for the month
@@ -32,7 +33,9 @@ type cancellation struct {
 // neither. Plan-change lines waiting for the next invoice (upgrades) are settled here, as no
 // monthly invoice will come to carry them: in an invoiced month they are taken off the unused
 // days (the month costs the old price up to the change and the new one after it, until the end
-// date), and when they exceed them the customer owes the difference on a final invoice.
+// date), and when they exceed them the customer owes the difference on a final invoice; in a
+// month not invoiced the final invoice carries them, as issue folds them into every invoice.
+// The quote and the booking both read this, so the quote is what the cancellation writes.
 // Amounts are gross. Credits are negative, charges positive, so a negative total is money
 // going back to the customer.
 func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) (*cancellation, error) {
@@ -55,7 +58,7 @@ func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *sub
 		status = sub.StatusBeforeCancel
 	}
 	var adjusted subprov.Money
-	if invoiced && status != subprov.StatusPendingInstall {
+	if status != subprov.StatusPendingInstall {
 		adjs, err := s.Store.OpenAdjustments(ctx, q, sub.ID)
 		if err != nil {
 			return nil, err
@@ -86,7 +89,7 @@ func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *sub
 		case len(c.adjustments) > 0:
 			// The plan changes cost more than the unused days give back (or as much): the
 			// difference is owed, on a final invoice that shows both.
-			c.final = []store.InvoiceLine{{Kind: "unused_days", Description: days, UnitPrice: -plan.MonthlyPrice, Days: unused, DaysInPeriod: in, Amount: -unusedNet}}
+			c.final, c.finalInvoice = []store.InvoiceLine{{Kind: "unused_days", Description: days, UnitPrice: -plan.MonthlyPrice, Days: unused, DaysInPeriod: in, Amount: -unusedNet}}, true
 			c.lines = append(c.lines, provisioning.CancelQuoteLine{Type: "final_invoice", Amount: -net + Tax(-net, p.TaxRateBP),
 				Description: fmt.Sprintf("Plan changes not yet invoiced (%s), less %s", adjusted, strings.ToLower(days[:1])+days[1:])})
 		}
@@ -98,10 +101,23 @@ func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *sub
 			}
 		}
 		served := int(endDay.Sub(start).Hours() / 24)
+		net, desc := adjusted, ""
 		if served > 0 && sub.ActivatedAt != nil { // a line that never went live served nothing
-			net := Prorate(plan.MonthlyPrice, served, in)
-			desc := fmt.Sprintf("Days served %s to %s (%d of %d)", start.Format("2 Jan"), endDay.AddDate(0, 0, -1).Format("2 Jan 2006"), served, in)
-			c.final = []store.InvoiceLine{{Kind: "final", Description: desc, UnitPrice: net, Amount: net}}
+			servedNet := Prorate(plan.MonthlyPrice, served, in)
+			desc = fmt.Sprintf("Days served %s to %s (%d of %d)", start.Format("2 Jan"), endDay.AddDate(0, 0, -1).Format("2 Jan 2006"), served, in)
+			c.final = []store.InvoiceLine{{Kind: "final", Description: desc, UnitPrice: servedNet, Amount: servedNet}}
+			net += servedNet
+		}
+		// The plan changes waiting for the next invoice are on the final invoice, as issue
+		// folds them into every invoice: it is issued for them alone if no day was served.
+		switch {
+		case adjusted > 0 && desc == "":
+			desc = fmt.Sprintf("Plan changes not yet invoiced (%s)", adjusted)
+		case adjusted > 0:
+			desc += fmt.Sprintf(", plus plan changes not yet invoiced (%s)", adjusted)
+		}
+		if net > 0 {
+			c.finalInvoice = true
 			c.lines = append(c.lines, provisioning.CancelQuoteLine{Type: "final_invoice", Amount: net + Tax(net, p.TaxRateBP), Description: desc})
 		}
 	}
@@ -147,7 +163,7 @@ func (s *Service) ApplyCancellation(ctx context.Context, tx *store.Tx, p *subpro
 		if err := tx.ConsumeAdjustmentsByCredit(ctx, ids, cn.ID, now); err != nil {
 			return err
 		}
-	case c.final != nil:
+	case c.finalInvoice:
 		if _, err := s.issue(ctx, tx, p, sub, "final", CancellationOccasion(sub), c.period, c.endDay, c.final, now); err != nil {
 			return err
 		}

@@ -822,3 +822,100 @@ func TestCancellationSettlesPlanChanges(t *testing.T) {
 		}
 	})
 }
+
+// TestCancelPreviewIsWhatTheCancelWrites: the preview (interface.md D, a read-only quote)
+// and the cancellation run one computation, so the preview's lines and total are the
+// documents the cancellation writes, in every case: the credit note for the unused days, the
+// final invoice (net plus tax, with any upgrade's pending line folded in as on every invoice),
+// and each open credit swept into the refund or spent on the final invoice.
+func TestCancelPreviewIsWhatTheCancelWrites(t *testing.T) {
+	tests := []struct {
+		name              string
+		plan, changeTo    string // changeTo: a plan change at changeAt ("" for none)
+		orderAt, changeAt string
+		cancelAt, end     string
+		lines             []string // the preview's lines, "type amount"
+	}{
+		// 45.00 x 2/31 = 2.90 for 1 and 2 May, + 0.38 tax.
+		{name: "month not invoiced", plan: planFibre150, orderAt: "2027-04-20T15:00:00Z", cancelAt: "2027-05-03T15:00:00Z", end: "2027-05-03",
+			lines: []string{"final_invoice 3.28"}},
+		// 45.00 x 6/30 = 9.00 for 25 to 30 April, + 1.17 tax.
+		{name: "month invoiced", plan: planFibre150, orderAt: "2027-04-20T15:00:00Z", cancelAt: "2027-04-21T15:00:00Z", end: "2027-04-25",
+			lines: []string{"credit_note -10.17"}},
+		// 60.00 x 6/30 = 12.00 back, less the upgrade's 15.00 x 6/30 = 3.00: 9.00 + 1.17 tax.
+		{name: "month invoiced, an upgrade pending", plan: planFibre150, changeTo: planFibre500, orderAt: "2027-04-20T15:00:00Z",
+			changeAt: "2027-04-25T15:00:00Z", cancelAt: "2027-04-25T16:00:00Z", end: "2027-04-25", lines: []string{"credit_note -10.17"}},
+		// The upgrade's 15.00 on the 1st outweighs 1 unused day at 60.00: 13.00 + 1.69 tax owed.
+		{name: "month invoiced, an upgrade pending larger than the unused days", plan: planFibre150, changeTo: planFibre500,
+			orderAt: "2027-04-01T15:00:00Z", changeAt: "2027-04-01T15:00:00Z", cancelAt: "2027-04-02T15:00:00Z", end: "2027-04-30",
+			lines: []string{"final_invoice 14.69"}},
+		// May not invoiced yet: 60.00 x 2/31 = 3.87 for 1 and 2 May, + April's upgrade 15.00 x
+		// 6/30 = 3.00 = 6.87 + 0.89 tax.
+		{name: "month not invoiced, an upgrade pending", plan: planFibre150, changeTo: planFibre500, orderAt: "2027-04-20T15:00:00Z",
+			changeAt: "2027-04-25T15:00:00Z", cancelAt: "2027-05-03T15:00:00Z", end: "2027-05-03", lines: []string{"final_invoice 7.76"}},
+		// Ended on the 1st, before May's billing day: no day served, April's upgrade 3.00 + 0.39.
+		{name: "month not invoiced, no day served, an upgrade pending", plan: planFibre150, changeTo: planFibre500, orderAt: "2027-04-20T15:00:00Z",
+			changeAt: "2027-04-25T15:00:00Z", cancelAt: "2027-05-01T15:00:00Z", end: "2027-05-01", lines: []string{"final_invoice 3.39"}},
+		// A downgrade credited 15.00 x 6/30 = 3.00 + 0.39 on the 25th; 3 unused days at 45.00 =
+		// 4.50 + 0.59 come back beside it.
+		{name: "month invoiced, a credit open", plan: planFibre500, changeTo: planFibre150, orderAt: "2027-04-20T15:00:00Z",
+			changeAt: "2027-04-25T15:00:00Z", cancelAt: "2027-04-25T16:00:00Z", end: "2027-04-28", lines: []string{"credit_note -5.09", "open_credit -3.39"}},
+		// May not invoiced: 45.00 x 2/31 = 2.90 + 0.38, from which the open 3.39 is taken.
+		{name: "month not invoiced, a credit open", plan: planFibre500, changeTo: planFibre150, orderAt: "2027-04-20T15:00:00Z",
+			changeAt: "2027-04-25T15:00:00Z", cancelAt: "2027-05-03T15:00:00Z", end: "2027-05-03", lines: []string{"final_invoice 3.28", "open_credit -3.39"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+				op := setClock(t, s, s.Operator(), tt.orderAt)
+				id := (&hook{}).post(s, order(map[string]any{"plan_version_id": tt.plan, "location_hash": "lh_7f3a9c1206", "subscriber": person("quote@example.ca"),
+					"billing": map[string]any{"owner": "platform", "processor_customer_id": "cus_demo_visa", "billing_day": 5}})).JSON["subscription_id"].(string)
+				apptest.Eventually(t, 15*time.Second, "the first invoice paid", func() bool {
+					inv := invoicesOf(t, s, id)
+					return len(inv) == 1 && inv[0].status == "paid"
+				})
+				if tt.changeTo != "" {
+					op = setClock(t, s, op, tt.changeAt)
+					if r := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriptions/" + id + "/change-plan", Headers: apptest.Key(storeKey),
+						Body: map[string]string{"plan_version_id": tt.changeTo}}); r.Status != 200 {
+						t.Fatalf("change plan: %d %s", r.Status, r.Raw)
+					}
+				}
+				op = setClock(t, s, op, tt.cancelAt)
+				awaitBillRun(t, s, tt.cancelAt[:10])
+				q := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/subscription/" + id + "/cancel/preview?end_date=" + tt.end, Headers: op})
+				if q.Status != 200 {
+					t.Fatalf("preview: %d %s", q.Status, q.Raw)
+				}
+				var quoted []string
+				for _, l := range q.JSON["lines"].([]any) {
+					m := l.(map[string]any)
+					quoted = append(quoted, fmt.Sprintf("%s %.2f", m["type"], m["amount"]))
+				}
+				if fmt.Sprint(quoted) != fmt.Sprint(tt.lines) {
+					t.Fatalf("preview lines %v, want %v", quoted, tt.lines)
+				}
+				// What the cancellation writes, line by line as the preview shows it.
+				open := count(t, s, `SELECT COALESCE(SUM(remaining_minor), 0) FROM credit_notes WHERE subscription_id = ? AND state = 'open'`, id)
+				cancelLine(t, s, op, id, tt.end)
+				var written []string
+				var sum int
+				if n := count(t, s, `SELECT COALESCE(SUM(amount_minor), 0) FROM credit_notes WHERE subscription_id = ? AND reason = 'cancellation'`, id); n != 0 {
+					written, sum = append(written, fmt.Sprintf("credit_note %.2f", -float64(n)/100)), sum-n
+				}
+				if n := count(t, s, `SELECT COALESCE(SUM(net_minor + tax_minor), 0) FROM invoices WHERE subscription_id = ? AND kind = 'final'`, id); n != 0 {
+					written, sum = append(written, fmt.Sprintf("final_invoice %.2f", float64(n)/100)), sum+n
+				}
+				if open != 0 {
+					written, sum = append(written, fmt.Sprintf("open_credit %.2f", -float64(open)/100)), sum-open
+				}
+				if fmt.Sprint(written) != fmt.Sprint(quoted) || q.JSON["total"] != float64(sum)/100 {
+					t.Fatalf("the cancellation wrote %v (total %d), the preview quoted %v (total %v)", written, sum, quoted, q.JSON["total"])
+				}
+				if n := count(t, s, `SELECT COUNT(*) FROM billing_adjustments WHERE subscription_id = ? AND kind = 'next_invoice_line' AND consumed_at IS NULL`, id); n != 0 {
+					t.Fatal("an upgrade's line is left open on the cancelled line")
+				}
+			})
+		})
+	}
+}
