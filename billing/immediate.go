@@ -137,13 +137,14 @@ type Withdrawal struct {
 }
 
 // WithdrawCancellation undoes the money of a cancellation that has not taken effect, inside
-// tx: billing simply continues. A refund credit still open is voided; days whose money
-// already went back (credit refunded, paid out or applied) are invoiced again; an unpaid
-// final invoice nothing has acted on is voided. A final invoice that stands (paid, being
-// charged by AutoPay, or with credits spent on it) keeps the days it bills (the month up to
-// the end date), and the rest of that month is invoiced now, as the days taken back are: the
-// month's recurring invoice, which the bill run skips for a line the month is invoiced for,
-// would otherwise bill those days a second time.
+// tx: billing simply continues. A refund credit still untouched is voided; days whose money
+// already went back, wholly or in part (credit refunded, paid out or applied), are invoiced
+// again, less what is left of a partly used credit; an unpaid final invoice nothing has acted
+// on is voided. A final invoice that stands (paid, being charged by AutoPay, or with credits
+// spent on it) keeps the days it bills (the month up to the end date), and the rest of that
+// month is invoiced now, as the days taken back are: the month's recurring invoice, which the
+// bill run skips for a line the month is invoiced for, would otherwise bill those days a
+// second time.
 func (s *Service) WithdrawCancellation(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) (*Withdrawal, error) {
 	w := &Withdrawal{VoidedCreditNotes: []string{}, VoidedInvoices: []string{}}
 	if sub.BillingOwner != subprov.BillingPlatform || sub.CanceledAt == nil || sub.EndedAt == nil {
@@ -167,11 +168,10 @@ func (s *Service) WithdrawCancellation(ctx context.Context, tx *store.Tx, p *sub
 			w.VoidedCreditNotes = append(w.VoidedCreditNotes, c.Number)
 			continue
 		}
-		if c.State == subprov.CreditOpen { // partly used: the rest is voided, the used part billed again
-			if err := tx.VoidCredit(ctx, c.ID, now); err != nil {
-				return nil, err
-			}
-		}
+		// Some of its money went back (refunded, paid out, or spent on another invoice of the
+		// line): the days it gave back are invoiced again. What is left of a partly used note
+		// stays open, so that invoice spends it (issue deducts open credits): the customer pays
+		// again only the part that was used. Voiding the rest as well would bill it twice.
 		invoiceRest = true
 	}
 	final, status, err := tx.CancellationFinalInvoice(ctx, sub.ID, CancellationOccasion(sub))

@@ -841,3 +841,61 @@ func TestReactivationWithdrawPutsBackANettedPlanChange(t *testing.T) {
 		}
 	})
 }
+
+// TestReactivationWithdrawAfterThePartlyUsedCredit: the cancellation's credit note paid part
+// of another unpaid invoice of the line and the rest could not be refunded yet. Withdrawing
+// bills the days taken back again, and what is left of the note goes onto that invoice: the
+// customer pays for the month once and for the other invoice once, nothing twice.
+func TestReactivationWithdrawAfterThePartlyUsedCredit(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		ctx := context.Background()
+		x := newReactivation(t, s) // 21 November; November paid, 60.00 + 7.80 = 67.80
+		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
+		x.saveCard(marie, "4000000000000002")
+		// Another invoice of the line the card declines: 21 to 30 November at 45.00, 15.00 +
+		// 1.95 = 16.95.
+		p, sub := marieAsBilled(t, s)
+		plan, err := s.Store.PlanVersion(ctx, northwind, planFibre150)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var other string
+		if err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+			inv, err := s.Billing.InvoiceRestOfPeriod(ctx, tx, p, sub, plan, "test:another invoice")
+			other = inv.ID
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		apptest.Eventually(t, 15*time.Second, "the declined attempt", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE id = ? AND status = 'open' AND total_minor = 1695 AND charge_attempts = 1 AND charge_queued_at IS NULL`, other) == 1
+		})
+		// Cancelled for the 22nd: 9 days at 60.00 = 18.00 + 2.34 = 20.34 back. 16.95 of it pays
+		// the other invoice; the processor is down, so the 3.39 left stays on the open note.
+		setFault(s, x.op, "processor", "down")
+		x.cancel(marieLine, "2026-11-22")
+		apptest.Eventually(t, 15*time.Second, "the credit partly spent", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND reason = 'cancellation' AND state = 'open'
+				AND amount_minor = 2034 AND remaining_minor = 339`, marieLine) == 1 &&
+				count(t, s, `SELECT COUNT(*) FROM invoices WHERE id = ? AND status = 'paid' AND total_minor = 0`, other) == 1
+		})
+		r := x.act(marie, marieLine)
+		billing, _ := r.JSON["billing"].(map[string]any)
+		if r.Status != 200 || r.JSON["case"] != "withdraw" || len(billing["voided_credit_notes"].([]any)) != 0 {
+			t.Fatalf("withdraw: %d %s", r.Status, r.Raw)
+		}
+		setFault(s, x.op, "processor", "up")
+		// By hand: November 67.80 and the other invoice 16.95, each once = 84.75. The credit paid
+		// 16.95 of the other invoice, so the days taken back cost 20.34 - 3.39 = 16.95 now.
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'reactivation' AND occasion LIKE 'cancellation:%'
+			AND net_minor = 1800 AND tax_minor = 234 AND total_minor = 1695`, marieLine); n != 1 {
+			t.Fatalf("the days taken back are not invoiced at 20.34 less the 3.39 left: %+v", invoicesOf(t, s, marieLine))
+		}
+		if n := count(t, s, `SELECT COALESCE(SUM(total_minor), 0) FROM invoices WHERE subscription_id = ? AND status <> 'void'`, marieLine); n != 8475 {
+			t.Fatalf("the customer pays %d, want 8475", n)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND state = 'applied' AND remaining_minor = 0`, marieLine); n != 1 {
+			t.Fatal("the credit note is not used up")
+		}
+	})
+}
