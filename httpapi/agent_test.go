@@ -256,7 +256,12 @@ func TestAgentSearchByCustomerID(t *testing.T) {
 				t.Errorf("%q: candidate not masked: %v", q, m)
 			}
 		}
+		// A fixture's customer keeps the id its file gave it (decisions §3), here no UUID.
+		if res := search(fixture.DemoAgentKey, marieSubscriber); res.JSON["match_count"] != 1.0 || !slices.Equal(searchIDs(res), []string{marieSubscriber}) {
+			t.Errorf("the fixture's id %s: %s, want Marie alone", marieSubscriber, res.Raw)
+		}
 		for _, tc := range []struct{ key, q, why string }{
+			{fixture.DemoOtherProviderKey, marieSubscriber, "another provider's agent, by a fixture's id"},
 			{fixture.DemoOtherProviderKey, id, "another provider's agent"},
 			{fixture.DemoOtherProviderKey, id[:8], "another provider's agent, by prefix"},
 			{fixture.DemoAgentKey, id[:7], "seven hex digits are no id"},

@@ -132,11 +132,46 @@ func isPhoneLike(q string) bool {
 
 // IDPrefix reads an agent's query as the start of a customer id: a whole UUID, or at least its
 // first 8 hex digits, in any case, with or without the dashes (a dash only where a UUID has
-// one, so a phone number typed with dashes is not taken for one). It returns the prefix as ids
-// are written (lower case, dashed) for SubscribersByIDPrefix.
+// one, so a phone number typed with dashes is not taken for one); or, for an id a fixture
+// chose (decisions §3 leaves ids to its author, e.g. "s1000000-0000-…"), at least its first 8
+// characters when they mix letters and digits. It returns the prefix as ids are written
+// (lower case; a UUID dashed) for SubscribersByIDPrefix.
 func IDPrefix(q string) (string, bool) {
-	dashAfter := func(n int) bool { return n == 8 || n == 12 || n == 16 || n == 20 }
 	q = strings.ToLower(strings.TrimSpace(q))
+	if p, ok := uuidPrefix(q); ok {
+		return p, true
+	}
+	return chosenIDPrefix(q)
+}
+
+// chosenIDPrefix accepts a word of 8 to 64 letters, digits and inner dashes with both a letter
+// and a digit in it: an id like "s1000000-0000-4000-8000-000000000001" or "cust-00017", not a
+// name, a phone number or a postal code (shorter, or without a letter or a digit).
+func chosenIDPrefix(q string) (string, bool) {
+	if len(q) < 8 || len(q) > 64 || q[0] == '-' {
+		return "", false
+	}
+	letter, digit := false, false
+	for i := 0; i < len(q); i++ {
+		switch c := q[i]; {
+		case c >= 'a' && c <= 'z':
+			letter = true
+		case c >= '0' && c <= '9':
+			digit = true
+		case c == '-':
+		default:
+			return "", false
+		}
+	}
+	if !letter || !digit {
+		return "", false
+	}
+	return q, true
+}
+
+// uuidPrefix is IDPrefix for a UUID (q already lower case).
+func uuidPrefix(q string) (string, bool) {
+	dashAfter := func(n int) bool { return n == 8 || n == 12 || n == 16 || n == 20 }
 	hex := make([]byte, 0, 32)
 	for i := 0; i < len(q); i++ {
 		switch c := q[i]; {
@@ -160,10 +195,11 @@ func IDPrefix(q string) (string, bool) {
 	return b.String(), true
 }
 
-// subscribersByIDPrefix is a range of the subscribers primary key: ids are lower-case hex and
-// dashes, all of which sort before 'g'. The provider is checked per row (unindexed), so no
-// engine reads the provider's whole range of an index led by provider_id instead.
-// Arguments: the prefix, the prefix + "g", the provider, the limit.
+// subscribersByIDPrefix is a range of the subscribers primary key: ids are lower-case letters,
+// digits and dashes, which sort before the prefix + "z" unless a 'z' follows the prefix. The
+// provider is checked per row (unindexed), so no engine reads the provider's whole range of an
+// index led by provider_id instead. Arguments: the prefix, the prefix + "z", the provider, the
+// limit.
 var subscribersByIDPrefix = `SELECT id FROM subscribers WHERE id >= ? AND id < ? AND ` + unindexed("provider_id") + ` = ? ORDER BY id LIMIT ?`
 
 // SubscribersByIDPrefix returns up to max ids of the provider's subscribers that start with
@@ -171,7 +207,7 @@ var subscribersByIDPrefix = `SELECT id FROM subscribers WHERE id >= ? AND id < ?
 // index (customer_search_terms): every order would write another row there for a query agents
 // seldom type.
 func (s *Store) SubscribersByIDPrefix(ctx context.Context, providerID, prefix string, max int) ([]string, error) {
-	ids, err := QueryStrings(ctx, s.searchR(), "search subscribers by id", subscribersByIDPrefix, prefix, prefix+"g", providerID, max)
+	ids, err := QueryStrings(ctx, s.searchR(), "search subscribers by id", subscribersByIDPrefix, prefix, prefix+"z", providerID, max)
 	if err != nil {
 		return nil, err
 	}

@@ -246,12 +246,18 @@ func TestIDPrefix(t *testing.T) {
 		{"51455501", "51455501", true}, // eight digits: also a phone's, searched both ways
 		{"0a1b2c3", "", false},         // seven
 		{"514-555-0142", "", false},    // dashes where no UUID has them
-		{"0a1b2c3d--4e5f", "", false},
+		// Not a UUID's start, but an id a fixture could have chosen (letters and digits).
+		{"0a1b2c3d--4e5f", "0a1b2c3d--4e5f", true},
 		{"-0a1b2c3d", "", false},
-		{"0a1b2c3g", "", false},
+		{"0a1b2c3g", "0a1b2c3g", true},
 		{"0a1b2c3d 4e5f", "", false},
-		{"0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d0", "", false}, // longer than a UUID
-		{"s1000000-0000-4000-8000-000000000001", "", false},
+		{"0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d0", "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d0", true}, // longer than a UUID
+		// An id a fixture chose: letters and digits, 8 characters or more.
+		{"s1000000-0000-4000-8000-000000000001", "s1000000-0000-4000-8000-000000000001", true},
+		{"S1000000", "s1000000", true},
+		{"cust-00017", "cust-00017", true},
+		{"s100000", "", false},  // seven
+		{"tremblay", "", false}, // a name: no digit
 	} {
 		if got, ok := store.IDPrefix(tc.q); got != tc.want || ok != tc.ok {
 			t.Errorf("IDPrefix(%q) = %q, %v; want %q, %v", tc.q, got, ok, tc.want, tc.ok)

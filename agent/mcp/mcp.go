@@ -53,7 +53,7 @@ type Customer struct {
 
 // SearchInput is search_customers' input.
 type SearchInput struct {
-	Q     string `json:"q" jsonschema:"at least 2 characters: name, e-mail, phone, customer number, customer id (or its first 8 hex digits), address or unit"`
+	Q     string `json:"q" jsonschema:"at least 2 characters: name, e-mail, phone, customer number, customer id (or its first 8 characters), address or unit"`
 	Limit int    `json:"limit,omitempty" jsonschema:"1 to 100, default 25"`
 }
 

@@ -93,6 +93,8 @@ func demoBanner(base string) string {
 	w("  B=%s", base)
 	w("  # Support agent (agent key): search, verify by e-mailed code (read it from the outbox below), then read")
 	w(`  curl -s "$B/partner/agent/customers/search?q=marie+1204" -H "X-API-Key: %s"`, fixture.DemoAgentKey)
+	w("  # ... or by the customer's number (0042-117), or its id (whole, or at least its first 8 characters)")
+	w(`  curl -s "$B/partner/agent/customers/search?q=s1000000-0000-4000-8000-000000000001" -H "X-API-Key: %s"`, fixture.DemoAgentKey)
 	w(`  curl -s -X POST "$B/partner/agent/verify/issue" -H "X-API-Key: %s" -H "Content-Type: application/json" -d '{"customer_id": "s1000000-0000-4000-8000-000000000001", "channel": "email"}'`, fixture.DemoAgentKey)
 	w(`  curl -s -X POST "$B/partner/agent/verify/check" -H "X-API-Key: %s" -H "Content-Type: application/json" -d '{"customer_id": "s1000000-0000-4000-8000-000000000001", "code": "CODE"}'`, fixture.DemoAgentKey)
 	w(`  curl -s "$B/partner/agent/customers/s1000000-0000-4000-8000-000000000001" -H "X-API-Key: %s" -H "X-Verified-Session: TOKEN"`, fixture.DemoAgentKey)
