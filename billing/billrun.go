@@ -89,11 +89,12 @@ func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Pe
 		dayOfMonth = period.Days() // a late run: every billing day of that month has passed
 	}
 	periodStart := time.Date(period.Year, period.Month, 1, 0, 0, 0, 0, loc)
+	periodEnd := periodStart.AddDate(0, 1, 0)
 	plans := map[string]*subprov.PlanVersion{}
 	after := ""
 	issued := 0
 	for {
-		subs, err := s.Store.DueRecurring(ctx, p.ID, period.String(), dayOfMonth, periodStart, after, 500)
+		subs, err := s.Store.DueRecurring(ctx, p.ID, period.String(), dayOfMonth, periodStart, periodEnd, after, 500)
 		if err != nil {
 			return err
 		}

@@ -710,6 +710,9 @@ func TestBillRunsCatchUpAfterAClockJump(t *testing.T) {
 			return len(invoicesOf(t, s, stays)) == 1 && len(invoicesOf(t, s, leaves)) == 1
 		})
 		cancelLine(t, s, op, leaves, "2027-03-20") // a final invoice bills 1 to 19 March
+		// Marie's line, cancelled now for 10 April, runs through March: March is billed as any
+		// month, April by the final invoice (1 to 9 April), with no recurring invoice.
+		cancelLine(t, s, op, marieLine, "2027-04-10")
 		var joins string
 		steps := []struct {
 			at   string
@@ -734,7 +737,7 @@ func TestBillRunsCatchUpAfterAClockJump(t *testing.T) {
 				&stays: {"2027-03", "2027-04", "2027-05", "2027-06", "2027-07", "2027-08"},
 				&joins: {"2027-06", "2027-07", "2027-08"}}},
 		}
-		for _, st := range steps {
+		for i, st := range steps {
 			op = setClock(t, s, op, st.at)
 			awaitBillRun(t, s, st.at[:10])
 			if st.do != nil {
@@ -743,6 +746,17 @@ func TestBillRunsCatchUpAfterAClockJump(t *testing.T) {
 			for line, want := range st.want {
 				if got := recurringPeriods(t, s, *line); fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Fatalf("at %s: recurring invoices for %v, want %v", st.at, got, want)
+				}
+			}
+			if i > 0 {
+				continue
+			}
+			for _, tc := range []struct {
+				kind, period string
+				want         int
+			}{{"recurring", "2027-03", 1}, {"recurring", "2027-04", 0}, {"final", "2027-04", 1}} {
+				if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = ? AND period = ?`, marieLine, tc.kind, tc.period); n != tc.want {
+					t.Fatalf("Marie's line cancelled for 10 April: %d %s invoices for %s, want %d", n, tc.kind, tc.period, tc.want)
 				}
 			}
 		}

@@ -245,12 +245,16 @@ func (tx *Tx) ClaimCharge(ctx context.Context, id string, now time.Time) (bool, 
 
 // DueRecurring lists platform-billed running lines of a provider that owe period's recurring
 // invoice by today (their billing day has come) and do not have it yet. A line activated in
-// the period itself was billed by its first invoice, one reactivated in it by its reactivation invoice.
-func (s *Store) DueRecurring(ctx context.Context, providerID, period string, dayOfMonth int, periodStart time.Time, afterID string, limit int) ([]*subprov.Subscription, error) {
-	return listSubscriptions(ctx, s.R(), "due recurring", `WHERE s.provider_id = ? AND s.billing_owner = 'platform' AND s.status IN ('ACTIVE', 'SUSPENDED')
+// the period itself was billed by its first invoice, one reactivated in it by its reactivation
+// invoice. A cancelled line whose end date is after the period (periodEnd, the next period's
+// start) still runs through it and owes it: a cancellation bills only the month of its end date
+// (its final invoice, or its credit note).
+func (s *Store) DueRecurring(ctx context.Context, providerID, period string, dayOfMonth int, periodStart, periodEnd time.Time, afterID string, limit int) ([]*subprov.Subscription, error) {
+	return listSubscriptions(ctx, s.R(), "due recurring", `WHERE s.provider_id = ? AND s.billing_owner = 'platform'
+			AND (s.status IN ('ACTIVE', 'SUSPENDED') OR (s.status = 'CANCELLED' AND s.ended_at >= ?))
 			AND s.billing_day <= ? AND s.activated_at < ? AND s.id > ?
 			AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.subscription_id = s.id AND i.period = ? AND i.kind IN (`+monthKinds+`))
-		ORDER BY s.id LIMIT ?`, providerID, dayOfMonth, periodStart.UTC(), afterID, period, limit)
+		ORDER BY s.id LIMIT ?`, providerID, periodEnd.UTC(), dayOfMonth, periodStart.UTC(), afterID, period, limit)
 }
 
 // SubscriberForInvoice returns what an invoice prints about its subscriber.
