@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/subprov/subprov/fixture"
@@ -190,4 +191,41 @@ func TestPasswordResetRequestsAreCountedPerAddress(t *testing.T) {
 			t.Fatalf("limited after %d requests, want 30", served)
 		}
 	})
+}
+
+// TestFailedLoginsSentAtOnceAreLimited: attempts sent at the same instant cannot all pass
+// while none has failed yet. Each takes its place in the client IP's window before the
+// password is checked and keeps it when it fails, so of 30 wrong logins sent at once 10 are
+// answered 401 and 20 are refused with 429, and the address is then refused even the right
+// password until the failures leave the window. Run with the in-process limiter and with the
+// one shared through Redis.
+func TestFailedLoginsSentAtOnceAreLimited(t *testing.T) {
+	run := func(t *testing.T, s *apptest.Service) {
+		const sent = 30
+		statuses := make(chan int, sent)
+		var wg sync.WaitGroup
+		for range sent {
+			wg.Go(func() {
+				res := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/login",
+					Body: map[string]string{"email": "nobody@example.ca", "password": "wrong-password"}})
+				statuses <- res.Status
+			})
+		}
+		wg.Wait()
+		close(statuses)
+		got := map[int]int{}
+		for st := range statuses {
+			got[st]++
+		}
+		if got[401] != 10 || got[429] != sent-10 {
+			t.Fatalf("30 wrong logins at once: %v, want 10 × 401 and 20 × 429", got)
+		}
+		res := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/login",
+			Body: map[string]string{"email": fixture.DemoSubscriberEmail, "password": fixture.DemoSubscriberPass}})
+		if res.Status != 429 {
+			t.Fatalf("the right password after 10 failures: %d %s, want 429", res.Status, res.Raw)
+		}
+	}
+	t.Run("in-process", func(t *testing.T) { apptest.Each(t, run) })
+	t.Run("redis", func(t *testing.T) { run(t, apptest.Start(t, testdb.URL(t, "sqlite"), sharedLimits(t))) })
 }

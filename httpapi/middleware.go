@@ -203,12 +203,14 @@ func refuse(w http.ResponseWriter, r *http.Request, sf surface, res ratelimit.Re
 	writeError(w, r, sf, &subprov.Error{Code: subprov.ERATELIMITED})
 }
 
-// failureLimit is a route's limit on failed attempts (route.failures) applied to one request:
-// a client IP that failed the route's Rate times within its Period is answered 429 (admit)
-// before the attempt is read, and an attempt that fails counts (count). A request that
-// succeeds, or is refused for anything but a wrong secret (a malformed body, a new password
-// too short), counts nothing, so one address signing in however often is never limited while
-// guessing from it is. The bucket is the client IP's, whatever X-API-Key the request carries:
+// failureLimit is a route's limit on failed attempts (route.failures) applied to one request.
+// Every attempt takes a place in the client IP's window before it is read (admit), so attempts
+// sent at once cannot all pass while none has failed yet: a client IP with the route's Rate
+// failures, or attempts under way, within its Period is answered 429. An attempt that fails
+// keeps its place (count); one that succeeds, or is refused for anything but a wrong secret (a
+// malformed body, a new password too short), gives it back, so one address signing in however
+// often is never limited (but for more than Rate attempts at the same instant) while guessing
+// from it is. The bucket is the client IP's, whatever X-API-Key the request carries:
 // none of these routes takes one. If the shared limiter (Redis) fails, the attempt passes and
 // the failure is logged, as in rateLimit. A nil *failureLimit limits nothing.
 type failureLimit struct {
@@ -216,6 +218,7 @@ type failureLimit struct {
 	surface surface
 	limit   ratelimit.Limit
 	key     string
+	ticket  string // the place admit took
 }
 
 // failuresOf is rt's limit on failures for r, nil when rt has none.
@@ -227,12 +230,13 @@ func (s *server) failuresOf(rt route, r *http.Request) *failureLimit {
 		key: "failed " + rt.method + " " + rt.path + "|ip:" + clientIP(r)} // the /api/v1 mirror shares it
 }
 
-// admit reports whether the attempt may be made; if not, it has answered 429.
+// admit takes the attempt's place in the window and reports whether the attempt may be made;
+// if not, it has answered 429.
 func (f *failureLimit) admit(w http.ResponseWriter, r *http.Request) bool {
 	if f == nil {
 		return true
 	}
-	res, err := f.s.Limiter.Check(r.Context(), f.key, f.limit)
+	res, err := f.s.Limiter.Allow(r.Context(), f.key, f.limit)
 	if err != nil {
 		f.s.limiterDown(err)
 		return true
@@ -240,21 +244,20 @@ func (f *failureLimit) admit(w http.ResponseWriter, r *http.Request) bool {
 	if !res.Allowed {
 		refuse(w, r, f.surface, res)
 	}
+	f.ticket = res.Ticket
 	return res.Allowed
 }
 
-// count counts the attempt if it failed: the handler returned a wrong secret's error, or
-// answered one itself (attemptFailed).
+// count keeps the attempt's place if it failed (the handler returned a wrong secret's error,
+// or answered one itself: attemptFailed) and gives it back otherwise.
 func (f *failureLimit) count(r *http.Request, err error) {
 	if f == nil {
 		return
 	}
-	info := infoOf(r)
-	if !wrongSecret(err) && (info == nil || !info.failed) {
+	if info := infoOf(r); wrongSecret(err) || (info != nil && info.failed) {
 		return
 	}
-	// Allow counts the failure; what it answers is for the next attempt's admit to tell.
-	if _, err := f.s.Limiter.Allow(context.WithoutCancel(r.Context()), f.key, f.limit); err != nil {
+	if err := f.s.Limiter.Return(context.WithoutCancel(r.Context()), f.key, f.ticket); err != nil {
 		f.s.limiterDown(err)
 	}
 }

@@ -17,7 +17,7 @@ type call struct {
 	sleep time.Duration
 	key   string
 	times int  // how many identical calls; 0 means 1
-	check bool // call Check, which counts nothing, instead of Allow
+	give  bool // Return each request Allow counted, as if it had not been made
 	allow bool // expected outcome of every call in the step
 	// retry, when set on a refused step, is the RetryAfter expected on a
 	// clock that stood still; real time elapsed since the scenario started is
@@ -86,33 +86,34 @@ var scenarios = []scenario{
 		},
 	},
 	{
-		// What the login routes do with failures: Check before, Allow to count.
-		name:  "a check counts nothing; Allow counts, and then the check refuses",
+		// What the login routes do: take a place before the attempt, give it back
+		// unless the attempt failed.
+		name:  "a request given back counts nothing; the ones kept count",
 		limit: PerMinute(3),
 		calls: []call{
-			{key: "a", check: true, times: 10, allow: true},
+			{key: "a", give: true, times: 10, allow: true},
 			{key: "a", times: 3, allow: true},
-			{key: "a", check: true, times: 3, allow: false, retry: time.Minute},
+			{key: "a", give: true, times: 3, allow: false, retry: time.Minute},
 			{key: "a", allow: false, retry: time.Minute},
-			{key: "b", check: true, allow: true},
+			{key: "b", give: true, allow: true},
 		},
 	},
 	{
-		name:  "a check answers as Allow would as the window slides",
+		name:  "a place given back is free at once, as the window slides",
 		limit: Limit{Rate: 2, Period: 600 * time.Millisecond},
 		calls: []call{
 			{key: "a", allow: true},
-			{sleep: 300 * time.Millisecond, key: "a", allow: true},
-			{key: "a", check: true, allow: false, retry: 600 * time.Millisecond},
-			{sleep: 400 * time.Millisecond, key: "a", check: true, times: 3, allow: true},
+			{sleep: 300 * time.Millisecond, key: "a", give: true, times: 3, allow: true},
 			{key: "a", allow: true},
-			{key: "a", check: true, allow: false},
+			{key: "a", allow: false, retry: 600 * time.Millisecond},
+			{sleep: 400 * time.Millisecond, key: "a", allow: true},
+			{key: "a", give: true, allow: false},
 		},
 	},
 	{
 		name:  "zero rate is unlimited",
 		limit: Limit{},
-		calls: []call{{key: "a", times: 1000, allow: true}, {key: "a", check: true, allow: true}},
+		calls: []call{{key: "a", times: 1000, allow: true}, {key: "a", give: true, allow: true}},
 	},
 	{
 		name:  "negative rate is unlimited",
@@ -143,17 +144,19 @@ func runScenario(t *testing.T, lim Limiter, sc scenario) {
 	start := time.Now()
 	for i, c := range sc.calls {
 		time.Sleep(c.sleep)
-		do, name := lim.Allow, "Allow"
-		if c.check {
-			do, name = lim.Check, "Check"
-		}
+		name := "Allow"
 		for n := range max(c.times, 1) {
-			res, err := do(ctx, c.key, sc.limit)
+			res, err := lim.Allow(ctx, c.key, sc.limit)
 			if err != nil {
 				t.Fatalf("step %d call %d: %s(%q): %v", i, n, name, c.key, err)
 			}
 			if res.Allowed != c.allow {
 				t.Fatalf("step %d call %d: %s(%q).Allowed = %v, want %v", i, n, name, c.key, res.Allowed, c.allow)
+			}
+			if c.give {
+				if err := lim.Return(ctx, c.key, res.Ticket); err != nil {
+					t.Fatalf("step %d call %d: Return(%q, %q): %v", i, n, c.key, res.Ticket, err)
+				}
 			}
 			if res.Allowed {
 				if res.RetryAfter != 0 {
@@ -268,29 +271,37 @@ func TestRedisKeysUsePrefix(t *testing.T) {
 	}
 }
 
-// TestCheckKeepsNothing: a Check of a key that has counted nothing leaves no state behind, so
-// checks (every login attempt asks one) cost no memory and no Redis keys.
-func TestCheckKeepsNothing(t *testing.T) {
+// TestReturnKeepsNothing: a key whose every counted request was given back leaves no state
+// behind, so the login routes (which give back every attempt that did not fail) cost no memory
+// and no sorted sets for the addresses that sign in.
+func TestReturnKeepsNothing(t *testing.T) {
 	ctx := context.Background()
 	t.Run("memory", func(t *testing.T) {
 		m := NewMemory()
 		for i := range 1000 {
-			if res, _ := m.Check(ctx, fmt.Sprint(i), PerMinute(1)); !res.Allowed {
-				t.Fatalf("Check(%d) refused", i)
+			res, _ := m.Allow(ctx, fmt.Sprint(i), PerMinute(1))
+			if !res.Allowed || res.Ticket == "" {
+				t.Fatalf("Allow(%d) = %+v, want allowed with a ticket", i, res)
+			}
+			if err := m.Return(ctx, fmt.Sprint(i), res.Ticket); err != nil {
+				t.Fatal(err)
 			}
 		}
 		if n := m.size(); n != 0 {
-			t.Errorf("%d keys kept after checks, want 0", n)
+			t.Errorf("%d keys kept after every request was given back, want 0", n)
 		}
 	})
 	t.Run("redis", func(t *testing.T) {
 		r, c := newTestRedis(t)
-		if res, err := r.Check(ctx, "k", PerMinute(1)); err != nil || !res.Allowed {
-			t.Fatalf("Check = %+v, %v; want allowed", res, err)
+		res, err := r.Allow(ctx, "k", PerMinute(1))
+		if err != nil || !res.Allowed || res.Ticket == "" {
+			t.Fatalf("Allow = %+v, %v; want allowed with a ticket", res, err)
 		}
-		k := "rate:{" + r.prefix + "k}"
-		if n, err := c.Exists(ctx, k, k+":seq").Result(); err != nil || n != 0 {
-			t.Errorf("Exists after a check = %d, %v; want 0 keys", n, err)
+		if err := r.Return(ctx, "k", res.Ticket); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := c.Exists(ctx, "rate:{"+r.prefix+"k}").Result(); err != nil || n != 0 {
+			t.Errorf("Exists after the request was given back = %d, %v; want 0", n, err)
 		}
 	})
 }
@@ -323,17 +334,18 @@ func TestRedisErrors(t *testing.T) {
 			if tt.cancelled {
 				cancel()
 			}
-			for name, do := range map[string]func(context.Context, string, Limit) (Result, error){"Allow": lim.Allow, "Check": lim.Check} {
-				res, err := do(ctx, "k", PerMinute(1))
-				if err == nil {
-					t.Fatalf("%s = %+v, nil error; want error", name, res)
-				}
-				if res.Allowed {
-					t.Errorf("%s: Allowed = true alongside error %v", name, err)
-				}
+			res, err := lim.Allow(ctx, "k", PerMinute(1))
+			if err == nil {
+				t.Fatalf("Allow = %+v, nil error; want error", res)
+			}
+			if res.Allowed {
+				t.Errorf("Allow: Allowed = true alongside error %v", err)
+			}
+			if err := lim.Return(ctx, "k", "1"); err == nil {
+				t.Error("Return: nil error; want error")
 			}
 			// No limit needs no Redis, so even a broken limiter lets it through.
-			res, err := lim.Allow(ctx, "k", Limit{})
+			res, err = lim.Allow(ctx, "k", Limit{})
 			if err != nil || !res.Allowed {
 				t.Errorf("Allow(no limit) = %+v, %v; want allowed, nil", res, err)
 			}

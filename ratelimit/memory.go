@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -70,21 +71,10 @@ func NewMemoryWithClock(now func() time.Time) *Memory {
 // Allow reports whether one request for key may proceed under l and counts it
 // if so. It never returns an error; the signature matches Limiter.
 func (m *Memory) Allow(_ context.Context, key string, l Limit) (Result, error) {
-	return m.take(key, l, true), nil
-}
-
-// Check reports what Allow would answer for key now without counting
-// anything. It never returns an error; the signature matches Limiter.
-func (m *Memory) Check(_ context.Context, key string, l Limit) (Result, error) {
-	return m.take(key, l, false), nil
-}
-
-// take answers Allow (count true) and Check (count false).
-func (m *Memory) take(key string, l Limit, count bool) Result {
 	if !limits(l) {
-		return Result{Allowed: true}
+		return Result{Allowed: true}, nil
 	}
-	s := &m.shards[maphash.String(m.seed, key)%numShards]
+	s := m.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
@@ -92,10 +82,6 @@ func (m *Memory) take(key string, l Limit, count bool) Result {
 	period := int64(l.Period)
 	w, exists := s.keys[key]
 	if !exists {
-		if !count {
-			// An unknown key has an empty window; a check keeps nothing for it.
-			return Result{Allowed: true}
-		}
 		s.inserts++
 		if s.inserts >= s.sweepAt {
 			s.sweep(now) // before the new key joins: its window is empty yet
@@ -112,12 +98,38 @@ func (m *Memory) take(key string, l Limit, count bool) Result {
 		if age < 0 && wait < period {
 			wait = math.MaxInt64 // overflowed: a very long wait, never a negative one
 		}
-		return Result{RetryAfter: time.Duration(wait)}
+		return Result{RetryAfter: time.Duration(wait)}, nil
 	}
-	if count {
-		w.times = append(w.times, now)
+	w.times = append(w.times, now)
+	return Result{Allowed: true, Ticket: strconv.FormatInt(now, 10)}, nil
+}
+
+// Return removes the counted request named by ticket (its time) from key's window; a window
+// left empty is dropped with its key. It never returns an error; the signature matches
+// Limiter.
+func (m *Memory) Return(_ context.Context, key, ticket string) error {
+	t, err := strconv.ParseInt(ticket, 10, 64)
+	if err != nil {
+		return nil // "" or not one of ours: nothing was counted
 	}
-	return Result{Allowed: true}
+	s := m.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.keys[key]
+	if !ok {
+		return nil
+	}
+	if i := slices.Index(w.times, t); i >= 0 {
+		w.times = slices.Delete(w.times, i, i+1)
+	}
+	if len(w.times) == 0 {
+		delete(s.keys, key)
+	}
+	return nil
+}
+
+func (m *Memory) shard(key string) *shard {
+	return &m.shards[maphash.String(m.seed, key)%numShards]
 }
 
 // expire drops the times that have left the window ending at now. A time

@@ -16,10 +16,11 @@
 //
 // Allow asks and counts in one step, which limits requests. To limit events
 // that are known only once the request has been served, such as failed
-// logins, ask with Check before serving it (it counts nothing) and count with
-// Allow once the event happened, ignoring its answer: the key is then refused
+// logins, take a place with Allow before serving it and Return it (by the
+// Result's Ticket) when the event did not happen: the key is then refused
 // after N events in a period, however many requests without the event came
-// between them.
+// between them, and requests sent at once cannot all pass while none has
+// been served yet (asking first and counting afterwards would let them).
 package ratelimit
 
 import (
@@ -51,6 +52,9 @@ type Result struct {
 	// window). Rounding up to whole seconds for a Retry-After header is the
 	// caller's job.
 	RetryAfter time.Duration
+	// Ticket names the request Allow counted, for Return; "" when nothing was counted (a
+	// refusal, or no limit).
+	Ticket string
 }
 
 // Limiter decides whether one request for key may proceed under l.
@@ -58,9 +62,11 @@ type Limiter interface {
 	// Allow reports whether one request for key may proceed under l and, if so,
 	// counts it.
 	Allow(ctx context.Context, key string, l Limit) (Result, error)
-	// Check reports what Allow would answer for key now, without counting
-	// anything.
-	Check(ctx context.Context, key string, l Limit) (Result, error)
+	// Return gives back a request Allow counted (its Result.Ticket), as if it had not been
+	// made: a caller that counts only some requests (the failed logins) takes a place before
+	// the request, so that requests sent at once cannot all pass, and returns it when the
+	// request turns out not to count. An empty ticket returns nothing.
+	Return(ctx context.Context, key, ticket string) error
 }
 
 var (

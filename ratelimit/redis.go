@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -14,7 +15,7 @@ import (
 // accepted requests' times; one Lua script, run atomically on the server with
 // the server's clock (so replica clock skew does not matter), drops the times
 // older than the period, counts the rest and adds the new request when the
-// count is under the limit (for Allow; Check adds nothing).
+// count is under the limit; Return removes one.
 type Redis struct {
 	c      *redis.Client
 	prefix string
@@ -30,11 +31,10 @@ func NewRedis(c *redis.Client, prefix string) *Redis {
 
 // slidingWindow is the script. KEYS[1]: the key's sorted set, KEYS[2]: the
 // counter naming its members (one per request, though two come in the same
-// microsecond); ARGV[1]: the limit;
-// ARGV[2]: the period in microseconds; ARGV[3]: 1 to count an accepted request
-// (Allow), 0 to only answer (Check). It answers {1, 0} when the request is
-// accepted, else {0, µs until the oldest counted request leaves the window}. A
-// time exactly one period old has left the window, as in Memory.
+// microsecond); ARGV[1]: the limit; ARGV[2]: the period in microseconds. It
+// answers {1, 0, member} when the request is accepted and counted, else
+// {0, µs until the oldest counted request leaves the window, 0}. A time
+// exactly one period old has left the window, as in Memory.
 var slidingWindow = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -43,17 +43,15 @@ local period = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - period)
 local n = redis.call('ZCARD', KEYS[1])
 if n < limit then
-  if ARGV[3] ~= '1' then
-    return {1, 0}
-  end
-  redis.call('ZADD', KEYS[1], now, tostring(redis.call('INCR', KEYS[2])))
+  local member = redis.call('INCR', KEYS[2])
+  redis.call('ZADD', KEYS[1], now, tostring(member))
   local ttl = math.ceil(period / 1000)
   redis.call('PEXPIRE', KEYS[1], ttl)
   redis.call('PEXPIRE', KEYS[2], ttl)
-  return {1, 0}
+  return {1, 0, member}
 end
 local oldest = redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')
-return {0, tonumber(oldest[2]) + period - now}
+return {0, tonumber(oldest[2]) + period - now, 0}
 `)
 
 // errNoClient is returned rather than panicking when NewRedis got a nil
@@ -64,17 +62,6 @@ var errNoClient = errors.New("ratelimit: redis limiter has no client")
 // if so. Redis failures are returned as errors; whether to fail open is the
 // caller's decision.
 func (r *Redis) Allow(ctx context.Context, key string, l Limit) (Result, error) {
-	return r.take(ctx, key, l, true)
-}
-
-// Check reports what Allow would answer for key now without counting
-// anything. Redis failures are returned as errors, as by Allow.
-func (r *Redis) Check(ctx context.Context, key string, l Limit) (Result, error) {
-	return r.take(ctx, key, l, false)
-}
-
-// take answers Allow (count true) and Check (count false).
-func (r *Redis) take(ctx context.Context, key string, l Limit, count bool) (Result, error) {
 	if !limits(l) {
 		return Result{Allowed: true}, nil
 	}
@@ -82,14 +69,9 @@ func (r *Redis) take(ctx context.Context, key string, l Limit, count bool) (Resu
 		return Result{}, errNoClient
 	}
 	period := max(l.Period.Microseconds(), 1)
-	// The braces make both keys one hash tag, so a cluster keeps them in one slot.
-	k := "rate:{" + r.prefix + key + "}"
-	add := 0
-	if count {
-		add = 1
-	}
-	v, err := slidingWindow.Run(ctx, r.c, []string{k, k + ":seq"}, l.Rate, period, add).Int64Slice()
-	if err == nil && len(v) != 2 {
+	k := r.key(key)
+	v, err := slidingWindow.Run(ctx, r.c, []string{k, k + ":seq"}, l.Rate, period).Int64Slice()
+	if err == nil && len(v) != 3 {
 		err = fmt.Errorf("unexpected answer %v", v)
 	}
 	if err != nil {
@@ -98,8 +80,28 @@ func (r *Redis) take(ctx context.Context, key string, l Limit, count bool) (Resu
 		return Result{}, fmt.Errorf("ratelimit: redis limit under prefix %q: %w", r.prefix, err)
 	}
 	if v[0] == 1 {
-		return Result{Allowed: true}, nil
+		return Result{Allowed: true, Ticket: strconv.FormatInt(v[2], 10)}, nil
 	}
 	// Callers rely on RetryAfter > 0 meaning "refused".
 	return Result{RetryAfter: max(time.Duration(v[1])*time.Microsecond, time.Microsecond)}, nil
 }
+
+// Return removes the counted request named by ticket (its member) from key's
+// sorted set; Redis drops the set when it empties. Redis failures are returned
+// as errors, as by Allow.
+func (r *Redis) Return(ctx context.Context, key, ticket string) error {
+	if ticket == "" {
+		return nil
+	}
+	if r == nil || r.c == nil {
+		return errNoClient
+	}
+	if err := r.c.ZRem(ctx, r.key(key), ticket).Err(); err != nil {
+		return fmt.Errorf("ratelimit: redis return under prefix %q: %w", r.prefix, err)
+	}
+	return nil
+}
+
+// key is key's sorted set; the braces make it and its counter (key + ":seq")
+// one hash tag, so a cluster keeps them in one slot.
+func (r *Redis) key(key string) string { return "rate:{" + r.prefix + key + "}" }
