@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -771,6 +772,26 @@ func TestBillRunsCatchUpAfterAClockJump(t *testing.T) {
 		}
 		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'final' AND period = '2027-03'`, leaves); n != 1 {
 			t.Fatal("the ended line's final invoice is missing")
+		}
+	})
+}
+
+// TestACancelledLineWaitingForAVisitIsNotBilled: a line cancelled for a later month is
+// billed for the months before its end date only if it was running; one waiting for its
+// reinstall (a technician reactivation keeps the activation it had) owes nothing until the
+// visit, and the visit never comes.
+func TestACancelledLineWaitingForAVisitIsNotBilled(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := setClock(t, s, s.Operator(), "2027-02-10T15:00:00Z")
+		awaitBillRun(t, s, "2027-02-10")
+		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE subscriptions SET status = 'PENDING_INSTALL', workflow_state = 'awaiting_install' WHERE id = ?`), marieLine); err != nil {
+			t.Fatal(err)
+		}
+		cancelLine(t, s, op, marieLine, "2027-04-10")
+		op = setClock(t, s, op, "2027-04-15T15:00:00Z")
+		awaitBillRun(t, s, "2027-04-15")
+		if got := recurringPeriods(t, s, marieLine); slices.Contains(got, "2027-03") || slices.Contains(got, "2027-04") {
+			t.Fatalf("recurring invoices %v for a line that waited for its visit until it ended", got)
 		}
 	})
 }
