@@ -127,20 +127,28 @@ func (tx *Tx) InsertAdjustment(ctx context.Context, providerID, subscriptionID s
 
 // ConsumeAdjustments marks adjustments used (by invoiceID, or "" when folded elsewhere).
 func (tx *Tx) ConsumeAdjustments(ctx context.Context, ids []string, invoiceID string, now time.Time) error {
-	for _, id := range ids {
-		if _, err := tx.Exec(ctx, `UPDATE billing_adjustments SET consumed_at = ?, invoice_id = ? WHERE id = ?`, now.UTC(), nullStr(invoiceID), id); err != nil {
-			return fmt.Errorf("consume adjustment: %w", err)
-		}
-	}
-	return nil
+	return tx.consumeAdjustments(ctx, ids, "invoice_id", nullStr(invoiceID), now)
 }
 
 // ConsumeAdjustmentsByCredit marks adjustments used by a credit note: netted against a
 // cancellation's credit for the unused days instead of billed on an invoice.
 func (tx *Tx) ConsumeAdjustmentsByCredit(ctx context.Context, ids []string, creditNoteID string, now time.Time) error {
+	return tx.consumeAdjustments(ctx, ids, "credit_note_id", creditNoteID, now)
+}
+
+// consumeAdjustments marks open adjustments used by the document in column. One that another
+// transaction used meanwhile (a bill run and a cancellation of the same line read it open at
+// once) fails this one, which writes nothing, rather than bill it twice.
+func (tx *Tx) consumeAdjustments(ctx context.Context, ids []string, column string, document any, now time.Time) error {
 	for _, id := range ids {
-		if _, err := tx.Exec(ctx, `UPDATE billing_adjustments SET consumed_at = ?, credit_note_id = ? WHERE id = ?`, now.UTC(), creditNoteID, id); err != nil {
+		res, err := tx.Exec(ctx, `UPDATE billing_adjustments SET consumed_at = ?, `+column+` = ? WHERE id = ? AND consumed_at IS NULL`, now.UTC(), document, id)
+		if err != nil {
 			return fmt.Errorf("consume adjustment: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("consume adjustment: %w", err)
+		} else if n != 1 {
+			return fmt.Errorf("consume adjustment %s: used meanwhile by another document", id)
 		}
 	}
 	return nil

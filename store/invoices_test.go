@@ -114,3 +114,47 @@ func TestInvoiceOncePerPeriodKindAndOccasion(t *testing.T) {
 		})
 	}
 }
+
+// TestAnAdjustmentIsUsedOnce: a plan-change line waiting for the next document is used by one
+// document only. A second transaction that read it open (a bill run and a cancellation of the
+// same line at once) fails when it comes to use it, instead of billing it a second time.
+func TestAnAdjustmentIsUsedOnce(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 20, Providers: 1, Seed: 7, Now: now}); err != nil {
+			t.Fatal(err)
+		}
+		var line, provider string
+		if err := s.DB.QueryRowContext(ctx, `SELECT id, provider_id FROM subscriptions ORDER BY id LIMIT 1`).Scan(&line, &provider); err != nil {
+			t.Fatal(err)
+		}
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			return tx.InsertAdjustment(ctx, provider, line, store.Adjustment{Kind: "next_invoice_line", Description: "upgrade", Amount: 300}, now)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		open, err := s.OpenAdjustments(ctx, s.R(), line)
+		if err != nil || len(open) != 1 {
+			t.Fatalf("open adjustments %v, %v; want one", open, err)
+		}
+		ids := []string{open[0].ID}
+		for _, tc := range []struct {
+			name    string
+			consume func(tx *store.Tx) error
+			ok      bool
+		}{
+			{"by an invoice", func(tx *store.Tx) error { return tx.ConsumeAdjustments(ctx, ids, "inv-1", now) }, true},
+			{"again, by a credit note", func(tx *store.Tx) error { return tx.ConsumeAdjustmentsByCredit(ctx, ids, "cn-1", now) }, false},
+			{"again, by an invoice", func(tx *store.Tx) error { return tx.ConsumeAdjustments(ctx, ids, "inv-2", now) }, false},
+		} {
+			if err := s.InTx(ctx, func(tx *store.Tx) error { return tc.consume(tx) }); (err == nil) != tc.ok {
+				t.Fatalf("%s: %v, want success %v", tc.name, err, tc.ok)
+			}
+		}
+		used := testdb.Strings(t, s.DB.QueryContext, s.Dialect.Rebind(`SELECT COALESCE(invoice_id, '') || '|' || COALESCE(credit_note_id, '') FROM billing_adjustments WHERE id = ?`), ids[0])
+		if len(used) != 1 || used[0] != "inv-1|" {
+			t.Fatalf("the adjustment is used by %v, want the first invoice alone", used)
+		}
+	})
+}
