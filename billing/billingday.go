@@ -18,13 +18,17 @@ type BillingDayResult struct {
 	NextSendDate    *time.Time // nil while the line has no recurring invoice to send
 }
 
+// LastBillingDay is the latest day of a month a line's recurring invoice can fall on
+// (interface.md Limits: billing day 1 to 10).
+const LastBillingDay = 10
+
 // ChangeBillingDay sets the day (1 to 10) a line's recurring invoice is sent and charged. It
 // changes when money is collected, never what is owed: no invoice, credit note or correction
 // results. If the current month is already invoiced the new day applies from next month;
 // otherwise it must still be ahead this month (today or past is 409). If the billing system
 // cannot reschedule the next invoice, the day stays saved and the answer is 502 (retry).
 func (s *Service) ChangeBillingDay(ctx context.Context, p *subprov.Provider, subscriberID, subscriptionID string, day int) (*BillingDayResult, error) {
-	if day < 1 || day > 10 {
+	if day < 1 || day > LastBillingDay {
 		return nil, subprov.Invalid(map[string]string{"billing_day": "want a whole number from 1 to 10"})
 	}
 	sub, err := s.Store.Subscription(ctx, p.ID, subscriptionID)

@@ -36,8 +36,8 @@ func (s *Service) SweepBillRuns(ctx context.Context) error {
 				return err
 			}
 			run := jobs.BillRun{ProviderID: p.ID, Period: PeriodOf(today).String()}
-			if d, err := time.Parse(time.DateOnly, last); err == nil && d.Before(today) && PeriodOf(d) != PeriodOf(today) {
-				run.From = PeriodOf(d).String() // its billing days after d were never swept
+			if from, ok := skippedSince(last, today); ok {
+				run.From = from.String()
 			}
 			return s.Jobs.Enqueue(ctx, tx, run)
 		})
@@ -46,6 +46,23 @@ func (s *Service) SweepBillRuns(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// skippedSince returns the first month before today's with billing days no sweep saw, given
+// the last day swept (YYYY-MM-DD, "" for none): the clock jumped over them. A sweep every day
+// skips none: the month left behind at its end had all its billing days swept, so it is not
+// run again (a late run of a month would bill a line whose month a final invoice settled and
+// that was reactivated since).
+func skippedSince(last string, today time.Time) (Period, bool) {
+	d, err := time.Parse(time.DateOnly, last)
+	if err != nil || !d.Before(today) {
+		return Period{}, false
+	}
+	from := PeriodOf(d)
+	if d.Day() >= LastBillingDay {
+		from = from.Next() // every billing day of d's month was swept
+	}
+	return from, from.Before(PeriodOf(today))
 }
 
 // BillRun is the billing.run job: issue the period's recurring invoice, on or after its

@@ -69,3 +69,39 @@ func TestTaxAndPeriods(t *testing.T) {
 		t.Fatalf("LocalDay = %v", got)
 	}
 }
+
+// TestSkippedSince: a bill run catches up the months from the first whose billing days (1 to
+// 10) no daily sweep saw; a sweep every day, across a month's end included, catches up none.
+func TestSkippedSince(t *testing.T) {
+	day := func(s string) time.Time {
+		d, err := time.Parse(time.DateOnly, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, tc := range []struct {
+		last, today, from string // from "": nothing to catch up
+	}{
+		{"", "2027-02-10", ""},                  // no sweep yet
+		{"2027-01-31", "2027-02-01", ""},        // the daily sweep over a month's end
+		{"2027-02-09", "2027-02-10", ""},        // within a month
+		{"2027-01-10", "2027-02-02", ""},        // January's billing days all swept
+		{"2027-01-03", "2027-02-02", "2027-01"}, // January's 4th to 10th never swept
+		{"2027-02-10", "2027-04-15", "2027-03"}, // March skipped whole
+		{"2027-02-09", "2027-04-15", "2027-02"}, // and February's 10th
+		{"2027-12-20", "2028-02-01", "2028-01"}, // over a year's end
+		{"2027-04-15", "2027-02-10", ""},        // the clock went back
+		{"2027-02-10", "2027-02-10", ""},        // the same day
+		{"not a day", "2027-02-10", ""},         // a marker of another form
+	} {
+		from, ok := skippedSince(tc.last, day(tc.today))
+		got := ""
+		if ok {
+			got = from.String()
+		}
+		if got != tc.from {
+			t.Errorf("skippedSince(%q, %s) = %q, want %q", tc.last, tc.today, got, tc.from)
+		}
+	}
+}
