@@ -196,9 +196,9 @@ func uuidPrefix(q string) (string, bool) {
 }
 
 // subscribersByIDPrefix is a range of the subscribers primary key: ids are lower-case letters,
-// digits and dashes, which sort before the prefix + "z" unless a 'z' follows the prefix. The
+// digits and dashes, which all sort before '{', as the term search's ranges assume too. The
 // provider is checked per row (unindexed), so no engine reads the provider's whole range of an
-// index led by provider_id instead. Arguments: the prefix, the prefix + "z", the provider, the
+// index led by provider_id instead. Arguments: the prefix, the prefix + "{", the provider, the
 // limit.
 var subscribersByIDPrefix = `SELECT id FROM subscribers WHERE id >= ? AND id < ? AND ` + unindexed("provider_id") + ` = ? ORDER BY id LIMIT ?`
 
@@ -207,7 +207,7 @@ var subscribersByIDPrefix = `SELECT id FROM subscribers WHERE id >= ? AND id < ?
 // index (customer_search_terms): every order would write another row there for a query agents
 // seldom type.
 func (s *Store) SubscribersByIDPrefix(ctx context.Context, providerID, prefix string, max int) ([]string, error) {
-	ids, err := QueryStrings(ctx, s.searchR(), "search subscribers by id", subscribersByIDPrefix, prefix, prefix+"z", providerID, max)
+	ids, err := QueryStrings(ctx, s.searchR(), "search subscribers by id", subscribersByIDPrefix, prefix, prefix+"{", providerID, max)
 	if err != nil {
 		return nil, err
 	}
