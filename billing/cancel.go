@@ -156,11 +156,7 @@ func (s *Service) ApplyCancellation(ctx context.Context, tx *store.Tx, p *subpro
 		if err != nil {
 			return err
 		}
-		ids := make([]string, len(c.adjustments))
-		for i, a := range c.adjustments {
-			ids[i] = a.ID
-		}
-		if err := tx.ConsumeAdjustmentsByCredit(ctx, ids, cn.ID, now); err != nil {
+		if err := tx.ConsumeAdjustmentsByCredit(ctx, adjustmentIDs(c.adjustments), cn.ID, now); err != nil {
 			return err
 		}
 	case c.finalInvoice:

@@ -80,11 +80,7 @@ func (s *Service) ApplyPlanChange(ctx context.Context, tx *store.Tx, p *subprov.
 		return adj, err
 	}
 	now := s.Clock.Now()
-	ids := make([]string, 0, len(carries))
-	for _, c := range carries {
-		ids = append(ids, c.ID)
-	}
-	if err := tx.ConsumeAdjustments(ctx, ids, "", now); err != nil {
+	if err := tx.ConsumeAdjustments(ctx, adjustmentIDs(carries), "", now); err != nil {
 		return nil, err
 	}
 	desc := fmt.Sprintf("Plan change %s to %s, %d of %d days", from.PlanName, to.PlanName, adj.Days, adj.DaysInPeriod)
@@ -102,4 +98,13 @@ func (s *Service) ApplyPlanChange(ctx context.Context, tx *store.Tx, p *subprov.
 		_, err = s.IssueCredit(ctx, tx, p, sub, adj.Amount+Tax(adj.Amount, p.TaxRateBP), "plan_change", "", now)
 	}
 	return adj, err
+}
+
+// adjustmentIDs lists the ids of adjustments a document uses up.
+func adjustmentIDs(adjs []store.Adjustment) []string {
+	ids := make([]string, len(adjs))
+	for i, a := range adjs {
+		ids[i] = a.ID
+	}
+	return ids
 }

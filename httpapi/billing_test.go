@@ -14,6 +14,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
@@ -680,21 +681,8 @@ func awaitBillRun(t *testing.T, s *apptest.Service, day string) {
 // issued.
 func recurringPeriods(t *testing.T, s *apptest.Service, subID string) []string {
 	t.Helper()
-	rows, err := s.Store.R().Query(context.Background(), `SELECT period FROM invoices WHERE subscription_id = ? AND kind = 'recurring'
-		ORDER BY created_at, number`, subID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, p)
-	}
-	return out
+	return testdb.Strings(t, s.Store.DB.QueryContext, s.Store.Dialect.Rebind(`SELECT period FROM invoices
+		WHERE subscription_id = ? AND kind = 'recurring' ORDER BY created_at, number`), subID)
 }
 
 // TestBillRunsCatchUpAfterAClockJump: a dev-clock jump over whole months, or over the billing

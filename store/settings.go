@@ -36,13 +36,16 @@ func (s *Store) SettingOrInit(ctx context.Context, key, init string) (string, er
 
 // PutSetting stores key = value.
 func (s *Store) PutSetting(ctx context.Context, key, value string) error {
-	return s.InTx(ctx, func(tx *Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
-		if err != nil {
-			return fmt.Errorf("write setting %s: %w", key, err)
-		}
-		return nil
-	})
+	return s.InTx(ctx, func(tx *Tx) error { return tx.PutSetting(ctx, key, value) })
+}
+
+// PutSetting stores key = value inside tx.
+func (tx *Tx) PutSetting(ctx context.Context, key, value string) error {
+	_, err := tx.Exec(ctx, `INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+	if err != nil {
+		return fmt.Errorf("write setting %s: %w", key, err)
+	}
+	return nil
 }
 
 // InsertSettingIfAbsent stores key = value unless key exists; fresh reports whether it was stored.
@@ -62,8 +65,8 @@ func (tx *Tx) SwapSetting(ctx context.Context, key, value string) (string, error
 	if err != nil && !IsNoRows(err) {
 		return "", fmt.Errorf("read setting %s: %w", key, err)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value); err != nil {
-		return "", fmt.Errorf("write setting %s: %w", key, err)
+	if err := tx.PutSetting(ctx, key, value); err != nil {
+		return "", err
 	}
 	return old, nil
 }
