@@ -39,6 +39,12 @@ func (p *Provider) Location() *time.Location {
 	return kept.(*time.Location)
 }
 
+// Today is the provider's calendar day at now, YYYY-MM-DD: a day is the provider's local day
+// unless interface.md says UTC (decisions §2).
+func (p *Provider) Today(now time.Time) string {
+	return now.In(p.Location()).Format(time.DateOnly)
+}
+
 // locations holds the time zones loaded so far by name: time.LoadLocation reads and parses
 // the zone's file on every call (once per provisioned order, for one).
 var locations sync.Map

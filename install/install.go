@@ -98,11 +98,6 @@ func InvitationDue(windowDays int, requestedStart, earliestService string) strin
 	return d.AddDate(0, 0, -windowDays).Format(time.DateOnly)
 }
 
-// today is the provider's calendar day at now.
-func today(p *subprov.Provider, now time.Time) string {
-	return now.In(p.Location()).Format(time.DateOnly)
-}
-
 // Open opens the install job of a line that just took the install route: who books it, the
 // `No contact e-mail` flag when the customer books and nobody can be mailed, and the booking
 // invitation, sent at once when it is already due and otherwise left to the clock.
@@ -148,7 +143,7 @@ func makeBookable(ctx context.Context, tx *store.Tx, p *subprov.Provider, b *sub
 // one is left to the clock.
 func (s *Service) inviteIfDue(ctx context.Context, tx *store.Tx, p *subprov.Provider, job *store.InstallJob, sub *subprov.Subscription,
 	b *subprov.Building, email string, now time.Time) error {
-	if email == "" || job.InvitationDueOn == "" || job.InvitationDueOn > today(p, now) {
+	if email == "" || job.InvitationDueOn == "" || job.InvitationDueOn > p.Today(now) {
 		return nil
 	}
 	return s.sendInvitation(ctx, tx, p, job, sub, b, email, now)
@@ -156,7 +151,7 @@ func (s *Service) inviteIfDue(ctx context.Context, tx *store.Tx, p *subprov.Prov
 
 // invitationDueOn is InvitationDue for a line, never before today.
 func invitationDueOn(p *subprov.Provider, b *subprov.Building, sub *subprov.Subscription, now time.Time) string {
-	due, day := InvitationDue(p.BookingWindowDays, sub.RequestedStartDate, b.EarliestServiceDate), today(p, now)
+	due, day := InvitationDue(p.BookingWindowDays, sub.RequestedStartDate, b.EarliestServiceDate), p.Today(now)
 	if due == "" || due < day {
 		return day
 	}
@@ -256,7 +251,7 @@ func (s *Service) SweepInvitations(ctx context.Context) error {
 			}
 			providers[j.ProviderID] = p
 		}
-		if j.InvitationDueOn > today(p, now) {
+		if j.InvitationDueOn > p.Today(now) {
 			continue
 		}
 		if err := s.sendDue(ctx, p, j.ID); err != nil {
@@ -273,7 +268,7 @@ func (s *Service) sendDue(ctx context.Context, p *subprov.Provider, jobID string
 		if err != nil {
 			return err
 		}
-		if job.State != StateOpen || job.Booking != BookingCustomer || job.InvitationDueOn == "" || job.InvitationDueOn > today(p, now) {
+		if job.State != StateOpen || job.Booking != BookingCustomer || job.InvitationDueOn == "" || job.InvitationDueOn > p.Today(now) {
 			return nil
 		}
 		sub, err := tx.LockSubscription(ctx, p.ID, job.SubscriptionID)

@@ -106,7 +106,7 @@ func ValidClock(s string) bool {
 // firstBookableDay is the first day a visit may be booked: today, or the building's earliest
 // service date when that is later.
 func firstBookableDay(p *subprov.Provider, b *subprov.Building, now time.Time) string {
-	day := today(p, now)
+	day := p.Today(now)
 	if b.EarliestServiceDate > day {
 		return b.EarliestServiceDate
 	}

@@ -98,9 +98,7 @@ func (s *Service) orderableBuilding(ctx context.Context, p *subprov.Provider, bu
 	return b, nil
 }
 
-func (s *Service) today(p *subprov.Provider) string {
-	return s.Clock.Now().In(p.Location()).Format(time.DateOnly)
-}
+func (s *Service) today(p *subprov.Provider) string { return p.Today(s.Clock.Now()) }
 
 // window is the order window of a building: from today, or the building's earliest service
 // date when later, to OrderWindowDays after that.

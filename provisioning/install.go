@@ -2,7 +2,6 @@ package provisioning
 
 import (
 	"context"
-	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/store"
@@ -49,7 +48,7 @@ func (s *Service) CompleteInstall(ctx context.Context, providerID, subscriptionI
 			return err
 		}
 		now := s.Clock.Now()
-		today := now.In(p.Location()).Format(time.DateOnly)
+		today := p.Today(now)
 		change := store.SubscriptionChange{Status: &to, WorkflowState: strPtr(WorkflowInstalled), ActivatedAt: &now, StartedAt: &today}
 		if mac != "" {
 			change.MACAddress = &mac

@@ -77,7 +77,7 @@ func (s *Service) PlacePortalLine(ctx context.Context, p *subprov.Provider, l *P
 			return also(tx, sub)
 		}
 		// Billing starts now (the card was charged), so the provisioning job does not bill again.
-		today := now.In(p.Location()).Format(time.DateOnly)
+		today := p.Today(now)
 		if err := tx.SetActivation(ctx, sub.ID, now, today); err != nil {
 			return err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/jobs"
@@ -68,7 +67,7 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 			change := store.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioned), VLAN: &vlan}
 			firstActivation := cur.ActivatedAt == nil // a provision-route line goes live now; an installed one already did
 			if firstActivation {
-				today := now.In(p.Location()).Format(time.DateOnly)
+				today := p.Today(now)
 				change.ActivatedAt, change.StartedAt = &now, &today
 				cur.ActivatedAt, cur.StartedAt = &now, today
 			}

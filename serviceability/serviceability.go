@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/address"
@@ -87,7 +86,7 @@ func (s *Service) Autocomplete(ctx context.Context, p *subprov.Provider, q strin
 // (decisions §2), so a building opening on March 1 in Toronto still shows that date at 02:00
 // UTC that morning, which is the evening of February 28 there.
 func (s *Service) today(p *subprov.Provider) string {
-	return s.Clock.Now().In(p.Location()).Format(time.DateOnly)
+	return p.Today(s.Clock.Now())
 }
 
 // futureOnly returns an earliest service date only while it is still ahead of today, the
