@@ -37,8 +37,8 @@ func (rt route) paths() []string {
 var (
 	defaultLimit = ratelimit.PerMinute(600)
 	// failedLoginLimit bounds guessing a password (or a mailed link) from one client IP to 10
-	// failed attempts a minute; successful logins are never limited, however many one address
-	// (a shared office, a test suite) makes. Guessing one account from many addresses is
+	// failed attempts a minute; successful logins are not counted, however many one address
+	// (a shared office, a test suite) makes one after another. Guessing one account from many addresses is
 	// bounded by the account's lockout (auth.CheckAccountPassword).
 	failedLoginLimit = ratelimit.PerMinute(10)
 	// resetRequestLimit counts every password-reset request from one client IP: the request
@@ -180,8 +180,8 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		)
 	}
 	for _, rt := range rs {
-		// A route that limits its failures has no limit on its requests: its successes are
-		// never refused.
+		// A route that limits its failures has no limit on its requests: only its failures,
+		// and its attempts while under way, count (failureLimit).
 		if rt.limit == (ratelimit.Limit{}) && rt.failures == (ratelimit.Limit{}) {
 			rt.limit = defaultLimit
 		}
