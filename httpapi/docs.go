@@ -15,6 +15,10 @@ import (
 //go:embed openapi.json
 var openAPIDoc []byte
 
+// OpenAPIDocument is the OpenAPI document the service serves at /openapi.json, for the test
+// client that checks every answer against it.
+func OpenAPIDocument() []byte { return openAPIDoc }
+
 // handleOpenAPI: GET /openapi.json.
 func (s *server) handleOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/json")

@@ -190,6 +190,9 @@ func (s *Service) Do(r Request) *Response {
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
 	out := &Response{Status: res.StatusCode, Header: res.Header, Raw: raw}
+	for _, p := range checkAgainstContract(r.Method, r.Path, res.StatusCode, res.Header, raw) {
+		s.t.Errorf("the answer differs from the OpenAPI document: %s", p)
+	}
 	_ = json.Unmarshal(raw, &out.JSON)
 	return out
 }
