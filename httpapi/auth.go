@@ -1,12 +1,11 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"strings"
 
 	"github.com/subprov/subprov"
-	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/httpapi/api"
 )
 
 // credential is the kind of credential a route requires.
@@ -30,23 +29,6 @@ func (c credential) String() string {
 	return [...]string{"none", "api_key", "agent_key", "webhook_secret", "subscriber", "holder", "operator", "optional_subscriber", "device_secret", "webhook_secret", "subscriber"}[c]
 }
 
-// caller is who is calling, as the route's credential established it.
-type caller struct {
-	Provider *subprov.Provider
-	APIKey   *subprov.APIKey
-	Account  *store.AccountLogin
-	Operator *subprov.Operator
-	View     *store.AccountView // credSubscriberView: the account record read with the login
-}
-
-func callerOf(r *http.Request) *caller {
-	c, _ := r.Context().Value(keyCaller).(*caller)
-	if c == nil {
-		return &caller{}
-	}
-	return c
-}
-
 func bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")
 	if len(h) > 7 && strings.EqualFold(h[:7], "Bearer ") {
@@ -60,9 +42,9 @@ func missingBearer() error {
 }
 
 // authenticate establishes the caller for a route's credential, or returns the error to send.
-func (s *server) authenticate(r *http.Request, cred credential) (*caller, error) {
+func (s *server) authenticate(r *http.Request, cred credential) (*api.Caller, error) {
 	ctx := r.Context()
-	c := &caller{}
+	c := &api.Caller{}
 	switch cred {
 	case credNone, credSessionSecret:
 	case credAPIKey, credAgentKey:
@@ -133,8 +115,4 @@ func (s *server) apiKey(r *http.Request) (*subprov.APIKey, *subprov.Provider, er
 		return info.apiKey.key, info.apiKey.provider, info.apiKey.err
 	}
 	return s.Auth.APIKey(r.Context(), raw)
-}
-
-func withCaller(ctx context.Context, c *caller) context.Context {
-	return context.WithValue(ctx, keyCaller, c)
 }

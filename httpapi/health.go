@@ -6,11 +6,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/httpapi/api"
 )
 
 // handleHealthz answers while the process runs.
 func (s *server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	api.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	return nil
 }
 
@@ -18,10 +19,10 @@ func (s *server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
 func (s *server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Ready(r.Context()); err != nil {
 		s.Log.Warn("not ready", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "detail": "database unreachable or not migrated"})
+		api.JSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "detail": "database unreachable or not migrated"})
 		return nil
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	api.JSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/ratelimit"
 	"github.com/subprov/subprov/store"
@@ -21,21 +22,14 @@ import (
 
 type ctxKey int
 
-const (
-	keyRequest ctxKey = iota // *requestInfo
-	keyCaller
-)
+const keyRequest ctxKey = iota // *requestInfo
 
 // requestInfo is what the middleware learns about a request on its way to the handler. It
 // rides in the context as a pointer, so a middleware can add to it without handing the
 // handlers a copy of the request: the mux records the matched pattern on the request it is
 // given, and observe reads it from the one it passed on.
 type requestInfo struct {
-	id     string
 	apiKey *keyLookup // the X-API-Key as the rate limiter resolved it, for authentication
-	// failed is set by a handler that answered a failed attempt itself (a password page's
-	// dead link), for failureLimit.count.
-	failed bool
 }
 
 func infoOf(r *http.Request) *requestInfo {
@@ -54,15 +48,9 @@ func withRequestID(next http.Handler) http.Handler {
 			id = store.NewID()
 		}
 		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyRequest, &requestInfo{id: id})))
+		ctx := api.WithRequestID(r.Context(), id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, keyRequest, &requestInfo{})))
 	})
-}
-
-func requestID(r *http.Request) string {
-	if info := infoOf(r); info != nil {
-		return info.id
-	}
-	return ""
 }
 
 // securityHeaders sets headers that cost nothing and close whole classes of page attacks.
@@ -143,7 +131,7 @@ func (s *server) observe(next http.Handler) http.Handler {
 		if s.Log != nil {
 			s.Log.LogAttrs(r.Context(), level, "request", slog.String("method", r.Method), slog.String("route", route),
 				slog.Int("status", sw.status), slog.Float64("ms", float64(d.Microseconds())/1000), slog.Int("bytes", sw.bytes),
-				slog.String("request_id", requestID(r)))
+				slog.String("request_id", api.RequestID(r)))
 		}
 	})
 }
@@ -249,12 +237,12 @@ func (f *failureLimit) admit(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // count keeps the attempt's place if it failed (the handler returned a wrong secret's error,
-// or answered one itself: attemptFailed) and gives it back otherwise.
+// or answered one itself: api.AttemptFailed) and gives it back otherwise.
 func (f *failureLimit) count(r *http.Request, err error) {
 	if f == nil {
 		return
 	}
-	if info := infoOf(r); wrongSecret(err) || (info != nil && info.failed) {
+	if wrongSecret(err) || api.Failed(r) {
 		return
 	}
 	if err := f.s.Limiter.Return(context.WithoutCancel(r.Context()), f.key, f.ticket); err != nil {
@@ -270,13 +258,6 @@ func wrongSecret(err error) bool {
 		return true
 	}
 	return false
-}
-
-// attemptFailed tells failureLimit.count that the handler answered a failed attempt itself.
-func attemptFailed(r *http.Request) {
-	if info := infoOf(r); info != nil {
-		info.failed = true
-	}
 }
 
 func (s *server) limiterDown(err error) {

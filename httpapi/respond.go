@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/agent"
+	"github.com/subprov/subprov/httpapi/api"
 )
 
 // surface is a group of routes that shares an error envelope (interface.md Errors).
@@ -41,35 +41,6 @@ func surfaceOf(path string) surface {
 	return surfacePartner
 }
 
-// writeJSON writes v with status. Encoding errors are logged; the status is already sent.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	if v == nil {
-		return
-	}
-	if err := json.NewEncoder(w).Encode(v); err != nil {
-		slog.Warn("write response", "err", err)
-	}
-}
-
-var statusOf = map[subprov.Code]int{
-	subprov.EBADREQUEST:     http.StatusBadRequest,
-	subprov.EUNAUTHORIZED:   http.StatusUnauthorized,
-	subprov.EFORBIDDEN:      http.StatusForbidden,
-	subprov.ENOTFOUND:       http.StatusNotFound,
-	subprov.ECONFLICT:       http.StatusConflict,
-	subprov.EGONE:           http.StatusGone,
-	subprov.ETOOLARGE:       http.StatusRequestEntityTooLarge,
-	subprov.EINVALID:        http.StatusUnprocessableEntity,
-	subprov.ERATELIMITED:    http.StatusTooManyRequests,
-	subprov.EINTERNAL:       http.StatusInternalServerError,
-	subprov.ENOTIMPLEMENTED: http.StatusNotImplemented,
-	subprov.EUNAVAILABLE:    http.StatusBadGateway,
-	subprov.EUNCONFIGURED:   http.StatusServiceUnavailable,
-	subprov.EMETHOD:         http.StatusMethodNotAllowed,
-}
-
 // writeError renders err in the surface's envelope. Anything that is not a coded error (on the
 // agent surface, anything without an agent code) is an internal error: logged with the request
 // id, and answered without detail.
@@ -82,13 +53,10 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 		ok = !unlisted
 	}
 	if !ok {
-		slog.ErrorContext(r.Context(), "internal error", "request_id", requestID(r), "method", r.Method, "path", r.URL.Path, "err", err)
+		slog.ErrorContext(r.Context(), "internal error", "request_id", api.RequestID(r), "method", r.Method, "path", r.URL.Path, "err", err)
 		e = &subprov.Error{Code: subprov.EINTERNAL, Reason: "internal", Message: "Internal server error"}
 	}
-	status := statusOf[e.Code]
-	if status == 0 {
-		status = http.StatusInternalServerError
-	}
+	status := api.Status(e.Code)
 	if sf == surfacePage {
 		if e.Code == subprov.ERATELIMITED {
 			e = &subprov.Error{Code: e.Code, Message: "Too many attempts from your network in a short time. Please wait a minute, then try again."}
@@ -97,7 +65,7 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 		return
 	}
 	if e.Code == subprov.ERATELIMITED {
-		writeJSON(w, status, map[string]any{"detail": "Rate limit exceeded"})
+		api.JSON(w, status, map[string]any{"detail": "Rate limit exceeded"})
 		return
 	}
 	reason := e.Reason
@@ -106,11 +74,11 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 	}
 	switch sf {
 	case surfaceAgent:
-		body := map[string]any{"code": reason, "message": e.Message, "request_id": requestID(r)}
+		body := map[string]any{"code": reason, "message": e.Message, "request_id": api.RequestID(r)}
 		if len(e.Fields) > 0 {
 			body["fields"] = e.Fields
 		}
-		writeJSON(w, status, map[string]any{"error": body})
+		api.JSON(w, status, map[string]any{"error": body})
 	case surfaceSubscriber:
 		body := map[string]any{"code": reason, "message": e.Message}
 		if len(e.Fields) > 0 {
@@ -119,10 +87,10 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 		for k, v := range e.Extra {
 			body[k] = v
 		}
-		writeJSON(w, status, map[string]any{"detail": body})
+		api.JSON(w, status, map[string]any{"detail": body})
 	default:
 		if len(e.Fields) > 0 {
-			writeJSON(w, status, map[string]any{"detail": fieldList(e.Fields)})
+			api.JSON(w, status, map[string]any{"detail": fieldList(e.Fields)})
 			return
 		}
 		if e.Code == subprov.EGONE {
@@ -131,10 +99,10 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 			for k, v := range e.Extra {
 				inner[k] = v
 			}
-			writeJSON(w, status, map[string]any{"detail": inner})
+			api.JSON(w, status, map[string]any{"detail": inner})
 			return
 		}
-		writeJSON(w, status, map[string]any{"detail": e.Message})
+		api.JSON(w, status, map[string]any{"detail": e.Message})
 	}
 }
 
@@ -152,7 +120,7 @@ func writePageError(w http.ResponseWriter, status int, e *subprov.Error) {
 	if title == "" {
 		title = "Something went wrong"
 	}
-	if err := pages.Message(w, status, title, e.Message); err != nil {
+	if err := api.Pages.Message(w, status, title, e.Message); err != nil {
 		slog.Warn("write error page", "err", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/ratelimit"
 )
 
@@ -61,122 +62,122 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/docs", handle: s.handleDocs},
 
 		// Logins (decisions §5).
-		{method: "POST", path: "/partner/subscriber/auth/login", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.handleSubscriberLogin},
-		{method: "POST", path: "/partner/subscriber/auth/password-reset", surface: surfaceSubscriber, limit: resetRequestLimit, handle: s.handlePasswordReset},
-		{method: "POST", path: "/partner/subscriber/auth/password-reset/confirm", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.handlePasswordResetConfirm},
-		{method: "POST", path: "/partner/subscriber/auth/activate", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.handleActivate},
+		{method: "POST", path: "/partner/subscriber/auth/login", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.portal.SubscriberLogin},
+		{method: "POST", path: "/partner/subscriber/auth/password-reset", surface: surfaceSubscriber, limit: resetRequestLimit, handle: s.portal.PasswordReset},
+		{method: "POST", path: "/partner/subscriber/auth/password-reset/confirm", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.portal.PasswordResetConfirm},
+		{method: "POST", path: "/partner/subscriber/auth/activate", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.portal.Activate},
 		// The pages the links in set-up, activation and reset mails open (password_pages.go).
-		{method: "GET", path: "/portal/reset-password", surface: surfacePage, handle: s.handlePasswordPage},
-		{method: "POST", path: "/portal/reset-password", surface: surfacePage, failures: failedLoginLimit, handle: s.handlePasswordSet},
-		{method: "GET", path: "/portal/activate", surface: surfacePage, handle: s.handlePasswordPage},
-		{method: "POST", path: "/portal/activate", surface: surfacePage, failures: failedLoginLimit, handle: s.handlePasswordSet},
-		{method: "POST", path: "/api/v1/auth/login", failures: failedLoginLimit, handle: s.handleOperatorLogin},
+		{method: "GET", path: "/portal/reset-password", surface: surfacePage, handle: s.pages.PasswordPage},
+		{method: "POST", path: "/portal/reset-password", surface: surfacePage, failures: failedLoginLimit, handle: s.pages.PasswordSet},
+		{method: "GET", path: "/portal/activate", surface: surfacePage, handle: s.pages.PasswordPage},
+		{method: "POST", path: "/portal/activate", surface: surfacePage, failures: failedLoginLimit, handle: s.pages.PasswordSet},
+		{method: "POST", path: "/api/v1/auth/login", failures: failedLoginLimit, handle: s.partner.OperatorLogin},
 
 		// D. Serviceability and location.
-		{method: "GET", path: "/partner/serviceability/autocomplete", auth: credAPIKey, limit: ratelimit.PerMinute(300), handle: s.handleAutocomplete},
-		{method: "POST", path: "/partner/serviceability/check", auth: credAPIKey, limit: ratelimit.PerMinute(120), handle: s.handleCheck},
-		{method: "GET", path: "/partner/serviceability/units", auth: credAPIKey, limit: ratelimit.PerMinute(300), handle: s.handleUnits},
-		{method: "POST", path: "/partner/location/", handle: s.handleLocation},
-		{method: "POST", path: "/partner/location/details", auth: credOperator, handle: s.handleLocationDetails},
+		{method: "GET", path: "/partner/serviceability/autocomplete", auth: credAPIKey, limit: ratelimit.PerMinute(300), handle: s.partner.Autocomplete},
+		{method: "POST", path: "/partner/serviceability/check", auth: credAPIKey, limit: ratelimit.PerMinute(120), handle: s.partner.Check},
+		{method: "GET", path: "/partner/serviceability/units", auth: credAPIKey, limit: ratelimit.PerMinute(300), handle: s.partner.Units},
+		{method: "POST", path: "/partner/location/", handle: s.partner.Location},
+		{method: "POST", path: "/partner/location/details", auth: credOperator, handle: s.partner.LocationDetails},
 
 		// D. Provisioning (API key), the CPE's configuration pull, and cancellation (dashboard).
-		{method: "POST", path: "/partner/provisioning/provider-initiated", auth: credAPIKey, limit: ratelimit.PerMinute(120), handle: s.handleProviderInitiated},
-		{method: "POST", path: "/partner/provisioning/bulk", auth: credAPIKey, limit: ratelimit.PerMinute(30), handle: s.handleBulk},
-		{method: "POST", path: "/partner/provisioning/confirm-install", auth: credAPIKey, handle: s.handleConfirmInstall},
-		{method: "GET", path: "/partner/subscriptions/{subscription_id}/change-plan/preview", auth: credAPIKey, handle: s.handleChangePlanPreview},
-		{method: "POST", path: "/partner/subscriptions/{subscription_id}/change-plan", auth: credAPIKey, handle: s.handleChangePlan},
-		{method: "POST", path: "/partner/cpe/config", auth: credDevice, handle: s.handleDevicePull},
-		{method: "POST", path: "/api/v1/subscription/{subscription_id}/cancel", auth: credOperator, handle: s.handleCancel},
-		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel", auth: credOperator, handle: s.handleCancellation},
-		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel/preview", auth: credOperator, handle: s.handleCancelPreview},
+		{method: "POST", path: "/partner/provisioning/provider-initiated", auth: credAPIKey, limit: ratelimit.PerMinute(120), handle: s.partner.ProviderInitiated},
+		{method: "POST", path: "/partner/provisioning/bulk", auth: credAPIKey, limit: ratelimit.PerMinute(30), handle: s.partner.Bulk},
+		{method: "POST", path: "/partner/provisioning/confirm-install", auth: credAPIKey, handle: s.partner.ConfirmInstall},
+		{method: "GET", path: "/partner/subscriptions/{subscription_id}/change-plan/preview", auth: credAPIKey, handle: s.partner.ChangePlanPreview},
+		{method: "POST", path: "/partner/subscriptions/{subscription_id}/change-plan", auth: credAPIKey, handle: s.partner.ChangePlan},
+		{method: "POST", path: "/partner/cpe/config", auth: credDevice, handle: s.partner.DevicePull},
+		{method: "POST", path: "/api/v1/subscription/{subscription_id}/cancel", auth: credOperator, handle: s.partner.Cancel},
+		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel", auth: credOperator, handle: s.partner.Cancellation},
+		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel/preview", auth: credOperator, handle: s.partner.CancelPreview},
 
 		// C. External checkout (marketplace hand-over) and the marketplace's plan read.
-		{method: "POST", path: "/partner/external-checkout/sessions", auth: credOptionalSubscriber, handle: s.handleCreateSession},
-		{method: "GET", path: "/partner/external-checkout/sessions/{session_id}", auth: credSessionSecret, handle: s.handleReadSession},
-		{method: "PATCH", path: "/partner/external-checkout/sessions/{session_id}", auth: credSessionSecret, handle: s.handlePatchSession},
-		{method: "POST", path: "/partner/external-checkout/sessions/{session_id}/cancel", auth: credSessionSecret, handle: s.handleCancelSession},
-		{method: "POST", path: "/partner/external-checkout/complete", auth: credSessionSecret, handle: s.handleComplete},
-		{method: "POST", path: "/partner/external-checkout/anonymous-complete", auth: credSessionSecret, handle: s.handleAnonymousComplete},
-		{method: "GET", path: "/partner/external-checkout/subscriptions/{external_subscription_id}", auth: credWebhookSecret, handle: s.handleCheckoutSubscription},
-		{method: "POST", path: "/partner/external-checkout/subscription-status", auth: credWebhookSecret, handle: s.handleSubscriptionStatus},
-		{method: "GET", path: "/partner/marketplace/plans/{plan_version_id}", handle: s.handleMarketplacePlan},
+		{method: "POST", path: "/partner/external-checkout/sessions", auth: credOptionalSubscriber, handle: s.checkout.CreateSession},
+		{method: "GET", path: "/partner/external-checkout/sessions/{session_id}", auth: credSessionSecret, handle: s.checkout.ReadSession},
+		{method: "PATCH", path: "/partner/external-checkout/sessions/{session_id}", auth: credSessionSecret, handle: s.checkout.PatchSession},
+		{method: "POST", path: "/partner/external-checkout/sessions/{session_id}/cancel", auth: credSessionSecret, handle: s.checkout.CancelSession},
+		{method: "POST", path: "/partner/external-checkout/complete", auth: credSessionSecret, handle: s.checkout.Complete},
+		{method: "POST", path: "/partner/external-checkout/anonymous-complete", auth: credSessionSecret, handle: s.checkout.AnonymousComplete},
+		{method: "GET", path: "/partner/external-checkout/subscriptions/{external_subscription_id}", auth: credWebhookSecret, handle: s.checkout.CheckoutSubscription},
+		{method: "POST", path: "/partner/external-checkout/subscription-status", auth: credWebhookSecret, handle: s.checkout.SubscriptionStatus},
+		{method: "GET", path: "/partner/marketplace/plans/{plan_version_id}", handle: s.checkout.MarketplacePlan},
 
 		// E. Sandbox (dashboard) and the sandbox payment page a sandbox provider's checkout URL points to.
-		{method: "GET", path: "/api/v1/sandbox/provider-info", auth: credOperator, handle: s.handleSandboxProviderInfo},
-		{method: "POST", path: "/api/v1/sandbox/webhook-config", auth: credOperator, handle: s.handleSandboxWebhookConfig},
-		{method: "GET", path: "/api/v1/sandbox/webhook-events", auth: credOperator, handle: s.handleSandboxEvents},
-		{method: "POST", path: "/api/v1/sandbox/webhook-events/{event_id}/replay", auth: credOperator, handle: s.handleSandboxReplay},
-		{method: "GET", path: "/sandbox/checkout", surface: surfacePage, handle: s.handlePayPage},
-		{method: "POST", path: "/sandbox/checkout", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.handlePay},
-		{method: "POST", path: "/sandbox/checkout/cancel", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.handlePayCancel},
+		{method: "GET", path: "/api/v1/sandbox/provider-info", auth: credOperator, handle: s.partner.SandboxProviderInfo},
+		{method: "POST", path: "/api/v1/sandbox/webhook-config", auth: credOperator, handle: s.partner.SandboxWebhookConfig},
+		{method: "GET", path: "/api/v1/sandbox/webhook-events", auth: credOperator, handle: s.partner.SandboxEvents},
+		{method: "POST", path: "/api/v1/sandbox/webhook-events/{event_id}/replay", auth: credOperator, handle: s.partner.SandboxReplay},
+		{method: "GET", path: "/sandbox/checkout", surface: surfacePage, handle: s.pages.PayPage},
+		{method: "POST", path: "/sandbox/checkout", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.pages.Pay},
+		{method: "POST", path: "/sandbox/checkout/cancel", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.pages.PayCancel},
 
 		// A. Subscriber self-service (subscriber JWT; holder-only routes use credHolder).
-		{method: "GET", path: "/partner/subscriber/me", auth: credSubscriberView, surface: surfaceSubscriber, handle: s.handleMe},
-		{method: "GET", path: "/partner/subscriber/me/details", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyDetails},
-		{method: "PATCH", path: "/partner/subscriber/me/contact", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyContact},
-		{method: "PATCH", path: "/partner/subscriber/me/password", auth: credSubscriber, surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.handleMyPassword},
-		{method: "GET", path: "/partner/subscriber/me/payment-method", auth: credHolder, surface: surfaceSubscriber, handle: s.handlePaymentMethod},
-		{method: "POST", path: "/partner/subscriber/me/payment-method/setup", auth: credHolder, surface: surfaceSubscriber, handle: s.handlePaymentSetup},
-		{method: "POST", path: "/partner/subscriber/me/payment-method/confirm", auth: credHolder, surface: surfaceSubscriber, handle: s.handlePaymentConfirm},
-		{method: "GET", path: "/partner/subscriber/me/usage", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyUsage},
-		{method: "GET", path: "/partner/subscriber/status-history", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleStatusHistory},
-		{method: "GET", path: "/partner/subscriber/me/authorized-users", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleAuthorizedUsers},
-		{method: "POST", path: "/partner/subscriber/me/authorized-users", auth: credHolder, surface: surfaceSubscriber, handle: s.handleAddAuthorizedUser},
-		{method: "POST", path: "/partner/subscriber/me/authorized-users/{id}/resend-invite", auth: credHolder, surface: surfaceSubscriber, handle: s.handleResendInvite},
-		{method: "DELETE", path: "/partner/subscriber/me/authorized-users/{id}", auth: credHolder, surface: surfaceSubscriber, handle: s.handleRemoveAuthorizedUser},
+		{method: "GET", path: "/partner/subscriber/me", auth: credSubscriberView, surface: surfaceSubscriber, handle: s.portal.Me},
+		{method: "GET", path: "/partner/subscriber/me/details", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.MyDetails},
+		{method: "PATCH", path: "/partner/subscriber/me/contact", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.MyContact},
+		{method: "PATCH", path: "/partner/subscriber/me/password", auth: credSubscriber, surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.portal.MyPassword},
+		{method: "GET", path: "/partner/subscriber/me/payment-method", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.PaymentMethod},
+		{method: "POST", path: "/partner/subscriber/me/payment-method/setup", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.PaymentSetup},
+		{method: "POST", path: "/partner/subscriber/me/payment-method/confirm", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.PaymentConfirm},
+		{method: "GET", path: "/partner/subscriber/me/usage", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.MyUsage},
+		{method: "GET", path: "/partner/subscriber/status-history", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.StatusHistory},
+		{method: "GET", path: "/partner/subscriber/me/authorized-users", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.AuthorizedUsers},
+		{method: "POST", path: "/partner/subscriber/me/authorized-users", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.AddAuthorizedUser},
+		{method: "POST", path: "/partner/subscriber/me/authorized-users/{id}/resend-invite", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.ResendInvite},
+		{method: "DELETE", path: "/partner/subscriber/me/authorized-users/{id}", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.RemoveAuthorizedUser},
 
 		// Portal orders and reactivation (httpapi/orders.go).
-		{method: "GET", path: "/partner/subscriber/me/orders/options", auth: credHolder, surface: surfaceSubscriber, handle: s.handleOrderOptions},
-		{method: "GET", path: "/partner/subscriber/me/orders/preview", auth: credHolder, surface: surfaceSubscriber, handle: s.handleOrderPreview},
-		{method: "POST", path: "/partner/subscriber/me/orders", auth: credHolder, surface: surfaceSubscriber, handle: s.handlePlaceOrder},
-		{method: "GET", path: "/partner/subscriber/me/reactivation", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleReactivationPreview},
-		{method: "POST", path: "/partner/subscriber/me/subscriptions/{subscription_id}/reactivation", auth: credHolder, surface: surfaceSubscriber, handle: s.handleReactivate},
+		{method: "GET", path: "/partner/subscriber/me/orders/options", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.OrderOptions},
+		{method: "GET", path: "/partner/subscriber/me/orders/preview", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.OrderPreview},
+		{method: "POST", path: "/partner/subscriber/me/orders", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.PlaceOrder},
+		{method: "GET", path: "/partner/subscriber/me/reactivation", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.ReactivationPreview},
+		{method: "POST", path: "/partner/subscriber/me/subscriptions/{subscription_id}/reactivation", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.Reactivate},
 
 		// Billing (dashboard) and the subscriber's billing documents.
-		{method: "POST", path: "/api/v1/invoices/{invoice_id}/retry-charge", auth: credOperator, handle: s.handleRetryCharge},
-		{method: "GET", path: "/partner/subscriber/me/invoices", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyInvoices},
-		{method: "GET", path: "/partner/subscriber/me/credit-notes", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyCreditNotes},
-		{method: "GET", path: "/api/v1/credit-notes/{credit_note_id}/pdf", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleCreditNotePDF},
-		{method: "GET", path: "/api/v1/invoices/{invoice_id}/pdf", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleInvoicePDF},
-		{method: "PATCH", path: "/partner/subscriber/me/billing-day", auth: credHolder, surface: surfaceSubscriber, handle: s.handleBillingDay},
-		{method: "PATCH", path: "/partner/subscriber/me/invoice-contact", auth: credHolder, surface: surfaceSubscriber, handle: s.handleInvoiceContact},
-		{method: "POST", path: "/partner/subscriber/me/invoice-contact/use-holder", auth: credHolder, surface: surfaceSubscriber, handle: s.handleUseHolder},
+		{method: "POST", path: "/api/v1/invoices/{invoice_id}/retry-charge", auth: credOperator, handle: s.partner.RetryCharge},
+		{method: "GET", path: "/partner/subscriber/me/invoices", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.MyInvoices},
+		{method: "GET", path: "/partner/subscriber/me/credit-notes", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.MyCreditNotes},
+		{method: "GET", path: "/api/v1/credit-notes/{credit_note_id}/pdf", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.CreditNotePDF},
+		{method: "GET", path: "/api/v1/invoices/{invoice_id}/pdf", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.InvoicePDF},
+		{method: "PATCH", path: "/partner/subscriber/me/billing-day", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.BillingDay},
+		{method: "PATCH", path: "/partner/subscriber/me/invoice-contact", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.InvoiceContact},
+		{method: "POST", path: "/partner/subscriber/me/invoice-contact/use-holder", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.UseHolder},
 
 		// Installations (issue 8): the operator's install queue and the customer's booking page.
-		{method: "GET", path: "/api/v1/install-jobs", auth: credOperator, handle: s.handleInstallJobs},
-		{method: "GET", path: "/api/v1/install-jobs/{job_id}", auth: credOperator, handle: s.handleInstallJob},
-		{method: "GET", path: "/api/v1/install-jobs/{job_id}/slots", auth: credOperator, handle: s.handleInstallJobSlots},
-		{method: "POST", path: "/api/v1/install-jobs/{job_id}/assign", auth: credOperator, handle: s.handleAssignInstallJob},
-		{method: "POST", path: "/api/v1/install-jobs/{job_id}/book", auth: credOperator, handle: s.handleBookInstallJob},
-		{method: "POST", path: "/api/v1/install-jobs/{job_id}/complete", auth: credOperator, handle: s.handleCompleteInstallJob},
-		{method: "GET", path: "/book", surface: surfacePage, handle: s.handleBookingPage},
-		{method: "POST", path: "/book", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.handleBookingConfirm},
+		{method: "GET", path: "/api/v1/install-jobs", auth: credOperator, handle: s.partner.InstallJobs},
+		{method: "GET", path: "/api/v1/install-jobs/{job_id}", auth: credOperator, handle: s.partner.InstallJob},
+		{method: "GET", path: "/api/v1/install-jobs/{job_id}/slots", auth: credOperator, handle: s.partner.InstallJobSlots},
+		{method: "POST", path: "/api/v1/install-jobs/{job_id}/assign", auth: credOperator, handle: s.partner.AssignInstallJob},
+		{method: "POST", path: "/api/v1/install-jobs/{job_id}/book", auth: credOperator, handle: s.partner.BookInstallJob},
+		{method: "POST", path: "/api/v1/install-jobs/{job_id}/complete", auth: credOperator, handle: s.partner.CompleteInstallJob},
+		{method: "GET", path: "/book", surface: surfacePage, handle: s.pages.BookingPage},
+		{method: "POST", path: "/book", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.pages.BookingConfirm},
 		// B. Support-agent API (issue 7): agent key on every call; the verified session is
 		// checked by package agent, after provider scoping.
-		{method: "GET", path: "/partner/agent/customers/search", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentSearch},
-		{method: "POST", path: "/partner/agent/verify/issue", auth: credAgentKey, surface: surfaceAgent, limit: ratelimit.PerMinute(60), handle: s.handleAgentVerifyIssue},
-		{method: "POST", path: "/partner/agent/verify/check", auth: credAgentKey, surface: surfaceAgent, limit: ratelimit.PerMinute(120), handle: s.handleAgentVerifyCheck},
-		{method: "GET", path: "/partner/agent/customers/{customerId}", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentProfile},
-		{method: "GET", path: "/partner/agent/customers/{customerId}/billing-summary", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentBillingSummary},
-		{method: "GET", path: "/partner/agent/customers/{customerId}/payments", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentPayments},
-		{method: "GET", path: "/partner/agent/customers/{customerId}/network-health", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentNetworkHealth},
-		{method: "GET", path: "/partner/agent/customers/{customerId}/tickets", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentTickets},
-		{method: "POST", path: "/partner/agent/customers/{customerId}/notes", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentNote},
-		{method: "PATCH", path: "/partner/agent/customers/{customerId}/contact", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentContact},
-		{method: "POST", path: "/partner/agent/customers/{customerId}/password-reset", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentPasswordReset},
-		{method: "POST", path: "/partner/agent/customers/{customerId}/invoices/{invoiceId}/resend", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentInvoiceResend},
-		{method: "POST", path: "/partner/agent/customers/{customerId}/plan-change/preview", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentPlanPreview},
-		{method: "POST", path: "/partner/agent/customers/{customerId}/plan-change", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentPlanChange},
-		{method: "POST", path: "/partner/agent/tickets", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentOpenTicket},
+		{method: "GET", path: "/partner/agent/customers/search", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.Search},
+		{method: "POST", path: "/partner/agent/verify/issue", auth: credAgentKey, surface: surfaceAgent, limit: ratelimit.PerMinute(60), handle: s.agent.VerifyIssue},
+		{method: "POST", path: "/partner/agent/verify/check", auth: credAgentKey, surface: surfaceAgent, limit: ratelimit.PerMinute(120), handle: s.agent.VerifyCheck},
+		{method: "GET", path: "/partner/agent/customers/{customerId}", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.Profile},
+		{method: "GET", path: "/partner/agent/customers/{customerId}/billing-summary", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.BillingSummary},
+		{method: "GET", path: "/partner/agent/customers/{customerId}/payments", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.Payments},
+		{method: "GET", path: "/partner/agent/customers/{customerId}/network-health", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.NetworkHealth},
+		{method: "GET", path: "/partner/agent/customers/{customerId}/tickets", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.Tickets},
+		{method: "POST", path: "/partner/agent/customers/{customerId}/notes", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.Note},
+		{method: "PATCH", path: "/partner/agent/customers/{customerId}/contact", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.Contact},
+		{method: "POST", path: "/partner/agent/customers/{customerId}/password-reset", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.PasswordReset},
+		{method: "POST", path: "/partner/agent/customers/{customerId}/invoices/{invoiceId}/resend", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.InvoiceResend},
+		{method: "POST", path: "/partner/agent/customers/{customerId}/plan-change/preview", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.PlanPreview},
+		{method: "POST", path: "/partner/agent/customers/{customerId}/plan-change", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.PlanChange},
+		{method: "POST", path: "/partner/agent/tickets", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.OpenTicket},
 	}
 	if s.DevClock != nil {
 		// Dev mode (decisions §4): absent, so 404, when dev mode is off.
 		rs = append(rs,
-			route{method: "GET", path: "/api/v1/dev/clock", auth: credOperator, handle: s.handleDevClockGet},
-			route{method: "POST", path: "/api/v1/dev/clock", auth: credOperator, handle: s.handleDevClockSet},
-			route{method: "GET", path: "/api/v1/dev/faults", auth: credOperator, handle: s.handleDevFaultsGet},
-			route{method: "POST", path: "/api/v1/dev/faults", auth: credOperator, handle: s.handleDevFaultsSet},
-			route{method: "GET", path: "/api/v1/dev/outbox", auth: credOperator, handle: s.handleDevOutbox},
+			route{method: "GET", path: "/api/v1/dev/clock", auth: credOperator, handle: s.dev.ClockGet},
+			route{method: "POST", path: "/api/v1/dev/clock", auth: credOperator, handle: s.dev.ClockSet},
+			route{method: "GET", path: "/api/v1/dev/faults", auth: credOperator, handle: s.dev.FaultsGet},
+			route{method: "POST", path: "/api/v1/dev/faults", auth: credOperator, handle: s.dev.FaultsSet},
+			route{method: "GET", path: "/api/v1/dev/outbox", auth: credOperator, handle: s.dev.Outbox},
 		)
 	}
 	for _, rt := range rs {
@@ -196,10 +197,10 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		allow, sf := s.methodsAt(r) // with no method served there, sf is the one the path's prefix names
 		if len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
-			writeError(w, r, sf, errorsf(subprov.EMETHOD, "method_not_allowed", "Method not allowed"))
+			writeError(w, r, sf, api.Errorf(subprov.EMETHOD, "method_not_allowed", "Method not allowed"))
 			return
 		}
-		writeError(w, r, sf, errorsf(subprov.ENOTFOUND, "not_found", "Not found"))
+		writeError(w, r, sf, api.Errorf(subprov.ENOTFOUND, "not_found", "Not found"))
 	}))
 	return rs
 }
@@ -226,7 +227,7 @@ func (s *server) adapt(rt route) http.Handler {
 			writeError(w, r, rt.surface, err)
 			return
 		}
-		r = r.WithContext(withCaller(r.Context(), c))
+		r = r.WithContext(api.WithCaller(r.Context(), c))
 		err = rt.handle(w, r)
 		if err != nil {
 			writeError(w, r, rt.surface, err)

@@ -1,5 +1,6 @@
 // Package httpapi is the HTTP edge of subprov: routes.go lists every route on one page; each
-// surface has its own file of handlers; middleware authenticates each kind of credential,
+// surface is a package of handlers (partner, portal, agent, checkout, pages, dev) over the
+// small API they share (package api); middleware authenticates each kind of credential,
 // limits rates, tags requests and renders errors in the surface's envelope. Handlers decode,
 // call a capability package, and encode: they hold no rules.
 package httpapi
@@ -25,7 +26,6 @@ import (
 	"github.com/subprov/subprov/sandbox"
 	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/store"
-	"github.com/subprov/subprov/web"
 )
 
 // Deps is everything the HTTP layer calls into.
@@ -65,11 +65,9 @@ func NewServer(d Deps) http.Handler {
 	return h
 }
 
-// pages renders the server-rendered pages (sandbox payment, booking).
-var pages = web.MustRenderer()
-
 type server struct {
 	Deps
+	surfaces
 	metrics  *metrics
 	routes   []route
 	mux      *http.ServeMux
@@ -84,7 +82,7 @@ type registered struct {
 }
 
 func newServer(d Deps, m *metrics) *server {
-	return &server{Deps: d, metrics: m, mux: http.NewServeMux(), patterns: map[string]registered{}}
+	return &server{Deps: d, surfaces: newSurfaces(d), metrics: m, mux: http.NewServeMux(), patterns: map[string]registered{}}
 }
 
 // Routes lists the served routes (method and pattern), for the OpenAPI and auth-matrix tests.

@@ -1,4 +1,4 @@
-package httpapi
+package agent
 
 import (
 	"encoding/json"
@@ -8,13 +8,14 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/agent"
+	"github.com/subprov/subprov/httpapi/api"
 )
 
 // Support-agent surface (interface.md section B): thin handlers over package agent, which
 // holds the rules (scoping, verification, confirmation).
 
 func agentCaller(r *http.Request) agent.Caller {
-	c := callerOf(r)
+	c := api.CallerOf(r)
 	return agent.Caller{Provider: c.Provider, Key: c.APIKey, Session: r.Header.Get("X-Verified-Session")}
 }
 
@@ -28,7 +29,7 @@ func agentJSON(w http.ResponseWriter, status int, v any, err error) error {
 		}
 		return err
 	}
-	writeJSON(w, status, v)
+	api.JSON(w, status, v)
 	return nil
 }
 
@@ -38,11 +39,11 @@ func agentJSON(w http.ResponseWriter, status int, v any, err error) error {
 // session says; then, on a route that needs one (verified), the session must be bound to that
 // customer, else 401 verification_required; only then the 422 (or 413). A body that decodes
 // goes on to package agent, which runs the same checks in the same order before its own rules.
-func decodeAgent[T any](s *server, r *http.Request, verified bool) (T, error) {
+func decodeAgent[T any](h *Handler, r *http.Request, verified bool) (T, error) {
 	var v T
-	body, err := readBody(r)
+	body, err := api.ReadBody(r)
 	if err == nil {
-		if v, err = decodeBytes[T](body); err == nil {
+		if v, err = api.DecodeBytes[T](body); err == nil {
 			return v, nil
 		}
 	}
@@ -56,20 +57,20 @@ func decodeAgent[T any](s *server, r *http.Request, verified bool) (T, error) {
 		}
 	}
 	if strings.TrimSpace(id) != "" {
-		if cerr := s.Agent.Check(r.Context(), agentCaller(r), id, verified); cerr != nil {
+		if cerr := h.Agent.Check(r.Context(), agentCaller(r), id, verified); cerr != nil {
 			return v, cerr
 		}
 	}
 	return v, err
 }
 
-// handleAgentSearch: GET /partner/agent/customers/search?q=&limit=.
-func (s *server) handleAgentSearch(w http.ResponseWriter, r *http.Request) error {
+// Search: GET /partner/agent/customers/search?q=&limit=.
+func (h *Handler) Search(w http.ResponseWriter, r *http.Request) error {
 	limit, err := agent.ParseLimit(r.URL.Query().Get("limit"))
 	if err != nil {
 		return err
 	}
-	res, err := s.Agent.Search(r.Context(), agentCaller(r), r.URL.Query().Get("q"), limit)
+	res, err := h.Agent.Search(r.Context(), agentCaller(r), r.URL.Query().Get("q"), limit)
 	return agentJSON(w, http.StatusOK, res, err)
 }
 
@@ -78,13 +79,13 @@ type verifyIssueRequest struct {
 	Channel    string `json:"channel"`
 }
 
-// handleAgentVerifyIssue: POST /partner/agent/verify/issue.
-func (s *server) handleAgentVerifyIssue(w http.ResponseWriter, r *http.Request) error {
-	in, err := decodeAgent[verifyIssueRequest](s, r, false)
+// VerifyIssue: POST /partner/agent/verify/issue.
+func (h *Handler) VerifyIssue(w http.ResponseWriter, r *http.Request) error {
+	in, err := decodeAgent[verifyIssueRequest](h, r, false)
 	if err != nil {
 		return err
 	}
-	res, err := s.Agent.IssueCode(r.Context(), agentCaller(r), in.CustomerID, in.Channel)
+	res, err := h.Agent.IssueCode(r.Context(), agentCaller(r), in.CustomerID, in.Channel)
 	return agentJSON(w, http.StatusAccepted, res, err)
 }
 
@@ -93,43 +94,43 @@ type verifyCheckRequest struct {
 	Code       string `json:"code"`
 }
 
-// handleAgentVerifyCheck: POST /partner/agent/verify/check.
-func (s *server) handleAgentVerifyCheck(w http.ResponseWriter, r *http.Request) error {
-	in, err := decodeAgent[verifyCheckRequest](s, r, false)
+// VerifyCheck: POST /partner/agent/verify/check.
+func (h *Handler) VerifyCheck(w http.ResponseWriter, r *http.Request) error {
+	in, err := decodeAgent[verifyCheckRequest](h, r, false)
 	if err != nil {
 		return err
 	}
-	res, err := s.Agent.CheckCode(r.Context(), agentCaller(r), in.CustomerID, in.Code)
+	res, err := h.Agent.CheckCode(r.Context(), agentCaller(r), in.CustomerID, in.Code)
 	return agentJSON(w, http.StatusOK, res, err)
 }
 
-// handleAgentProfile: GET /partner/agent/customers/{customerId}.
-func (s *server) handleAgentProfile(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.Agent.Profile(r.Context(), agentCaller(r), r.PathValue("customerId"))
+// Profile: GET /partner/agent/customers/{customerId}.
+func (h *Handler) Profile(w http.ResponseWriter, r *http.Request) error {
+	res, err := h.Agent.Profile(r.Context(), agentCaller(r), r.PathValue("customerId"))
 	return agentJSON(w, http.StatusOK, res, err)
 }
 
-// handleAgentBillingSummary: GET /partner/agent/customers/{customerId}/billing-summary.
-func (s *server) handleAgentBillingSummary(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.Agent.BillingSummary(r.Context(), agentCaller(r), r.PathValue("customerId"))
+// BillingSummary: GET /partner/agent/customers/{customerId}/billing-summary.
+func (h *Handler) BillingSummary(w http.ResponseWriter, r *http.Request) error {
+	res, err := h.Agent.BillingSummary(r.Context(), agentCaller(r), r.PathValue("customerId"))
 	return agentJSON(w, http.StatusOK, res, err)
 }
 
-// handleAgentPayments: GET /partner/agent/customers/{customerId}/payments.
-func (s *server) handleAgentPayments(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.Agent.Payments(r.Context(), agentCaller(r), r.PathValue("customerId"))
+// Payments: GET /partner/agent/customers/{customerId}/payments.
+func (h *Handler) Payments(w http.ResponseWriter, r *http.Request) error {
+	res, err := h.Agent.Payments(r.Context(), agentCaller(r), r.PathValue("customerId"))
 	return agentJSON(w, http.StatusOK, res, err)
 }
 
-// handleAgentNetworkHealth: GET /partner/agent/customers/{customerId}/network-health.
-func (s *server) handleAgentNetworkHealth(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.Agent.NetworkHealth(r.Context(), agentCaller(r), r.PathValue("customerId"))
+// NetworkHealth: GET /partner/agent/customers/{customerId}/network-health.
+func (h *Handler) NetworkHealth(w http.ResponseWriter, r *http.Request) error {
+	res, err := h.Agent.NetworkHealth(r.Context(), agentCaller(r), r.PathValue("customerId"))
 	return agentJSON(w, http.StatusOK, res, err)
 }
 
-// handleAgentTickets: GET /partner/agent/customers/{customerId}/tickets.
-func (s *server) handleAgentTickets(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.Agent.Tickets(r.Context(), agentCaller(r), r.PathValue("customerId"))
+// Tickets: GET /partner/agent/customers/{customerId}/tickets.
+func (h *Handler) Tickets(w http.ResponseWriter, r *http.Request) error {
+	res, err := h.Agent.Tickets(r.Context(), agentCaller(r), r.PathValue("customerId"))
 	return agentJSON(w, http.StatusOK, res, err)
 }
 
@@ -137,23 +138,23 @@ type agentNoteRequest struct {
 	Note string `json:"note"`
 }
 
-// handleAgentNote: POST /partner/agent/customers/{customerId}/notes.
-func (s *server) handleAgentNote(w http.ResponseWriter, r *http.Request) error {
-	in, err := decodeAgent[agentNoteRequest](s, r, true)
+// Note: POST /partner/agent/customers/{customerId}/notes.
+func (h *Handler) Note(w http.ResponseWriter, r *http.Request) error {
+	in, err := decodeAgent[agentNoteRequest](h, r, true)
 	if err != nil {
 		return err
 	}
-	res, err := s.Agent.AddNote(r.Context(), agentCaller(r), r.PathValue("customerId"), in.Note)
+	res, err := h.Agent.AddNote(r.Context(), agentCaller(r), r.PathValue("customerId"), in.Note)
 	return agentJSON(w, http.StatusCreated, res, err)
 }
 
-// handleAgentContact: PATCH /partner/agent/customers/{customerId}/contact.
-func (s *server) handleAgentContact(w http.ResponseWriter, r *http.Request) error {
-	in, err := decodeAgent[agent.ContactPatch](s, r, true)
+// Contact: PATCH /partner/agent/customers/{customerId}/contact.
+func (h *Handler) Contact(w http.ResponseWriter, r *http.Request) error {
+	in, err := decodeAgent[agent.ContactPatch](h, r, true)
 	if err != nil {
 		return err
 	}
-	res, err := s.Agent.PatchContact(r.Context(), agentCaller(r), r.PathValue("customerId"), in)
+	res, err := h.Agent.PatchContact(r.Context(), agentCaller(r), r.PathValue("customerId"), in)
 	return agentJSON(w, http.StatusOK, res, err)
 }
 
@@ -161,54 +162,54 @@ type agentLinkRequest struct {
 	Action string `json:"action"`
 }
 
-// handleAgentPasswordReset: POST /partner/agent/customers/{customerId}/password-reset.
-func (s *server) handleAgentPasswordReset(w http.ResponseWriter, r *http.Request) error {
-	in, err := decodeAgent[agentLinkRequest](s, r, true)
+// PasswordReset: POST /partner/agent/customers/{customerId}/password-reset.
+func (h *Handler) PasswordReset(w http.ResponseWriter, r *http.Request) error {
+	in, err := decodeAgent[agentLinkRequest](h, r, true)
 	if err != nil {
 		return err
 	}
-	res, err := s.Agent.SendAccountLink(r.Context(), agentCaller(r), r.PathValue("customerId"), in.Action)
+	res, err := h.Agent.SendAccountLink(r.Context(), agentCaller(r), r.PathValue("customerId"), in.Action)
 	return agentJSON(w, http.StatusAccepted, res, err)
 }
 
-// handleAgentInvoiceResend: POST /partner/agent/customers/{customerId}/invoices/{invoiceId}/resend.
-func (s *server) handleAgentInvoiceResend(w http.ResponseWriter, r *http.Request) error {
-	if _, err := decodeAgent[struct{}](s, r, true); err != nil {
+// InvoiceResend: POST /partner/agent/customers/{customerId}/invoices/{invoiceId}/resend.
+func (h *Handler) InvoiceResend(w http.ResponseWriter, r *http.Request) error {
+	if _, err := decodeAgent[struct{}](h, r, true); err != nil {
 		return err
 	}
-	res, err := s.Agent.ResendInvoice(r.Context(), agentCaller(r), r.PathValue("customerId"), r.PathValue("invoiceId"))
+	res, err := h.Agent.ResendInvoice(r.Context(), agentCaller(r), r.PathValue("customerId"), r.PathValue("invoiceId"))
 	return agentJSON(w, http.StatusAccepted, res, err)
 }
 
-// handleAgentPlanPreview: POST /partner/agent/customers/{customerId}/plan-change/preview.
+// PlanPreview: POST /partner/agent/customers/{customerId}/plan-change/preview.
 // It reads the apply call's body, whose confirm and quote_id it ignores, so one body serves
 // both calls.
-func (s *server) handleAgentPlanPreview(w http.ResponseWriter, r *http.Request) error {
-	in, err := decodeAgent[agent.ApplyRequest](s, r, true)
+func (h *Handler) PlanPreview(w http.ResponseWriter, r *http.Request) error {
+	in, err := decodeAgent[agent.ApplyRequest](h, r, true)
 	if err != nil {
 		return err
 	}
-	res, err := s.Agent.PreviewPlanChange(r.Context(), agentCaller(r), r.PathValue("customerId"),
+	res, err := h.Agent.PreviewPlanChange(r.Context(), agentCaller(r), r.PathValue("customerId"),
 		agent.PreviewRequest{PlanVersionID: in.PlanVersionID, SubscriptionID: in.SubscriptionID})
 	return agentJSON(w, http.StatusOK, res, err)
 }
 
-// handleAgentPlanChange: POST /partner/agent/customers/{customerId}/plan-change.
-func (s *server) handleAgentPlanChange(w http.ResponseWriter, r *http.Request) error {
-	in, err := decodeAgent[agent.ApplyRequest](s, r, true)
+// PlanChange: POST /partner/agent/customers/{customerId}/plan-change.
+func (h *Handler) PlanChange(w http.ResponseWriter, r *http.Request) error {
+	in, err := decodeAgent[agent.ApplyRequest](h, r, true)
 	if err != nil {
 		return err
 	}
-	res, err := s.Agent.ApplyPlanChange(r.Context(), agentCaller(r), r.PathValue("customerId"), in)
+	res, err := h.Agent.ApplyPlanChange(r.Context(), agentCaller(r), r.PathValue("customerId"), in)
 	return agentJSON(w, http.StatusOK, res, err)
 }
 
-// handleAgentOpenTicket: POST /partner/agent/tickets (no verified session).
-func (s *server) handleAgentOpenTicket(w http.ResponseWriter, r *http.Request) error {
-	in, err := decodeAgent[agent.TicketInput](s, r, false)
+// OpenTicket: POST /partner/agent/tickets (no verified session).
+func (h *Handler) OpenTicket(w http.ResponseWriter, r *http.Request) error {
+	in, err := decodeAgent[agent.TicketInput](h, r, false)
 	if err != nil {
 		return err
 	}
-	res, err := s.Agent.OpenTicket(r.Context(), agentCaller(r), in)
+	res, err := h.Agent.OpenTicket(r.Context(), agentCaller(r), in)
 	return agentJSON(w, http.StatusCreated, res, err)
 }

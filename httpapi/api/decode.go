@@ -1,4 +1,4 @@
-package httpapi
+package api
 
 import (
 	"bytes"
@@ -19,26 +19,26 @@ import (
 // maxBody is the largest request body accepted; more is 413.
 const maxBody = 1 << 20
 
-// validator is implemented by request types with rules beyond JSON types: it returns
+// Validator is implemented by request types with rules beyond JSON types: it returns
 // field -> problem for everything wrong, so one answer lists every offending field.
-type validator interface {
+type Validator interface {
 	Valid() map[string]string
 }
 
-// decode reads a JSON object into a new T: a body over 1 MiB is 413; malformed JSON, unknown
+// Decode reads a JSON object into a new T: a body over 1 MiB is 413; malformed JSON, unknown
 // fields and wrong types are 422 naming the fields; then T's own Valid rules run.
-func decode[T any](r *http.Request) (T, error) {
-	body, err := readBody(r)
+func Decode[T any](r *http.Request) (T, error) {
+	body, err := ReadBody(r)
 	if err != nil {
 		return *new(T), err
 	}
-	return decodeBytes[T](body)
+	return DecodeBytes[T](body)
 }
 
-// readForm parses a page's form (application/x-www-form-urlencoded, as a browser posts it) of
+// ReadForm parses a page's form (application/x-www-form-urlencoded, as a browser posts it) of
 // at most limit bytes into r.PostForm: a larger body is 413, another content type or an
 // unreadable body 400; the page surface answers both as pages.
-func readForm(w http.ResponseWriter, r *http.Request, limit int64) error {
+func ReadForm(w http.ResponseWriter, r *http.Request, limit int64) error {
 	unreadable := subprov.Errorf(subprov.EBADREQUEST, "bad_form", "The form could not be read. Please go back and try again.")
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/x-www-form-urlencoded" {
 		return unreadable
@@ -53,8 +53,8 @@ func readForm(w http.ResponseWriter, r *http.Request, limit int64) error {
 	return nil
 }
 
-// readBody reads a request body of at most 1 MiB; more is 413.
-func readBody(r *http.Request) ([]byte, error) {
+// ReadBody reads a request body of at most 1 MiB; more is 413.
+func ReadBody(r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
 		return nil, subprov.Errorf(subprov.EBADREQUEST, "bad_request", "Could not read the request body")
@@ -65,11 +65,11 @@ func readBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// decodeBytes is decode for a body already read (bulk items are decoded one by one). One 422
+// DecodeBytes is Decode for a body already read (bulk items are decoded one by one). One 422
 // lists every problem at once, each under its full path ("subscriber.extra", "orders.2"):
 // unknown fields and wrong types at any depth, and T's own rules for the fields that did
 // decode (a field with a wrong type is reported as that, not also as missing).
-func decodeBytes[T any](body []byte) (T, error) {
+func DecodeBytes[T any](body []byte) (T, error) {
 	var v T
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
@@ -102,12 +102,12 @@ func decodeBytes[T any](body []byte) (T, error) {
 	return v, nil
 }
 
-// rulesOf runs a request type's own rules (validator), on a value or a pointer receiver.
+// rulesOf runs a request type's own rules (Validator), on a value or a pointer receiver.
 func rulesOf[T any](v *T) map[string]string {
-	if val, ok := any(v).(validator); ok {
+	if val, ok := any(v).(Validator); ok {
 		return val.Valid()
 	}
-	if val, ok := any(*v).(validator); ok {
+	if val, ok := any(*v).(Validator); ok {
 		return val.Valid()
 	}
 	return nil
@@ -226,8 +226,8 @@ func fieldOf(err error) string {
 	return "body"
 }
 
-// required adds "required" for each named field whose value is blank.
-func required(p map[string]string, fields map[string]string) {
+// Required adds "required" for each named field whose value is blank.
+func Required(p map[string]string, fields map[string]string) {
 	names := make([]string, 0, len(fields))
 	for k := range fields {
 		names = append(names, k)
@@ -240,7 +240,7 @@ func required(p map[string]string, fields map[string]string) {
 	}
 }
 
-// errorsf is a shorthand for a caller-safe coded error.
-func errorsf(code subprov.Code, reason, format string, args ...any) error {
+// Errorf is a shorthand for a caller-safe coded error.
+func Errorf(code subprov.Code, reason, format string, args ...any) error {
 	return &subprov.Error{Code: code, Reason: reason, Message: fmt.Sprintf(format, args...)}
 }

@@ -1,4 +1,4 @@
-package httpapi
+package api
 
 import (
 	"fmt"
@@ -31,7 +31,7 @@ func TestDecodeNamesNestedProblemsByPath(t *testing.T) {
 		{`{"lines": [{"name": "a"}]}`, nil},
 	}
 	for _, tt := range tests {
-		_, err := decodeBytes[request]([]byte(tt.body))
+		_, err := DecodeBytes[request]([]byte(tt.body))
 		var got map[string]string
 		if e, ok := subprov.AsError(err); ok {
 			got = e.Fields

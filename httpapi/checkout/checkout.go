@@ -1,4 +1,4 @@
-package httpapi
+package checkout
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/checkout"
+	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/provisioning"
 )
 
@@ -24,23 +25,23 @@ type sessionCreateRequest struct {
 	DeliveryMode  string `json:"delivery_mode"`
 }
 
-// handleCreateSession: POST /partner/external-checkout/sessions.
-func (s *server) handleCreateSession(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[sessionCreateRequest](r)
+// CreateSession: POST /partner/external-checkout/sessions.
+func (h *Handler) CreateSession(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[sessionCreateRequest](r)
 	if err != nil {
 		return err
 	}
 	accountID := ""
-	if a := callerOf(r).Account; a != nil {
+	if a := api.CallerOf(r).Account; a != nil {
 		accountID = a.ID
 	}
-	c, err := s.Checkout.Create(r.Context(), checkout.CreateInput{ProviderID: strings.TrimSpace(q.ProviderID),
+	c, err := h.Checkout.Create(r.Context(), checkout.CreateInput{ProviderID: strings.TrimSpace(q.ProviderID),
 		PlanVersionID: strings.TrimSpace(q.PlanVersionID), BuildingID: strings.TrimSpace(q.BuildingID), UnitID: strings.TrimSpace(q.UnitID),
 		LocationHash: strings.TrimSpace(q.LocationHash), MACAddress: q.MACAddress, DeliveryMode: subprov.DeliveryMode(q.DeliveryMode)}, accountID)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"session_id": c.Session.ID, "checkout_url": c.CheckoutURL,
+	api.JSON(w, http.StatusCreated, map[string]any{"session_id": c.Session.ID, "checkout_url": c.CheckoutURL,
 		"expires_at": c.Session.ExpiresAt().Format(time.RFC3339), "status": c.Session.Status})
 	return nil
 }
@@ -54,12 +55,12 @@ func webhookSecret(r *http.Request) string { return r.Header.Get("X-Webhook-Secr
 // the secret names no provider. An anonymous caller thus learns nothing about the request's
 // shape, and an expired session answers 410 whatever the body. A body that decodes goes on to
 // the checkout package, which runs the same checks in the same order.
-func decodeCheckout[T any](s *server, r *http.Request, pathSession string) (T, error) {
-	body, err := readBody(r)
+func decodeCheckout[T any](h *Handler, r *http.Request, pathSession string) (T, error) {
+	body, err := api.ReadBody(r)
 	if err != nil {
 		return *new(T), err
 	}
-	v, decodeErr := decodeBytes[T](body)
+	v, decodeErr := api.DecodeBytes[T](body)
 	if decodeErr == nil {
 		return v, nil
 	}
@@ -74,22 +75,22 @@ func decodeCheckout[T any](s *server, r *http.Request, pathSession string) (T, e
 		}
 	}
 	if id != "" {
-		if err := s.Checkout.Check(r.Context(), id, webhookSecret(r)); err != nil {
+		if err := h.Checkout.Check(r.Context(), id, webhookSecret(r)); err != nil {
 			return v, err
 		}
-	} else if _, err := s.Auth.WebhookSecret(r.Context(), webhookSecret(r)); err != nil {
+	} else if _, err := h.Auth.WebhookSecret(r.Context(), webhookSecret(r)); err != nil {
 		return v, err
 	}
 	return v, decodeErr
 }
 
-// handleReadSession: GET /partner/external-checkout/sessions/{session_id}.
-func (s *server) handleReadSession(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.Checkout.Read(r.Context(), r.PathValue("session_id"), webhookSecret(r))
+// ReadSession: GET /partner/external-checkout/sessions/{session_id}.
+func (h *Handler) ReadSession(w http.ResponseWriter, r *http.Request) error {
+	v, err := h.Checkout.Read(r.Context(), r.PathValue("session_id"), webhookSecret(r))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, sessionJSON(v))
+	api.JSON(w, http.StatusOK, sessionJSON(v))
 	return nil
 }
 
@@ -98,28 +99,28 @@ type sessionPatchRequest struct {
 	PartnerReferenceID *string `json:"partner_reference_id"`
 }
 
-// handlePatchSession: PATCH /partner/external-checkout/sessions/{session_id}.
-func (s *server) handlePatchSession(w http.ResponseWriter, r *http.Request) error {
-	q, err := decodeCheckout[sessionPatchRequest](s, r, r.PathValue("session_id"))
+// PatchSession: PATCH /partner/external-checkout/sessions/{session_id}.
+func (h *Handler) PatchSession(w http.ResponseWriter, r *http.Request) error {
+	q, err := decodeCheckout[sessionPatchRequest](h, r, r.PathValue("session_id"))
 	if err != nil {
 		return err
 	}
-	v, err := s.Checkout.Patch(r.Context(), r.PathValue("session_id"), webhookSecret(r),
+	v, err := h.Checkout.Patch(r.Context(), r.PathValue("session_id"), webhookSecret(r),
 		checkout.PatchInput{PlanVersionID: q.PlanVersionID, PartnerReferenceID: q.PartnerReferenceID})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, sessionJSON(v))
+	api.JSON(w, http.StatusOK, sessionJSON(v))
 	return nil
 }
 
-// handleCancelSession: POST /partner/external-checkout/sessions/{session_id}/cancel.
-func (s *server) handleCancelSession(w http.ResponseWriter, r *http.Request) error {
+// CancelSession: POST /partner/external-checkout/sessions/{session_id}/cancel.
+func (h *Handler) CancelSession(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("session_id")
-	if err := s.Checkout.Cancel(r.Context(), id, webhookSecret(r)); err != nil {
+	if err := h.Checkout.Cancel(r.Context(), id, webhookSecret(r)); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"session_id": id, "status": subprov.SessionCancelled})
+	api.JSON(w, http.StatusOK, map[string]any{"session_id": id, "status": subprov.SessionCancelled})
 	return nil
 }
 
@@ -131,25 +132,25 @@ func sessionJSON(v *checkout.View) map[string]any {
 		expires = c.ExpiresAt().Format(time.RFC3339) // a read session never expires
 	}
 	b := v.Building
-	building := map[string]any{"id": b.ID, "building_id": b.ID, "street": strOrNil(b.Street), "city": strOrNil(b.City),
-		"postal_code": strOrNil(b.PostalCode), "province": strOrNil(b.Province), "country": strOrNil(b.Country)}
+	building := map[string]any{"id": b.ID, "building_id": b.ID, "street": api.Optional(b.Street), "city": api.Optional(b.City),
+		"postal_code": api.Optional(b.PostalCode), "province": api.Optional(b.Province), "country": api.Optional(b.Country)}
 	units := map[string]any{"id": nil, "unit_id": nil, "unit_number": nil, "postal_unit": nil, "buildings": building}
 	if u := v.Unit; u != nil {
-		units["id"], units["unit_id"], units["unit_number"], units["postal_unit"] = u.ID, u.ID, u.UnitNumber, strOrNil(u.PostalUnit)
+		units["id"], units["unit_id"], units["unit_number"], units["postal_unit"] = u.ID, u.ID, u.UnitNumber, api.Optional(u.PostalUnit)
 	}
 	pl, p := v.Plan, v.Provider
 	return map[string]any{
 		"session_id": c.ID, "status": c.Status, "provider_id": c.ProviderID, "plan_version_id": c.PlanVersionID,
-		"building_id": c.BuildingID, "unit_id": strOrNil(c.UnitID), "location_hash": strOrNil(c.LocationHash),
-		"mac_address": strOrNil(c.MACAddress), "delivery_mode": c.DeliveryMode,
-		"service_provider_document_id": strOrNil(p.ServiceProviderDocumentID), "partner_reference_id": strOrNil(c.PartnerReferenceID),
-		"subscription_id": strOrNil(c.SubscriptionID), "created_at": c.CreatedAt.Format(time.RFC3339), "expires_at": expires,
-		"redirected_at": timeOrNil(c.RedirectedAt), "completed_at": timeOrNil(c.CompletedAt),
-		"store_product_id": strOrNil(pl.StoreProductID),
+		"building_id": c.BuildingID, "unit_id": api.Optional(c.UnitID), "location_hash": api.Optional(c.LocationHash),
+		"mac_address": api.Optional(c.MACAddress), "delivery_mode": c.DeliveryMode,
+		"service_provider_document_id": api.Optional(p.ServiceProviderDocumentID), "partner_reference_id": api.Optional(c.PartnerReferenceID),
+		"subscription_id": api.Optional(c.SubscriptionID), "created_at": c.CreatedAt.Format(time.RFC3339), "expires_at": expires,
+		"redirected_at": api.Instant(c.RedirectedAt), "completed_at": api.Instant(c.CompletedAt),
+		"store_product_id": api.Optional(pl.StoreProductID),
 		"plan":             marketplacePlanJSON(pl, p),
 		"units":            units,
 		"provider": map[string]any{"id": p.ID, "provider_id": p.ID, "name": p.Name, "currency": p.Currency, "time_zone": p.TimeZone,
-			"service_provider_document_id": strOrNil(p.ServiceProviderDocumentID), "sandbox": p.Sandbox, "brand_color": strOrNil(p.BrandColor)},
+			"service_provider_document_id": api.Optional(p.ServiceProviderDocumentID), "sandbox": p.Sandbox, "brand_color": api.Optional(p.BrandColor)},
 	}
 }
 
@@ -157,24 +158,24 @@ func sessionJSON(v *checkout.View) map[string]any {
 func marketplacePlanJSON(v *subprov.PlanVersion, p *subprov.Provider) map[string]any {
 	return map[string]any{"id": v.ID, "plan_version_id": v.ID, "plan_id": v.PlanID, "provider_id": v.ProviderID, "name": v.PlanName,
 		"monthly_price": v.MonthlyPrice, "setup_fee": v.SetupFee, "currency": p.Currency, "download_mbps": v.DownloadMbps,
-		"upload_mbps": v.UploadMbps, "store_product_id": strOrNil(v.StoreProductID), "sellable": v.Sellable}
+		"upload_mbps": v.UploadMbps, "store_product_id": api.Optional(v.StoreProductID), "sellable": v.Sellable}
 }
 
-// handleMarketplacePlan: GET /partner/marketplace/plans/{plan_version_id}.
-func (s *server) handleMarketplacePlan(w http.ResponseWriter, r *http.Request) error {
-	v, p, err := s.Checkout.Plan(r.Context(), r.PathValue("plan_version_id"))
+// MarketplacePlan: GET /partner/marketplace/plans/{plan_version_id}.
+func (h *Handler) MarketplacePlan(w http.ResponseWriter, r *http.Request) error {
+	v, p, err := h.Checkout.Plan(r.Context(), r.PathValue("plan_version_id"))
 	if err != nil {
 		return err
 	}
 	out := marketplacePlanJSON(v, p)
 	out["provider"] = map[string]any{"id": p.ID, "name": p.Name}
-	writeJSON(w, http.StatusOK, out)
+	api.JSON(w, http.StatusOK, out)
 	return nil
 }
 
 type completeRequest struct {
 	SessionID                 string          `json:"session_id"`
-	Subscriber                *subscriberJSON `json:"subscriber"`
+	Subscriber                *api.Subscriber `json:"subscriber"`
 	ExternalSubscriptionID    string          `json:"external_subscription_id"`
 	MACAddress                string          `json:"mac_address"`
 	PlanVersionID             string          `json:"plan_version_id"`
@@ -189,7 +190,7 @@ type completeRequest struct {
 // session, the explicit order fields (the rules PlaceOrder applies). With a session its plan,
 // delivery mode and MAC are the ones used (complete rule 1), so the payload's are not judged.
 func (q completeRequest) Valid() map[string]string {
-	o := provisioning.Order{Subscriber: q.Subscriber.person(), ExternalSubscriptionID: strings.TrimSpace(q.ExternalSubscriptionID),
+	o := provisioning.Order{Subscriber: q.Subscriber.Person(), ExternalSubscriptionID: strings.TrimSpace(q.ExternalSubscriptionID),
 		PlanVersionID: q.PlanVersionID, DeliveryMode: subprov.DeliveryMode(q.DeliveryMode), MACAddress: q.MACAddress}
 	p := o.Validate()
 	if strings.TrimSpace(q.SessionID) != "" {
@@ -197,24 +198,24 @@ func (q completeRequest) Valid() map[string]string {
 		delete(p, "delivery_mode")
 		delete(p, "mac_address")
 	}
-	return withSubscriber(p, q.Subscriber)
+	return api.WithSubscriber(p, q.Subscriber)
 }
 
-// handleComplete: POST /partner/external-checkout/complete.
-func (s *server) handleComplete(w http.ResponseWriter, r *http.Request) error {
-	q, err := decodeCheckout[completeRequest](s, r, "")
+// Complete: POST /partner/external-checkout/complete.
+func (h *Handler) Complete(w http.ResponseWriter, r *http.Request) error {
+	q, err := decodeCheckout[completeRequest](h, r, "")
 	if err != nil {
 		return err
 	}
-	c, err := s.Checkout.Complete(r.Context(), webhookSecret(r), checkout.CompleteInput{SessionID: strings.TrimSpace(q.SessionID),
-		Subscriber:             q.Subscriber.person(),
+	c, err := h.Checkout.Complete(r.Context(), webhookSecret(r), checkout.CompleteInput{SessionID: strings.TrimSpace(q.SessionID),
+		Subscriber:             q.Subscriber.Person(),
 		ExternalSubscriptionID: strings.TrimSpace(q.ExternalSubscriptionID), MACAddress: q.MACAddress, PlanVersionID: strings.TrimSpace(q.PlanVersionID),
 		LocationHash: strings.TrimSpace(q.LocationHash), LocationIdentifier: strings.TrimSpace(q.LocationIdentifier), UnitID: strings.TrimSpace(q.UnitID),
 		DeliveryMode: subprov.DeliveryMode(q.DeliveryMode), ServiceProviderDocumentID: strings.TrimSpace(q.ServiceProviderDocumentID)})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, completionJSON(c))
+	api.JSON(w, http.StatusOK, completionJSON(c))
 	return nil
 }
 
@@ -229,9 +230,9 @@ func completionJSON(c *checkout.Completion) map[string]any {
 		}
 		return out
 	}
-	out := map[string]any{"subscription_id": sub.ID, "subscriber_id": c.SubscriberID, "customer_number": strOrNil(c.CustomerNumber),
+	out := map[string]any{"subscription_id": sub.ID, "subscriber_id": c.SubscriberID, "customer_number": api.Optional(c.CustomerNumber),
 		"status": sub.Status, "workflow_state": sub.WorkflowState, "route": c.Route, "billing_owner": sub.BillingOwner,
-		"external_subscription_id": strOrNil(sub.ExternalSubscriptionID)}
+		"external_subscription_id": api.Optional(sub.ExternalSubscriptionID)}
 	if c.Route == "provision" {
 		out["job_id"] = c.JobID
 	}
@@ -251,13 +252,13 @@ type anonymousRequest struct {
 	DeliveryMode              string `json:"delivery_mode"`
 }
 
-// handleAnonymousComplete: POST /partner/external-checkout/anonymous-complete.
-func (s *server) handleAnonymousComplete(w http.ResponseWriter, r *http.Request) error {
-	q, err := decodeCheckout[anonymousRequest](s, r, "")
+// AnonymousComplete: POST /partner/external-checkout/anonymous-complete.
+func (h *Handler) AnonymousComplete(w http.ResponseWriter, r *http.Request) error {
+	q, err := decodeCheckout[anonymousRequest](h, r, "")
 	if err != nil {
 		return err
 	}
-	res, err := s.Checkout.AnonymousComplete(r.Context(), webhookSecret(r), checkout.AnonymousInput{SessionID: strings.TrimSpace(q.SessionID),
+	res, err := h.Checkout.AnonymousComplete(r.Context(), webhookSecret(r), checkout.AnonymousInput{SessionID: strings.TrimSpace(q.SessionID),
 		ExternalSubscriptionID: strings.TrimSpace(q.ExternalSubscriptionID), ServiceProviderDocumentID: strings.TrimSpace(q.ServiceProviderDocumentID),
 		ContactEmail: q.ContactEmail, PlanVersionID: strings.TrimSpace(q.PlanVersionID), LocationHash: strings.TrimSpace(q.LocationHash),
 		LocationIdentifier: strings.TrimSpace(q.LocationIdentifier), UnitID: strings.TrimSpace(q.UnitID), MACAddress: q.MACAddress,
@@ -270,31 +271,31 @@ func (s *server) handleAnonymousComplete(w http.ResponseWriter, r *http.Request)
 	if res.JobID != "" && !res.Replay {
 		job = res.JobID
 	}
-	out := map[string]any{"subscription_id": sub.ID, "external_subscription_id": strOrNil(sub.ExternalSubscriptionID), "status": sub.Status,
+	out := map[string]any{"subscription_id": sub.ID, "external_subscription_id": api.Optional(sub.ExternalSubscriptionID), "status": sub.Status,
 		"workflow_state": sub.WorkflowState, "anonymous": sub.Anonymous, "job_id": job, "idempotent_replay": res.Replay}
 	if res.Route != "" {
 		out["route"] = res.Route
 	}
-	writeJSON(w, http.StatusOK, out)
+	api.JSON(w, http.StatusOK, out)
 	return nil
 }
 
-// handleCheckoutSubscription: GET /partner/external-checkout/subscriptions/{external_subscription_id}.
-func (s *server) handleCheckoutSubscription(w http.ResponseWriter, r *http.Request) error {
-	sub, err := s.Checkout.Subscription(r.Context(), callerOf(r).Provider, r.PathValue("external_subscription_id"))
+// CheckoutSubscription: GET /partner/external-checkout/subscriptions/{external_subscription_id}.
+func (h *Handler) CheckoutSubscription(w http.ResponseWriter, r *http.Request) error {
+	sub, err := h.Checkout.Subscription(r.Context(), api.CallerOf(r).Provider, r.PathValue("external_subscription_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, partnerSubscriptionJSON(sub))
+	api.JSON(w, http.StatusOK, partnerSubscriptionJSON(sub))
 	return nil
 }
 
 // partnerSubscriptionJSON is the partner view of a line (interface.md "Subscription (partner view)").
 func partnerSubscriptionJSON(sub *subprov.Subscription) map[string]any {
-	out := map[string]any{"subscription_id": sub.ID, "external_subscription_id": strOrNil(sub.ExternalSubscriptionID),
-		"status": sub.Status, "anonymous": sub.Anonymous, "workflow_state": sub.WorkflowState, "appointment_at": timeOrNil(sub.AppointmentAt),
+	out := map[string]any{"subscription_id": sub.ID, "external_subscription_id": api.Optional(sub.ExternalSubscriptionID),
+		"status": sub.Status, "anonymous": sub.Anonymous, "workflow_state": sub.WorkflowState, "appointment_at": api.Instant(sub.AppointmentAt),
 		"on_hold": sub.OnHold, "booking_link_sent": sub.BookingLinkSent, "billing_owner": sub.BillingOwner,
-		"plan_version_id": sub.PlanVersionID, "canceled_at": timeOrNil(sub.CanceledAt), "ended_at": timeOrNil(sub.EndedAt)}
+		"plan_version_id": sub.PlanVersionID, "canceled_at": api.Instant(sub.CanceledAt), "ended_at": api.Instant(sub.EndedAt)}
 	if !sub.Anonymous {
 		out["subscriber_id"] = sub.SubscriberID
 	}
@@ -307,19 +308,19 @@ type subscriptionStatusRequest struct {
 	ServiceProviderDocumentID string `json:"service_provider_document_id"`
 }
 
-// handleSubscriptionStatus: POST /partner/external-checkout/subscription-status.
-func (s *server) handleSubscriptionStatus(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[subscriptionStatusRequest](r)
+// SubscriptionStatus: POST /partner/external-checkout/subscription-status.
+func (h *Handler) SubscriptionStatus(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[subscriptionStatusRequest](r)
 	if err != nil {
 		return err
 	}
-	res, err := s.Checkout.SetStatus(r.Context(), callerOf(r).Provider, checkout.StatusInput{Action: strings.TrimSpace(q.Action),
+	res, err := h.Checkout.SetStatus(r.Context(), api.CallerOf(r).Provider, checkout.StatusInput{Action: strings.TrimSpace(q.Action),
 		ExternalSubscriptionID: strings.TrimSpace(q.ExternalSubscriptionID), ServiceProviderDocumentID: strings.TrimSpace(q.ServiceProviderDocumentID)})
 	if err != nil {
 		return err
 	}
 	sub := res.Subscription
-	writeJSON(w, http.StatusOK, map[string]any{"subscription_id": sub.ID, "external_subscription_id": strOrNil(sub.ExternalSubscriptionID),
+	api.JSON(w, http.StatusOK, map[string]any{"subscription_id": sub.ID, "external_subscription_id": api.Optional(sub.ExternalSubscriptionID),
 		"subscription_status": sub.Status, "port_changed": res.PortChanged, "on_hold": sub.OnHold})
 	return nil
 }

@@ -1,4 +1,4 @@
-package httpapi
+package dev
 
 import (
 	"net/http"
@@ -7,11 +7,12 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/faults"
+	"github.com/subprov/subprov/httpapi/api"
 )
 
-// handleDevClockGet: GET /api/v1/dev/clock.
-func (s *server) handleDevClockGet(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]any{"now": s.DevClock.Now().Format(time.RFC3339)})
+// ClockGet: GET /api/v1/dev/clock.
+func (h *Handler) ClockGet(w http.ResponseWriter, r *http.Request) error {
+	api.JSON(w, http.StatusOK, map[string]any{"now": h.Clock.Now().Format(time.RFC3339)})
 	return nil
 }
 
@@ -37,45 +38,45 @@ func (q clockRequest) Valid() map[string]string {
 	return p
 }
 
-// handleDevClockSet: POST /api/v1/dev/clock {"advance_seconds": N} or {"set": RFC3339}.
-func (s *server) handleDevClockSet(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[clockRequest](r)
+// ClockSet: POST /api/v1/dev/clock {"advance_seconds": N} or {"set": RFC3339}.
+func (h *Handler) ClockSet(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[clockRequest](r)
 	if err != nil {
 		return err
 	}
 	var now time.Time
 	if q.AdvanceSeconds != nil {
-		now = s.DevClock.Advance(time.Duration(*q.AdvanceSeconds) * time.Second)
+		now = h.Clock.Advance(time.Duration(*q.AdvanceSeconds) * time.Second)
 	} else {
 		t, _ := time.Parse(time.RFC3339, *q.Set)
-		now = s.DevClock.Set(t)
+		now = h.Clock.Set(t)
 	}
-	if s.OnClockChange != nil {
-		s.OnClockChange(r.Context())
+	if h.OnClockChange != nil {
+		h.OnClockChange(r.Context())
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"now": now.Format(time.RFC3339)})
+	api.JSON(w, http.StatusOK, map[string]any{"now": now.Format(time.RFC3339)})
 	return nil
 }
 
-func (s *server) handleDevFaultsGet(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, s.Faults.All())
+func (h *Handler) FaultsGet(w http.ResponseWriter, r *http.Request) error {
+	api.JSON(w, http.StatusOK, h.Faults.All())
 	return nil
 }
 
-// handleDevFaultsSet: POST /api/v1/dev/faults; an unknown seam or value changes nothing.
-func (s *server) handleDevFaultsSet(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[map[string]string](r)
+// FaultsSet: POST /api/v1/dev/faults; an unknown seam or value changes nothing.
+func (h *Handler) FaultsSet(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[map[string]string](r)
 	if err != nil {
 		return err
 	}
 	if p := faults.Validate(q); len(p) > 0 {
 		return subprov.Invalid(p)
 	}
-	s.Faults.Apply(q)
-	if s.OnFaultsChange != nil {
-		s.OnFaultsChange(r.Context())
+	h.Faults.Apply(q)
+	if h.OnFaultsChange != nil {
+		h.OnFaultsChange(r.Context())
 	}
-	writeJSON(w, http.StatusOK, s.Faults.All())
+	api.JSON(w, http.StatusOK, h.Faults.All())
 	return nil
 }
 
@@ -88,8 +89,8 @@ type outboxMessage struct {
 	SentAt  *string  `json:"sent_at"`
 }
 
-// handleDevOutbox: GET /api/v1/dev/outbox?to=ADDRESS, newest first.
-func (s *server) handleDevOutbox(w http.ResponseWriter, r *http.Request) error {
+// Outbox: GET /api/v1/dev/outbox?to=ADDRESS, newest first.
+func (h *Handler) Outbox(w http.ResponseWriter, r *http.Request) error {
 	limit := 50
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -98,7 +99,7 @@ func (s *server) handleDevOutbox(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	ms, err := s.Store.Outbox(r.Context(), r.URL.Query().Get("to"), limit)
+	ms, err := h.Store.Outbox(r.Context(), r.URL.Query().Get("to"), limit)
 	if err != nil {
 		return err
 	}
@@ -114,6 +115,6 @@ func (s *server) handleDevOutbox(w http.ResponseWriter, r *http.Request) error {
 		}
 		out = append(out, om)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"messages": out})
+	api.JSON(w, http.StatusOK, map[string]any{"messages": out})
 	return nil
 }

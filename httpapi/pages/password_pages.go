@@ -1,4 +1,4 @@
-package httpapi
+package pages
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
+	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/web"
 )
 
@@ -42,13 +43,13 @@ type passwordForm struct {
 }
 
 func (p passwordPage) render(w http.ResponseWriter, status int, action, token, problem string) error {
-	return pages.Render(w, status, "password", web.Page{Title: p.title, Data: passwordForm{
+	return api.Pages.Render(w, status, "password", web.Page{Title: p.title, Data: passwordForm{
 		Intro: p.intro, Button: p.button, Action: action, Token: token, Error: problem, MinLength: subprov.MinPasswordLength}})
 }
 
 // deadLink is the page of a link that is unknown, used or expired.
 func deadLink(w http.ResponseWriter) error {
-	return pages.Message(w, http.StatusGone, "This link no longer works",
+	return api.Pages.Message(w, http.StatusGone, "This link no longer works",
 		"The link is invalid, was already used, or has expired. Ask for a new one: the password-reset form of the portal sends one to your e-mail address.")
 }
 
@@ -57,17 +58,17 @@ func deadLink(w http.ResponseWriter) error {
 // failures counts), else the error itself.
 func linkAnswer(w http.ResponseWriter, r *http.Request, err error) error {
 	if auth.IsInvalidLink(err) {
-		attemptFailed(r)
+		api.AttemptFailed(r)
 		return deadLink(w)
 	}
 	return err
 }
 
-// handlePasswordPage: GET /portal/reset-password?token=… and /portal/activate?token=….
-func (s *server) handlePasswordPage(w http.ResponseWriter, r *http.Request) error {
+// PasswordPage: GET /portal/reset-password?token=… and /portal/activate?token=….
+func (h *Handler) PasswordPage(w http.ResponseWriter, r *http.Request) error {
 	p := passwordPages[r.URL.Path]
 	token := strings.TrimSpace(r.URL.Query().Get("token"))
-	if err := s.Auth.CheckLink(r.Context(), token, p.kinds...); err != nil {
+	if err := h.Auth.CheckLink(r.Context(), token, p.kinds...); err != nil {
 		return linkAnswer(w, r, err)
 	}
 	return p.render(w, http.StatusOK, r.URL.Path, token, "")
@@ -86,24 +87,24 @@ func formProblem(password, repeat string) string {
 	return ""
 }
 
-// handlePasswordSet: POST of the same paths (form: token, password, repeat). A password that
+// PasswordSet: POST of the same paths (form: token, password, repeat). A password that
 // is refused shows the form again with the reason, unless the link is dead anyway; the link
 // is used only by a password set, which checks it itself.
-func (s *server) handlePasswordSet(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) PasswordSet(w http.ResponseWriter, r *http.Request) error {
 	p := passwordPages[r.URL.Path]
-	if err := readForm(w, r, maxPasswordForm); err != nil {
+	if err := api.ReadForm(w, r, maxPasswordForm); err != nil {
 		return err
 	}
 	token, password := strings.TrimSpace(r.PostForm.Get("token")), r.PostForm.Get("password")
 	if problem := formProblem(password, r.PostForm.Get("repeat")); problem != "" {
-		if err := s.Auth.CheckLink(r.Context(), token, p.kinds...); err != nil {
+		if err := h.Auth.CheckLink(r.Context(), token, p.kinds...); err != nil {
 			return linkAnswer(w, r, err)
 		}
 		return p.render(w, http.StatusUnprocessableEntity, r.URL.Path, token, problem)
 	}
-	if err := s.Auth.SetPasswordWithLink(r.Context(), token, password, p.kinds...); err != nil {
+	if err := h.Auth.SetPasswordWithLink(r.Context(), token, password, p.kinds...); err != nil {
 		return linkAnswer(w, r, err)
 	}
-	return pages.Message(w, http.StatusOK, "Your password is set",
+	return api.Pages.Message(w, http.StatusOK, "Your password is set",
 		"You can now sign in to your internet account with your e-mail address and the new password.")
 }

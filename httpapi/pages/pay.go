@@ -1,4 +1,4 @@
-package httpapi
+package pages
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/checkout"
+	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/web"
 )
@@ -60,31 +61,31 @@ func payPageOf(v *checkout.View, form checkout.Payment, fields map[string]string
 		}}
 }
 
-// handlePayPage: GET /sandbox/checkout?session_id=…
-func (s *server) handlePayPage(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.Checkout.PageSession(r.Context(), r.URL.Query().Get("session_id"))
+// PayPage: GET /sandbox/checkout?session_id=…
+func (h *Handler) PayPage(w http.ResponseWriter, r *http.Request) error {
+	v, err := h.Checkout.PageSession(r.Context(), r.URL.Query().Get("session_id"))
 	if err != nil {
 		return err
 	}
-	return pages.Render(w, http.StatusOK, "pay", web.Page{Title: "Sandbox checkout", Data: payPageOf(v, checkout.Payment{}, nil, "")})
+	return api.Pages.Render(w, http.StatusOK, "pay", web.Page{Title: "Sandbox checkout", Data: payPageOf(v, checkout.Payment{}, nil, "")})
 }
 
-// handlePay: POST /sandbox/checkout (form). Field problems and refused cards re-render the
+// Pay: POST /sandbox/checkout (form). Field problems and refused cards re-render the
 // form with what was typed (never the card number) and the reason.
-func (s *server) handlePay(w http.ResponseWriter, r *http.Request) error {
-	if err := readForm(w, r, maxForm); err != nil {
+func (h *Handler) Pay(w http.ResponseWriter, r *http.Request) error {
+	if err := api.ReadForm(w, r, maxForm); err != nil {
 		return err
 	}
 	id := r.PostForm.Get("session_id")
 	form := checkout.Payment{FirstName: r.PostForm.Get("firstname"), LastName: r.PostForm.Get("lastname"), Email: r.PostForm.Get("email"),
 		PhoneNumber: r.PostForm.Get("phonenumber"), CardNumber: r.PostForm.Get("card_number"), Expiry: r.PostForm.Get("expiry"), CVC: r.PostForm.Get("cvc")}
-	c, err := s.Checkout.Pay(r.Context(), id, form)
+	c, err := h.Checkout.Pay(r.Context(), id, form)
 	if err != nil {
 		e, ok := subprov.AsError(err)
 		if !ok || (e.Code != subprov.EINVALID && e.Reason != "card_declined" && e.Reason != "processing_error") {
 			return err
 		}
-		v, verr := s.Checkout.PageSession(r.Context(), id)
+		v, verr := h.Checkout.PageSession(r.Context(), id)
 		if verr != nil {
 			return verr
 		}
@@ -93,11 +94,11 @@ func (s *server) handlePay(w http.ResponseWriter, r *http.Request) error {
 			msg = "Please correct the fields marked below."
 		}
 		form.CardNumber, form.CVC = "", ""
-		status := statusOf[e.Code]
+		status := api.Status(e.Code)
 		if e.Reason == "card_declined" {
 			status = http.StatusPaymentRequired
 		}
-		return pages.Render(w, status, "pay", web.Page{Title: "Sandbox checkout", Data: payPageOf(v, form, e.Fields, msg)})
+		return api.Pages.Render(w, status, "pay", web.Page{Title: "Sandbox checkout", Data: payPageOf(v, form, e.Fields, msg)})
 	}
 	sub := c.Subscription
 	next := "Your provider will contact you to book the installation."
@@ -108,21 +109,21 @@ func (s *server) handlePay(w http.ResponseWriter, r *http.Request) error {
 	if c.Replay {
 		name = ""
 	}
-	plan, _, err := s.Checkout.Plan(r.Context(), sub.PlanVersionID)
+	plan, _, err := h.Checkout.Plan(r.Context(), sub.PlanVersionID)
 	if err != nil {
 		return err
 	}
-	return pages.Render(w, http.StatusOK, "paid", web.Page{Title: "Payment received", Data: map[string]any{
+	return api.Pages.Render(w, http.StatusOK, "paid", web.Page{Title: "Payment received", Data: map[string]any{
 		"Name": name, "Plan": plan.PlanName, "SubscriptionID": sub.ID, "Status": sub.Status, "Next": next}})
 }
 
-// handlePayCancel: POST /sandbox/checkout/cancel (form).
-func (s *server) handlePayCancel(w http.ResponseWriter, r *http.Request) error {
-	if err := readForm(w, r, maxForm); err != nil {
+// PayCancel: POST /sandbox/checkout/cancel (form).
+func (h *Handler) PayCancel(w http.ResponseWriter, r *http.Request) error {
+	if err := api.ReadForm(w, r, maxForm); err != nil {
 		return err
 	}
-	if err := s.Checkout.CancelPage(r.Context(), r.PostForm.Get("session_id")); err != nil {
+	if err := h.Checkout.CancelPage(r.Context(), r.PostForm.Get("session_id")); err != nil {
 		return err
 	}
-	return pages.Message(w, http.StatusOK, "Checkout cancelled", "Nothing was charged. You can close this page.")
+	return api.Pages.Message(w, http.StatusOK, "Checkout cancelled", "Nothing was charged. You can close this page.")
 }

@@ -1,17 +1,19 @@
-package httpapi
+package partner
 
 import (
 	"net/http"
+
+	"github.com/subprov/subprov/httpapi/api"
 )
 
-// handleRetryCharge: POST /api/v1/invoices/{invoice_id}/retry-charge (dashboard): the open
+// RetryCharge: POST /api/v1/invoices/{invoice_id}/retry-charge (dashboard): the open
 // invoice's next AutoPay attempt is made now instead of on the dunning schedule.
-func (s *server) handleRetryCharge(w http.ResponseWriter, r *http.Request) error {
-	inv, err := s.Billing.RetryNow(r.Context(), r.PathValue("invoice_id"))
+func (h *Handler) RetryCharge(w http.ResponseWriter, r *http.Request) error {
+	inv, err := h.Billing.RetryNow(r.Context(), r.PathValue("invoice_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"invoice_id": inv.ID, "number": inv.Number, "status": inv.Status,
+	api.JSON(w, http.StatusAccepted, map[string]any{"invoice_id": inv.ID, "number": inv.Number, "status": inv.Status,
 		"message": "An AutoPay attempt is queued"})
 	return nil
 }

@@ -1,4 +1,4 @@
-package httpapi
+package partner
 
 import (
 	"encoding/json"
@@ -7,16 +7,9 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/provisioning"
 )
-
-type subscriberJSON struct {
-	FirstName   string `json:"firstname"`
-	LastName    string `json:"lastname"`
-	Email       string `json:"email"`
-	PhoneNumber string `json:"phonenumber"`
-	Company     string `json:"company"`
-}
 
 type billingJSON struct {
 	Owner               string `json:"owner"`
@@ -32,43 +25,21 @@ type orderRequest struct {
 	UnitID                 string          `json:"unit_id"`
 	MACAddress             string          `json:"mac_address"`
 	ExternalSubscriptionID string          `json:"external_subscription_id"`
-	Subscriber             *subscriberJSON `json:"subscriber"`
+	Subscriber             *api.Subscriber `json:"subscriber"`
 	Billing                *billingJSON    `json:"billing"`
-}
-
-// person is the order's subscriber; a missing block is an empty one.
-func (s *subscriberJSON) person() provisioning.Subscriber {
-	if s == nil {
-		return provisioning.Subscriber{}
-	}
-	return provisioning.Subscriber{FirstName: s.FirstName, LastName: s.LastName, Email: s.Email, PhoneNumber: s.PhoneNumber, Company: s.Company}
-}
-
-// withSubscriber reports a missing subscriber block as one problem, "subscriber", in place of
-// a "required" for each of its fields.
-func withSubscriber(p map[string]string, s *subscriberJSON) map[string]string {
-	if s == nil {
-		for f := range p {
-			if strings.HasPrefix(f, "subscriber.") {
-				delete(p, f)
-			}
-		}
-		p["subscriber"] = "required"
-	}
-	return p
 }
 
 // Valid runs the order's own rules (provisioning.Order.Validate), so that one 422 names every
 // missing or malformed field, not only a missing subscriber.
 func (q orderRequest) Valid() map[string]string {
-	return withSubscriber(q.order("").Validate(), q.Subscriber)
+	return api.WithSubscriber(q.order("").Validate(), q.Subscriber)
 }
 
 func (q orderRequest) order(source string) *provisioning.Order {
 	o := &provisioning.Order{PlanVersionID: strings.TrimSpace(q.PlanVersionID), DeliveryMode: subprov.DeliveryMode(q.DeliveryMode),
 		LocationHash: strings.TrimSpace(q.LocationHash), LocationIdentifier: strings.TrimSpace(q.LocationIdentifier),
 		UnitID: strings.TrimSpace(q.UnitID), MACAddress: q.MACAddress, ExternalSubscriptionID: strings.TrimSpace(q.ExternalSubscriptionID),
-		Subscriber: q.Subscriber.person(), Source: source}
+		Subscriber: q.Subscriber.Person(), Source: source}
 	if b := q.Billing; b != nil {
 		o.Billing = &provisioning.BillingBlock{Owner: subprov.BillingOwner(b.Owner), ProcessorCustomerID: strings.TrimSpace(b.ProcessorCustomerID), BillingDay: b.BillingDay}
 	}
@@ -97,17 +68,17 @@ func orderResponseOf(r *provisioning.Result) orderResponse {
 	return out
 }
 
-// handleProviderInitiated: POST /partner/provisioning/provider-initiated.
-func (s *server) handleProviderInitiated(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[orderRequest](r)
+// ProviderInitiated: POST /partner/provisioning/provider-initiated.
+func (h *Handler) ProviderInitiated(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[orderRequest](r)
 	if err != nil {
 		return err
 	}
-	res, err := s.Provisioning.PlaceOrder(r.Context(), callerOf(r).Provider, q.order("provider_initiated"))
+	res, err := h.Provisioning.PlaceOrder(r.Context(), api.CallerOf(r).Provider, q.order("provider_initiated"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, orderResponseOf(res))
+	api.JSON(w, http.StatusOK, orderResponseOf(res))
 	return nil
 }
 
@@ -147,22 +118,22 @@ type bulkItemError struct {
 	Fields  map[string]string `json:"fields,omitempty"`
 }
 
-// handleBulk: POST /partner/provisioning/bulk. Items are independent: each has its own status
+// Bulk: POST /partner/provisioning/bulk. Items are independent: each has its own status
 // and error, and a bad item changes nothing for the others.
-func (s *server) handleBulk(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[bulkRequest](r)
+func (h *Handler) Bulk(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[bulkRequest](r)
 	if err != nil {
 		return err
 	}
-	p := callerOf(r).Provider
+	p := api.CallerOf(r).Provider
 	results := make([]bulkItemJSON, len(q.Orders))
 	for i, raw := range q.Orders {
 		item := bulkItemJSON{Index: i}
 		var res *provisioning.Result
-		oq, err := decodeBytes[orderRequest](raw)
+		oq, err := api.DecodeBytes[orderRequest](raw)
 		if err == nil {
 			o := oq.order("bulk")
-			items, e := s.Provisioning.PlaceBulk(r.Context(), p, []*provisioning.Order{o})
+			items, e := h.Provisioning.PlaceBulk(r.Context(), p, []*provisioning.Order{o})
 			if e != nil {
 				err = e
 			} else {
@@ -172,7 +143,7 @@ func (s *server) handleBulk(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			item.Error, item.StatusCode = bulkErrorOf(err)
 			if item.StatusCode >= 500 {
-				s.Log.Error("bulk item failed", "index", i, "err", err)
+				h.Log.Error("bulk item failed", "index", i, "err", err)
 			}
 		} else {
 			item.OK, item.StatusCode = true, http.StatusOK
@@ -181,7 +152,7 @@ func (s *server) handleBulk(w http.ResponseWriter, r *http.Request) error {
 		}
 		results[i] = item
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"results": results})
+	api.JSON(w, http.StatusOK, map[string]any{"results": results})
 	return nil
 }
 
@@ -194,7 +165,7 @@ func bulkErrorOf(err error) (*bulkItemError, int) {
 	if code == "" {
 		code = string(e.Code)
 	}
-	return &bulkItemError{Code: code, Message: e.Message, Fields: e.Fields}, statusOf[e.Code]
+	return &bulkItemError{Code: code, Message: e.Message, Fields: e.Fields}, api.Status(e.Code)
 }
 
 type confirmInstallRequest struct {
@@ -204,21 +175,21 @@ type confirmInstallRequest struct {
 
 func (q confirmInstallRequest) Valid() map[string]string {
 	p := map[string]string{}
-	required(p, map[string]string{"subscription_id": q.SubscriptionID})
+	api.Required(p, map[string]string{"subscription_id": q.SubscriptionID})
 	return p
 }
 
-// handleConfirmInstall: POST /partner/provisioning/confirm-install.
-func (s *server) handleConfirmInstall(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[confirmInstallRequest](r)
+// ConfirmInstall: POST /partner/provisioning/confirm-install.
+func (h *Handler) ConfirmInstall(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[confirmInstallRequest](r)
 	if err != nil {
 		return err
 	}
-	sub, err := s.Provisioning.CompleteInstall(r.Context(), callerOf(r).Provider.ID, strings.TrimSpace(q.SubscriptionID), q.MACAddress, "confirm-install")
+	sub, err := h.Provisioning.CompleteInstall(r.Context(), api.CallerOf(r).Provider.ID, strings.TrimSpace(q.SubscriptionID), q.MACAddress, "confirm-install")
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"subscription_id": sub.ID, "status": sub.Status})
+	api.JSON(w, http.StatusOK, map[string]any{"subscription_id": sub.ID, "status": sub.Status})
 	return nil
 }
 
@@ -228,36 +199,24 @@ type devicePullRequest struct {
 
 func (q devicePullRequest) Valid() map[string]string {
 	p := map[string]string{}
-	required(p, map[string]string{"mac_address": q.MACAddress})
+	api.Required(p, map[string]string{"mac_address": q.MACAddress})
 	return p
 }
 
-// handleDevicePull: POST /partner/cpe/config — the CPE's configuration pull.
-func (s *server) handleDevicePull(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[devicePullRequest](r)
+// DevicePull: POST /partner/cpe/config — the CPE's configuration pull.
+func (h *Handler) DevicePull(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[devicePullRequest](r)
 	if err != nil {
 		return err
 	}
-	cfg, err := s.Provisioning.DevicePull(r.Context(), callerOf(r).Provider, q.MACAddress)
+	cfg, err := h.Provisioning.DevicePull(r.Context(), api.CallerOf(r).Provider, q.MACAddress)
 	if err != nil {
 		return err
 	}
 	sub := cfg.Subscription
-	writeJSON(w, http.StatusOK, map[string]any{"subscription_id": sub.ID, "status": sub.Status, "vlan": sub.VLAN,
+	api.JSON(w, http.StatusOK, map[string]any{"subscription_id": sub.ID, "status": sub.Status, "vlan": sub.VLAN,
 		"download_mbps": cfg.Plan.DownloadMbps, "upload_mbps": cfg.Plan.UploadMbps})
 	return nil
-}
-
-type planRef struct {
-	PlanVersionID string        `json:"plan_version_id"`
-	Name          string        `json:"name"`
-	MonthlyPrice  subprov.Money `json:"monthly_price"`
-	DownloadMbps  int           `json:"download_mbps"`
-	UploadMbps    int           `json:"upload_mbps"`
-}
-
-func planRefOf(v *subprov.PlanVersion) planRef {
-	return planRef{PlanVersionID: v.ID, Name: v.PlanName, MonthlyPrice: v.MonthlyPrice, DownloadMbps: v.DownloadMbps, UploadMbps: v.UploadMbps}
 }
 
 func quoteJSON(q *provisioning.PlanChangeQuote) map[string]any {
@@ -265,8 +224,8 @@ func quoteJSON(q *provisioning.PlanChangeQuote) map[string]any {
 		"subscription_id":     q.Subscription.ID,
 		"eligible":            q.Eligible,
 		"blockers":            q.Blockers,
-		"current_plan":        planRefOf(q.From),
-		"new_plan":            planRefOf(q.To),
+		"current_plan":        api.PlanRefOf(q.From),
+		"new_plan":            api.PlanRefOf(q.To),
 		"recurring_change":    q.RecurringChange,
 		"one_time_adjustment": q.Adjustment,
 		"note":                q.Note,
@@ -275,13 +234,13 @@ func quoteJSON(q *provisioning.PlanChangeQuote) map[string]any {
 	}
 }
 
-// handleChangePlanPreview: GET /partner/subscriptions/{subscription_id}/change-plan/preview.
-func (s *server) handleChangePlanPreview(w http.ResponseWriter, r *http.Request) error {
-	q, err := s.Provisioning.PreviewPlanChange(r.Context(), callerOf(r).Provider, r.PathValue("subscription_id"), r.URL.Query().Get("plan_version_id"), provisioning.UTCDay)
+// ChangePlanPreview: GET /partner/subscriptions/{subscription_id}/change-plan/preview.
+func (h *Handler) ChangePlanPreview(w http.ResponseWriter, r *http.Request) error {
+	q, err := h.Provisioning.PreviewPlanChange(r.Context(), api.CallerOf(r).Provider, r.PathValue("subscription_id"), r.URL.Query().Get("plan_version_id"), provisioning.UTCDay)
 	if err != nil {
 		return inQuery(err)
 	}
-	writeJSON(w, http.StatusOK, quoteJSON(q))
+	api.JSON(w, http.StatusOK, quoteJSON(q))
 	return nil
 }
 
@@ -291,19 +250,19 @@ type changePlanRequest struct {
 
 func (q changePlanRequest) Valid() map[string]string {
 	p := map[string]string{}
-	required(p, map[string]string{"plan_version_id": q.PlanVersionID})
+	api.Required(p, map[string]string{"plan_version_id": q.PlanVersionID})
 	return p
 }
 
-// handleChangePlan: POST /partner/subscriptions/{subscription_id}/change-plan.
-func (s *server) handleChangePlan(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[changePlanRequest](r)
+// ChangePlan: POST /partner/subscriptions/{subscription_id}/change-plan.
+func (h *Handler) ChangePlan(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[changePlanRequest](r)
 	if err != nil {
 		return err
 	}
-	c := callerOf(r)
+	c := api.CallerOf(r)
 	// The partner endpoint counts UTC days (interface.md Limits).
-	res, err := s.Provisioning.ChangePlan(r.Context(), c.Provider, r.PathValue("subscription_id"), strings.TrimSpace(q.PlanVersionID), "api_key:"+c.APIKey.Prefix, provisioning.UTCDay)
+	res, err := h.Provisioning.ChangePlan(r.Context(), c.Provider, r.PathValue("subscription_id"), strings.TrimSpace(q.PlanVersionID), "api_key:"+c.APIKey.Prefix, provisioning.UTCDay)
 	if err != nil {
 		return err
 	}
@@ -314,20 +273,13 @@ func (s *server) handleChangePlan(w http.ResponseWriter, r *http.Request) error 
 	body["applied_at"] = res.AppliedAt.Format(time.RFC3339)
 	delete(body, "eligible")
 	delete(body, "blockers")
-	writeJSON(w, http.StatusOK, body)
+	api.JSON(w, http.StatusOK, body)
 	return nil
 }
 
-func timeOrNil(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
 func cancellationJSON(sub *subprov.Subscription) map[string]any {
-	return map[string]any{"subscription_id": sub.ID, "status": sub.Status, "canceled_at": timeOrNil(sub.CanceledAt),
-		"ended_at": timeOrNil(sub.EndedAt), "reason": sub.CancelReason, "billing_owner": sub.BillingOwner}
+	return map[string]any{"subscription_id": sub.ID, "status": sub.Status, "canceled_at": api.Instant(sub.CanceledAt),
+		"ended_at": api.Instant(sub.EndedAt), "reason": sub.CancelReason, "billing_owner": sub.BillingOwner}
 }
 
 type cancelRequest struct {
@@ -337,33 +289,33 @@ type cancelRequest struct {
 
 func (q cancelRequest) Valid() map[string]string {
 	p := map[string]string{}
-	required(p, map[string]string{"end_date": q.EndDate})
+	api.Required(p, map[string]string{"end_date": q.EndDate})
 	return p
 }
 
-// handleCancel: POST /api/v1/subscription/{subscription_id}/cancel (dashboard JWT).
-func (s *server) handleCancel(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[cancelRequest](r)
+// Cancel: POST /api/v1/subscription/{subscription_id}/cancel (dashboard JWT).
+func (h *Handler) Cancel(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[cancelRequest](r)
 	if err != nil {
 		return err
 	}
-	sub, err := s.Provisioning.Cancel(r.Context(), r.PathValue("subscription_id"), q.EndDate, q.Reason, "operator:"+callerOf(r).Operator.Email)
+	sub, err := h.Provisioning.Cancel(r.Context(), r.PathValue("subscription_id"), q.EndDate, q.Reason, "operator:"+api.CallerOf(r).Operator.Email)
 	if err != nil {
 		return err
 	}
 	body := cancellationJSON(sub)
 	body["end_date"] = strings.TrimSpace(q.EndDate)
-	writeJSON(w, http.StatusOK, body)
+	api.JSON(w, http.StatusOK, body)
 	return nil
 }
 
-// handleCancellation: GET /api/v1/subscription/{subscription_id}/cancel — the current cancellation.
-func (s *server) handleCancellation(w http.ResponseWriter, r *http.Request) error {
-	sub, err := s.Provisioning.Cancellation(r.Context(), r.PathValue("subscription_id"))
+// Cancellation: GET /api/v1/subscription/{subscription_id}/cancel — the current cancellation.
+func (h *Handler) Cancellation(w http.ResponseWriter, r *http.Request) error {
+	sub, err := h.Provisioning.Cancellation(r.Context(), r.PathValue("subscription_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, cancellationJSON(sub))
+	api.JSON(w, http.StatusOK, cancellationJSON(sub))
 	return nil
 }
 
@@ -373,13 +325,13 @@ type quoteLineJSON struct {
 	Amount      subprov.Money `json:"amount"`
 }
 
-// handleCancelPreview: GET /api/v1/subscription/{subscription_id}/cancel/preview?end_date=…
-func (s *server) handleCancelPreview(w http.ResponseWriter, r *http.Request) error {
+// CancelPreview: GET /api/v1/subscription/{subscription_id}/cancel/preview?end_date=…
+func (h *Handler) CancelPreview(w http.ResponseWriter, r *http.Request) error {
 	endDate := r.URL.Query().Get("end_date")
 	if strings.TrimSpace(endDate) == "" {
 		return subprov.Invalid(map[string]string{"query:end_date": "required"})
 	}
-	q, err := s.Provisioning.QuoteCancellation(r.Context(), r.PathValue("subscription_id"), endDate)
+	q, err := h.Provisioning.QuoteCancellation(r.Context(), r.PathValue("subscription_id"), endDate)
 	if err != nil {
 		return inQuery(err)
 	}
@@ -387,7 +339,7 @@ func (s *server) handleCancelPreview(w http.ResponseWriter, r *http.Request) err
 	for _, l := range q.Lines {
 		lines = append(lines, quoteLineJSON(l))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"subscription_id": q.Subscription.ID, "end_date": q.EndDate,
+	api.JSON(w, http.StatusOK, map[string]any{"subscription_id": q.Subscription.ID, "end_date": q.EndDate,
 		"ended_at": q.EndedAt.Format(time.RFC3339), "period": q.Period, "billing_owner": q.Subscription.BillingOwner,
 		"lines": lines, "total": q.Total})
 	return nil

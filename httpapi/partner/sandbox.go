@@ -1,4 +1,4 @@
-package httpapi
+package partner
 
 import (
 	"encoding/json"
@@ -9,20 +9,21 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/checkout"
+	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/sandbox"
 )
 
 // E. Sandbox (dashboard JWT).
 
-// handleSandboxProviderInfo: GET /api/v1/sandbox/provider-info.
-func (s *server) handleSandboxProviderInfo(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.Sandbox.Provider(r.Context())
+// SandboxProviderInfo: GET /api/v1/sandbox/provider-info.
+func (h *Handler) SandboxProviderInfo(w http.ResponseWriter, r *http.Request) error {
+	p, err := h.Sandbox.Provider(r.Context())
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sandbox_provider_id": p.ID, "sandbox_webhook_secret": p.WebhookSecret,
-		"name": p.Name, "service_provider_document_id": strOrNil(p.ServiceProviderDocumentID), "webhook_url": strOrNil(p.WebhookURL),
-		"checkout_url": strings.TrimRight(s.PublicURL, "/") + checkout.SandboxCheckoutPath})
+	api.JSON(w, http.StatusOK, map[string]any{"sandbox_provider_id": p.ID, "sandbox_webhook_secret": p.WebhookSecret,
+		"name": p.Name, "service_provider_document_id": api.Optional(p.ServiceProviderDocumentID), "webhook_url": api.Optional(p.WebhookURL),
+		"checkout_url": strings.TrimRight(h.PublicURL, "/") + checkout.SandboxCheckoutPath})
 	return nil
 }
 
@@ -37,17 +38,17 @@ func (q webhookConfigRequest) Valid() map[string]string {
 	return nil
 }
 
-// handleSandboxWebhookConfig: POST /api/v1/sandbox/webhook-config.
-func (s *server) handleSandboxWebhookConfig(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[webhookConfigRequest](r)
+// SandboxWebhookConfig: POST /api/v1/sandbox/webhook-config.
+func (h *Handler) SandboxWebhookConfig(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[webhookConfigRequest](r)
 	if err != nil {
 		return err
 	}
-	p, d, err := s.Sandbox.SetWebhookURL(r.Context(), strings.TrimSpace(q.WebhookURL))
+	p, d, err := h.Sandbox.SetWebhookURL(r.Context(), strings.TrimSpace(q.WebhookURL))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sandbox_provider_id": p.ID, "webhook_url": p.WebhookURL, "ping": deliveryJSON(d)})
+	api.JSON(w, http.StatusOK, map[string]any{"sandbox_provider_id": p.ID, "webhook_url": p.WebhookURL, "ping": deliveryJSON(d)})
 	return nil
 }
 
@@ -59,11 +60,11 @@ func deliveryJSON(d *sandbox.Delivery) map[string]any {
 		code = a.StatusCode
 	}
 	return map[string]any{"event_id": d.Event.ID, "type": d.Event.Type, "delivered": a.Delivered, "status_code": code,
-		"latency_ms": a.LatencyMS, "error": strOrNil(a.Error)}
+		"latency_ms": a.LatencyMS, "error": api.Optional(a.Error)}
 }
 
-// handleSandboxEvents: GET /api/v1/sandbox/webhook-events?limit=.
-func (s *server) handleSandboxEvents(w http.ResponseWriter, r *http.Request) error {
+// SandboxEvents: GET /api/v1/sandbox/webhook-events?limit=.
+func (h *Handler) SandboxEvents(w http.ResponseWriter, r *http.Request) error {
 	limit := 0
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -75,26 +76,26 @@ func (s *server) handleSandboxEvents(w http.ResponseWriter, r *http.Request) err
 		}
 		limit = n
 	}
-	evs, err := s.Sandbox.ListEvents(r.Context(), limit)
+	evs, err := h.Sandbox.ListEvents(r.Context(), limit)
 	if err != nil {
 		return err
 	}
 	out := make([]map[string]any, 0, len(evs))
 	for _, e := range evs {
 		out = append(out, map[string]any{"id": e.ID, "type": e.Type, "created_at": e.CreatedAt.UTC().Format(time.RFC3339),
-			"subscription_id": strOrNil(e.SubscriptionID), "delivery_state": e.DeliveryState, "attempts": e.Attempts,
+			"subscription_id": api.Optional(e.SubscriptionID), "delivery_state": e.DeliveryState, "attempts": e.Attempts,
 			"payload": json.RawMessage(e.Payload)})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"events": out})
+	api.JSON(w, http.StatusOK, map[string]any{"events": out})
 	return nil
 }
 
-// handleSandboxReplay: POST /api/v1/sandbox/webhook-events/{event_id}/replay.
-func (s *server) handleSandboxReplay(w http.ResponseWriter, r *http.Request) error {
-	d, err := s.Sandbox.Replay(r.Context(), r.PathValue("event_id"))
+// SandboxReplay: POST /api/v1/sandbox/webhook-events/{event_id}/replay.
+func (h *Handler) SandboxReplay(w http.ResponseWriter, r *http.Request) error {
+	d, err := h.Sandbox.Replay(r.Context(), r.PathValue("event_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, deliveryJSON(d))
+	api.JSON(w, http.StatusOK, deliveryJSON(d))
 	return nil
 }

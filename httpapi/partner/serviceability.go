@@ -1,4 +1,4 @@
-package httpapi
+package partner
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/store"
 )
@@ -18,8 +19,8 @@ type suggestionJSON struct {
 	Presale             bool   `json:"presale"`
 }
 
-// handleAutocomplete: GET /partner/serviceability/autocomplete?q=…&limit=…
-func (s *server) handleAutocomplete(w http.ResponseWriter, r *http.Request) error {
+// Autocomplete: GET /partner/serviceability/autocomplete?q=…&limit=…
+func (h *Handler) Autocomplete(w http.ResponseWriter, r *http.Request) error {
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
 	problems := map[string]string{}
 	if q == "" {
@@ -37,7 +38,7 @@ func (s *server) handleAutocomplete(w http.ResponseWriter, r *http.Request) erro
 	if len(problems) > 0 {
 		return subprov.Invalid(problems)
 	}
-	sgs, err := s.Serviceability.Autocomplete(r.Context(), callerOf(r).Provider, q, limit)
+	sgs, err := h.Serviceability.Autocomplete(r.Context(), api.CallerOf(r).Provider, q, limit)
 	if err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func (s *server) handleAutocomplete(w http.ResponseWriter, r *http.Request) erro
 		out = append(out, suggestionJSON{BuildingID: g.BuildingID, Display: g.Display, Orderable: g.Orderable,
 			EarliestServiceDate: g.EarliestServiceDate, Presale: g.Presale})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"suggestions": out})
+	api.JSON(w, http.StatusOK, map[string]any{"suggestions": out})
 	return nil
 }
 
@@ -107,13 +108,13 @@ type matchJSON struct {
 	Unit                *unitJSON `json:"unit"`
 }
 
-// handleCheck: POST /partner/serviceability/check.
-func (s *server) handleCheck(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[checkRequest](r)
+// Check: POST /partner/serviceability/check.
+func (h *Handler) Check(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[checkRequest](r)
 	if err != nil {
 		return err
 	}
-	res, err := s.Serviceability.Check(r.Context(), callerOf(r).Provider, serviceability.CheckInput(q))
+	res, err := h.Serviceability.Check(r.Context(), api.CallerOf(r).Provider, serviceability.CheckInput(q))
 	if err != nil {
 		return err
 	}
@@ -132,17 +133,17 @@ func (s *server) handleCheck(w http.ResponseWriter, r *http.Request) error {
 		plans = append(plans, planOf(p))
 	}
 	body["plans"] = plans
-	writeJSON(w, http.StatusOK, body)
+	api.JSON(w, http.StatusOK, body)
 	return nil
 }
 
-// handleUnits: GET /partner/serviceability/units?building_id=…
-func (s *server) handleUnits(w http.ResponseWriter, r *http.Request) error {
+// Units: GET /partner/serviceability/units?building_id=…
+func (h *Handler) Units(w http.ResponseWriter, r *http.Request) error {
 	id := strings.TrimSpace(r.URL.Query().Get("building_id"))
 	if id == "" {
 		return subprov.Invalid(map[string]string{"query:building_id": "required"})
 	}
-	units, err := s.Serviceability.Units(r.Context(), callerOf(r).Provider.ID, id)
+	units, err := h.Serviceability.Units(r.Context(), api.CallerOf(r).Provider.ID, id)
 	if err != nil {
 		return err
 	}
@@ -150,7 +151,7 @@ func (s *server) handleUnits(w http.ResponseWriter, r *http.Request) error {
 	for _, u := range units {
 		out = append(out, unitJSON{UnitID: u.ID, UnitNumber: u.UnitNumber, Available: u.Available})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"building_id": id, "units": out})
+	api.JSON(w, http.StatusOK, map[string]any{"building_id": id, "units": out})
 	return nil
 }
 
@@ -172,46 +173,39 @@ type locationJSON struct {
 	Country            *string `json:"country"`
 }
 
-func strOrNil(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 func locationOf(l *store.Location) locationJSON {
-	out := locationJSON{LocationHash: strOrNil(l.Port.LocationHash), LocationIdentifier: strOrNil(l.Port.LocationIdentifier),
-		BuildingID: l.Building.ID, Street: strOrNil(l.Building.Street), City: strOrNil(l.Building.City),
-		PostalCode: strOrNil(l.Building.PostalCode), Province: strOrNil(l.Building.Province), Country: strOrNil(l.Building.Country)}
+	out := locationJSON{LocationHash: api.Optional(l.Port.LocationHash), LocationIdentifier: api.Optional(l.Port.LocationIdentifier),
+		BuildingID: l.Building.ID, Street: api.Optional(l.Building.Street), City: api.Optional(l.Building.City),
+		PostalCode: api.Optional(l.Building.PostalCode), Province: api.Optional(l.Building.Province), Country: api.Optional(l.Building.Country)}
 	if l.Unit != nil {
-		out.UnitNumber = strOrNil(l.Unit.UnitNumber)
-		out.PostalUnit = strOrNil(l.Unit.PostalUnit)
+		out.UnitNumber = api.Optional(l.Unit.UnitNumber)
+		out.PostalUnit = api.Optional(l.Unit.PostalUnit)
 	}
 	return out
 }
 
-// handleLocation: POST /partner/location/ (no auth): resolve a port's hash or identifier.
-func (s *server) handleLocation(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[locationRequest](r)
+// Location: POST /partner/location/ (no auth): resolve a port's hash or identifier.
+func (h *Handler) Location(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[locationRequest](r)
 	if err != nil {
 		return err
 	}
-	l, err := s.Serviceability.Locate(r.Context(), q.LocationHash, q.LocationIdentifier)
+	l, err := h.Serviceability.Locate(r.Context(), q.LocationHash, q.LocationIdentifier)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, locationOf(l))
+	api.JSON(w, http.StatusOK, locationOf(l))
 	return nil
 }
 
-// handleLocationDetails: POST /partner/location/details (dashboard JWT): the full record,
+// LocationDetails: POST /partner/location/details (dashboard JWT): the full record,
 // with the switch port and line type an operator needs.
-func (s *server) handleLocationDetails(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[locationRequest](r)
+func (h *Handler) LocationDetails(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[locationRequest](r)
 	if err != nil {
 		return err
 	}
-	l, err := s.Serviceability.LocateDetails(r.Context(), q.LocationHash, q.LocationIdentifier)
+	l, err := h.Serviceability.LocateDetails(r.Context(), q.LocationHash, q.LocationIdentifier)
 	if err != nil {
 		return err
 	}
@@ -219,11 +213,11 @@ func (s *server) handleLocationDetails(w http.ResponseWriter, r *http.Request) e
 	if l.Unit != nil {
 		unitID = &l.Unit.ID
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	api.JSON(w, http.StatusOK, map[string]any{
 		"location":     locationOf(l.Location),
 		"unit_id":      unitID,
 		"port":         map[string]string{"port_id": l.Port.ID, "switch": l.Port.Switch, "port": l.Port.Name},
-		"line_type":    strOrNil(string(l.Building.LineType)),
+		"line_type":    api.Optional(string(l.Building.LineType)),
 		"orderable":    l.Building.Orderable,
 		"provider_ids": l.ProviderIDs,
 	})

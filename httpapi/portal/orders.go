@@ -1,9 +1,10 @@
-package httpapi
+package portal
 
 import (
 	"net/http"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/portal"
 )
 
@@ -43,7 +44,7 @@ func lineJSON(sub *subprov.Subscription) any {
 	}
 	return map[string]any{"subscription_id": sub.ID, "status": sub.Status, "plan_version_id": sub.PlanVersionID,
 		"building_id": sub.BuildingID, "unit_id": stringOrNil(sub.UnitID), "requested_start_date": stringOrNil(sub.RequestedStartDate),
-		"canceled_at": timeOrNil(sub.CanceledAt), "ended_at": timeOrNil(sub.EndedAt)}
+		"canceled_at": api.Instant(sub.CanceledAt), "ended_at": api.Instant(sub.EndedAt)}
 }
 
 func portalPlanJSON(pv *subprov.PlanVersion, today string) map[string]any {
@@ -59,17 +60,17 @@ func promoJSON(pv *subprov.PlanVersion, today string) any {
 	return map[string]any{"price": *price, "ends_on": stringOrNil(pv.PromoEndsOn)}
 }
 
-func (s *server) localToday(p *subprov.Provider) string {
-	return s.Clock.Now().In(p.Location()).Format("2006-01-02")
+func (h *Handler) localToday(p *subprov.Provider) string {
+	return h.Clock.Now().In(p.Location()).Format("2006-01-02")
 }
 
-// handleOrderOptions: GET /partner/subscriber/me/orders/options?building_id=
-func (s *server) handleOrderOptions(w http.ResponseWriter, r *http.Request) error {
-	_, p, err := s.subscriberOf(r)
+// OrderOptions: GET /partner/subscriber/me/orders/options?building_id=
+func (h *Handler) OrderOptions(w http.ResponseWriter, r *http.Request) error {
+	_, p, err := h.subscriberOf(r)
 	if err != nil {
 		return err
 	}
-	o, err := s.Portal.OrderOptions(r.Context(), callerOf(r).Account, r.URL.Query().Get("building_id"))
+	o, err := h.Portal.OrderOptions(r.Context(), api.CallerOf(r).Account, r.URL.Query().Get("building_id"))
 	if err != nil {
 		return err
 	}
@@ -80,21 +81,21 @@ func (s *server) handleOrderOptions(w http.ResponseWriter, r *http.Request) erro
 	}
 	plans := make([]map[string]any, 0, len(o.Plans))
 	for _, pv := range o.Plans {
-		plans = append(plans, portalPlanJSON(pv, s.localToday(p)))
+		plans = append(plans, portalPlanJSON(pv, h.localToday(p)))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"building_id": o.BuildingID, "served": o.Served, "route": stringOrNil(o.Route),
+	api.JSON(w, http.StatusOK, map[string]any{"building_id": o.BuildingID, "served": o.Served, "route": stringOrNil(o.Route),
 		"line_type": stringOrNil(string(o.LineType)), "suites": suites, "units": suites, "current_subscription": lineJSON(o.CurrentSubscription),
 		"postal_unit": stringOrNil(o.PostalUnit), "plans": plans,
 		"order_window": map[string]any{"earliest": stringOrNil(o.EarliestStartDate), "latest": stringOrNil(o.LatestStartDate)}})
 	return nil
 }
 
-// handleOrderPreview: GET /partner/subscriber/me/orders/preview — problems are blockers.
-func (s *server) handleOrderPreview(w http.ResponseWriter, r *http.Request) error {
+// OrderPreview: GET /partner/subscriber/me/orders/preview — problems are blockers.
+func (h *Handler) OrderPreview(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	req := portalOrderRequest{BuildingID: q.Get("building_id"), PlanVersionID: q.Get("plan_version_id"), UnitID: q.Get("unit_id"),
 		RequestedStartDate: q.Get("requested_start_date"), EndCurrentSubscriptionID: q.Get("end_current_subscription_id")}
-	pv, err := s.Portal.PreviewOrder(r.Context(), callerOf(r).Account, req.portal())
+	pv, err := h.Portal.PreviewOrder(r.Context(), api.CallerOf(r).Account, req.portal())
 	if err != nil {
 		return err
 	}
@@ -107,7 +108,7 @@ func (s *server) handleOrderPreview(w http.ResponseWriter, r *http.Request) erro
 		out["blockers"] = joinSentences(pv.Blockers)
 	}
 	if o.Plan != nil {
-		out["monthly_price"], out["setup_fee"], out["promo"] = o.Plan.MonthlyPrice, o.Plan.SetupFee, promoJSON(o.Plan, s.localToday(o.Provider))
+		out["monthly_price"], out["setup_fee"], out["promo"] = o.Plan.MonthlyPrice, o.Plan.SetupFee, promoJSON(o.Plan, h.localToday(o.Provider))
 	}
 	if o.Route != "" && o.Building != nil {
 		out["booking"] = stringOrNil(o.Booking())
@@ -118,7 +119,7 @@ func (s *server) handleOrderPreview(w http.ResponseWriter, r *http.Request) erro
 	if o.End != nil {
 		out["end_current_subscription"] = map[string]any{"subscription_id": o.End.ID, "end_date": o.StartDate, "reason": "moving"}
 	}
-	writeJSON(w, http.StatusOK, out)
+	api.JSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -133,13 +134,13 @@ func joinSentences(parts []string) string {
 	return out
 }
 
-// handlePlaceOrder: POST /partner/subscriber/me/orders
-func (s *server) handlePlaceOrder(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[portalOrderRequest](r)
+// PlaceOrder: POST /partner/subscriber/me/orders
+func (h *Handler) PlaceOrder(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[portalOrderRequest](r)
 	if err != nil {
 		return err
 	}
-	res, err := s.Portal.PlaceOrder(r.Context(), callerOf(r).Account, q.portal())
+	res, err := h.Portal.PlaceOrder(r.Context(), api.CallerOf(r).Account, q.portal())
 	if err != nil {
 		return err
 	}
@@ -156,7 +157,7 @@ func (s *server) handlePlaceOrder(w http.ResponseWriter, r *http.Request) error 
 		out["first_charge"] = map[string]any{"invoice_id": inv.ID, "number": inv.Number, "net": inv.Net, "tax": inv.Tax,
 			"total": inv.Total, "currency": inv.Currency, "status": inv.Status}
 	}
-	writeJSON(w, http.StatusCreated, out)
+	api.JSON(w, http.StatusCreated, out)
 	return nil
 }
 
@@ -174,27 +175,27 @@ func reactivationJSON(v *portal.ReactivationView) map[string]any {
 		"booking": stringOrNil(v.Booking)}
 	if sub := v.Subscription; sub != nil {
 		out["subscription_id"] = sub.ID
-		out["cancellation"] = map[string]any{"canceled_at": timeOrNil(sub.CanceledAt), "ended_at": timeOrNil(sub.EndedAt), "reason": sub.CancelReason}
+		out["cancellation"] = map[string]any{"canceled_at": api.Instant(sub.CanceledAt), "ended_at": api.Instant(sub.EndedAt), "reason": sub.CancelReason}
 	}
 	return out
 }
 
-// handleReactivationPreview: GET /partner/subscriber/me/reactivation (all account users).
-func (s *server) handleReactivationPreview(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.Portal.Reactivation(r.Context(), callerOf(r).Account)
+// ReactivationPreview: GET /partner/subscriber/me/reactivation (all account users).
+func (h *Handler) ReactivationPreview(w http.ResponseWriter, r *http.Request) error {
+	v, err := h.Portal.Reactivation(r.Context(), api.CallerOf(r).Account)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, reactivationJSON(v))
+	api.JSON(w, http.StatusOK, reactivationJSON(v))
 	return nil
 }
 
-// handleReactivate: POST /partner/subscriber/me/subscriptions/{subscription_id}/reactivation
-func (s *server) handleReactivate(w http.ResponseWriter, r *http.Request) error {
-	if _, err := decode[struct{}](r); err != nil {
+// Reactivate: POST /partner/subscriber/me/subscriptions/{subscription_id}/reactivation
+func (h *Handler) Reactivate(w http.ResponseWriter, r *http.Request) error {
+	if _, err := api.Decode[struct{}](r); err != nil {
 		return err
 	}
-	res, err := s.Portal.Reactivate(r.Context(), callerOf(r).Account, r.PathValue("subscription_id"))
+	res, err := h.Portal.Reactivate(r.Context(), api.CallerOf(r).Account, r.PathValue("subscription_id"))
 	if err != nil {
 		return err
 	}
@@ -216,6 +217,6 @@ func (s *server) handleReactivate(w http.ResponseWriter, r *http.Request) error 
 	if res.Provisioned != nil {
 		out["provisioned"] = *res.Provisioned
 	}
-	writeJSON(w, http.StatusOK, out)
+	api.JSON(w, http.StatusOK, out)
 	return nil
 }

@@ -1,4 +1,4 @@
-package httpapi
+package portal
 
 import (
 	"bytes"
@@ -6,18 +6,19 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/store"
 )
 
 // subscriberOf resolves the signed-in account to its subscriber record and provider; an
 // account without one answers 404 on every /me sub-resource.
-func (s *server) subscriberOf(r *http.Request) (string, *subprov.Provider, error) {
-	acc := callerOf(r).Account
+func (h *Handler) subscriberOf(r *http.Request) (string, *subprov.Provider, error) {
+	acc := api.CallerOf(r).Account
 	if acc == nil || acc.SubscriberID == "" {
 		return "", nil, &subprov.Error{Code: subprov.ENOTFOUND, Reason: "no_subscriber", Message: "No subscriber record found for this account"}
 	}
-	p, err := s.Store.Provider(r.Context(), acc.ProviderID)
+	p, err := h.Store.Provider(r.Context(), acc.ProviderID)
 	if err != nil {
 		return "", nil, err
 	}
@@ -40,13 +41,13 @@ type invoiceJSON struct {
 	PaidAt         any           `json:"paid_at"`
 }
 
-// handleMyInvoices: GET /partner/subscriber/me/invoices — local invoice rows, newest first.
-func (s *server) handleMyInvoices(w http.ResponseWriter, r *http.Request) error {
-	sid, p, err := s.subscriberOf(r)
+// MyInvoices: GET /partner/subscriber/me/invoices — local invoice rows, newest first.
+func (h *Handler) MyInvoices(w http.ResponseWriter, r *http.Request) error {
+	sid, p, err := h.subscriberOf(r)
 	if err != nil {
 		return err
 	}
-	invs, err := s.Billing.Invoices(r.Context(), p, sid)
+	invs, err := h.Billing.Invoices(r.Context(), p, sid)
 	if err != nil {
 		return err
 	}
@@ -54,9 +55,9 @@ func (s *server) handleMyInvoices(w http.ResponseWriter, r *http.Request) error 
 	for _, inv := range invs {
 		out = append(out, invoiceJSON{ID: inv.ID, Number: inv.Number, CustomerNumber: inv.CustomerNumber, InvoiceDate: inv.InvoiceDate,
 			Period: inv.Period, Kind: inv.Kind, Status: inv.Status, Net: inv.Net, Tax: inv.Tax, Total: inv.Total, Currency: inv.Currency,
-			SubscriptionID: inv.SubscriptionID, PaidAt: timeOrNil(inv.PaidAt)})
+			SubscriptionID: inv.SubscriptionID, PaidAt: api.Instant(inv.PaidAt)})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"invoices": out})
+	api.JSON(w, http.StatusOK, map[string]any{"invoices": out})
 	return nil
 }
 
@@ -70,14 +71,14 @@ type creditNoteJSON struct {
 	CreatedAt string        `json:"created_at"`
 }
 
-// handleMyCreditNotes: GET /partner/subscriber/me/credit-notes — read live from the billing
+// MyCreditNotes: GET /partner/subscriber/me/credit-notes — read live from the billing
 // system; 502 when it is unreachable, never an empty list.
-func (s *server) handleMyCreditNotes(w http.ResponseWriter, r *http.Request) error {
-	sid, p, err := s.subscriberOf(r)
+func (h *Handler) MyCreditNotes(w http.ResponseWriter, r *http.Request) error {
+	sid, p, err := h.subscriberOf(r)
 	if err != nil {
 		return err
 	}
-	cns, err := s.Billing.CreditNotes(r.Context(), p, sid)
+	cns, err := h.Billing.CreditNotes(r.Context(), p, sid)
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func (s *server) handleMyCreditNotes(w http.ResponseWriter, r *http.Request) err
 		out = append(out, creditNoteJSON{ID: c.ID, Number: c.Number, State: c.State, Amount: c.Amount, Currency: c.Currency,
 			Reason: c.Reason, CreatedAt: c.CreatedAt.UTC().Format(time.RFC3339)})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"credit_notes": out})
+	api.JSON(w, http.StatusOK, map[string]any{"credit_notes": out})
 	return nil
 }
 
@@ -98,27 +99,27 @@ func writePDF(w http.ResponseWriter, name string, body *bytes.Buffer) error {
 	return err
 }
 
-// handleCreditNotePDF: GET /api/v1/credit-notes/{credit_note_id}/pdf with the subscriber session.
-func (s *server) handleCreditNotePDF(w http.ResponseWriter, r *http.Request) error {
-	sid, p, err := s.subscriberOf(r)
+// CreditNotePDF: GET /api/v1/credit-notes/{credit_note_id}/pdf with the subscriber session.
+func (h *Handler) CreditNotePDF(w http.ResponseWriter, r *http.Request) error {
+	sid, p, err := h.subscriberOf(r)
 	if err != nil {
 		return err
 	}
 	var buf bytes.Buffer
-	if err := s.Billing.CreditNotePDF(r.Context(), &buf, p, sid, r.PathValue("credit_note_id")); err != nil {
+	if err := h.Billing.CreditNotePDF(r.Context(), &buf, p, sid, r.PathValue("credit_note_id")); err != nil {
 		return err
 	}
 	return writePDF(w, "credit-note", &buf)
 }
 
-// handleInvoicePDF: GET /api/v1/invoices/{invoice_id}/pdf with the subscriber session.
-func (s *server) handleInvoicePDF(w http.ResponseWriter, r *http.Request) error {
-	sid, p, err := s.subscriberOf(r)
+// InvoicePDF: GET /api/v1/invoices/{invoice_id}/pdf with the subscriber session.
+func (h *Handler) InvoicePDF(w http.ResponseWriter, r *http.Request) error {
+	sid, p, err := h.subscriberOf(r)
 	if err != nil {
 		return err
 	}
 	var buf bytes.Buffer
-	if err := s.Billing.InvoicePDF(r.Context(), &buf, p, sid, r.PathValue("invoice_id")); err != nil {
+	if err := h.Billing.InvoicePDF(r.Context(), &buf, p, sid, r.PathValue("invoice_id")); err != nil {
 		return err
 	}
 	return writePDF(w, "invoice", &buf)
@@ -131,24 +132,24 @@ type billingDayRequest struct {
 
 func (q billingDayRequest) Valid() map[string]string {
 	p := map[string]string{}
-	required(p, map[string]string{"subscription_id": q.SubscriptionID})
+	api.Required(p, map[string]string{"subscription_id": q.SubscriptionID})
 	if q.BillingDay == nil {
 		p["billing_day"] = "required"
 	}
 	return p
 }
 
-// handleBillingDay: PATCH /partner/subscriber/me/billing-day (holder only).
-func (s *server) handleBillingDay(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[billingDayRequest](r)
+// BillingDay: PATCH /partner/subscriber/me/billing-day (holder only).
+func (h *Handler) BillingDay(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[billingDayRequest](r)
 	if err != nil {
 		return err
 	}
-	sid, p, err := s.subscriberOf(r)
+	sid, p, err := h.subscriberOf(r)
 	if err != nil {
 		return err
 	}
-	res, err := s.Billing.ChangeBillingDay(r.Context(), p, sid, q.SubscriptionID, *q.BillingDay)
+	res, err := h.Billing.ChangeBillingDay(r.Context(), p, sid, q.SubscriptionID, *q.BillingDay)
 	if err != nil {
 		return err
 	}
@@ -156,7 +157,7 @@ func (s *server) handleBillingDay(w http.ResponseWriter, r *http.Request) error 
 	if res.NextSendDate != nil {
 		next = res.NextSendDate.Format("2006-01-02")
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"subscription_id": res.SubscriptionID, "billing_day": res.BillingDay,
+	api.JSON(w, http.StatusOK, map[string]any{"subscription_id": res.SubscriptionID, "billing_day": res.BillingDay,
 		"effective_period": res.EffectivePeriod.Format("2006-01-02"), "next_send_date": next})
 	return nil
 }
@@ -181,52 +182,52 @@ type contactPatchRequest struct {
 	Company     *string `json:"company"`
 }
 
-// handleInvoiceContact: PATCH /partner/subscriber/me/invoice-contact (holder only).
-func (s *server) handleInvoiceContact(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[contactPatchRequest](r)
+// InvoiceContact: PATCH /partner/subscriber/me/invoice-contact (holder only).
+func (h *Handler) InvoiceContact(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[contactPatchRequest](r)
 	if err != nil {
 		return err
 	}
-	sid, p, err := s.subscriberOf(r)
+	sid, p, err := h.subscriberOf(r)
 	if err != nil {
 		return err
 	}
-	c, err := s.Portal.UpdateInvoiceContact(r.Context(), p, sid, portal.ContactPatch(q))
+	c, err := h.Portal.UpdateInvoiceContact(r.Context(), p, sid, portal.ContactPatch(q))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "contact": contactOf(c), "state": "separate"})
+	api.JSON(w, http.StatusOK, map[string]any{"success": true, "contact": contactOf(c), "state": "separate"})
 	return nil
 }
 
-// handleUseHolder: POST /partner/subscriber/me/invoice-contact/use-holder (holder only).
-func (s *server) handleUseHolder(w http.ResponseWriter, r *http.Request) error {
-	sid, p, err := s.subscriberOf(r)
+// UseHolder: POST /partner/subscriber/me/invoice-contact/use-holder (holder only).
+func (h *Handler) UseHolder(w http.ResponseWriter, r *http.Request) error {
+	sid, p, err := h.subscriberOf(r)
 	if err != nil {
 		return err
 	}
-	c, err := s.Portal.UseHolderForInvoices(r.Context(), p, sid)
+	c, err := h.Portal.UseHolderForInvoices(r.Context(), p, sid)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "contact": contactOf(c), "state": "shared"})
+	api.JSON(w, http.StatusOK, map[string]any{"success": true, "contact": contactOf(c), "state": "shared"})
 	return nil
 }
 
-// handleMe: GET /partner/subscriber/me — the account record; a login without a subscriber
+// Me: GET /partner/subscriber/me — the account record; a login without a subscriber
 // record answers 200 with subscriber null and no subscriptions.
-func (s *server) handleMe(w http.ResponseWriter, r *http.Request) error {
-	a := callerOf(r).View
+func (h *Handler) Me(w http.ResponseWriter, r *http.Request) error {
+	a := api.CallerOf(r).View
 	out := meJSON{Subscriptions: make([]meSubscriptionJSON, 0, len(a.Subscriptions)), CheckoutSessions: make([]meSessionJSON, 0, len(a.Sessions)),
-		Provider: meProviderJSON{ID: a.Provider.ID, Name: a.Provider.Name, BrandColor: strOrNil(a.Provider.BrandColor), SupportGroup: a.Provider.SupportGroup}}
+		Provider: meProviderJSON{ID: a.Provider.ID, Name: a.Provider.Name, BrandColor: api.Optional(a.Provider.BrandColor), SupportGroup: a.Provider.SupportGroup}}
 	if rec := a.Subscriber; rec != nil {
 		out.Subscriber = &meSubscriberJSON{ID: rec.ID, CustomerNumber: rec.CustomerNumber, FirstName: rec.Holder.FirstName,
 			LastName: rec.Holder.LastName, Email: rec.Holder.Email}
 	}
 	for _, sub := range a.Subscriptions {
 		out.Subscriptions = append(out.Subscriptions, meSubscriptionJSON{SubscriptionID: sub.ID, Status: sub.Status, BillingOwner: sub.BillingOwner,
-			BillingDay: sub.BillingDay, BuildingID: sub.BuildingID, UnitID: strOrNil(sub.UnitID), StartedAt: strOrNil(sub.StartedAt),
-			CanceledAt: timeStrOrNil(sub.CanceledAt), EndedAt: timeStrOrNil(sub.EndedAt), Plan: planRefOf(a.Plans[sub.PlanVersionID])})
+			BillingDay: sub.BillingDay, BuildingID: sub.BuildingID, UnitID: api.Optional(sub.UnitID), StartedAt: api.Optional(sub.StartedAt),
+			CanceledAt: api.Instant(sub.CanceledAt), EndedAt: api.Instant(sub.EndedAt), Plan: api.PlanRefOf(a.Plans[sub.PlanVersionID])})
 	}
 	// The view may be shared with other requests (store.AccountView): expire copies.
 	sessions := make([]*subprov.CheckoutSession, len(a.Sessions))
@@ -234,13 +235,13 @@ func (s *server) handleMe(w http.ResponseWriter, r *http.Request) error {
 		cp := *c
 		sessions[i] = &cp
 	}
-	s.Checkout.ShowExpired(sessions)
+	h.Checkout.ShowExpired(sessions)
 	for _, c := range sessions {
 		out.CheckoutSessions = append(out.CheckoutSessions, meSessionJSON{SessionID: c.ID, Status: c.Status, ProviderID: c.ProviderID,
-			PlanVersionID: c.PlanVersionID, BuildingID: c.BuildingID, UnitID: strOrNil(c.UnitID), DeliveryMode: c.DeliveryMode,
-			SubscriptionID: strOrNil(c.SubscriptionID), CreatedAt: c.CreatedAt.Format(time.RFC3339)})
+			PlanVersionID: c.PlanVersionID, BuildingID: c.BuildingID, UnitID: api.Optional(c.UnitID), DeliveryMode: c.DeliveryMode,
+			SubscriptionID: api.Optional(c.SubscriptionID), CreatedAt: c.CreatedAt.Format(time.RFC3339)})
 	}
-	writeJSON(w, http.StatusOK, out)
+	api.JSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -274,7 +275,7 @@ type meSubscriptionJSON struct {
 	BuildingID     string               `json:"building_id"`
 	CanceledAt     *string              `json:"canceled_at"`
 	EndedAt        *string              `json:"ended_at"`
-	Plan           planRef              `json:"plan"`
+	Plan           api.PlanRef          `json:"plan"`
 	StartedAt      *string              `json:"started_at"`
 	Status         subprov.Status       `json:"status"`
 	SubscriptionID string               `json:"subscription_id"`
@@ -294,21 +295,13 @@ type meSessionJSON struct {
 }
 
 // timeStrOrNil is an instant in RFC 3339 (UTC), or nil.
-func timeStrOrNil(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := t.UTC().Format(time.RFC3339)
-	return &s
-}
-
-// handleMyDetails: GET /partner/subscriber/me/details.
-func (s *server) handleMyDetails(w http.ResponseWriter, r *http.Request) error {
-	d, err := s.Portal.DetailsOf(r.Context(), callerOf(r).Account)
+// MyDetails: GET /partner/subscriber/me/details.
+func (h *Handler) MyDetails(w http.ResponseWriter, r *http.Request) error {
+	d, err := h.Portal.DetailsOf(r.Context(), api.CallerOf(r).Account)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"customer_number": d.CustomerNumber, "contract_contact": contactOf(d.ContractContact),
+	api.JSON(w, http.StatusOK, map[string]any{"customer_number": d.CustomerNumber, "contract_contact": contactOf(d.ContractContact),
 		"invoice_contact": contactOf(d.InvoiceContact), "billing_contact_differs": d.BillingContactDiffers,
 		"user": map[string]any{"contact": contactOf(d.User)}})
 	return nil
@@ -321,19 +314,19 @@ type ownContactRequest struct {
 	Company     *string `json:"company"`
 }
 
-// handleMyContact: PATCH /partner/subscriber/me/contact — the signed-in person's own details;
+// MyContact: PATCH /partner/subscriber/me/contact — the signed-in person's own details;
 // there is no email field (the e-mail is the login), so sending one is 422.
-func (s *server) handleMyContact(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[ownContactRequest](r)
+func (h *Handler) MyContact(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[ownContactRequest](r)
 	if err != nil {
 		return err
 	}
-	c, err := s.Portal.UpdateOwnContact(r.Context(), callerOf(r).Account,
+	c, err := h.Portal.UpdateOwnContact(r.Context(), api.CallerOf(r).Account,
 		portal.ContactPatch{FirstName: q.FirstName, LastName: q.LastName, PhoneNumber: q.PhoneNumber, Company: q.Company})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "contact": contactOf(c)})
+	api.JSON(w, http.StatusOK, map[string]any{"success": true, "contact": contactOf(c)})
 	return nil
 }
 
@@ -344,16 +337,16 @@ type passwordChangeRequest struct {
 	NewPassword     string `json:"new_password"`
 }
 
-// handleMyPassword: PATCH /partner/subscriber/me/password.
-func (s *server) handleMyPassword(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[passwordChangeRequest](r)
+// MyPassword: PATCH /partner/subscriber/me/password.
+func (h *Handler) MyPassword(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[passwordChangeRequest](r)
 	if err != nil {
 		return err
 	}
-	if err := s.Auth.ChangePassword(r.Context(), callerOf(r).Account, q.CurrentPassword, q.NewPassword); err != nil {
+	if err := h.Auth.ChangePassword(r.Context(), api.CallerOf(r).Account, q.CurrentPassword, q.NewPassword); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": "Password changed"})
+	api.JSON(w, http.StatusOK, map[string]any{"success": true, "message": "Password changed"})
 	return nil
 }
 
@@ -372,9 +365,9 @@ func authorizedUserOf(u *store.AuthorizedUserRow) authorizedUserJSON {
 		PhoneNumber: u.Contact.PhoneNumber, InvitationSent: u.InvitationSent, Activated: u.Activated}
 }
 
-// handleAuthorizedUsers: GET /partner/subscriber/me/authorized-users.
-func (s *server) handleAuthorizedUsers(w http.ResponseWriter, r *http.Request) error {
-	us, err := s.Portal.AuthorizedUsers(r.Context(), callerOf(r).Account)
+// AuthorizedUsers: GET /partner/subscriber/me/authorized-users.
+func (h *Handler) AuthorizedUsers(w http.ResponseWriter, r *http.Request) error {
+	us, err := h.Portal.AuthorizedUsers(r.Context(), api.CallerOf(r).Account)
 	if err != nil {
 		return err
 	}
@@ -382,7 +375,7 @@ func (s *server) handleAuthorizedUsers(w http.ResponseWriter, r *http.Request) e
 	for _, u := range us {
 		out = append(out, authorizedUserOf(u))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"authorized_users": out})
+	api.JSON(w, http.StatusOK, map[string]any{"authorized_users": out})
 	return nil
 }
 
@@ -393,42 +386,42 @@ type authorizedUserRequest struct {
 	PhoneNumber string `json:"phonenumber"`
 }
 
-// handleAddAuthorizedUser: POST /partner/subscriber/me/authorized-users (holder only) — 201.
-func (s *server) handleAddAuthorizedUser(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[authorizedUserRequest](r)
+// AddAuthorizedUser: POST /partner/subscriber/me/authorized-users (holder only) — 201.
+func (h *Handler) AddAuthorizedUser(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[authorizedUserRequest](r)
 	if err != nil {
 		return err
 	}
-	u, err := s.Portal.AddAuthorizedUser(r.Context(), callerOf(r).Account, portal.AuthorizedUserInput(q))
+	u, err := h.Portal.AddAuthorizedUser(r.Context(), api.CallerOf(r).Account, portal.AuthorizedUserInput(q))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, authorizedUserOf(u))
+	api.JSON(w, http.StatusCreated, authorizedUserOf(u))
 	return nil
 }
 
-// handleResendInvite: POST /partner/subscriber/me/authorized-users/{id}/resend-invite (holder only).
-func (s *server) handleResendInvite(w http.ResponseWriter, r *http.Request) error {
-	u, err := s.Portal.ResendInvite(r.Context(), callerOf(r).Account, r.PathValue("id"))
+// ResendInvite: POST /partner/subscriber/me/authorized-users/{id}/resend-invite (holder only).
+func (h *Handler) ResendInvite(w http.ResponseWriter, r *http.Request) error {
+	u, err := h.Portal.ResendInvite(r.Context(), api.CallerOf(r).Account, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, authorizedUserOf(u))
+	api.JSON(w, http.StatusOK, authorizedUserOf(u))
 	return nil
 }
 
-// handleRemoveAuthorizedUser: DELETE /partner/subscriber/me/authorized-users/{id} (holder only) — 204.
-func (s *server) handleRemoveAuthorizedUser(w http.ResponseWriter, r *http.Request) error {
-	if err := s.Portal.RemoveAuthorizedUser(r.Context(), callerOf(r).Account, r.PathValue("id")); err != nil {
+// RemoveAuthorizedUser: DELETE /partner/subscriber/me/authorized-users/{id} (holder only) — 204.
+func (h *Handler) RemoveAuthorizedUser(w http.ResponseWriter, r *http.Request) error {
+	if err := h.Portal.RemoveAuthorizedUser(r.Context(), api.CallerOf(r).Account, r.PathValue("id")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// handleMyUsage: GET /partner/subscriber/me/usage.
-func (s *server) handleMyUsage(w http.ResponseWriter, r *http.Request) error {
-	u, err := s.Portal.UsageOf(r.Context(), callerOf(r).Account)
+// MyUsage: GET /partner/subscriber/me/usage.
+func (h *Handler) MyUsage(w http.ResponseWriter, r *http.Request) error {
+	u, err := h.Portal.UsageOf(r.Context(), api.CallerOf(r).Account)
 	if err != nil {
 		return err
 	}
@@ -436,26 +429,26 @@ func (s *server) handleMyUsage(w http.ResponseWriter, r *http.Request) error {
 	for _, m := range u.Months {
 		months = append(months, map[string]any{"month": m.Month, "download_gb": m.DownloadGB, "upload_gb": m.UploadGB})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": u.Status, "months": months})
+	api.JSON(w, http.StatusOK, map[string]any{"status": u.Status, "months": months})
 	return nil
 }
 
-// handleStatusHistory: GET /partner/subscriber/status-history — newest first; an empty list on
+// StatusHistory: GET /partner/subscriber/status-history — newest first; an empty list on
 // any failure, never an error.
-func (s *server) handleStatusHistory(w http.ResponseWriter, r *http.Request) error {
-	evs := s.Portal.StatusHistory(r.Context(), callerOf(r).Account)
+func (h *Handler) StatusHistory(w http.ResponseWriter, r *http.Request) error {
+	evs := h.Portal.StatusHistory(r.Context(), api.CallerOf(r).Account)
 	out := make([]map[string]any, 0, len(evs))
 	for _, e := range evs {
 		out = append(out, map[string]any{"id": e.ID, "started_at": e.StartedAt.UTC().Format(time.RFC3339),
-			"resolved_at": timeOrNil(e.ResolvedAt), "ongoing": e.ResolvedAt == nil})
+			"resolved_at": api.Instant(e.ResolvedAt), "ongoing": e.ResolvedAt == nil})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"events": out})
+	api.JSON(w, http.StatusOK, map[string]any{"events": out})
 	return nil
 }
 
-// handlePaymentMethod: GET /partner/subscriber/me/payment-method (holder only).
-func (s *server) handlePaymentMethod(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.Portal.PaymentMethod(r.Context(), callerOf(r).Account)
+// PaymentMethod: GET /partner/subscriber/me/payment-method (holder only).
+func (h *Handler) PaymentMethod(w http.ResponseWriter, r *http.Request) error {
+	m, err := h.Portal.PaymentMethod(r.Context(), api.CallerOf(r).Account)
 	if err != nil {
 		return err
 	}
@@ -463,17 +456,17 @@ func (s *server) handlePaymentMethod(w http.ResponseWriter, r *http.Request) err
 	if m != nil {
 		pm = map[string]string{"id": m.ID, "brand": m.Brand, "last4": m.Last4}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"payment_method": pm})
+	api.JSON(w, http.StatusOK, map[string]any{"payment_method": pm})
 	return nil
 }
 
-// handlePaymentSetup: POST /partner/subscriber/me/payment-method/setup (holder only).
-func (s *server) handlePaymentSetup(w http.ResponseWriter, r *http.Request) error {
-	si, err := s.Portal.StartCardSetup(r.Context(), callerOf(r).Account)
+// PaymentSetup: POST /partner/subscriber/me/payment-method/setup (holder only).
+func (h *Handler) PaymentSetup(w http.ResponseWriter, r *http.Request) error {
+	si, err := h.Portal.StartCardSetup(r.Context(), api.CallerOf(r).Account)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"setup_intent_id": si.ID, "client_secret": si.ClientSecret, "status": si.Status})
+	api.JSON(w, http.StatusOK, map[string]any{"setup_intent_id": si.ID, "client_secret": si.ClientSecret, "status": si.Status})
 	return nil
 }
 
@@ -484,20 +477,20 @@ type paymentConfirmRequest struct {
 
 func (q paymentConfirmRequest) Valid() map[string]string {
 	p := map[string]string{}
-	required(p, map[string]string{"setup_intent_id": q.SetupIntentID})
+	api.Required(p, map[string]string{"setup_intent_id": q.SetupIntentID})
 	return p
 }
 
-// handlePaymentConfirm: POST /partner/subscriber/me/payment-method/confirm (holder only).
-func (s *server) handlePaymentConfirm(w http.ResponseWriter, r *http.Request) error {
-	q, err := decode[paymentConfirmRequest](r)
+// PaymentConfirm: POST /partner/subscriber/me/payment-method/confirm (holder only).
+func (h *Handler) PaymentConfirm(w http.ResponseWriter, r *http.Request) error {
+	q, err := api.Decode[paymentConfirmRequest](r)
 	if err != nil {
 		return err
 	}
-	m, err := s.Portal.ConfirmCardSetup(r.Context(), callerOf(r).Account, q.SetupIntentID, q.TestCard)
+	m, err := h.Portal.ConfirmCardSetup(r.Context(), api.CallerOf(r).Account, q.SetupIntentID, q.TestCard)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"payment_method": map[string]string{"id": m.ID, "brand": m.Brand, "last4": m.Last4}})
+	api.JSON(w, http.StatusOK, map[string]any{"payment_method": map[string]string{"id": m.ID, "brand": m.Brand, "last4": m.Last4}})
 	return nil
 }
