@@ -66,7 +66,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/partner/subscriber/auth/password-reset", surface: surfaceSubscriber, limit: resetRequestLimit, handle: s.portal.PasswordReset},
 		{method: "POST", path: "/partner/subscriber/auth/password-reset/confirm", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.portal.PasswordResetConfirm},
 		{method: "POST", path: "/partner/subscriber/auth/activate", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.portal.Activate},
-		// The pages the links in set-up, activation and reset mails open (password_pages.go).
+		// The pages the links in set-up, activation and reset mails open.
 		{method: "GET", path: "/portal/reset-password", surface: surfacePage, handle: s.pages.PasswordPage},
 		{method: "POST", path: "/portal/reset-password", surface: surfacePage, failures: failedLoginLimit, handle: s.pages.PasswordSet},
 		{method: "GET", path: "/portal/activate", surface: surfacePage, handle: s.pages.PasswordPage},
@@ -126,7 +126,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/partner/subscriber/me/authorized-users/{id}/resend-invite", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.ResendInvite},
 		{method: "DELETE", path: "/partner/subscriber/me/authorized-users/{id}", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.RemoveAuthorizedUser},
 
-		// Portal orders and reactivation (httpapi/orders.go).
+		// Portal orders and reactivation.
 		{method: "GET", path: "/partner/subscriber/me/orders/options", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.OrderOptions},
 		{method: "GET", path: "/partner/subscriber/me/orders/preview", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.OrderPreview},
 		{method: "POST", path: "/partner/subscriber/me/orders", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.PlaceOrder},

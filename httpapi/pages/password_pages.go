@@ -10,7 +10,7 @@ import (
 	"github.com/subprov/subprov/web"
 )
 
-// The password pages (surfacePage): where the links in set-up, activation and password-reset
+// The password pages: where the links in set-up, activation and password-reset
 // mails lead (auth.TokenKind.Path). Each shows a form for a new password and sets it through
 // the same service call as the JSON routes (/partner/subscriber/auth/activate and
 // password-reset/confirm), so a person who follows the link from the mail needs nothing else.

@@ -11,7 +11,7 @@ import (
 	"github.com/subprov/subprov/web"
 )
 
-// The sandbox payment page (server-rendered; errors render as pages, surfacePage).
+// The sandbox payment page (server-rendered; errors render as pages).
 
 const maxForm = 64 << 10
 
