@@ -13,7 +13,14 @@ func (h *Handler) RetryCharge(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusAccepted, map[string]any{"invoice_id": inv.ID, "number": inv.Number, "status": inv.Status,
-		"message": "An AutoPay attempt is queued"})
+	api.JSON(w, http.StatusAccepted, retryChargeJSON{InvoiceID: inv.ID, Number: inv.Number, Status: inv.Status,
+		Message: "An AutoPay attempt is queued"})
 	return nil
+}
+
+type retryChargeJSON struct {
+	InvoiceID string `json:"invoice_id"`
+	Number    string `json:"number"`
+	Status    string `json:"status"`
+	Message   string `json:"message"`
 }

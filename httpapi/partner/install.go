@@ -73,8 +73,12 @@ func (h *Handler) InstallJobs(w http.ResponseWriter, r *http.Request) error {
 	for _, row := range rows {
 		out = append(out, installJobOf(row))
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"install_jobs": out})
+	api.JSON(w, http.StatusOK, installJobsJSON{InstallJobs: out})
 	return nil
+}
+
+type installJobsJSON struct {
+	InstallJobs []installJobJSON `json:"install_jobs"`
 }
 
 // writeInstallJob answers one job as the queue shows it.
@@ -104,6 +108,10 @@ type slotJSON struct {
 	PlacesLeft int    `json:"places_left"`
 }
 
+type slotsJSON struct {
+	Slots []slotJSON `json:"slots"`
+}
+
 // InstallJobSlots: GET /api/v1/install-jobs/{job_id}/slots — what can be booked for it.
 func (h *Handler) InstallJobSlots(w http.ResponseWriter, r *http.Request) error {
 	days, _, err := h.Install.Slots(r.Context(), r.PathValue("job_id"))
@@ -117,7 +125,7 @@ func (h *Handler) InstallJobSlots(w http.ResponseWriter, r *http.Request) error 
 				Capacity: sl.Capacity, PlacesLeft: sl.PlacesLeft()})
 		}
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"slots": out})
+	api.JSON(w, http.StatusOK, slotsJSON{Slots: out})
 	return nil
 }
 
@@ -181,8 +189,14 @@ func (h *Handler) CompleteInstallJob(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"subscription_id": sub.ID, "status": sub.Status, "install_job_id": r.PathValue("job_id")})
+	api.JSON(w, http.StatusOK, installCompletedJSON{SubscriptionID: sub.ID, Status: sub.Status, InstallJobID: r.PathValue("job_id")})
 	return nil
+}
+
+type installCompletedJSON struct {
+	SubscriptionID string         `json:"subscription_id"`
+	Status         subprov.Status `json:"status"`
+	InstallJobID   string         `json:"install_job_id"`
 }
 
 type completeJobRequest struct {

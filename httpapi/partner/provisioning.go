@@ -152,8 +152,12 @@ func (h *Handler) Bulk(w http.ResponseWriter, r *http.Request) error {
 		}
 		results[i] = item
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"results": results})
+	api.JSON(w, http.StatusOK, bulkJSON{Results: results})
 	return nil
+}
+
+type bulkJSON struct {
+	Results []bulkItemJSON `json:"results"`
 }
 
 func bulkErrorOf(err error) (*bulkItemError, int) {
@@ -189,8 +193,14 @@ func (h *Handler) ConfirmInstall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"subscription_id": sub.ID, "status": sub.Status})
+	api.JSON(w, http.StatusOK, lineStatusJSON{SubscriptionID: sub.ID, Status: sub.Status})
 	return nil
+}
+
+// lineStatusJSON is a line's id and status, the answer of an install's confirmation.
+type lineStatusJSON struct {
+	SubscriptionID string         `json:"subscription_id"`
+	Status         subprov.Status `json:"status"`
 }
 
 type devicePullRequest struct {
@@ -214,24 +224,49 @@ func (h *Handler) DevicePull(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sub := cfg.Subscription
-	api.JSON(w, http.StatusOK, map[string]any{"subscription_id": sub.ID, "status": sub.Status, "vlan": sub.VLAN,
-		"download_mbps": cfg.Plan.DownloadMbps, "upload_mbps": cfg.Plan.UploadMbps})
+	api.JSON(w, http.StatusOK, deviceConfigJSON{SubscriptionID: sub.ID, Status: sub.Status, VLAN: sub.VLAN,
+		DownloadMbps: cfg.Plan.DownloadMbps, UploadMbps: cfg.Plan.UploadMbps})
 	return nil
 }
 
-func quoteJSON(q *provisioning.PlanChangeQuote) map[string]any {
-	return map[string]any{
-		"subscription_id":     q.Subscription.ID,
-		"eligible":            q.Eligible,
-		"blockers":            q.Blockers,
-		"current_plan":        api.PlanRefOf(q.From),
-		"new_plan":            api.PlanRefOf(q.To),
-		"recurring_change":    q.RecurringChange,
-		"one_time_adjustment": q.Adjustment,
-		"note":                q.Note,
-		"effective_date":      q.EffectiveDate,
-		"billing_owner":       q.Subscription.BillingOwner,
-	}
+type deviceConfigJSON struct {
+	SubscriptionID string         `json:"subscription_id"`
+	Status         subprov.Status `json:"status"`
+	VLAN           int            `json:"vlan"`
+	DownloadMbps   int            `json:"download_mbps"`
+	UploadMbps     int            `json:"upload_mbps"`
+}
+
+// planChangeJSON is what a plan change's preview and its result both show.
+type planChangeJSON struct {
+	SubscriptionID    string                   `json:"subscription_id"`
+	CurrentPlan       api.PlanRef              `json:"current_plan"`
+	NewPlan           api.PlanRef              `json:"new_plan"`
+	RecurringChange   subprov.Money            `json:"recurring_change"`
+	OneTimeAdjustment *provisioning.Adjustment `json:"one_time_adjustment"`
+	Note              string                   `json:"note"`
+	EffectiveDate     string                   `json:"effective_date"`
+	BillingOwner      subprov.BillingOwner     `json:"billing_owner"`
+}
+
+func planChangeOf(q *provisioning.PlanChangeQuote) planChangeJSON {
+	return planChangeJSON{SubscriptionID: q.Subscription.ID, CurrentPlan: api.PlanRefOf(q.From), NewPlan: api.PlanRefOf(q.To),
+		RecurringChange: q.RecurringChange, OneTimeAdjustment: q.Adjustment, Note: q.Note, EffectiveDate: q.EffectiveDate,
+		BillingOwner: q.Subscription.BillingOwner}
+}
+
+type planChangeQuoteJSON struct {
+	planChangeJSON
+	Eligible bool     `json:"eligible"`
+	Blockers []string `json:"blockers"`
+}
+
+type planChangeResultJSON struct {
+	planChangeJSON
+	Status           subprov.Status `json:"status"`
+	PlanVersionID    string         `json:"plan_version_id"`
+	BandwidthUpdated bool           `json:"bandwidth_updated"`
+	AppliedAt        string         `json:"applied_at"`
 }
 
 // ChangePlanPreview: GET /partner/subscriptions/{subscription_id}/change-plan/preview.
@@ -240,7 +275,7 @@ func (h *Handler) ChangePlanPreview(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return inQuery(err)
 	}
-	api.JSON(w, http.StatusOK, quoteJSON(q))
+	api.JSON(w, http.StatusOK, planChangeQuoteJSON{planChangeJSON: planChangeOf(q), Eligible: q.Eligible, Blockers: q.Blockers})
 	return nil
 }
 
@@ -266,20 +301,28 @@ func (h *Handler) ChangePlan(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body := quoteJSON(res.Quote)
-	body["status"] = subprov.StatusActive
-	body["plan_version_id"] = res.Quote.To.ID
-	body["bandwidth_updated"] = res.BandwidthUpdated
-	body["applied_at"] = res.AppliedAt.Format(time.RFC3339)
-	delete(body, "eligible")
-	delete(body, "blockers")
-	api.JSON(w, http.StatusOK, body)
+	api.JSON(w, http.StatusOK, planChangeResultJSON{planChangeJSON: planChangeOf(res.Quote), Status: subprov.StatusActive,
+		PlanVersionID: res.Quote.To.ID, BandwidthUpdated: res.BandwidthUpdated, AppliedAt: res.AppliedAt.Format(time.RFC3339)})
 	return nil
 }
 
-func cancellationJSON(sub *subprov.Subscription) map[string]any {
-	return map[string]any{"subscription_id": sub.ID, "status": sub.Status, "canceled_at": api.Instant(sub.CanceledAt),
-		"ended_at": api.Instant(sub.EndedAt), "reason": sub.CancelReason, "billing_owner": sub.BillingOwner}
+type cancellationJSON struct {
+	SubscriptionID string               `json:"subscription_id"`
+	Status         subprov.Status       `json:"status"`
+	CanceledAt     *string              `json:"canceled_at"`
+	EndedAt        *string              `json:"ended_at"`
+	Reason         string               `json:"reason"`
+	BillingOwner   subprov.BillingOwner `json:"billing_owner"`
+}
+
+func cancellationOf(sub *subprov.Subscription) cancellationJSON {
+	return cancellationJSON{SubscriptionID: sub.ID, Status: sub.Status, CanceledAt: api.Instant(sub.CanceledAt),
+		EndedAt: api.Instant(sub.EndedAt), Reason: sub.CancelReason, BillingOwner: sub.BillingOwner}
+}
+
+type cancelResultJSON struct {
+	cancellationJSON
+	EndDate string `json:"end_date"`
 }
 
 type cancelRequest struct {
@@ -303,9 +346,7 @@ func (h *Handler) Cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body := cancellationJSON(sub)
-	body["end_date"] = strings.TrimSpace(q.EndDate)
-	api.JSON(w, http.StatusOK, body)
+	api.JSON(w, http.StatusOK, cancelResultJSON{cancellationJSON: cancellationOf(sub), EndDate: strings.TrimSpace(q.EndDate)})
 	return nil
 }
 
@@ -315,7 +356,7 @@ func (h *Handler) Cancellation(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, cancellationJSON(sub))
+	api.JSON(w, http.StatusOK, cancellationOf(sub))
 	return nil
 }
 
@@ -323,6 +364,16 @@ type quoteLineJSON struct {
 	Type        string        `json:"type"`
 	Description string        `json:"description"`
 	Amount      subprov.Money `json:"amount"`
+}
+
+type cancelPreviewJSON struct {
+	SubscriptionID string               `json:"subscription_id"`
+	EndDate        string               `json:"end_date"`
+	EndedAt        string               `json:"ended_at"`
+	Period         string               `json:"period"`
+	BillingOwner   subprov.BillingOwner `json:"billing_owner"`
+	Lines          []quoteLineJSON      `json:"lines"`
+	Total          subprov.Money        `json:"total"`
 }
 
 // CancelPreview: GET /api/v1/subscription/{subscription_id}/cancel/preview?end_date=…
@@ -339,9 +390,9 @@ func (h *Handler) CancelPreview(w http.ResponseWriter, r *http.Request) error {
 	for _, l := range q.Lines {
 		lines = append(lines, quoteLineJSON(l))
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"subscription_id": q.Subscription.ID, "end_date": q.EndDate,
-		"ended_at": q.EndedAt.Format(time.RFC3339), "period": q.Period, "billing_owner": q.Subscription.BillingOwner,
-		"lines": lines, "total": q.Total})
+	api.JSON(w, http.StatusOK, cancelPreviewJSON{SubscriptionID: q.Subscription.ID, EndDate: q.EndDate,
+		EndedAt: q.EndedAt.Format(time.RFC3339), Period: q.Period, BillingOwner: q.Subscription.BillingOwner,
+		Lines: lines, Total: q.Total})
 	return nil
 }
 

@@ -21,10 +21,19 @@ func (h *Handler) SandboxProviderInfo(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"sandbox_provider_id": p.ID, "sandbox_webhook_secret": p.WebhookSecret,
-		"name": p.Name, "service_provider_document_id": api.Optional(p.ServiceProviderDocumentID), "webhook_url": api.Optional(p.WebhookURL),
-		"checkout_url": strings.TrimRight(h.PublicURL, "/") + checkout.SandboxCheckoutPath})
+	api.JSON(w, http.StatusOK, sandboxProviderJSON{SandboxProviderID: p.ID, SandboxWebhookSecret: p.WebhookSecret,
+		Name: p.Name, ServiceProviderDocumentID: api.Optional(p.ServiceProviderDocumentID), WebhookURL: api.Optional(p.WebhookURL),
+		CheckoutURL: strings.TrimRight(h.PublicURL, "/") + checkout.SandboxCheckoutPath})
 	return nil
+}
+
+type sandboxProviderJSON struct {
+	SandboxProviderID         string  `json:"sandbox_provider_id"`
+	SandboxWebhookSecret      string  `json:"sandbox_webhook_secret"`
+	Name                      string  `json:"name"`
+	ServiceProviderDocumentID *string `json:"service_provider_document_id"`
+	WebhookURL                *string `json:"webhook_url"`
+	CheckoutURL               string  `json:"checkout_url"`
 }
 
 type webhookConfigRequest struct {
@@ -48,19 +57,34 @@ func (h *Handler) SandboxWebhookConfig(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"sandbox_provider_id": p.ID, "webhook_url": p.WebhookURL, "ping": deliveryJSON(d)})
+	api.JSON(w, http.StatusOK, webhookConfigJSON{SandboxProviderID: p.ID, WebhookURL: p.WebhookURL, Ping: deliveryOf(d)})
 	return nil
 }
 
+type webhookConfigJSON struct {
+	SandboxProviderID string       `json:"sandbox_provider_id"`
+	WebhookURL        string       `json:"webhook_url"`
+	Ping              deliveryJSON `json:"ping"`
+}
+
 // deliveryJSON is the outcome of one synchronous delivery attempt.
-func deliveryJSON(d *sandbox.Delivery) map[string]any {
+type deliveryJSON struct {
+	EventID    string  `json:"event_id"`
+	Type       string  `json:"type"`
+	Delivered  bool    `json:"delivered"`
+	StatusCode *int    `json:"status_code"` // null when no HTTP answer came
+	LatencyMS  int     `json:"latency_ms"`
+	Error      *string `json:"error"`
+}
+
+func deliveryOf(d *sandbox.Delivery) deliveryJSON {
 	a := d.Attempt
-	var code any
+	var code *int
 	if a.StatusCode != 0 {
-		code = a.StatusCode
+		code = &a.StatusCode
 	}
-	return map[string]any{"event_id": d.Event.ID, "type": d.Event.Type, "delivered": a.Delivered, "status_code": code,
-		"latency_ms": a.LatencyMS, "error": api.Optional(a.Error)}
+	return deliveryJSON{EventID: d.Event.ID, Type: d.Event.Type, Delivered: a.Delivered, StatusCode: code,
+		LatencyMS: a.LatencyMS, Error: api.Optional(a.Error)}
 }
 
 // SandboxEvents: GET /api/v1/sandbox/webhook-events?limit=.
@@ -80,14 +104,28 @@ func (h *Handler) SandboxEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]map[string]any, 0, len(evs))
+	out := make([]sandboxEventJSON, 0, len(evs))
 	for _, e := range evs {
-		out = append(out, map[string]any{"id": e.ID, "type": e.Type, "created_at": e.CreatedAt.UTC().Format(time.RFC3339),
-			"subscription_id": api.Optional(e.SubscriptionID), "delivery_state": e.DeliveryState, "attempts": e.Attempts,
-			"payload": json.RawMessage(e.Payload)})
+		out = append(out, sandboxEventJSON{ID: e.ID, Type: e.Type, CreatedAt: e.CreatedAt.UTC().Format(time.RFC3339),
+			SubscriptionID: api.Optional(e.SubscriptionID), DeliveryState: e.DeliveryState, Attempts: e.Attempts,
+			Payload: json.RawMessage(e.Payload)})
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"events": out})
+	api.JSON(w, http.StatusOK, sandboxEventsJSON{Events: out})
 	return nil
+}
+
+type sandboxEventsJSON struct {
+	Events []sandboxEventJSON `json:"events"`
+}
+
+type sandboxEventJSON struct {
+	ID             string          `json:"id"`
+	Type           string          `json:"type"`
+	CreatedAt      string          `json:"created_at"`
+	SubscriptionID *string         `json:"subscription_id"`
+	DeliveryState  string          `json:"delivery_state"`
+	Attempts       int             `json:"attempts"`
+	Payload        json.RawMessage `json:"payload"`
 }
 
 // SandboxReplay: POST /api/v1/sandbox/webhook-events/{event_id}/replay.
@@ -96,6 +134,6 @@ func (h *Handler) SandboxReplay(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, deliveryJSON(d))
+	api.JSON(w, http.StatusOK, deliveryOf(d))
 	return nil
 }

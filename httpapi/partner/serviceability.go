@@ -47,8 +47,12 @@ func (h *Handler) Autocomplete(w http.ResponseWriter, r *http.Request) error {
 		out = append(out, suggestionJSON{BuildingID: g.BuildingID, Display: g.Display, Orderable: g.Orderable,
 			EarliestServiceDate: g.EarliestServiceDate, Presale: g.Presale})
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"suggestions": out})
+	api.JSON(w, http.StatusOK, suggestionsJSON{Suggestions: out})
 	return nil
+}
+
+type suggestionsJSON struct {
+	Suggestions []suggestionJSON `json:"suggestions"`
 }
 
 type checkRequest struct {
@@ -118,7 +122,7 @@ func (h *Handler) Check(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body := map[string]any{"serviceable": res.Serviceable, "match": nil, "plans": []planJSON{}, "building_id": nil}
+	body := checkJSON{Serviceable: res.Serviceable}
 	if m := res.Match; m != nil {
 		b := m.Building
 		mj := matchJSON{BuildingID: b.ID, Display: m.Display, Street: b.Street, City: b.City, Province: b.Province,
@@ -126,15 +130,22 @@ func (h *Handler) Check(w http.ResponseWriter, r *http.Request) error {
 		if m.Unit != nil {
 			mj.Unit = &unitJSON{UnitID: m.Unit.ID, UnitNumber: m.Unit.UnitNumber, Available: m.Unit.Available}
 		}
-		body["match"], body["building_id"] = mj, b.ID
+		body.Match, body.BuildingID = &mj, &b.ID
 	}
 	plans := make([]planJSON, 0, len(res.Plans))
 	for _, p := range res.Plans {
 		plans = append(plans, planOf(p))
 	}
-	body["plans"] = plans
+	body.Plans = plans
 	api.JSON(w, http.StatusOK, body)
 	return nil
+}
+
+type checkJSON struct {
+	Serviceable bool       `json:"serviceable"`
+	Match       *matchJSON `json:"match"`
+	Plans       []planJSON `json:"plans"`
+	BuildingID  *string    `json:"building_id"`
 }
 
 // Units: GET /partner/serviceability/units?building_id=…
@@ -151,8 +162,13 @@ func (h *Handler) Units(w http.ResponseWriter, r *http.Request) error {
 	for _, u := range units {
 		out = append(out, unitJSON{UnitID: u.ID, UnitNumber: u.UnitNumber, Available: u.Available})
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"building_id": id, "units": out})
+	api.JSON(w, http.StatusOK, unitsJSON{BuildingID: id, Units: out})
 	return nil
+}
+
+type unitsJSON struct {
+	BuildingID string     `json:"building_id"`
+	Units      []unitJSON `json:"units"`
 }
 
 type locationRequest struct {
@@ -213,13 +229,28 @@ func (h *Handler) LocationDetails(w http.ResponseWriter, r *http.Request) error 
 	if l.Unit != nil {
 		unitID = &l.Unit.ID
 	}
-	api.JSON(w, http.StatusOK, map[string]any{
-		"location":     locationOf(l.Location),
-		"unit_id":      unitID,
-		"port":         map[string]string{"port_id": l.Port.ID, "switch": l.Port.Switch, "port": l.Port.Name},
-		"line_type":    api.Optional(string(l.Building.LineType)),
-		"orderable":    l.Building.Orderable,
-		"provider_ids": l.ProviderIDs,
+	api.JSON(w, http.StatusOK, locationDetailsJSON{
+		Location:    locationOf(l.Location),
+		UnitID:      unitID,
+		Port:        switchPortJSON{PortID: l.Port.ID, Switch: l.Port.Switch, Port: l.Port.Name},
+		LineType:    api.Optional(string(l.Building.LineType)),
+		Orderable:   l.Building.Orderable,
+		ProviderIDs: l.ProviderIDs,
 	})
 	return nil
+}
+
+type locationDetailsJSON struct {
+	Location    locationJSON   `json:"location"`
+	UnitID      *string        `json:"unit_id"`
+	Port        switchPortJSON `json:"port"`
+	LineType    *string        `json:"line_type"`
+	Orderable   bool           `json:"orderable"`
+	ProviderIDs []string       `json:"provider_ids"`
+}
+
+type switchPortJSON struct {
+	PortID string `json:"port_id"`
+	Switch string `json:"switch"`
+	Port   string `json:"port"`
 }
