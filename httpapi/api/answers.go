@@ -8,6 +8,16 @@ import (
 	"github.com/subprov/subprov/provisioning"
 )
 
+// SuccessMessage is the answer of a call that changes something and has nothing to show but a
+// sentence for the person.
+type SuccessMessage struct {
+	Message string `json:"message"`
+	Success bool   `json:"success"`
+}
+
+// Success is a successful call's answer with message.
+func Success(message string) SuccessMessage { return SuccessMessage{Success: true, Message: message} }
+
 // Optional is s as an answer shows a text that may be missing: null when empty.
 func Optional(s string) *string {
 	if s == "" {

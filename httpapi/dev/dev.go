@@ -10,9 +10,14 @@ import (
 	"github.com/subprov/subprov/httpapi/api"
 )
 
+// clockJSON is the dev clock's time.
+type clockJSON struct {
+	Now string `json:"now"`
+}
+
 // ClockGet: GET /api/v1/dev/clock.
 func (h *Handler) ClockGet(w http.ResponseWriter, r *http.Request) error {
-	api.JSON(w, http.StatusOK, map[string]any{"now": h.Clock.Now().Format(time.RFC3339)})
+	api.JSON(w, http.StatusOK, clockJSON{Now: h.Clock.Now().Format(time.RFC3339)})
 	return nil
 }
 
@@ -54,7 +59,7 @@ func (h *Handler) ClockSet(w http.ResponseWriter, r *http.Request) error {
 	if h.OnClockChange != nil {
 		h.OnClockChange(r.Context())
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"now": now.Format(time.RFC3339)})
+	api.JSON(w, http.StatusOK, clockJSON{Now: now.Format(time.RFC3339)})
 	return nil
 }
 
@@ -115,6 +120,10 @@ func (h *Handler) Outbox(w http.ResponseWriter, r *http.Request) error {
 		}
 		out = append(out, om)
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"messages": out})
+	api.JSON(w, http.StatusOK, outboxJSON{Messages: out})
 	return nil
+}
+
+type outboxJSON struct {
+	Messages []outboxMessage `json:"messages"`
 }

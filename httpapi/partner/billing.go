@@ -20,7 +20,7 @@ func (h *Handler) RetryCharge(w http.ResponseWriter, r *http.Request) error {
 
 type retryChargeJSON struct {
 	InvoiceID string `json:"invoice_id"`
+	Message   string `json:"message"`
 	Number    string `json:"number"`
 	Status    string `json:"status"`
-	Message   string `json:"message"`
 }

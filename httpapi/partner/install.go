@@ -194,9 +194,9 @@ func (h *Handler) CompleteInstallJob(w http.ResponseWriter, r *http.Request) err
 }
 
 type installCompletedJSON struct {
-	SubscriptionID string         `json:"subscription_id"`
-	Status         subprov.Status `json:"status"`
 	InstallJobID   string         `json:"install_job_id"`
+	Status         subprov.Status `json:"status"`
+	SubscriptionID string         `json:"subscription_id"`
 }
 
 type completeJobRequest struct {

@@ -199,8 +199,8 @@ func (h *Handler) ConfirmInstall(w http.ResponseWriter, r *http.Request) error {
 
 // lineStatusJSON is a line's id and status, the answer of an install's confirmation.
 type lineStatusJSON struct {
-	SubscriptionID string         `json:"subscription_id"`
 	Status         subprov.Status `json:"status"`
+	SubscriptionID string         `json:"subscription_id"`
 }
 
 type devicePullRequest struct {
@@ -230,43 +230,48 @@ func (h *Handler) DevicePull(w http.ResponseWriter, r *http.Request) error {
 }
 
 type deviceConfigJSON struct {
-	SubscriptionID string         `json:"subscription_id"`
-	Status         subprov.Status `json:"status"`
-	VLAN           int            `json:"vlan"`
 	DownloadMbps   int            `json:"download_mbps"`
+	Status         subprov.Status `json:"status"`
+	SubscriptionID string         `json:"subscription_id"`
 	UploadMbps     int            `json:"upload_mbps"`
+	VLAN           int            `json:"vlan"`
 }
 
-// planChangeJSON is what a plan change's preview and its result both show.
-type planChangeJSON struct {
-	SubscriptionID    string                   `json:"subscription_id"`
-	CurrentPlan       api.PlanRef              `json:"current_plan"`
-	NewPlan           api.PlanRef              `json:"new_plan"`
-	RecurringChange   subprov.Money            `json:"recurring_change"`
-	OneTimeAdjustment *provisioning.Adjustment `json:"one_time_adjustment"`
-	Note              string                   `json:"note"`
-	EffectiveDate     string                   `json:"effective_date"`
-	BillingOwner      subprov.BillingOwner     `json:"billing_owner"`
-}
-
-func planChangeOf(q *provisioning.PlanChangeQuote) planChangeJSON {
-	return planChangeJSON{SubscriptionID: q.Subscription.ID, CurrentPlan: api.PlanRefOf(q.From), NewPlan: api.PlanRefOf(q.To),
-		RecurringChange: q.RecurringChange, OneTimeAdjustment: q.Adjustment, Note: q.Note, EffectiveDate: q.EffectiveDate,
-		BillingOwner: q.Subscription.BillingOwner}
-}
-
+// planChangeQuoteJSON is a plan change's preview. Fields are in name order in this and every
+// answer, as the maps the answers once were encoded them.
 type planChangeQuoteJSON struct {
-	planChangeJSON
-	Eligible bool     `json:"eligible"`
-	Blockers []string `json:"blockers"`
+	BillingOwner      subprov.BillingOwner     `json:"billing_owner"`
+	Blockers          []string                 `json:"blockers"`
+	CurrentPlan       api.PlanRef              `json:"current_plan"`
+	EffectiveDate     string                   `json:"effective_date"`
+	Eligible          bool                     `json:"eligible"`
+	NewPlan           api.PlanRef              `json:"new_plan"`
+	Note              string                   `json:"note"`
+	OneTimeAdjustment *provisioning.Adjustment `json:"one_time_adjustment"`
+	RecurringChange   subprov.Money            `json:"recurring_change"`
+	SubscriptionID    string                   `json:"subscription_id"`
 }
 
+func planChangeQuoteOf(q *provisioning.PlanChangeQuote) planChangeQuoteJSON {
+	return planChangeQuoteJSON{BillingOwner: q.Subscription.BillingOwner, Blockers: q.Blockers, CurrentPlan: api.PlanRefOf(q.From),
+		EffectiveDate: q.EffectiveDate, Eligible: q.Eligible, NewPlan: api.PlanRefOf(q.To), Note: q.Note, OneTimeAdjustment: q.Adjustment,
+		RecurringChange: q.RecurringChange, SubscriptionID: q.Subscription.ID}
+}
+
+// planChangeResultJSON is an applied plan change: its quote without eligibility, and what was done.
 type planChangeResultJSON struct {
-	planChangeJSON
-	Status           subprov.Status `json:"status"`
-	PlanVersionID    string         `json:"plan_version_id"`
-	BandwidthUpdated bool           `json:"bandwidth_updated"`
-	AppliedAt        string         `json:"applied_at"`
+	AppliedAt         string                   `json:"applied_at"`
+	BandwidthUpdated  bool                     `json:"bandwidth_updated"`
+	BillingOwner      subprov.BillingOwner     `json:"billing_owner"`
+	CurrentPlan       api.PlanRef              `json:"current_plan"`
+	EffectiveDate     string                   `json:"effective_date"`
+	NewPlan           api.PlanRef              `json:"new_plan"`
+	Note              string                   `json:"note"`
+	OneTimeAdjustment *provisioning.Adjustment `json:"one_time_adjustment"`
+	PlanVersionID     string                   `json:"plan_version_id"`
+	RecurringChange   subprov.Money            `json:"recurring_change"`
+	Status            subprov.Status           `json:"status"`
+	SubscriptionID    string                   `json:"subscription_id"`
 }
 
 // ChangePlanPreview: GET /partner/subscriptions/{subscription_id}/change-plan/preview.
@@ -275,7 +280,7 @@ func (h *Handler) ChangePlanPreview(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return inQuery(err)
 	}
-	api.JSON(w, http.StatusOK, planChangeQuoteJSON{planChangeJSON: planChangeOf(q), Eligible: q.Eligible, Blockers: q.Blockers})
+	api.JSON(w, http.StatusOK, planChangeQuoteOf(q))
 	return nil
 }
 
@@ -301,28 +306,29 @@ func (h *Handler) ChangePlan(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, planChangeResultJSON{planChangeJSON: planChangeOf(res.Quote), Status: subprov.StatusActive,
-		PlanVersionID: res.Quote.To.ID, BandwidthUpdated: res.BandwidthUpdated, AppliedAt: res.AppliedAt.Format(time.RFC3339)})
+	quote := res.Quote
+	api.JSON(w, http.StatusOK, planChangeResultJSON{AppliedAt: res.AppliedAt.Format(time.RFC3339), BandwidthUpdated: res.BandwidthUpdated,
+		BillingOwner: quote.Subscription.BillingOwner, CurrentPlan: api.PlanRefOf(quote.From), EffectiveDate: quote.EffectiveDate, NewPlan: api.PlanRefOf(quote.To),
+		Note: quote.Note, OneTimeAdjustment: quote.Adjustment, PlanVersionID: quote.To.ID, RecurringChange: quote.RecurringChange, Status: subprov.StatusActive,
+		SubscriptionID: quote.Subscription.ID})
 	return nil
 }
 
+// cancellationJSON is a line's cancellation; EndDate only in the answer of the cancel call,
+// which repeats the date asked for.
 type cancellationJSON struct {
-	SubscriptionID string               `json:"subscription_id"`
-	Status         subprov.Status       `json:"status"`
+	BillingOwner   subprov.BillingOwner `json:"billing_owner"`
 	CanceledAt     *string              `json:"canceled_at"`
+	EndDate        *string              `json:"end_date,omitempty"`
 	EndedAt        *string              `json:"ended_at"`
 	Reason         string               `json:"reason"`
-	BillingOwner   subprov.BillingOwner `json:"billing_owner"`
+	Status         subprov.Status       `json:"status"`
+	SubscriptionID string               `json:"subscription_id"`
 }
 
 func cancellationOf(sub *subprov.Subscription) cancellationJSON {
 	return cancellationJSON{SubscriptionID: sub.ID, Status: sub.Status, CanceledAt: api.Instant(sub.CanceledAt),
 		EndedAt: api.Instant(sub.EndedAt), Reason: sub.CancelReason, BillingOwner: sub.BillingOwner}
-}
-
-type cancelResultJSON struct {
-	cancellationJSON
-	EndDate string `json:"end_date"`
 }
 
 type cancelRequest struct {
@@ -346,7 +352,10 @@ func (h *Handler) Cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, cancelResultJSON{cancellationJSON: cancellationOf(sub), EndDate: strings.TrimSpace(q.EndDate)})
+	out := cancellationOf(sub)
+	endDate := strings.TrimSpace(q.EndDate)
+	out.EndDate = &endDate
+	api.JSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -367,12 +376,12 @@ type quoteLineJSON struct {
 }
 
 type cancelPreviewJSON struct {
-	SubscriptionID string               `json:"subscription_id"`
+	BillingOwner   subprov.BillingOwner `json:"billing_owner"`
 	EndDate        string               `json:"end_date"`
 	EndedAt        string               `json:"ended_at"`
-	Period         string               `json:"period"`
-	BillingOwner   subprov.BillingOwner `json:"billing_owner"`
 	Lines          []quoteLineJSON      `json:"lines"`
+	Period         string               `json:"period"`
+	SubscriptionID string               `json:"subscription_id"`
 	Total          subprov.Money        `json:"total"`
 }
 

@@ -28,12 +28,12 @@ func (h *Handler) SandboxProviderInfo(w http.ResponseWriter, r *http.Request) er
 }
 
 type sandboxProviderJSON struct {
+	CheckoutURL               string  `json:"checkout_url"`
+	Name                      string  `json:"name"`
 	SandboxProviderID         string  `json:"sandbox_provider_id"`
 	SandboxWebhookSecret      string  `json:"sandbox_webhook_secret"`
-	Name                      string  `json:"name"`
 	ServiceProviderDocumentID *string `json:"service_provider_document_id"`
 	WebhookURL                *string `json:"webhook_url"`
-	CheckoutURL               string  `json:"checkout_url"`
 }
 
 type webhookConfigRequest struct {
@@ -62,19 +62,19 @@ func (h *Handler) SandboxWebhookConfig(w http.ResponseWriter, r *http.Request) e
 }
 
 type webhookConfigJSON struct {
+	Ping              deliveryJSON `json:"ping"`
 	SandboxProviderID string       `json:"sandbox_provider_id"`
 	WebhookURL        string       `json:"webhook_url"`
-	Ping              deliveryJSON `json:"ping"`
 }
 
 // deliveryJSON is the outcome of one synchronous delivery attempt.
 type deliveryJSON struct {
-	EventID    string  `json:"event_id"`
-	Type       string  `json:"type"`
 	Delivered  bool    `json:"delivered"`
-	StatusCode *int    `json:"status_code"` // null when no HTTP answer came
-	LatencyMS  int     `json:"latency_ms"`
 	Error      *string `json:"error"`
+	EventID    string  `json:"event_id"`
+	LatencyMS  int     `json:"latency_ms"`
+	StatusCode *int    `json:"status_code"` // null when no HTTP answer came
+	Type       string  `json:"type"`
 }
 
 func deliveryOf(d *sandbox.Delivery) deliveryJSON {
@@ -119,13 +119,13 @@ type sandboxEventsJSON struct {
 }
 
 type sandboxEventJSON struct {
-	ID             string          `json:"id"`
-	Type           string          `json:"type"`
-	CreatedAt      string          `json:"created_at"`
-	SubscriptionID *string         `json:"subscription_id"`
-	DeliveryState  string          `json:"delivery_state"`
 	Attempts       int             `json:"attempts"`
+	CreatedAt      string          `json:"created_at"`
+	DeliveryState  string          `json:"delivery_state"`
+	ID             string          `json:"id"`
 	Payload        json.RawMessage `json:"payload"`
+	SubscriptionID *string         `json:"subscription_id"`
+	Type           string          `json:"type"`
 }
 
 // SandboxReplay: POST /api/v1/sandbox/webhook-events/{event_id}/replay.

@@ -142,10 +142,10 @@ func (h *Handler) Check(w http.ResponseWriter, r *http.Request) error {
 }
 
 type checkJSON struct {
-	Serviceable bool       `json:"serviceable"`
+	BuildingID  *string    `json:"building_id"`
 	Match       *matchJSON `json:"match"`
 	Plans       []planJSON `json:"plans"`
-	BuildingID  *string    `json:"building_id"`
+	Serviceable bool       `json:"serviceable"`
 }
 
 // Units: GET /partner/serviceability/units?building_id=…
@@ -241,16 +241,16 @@ func (h *Handler) LocationDetails(w http.ResponseWriter, r *http.Request) error 
 }
 
 type locationDetailsJSON struct {
-	Location    locationJSON   `json:"location"`
-	UnitID      *string        `json:"unit_id"`
-	Port        switchPortJSON `json:"port"`
 	LineType    *string        `json:"line_type"`
+	Location    locationJSON   `json:"location"`
 	Orderable   bool           `json:"orderable"`
+	Port        switchPortJSON `json:"port"`
 	ProviderIDs []string       `json:"provider_ids"`
+	UnitID      *string        `json:"unit_id"`
 }
 
 type switchPortJSON struct {
+	Port   string `json:"port"`
 	PortID string `json:"port_id"`
 	Switch string `json:"switch"`
-	Port   string `json:"port"`
 }

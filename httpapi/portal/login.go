@@ -42,7 +42,7 @@ func (h *Handler) PasswordReset(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Auth.RequestPasswordReset(r.Context(), q.Email); err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusAccepted, map[string]any{"success": true, "message": "If the address has an account, a reset link is on its way."})
+	api.JSON(w, http.StatusAccepted, api.Success("If the address has an account, a reset link is on its way."))
 	return nil
 }
 
@@ -65,7 +65,7 @@ func (h *Handler) PasswordResetConfirm(w http.ResponseWriter, r *http.Request) e
 	if err := h.Auth.ConfirmPasswordReset(r.Context(), q.Token, q.NewPassword); err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"success": true, "message": "Password changed"})
+	api.JSON(w, http.StatusOK, api.Success("Password changed"))
 	return nil
 }
 
@@ -89,6 +89,6 @@ func (h *Handler) Activate(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Auth.Activate(r.Context(), q.Token, q.Password); err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"success": true, "message": "Account activated"})
+	api.JSON(w, http.StatusOK, api.Success("Account activated"))
 	return nil
 }

@@ -38,7 +38,7 @@ type invoiceJSON struct {
 	Total          subprov.Money `json:"total"`
 	Currency       string        `json:"currency"`
 	SubscriptionID string        `json:"subscription_id"`
-	PaidAt         any           `json:"paid_at"`
+	PaidAt         *string       `json:"paid_at"`
 }
 
 // MyInvoices: GET /partner/subscriber/me/invoices — local invoice rows, newest first.
@@ -57,8 +57,12 @@ func (h *Handler) MyInvoices(w http.ResponseWriter, r *http.Request) error {
 			Period: inv.Period, Kind: inv.Kind, Status: inv.Status, Net: inv.Net, Tax: inv.Tax, Total: inv.Total, Currency: inv.Currency,
 			SubscriptionID: inv.SubscriptionID, PaidAt: api.Instant(inv.PaidAt)})
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"invoices": out})
+	api.JSON(w, http.StatusOK, invoicesJSON{Invoices: out})
 	return nil
+}
+
+type invoicesJSON struct {
+	Invoices []invoiceJSON `json:"invoices"`
 }
 
 type creditNoteJSON struct {
@@ -87,8 +91,12 @@ func (h *Handler) MyCreditNotes(w http.ResponseWriter, r *http.Request) error {
 		out = append(out, creditNoteJSON{ID: c.ID, Number: c.Number, State: c.State, Amount: c.Amount, Currency: c.Currency,
 			Reason: c.Reason, CreatedAt: c.CreatedAt.UTC().Format(time.RFC3339)})
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"credit_notes": out})
+	api.JSON(w, http.StatusOK, creditNotesJSON{CreditNotes: out})
 	return nil
+}
+
+type creditNotesJSON struct {
+	CreditNotes []creditNoteJSON `json:"credit_notes"`
 }
 
 func writePDF(w http.ResponseWriter, name string, body *bytes.Buffer) error {
@@ -153,13 +161,21 @@ func (h *Handler) BillingDay(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var next any
+	var next *string
 	if res.NextSendDate != nil {
-		next = res.NextSendDate.Format("2006-01-02")
+		d := res.NextSendDate.Format("2006-01-02")
+		next = &d
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"subscription_id": res.SubscriptionID, "billing_day": res.BillingDay,
-		"effective_period": res.EffectivePeriod.Format("2006-01-02"), "next_send_date": next})
+	api.JSON(w, http.StatusOK, billingDayJSON{SubscriptionID: res.SubscriptionID, BillingDay: res.BillingDay,
+		EffectivePeriod: res.EffectivePeriod.Format("2006-01-02"), NextSendDate: next})
 	return nil
+}
+
+type billingDayJSON struct {
+	BillingDay      int     `json:"billing_day"`
+	EffectivePeriod string  `json:"effective_period"`
+	NextSendDate    *string `json:"next_send_date"`
+	SubscriptionID  string  `json:"subscription_id"`
 }
 
 type contactJSON struct {
@@ -196,7 +212,7 @@ func (h *Handler) InvoiceContact(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"success": true, "contact": contactOf(c), "state": "separate"})
+	api.JSON(w, http.StatusOK, contactResultJSON{Success: true, Contact: contactOf(c), State: "separate"})
 	return nil
 }
 
@@ -210,8 +226,17 @@ func (h *Handler) UseHolder(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"success": true, "contact": contactOf(c), "state": "shared"})
+	api.JSON(w, http.StatusOK, contactResultJSON{Success: true, Contact: contactOf(c), State: "shared"})
 	return nil
+}
+
+// contactResultJSON answers a change of contact details; State says whether the invoice
+// contact is the holder's own ("shared") or one of its own ("separate"), and is absent from
+// the answer about the signed-in person's own details.
+type contactResultJSON struct {
+	Contact contactJSON `json:"contact"`
+	State   string      `json:"state,omitempty"`
+	Success bool        `json:"success"`
 }
 
 // Me: GET /partner/subscriber/me — the account record; a login without a subscriber
@@ -294,17 +319,28 @@ type meSessionJSON struct {
 	UnitID         *string              `json:"unit_id"`
 }
 
-// timeStrOrNil is an instant in RFC 3339 (UTC), or nil.
 // MyDetails: GET /partner/subscriber/me/details.
 func (h *Handler) MyDetails(w http.ResponseWriter, r *http.Request) error {
 	d, err := h.Portal.DetailsOf(r.Context(), api.CallerOf(r).Account)
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"customer_number": d.CustomerNumber, "contract_contact": contactOf(d.ContractContact),
-		"invoice_contact": contactOf(d.InvoiceContact), "billing_contact_differs": d.BillingContactDiffers,
-		"user": map[string]any{"contact": contactOf(d.User)}})
+	api.JSON(w, http.StatusOK, detailsJSON{CustomerNumber: d.CustomerNumber, ContractContact: contactOf(d.ContractContact),
+		InvoiceContact: contactOf(d.InvoiceContact), BillingContactDiffers: d.BillingContactDiffers,
+		User: detailsUserJSON{Contact: contactOf(d.User)}})
 	return nil
+}
+
+type detailsJSON struct {
+	BillingContactDiffers bool            `json:"billing_contact_differs"`
+	ContractContact       contactJSON     `json:"contract_contact"`
+	CustomerNumber        string          `json:"customer_number"`
+	InvoiceContact        contactJSON     `json:"invoice_contact"`
+	User                  detailsUserJSON `json:"user"`
+}
+
+type detailsUserJSON struct {
+	Contact contactJSON `json:"contact"`
 }
 
 type ownContactRequest struct {
@@ -326,7 +362,7 @@ func (h *Handler) MyContact(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"success": true, "contact": contactOf(c)})
+	api.JSON(w, http.StatusOK, contactResultJSON{Success: true, Contact: contactOf(c)})
 	return nil
 }
 
@@ -346,7 +382,7 @@ func (h *Handler) MyPassword(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Auth.ChangePassword(r.Context(), api.CallerOf(r).Account, q.CurrentPassword, q.NewPassword); err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"success": true, "message": "Password changed"})
+	api.JSON(w, http.StatusOK, api.Success("Password changed"))
 	return nil
 }
 
@@ -375,8 +411,12 @@ func (h *Handler) AuthorizedUsers(w http.ResponseWriter, r *http.Request) error 
 	for _, u := range us {
 		out = append(out, authorizedUserOf(u))
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"authorized_users": out})
+	api.JSON(w, http.StatusOK, authorizedUsersJSON{AuthorizedUsers: out})
 	return nil
+}
+
+type authorizedUsersJSON struct {
+	AuthorizedUsers []authorizedUserJSON `json:"authorized_users"`
 }
 
 type authorizedUserRequest struct {
@@ -425,25 +465,47 @@ func (h *Handler) MyUsage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	months := make([]map[string]any, 0, len(u.Months))
+	months := make([]usageMonthJSON, 0, len(u.Months))
 	for _, m := range u.Months {
-		months = append(months, map[string]any{"month": m.Month, "download_gb": m.DownloadGB, "upload_gb": m.UploadGB})
+		months = append(months, usageMonthJSON{Month: m.Month, DownloadGB: m.DownloadGB, UploadGB: m.UploadGB})
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"status": u.Status, "months": months})
+	api.JSON(w, http.StatusOK, usageJSON{Status: u.Status, Months: months})
 	return nil
+}
+
+type usageJSON struct {
+	Months []usageMonthJSON `json:"months"`
+	Status string           `json:"status"`
+}
+
+type usageMonthJSON struct {
+	DownloadGB float64 `json:"download_gb"`
+	Month      string  `json:"month"`
+	UploadGB   float64 `json:"upload_gb"`
 }
 
 // StatusHistory: GET /partner/subscriber/status-history — newest first; an empty list on
 // any failure, never an error.
 func (h *Handler) StatusHistory(w http.ResponseWriter, r *http.Request) error {
 	evs := h.Portal.StatusHistory(r.Context(), api.CallerOf(r).Account)
-	out := make([]map[string]any, 0, len(evs))
+	out := make([]statusEventJSON, 0, len(evs))
 	for _, e := range evs {
-		out = append(out, map[string]any{"id": e.ID, "started_at": e.StartedAt.UTC().Format(time.RFC3339),
-			"resolved_at": api.Instant(e.ResolvedAt), "ongoing": e.ResolvedAt == nil})
+		out = append(out, statusEventJSON{ID: e.ID, StartedAt: e.StartedAt.UTC().Format(time.RFC3339),
+			ResolvedAt: api.Instant(e.ResolvedAt), Ongoing: e.ResolvedAt == nil})
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"events": out})
+	api.JSON(w, http.StatusOK, statusHistoryJSON{Events: out})
 	return nil
+}
+
+type statusHistoryJSON struct {
+	Events []statusEventJSON `json:"events"`
+}
+
+type statusEventJSON struct {
+	ID         string  `json:"id"`
+	Ongoing    bool    `json:"ongoing"`
+	ResolvedAt *string `json:"resolved_at"`
+	StartedAt  string  `json:"started_at"`
 }
 
 // PaymentMethod: GET /partner/subscriber/me/payment-method (holder only).
@@ -452,12 +514,22 @@ func (h *Handler) PaymentMethod(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var pm any
+	var pm *cardJSON
 	if m != nil {
-		pm = map[string]string{"id": m.ID, "brand": m.Brand, "last4": m.Last4}
+		pm = &cardJSON{ID: m.ID, Brand: m.Brand, Last4: m.Last4}
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"payment_method": pm})
+	api.JSON(w, http.StatusOK, paymentMethodJSON{PaymentMethod: pm})
 	return nil
+}
+
+type paymentMethodJSON struct {
+	PaymentMethod *cardJSON `json:"payment_method"` // null without a card on file
+}
+
+type cardJSON struct {
+	Brand string `json:"brand"`
+	ID    string `json:"id"`
+	Last4 string `json:"last4"`
 }
 
 // PaymentSetup: POST /partner/subscriber/me/payment-method/setup (holder only).
@@ -466,8 +538,14 @@ func (h *Handler) PaymentSetup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"setup_intent_id": si.ID, "client_secret": si.ClientSecret, "status": si.Status})
+	api.JSON(w, http.StatusOK, setupIntentJSON{SetupIntentID: si.ID, ClientSecret: si.ClientSecret, Status: si.Status})
 	return nil
+}
+
+type setupIntentJSON struct {
+	ClientSecret  string `json:"client_secret"`
+	SetupIntentID string `json:"setup_intent_id"`
+	Status        string `json:"status"`
 }
 
 type paymentConfirmRequest struct {
@@ -491,6 +569,6 @@ func (h *Handler) PaymentConfirm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"payment_method": map[string]string{"id": m.ID, "brand": m.Brand, "last4": m.Last4}})
+	api.JSON(w, http.StatusOK, paymentMethodJSON{PaymentMethod: &cardJSON{ID: m.ID, Brand: m.Brand, Last4: m.Last4}})
 	return nil
 }
