@@ -23,41 +23,56 @@ func (q portalOrderRequest) portal() portal.OrderRequest {
 		RequestedStartDate: q.RequestedStartDate, EndCurrentSubscriptionID: q.EndCurrentSubscriptionID}
 }
 
-func stringOrNil(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
+// portalLineJSON is a line as the portal's order and reactivation answers show it. Fields are
+// in name order in this and every answer, as the maps the answers once were encoded them.
+type portalLineJSON struct {
+	BuildingID         string         `json:"building_id"`
+	CanceledAt         *string        `json:"canceled_at"`
+	EndedAt            *string        `json:"ended_at"`
+	PlanVersionID      string         `json:"plan_version_id"`
+	RequestedStartDate *string        `json:"requested_start_date"`
+	Status             subprov.Status `json:"status"`
+	SubscriptionID     string         `json:"subscription_id"`
+	UnitID             *string        `json:"unit_id"`
 }
 
-func moneyOrNil(m *subprov.Money) any {
-	if m == nil {
-		return nil
-	}
-	return *m
-}
-
-// lineJSON is a line as the portal's order and reactivation answers show it.
-func lineJSON(sub *subprov.Subscription) any {
+// lineOf is sub as the portal shows it, nil for no line.
+func lineOf(sub *subprov.Subscription) *portalLineJSON {
 	if sub == nil {
 		return nil
 	}
-	return map[string]any{"subscription_id": sub.ID, "status": sub.Status, "plan_version_id": sub.PlanVersionID,
-		"building_id": sub.BuildingID, "unit_id": stringOrNil(sub.UnitID), "requested_start_date": stringOrNil(sub.RequestedStartDate),
-		"canceled_at": api.Instant(sub.CanceledAt), "ended_at": api.Instant(sub.EndedAt)}
+	return &portalLineJSON{SubscriptionID: sub.ID, Status: sub.Status, PlanVersionID: sub.PlanVersionID,
+		BuildingID: sub.BuildingID, UnitID: api.Optional(sub.UnitID), RequestedStartDate: api.Optional(sub.RequestedStartDate),
+		CanceledAt: api.Instant(sub.CanceledAt), EndedAt: api.Instant(sub.EndedAt)}
 }
 
-func portalPlanJSON(pv *subprov.PlanVersion, today string) map[string]any {
-	return map[string]any{"plan_version_id": pv.ID, "name": pv.PlanName, "monthly_price": pv.MonthlyPrice, "setup_fee": pv.SetupFee,
-		"download_mbps": pv.DownloadMbps, "upload_mbps": pv.UploadMbps, "promo": promoJSON(pv, today)}
+type portalPlanJSON struct {
+	DownloadMbps  int           `json:"download_mbps"`
+	MonthlyPrice  subprov.Money `json:"monthly_price"`
+	Name          string        `json:"name"`
+	PlanVersionID string        `json:"plan_version_id"`
+	Promo         *promoJSON    `json:"promo"`
+	SetupFee      subprov.Money `json:"setup_fee"`
+	UploadMbps    int           `json:"upload_mbps"`
 }
 
-func promoJSON(pv *subprov.PlanVersion, today string) any {
+func portalPlanOf(pv *subprov.PlanVersion, today string) portalPlanJSON {
+	return portalPlanJSON{PlanVersionID: pv.ID, Name: pv.PlanName, MonthlyPrice: pv.MonthlyPrice, SetupFee: pv.SetupFee,
+		DownloadMbps: pv.DownloadMbps, UploadMbps: pv.UploadMbps, Promo: promoOf(pv, today)}
+}
+
+type promoJSON struct {
+	EndsOn *string       `json:"ends_on"`
+	Price  subprov.Money `json:"price"`
+}
+
+// promoOf is the plan's promotion live today, nil for none.
+func promoOf(pv *subprov.PlanVersion, today string) *promoJSON {
 	price := portal.PromoLive(pv, today)
 	if price == nil {
 		return nil
 	}
-	return map[string]any{"price": *price, "ends_on": stringOrNil(pv.PromoEndsOn)}
+	return &promoJSON{Price: *price, EndsOn: api.Optional(pv.PromoEndsOn)}
 }
 
 func (h *Handler) localToday(p *subprov.Provider) string {
@@ -74,20 +89,46 @@ func (h *Handler) OrderOptions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	suites := make([]map[string]any, 0, len(o.Suites))
+	suites := make([]suiteJSON, 0, len(o.Suites))
 	for _, u := range o.Suites {
-		suites = append(suites, map[string]any{"unit_id": u.ID, "unit_number": u.UnitNumber, "postal_unit": stringOrNil(u.PostalUnit),
-			"available": u.Available, "route": u.Route})
+		suites = append(suites, suiteJSON{UnitID: u.ID, UnitNumber: u.UnitNumber, PostalUnit: api.Optional(u.PostalUnit),
+			Available: u.Available, Route: u.Route})
 	}
-	plans := make([]map[string]any, 0, len(o.Plans))
+	plans := make([]portalPlanJSON, 0, len(o.Plans))
 	for _, pv := range o.Plans {
-		plans = append(plans, portalPlanJSON(pv, h.localToday(p)))
+		plans = append(plans, portalPlanOf(pv, h.localToday(p)))
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"building_id": o.BuildingID, "served": o.Served, "route": stringOrNil(o.Route),
-		"line_type": stringOrNil(string(o.LineType)), "suites": suites, "units": suites, "current_subscription": lineJSON(o.CurrentSubscription),
-		"postal_unit": stringOrNil(o.PostalUnit), "plans": plans,
-		"order_window": map[string]any{"earliest": stringOrNil(o.EarliestStartDate), "latest": stringOrNil(o.LatestStartDate)}})
+	api.JSON(w, http.StatusOK, orderOptionsJSON{BuildingID: o.BuildingID, Served: o.Served, Route: api.Optional(o.Route),
+		LineType: api.Optional(string(o.LineType)), Suites: suites, Units: suites, CurrentSubscription: lineOf(o.CurrentSubscription),
+		PostalUnit: api.Optional(o.PostalUnit), Plans: plans,
+		OrderWindow: orderWindowJSON{Earliest: api.Optional(o.EarliestStartDate), Latest: api.Optional(o.LatestStartDate)}})
 	return nil
+}
+
+type orderOptionsJSON struct {
+	BuildingID          string           `json:"building_id"`
+	CurrentSubscription *portalLineJSON  `json:"current_subscription"`
+	LineType            *string          `json:"line_type"`
+	OrderWindow         orderWindowJSON  `json:"order_window"`
+	Plans               []portalPlanJSON `json:"plans"`
+	PostalUnit          *string          `json:"postal_unit"`
+	Route               *string          `json:"route"`
+	Served              bool             `json:"served"`
+	Suites              []suiteJSON      `json:"suites"`
+	Units               []suiteJSON      `json:"units"` // the suites again, under their older name
+}
+
+type suiteJSON struct {
+	Available  bool    `json:"available"`
+	PostalUnit *string `json:"postal_unit"`
+	Route      string  `json:"route"`
+	UnitID     string  `json:"unit_id"`
+	UnitNumber string  `json:"unit_number"`
+}
+
+type orderWindowJSON struct {
+	Earliest *string `json:"earliest"`
+	Latest   *string `json:"latest"`
 }
 
 // OrderPreview: GET /partner/subscriber/me/orders/preview — problems are blockers.
@@ -100,27 +141,48 @@ func (h *Handler) OrderPreview(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	o := pv.Plan
-	out := map[string]any{"eligible": len(pv.Blockers) == 0, "blockers": nil, "route": stringOrNil(o.Route), "booking": nil,
-		"first_charge": nil, "billing_starts": "activation", "monthly_price": nil, "setup_fee": nil, "promo": nil,
-		"start_date": stringOrNil(o.StartDate), "plan_version_id": stringOrNil(req.PlanVersionID), "unit_id": stringOrNil(req.UnitID),
-		"end_current_subscription": nil}
+	out := orderPreviewJSON{Eligible: len(pv.Blockers) == 0, Route: api.Optional(o.Route), BillingStarts: "activation",
+		StartDate: api.Optional(o.StartDate), PlanVersionID: api.Optional(req.PlanVersionID), UnitID: api.Optional(req.UnitID)}
 	if len(pv.Blockers) > 0 {
-		out["blockers"] = joinSentences(pv.Blockers)
+		b := joinSentences(pv.Blockers)
+		out.Blockers = &b
 	}
 	if o.Plan != nil {
-		out["monthly_price"], out["setup_fee"], out["promo"] = o.Plan.MonthlyPrice, o.Plan.SetupFee, promoJSON(o.Plan, h.localToday(o.Provider))
+		out.MonthlyPrice, out.SetupFee, out.Promo = &o.Plan.MonthlyPrice, &o.Plan.SetupFee, promoOf(o.Plan, h.localToday(o.Provider))
 	}
 	if o.Route != "" && o.Building != nil {
-		out["booking"] = stringOrNil(o.Booking())
+		out.Booking = api.Optional(o.Booking())
 	}
 	if o.Quote != nil {
-		out["first_charge"], out["billing_starts"] = o.Quote.Net, "now"
+		out.FirstCharge, out.BillingStarts = &o.Quote.Net, "now"
 	}
 	if o.End != nil {
-		out["end_current_subscription"] = map[string]any{"subscription_id": o.End.ID, "end_date": o.StartDate, "reason": "moving"}
+		out.EndCurrentSubscription = &endSubscriptionJSON{SubscriptionID: o.End.ID, EndDate: o.StartDate, Reason: "moving"}
 	}
 	api.JSON(w, http.StatusOK, out)
 	return nil
+}
+
+type orderPreviewJSON struct {
+	BillingStarts          string               `json:"billing_starts"`
+	Blockers               *string              `json:"blockers"` // the blockers in one text, null when eligible
+	Booking                *string              `json:"booking"`
+	Eligible               bool                 `json:"eligible"`
+	EndCurrentSubscription *endSubscriptionJSON `json:"end_current_subscription"`
+	FirstCharge            *subprov.Money       `json:"first_charge"`
+	MonthlyPrice           *subprov.Money       `json:"monthly_price"`
+	PlanVersionID          *string              `json:"plan_version_id"`
+	Promo                  *promoJSON           `json:"promo"`
+	Route                  *string              `json:"route"`
+	SetupFee               *subprov.Money       `json:"setup_fee"`
+	StartDate              *string              `json:"start_date"`
+	UnitID                 *string              `json:"unit_id"`
+}
+
+type endSubscriptionJSON struct {
+	EndDate        string `json:"end_date"`
+	Reason         string `json:"reason"`
+	SubscriptionID string `json:"subscription_id"`
 }
 
 func joinSentences(parts []string) string {
@@ -145,37 +207,86 @@ func (h *Handler) PlaceOrder(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	o := res.Plan
-	out := map[string]any{"subscription_id": res.Subscription.ID, "status": res.Subscription.Status, "route": o.Route,
-		"source": "portal", "payment": "saved_method", "billing_owner": "platform", "requested_start_date": o.StartDate,
-		"booking": stringOrNil(o.Booking()), "install_job": nil, "first_charge": nil, "billing_starts": "activation",
-		"ended_subscription": lineJSON(res.Ended)}
+	out := placedOrderJSON{SubscriptionID: res.Subscription.ID, Status: res.Subscription.Status, Route: o.Route,
+		Source: "portal", Payment: "saved_method", BillingOwner: "platform", RequestedStartDate: o.StartDate,
+		Booking: api.Optional(o.Booking()), BillingStarts: "activation", EndedSubscription: lineOf(res.Ended)}
 	if o.Route == "install" {
-		out["install_job"] = map[string]any{"kind": "install", "booking": o.Booking()}
+		out.InstallJob = &orderInstallJobJSON{Kind: "install", Booking: o.Booking()}
 	}
 	if inv := res.FirstCharge; inv != nil {
-		out["billing_starts"] = "now"
-		out["first_charge"] = map[string]any{"invoice_id": inv.ID, "number": inv.Number, "net": inv.Net, "tax": inv.Tax,
-			"total": inv.Total, "currency": inv.Currency, "status": inv.Status}
+		out.BillingStarts = "now"
+		out.FirstCharge = &firstChargeJSON{InvoiceID: inv.ID, Number: inv.Number, Net: inv.Net, Tax: inv.Tax,
+			Total: inv.Total, Currency: inv.Currency, Status: inv.Status}
 	}
 	api.JSON(w, http.StatusCreated, out)
 	return nil
 }
 
-func reactivationJSON(v *portal.ReactivationView) map[string]any {
-	var c, starts any
-	if v.Case != "" {
-		c = v.Case
-	}
-	if v.BillingStarts != "" {
-		starts = v.BillingStarts
-	}
-	out := map[string]any{"case": c, "eligible": v.Eligible(), "blockers": v.Blockers, "path": v.Path, "holder_only": v.HolderOnly,
-		"subscription_id": nil, "cancellation": nil, "billing_starts": starts, "monthly_price": moneyOrNil(v.MonthlyPrice),
-		"billing": map[string]any{"first_charge": moneyOrNil(v.FirstCharge), "billing_starts": starts, "monthly_price": moneyOrNil(v.MonthlyPrice)},
-		"booking": stringOrNil(v.Booking)}
+type placedOrderJSON struct {
+	BillingOwner       string               `json:"billing_owner"`
+	BillingStarts      string               `json:"billing_starts"`
+	Booking            *string              `json:"booking"`
+	EndedSubscription  *portalLineJSON      `json:"ended_subscription"`
+	FirstCharge        *firstChargeJSON     `json:"first_charge"`
+	InstallJob         *orderInstallJobJSON `json:"install_job"`
+	Payment            string               `json:"payment"`
+	RequestedStartDate string               `json:"requested_start_date"`
+	Route              string               `json:"route"`
+	Source             string               `json:"source"`
+	Status             subprov.Status       `json:"status"`
+	SubscriptionID     string               `json:"subscription_id"`
+}
+
+type orderInstallJobJSON struct {
+	Booking string `json:"booking"`
+	Kind    string `json:"kind"`
+}
+
+type firstChargeJSON struct {
+	Currency  string        `json:"currency"`
+	InvoiceID string        `json:"invoice_id"`
+	Net       subprov.Money `json:"net"`
+	Number    string        `json:"number"`
+	Status    string        `json:"status"`
+	Tax       subprov.Money `json:"tax"`
+	Total     subprov.Money `json:"total"`
+}
+
+type reactivationJSON struct {
+	Billing        reactivationBillingJSON `json:"billing"`
+	BillingStarts  *string                 `json:"billing_starts"`
+	Blockers       []string                `json:"blockers"`
+	Booking        *string                 `json:"booking"`
+	Cancellation   *cancellationJSON       `json:"cancellation"`
+	Case           *string                 `json:"case"`
+	Eligible       bool                    `json:"eligible"`
+	HolderOnly     bool                    `json:"holder_only"`
+	MonthlyPrice   *subprov.Money          `json:"monthly_price"`
+	Path           string                  `json:"path"`
+	SubscriptionID *string                 `json:"subscription_id"`
+}
+
+type reactivationBillingJSON struct {
+	BillingStarts *string        `json:"billing_starts"`
+	FirstCharge   *subprov.Money `json:"first_charge"`
+	MonthlyPrice  *subprov.Money `json:"monthly_price"`
+}
+
+type cancellationJSON struct {
+	CanceledAt *string `json:"canceled_at"`
+	EndedAt    *string `json:"ended_at"`
+	Reason     string  `json:"reason"`
+}
+
+func reactivationOf(v *portal.ReactivationView) reactivationJSON {
+	starts := api.Optional(v.BillingStarts)
+	out := reactivationJSON{Case: api.Optional(v.Case), Eligible: v.Eligible(), Blockers: v.Blockers, Path: v.Path, HolderOnly: v.HolderOnly,
+		BillingStarts: starts, MonthlyPrice: v.MonthlyPrice,
+		Billing: reactivationBillingJSON{FirstCharge: v.FirstCharge, BillingStarts: starts, MonthlyPrice: v.MonthlyPrice},
+		Booking: api.Optional(v.Booking)}
 	if sub := v.Subscription; sub != nil {
-		out["subscription_id"] = sub.ID
-		out["cancellation"] = map[string]any{"canceled_at": api.Instant(sub.CanceledAt), "ended_at": api.Instant(sub.EndedAt), "reason": sub.CancelReason}
+		out.SubscriptionID = &sub.ID
+		out.Cancellation = &cancellationJSON{CanceledAt: api.Instant(sub.CanceledAt), EndedAt: api.Instant(sub.EndedAt), Reason: sub.CancelReason}
 	}
 	return out
 }
@@ -186,7 +297,7 @@ func (h *Handler) ReactivationPreview(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, reactivationJSON(v))
+	api.JSON(w, http.StatusOK, reactivationOf(v))
 	return nil
 }
 
@@ -200,23 +311,64 @@ func (h *Handler) Reactivate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v := res.View
-	billing := map[string]any{"first_charge": moneyOrNil(v.FirstCharge), "billing_starts": stringOrNil(v.BillingStarts), "invoice": nil}
+	billing := reactivatedBillingJSON{FirstCharge: v.FirstCharge, BillingStarts: api.Optional(v.BillingStarts)}
 	if inv := res.Invoice; inv != nil {
-		billing["invoice"] = map[string]any{"invoice_id": inv.ID, "number": inv.Number, "kind": inv.Kind, "net": inv.Net, "tax": inv.Tax,
-			"total": inv.Total, "status": inv.Status}
+		billing.Invoice = &reactivationInvoiceJSON{InvoiceID: inv.ID, Number: inv.Number, Kind: inv.Kind, Net: inv.Net, Tax: inv.Tax,
+			Total: inv.Total, Status: inv.Status}
 	}
 	if wd := res.Withdrawal; wd != nil {
-		billing["voided_credit_notes"], billing["voided_invoices"], billing["invoiced_again"] = wd.VoidedCreditNotes, wd.VoidedInvoices, nil
+		var again *reinvoicedJSON
 		if inv := wd.Reinvoiced; inv != nil {
-			billing["invoiced_again"] = map[string]any{"invoice_id": inv.ID, "number": inv.Number, "net": inv.Net, "tax": inv.Tax, "total": inv.Total}
+			again = &reinvoicedJSON{InvoiceID: inv.ID, Number: inv.Number, Net: inv.Net, Tax: inv.Tax, Total: inv.Total}
 		}
-		billing["continues"] = true
+		continues := true
+		billing.VoidedCreditNotes, billing.VoidedInvoices, billing.InvoicedAgain = &wd.VoidedCreditNotes, &wd.VoidedInvoices, &again
+		billing.Continues = &continues
 	}
-	out := map[string]any{"case": v.Case, "path": v.Path, "subscription_id": res.Subscription.ID, "status": res.Subscription.Status,
-		"subscription": lineJSON(res.Subscription), "billing": billing, "booking": stringOrNil(v.Booking)}
-	if res.Provisioned != nil {
-		out["provisioned"] = *res.Provisioned
-	}
-	api.JSON(w, http.StatusOK, out)
+	api.JSON(w, http.StatusOK, reactivatedJSON{Case: v.Case, Path: v.Path, SubscriptionID: res.Subscription.ID, Status: res.Subscription.Status,
+		Subscription: lineOf(res.Subscription), Billing: billing, Booking: api.Optional(v.Booking), Provisioned: res.Provisioned})
 	return nil
+}
+
+type reactivatedJSON struct {
+	Billing        reactivatedBillingJSON `json:"billing"`
+	Booking        *string                `json:"booking"`
+	Case           string                 `json:"case"`
+	Path           string                 `json:"path"`
+	Provisioned    *bool                  `json:"provisioned,omitempty"` // only where a port was switched (remote, activate)
+	Status         subprov.Status         `json:"status"`
+	Subscription   *portalLineJSON        `json:"subscription"`
+	SubscriptionID string                 `json:"subscription_id"`
+}
+
+// reactivatedBillingJSON is what a reactivation did to the money. The withdrawal's fields
+// (continues, invoiced_again, voided_*) are present only when a cancellation that had not
+// taken effect was withdrawn; invoiced_again is then null when nothing was invoiced again,
+// hence a pointer to a pointer: absent when the outer one is nil, null when the inner one is.
+type reactivatedBillingJSON struct {
+	BillingStarts     *string                  `json:"billing_starts"`
+	Continues         *bool                    `json:"continues,omitempty"`
+	FirstCharge       *subprov.Money           `json:"first_charge"`
+	Invoice           *reactivationInvoiceJSON `json:"invoice"`
+	InvoicedAgain     **reinvoicedJSON         `json:"invoiced_again,omitempty"`
+	VoidedCreditNotes *[]string                `json:"voided_credit_notes,omitempty"`
+	VoidedInvoices    *[]string                `json:"voided_invoices,omitempty"`
+}
+
+type reactivationInvoiceJSON struct {
+	InvoiceID string        `json:"invoice_id"`
+	Kind      string        `json:"kind"`
+	Net       subprov.Money `json:"net"`
+	Number    string        `json:"number"`
+	Status    string        `json:"status"`
+	Tax       subprov.Money `json:"tax"`
+	Total     subprov.Money `json:"total"`
+}
+
+type reinvoicedJSON struct {
+	InvoiceID string        `json:"invoice_id"`
+	Net       subprov.Money `json:"net"`
+	Number    string        `json:"number"`
+	Tax       subprov.Money `json:"tax"`
+	Total     subprov.Money `json:"total"`
 }
