@@ -41,9 +41,18 @@ func (h *Handler) CreateSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusCreated, map[string]any{"session_id": c.Session.ID, "checkout_url": c.CheckoutURL,
-		"expires_at": c.Session.ExpiresAt().Format(time.RFC3339), "status": c.Session.Status})
+	api.JSON(w, http.StatusCreated, sessionCreatedJSON{SessionID: c.Session.ID, CheckoutURL: c.CheckoutURL,
+		ExpiresAt: c.Session.ExpiresAt().Format(time.RFC3339), Status: c.Session.Status})
 	return nil
+}
+
+// sessionCreatedJSON is a new session. Fields are in name order in this and every answer, as
+// the maps the answers once were encoded them.
+type sessionCreatedJSON struct {
+	CheckoutURL string `json:"checkout_url"`
+	ExpiresAt   string `json:"expires_at"`
+	SessionID   string `json:"session_id"`
+	Status      string `json:"status"`
 }
 
 func webhookSecret(r *http.Request) string { return r.Header.Get("X-Webhook-Secret") }
@@ -90,7 +99,7 @@ func (h *Handler) ReadSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, sessionJSON(v))
+	api.JSON(w, http.StatusOK, sessionOf(v))
 	return nil
 }
 
@@ -110,7 +119,7 @@ func (h *Handler) PatchSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, sessionJSON(v))
+	api.JSON(w, http.StatusOK, sessionOf(v))
 	return nil
 }
 
@@ -120,45 +129,126 @@ func (h *Handler) CancelSession(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Checkout.Cancel(r.Context(), id, webhookSecret(r)); err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, map[string]any{"session_id": id, "status": subprov.SessionCancelled})
+	api.JSON(w, http.StatusOK, sessionCancelledJSON{SessionID: id, Status: subprov.SessionCancelled})
 	return nil
 }
 
+type sessionCancelledJSON struct {
+	SessionID string `json:"session_id"`
+	Status    string `json:"status"`
+}
+
 // sessionJSON is the session with its plan, suite and building, and provider embedded.
-func sessionJSON(v *checkout.View) map[string]any {
+type sessionJSON struct {
+	BuildingID                string               `json:"building_id"`
+	CompletedAt               *string              `json:"completed_at"`
+	CreatedAt                 string               `json:"created_at"`
+	DeliveryMode              subprov.DeliveryMode `json:"delivery_mode"`
+	ExpiresAt                 *string              `json:"expires_at"` // null once read: a read session never expires
+	LocationHash              *string              `json:"location_hash"`
+	MACAddress                *string              `json:"mac_address"`
+	PartnerReferenceID        *string              `json:"partner_reference_id"`
+	Plan                      marketplacePlanJSON  `json:"plan"`
+	PlanVersionID             string               `json:"plan_version_id"`
+	Provider                  sessionProviderJSON  `json:"provider"`
+	ProviderID                string               `json:"provider_id"`
+	RedirectedAt              *string              `json:"redirected_at"`
+	ServiceProviderDocumentID *string              `json:"service_provider_document_id"`
+	SessionID                 string               `json:"session_id"`
+	Status                    string               `json:"status"`
+	StoreProductID            *string              `json:"store_product_id"`
+	SubscriptionID            *string              `json:"subscription_id"`
+	UnitID                    *string              `json:"unit_id"`
+	Units                     sessionUnitJSON      `json:"units"`
+}
+
+type sessionProviderJSON struct {
+	BrandColor                *string `json:"brand_color"`
+	Currency                  string  `json:"currency"`
+	ID                        string  `json:"id"`
+	Name                      string  `json:"name"`
+	ProviderID                string  `json:"provider_id"`
+	Sandbox                   bool    `json:"sandbox"`
+	ServiceProviderDocumentID *string `json:"service_provider_document_id"`
+	TimeZone                  string  `json:"time_zone"`
+}
+
+// sessionUnitJSON is the session's suite (all null when it names none) and its building.
+type sessionUnitJSON struct {
+	Buildings  sessionBuildingJSON `json:"buildings"`
+	ID         *string             `json:"id"`
+	PostalUnit *string             `json:"postal_unit"`
+	UnitID     *string             `json:"unit_id"`
+	UnitNumber *string             `json:"unit_number"`
+}
+
+type sessionBuildingJSON struct {
+	BuildingID string  `json:"building_id"`
+	City       *string `json:"city"`
+	Country    *string `json:"country"`
+	ID         string  `json:"id"`
+	PostalCode *string `json:"postal_code"`
+	Province   *string `json:"province"`
+	Street     *string `json:"street"`
+}
+
+func sessionOf(v *checkout.View) sessionJSON {
 	c := v.Session
-	var expires any
+	var expires *string
 	if c.Status == subprov.SessionPending {
-		expires = c.ExpiresAt().Format(time.RFC3339) // a read session never expires
+		e := c.ExpiresAt().Format(time.RFC3339) // a read session never expires
+		expires = &e
 	}
 	b := v.Building
-	building := map[string]any{"id": b.ID, "building_id": b.ID, "street": api.Optional(b.Street), "city": api.Optional(b.City),
-		"postal_code": api.Optional(b.PostalCode), "province": api.Optional(b.Province), "country": api.Optional(b.Country)}
-	units := map[string]any{"id": nil, "unit_id": nil, "unit_number": nil, "postal_unit": nil, "buildings": building}
+	units := sessionUnitJSON{Buildings: sessionBuildingJSON{ID: b.ID, BuildingID: b.ID, Street: api.Optional(b.Street), City: api.Optional(b.City),
+		PostalCode: api.Optional(b.PostalCode), Province: api.Optional(b.Province), Country: api.Optional(b.Country)}}
 	if u := v.Unit; u != nil {
-		units["id"], units["unit_id"], units["unit_number"], units["postal_unit"] = u.ID, u.ID, u.UnitNumber, api.Optional(u.PostalUnit)
+		units.ID, units.UnitID, units.UnitNumber, units.PostalUnit = &u.ID, &u.ID, &u.UnitNumber, api.Optional(u.PostalUnit)
 	}
 	pl, p := v.Plan, v.Provider
-	return map[string]any{
-		"session_id": c.ID, "status": c.Status, "provider_id": c.ProviderID, "plan_version_id": c.PlanVersionID,
-		"building_id": c.BuildingID, "unit_id": api.Optional(c.UnitID), "location_hash": api.Optional(c.LocationHash),
-		"mac_address": api.Optional(c.MACAddress), "delivery_mode": c.DeliveryMode,
-		"service_provider_document_id": api.Optional(p.ServiceProviderDocumentID), "partner_reference_id": api.Optional(c.PartnerReferenceID),
-		"subscription_id": api.Optional(c.SubscriptionID), "created_at": c.CreatedAt.Format(time.RFC3339), "expires_at": expires,
-		"redirected_at": api.Instant(c.RedirectedAt), "completed_at": api.Instant(c.CompletedAt),
-		"store_product_id": api.Optional(pl.StoreProductID),
-		"plan":             marketplacePlanJSON(pl, p),
-		"units":            units,
-		"provider": map[string]any{"id": p.ID, "provider_id": p.ID, "name": p.Name, "currency": p.Currency, "time_zone": p.TimeZone,
-			"service_provider_document_id": api.Optional(p.ServiceProviderDocumentID), "sandbox": p.Sandbox, "brand_color": api.Optional(p.BrandColor)},
+	return sessionJSON{
+		SessionID: c.ID, Status: c.Status, ProviderID: c.ProviderID, PlanVersionID: c.PlanVersionID,
+		BuildingID: c.BuildingID, UnitID: api.Optional(c.UnitID), LocationHash: api.Optional(c.LocationHash),
+		MACAddress: api.Optional(c.MACAddress), DeliveryMode: c.DeliveryMode,
+		ServiceProviderDocumentID: api.Optional(p.ServiceProviderDocumentID), PartnerReferenceID: api.Optional(c.PartnerReferenceID),
+		SubscriptionID: api.Optional(c.SubscriptionID), CreatedAt: c.CreatedAt.Format(time.RFC3339), ExpiresAt: expires,
+		RedirectedAt: api.Instant(c.RedirectedAt), CompletedAt: api.Instant(c.CompletedAt),
+		StoreProductID: api.Optional(pl.StoreProductID),
+		Plan:           marketplacePlanOf(pl, p),
+		Units:          units,
+		Provider: sessionProviderJSON{ID: p.ID, ProviderID: p.ID, Name: p.Name, Currency: p.Currency, TimeZone: p.TimeZone,
+			ServiceProviderDocumentID: api.Optional(p.ServiceProviderDocumentID), Sandbox: p.Sandbox, BrandColor: api.Optional(p.BrandColor)},
 	}
 }
 
 // marketplacePlanJSON is a plan version for display: name, price and the partner's catalog key.
-func marketplacePlanJSON(v *subprov.PlanVersion, p *subprov.Provider) map[string]any {
-	return map[string]any{"id": v.ID, "plan_version_id": v.ID, "plan_id": v.PlanID, "provider_id": v.ProviderID, "name": v.PlanName,
-		"monthly_price": v.MonthlyPrice, "setup_fee": v.SetupFee, "currency": p.Currency, "download_mbps": v.DownloadMbps,
-		"upload_mbps": v.UploadMbps, "store_product_id": api.Optional(v.StoreProductID), "sellable": v.Sellable}
+// marketplacePlanJSON is a plan version as the marketplace reads it; Provider only in the
+// answer of the plan read, not inside a session.
+type marketplacePlanJSON struct {
+	Currency       string            `json:"currency"`
+	DownloadMbps   int               `json:"download_mbps"`
+	ID             string            `json:"id"`
+	MonthlyPrice   subprov.Money     `json:"monthly_price"`
+	Name           string            `json:"name"`
+	PlanID         string            `json:"plan_id"`
+	PlanVersionID  string            `json:"plan_version_id"`
+	Provider       *planProviderJSON `json:"provider,omitempty"`
+	ProviderID     string            `json:"provider_id"`
+	Sellable       bool              `json:"sellable"`
+	SetupFee       subprov.Money     `json:"setup_fee"`
+	StoreProductID *string           `json:"store_product_id"`
+	UploadMbps     int               `json:"upload_mbps"`
+}
+
+type planProviderJSON struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+func marketplacePlanOf(v *subprov.PlanVersion, p *subprov.Provider) marketplacePlanJSON {
+	return marketplacePlanJSON{ID: v.ID, PlanVersionID: v.ID, PlanID: v.PlanID, ProviderID: v.ProviderID, Name: v.PlanName,
+		MonthlyPrice: v.MonthlyPrice, SetupFee: v.SetupFee, Currency: p.Currency, DownloadMbps: v.DownloadMbps,
+		UploadMbps: v.UploadMbps, StoreProductID: api.Optional(v.StoreProductID), Sellable: v.Sellable}
 }
 
 // MarketplacePlan: GET /partner/marketplace/plans/{plan_version_id}.
@@ -167,8 +257,8 @@ func (h *Handler) MarketplacePlan(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	out := marketplacePlanJSON(v, p)
-	out["provider"] = map[string]any{"id": p.ID, "name": p.Name}
+	out := marketplacePlanOf(v, p)
+	out.Provider = &planProviderJSON{ID: p.ID, Name: p.Name}
 	api.JSON(w, http.StatusOK, out)
 	return nil
 }
@@ -215,28 +305,46 @@ func (h *Handler) Complete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, completionJSON(c))
+	writeCompletion(w, c)
 	return nil
 }
 
 // completionJSON is complete's answer: the replay shape, the provisioned shape (with job_id),
 // or the install shape (no job_id, PENDING_INSTALL).
-func completionJSON(c *checkout.Completion) map[string]any {
+// completionReplayJSON answers a completion already made; SubscriberID is absent when the
+// session was completed anonymously (there is no subscriber record).
+type completionReplayJSON struct {
+	Message        string `json:"message"`
+	SubscriberID   string `json:"subscriber_id,omitempty"`
+	SubscriptionID string `json:"subscription_id"`
+}
+
+// completionJSON is a completion's new line; JobID only on the provision route.
+type completionJSON struct {
+	BillingOwner           subprov.BillingOwner `json:"billing_owner"`
+	CustomerNumber         *string              `json:"customer_number"`
+	ExternalSubscriptionID *string              `json:"external_subscription_id"`
+	JobID                  *string              `json:"job_id,omitempty"`
+	Route                  string               `json:"route"`
+	Status                 subprov.Status       `json:"status"`
+	SubscriberID           string               `json:"subscriber_id"`
+	SubscriptionID         string               `json:"subscription_id"`
+	WorkflowState          string               `json:"workflow_state"`
+}
+
+func writeCompletion(w http.ResponseWriter, c *checkout.Completion) {
 	sub := c.Subscription
 	if c.Replay {
-		out := map[string]any{"subscription_id": sub.ID, "subscriber_id": c.SubscriberID, "message": c.Message}
-		if c.SubscriberID == "" { // the session was completed anonymously: there is no subscriber record
-			delete(out, "subscriber_id")
-		}
-		return out
+		api.JSON(w, http.StatusOK, completionReplayJSON{SubscriptionID: sub.ID, SubscriberID: c.SubscriberID, Message: c.Message})
+		return
 	}
-	out := map[string]any{"subscription_id": sub.ID, "subscriber_id": c.SubscriberID, "customer_number": api.Optional(c.CustomerNumber),
-		"status": sub.Status, "workflow_state": sub.WorkflowState, "route": c.Route, "billing_owner": sub.BillingOwner,
-		"external_subscription_id": api.Optional(sub.ExternalSubscriptionID)}
+	out := completionJSON{SubscriptionID: sub.ID, SubscriberID: c.SubscriberID, CustomerNumber: api.Optional(c.CustomerNumber),
+		Status: sub.Status, WorkflowState: sub.WorkflowState, Route: c.Route, BillingOwner: sub.BillingOwner,
+		ExternalSubscriptionID: api.Optional(sub.ExternalSubscriptionID)}
 	if c.Route == "provision" {
-		out["job_id"] = c.JobID
+		out.JobID = &c.JobID
 	}
-	return out
+	api.JSON(w, http.StatusOK, out)
 }
 
 type anonymousRequest struct {
@@ -267,17 +375,24 @@ func (h *Handler) AnonymousComplete(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	sub := res.Subscription
-	var job any
+	var job *string
 	if res.JobID != "" && !res.Replay {
-		job = res.JobID
+		job = &res.JobID
 	}
-	out := map[string]any{"subscription_id": sub.ID, "external_subscription_id": api.Optional(sub.ExternalSubscriptionID), "status": sub.Status,
-		"workflow_state": sub.WorkflowState, "anonymous": sub.Anonymous, "job_id": job, "idempotent_replay": res.Replay}
-	if res.Route != "" {
-		out["route"] = res.Route
-	}
-	api.JSON(w, http.StatusOK, out)
+	api.JSON(w, http.StatusOK, anonymousCompletionJSON{SubscriptionID: sub.ID, ExternalSubscriptionID: api.Optional(sub.ExternalSubscriptionID),
+		Status: sub.Status, WorkflowState: sub.WorkflowState, Anonymous: sub.Anonymous, JobID: job, IdempotentReplay: res.Replay, Route: res.Route})
 	return nil
+}
+
+type anonymousCompletionJSON struct {
+	Anonymous              bool           `json:"anonymous"`
+	ExternalSubscriptionID *string        `json:"external_subscription_id"`
+	IdempotentReplay       bool           `json:"idempotent_replay"`
+	JobID                  *string        `json:"job_id"`
+	Route                  string         `json:"route,omitempty"` // absent when the completion names no route
+	Status                 subprov.Status `json:"status"`
+	SubscriptionID         string         `json:"subscription_id"`
+	WorkflowState          string         `json:"workflow_state"`
 }
 
 // CheckoutSubscription: GET /partner/external-checkout/subscriptions/{external_subscription_id}.
@@ -286,18 +401,36 @@ func (h *Handler) CheckoutSubscription(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, partnerSubscriptionJSON(sub))
+	api.JSON(w, http.StatusOK, partnerSubscriptionOf(sub))
 	return nil
 }
 
 // partnerSubscriptionJSON is the partner view of a line (interface.md "Subscription (partner view)").
-func partnerSubscriptionJSON(sub *subprov.Subscription) map[string]any {
-	out := map[string]any{"subscription_id": sub.ID, "external_subscription_id": api.Optional(sub.ExternalSubscriptionID),
-		"status": sub.Status, "anonymous": sub.Anonymous, "workflow_state": sub.WorkflowState, "appointment_at": api.Instant(sub.AppointmentAt),
-		"on_hold": sub.OnHold, "booking_link_sent": sub.BookingLinkSent, "billing_owner": sub.BillingOwner,
-		"plan_version_id": sub.PlanVersionID, "canceled_at": api.Instant(sub.CanceledAt), "ended_at": api.Instant(sub.EndedAt)}
+// partnerSubscriptionJSON is a line as the marketplace reads it; SubscriberID is absent for an
+// anonymous line.
+type partnerSubscriptionJSON struct {
+	Anonymous              bool                 `json:"anonymous"`
+	AppointmentAt          *string              `json:"appointment_at"`
+	BillingOwner           subprov.BillingOwner `json:"billing_owner"`
+	BookingLinkSent        bool                 `json:"booking_link_sent"`
+	CanceledAt             *string              `json:"canceled_at"`
+	EndedAt                *string              `json:"ended_at"`
+	ExternalSubscriptionID *string              `json:"external_subscription_id"`
+	OnHold                 bool                 `json:"on_hold"`
+	PlanVersionID          string               `json:"plan_version_id"`
+	Status                 subprov.Status       `json:"status"`
+	SubscriberID           *string              `json:"subscriber_id,omitempty"`
+	SubscriptionID         string               `json:"subscription_id"`
+	WorkflowState          string               `json:"workflow_state"`
+}
+
+func partnerSubscriptionOf(sub *subprov.Subscription) partnerSubscriptionJSON {
+	out := partnerSubscriptionJSON{SubscriptionID: sub.ID, ExternalSubscriptionID: api.Optional(sub.ExternalSubscriptionID),
+		Status: sub.Status, Anonymous: sub.Anonymous, WorkflowState: sub.WorkflowState, AppointmentAt: api.Instant(sub.AppointmentAt),
+		OnHold: sub.OnHold, BookingLinkSent: sub.BookingLinkSent, BillingOwner: sub.BillingOwner,
+		PlanVersionID: sub.PlanVersionID, CanceledAt: api.Instant(sub.CanceledAt), EndedAt: api.Instant(sub.EndedAt)}
 	if !sub.Anonymous {
-		out["subscriber_id"] = sub.SubscriberID
+		out.SubscriberID = &sub.SubscriberID
 	}
 	return out
 }
@@ -320,7 +453,15 @@ func (h *Handler) SubscriptionStatus(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	sub := res.Subscription
-	api.JSON(w, http.StatusOK, map[string]any{"subscription_id": sub.ID, "external_subscription_id": api.Optional(sub.ExternalSubscriptionID),
-		"subscription_status": sub.Status, "port_changed": res.PortChanged, "on_hold": sub.OnHold})
+	api.JSON(w, http.StatusOK, subscriptionStatusJSON{SubscriptionID: sub.ID, ExternalSubscriptionID: api.Optional(sub.ExternalSubscriptionID),
+		SubscriptionStatus: sub.Status, PortChanged: res.PortChanged, OnHold: sub.OnHold})
 	return nil
+}
+
+type subscriptionStatusJSON struct {
+	ExternalSubscriptionID *string        `json:"external_subscription_id"`
+	OnHold                 bool           `json:"on_hold"`
+	PortChanged            bool           `json:"port_changed"`
+	SubscriptionID         string         `json:"subscription_id"`
+	SubscriptionStatus     subprov.Status `json:"subscription_status"`
 }

@@ -113,8 +113,14 @@ func (h *Handler) Pay(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return api.Pages.Render(w, http.StatusOK, "paid", web.Page{Title: "Payment received", Data: map[string]any{
-		"Name": name, "Plan": plan.PlanName, "SubscriptionID": sub.ID, "Status": sub.Status, "Next": next}})
+	return api.Pages.Render(w, http.StatusOK, "paid", web.Page{Title: "Payment received", Data: paidView{
+		Name: name, Plan: plan.PlanName, SubscriptionID: sub.ID, Status: sub.Status, Next: next}})
+}
+
+// paidView is what paid.html receives.
+type paidView struct {
+	Name, Plan, SubscriptionID, Next string
+	Status                           subprov.Status
 }
 
 // PayCancel: POST /sandbox/checkout/cancel (form).
