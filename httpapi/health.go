@@ -9,9 +9,15 @@ import (
 	"github.com/subprov/subprov/httpapi/api"
 )
 
+// healthJSON is the answer of the health and readiness checks; Detail only when not ready.
+type healthJSON struct {
+	Detail string `json:"detail,omitempty"`
+	Status string `json:"status"`
+}
+
 // handleHealthz answers while the process runs.
 func (s *server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
-	api.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	api.JSON(w, http.StatusOK, healthJSON{Status: "ok"})
 	return nil
 }
 
@@ -19,10 +25,10 @@ func (s *server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
 func (s *server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Ready(r.Context()); err != nil {
 		s.Log.Warn("not ready", "err", err)
-		api.JSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "detail": "database unreachable or not migrated"})
+		api.JSON(w, http.StatusServiceUnavailable, healthJSON{Status: "unavailable", Detail: "database unreachable or not migrated"})
 		return nil
 	}
-	api.JSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	api.JSON(w, http.StatusOK, healthJSON{Status: "ready"})
 	return nil
 }
 

@@ -65,7 +65,7 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 		return
 	}
 	if e.Code == subprov.ERATELIMITED {
-		api.JSON(w, status, map[string]any{"detail": "Rate limit exceeded"})
+		api.JSON(w, status, partnerError{Detail: "Rate limit exceeded"})
 		return
 	}
 	reason := e.Reason
@@ -74,12 +74,9 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 	}
 	switch sf {
 	case surfaceAgent:
-		body := map[string]any{"code": reason, "message": e.Message, "request_id": api.RequestID(r)}
-		if len(e.Fields) > 0 {
-			body["fields"] = e.Fields
-		}
-		api.JSON(w, status, map[string]any{"error": body})
+		api.JSON(w, status, agentError{Error: agentErrorBody{Code: reason, Fields: e.Fields, Message: e.Message, RequestID: api.RequestID(r)}})
 	case surfaceSubscriber:
+		// A map, not a struct: a coded error may add keys of its own (Extra).
 		body := map[string]any{"code": reason, "message": e.Message}
 		if len(e.Fields) > 0 {
 			body["fields"] = e.Fields
@@ -90,11 +87,12 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 		api.JSON(w, status, map[string]any{"detail": body})
 	default:
 		if len(e.Fields) > 0 {
-			api.JSON(w, status, map[string]any{"detail": fieldList(e.Fields)})
+			api.JSON(w, status, validationError{Detail: fieldList(e.Fields)})
 			return
 		}
 		if e.Code == subprov.EGONE {
-			// 410 for an expired or cancelled session nests the object (interface.md Errors).
+			// 410 for an expired or cancelled session nests the object (interface.md Errors), with
+			// the keys the error adds (Extra: expired_at).
 			inner := map[string]any{"detail": e.Message}
 			for k, v := range e.Extra {
 				inner[k] = v
@@ -102,8 +100,30 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 			api.JSON(w, status, map[string]any{"detail": inner})
 			return
 		}
-		api.JSON(w, status, map[string]any{"detail": e.Message})
+		api.JSON(w, status, partnerError{Detail: e.Message})
 	}
+}
+
+// partnerError is the partner envelope: a message for a person.
+type partnerError struct {
+	Detail string `json:"detail"`
+}
+
+// validationError is the partner envelope of a 422: every offending field.
+type validationError struct {
+	Detail []fieldProblem `json:"detail"`
+}
+
+// agentError is the agent envelope; Fields only when the error names fields.
+type agentError struct {
+	Error agentErrorBody `json:"error"`
+}
+
+type agentErrorBody struct {
+	Code      string            `json:"code"`
+	Fields    map[string]string `json:"fields,omitempty"`
+	Message   string            `json:"message"`
+	RequestID string            `json:"request_id"`
 }
 
 // pageTitles are the headings of error pages, by status; the message under it is the coded
