@@ -1,7 +1,7 @@
 // Package agent holds the rules of the support-agent API (interface.md section B and the agent
 // design guarantees): provider scoping before anything else, masked search, one-time-code
 // verification yielding a 15-minute session bound to (provider, customer), slim reads, gated
-// writes, and tickets. The HTTP handlers (httpapi/agent.go) and the MCP server (subprov mcp)
+// writes, and tickets. The HTTP handlers (package httpapi/agent) and the MCP server (subprov mcp)
 // both call this package, so both surfaces keep the same rules.
 package agent
 
