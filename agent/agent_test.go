@@ -39,11 +39,7 @@ var sixDigits = regexp.MustCompile(`\b\d{6}\b`)
 // lastCode is the code in the newest verification mail to addr (the outbox lists newest first).
 func lastCode(t *testing.T, e *servicetest.Env, addr string) string {
 	t.Helper()
-	m, err := e.Store.Outbox(context.Background(), addr, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mail := range m {
+	for _, mail := range e.Mails(t, addr) {
 		if mail.Subject == "Your verification code" {
 			if code := sixDigits.FindString(mail.Body); code != "" {
 				return code

@@ -21,11 +21,7 @@ func str(s string) *string { return &s }
 // mails counts the messages queued to addr.
 func mails(t *testing.T, e *servicetest.Env, addr string) int {
 	t.Helper()
-	m, err := e.Store.Outbox(context.Background(), addr, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(m)
+	return len(e.Mails(t, addr))
 }
 
 // addUser adds an authorized user to acc's account and returns that person's login.

@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/app"
@@ -141,8 +140,15 @@ func (e *Env) Login(t testing.TB, email string) *store.AccountLogin {
 	return acc
 }
 
-// Advance moves the clock forward by d.
-func (e *Env) Advance(d time.Duration) { e.Clock.Advance(d) }
+// Mails lists the messages queued to addr, newest first.
+func (e *Env) Mails(t testing.TB, addr string) []*subprov.Mail {
+	t.Helper()
+	m, err := e.Store.Outbox(context.Background(), addr, 100)
+	if err != nil {
+		t.Fatalf("outbox of %s: %v", addr, err)
+	}
+	return m
+}
 
 // Code is err's code and reason, "" for nil and for an error that is not a subprov error, so
 // a table can name the answer it expects in one string ("conflict/limit_reached").
