@@ -3,38 +3,34 @@ package serviceability_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/servicetest"
 	"github.com/subprov/subprov/serviceability"
-	"github.com/subprov/subprov/store"
 )
 
-// addSherbrooke adds n second-line buildings on Rue Sherbrooke covered by Northwind; the first
-// two share one display string.
+// addSherbrooke adds n second-line buildings on Rue Sherbrooke covered by Northwind, through
+// the fixture loader; the first two share one display string.
 func addSherbrooke(t *testing.T, e *servicetest.Env, n int) {
 	t.Helper()
-	ctx := context.Background()
-	err := e.Store.InTx(ctx, func(tx *store.Tx) error {
-		for i := range n {
-			num := 1000 + i
-			if i == 1 {
-				num = 1000
-			}
-			b := &subprov.Building{ID: fmt.Sprintf("bx-%03d", i), Street: fmt.Sprintf("%d Rue Sherbrooke O", num), City: "Montréal",
-				PostalCode: "H3A 0G4", Province: "QC", Country: "CA", LineType: subprov.LineSecond, Orderable: true}
-			if err := tx.UpsertBuilding(ctx, b, serviceability.BuildingKey(b), e.Clock.Now()); err != nil {
-				return err
-			}
-			if err := tx.SetCoverage(ctx, b.ID, []string{servicetest.Northwind}); err != nil {
-				return err
-			}
+	bs := make([]string, n)
+	for i := range n {
+		num := 1000 + i
+		if i == 1 {
+			num = 1000
 		}
-		return nil
-	})
+		bs[i] = fmt.Sprintf(`{"id": "b7000000-0000-4000-8000-%012d", "provider_ids": [%q], "street": "%d Rue Sherbrooke O", "city": "Montréal",
+			"postal_code": "H3A 0G4", "province": "QC", "country": "CA", "line_type": "second", "orderable": true}`, i, servicetest.Northwind, num)
+	}
+	f, err := fixture.Parse([]byte(`{"buildings": [` + strings.Join(bs, ",") + `]}`))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fixture.Load(context.Background(), e.Store, f, e.Clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -51,7 +47,7 @@ func TestAutocomplete(t *testing.T) {
 			want  int
 			first string
 		}{
-			{"no limit is the maximum", northwind, "sherbrooke", 0, subprov.MaxAutocomplete, "bx-000"},
+			{"no limit is the maximum", northwind, "sherbrooke", 0, subprov.MaxAutocomplete, "b7000000-0000-4000-8000-000000000000"},
 			{"a limit above the maximum is the maximum", northwind, "sherbrooke", 40, subprov.MaxAutocomplete, ""},
 			{"a limit below the maximum is kept", northwind, "sherbrooke", 3, 3, ""},
 			{"a query of no words suggests nothing", northwind, " ,. ", 0, 0, ""},
