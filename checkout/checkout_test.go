@@ -285,3 +285,56 @@ func TestCompletion(t *testing.T) {
 		}
 	})
 }
+
+// TestSandboxPay: the sandbox payment page names every field problem, a declined card or a
+// processing error changes nothing, a good card completes the session once; a live
+// provider's session is not the page's.
+func TestSandboxPay(t *testing.T) {
+	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
+		ctx := context.Background()
+		live := create(t, e, checkout.CreateInput{})
+		sess := create(t, e, checkout.CreateInput{ProviderID: servicetest.Sandbox, PlanVersionID: servicetest.PlanSandbox100,
+			BuildingID: servicetest.BuildingSandbox, LocationHash: servicetest.HashSandboxS1})
+		good := checkout.Payment{FirstName: "Ada", LastName: "L", Email: "ada@example.ca", PhoneNumber: "1", CardNumber: "4242-4242 4242 4242", Expiry: "12 / 39", CVC: "123"}
+		pay := func(f func(p *checkout.Payment)) checkout.Payment { p := good; f(&p); return p }
+		tests := []struct {
+			name   string
+			p      checkout.Payment
+			code   string
+			fields string
+		}{
+			{"every field is required", checkout.Payment{}, "invalid/validation_error", "card_number,cvc,email,expiry,firstname,lastname,phonenumber"},
+			{"an e-mail that is not one", pay(func(p *checkout.Payment) { p.Email = "nope" }), "invalid/validation_error", "email"},
+			{"an expiry that is not MM/YY", pay(func(p *checkout.Payment) { p.Expiry = "13/39" }), "invalid/validation_error", "expiry"},
+			{"an expired card", pay(func(p *checkout.Payment) { p.Expiry = "01/20" }), "invalid/validation_error", "expiry"},
+			{"a CVC that is not 3 or 4 digits", pay(func(p *checkout.Payment) { p.CVC = "12a" }), "invalid/validation_error", "cvc"},
+			{"a card not among the test cards", pay(func(p *checkout.Payment) { p.CardNumber = "4111 1111 1111 1111" }), "invalid/validation_error", "card_number"},
+			{"a declined card", pay(func(p *checkout.Payment) { p.CardNumber = checkout.TestCards[1].Number }), "conflict/card_declined", ""},
+			{"a processing error", pay(func(p *checkout.Payment) { p.CardNumber = checkout.TestCards[2].Number }), "unavailable/processing_error", ""},
+		}
+		for _, tt := range tests {
+			_, err := e.Checkout.Pay(ctx, sess.ID, tt.p)
+			if servicetest.Code(err) != tt.code {
+				t.Errorf("%s: %v, want %q", tt.name, err, tt.code)
+				continue
+			}
+			if ee, _ := subprov.AsError(err); strings.Join(slices.Sorted(maps.Keys(ee.Fields)), ",") != tt.fields {
+				t.Errorf("%s: fields %v, want %s", tt.name, ee.Fields, tt.fields)
+			}
+		}
+		if got, _ := e.Store.CheckoutSession(ctx, sess.ID); got.Status == subprov.SessionCompleted {
+			t.Fatal("a refused payment completed the session")
+		}
+		if _, err := e.Checkout.Pay(ctx, live.ID, good); servicetest.Code(err) != "not_found/not_found" {
+			t.Errorf("paying a live provider's session on the sandbox page: %v", err)
+		}
+		first, err := e.Checkout.Pay(ctx, sess.ID, good)
+		if err != nil || first.Replay {
+			t.Fatalf("pay: %+v %v", first, err)
+		}
+		again, err := e.Checkout.Pay(ctx, sess.ID, good)
+		if err != nil || !again.Replay || again.Subscription.ID != first.Subscription.ID {
+			t.Fatalf("paying twice: %+v %v", again, err)
+		}
+	})
+}
