@@ -7,6 +7,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/internal/servicetest"
+	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/store"
 )
@@ -299,6 +300,70 @@ func TestOrderRules(t *testing.T) {
 		}
 		if v, err := e.Portal.Reactivation(ctx, marie); err != nil || v.Subscription != nil || v.Path != portal.PathNone || v.Eligible() {
 			t.Errorf("reactivation with nothing cancelled: %+v %v", v, err)
+		}
+	})
+}
+
+// TestPaymentMethod: a provider without a processor connection has no card to show or save;
+// a setup is confirmed only by the account it was opened for, and its card becomes the one
+// the account pays with.
+func TestPaymentMethod(t *testing.T) {
+	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
+		ctx := context.Background()
+		marie, priya, liam := e.Login(t, servicetest.EmailMarie), e.Login(t, servicetest.EmailPriya), e.Login(t, servicetest.EmailLiam)
+		unconnected := map[string]func() error{
+			"read":  func() error { _, err := e.Portal.PaymentMethod(ctx, liam); return err },
+			"setup": func() error { _, err := e.Portal.StartCardSetup(ctx, liam); return err },
+			"confirm": func() error {
+				_, err := e.Portal.ConfirmCardSetup(ctx, liam, "seti_x", payments.TestCardSucceeds)
+				return err
+			},
+		}
+		for name, op := range unconnected {
+			if err := op(); servicetest.Code(err) != "conflict/no_processor_connection" {
+				t.Errorf("%s at a provider without a processor: %v", name, err)
+			}
+		}
+		if m, err := e.Portal.PaymentMethod(ctx, priya); err != nil || m != nil {
+			t.Fatalf("an account with no processor customer: %+v %v", m, err)
+		}
+		if _, err := e.Portal.ConfirmCardSetup(ctx, priya, "seti_x", payments.TestCardSucceeds); servicetest.Code(err) != "not_found/not_found" {
+			t.Fatalf("confirm with no setup ever opened: %v", err)
+		}
+		before, err := e.Portal.PaymentMethod(ctx, marie)
+		if err != nil || before == nil || before.Last4 != "4444" {
+			t.Fatalf("Marie's card: %+v %v", before, err)
+		}
+		si, err := e.Portal.StartCardSetup(ctx, marie)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Portal.StartCardSetup(ctx, priya); err != nil { // creates Priya's processor customer
+			t.Fatal(err)
+		}
+		confirms := []struct {
+			name string
+			acc  *store.AccountLogin
+			id   string
+			card string
+			code string
+		}{
+			{"another account's setup is as unknown", priya, si.ID, payments.TestCardSucceeds, "not_found/not_found"},
+			{"an unknown setup", marie, "seti_nope", payments.TestCardSucceeds, "not_found/not_found"},
+			{"a card that is not a test card is declined", marie, si.ID, "4111111111111111", "conflict/card_declined"},
+			{"a card whose setup fails at the processor", marie, si.ID, payments.TestCardFails, "unavailable/processor_unavailable"},
+			{"its own account's setup", marie, si.ID, payments.TestCardSucceeds, ""},
+		}
+		for _, tt := range confirms {
+			if _, err := e.Portal.ConfirmCardSetup(ctx, tt.acc, tt.id, tt.card); servicetest.Code(err) != tt.code {
+				t.Errorf("confirm, %s: %v, want %q", tt.name, err, tt.code)
+			}
+		}
+		if m, err := e.Portal.PaymentMethod(ctx, marie); err != nil || m == nil || m.Last4 != "4242" {
+			t.Fatalf("Marie's card after the setup: %+v %v", m, err)
+		}
+		if m, err := e.Portal.PaymentMethod(ctx, priya); err != nil || m != nil {
+			t.Fatalf("Priya's card after confirming Marie's setup: %+v %v", m, err)
 		}
 	})
 }
