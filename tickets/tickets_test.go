@@ -32,97 +32,101 @@ func number(t *testing.T, tk *subprov.Ticket) int {
 	return n
 }
 
-// TestOpen: the defaults a ticket gets when the caller leaves a field empty, and the caller's
+// defaults: the defaults a ticket gets when the caller leaves a field empty, and the caller's
 // values kept when it does not.
-func TestOpen(t *testing.T) {
-	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
-		tests := []struct {
-			name                    string
-			in                      subprov.Ticket
-			wantGroup, wantPriority string
-		}{
-			{"routed to the provider's support group", subprov.Ticket{Kind: tickets.KindSupport}, "Northwind Tier 1", "normal"},
-			{"a group the caller set is kept", subprov.Ticket{Kind: tickets.KindOperator, Group: "NOC"}, "NOC", "normal"},
-			{"a priority the caller set is kept", subprov.Ticket{Kind: tickets.KindInstall, Priority: "high"}, "Northwind Tier 1", "high"},
-		}
-		for _, tt := range tests {
-			t.Run(tt.name, func(t *testing.T) {
-				in := tt.in
-				in.ProviderID, in.Subject = servicetest.Northwind, tt.name
-				start := e.Clock.Now()
-				got := open(t, e, &in)
-				if got.ID == "" || got.Status != "open" || got.Group != tt.wantGroup || got.Priority != tt.wantPriority {
-					t.Fatalf("opened %+v, want status open, group %q, priority %q", got, tt.wantGroup, tt.wantPriority)
-				}
-				if got.CreatedAt.Before(start) || got.CreatedAt.After(e.Clock.Now()) {
-					t.Fatalf("created at %s, not the clock's now (%s)", got.CreatedAt, start)
-				}
-			})
-		}
-	})
-}
-
-// TestNumbersArePerProvider: each provider numbers its own tickets one after another, so
-// one provider's tickets never reveal how many another has.
-func TestNumbersArePerProvider(t *testing.T) {
-	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
-		first := number(t, open(t, e, &subprov.Ticket{ProviderID: servicetest.Northwind, Kind: tickets.KindSupport, Subject: "one"}))
-		maple := number(t, open(t, e, &subprov.Ticket{ProviderID: servicetest.Maple, Kind: tickets.KindSupport, Subject: "one"}))
-		second := number(t, open(t, e, &subprov.Ticket{ProviderID: servicetest.Northwind, Kind: tickets.KindSupport, Subject: "two"}))
-		if second != first+1 {
-			t.Fatalf("Northwind's tickets %d then %d: not consecutive", first, second)
-		}
-		if maple != 1 {
-			t.Fatalf("Maple's first ticket is number %d: its count follows another provider's", maple)
-		}
-	})
-}
-
-// TestOpenRollsBackWithTheChange: a ticket exists exactly when the change that raised it
-// committed, and a rolled-back ticket uses up no number.
-func TestOpenRollsBackWithTheChange(t *testing.T) {
-	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
-		ctx := context.Background()
-		since := e.Clock.Now()
-		last := number(t, open(t, e, &subprov.Ticket{ProviderID: servicetest.Northwind, Kind: tickets.KindOperator, Subject: "first"}))
-		failed := errors.New("the change failed")
-		err := e.Store.InTx(ctx, func(tx *store.Tx) error {
-			if err := e.Desk.Open(ctx, tx, &subprov.Ticket{ProviderID: servicetest.Northwind, Kind: tickets.KindOperator, Subject: "lost"}); err != nil {
-				return err
+func defaults(t *testing.T, e *servicetest.Env) {
+	tests := []struct {
+		name                    string
+		in                      subprov.Ticket
+		wantGroup, wantPriority string
+	}{
+		{"routed to the provider's support group", subprov.Ticket{Kind: tickets.KindSupport}, "Northwind Tier 1", "normal"},
+		{"a group the caller set is kept", subprov.Ticket{Kind: tickets.KindOperator, Group: "NOC"}, "NOC", "normal"},
+		{"a priority the caller set is kept", subprov.Ticket{Kind: tickets.KindInstall, Priority: "high"}, "Northwind Tier 1", "high"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := tt.in
+			in.ProviderID, in.Subject = servicetest.Northwind, tt.name
+			start := e.Clock.Now()
+			got := open(t, e, &in)
+			if got.ID == "" || got.Status != "open" || got.Group != tt.wantGroup || got.Priority != tt.wantPriority {
+				t.Fatalf("opened %+v, want status open, group %q, priority %q", got, tt.wantGroup, tt.wantPriority)
 			}
-			return failed
+			if got.CreatedAt.Before(start) || got.CreatedAt.After(e.Clock.Now()) {
+				t.Fatalf("created at %s, not the clock's now (%s)", got.CreatedAt, start)
+			}
 		})
-		if !errors.Is(err, failed) {
-			t.Fatalf("InTx = %v", err)
-		}
-		kept := open(t, e, &subprov.Ticket{ProviderID: servicetest.Northwind, Kind: tickets.KindOperator, Subject: "kept"})
-		after, err := tickets.Since(ctx, e.Store, servicetest.Northwind, since)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(after) != 2 || after[0].Subject != "first" || after[1].Subject != "kept" {
-			t.Fatalf("tickets after a rolled-back open: %+v", after)
-		}
-		if n := number(t, kept); n != last+1 {
-			t.Fatalf("the kept ticket is number %d after %d: the rolled-back one used a number", n, last)
-		}
-	})
+	}
 }
 
-// TestSinceIsScopedToTheProvider: a provider's list holds only its own tickets.
-func TestSinceIsScopedToTheProvider(t *testing.T) {
+// numbersArePerProvider: each provider numbers its own tickets one after another, so
+// one provider's tickets never reveal how many another has.
+func numbersArePerProvider(t *testing.T, e *servicetest.Env) {
+	mapleFirst := number(t, open(t, e, &subprov.Ticket{ProviderID: servicetest.Maple, Kind: tickets.KindSupport, Subject: "one"}))
+	first := number(t, open(t, e, &subprov.Ticket{ProviderID: servicetest.Northwind, Kind: tickets.KindSupport, Subject: "one"}))
+	second := number(t, open(t, e, &subprov.Ticket{ProviderID: servicetest.Northwind, Kind: tickets.KindSupport, Subject: "two"}))
+	mapleNext := number(t, open(t, e, &subprov.Ticket{ProviderID: servicetest.Maple, Kind: tickets.KindSupport, Subject: "two"}))
+	if second != first+1 {
+		t.Fatalf("Northwind's tickets %d then %d: not consecutive", first, second)
+	}
+	if mapleNext != mapleFirst+1 {
+		t.Fatalf("Maple's tickets %d then %d: its count follows another provider's", mapleFirst, mapleNext)
+	}
+}
+
+// openRollsBackWithTheChange: a ticket exists exactly when the change that raised it
+// committed, and a rolled-back ticket uses up no number.
+func openRollsBackWithTheChange(t *testing.T, e *servicetest.Env) {
+	ctx := context.Background()
+	since := e.Clock.Now()
+	last := number(t, open(t, e, &subprov.Ticket{ProviderID: servicetest.Northwind, Kind: tickets.KindOperator, Subject: "first"}))
+	failed := errors.New("the change failed")
+	err := e.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := e.Desk.Open(ctx, tx, &subprov.Ticket{ProviderID: servicetest.Northwind, Kind: tickets.KindOperator, Subject: "lost"}); err != nil {
+			return err
+		}
+		return failed
+	})
+	if !errors.Is(err, failed) {
+		t.Fatalf("InTx = %v", err)
+	}
+	kept := open(t, e, &subprov.Ticket{ProviderID: servicetest.Northwind, Kind: tickets.KindOperator, Subject: "kept"})
+	after, err := tickets.Since(ctx, e.Store, servicetest.Northwind, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != 2 || after[0].Subject != "first" || after[1].Subject != "kept" {
+		t.Fatalf("tickets after a rolled-back open: %+v", after)
+	}
+	if n := number(t, kept); n != last+1 {
+		t.Fatalf("the kept ticket is number %d after %d: the rolled-back one used a number", n, last)
+	}
+}
+
+// sinceIsScopedToTheProvider: a provider's list holds only its own tickets.
+func sinceIsScopedToTheProvider(t *testing.T, e *servicetest.Env) {
+	ctx := context.Background()
+	since := e.Clock.Now().Add(-time.Minute)
+	open(t, e, &subprov.Ticket{ProviderID: servicetest.Maple, Kind: tickets.KindSupport, Subject: "Maple's"})
+	got, err := tickets.Since(ctx, e.Store, servicetest.Northwind, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range got {
+		if tk.ProviderID != servicetest.Northwind {
+			t.Fatalf("Northwind's list holds %+v", tk)
+		}
+	}
+}
+
+// TestTickets runs the ticket rules on one store per engine (a store is the costly part of a
+// test); each rule keeps to numbers and rows of its own, so their order does not matter.
+func TestTickets(t *testing.T) {
 	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
-		ctx := context.Background()
-		since := e.Clock.Now().Add(-time.Minute)
-		open(t, e, &subprov.Ticket{ProviderID: servicetest.Maple, Kind: tickets.KindSupport, Subject: "Maple's"})
-		got, err := tickets.Since(ctx, e.Store, servicetest.Northwind, since)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tk := range got {
-			if tk.ProviderID != servicetest.Northwind {
-				t.Fatalf("Northwind's list holds %+v", tk)
-			}
-		}
+		t.Run("Defaults", func(t *testing.T) { defaults(t, e) })
+		t.Run("NumbersArePerProvider", func(t *testing.T) { numbersArePerProvider(t, e) })
+		t.Run("OpenRollsBackWithTheChange", func(t *testing.T) { openRollsBackWithTheChange(t, e) })
+		t.Run("SinceIsScopedToTheProvider", func(t *testing.T) { sinceIsScopedToTheProvider(t, e) })
 	})
 }
