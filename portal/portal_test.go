@@ -39,125 +39,121 @@ func addUser(t *testing.T, e *servicetest.Env, acc *store.AccountLogin, email st
 	return u, login
 }
 
-// TestNoSubscriberRecord: a login without a subscriber record has no account to act on, on
+// noSubscriberRecord: a login without a subscriber record has no account to act on, on
 // every operation of the portal.
-func TestNoSubscriberRecord(t *testing.T) {
-	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
-		ctx := context.Background()
-		acc := e.Login(t, servicetest.EmailNoAccount)
-		ops := map[string]func() error{
-			"details":      func() error { _, err := e.Portal.DetailsOf(ctx, acc); return err },
-			"own contact":  func() error { _, err := e.Portal.UpdateOwnContact(ctx, acc, portal.ContactPatch{}); return err },
-			"list users":   func() error { _, err := e.Portal.AuthorizedUsers(ctx, acc); return err },
-			"add user":     func() error { _, err := e.Portal.AddAuthorizedUser(ctx, acc, portal.AuthorizedUserInput{}); return err },
-			"resend":       func() error { _, err := e.Portal.ResendInvite(ctx, acc, "x"); return err },
-			"remove user":  func() error { return e.Portal.RemoveAuthorizedUser(ctx, acc, "x") },
-			"options":      func() error { _, err := e.Portal.OrderOptions(ctx, acc, servicetest.BuildingKing); return err },
-			"preview":      func() error { _, err := e.Portal.PreviewOrder(ctx, acc, portal.OrderRequest{}); return err },
-			"order":        func() error { _, err := e.Portal.PlaceOrder(ctx, acc, portal.OrderRequest{}); return err },
-			"reactivation": func() error { _, err := e.Portal.Reactivation(ctx, acc); return err },
-			"reactivate":   func() error { _, err := e.Portal.Reactivate(ctx, acc, lineMarie); return err },
+func noSubscriberRecord(t *testing.T, e *servicetest.Env) {
+	ctx := context.Background()
+	acc := e.Login(t, servicetest.EmailNoAccount)
+	ops := map[string]func() error{
+		"details":      func() error { _, err := e.Portal.DetailsOf(ctx, acc); return err },
+		"own contact":  func() error { _, err := e.Portal.UpdateOwnContact(ctx, acc, portal.ContactPatch{}); return err },
+		"list users":   func() error { _, err := e.Portal.AuthorizedUsers(ctx, acc); return err },
+		"add user":     func() error { _, err := e.Portal.AddAuthorizedUser(ctx, acc, portal.AuthorizedUserInput{}); return err },
+		"resend":       func() error { _, err := e.Portal.ResendInvite(ctx, acc, "x"); return err },
+		"remove user":  func() error { return e.Portal.RemoveAuthorizedUser(ctx, acc, "x") },
+		"options":      func() error { _, err := e.Portal.OrderOptions(ctx, acc, servicetest.BuildingKing); return err },
+		"preview":      func() error { _, err := e.Portal.PreviewOrder(ctx, acc, portal.OrderRequest{}); return err },
+		"order":        func() error { _, err := e.Portal.PlaceOrder(ctx, acc, portal.OrderRequest{}); return err },
+		"reactivation": func() error { _, err := e.Portal.Reactivation(ctx, acc); return err },
+		"reactivate":   func() error { _, err := e.Portal.Reactivate(ctx, acc, lineMarie); return err },
+	}
+	for name, op := range ops {
+		if err := op(); servicetest.Code(err) != "not_found/no_subscriber" {
+			t.Errorf("%s: %v, want not_found/no_subscriber", name, err)
 		}
-		for name, op := range ops {
-			if err := op(); servicetest.Code(err) != "not_found/no_subscriber" {
-				t.Errorf("%s: %v, want not_found/no_subscriber", name, err)
-			}
-		}
-	})
+	}
 }
 
-func TestAuthorizedUsers(t *testing.T) {
-	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
-		ctx := context.Background()
-		marie, priya := e.Login(t, servicetest.EmailMarie), e.Login(t, servicetest.EmailPriya)
-		person := func(email string) portal.AuthorizedUserInput {
-			return portal.AuthorizedUserInput{FirstName: " Élodie ", LastName: "Tremblay", Email: email}
+func authorizedUsers(t *testing.T, e *servicetest.Env) {
+	ctx := context.Background()
+	marie, priya := e.Login(t, servicetest.EmailMarie), e.Login(t, servicetest.EmailPriya)
+	person := func(email string) portal.AuthorizedUserInput {
+		return portal.AuthorizedUserInput{FirstName: " Élodie ", LastName: "Tremblay", Email: email}
+	}
+	first, err := e.Portal.AddAuthorizedUser(ctx, marie, person(" Elodie.Tremblay@Example.ca "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Contact.Email != "elodie.tremblay@example.ca" || first.Contact.FirstName != "Élodie" || first.Activated || mails(t, e, "elodie.tremblay@example.ca") != 1 {
+		t.Fatalf("added %+v: want the e-mail normalised, names trimmed, not activated, a set-up link mailed", first)
+	}
+	adds := []struct {
+		name   string
+		in     portal.AuthorizedUserInput
+		code   string
+		fields []string
+	}{
+		{"names and e-mail are required", portal.AuthorizedUserInput{FirstName: " "}, "invalid/validation_error", []string{"firstname", "lastname", "email"}},
+		{"an e-mail that is not one", person("nope"), "invalid/validation_error", []string{"email"}},
+		{"an e-mail with a portal login", person(servicetest.EmailPriya), "conflict/email_has_portal_account", nil},
+		{"an e-mail with another provider's login", person(servicetest.EmailLiam), "conflict/email_has_portal_account", nil},
+		{"the same person twice", person("ELODIE.tremblay@example.ca"), "conflict/email_has_portal_account", nil},
+	}
+	for _, tt := range adds {
+		_, err := e.Portal.AddAuthorizedUser(ctx, marie, tt.in)
+		if servicetest.Code(err) != tt.code {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.code)
+			continue
 		}
-		first, err := e.Portal.AddAuthorizedUser(ctx, marie, person(" Elodie.Tremblay@Example.ca "))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if first.Contact.Email != "elodie.tremblay@example.ca" || first.Contact.FirstName != "Élodie" || first.Activated || mails(t, e, "elodie.tremblay@example.ca") != 1 {
-			t.Fatalf("added %+v: want the e-mail normalised, names trimmed, not activated, a set-up link mailed", first)
-		}
-		adds := []struct {
-			name   string
-			in     portal.AuthorizedUserInput
-			code   string
-			fields []string
-		}{
-			{"names and e-mail are required", portal.AuthorizedUserInput{FirstName: " "}, "invalid/validation_error", []string{"firstname", "lastname", "email"}},
-			{"an e-mail that is not one", person("nope"), "invalid/validation_error", []string{"email"}},
-			{"an e-mail with a portal login", person(servicetest.EmailPriya), "conflict/email_has_portal_account", nil},
-			{"an e-mail with another provider's login", person(servicetest.EmailLiam), "conflict/email_has_portal_account", nil},
-			{"the same person twice", person("ELODIE.tremblay@example.ca"), "conflict/email_has_portal_account", nil},
-		}
-		for _, tt := range adds {
-			_, err := e.Portal.AddAuthorizedUser(ctx, marie, tt.in)
-			if servicetest.Code(err) != tt.code {
-				t.Errorf("%s: %v, want %q", tt.name, err, tt.code)
-				continue
-			}
-			ee, _ := subprov.AsError(err)
-			for _, f := range tt.fields {
-				if ee.Fields[f] == "" {
-					t.Errorf("%s: field %s not named in %v", tt.name, f, ee.Fields)
-				}
+		ee, _ := subprov.AsError(err)
+		for _, f := range tt.fields {
+			if ee.Fields[f] == "" {
+				t.Errorf("%s: field %s not named in %v", tt.name, f, ee.Fields)
 			}
 		}
-		// At most five per account.
-		for i := 2; i <= subprov.MaxAuthorizedUsers; i++ {
-			addUser(t, e, marie, fmt.Sprintf("user%d@example.ca", i))
-		}
-		if _, err := e.Portal.AddAuthorizedUser(ctx, marie, person("user6@example.ca")); servicetest.Code(err) != "conflict/limit_reached" {
-			t.Fatalf("a sixth: %v", err)
-		}
-		if list, err := e.Portal.AuthorizedUsers(ctx, priya); err != nil || len(list) != 0 {
-			t.Fatalf("Priya's list holds %d of Marie's users (%v)", len(list), err)
-		}
+	}
+	// At most five per account.
+	for i := 2; i <= subprov.MaxAuthorizedUsers; i++ {
+		addUser(t, e, marie, fmt.Sprintf("user%d@example.ca", i))
+	}
+	if _, err := e.Portal.AddAuthorizedUser(ctx, marie, person("user6@example.ca")); servicetest.Code(err) != "conflict/limit_reached" {
+		t.Fatalf("a sixth: %v", err)
+	}
+	if list, err := e.Portal.AuthorizedUsers(ctx, priya); err != nil || len(list) != 0 {
+		t.Fatalf("Priya's list holds %d of Marie's users (%v)", len(list), err)
+	}
 
-		// Another account's user is not found, for resend and remove alike.
-		scoped := []struct {
-			name string
-			acc  *store.AccountLogin
-			id   string
-			code string
-		}{
-			{"another account's user", priya, first.ID, "not_found/not_found"},
-			{"an unknown user", marie, "5b0c0000-0000-4000-8000-000000000000", "not_found/not_found"},
-			{"the account's own user", marie, first.ID, ""},
+	// Another account's user is not found, for resend and remove alike.
+	scoped := []struct {
+		name string
+		acc  *store.AccountLogin
+		id   string
+		code string
+	}{
+		{"another account's user", priya, first.ID, "not_found/not_found"},
+		{"an unknown user", marie, "5b0c0000-0000-4000-8000-000000000000", "not_found/not_found"},
+		{"the account's own user", marie, first.ID, ""},
+	}
+	for _, tt := range scoped {
+		if _, err := e.Portal.ResendInvite(ctx, tt.acc, tt.id); servicetest.Code(err) != tt.code {
+			t.Errorf("resend, %s: %v, want %q", tt.name, err, tt.code)
 		}
-		for _, tt := range scoped {
-			if _, err := e.Portal.ResendInvite(ctx, tt.acc, tt.id); servicetest.Code(err) != tt.code {
-				t.Errorf("resend, %s: %v, want %q", tt.name, err, tt.code)
+		if tt.code != "" {
+			if err := e.Portal.RemoveAuthorizedUser(ctx, tt.acc, tt.id); servicetest.Code(err) != tt.code {
+				t.Errorf("remove, %s: %v, want %q", tt.name, err, tt.code)
 			}
-			if tt.code != "" {
-				if err := e.Portal.RemoveAuthorizedUser(ctx, tt.acc, tt.id); servicetest.Code(err) != tt.code {
-					t.Errorf("remove, %s: %v, want %q", tt.name, err, tt.code)
-				}
-			}
 		}
-		if n := mails(t, e, "elodie.tremblay@example.ca"); n != 2 {
-			t.Fatalf("%d set-up links after a resend, want 2", n)
-		}
-		// A person who chose a password gets no more set-up links.
-		if err := e.Store.InTx(ctx, func(tx *store.Tx) error { return tx.SetPassword(ctx, first.AccountID, "x", e.Clock.Now()) }); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.Portal.ResendInvite(ctx, marie, first.ID); servicetest.Code(err) != "conflict/already_activated" {
-			t.Errorf("resend after activation: %v", err)
-		}
-		// Removing deletes the login; a second removal finds nothing.
-		if err := e.Portal.RemoveAuthorizedUser(ctx, marie, first.ID); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.Store.Account(ctx, first.AccountID); err == nil {
-			t.Error("the removed person's login is still there")
-		}
-		if err := e.Portal.RemoveAuthorizedUser(ctx, marie, first.ID); servicetest.Code(err) != "not_found/not_found" {
-			t.Errorf("remove twice: %v", err)
-		}
-	})
+	}
+	if n := mails(t, e, "elodie.tremblay@example.ca"); n != 2 {
+		t.Fatalf("%d set-up links after a resend, want 2", n)
+	}
+	// A person who chose a password gets no more set-up links.
+	if err := e.Store.InTx(ctx, func(tx *store.Tx) error { return tx.SetPassword(ctx, first.AccountID, "x", e.Clock.Now()) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Portal.ResendInvite(ctx, marie, first.ID); servicetest.Code(err) != "conflict/already_activated" {
+		t.Errorf("resend after activation: %v", err)
+	}
+	// Removing deletes the login; a second removal finds nothing.
+	if err := e.Portal.RemoveAuthorizedUser(ctx, marie, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Store.Account(ctx, first.AccountID); err == nil {
+		t.Error("the removed person's login is still there")
+	}
+	if err := e.Portal.RemoveAuthorizedUser(ctx, marie, first.ID); servicetest.Code(err) != "not_found/not_found" {
+		t.Errorf("remove twice: %v", err)
+	}
 }
 
 // TestContacts: the billing contact splits off the holder's and comes back to it, telling the
@@ -245,127 +241,123 @@ func TestHolderChangeCarriesABillingContactOfTheSameParty(t *testing.T) {
 	})
 }
 
-// TestOrderRules: the order checks in the order a person would fix them, each with its code.
-func TestOrderRules(t *testing.T) {
-	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
-		ctx := context.Background()
-		marie := e.Login(t, servicetest.EmailMarie)
-		ok := portal.OrderRequest{BuildingID: servicetest.BuildingKing, PlanVersionID: servicetest.PlanFibre150, UnitID: servicetest.UnitKing1205}
-		with := func(f func(r *portal.OrderRequest)) portal.OrderRequest { r := ok; f(&r); return r }
-		tests := []struct {
-			name string
-			r    portal.OrderRequest
-			code string
-		}{
-			{"building, plan and suite are required", portal.OrderRequest{}, "invalid/validation_error"},
-			{"a start date that is not a date", with(func(r *portal.OrderRequest) { r.RequestedStartDate = "soon" }), "invalid/validation_error"},
-			{"a building only another provider serves", with(func(r *portal.OrderRequest) { r.BuildingID = servicetest.BuildingGeorgia }), "not_found/not_served"},
-			{"a building nobody serves", with(func(r *portal.OrderRequest) { r.BuildingID = "no-such-building" }), "not_found/no_provider"},
-			{"a building that cannot take orders", with(func(r *portal.OrderRequest) { r.BuildingID = servicetest.BuildingSaintPaul }), "conflict/not_served"},
-			{"another provider's plan", with(func(r *portal.OrderRequest) { r.PlanVersionID = servicetest.PlanEthernet300 }), "not_found/plan_not_found"},
-			{"a plan no longer sold", with(func(r *portal.OrderRequest) { r.PlanVersionID = servicetest.PlanFibre500Old }), "not_found/plan_not_found"},
-			{"no suite once building and plan are there", with(func(r *portal.OrderRequest) { r.UnitID = "" }), "invalid/suite_required"},
-			{"an unknown suite", with(func(r *portal.OrderRequest) { r.UnitID = "no-such-unit" }), "not_found/suite_not_found"},
-			{"a suite of another building", with(func(r *portal.OrderRequest) { r.UnitID = servicetest.UnitQueen101 }), "invalid/suite_mismatch"},
-			{"a start date before today", with(func(r *portal.OrderRequest) { r.RequestedStartDate = "2020-01-01" }), "invalid/order_window"},
-			{"a start date past the window", with(func(r *portal.OrderRequest) { r.RequestedStartDate = "2099-01-01" }), "invalid/order_window"},
-			{"a suite another line holds", with(func(r *portal.OrderRequest) { r.UnitID = servicetest.UnitKing1204 }), "conflict/suite_held"},
-			{"ending another account's line", with(func(r *portal.OrderRequest) { r.EndCurrentSubscriptionID = linePriya }), "not_found/not_found"},
+// orderRules: the order checks in the order a person would fix them, each with its code.
+func orderRules(t *testing.T, e *servicetest.Env) {
+	ctx := context.Background()
+	marie := e.Login(t, servicetest.EmailMarie)
+	ok := portal.OrderRequest{BuildingID: servicetest.BuildingKing, PlanVersionID: servicetest.PlanFibre150, UnitID: servicetest.UnitKing1205}
+	with := func(f func(r *portal.OrderRequest)) portal.OrderRequest { r := ok; f(&r); return r }
+	tests := []struct {
+		name string
+		r    portal.OrderRequest
+		code string
+	}{
+		{"building, plan and suite are required", portal.OrderRequest{}, "invalid/validation_error"},
+		{"a start date that is not a date", with(func(r *portal.OrderRequest) { r.RequestedStartDate = "soon" }), "invalid/validation_error"},
+		{"a building only another provider serves", with(func(r *portal.OrderRequest) { r.BuildingID = servicetest.BuildingGeorgia }), "not_found/not_served"},
+		{"a building nobody serves", with(func(r *portal.OrderRequest) { r.BuildingID = "no-such-building" }), "not_found/no_provider"},
+		{"a building that cannot take orders", with(func(r *portal.OrderRequest) { r.BuildingID = servicetest.BuildingSaintPaul }), "conflict/not_served"},
+		{"another provider's plan", with(func(r *portal.OrderRequest) { r.PlanVersionID = servicetest.PlanEthernet300 }), "not_found/plan_not_found"},
+		{"a plan no longer sold", with(func(r *portal.OrderRequest) { r.PlanVersionID = servicetest.PlanFibre500Old }), "not_found/plan_not_found"},
+		{"no suite once building and plan are there", with(func(r *portal.OrderRequest) { r.UnitID = "" }), "invalid/suite_required"},
+		{"an unknown suite", with(func(r *portal.OrderRequest) { r.UnitID = "no-such-unit" }), "not_found/suite_not_found"},
+		{"a suite of another building", with(func(r *portal.OrderRequest) { r.UnitID = servicetest.UnitQueen101 }), "invalid/suite_mismatch"},
+		{"a start date before today", with(func(r *portal.OrderRequest) { r.RequestedStartDate = "2020-01-01" }), "invalid/order_window"},
+		{"a start date past the window", with(func(r *portal.OrderRequest) { r.RequestedStartDate = "2099-01-01" }), "invalid/order_window"},
+		{"a suite another line holds", with(func(r *portal.OrderRequest) { r.UnitID = servicetest.UnitKing1204 }), "conflict/suite_held"},
+		{"ending another account's line", with(func(r *portal.OrderRequest) { r.EndCurrentSubscriptionID = linePriya }), "not_found/not_found"},
+	}
+	for _, tt := range tests {
+		if _, err := e.Portal.PlaceOrder(ctx, marie, tt.r); servicetest.Code(err) != tt.code {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.code)
 		}
-		for _, tt := range tests {
-			if _, err := e.Portal.PlaceOrder(ctx, marie, tt.r); servicetest.Code(err) != tt.code {
-				t.Errorf("%s: %v, want %q", tt.name, err, tt.code)
-			}
+	}
+	// The preview answers the same problems as blockers, never as an error.
+	pv, err := e.Portal.PreviewOrder(ctx, marie, with(func(r *portal.OrderRequest) { r.UnitID = servicetest.UnitKing1204 }))
+	if err != nil || len(pv.Blockers) == 0 {
+		t.Fatalf("preview of a held suite: %+v %v", pv, err)
+	}
+	pv, err = e.Portal.PreviewOrder(ctx, marie, portal.OrderRequest{BuildingID: servicetest.BuildingKing})
+	if err != nil || len(pv.Blockers) == 0 || pv.Blockers[0] != "plan_version_id is required. unit_id is required." {
+		t.Fatalf("preview naming what is missing: %+v %v", pv, err)
+	}
+	if _, err := e.Portal.OrderOptions(ctx, marie, " "); servicetest.Code(err) != "invalid/validation_error" {
+		t.Errorf("options without a building: %v", err)
+	}
+	// Reactivation acts on the account's own cancelled lines only.
+	for _, tt := range []struct{ name, id, code string }{
+		{"another account's line", linePriya, "not_found/not_found"},
+		{"a line that is not cancelled", lineMarie, "conflict/not_cancelled"},
+	} {
+		if _, err := e.Portal.Reactivate(ctx, marie, tt.id); servicetest.Code(err) != tt.code {
+			t.Errorf("reactivate %s: %v, want %q", tt.name, err, tt.code)
 		}
-		// The preview answers the same problems as blockers, never as an error.
-		pv, err := e.Portal.PreviewOrder(ctx, marie, with(func(r *portal.OrderRequest) { r.UnitID = servicetest.UnitKing1204 }))
-		if err != nil || len(pv.Blockers) == 0 {
-			t.Fatalf("preview of a held suite: %+v %v", pv, err)
-		}
-		pv, err = e.Portal.PreviewOrder(ctx, marie, portal.OrderRequest{BuildingID: servicetest.BuildingKing})
-		if err != nil || len(pv.Blockers) == 0 || pv.Blockers[0] != "plan_version_id is required. unit_id is required." {
-			t.Fatalf("preview naming what is missing: %+v %v", pv, err)
-		}
-		if _, err := e.Portal.OrderOptions(ctx, marie, " "); servicetest.Code(err) != "invalid/validation_error" {
-			t.Errorf("options without a building: %v", err)
-		}
-		// Reactivation acts on the account's own cancelled lines only.
-		for _, tt := range []struct{ name, id, code string }{
-			{"another account's line", linePriya, "not_found/not_found"},
-			{"a line that is not cancelled", lineMarie, "conflict/not_cancelled"},
-		} {
-			if _, err := e.Portal.Reactivate(ctx, marie, tt.id); servicetest.Code(err) != tt.code {
-				t.Errorf("reactivate %s: %v, want %q", tt.name, err, tt.code)
-			}
-		}
-		if v, err := e.Portal.Reactivation(ctx, marie); err != nil || v.Subscription != nil || v.Path != portal.PathNone || v.Eligible() {
-			t.Errorf("reactivation with nothing cancelled: %+v %v", v, err)
-		}
-	})
+	}
+	if v, err := e.Portal.Reactivation(ctx, marie); err != nil || v.Subscription != nil || v.Path != portal.PathNone || v.Eligible() {
+		t.Errorf("reactivation with nothing cancelled: %+v %v", v, err)
+	}
 }
 
-// TestPaymentMethod: a provider without a processor connection has no card to show or save;
+// paymentMethod: a provider without a processor connection has no card to show or save;
 // a setup is confirmed only by the account it was opened for, and its card becomes the one
 // the account pays with.
-func TestPaymentMethod(t *testing.T) {
-	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
-		ctx := context.Background()
-		marie, priya, liam := e.Login(t, servicetest.EmailMarie), e.Login(t, servicetest.EmailPriya), e.Login(t, servicetest.EmailLiam)
-		unconnected := map[string]func() error{
-			"read":  func() error { _, err := e.Portal.PaymentMethod(ctx, liam); return err },
-			"setup": func() error { _, err := e.Portal.StartCardSetup(ctx, liam); return err },
-			"confirm": func() error {
-				_, err := e.Portal.ConfirmCardSetup(ctx, liam, "seti_x", payments.TestCardSucceeds)
-				return err
-			},
+func paymentMethod(t *testing.T, e *servicetest.Env) {
+	ctx := context.Background()
+	marie, priya, liam := e.Login(t, servicetest.EmailMarie), e.Login(t, servicetest.EmailPriya), e.Login(t, servicetest.EmailLiam)
+	unconnected := map[string]func() error{
+		"read":  func() error { _, err := e.Portal.PaymentMethod(ctx, liam); return err },
+		"setup": func() error { _, err := e.Portal.StartCardSetup(ctx, liam); return err },
+		"confirm": func() error {
+			_, err := e.Portal.ConfirmCardSetup(ctx, liam, "seti_x", payments.TestCardSucceeds)
+			return err
+		},
+	}
+	for name, op := range unconnected {
+		if err := op(); servicetest.Code(err) != "conflict/no_processor_connection" {
+			t.Errorf("%s at a provider without a processor: %v", name, err)
 		}
-		for name, op := range unconnected {
-			if err := op(); servicetest.Code(err) != "conflict/no_processor_connection" {
-				t.Errorf("%s at a provider without a processor: %v", name, err)
-			}
+	}
+	if m, err := e.Portal.PaymentMethod(ctx, priya); err != nil || m != nil {
+		t.Fatalf("an account with no processor customer: %+v %v", m, err)
+	}
+	if _, err := e.Portal.ConfirmCardSetup(ctx, priya, "seti_x", payments.TestCardSucceeds); servicetest.Code(err) != "not_found/not_found" {
+		t.Fatalf("confirm with no setup ever opened: %v", err)
+	}
+	before, err := e.Portal.PaymentMethod(ctx, marie)
+	if err != nil || before == nil || before.Last4 != "4444" {
+		t.Fatalf("Marie's card: %+v %v", before, err)
+	}
+	si, err := e.Portal.StartCardSetup(ctx, marie)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Portal.StartCardSetup(ctx, priya); err != nil { // creates Priya's processor customer
+		t.Fatal(err)
+	}
+	confirms := []struct {
+		name string
+		acc  *store.AccountLogin
+		id   string
+		card string
+		code string
+	}{
+		{"another account's setup is as unknown", priya, si.ID, payments.TestCardSucceeds, "not_found/not_found"},
+		{"an unknown setup", marie, "seti_nope", payments.TestCardSucceeds, "not_found/not_found"},
+		{"a card that is not a test card is declined", marie, si.ID, "4111111111111111", "conflict/card_declined"},
+		{"a card whose setup fails at the processor", marie, si.ID, payments.TestCardFails, "unavailable/processor_unavailable"},
+		{"its own account's setup", marie, si.ID, payments.TestCardSucceeds, ""},
+	}
+	for _, tt := range confirms {
+		if _, err := e.Portal.ConfirmCardSetup(ctx, tt.acc, tt.id, tt.card); servicetest.Code(err) != tt.code {
+			t.Errorf("confirm, %s: %v, want %q", tt.name, err, tt.code)
 		}
-		if m, err := e.Portal.PaymentMethod(ctx, priya); err != nil || m != nil {
-			t.Fatalf("an account with no processor customer: %+v %v", m, err)
-		}
-		if _, err := e.Portal.ConfirmCardSetup(ctx, priya, "seti_x", payments.TestCardSucceeds); servicetest.Code(err) != "not_found/not_found" {
-			t.Fatalf("confirm with no setup ever opened: %v", err)
-		}
-		before, err := e.Portal.PaymentMethod(ctx, marie)
-		if err != nil || before == nil || before.Last4 != "4444" {
-			t.Fatalf("Marie's card: %+v %v", before, err)
-		}
-		si, err := e.Portal.StartCardSetup(ctx, marie)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.Portal.StartCardSetup(ctx, priya); err != nil { // creates Priya's processor customer
-			t.Fatal(err)
-		}
-		confirms := []struct {
-			name string
-			acc  *store.AccountLogin
-			id   string
-			card string
-			code string
-		}{
-			{"another account's setup is as unknown", priya, si.ID, payments.TestCardSucceeds, "not_found/not_found"},
-			{"an unknown setup", marie, "seti_nope", payments.TestCardSucceeds, "not_found/not_found"},
-			{"a card that is not a test card is declined", marie, si.ID, "4111111111111111", "conflict/card_declined"},
-			{"a card whose setup fails at the processor", marie, si.ID, payments.TestCardFails, "unavailable/processor_unavailable"},
-			{"its own account's setup", marie, si.ID, payments.TestCardSucceeds, ""},
-		}
-		for _, tt := range confirms {
-			if _, err := e.Portal.ConfirmCardSetup(ctx, tt.acc, tt.id, tt.card); servicetest.Code(err) != tt.code {
-				t.Errorf("confirm, %s: %v, want %q", tt.name, err, tt.code)
-			}
-		}
-		if m, err := e.Portal.PaymentMethod(ctx, marie); err != nil || m == nil || m.Last4 != "4242" {
-			t.Fatalf("Marie's card after the setup: %+v %v", m, err)
-		}
-		if m, err := e.Portal.PaymentMethod(ctx, priya); err != nil || m != nil {
-			t.Fatalf("Priya's card after confirming Marie's setup: %+v %v", m, err)
-		}
-	})
+	}
+	if m, err := e.Portal.PaymentMethod(ctx, marie); err != nil || m == nil || m.Last4 != "4242" {
+		t.Fatalf("Marie's card after the setup: %+v %v", m, err)
+	}
+	if m, err := e.Portal.PaymentMethod(ctx, priya); err != nil || m != nil {
+		t.Fatalf("Priya's card after confirming Marie's setup: %+v %v", m, err)
+	}
 }
 
 func TestPromoLive(t *testing.T) {
@@ -386,4 +378,14 @@ func TestPromoLive(t *testing.T) {
 			t.Errorf("%s: %v, want live %v", tt.name, got, tt.want)
 		}
 	}
+}
+
+// TestAccount runs the rules that keep to rows of their own on one store per engine.
+func TestAccount(t *testing.T) {
+	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
+		t.Run("NoSubscriberRecord", func(t *testing.T) { noSubscriberRecord(t, e) })
+		t.Run("OrderRules", func(t *testing.T) { orderRules(t, e) })
+		t.Run("PaymentMethod", func(t *testing.T) { paymentMethod(t, e) })
+		t.Run("AuthorizedUsers", func(t *testing.T) { authorizedUsers(t, e) })
+	})
 }
