@@ -349,18 +349,18 @@ func fieldsOf(problems map[string]string) string {
 
 // TestIssueAndScoping runs issuing codes, scoping and tickets on one store per engine.
 func TestIssueAndScoping(t *testing.T) {
-	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
-		t.Run("IssueCode", func(t *testing.T) { issueCode(t, e) })
-		t.Run("ScopingComesBeforeVerification", func(t *testing.T) { scopingComesBeforeVerification(t, e) })
-		t.Run("OpenTicket", func(t *testing.T) { openTicket(t, e) })
-	})
+	servicetest.EachRules(t,
+		servicetest.Rule{Name: "IssueCode", Test: issueCode},
+		servicetest.Rule{Name: "ScopingComesBeforeVerification", Test: scopingComesBeforeVerification},
+		servicetest.Rule{Name: "OpenTicket", Test: openTicket},
+	)
 }
 
 // TestCheckAndWrite runs checking codes and the writes on one store per engine (the store is
 // the costly part); the writes change the holder's e-mail, so they come last.
 func TestCheckAndWrite(t *testing.T) {
-	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
-		t.Run("CheckCode", func(t *testing.T) { checkCode(t, e) })
-		t.Run("Writes", func(t *testing.T) { writes(t, e) })
-	})
+	servicetest.EachRules(t,
+		servicetest.Rule{Name: "CheckCode", Test: checkCode},
+		servicetest.Rule{Name: "Writes", Test: writes},
+	)
 }

@@ -333,17 +333,17 @@ func sandboxPay(t *testing.T, e *servicetest.Env) {
 
 // TestSessions runs creation and the session checks on one store per engine.
 func TestSessions(t *testing.T) {
-	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
-		t.Run("Creation", func(t *testing.T) { creation(t, e) })
-		t.Run("SessionChecksInOrder", func(t *testing.T) { sessionChecksInOrder(t, e) })
-	})
+	servicetest.EachRules(t,
+		servicetest.Rule{Name: "Creation", Test: creation},
+		servicetest.Rule{Name: "SessionChecksInOrder", Test: sessionChecksInOrder},
+	)
 }
 
 // TestChanges runs the changes to open sessions on one store per engine (the store is the
 // costly part); each works on sessions of its own.
 func TestChanges(t *testing.T) {
-	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
-		t.Run("PatchAndCancel", func(t *testing.T) { patchAndCancel(t, e) })
-		t.Run("SandboxPay", func(t *testing.T) { sandboxPay(t, e) })
-	})
+	servicetest.EachRules(t,
+		servicetest.Rule{Name: "PatchAndCancel", Test: patchAndCancel},
+		servicetest.Rule{Name: "SandboxPay", Test: sandboxPay},
+	)
 }

@@ -382,10 +382,10 @@ func TestPromoLive(t *testing.T) {
 
 // TestAccount runs the rules that keep to rows of their own on one store per engine.
 func TestAccount(t *testing.T) {
-	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
-		t.Run("NoSubscriberRecord", func(t *testing.T) { noSubscriberRecord(t, e) })
-		t.Run("OrderRules", func(t *testing.T) { orderRules(t, e) })
-		t.Run("PaymentMethod", func(t *testing.T) { paymentMethod(t, e) })
-		t.Run("AuthorizedUsers", func(t *testing.T) { authorizedUsers(t, e) })
-	})
+	servicetest.EachRules(t,
+		servicetest.Rule{Name: "NoSubscriberRecord", Test: noSubscriberRecord},
+		servicetest.Rule{Name: "OrderRules", Test: orderRules},
+		servicetest.Rule{Name: "PaymentMethod", Test: paymentMethod},
+		servicetest.Rule{Name: "AuthorizedUsers", Test: authorizedUsers},
+	)
 }

@@ -168,8 +168,8 @@ func replay(t *testing.T, e *servicetest.Env) {
 // TestEvents runs the listing and replay rules on one store per engine (the store is the
 // costly part); replay reads its own events by id, so the listing's many events do not disturb it.
 func TestEvents(t *testing.T) {
-	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
-		t.Run("ListEventsLimit", func(t *testing.T) { listEventsLimit(t, e) })
-		t.Run("Replay", func(t *testing.T) { replay(t, e) })
-	})
+	servicetest.EachRules(t,
+		servicetest.Rule{Name: "ListEventsLimit", Test: listEventsLimit},
+		servicetest.Rule{Name: "Replay", Test: replay},
+	)
 }

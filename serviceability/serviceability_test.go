@@ -222,9 +222,9 @@ func TestDisplay(t *testing.T) {
 
 // TestReads runs the reads that leave the clock alone on one store per engine.
 func TestReads(t *testing.T) {
-	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
-		t.Run("Autocomplete", func(t *testing.T) { autocomplete(t, e) })
-		t.Run("Check", func(t *testing.T) { check(t, e) })
-		t.Run("UnitsAndLocate", func(t *testing.T) { unitsAndLocate(t, e) })
-	})
+	servicetest.EachRules(t,
+		servicetest.Rule{Name: "Autocomplete", Test: autocomplete},
+		servicetest.Rule{Name: "Check", Test: check},
+		servicetest.Rule{Name: "UnitsAndLocate", Test: unitsAndLocate},
+	)
 }

@@ -123,10 +123,10 @@ func sinceIsScopedToTheProvider(t *testing.T, e *servicetest.Env) {
 // TestTickets runs the ticket rules on one store per engine (a store is the costly part of a
 // test); each rule keeps to numbers and rows of its own, so their order does not matter.
 func TestTickets(t *testing.T) {
-	servicetest.Each(t, func(t *testing.T, e *servicetest.Env) {
-		t.Run("Defaults", func(t *testing.T) { defaults(t, e) })
-		t.Run("NumbersArePerProvider", func(t *testing.T) { numbersArePerProvider(t, e) })
-		t.Run("OpenRollsBackWithTheChange", func(t *testing.T) { openRollsBackWithTheChange(t, e) })
-		t.Run("SinceIsScopedToTheProvider", func(t *testing.T) { sinceIsScopedToTheProvider(t, e) })
-	})
+	servicetest.EachRules(t,
+		servicetest.Rule{Name: "Defaults", Test: defaults},
+		servicetest.Rule{Name: "NumbersArePerProvider", Test: numbersArePerProvider},
+		servicetest.Rule{Name: "OpenRollsBackWithTheChange", Test: openRollsBackWithTheChange},
+		servicetest.Rule{Name: "SinceIsScopedToTheProvider", Test: sinceIsScopedToTheProvider},
+	)
 }
