@@ -10,6 +10,7 @@ import (
 
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
@@ -31,7 +32,7 @@ func TestBillRunOverTenThousandLines(t *testing.T) {
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		f, _ := fixture.Parse(fixture.DemoJSON)
-		if _, err := fixture.Load(ctx, s, f, time.Now()); err != nil {
+		if _, err := fixture.LoadAtCost(ctx, s, f, time.Now(), identity.TestPasswordCost); err != nil {
 			t.Fatal(err)
 		}
 		activated := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)

@@ -615,7 +615,7 @@ func TestPlatformLineWithoutProcessorCustomer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := fixture.Load(ctx, s.Store, f, s.Clock.Now()); err != nil {
+		if _, err := fixture.LoadAtCost(ctx, s.Store, f, s.Clock.Now(), s.Config.PasswordCost); err != nil {
 			t.Fatal(err)
 		}
 		s.DevClock.Set(time.Date(2026, 12, 3, 15, 0, 0, 0, time.UTC))

@@ -13,7 +13,7 @@ import (
 // addAuthorizedUser gives Marie's account an authorized user with a portal login.
 func addAuthorizedUser(t *testing.T, s *apptest.Service, email string) map[string]string {
 	t.Helper()
-	hash, _ := identity.HashPassword("authorized-password")
+	hash, _ := identity.TestPasswordCost.Hash("authorized-password")
 	ctx := context.Background()
 	_, err := s.Store.DB.ExecContext(ctx, s.Store.Dialect.Rebind(`INSERT INTO authorized_users (id, subscriber_id, firstname, lastname, email, created_at)
 		VALUES ('au-1', 's1000000-0000-4000-8000-000000000001', 'Luc', 'Tremblay', ?, ?)`), email, time.Now().UTC())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/install"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
@@ -91,7 +92,7 @@ func setup(t *testing.T, st *store.Store) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fixture.Load(ctx, st, f, now); err != nil {
+	if _, err := fixture.LoadAtCost(ctx, st, f, now, identity.TestPasswordCost); err != nil {
 		t.Fatal(err)
 	}
 	err = st.InTx(ctx, func(tx *store.Tx) error {

@@ -24,7 +24,7 @@ func TestRememberedReadsSeeEveryChange(t *testing.T) {
 		if err := json.Unmarshal(fixture.DemoJSON, &f); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := fixture.Load(ctx, s, &f, time.Now()); err != nil {
+		if _, err := fixture.LoadAtCost(ctx, s, &f, time.Now(), identity.TestPasswordCost); err != nil {
 			t.Fatal(err)
 		}
 		acc, err := s.AccountByEmail(ctx, fixture.DemoSubscriberEmail)

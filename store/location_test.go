@@ -8,6 +8,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -46,7 +47,7 @@ func TestLocationHolderMigrationKeepsExistingLines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := fixture.Load(ctx, s, f, now); err != nil {
+		if _, err := fixture.LoadAtCost(ctx, s, f, now, identity.TestPasswordCost); err != nil {
 			t.Fatal(err)
 		}
 		port := func(unit string) string {

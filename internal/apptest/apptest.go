@@ -20,6 +20,7 @@ import (
 	"github.com/subprov/subprov/app"
 	"github.com/subprov/subprov/config"
 	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/jobs"
 )
@@ -71,7 +72,9 @@ func Each(t *testing.T, fn func(t *testing.T, s *Service), opts ...Option) {
 func Start(t testing.TB, databaseURL string, opts ...Option) *Service {
 	t.Helper()
 	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: databaseURL, MailFrom: "no-reply@localhost", Dev: true,
-		SwitchDriver: "sim", LogFormat: "json", Workers: true, PublicURL: "http://subprov.test"}
+		SwitchDriver: "sim", LogFormat: "json", Workers: true, PublicURL: "http://subprov.test",
+		// Logins and password changes run as in production, at a cost that takes microseconds.
+		PasswordCost: identity.TestPasswordCost}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -92,7 +95,7 @@ func Start(t testing.TB, databaseURL string, opts ...Option) *Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fixture.Load(ctx, a.Store, f, a.Clock.Now()); err != nil {
+	if _, err := fixture.LoadAtCost(ctx, a.Store, f, a.Clock.Now(), cfg.PasswordCost); err != nil {
 		t.Fatalf("load demo fixture: %v", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
