@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/events"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/jobs"
@@ -25,24 +26,6 @@ import (
 )
 
 var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-
-// fakeClock is the injected clock the tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
 
 // delivery is one request a receiver saw.
 type delivery struct {
@@ -113,7 +96,7 @@ func (r *receiver) ids() []string {
 // job client only inserts (nothing works jobs) unless a test builds its own.
 type env struct {
 	s     *store.Store
-	clock *fakeClock
+	clock *clock.Manual
 	jobs  *jobs.Client
 	rec   *events.Recorder
 	del   *events.Deliverer
@@ -132,10 +115,10 @@ func newEnv(t *testing.T, s *store.Store, webhookURL string, sandbox bool) *env 
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := &fakeClock{now: t0}
-	e := &env{s: s, clock: clock, jobs: jc,
-		rec: &events.Recorder{Jobs: jc, Clock: clock},
-		del: &events.Deliverer{Store: s, Jobs: jc, Clock: clock, Log: slog.New(slog.DiscardHandler)},
+	clk := clock.NewManual(t0)
+	e := &env{s: s, clock: clk, jobs: jc,
+		rec: &events.Recorder{Jobs: jc, Clock: clk},
+		del: &events.Deliverer{Store: s, Jobs: jc, Clock: clk, Log: slog.New(slog.DiscardHandler)},
 	}
 	e.p = addProvider(t, s, "prov-1", webhookURL, sandbox)
 	return e

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/install"
@@ -24,10 +25,6 @@ const (
 	mondayMorning = "iw100000-0000-4000-8000-000000000001"
 	firstMonday   = "2027-03-01"
 )
-
-type fixedClock struct{ t time.Time }
-
-func (c fixedClock) Now() time.Time { return c.t }
 
 // mailbox captures queued mail.
 type mailbox struct {
@@ -110,7 +107,7 @@ func setup(t *testing.T, st *store.Store) *env {
 		t.Fatal(err)
 	}
 	m := &mailbox{}
-	return &env{svc: &install.Service{Store: st, Clock: fixedClock{now}, Mail: m, PublicURL: "http://subprov.test"}, st: st, mail: m, p: p, b: b}
+	return &env{svc: &install.Service{Store: st, Clock: clock.NewManual(now), Mail: m, PublicURL: "http://subprov.test"}, st: st, mail: m, p: p, b: b}
 }
 
 // order creates a PENDING_INSTALL line at unit for email and opens its install job.
@@ -262,14 +259,14 @@ func TestInvitationWaitsForTheBookingWindow(t *testing.T) {
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		e := setup(t, st)
-		e.svc.Clock = fixedClock{time.Date(2027, 1, 10, 15, 0, 0, 0, time.UTC)}
+		e.svc.Clock = clock.NewManual(time.Date(2027, 1, 10, 15, 0, 0, 0, time.UTC))
 		sub := e.order(t, unitMais2B, "later@example.ca")
 		jobs, _ := st.InstallJobsOf(ctx, sub.ID)
 		if len(jobs) != 1 || jobs[0].Booking != install.BookingCustomer {
 			t.Fatalf("jobs %+v", jobs)
 		}
 		sweep := func(at time.Time) int {
-			e.svc.Clock = fixedClock{at}
+			e.svc.Clock = clock.NewManual(at)
 			if err := e.svc.SweepInvitations(ctx); err != nil {
 				t.Fatal(err)
 			}

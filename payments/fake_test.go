@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/payments"
@@ -16,10 +17,6 @@ import (
 )
 
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-
-type fixedClock struct{}
-
-func (fixedClock) Now() time.Time { return now }
 
 // world is a fake processor on a fresh store with two providers: pa owns cus_ok (one card of
 // each behaviour, default pm_ok), cus_dec (one declining card) and cus_empty (no card); pb owns
@@ -40,7 +37,7 @@ func newWorld(t *testing.T, s *store.Store) *world {
 		pa:     &subprov.Provider{ID: "pa", Name: "A", TimeZone: "UTC", Currency: "CAD", PaymentProcessor: "builtin", WebhookSecret: "sa"},
 		pb:     &subprov.Provider{ID: "pb", Name: "B", TimeZone: "UTC", Currency: "CAD", PaymentProcessor: "builtin", WebhookSecret: "sb"},
 	}
-	w.fake = payments.NewFake(s, w.faults, fixedClock{})
+	w.fake = payments.NewFake(s, w.faults, clock.NewManual(now))
 	err := s.InTx(ctx, func(tx *store.Tx) error {
 		for _, p := range []*subprov.Provider{w.pa, w.pb} {
 			if err := tx.UpsertProvider(ctx, p, "h-"+p.ID, "", now); err != nil {

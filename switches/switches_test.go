@@ -8,15 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
 )
-
-type fixedClock struct{ t time.Time }
-
-func (c *fixedClock) Now() time.Time { return c.t }
 
 var (
 	start = time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC)
@@ -36,13 +33,13 @@ type rig struct {
 	st  *store.Store
 	d   switches.Driver
 	f   *faults.Switches
-	clk *fixedClock
+	clk *clock.Manual
 }
 
 func newRig(t *testing.T, st *store.Store) *rig {
 	t.Helper()
 	f := &faults.Switches{}
-	clk := &fixedClock{start}
+	clk := clock.NewManual(start)
 	d, err := switches.Open("sim", st, f, clk)
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +208,7 @@ func TestRepeatedWriteTouchesNothing(t *testing.T) {
 		p := switches.Port{Switch: "sw-a", Name: "ge-0/0/1"}
 		r.put(t, p, switches.ModeService)
 		first := r.updatedAt(t, p)
-		r.clk.t = r.clk.t.Add(time.Hour)
+		r.clk.Advance(time.Hour)
 		for _, o := range []op{activate(cfgA), restore, setBandwidth(500, 100)} {
 			if err := o.do(ctx, r.d, p); err != nil {
 				t.Fatalf("%s: %v", o.name, err)
@@ -223,8 +220,8 @@ func TestRepeatedWriteTouchesNothing(t *testing.T) {
 		if err := r.d.Suspend(ctx, p); err != nil {
 			t.Fatal(err)
 		}
-		if got := r.updatedAt(t, p); !got.Equal(r.clk.t) {
-			t.Fatalf("a real change stamps updated_at %v, want %v", got, r.clk.t)
+		if got := r.updatedAt(t, p); !got.Equal(r.clk.Now()) {
+			t.Fatalf("a real change stamps updated_at %v, want %v", got, r.clk.Now())
 		}
 	})
 }
@@ -271,7 +268,7 @@ func TestFaults(t *testing.T) {
 					r.f.Apply(map[string]string{"switch": "ok"})
 					r.put(t, p, w.from)
 					before := r.updatedAt(t, p)
-					r.clk.t = r.clk.t.Add(time.Minute)
+					r.clk.Advance(time.Minute)
 					r.f.Apply(map[string]string{"switch": tt.fault})
 					defer r.f.Apply(map[string]string{"switch": "ok"})
 
@@ -465,7 +462,7 @@ const pinnedVLAN = 3429
 func TestOpen(t *testing.T) {
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		for _, name := range []string{"", "sim"} {
-			d, err := switches.Open(name, st, &faults.Switches{}, &fixedClock{start})
+			d, err := switches.Open(name, st, &faults.Switches{}, clock.NewManual(start))
 			if err != nil {
 				t.Fatalf("Open(%q): %v", name, err)
 			}
@@ -476,7 +473,7 @@ func TestOpen(t *testing.T) {
 				t.Fatalf("AsSim(Open(%q)) is not the sim", name)
 			}
 		}
-		if _, err := switches.Open("cisco", st, nil, &fixedClock{start}); err == nil {
+		if _, err := switches.Open("cisco", st, nil, clock.NewManual(start)); err == nil {
 			t.Fatal("Open(cisco) succeeded; only sim is built in")
 		}
 		if _, ok := switches.AsSim(switches.Confirmed(&fakeRaw{})); ok {
@@ -548,7 +545,7 @@ func TestCounters(t *testing.T) {
 func newRigAt(t *testing.T, st *store.Store, now time.Time) *switches.Sim {
 	t.Helper()
 	r := newRig(t, st)
-	r.clk.t = now
+	r.clk.Set(now)
 	sim, _ := switches.AsSim(r.d)
 	return sim
 }
