@@ -22,6 +22,7 @@ const northwind = "8d0c7f2e-1a3b-4c5d-9e6f-000000000001"
 // TestBillRunOverTenThousandLines: one run invoices every due line once; a second run, as
 // after a crash or a duplicate job, adds nothing.
 func TestBillRunOverTenThousandLines(t *testing.T) {
+	t.Parallel()
 	n := 10000
 	if testing.Short() {
 		n = 500

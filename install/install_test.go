@@ -148,6 +148,7 @@ func booked(t *testing.T, st *store.Store, window, date string) int {
 // TestTwoCustomersNeverBookTheLastPlace races two customers for the one place of a slot on
 // each engine: exactly one gets it, the other is told the slot is full.
 func TestTwoCustomersNeverBookTheLastPlace(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		e := setup(t, st)
 		e.order(t, unitMais2B, "first@example.ca")
@@ -189,6 +190,7 @@ func TestTwoCustomersNeverBookTheLastPlace(t *testing.T) {
 // TestHoldAndRestore: hold cancels the booked visit and frees its place, the old link shows
 // the booking is paused; restore sends a fresh link and the old one says it was replaced.
 func TestHoldAndRestore(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		e := setup(t, st)
@@ -256,6 +258,7 @@ func TestHoldAndRestore(t *testing.T) {
 // TestInvitationWaitsForTheBookingWindow: a line whose building opens later gets its
 // invitation when the start date is inside the provider's booking window, from the sweep.
 func TestInvitationWaitsForTheBookingWindow(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		e := setup(t, st)
@@ -286,6 +289,7 @@ func TestInvitationWaitsForTheBookingWindow(t *testing.T) {
 }
 
 func TestBookingFor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		line subprov.LineType
 		kind string
@@ -307,6 +311,7 @@ func TestBookingFor(t *testing.T) {
 }
 
 func TestInvitationDue(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                      string
 		window                    int
@@ -325,6 +330,7 @@ func TestInvitationDue(t *testing.T) {
 }
 
 func TestCalendar(t *testing.T) {
+	t.Parallel()
 	loc, _ := time.LoadLocation("America/Toronto")
 	windows := []store.InstallWindow{{ID: "am", Weekday: 1, Starts: "08:00", Ends: "12:00", Technicians: 2},
 		{ID: "pm", Weekday: 1, Starts: "13:00", Ends: "17:00", Technicians: 1}}
@@ -344,6 +350,7 @@ func TestCalendar(t *testing.T) {
 // TestNoContactEmailFlagsTheJob: a customer-booked line nobody can be mailed about (no
 // contact e-mail, no subscriber) is flagged for the operator and mails nothing.
 func TestNoContactEmailFlagsTheJob(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		e := setup(t, st)

@@ -87,6 +87,7 @@ func charge(customer, method string, amount subprov.Money, key string) payments.
 }
 
 func TestFakeCustomer(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		tests := []struct {
@@ -138,6 +139,7 @@ func methodIDs(c *payments.Customer) []string {
 }
 
 func TestFakeAdoptableMethod(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		ctx := context.Background()
@@ -196,6 +198,7 @@ func TestFakeAdoptableMethod(t *testing.T) {
 }
 
 func TestFakeCharge(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		tests := []struct {
@@ -240,6 +243,7 @@ func TestFakeCharge(t *testing.T) {
 }
 
 func TestFakeChargeIsIdempotentByKey(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		ctx := context.Background()
@@ -271,6 +275,7 @@ func TestFakeChargeIsIdempotentByKey(t *testing.T) {
 }
 
 func TestFakeConcurrentIdenticalChargesChargeOnce(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		const n = 10
@@ -300,6 +305,7 @@ func TestFakeConcurrentIdenticalChargesChargeOnce(t *testing.T) {
 }
 
 func TestFakeProcessorDownFailsEveryCall(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		ctx := context.Background()
@@ -348,6 +354,7 @@ func TestFakeProcessorDownFailsEveryCall(t *testing.T) {
 }
 
 func TestFakeRefund(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		ctx := context.Background()
@@ -407,6 +414,7 @@ func TestFakeRefund(t *testing.T) {
 }
 
 func TestFakeConcurrentRefundsNeverExceedTheCharge(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		ctx := context.Background()
@@ -441,6 +449,7 @@ func TestFakeConcurrentRefundsNeverExceedTheCharge(t *testing.T) {
 }
 
 func TestFakeSetupIntent(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		ctx := context.Background()

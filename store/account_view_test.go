@@ -17,6 +17,7 @@ import (
 // process (here a second store on the same database) within the change feed's bound, a deleted
 // login at once.
 func TestRememberedReadsSeeEveryChange(t *testing.T) {
+	// Not parallel: it checks the change feed's wall-clock bound, which a loaded machine stretches.
 	testdb.Each(t, func(t *testing.T, u string) {
 		ctx := context.Background()
 		s := testdb.Open(t, u)

@@ -32,6 +32,7 @@ const (
 // place with the live (then the oldest) holder and gives each other holder a key of its own,
 // touching no status. Afterwards the index refuses a new line at either place.
 func TestLocationHolderMigrationKeepsExistingLines(t *testing.T) {
+	t.Parallel()
 	testdb.Each(t, func(t *testing.T, u string) {
 		ctx := context.Background()
 		s, err := store.Open(ctx, u)
@@ -126,6 +127,7 @@ func TestLocationHolderMigrationKeepsExistingLines(t *testing.T) {
 // subscriptions_location_holder (SQLite only uses a partial index whose WHERE terms the
 // query repeats) rather than every line ever written at the place.
 func TestTheHolderOfAPlaceIsReadThroughItsIndex(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		if plan := queryPlan(t, s, store.LineHolding, "u-1"); !strings.Contains(plan, "subscriptions_location_holder") {
 			t.Errorf("plan does not use subscriptions_location_holder:\n%s", plan)

@@ -115,6 +115,7 @@ func setBandwidth(down, up int) op {
 // Every operation runs twice, as a job may after a crash: both runs answer the same and the
 // port ends as one run leaves it.
 func TestOperations(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		from    switches.Mode
@@ -186,6 +187,7 @@ func TestOperations(t *testing.T) {
 }
 
 func TestEmptyPortIsInvalid(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		r := newRig(t, st)
 		ctx := context.Background()
@@ -202,6 +204,7 @@ func TestEmptyPortIsInvalid(t *testing.T) {
 
 // A write that finds the port already as intended writes nothing: the row is not even touched.
 func TestRepeatedWriteTouchesNothing(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		r := newRig(t, st)
 		ctx := context.Background()
@@ -228,6 +231,7 @@ func TestRepeatedWriteTouchesNothing(t *testing.T) {
 
 // Each dev fault, for each write, from a port where the write would change something.
 func TestFaults(t *testing.T) {
+	t.Parallel()
 	type write struct {
 		op       op
 		from     switches.Mode
@@ -300,6 +304,7 @@ func TestFaults(t *testing.T) {
 // "fail" refuses even a write that would change nothing; "unconfirmed" lets it pass, because the
 // port already shows the intended state and there is no write to confirm.
 func TestFaultsOnWritesThatChangeNothing(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		fault   string
 		wantErr error
@@ -332,6 +337,7 @@ func TestFaultsOnWritesThatChangeNothing(t *testing.T) {
 
 // The port lives in the database: a new Sim over a reopened store reads what the first wrote.
 func TestSimIsDurable(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		first := newRig(t, st)
@@ -387,6 +393,7 @@ func (f *fakeRaw) Write(_ context.Context, p switches.Port, want switches.State)
 }
 
 func TestConfirmed(t *testing.T) {
+	t.Parallel()
 	p := switches.Port{Switch: "sw-x", Name: "1"}
 	dropped := errors.New("connection reset")
 	tests := []struct {
@@ -433,6 +440,7 @@ func TestConfirmed(t *testing.T) {
 }
 
 func TestServiceVLAN(t *testing.T) {
+	t.Parallel()
 	seen := map[int]bool{}
 	for sw := 0; sw < 10; sw++ {
 		for port := 0; port < 48; port++ {
@@ -460,6 +468,7 @@ func TestServiceVLAN(t *testing.T) {
 const pinnedVLAN = 3429
 
 func TestOpen(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		for _, name := range []string{"", "sim"} {
 			d, err := switches.Open(name, st, &faults.Switches{}, clock.NewManual(start))
@@ -483,6 +492,7 @@ func TestOpen(t *testing.T) {
 }
 
 func TestCounters(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		r := newRig(t, st)
 		sim, _ := switches.AsSim(r.d)
