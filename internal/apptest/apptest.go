@@ -8,11 +8,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -63,6 +67,21 @@ func (s *Service) Shutdown() error { return s.stop() }
 
 // Option adjusts the configuration before start.
 type Option func(*config.Config)
+
+// Main runs a package's tests, as a TestMain does, with more of them at once than go test's
+// default of one per CPU: a test of a running service mostly waits (for its job queue, its
+// sweeps, its database), not on a CPU. An explicit -parallel is kept.
+func Main(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		if err := flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0))); err != nil {
+			fmt.Fprintln(os.Stderr, "apptest:", err)
+		}
+	}
+	os.Exit(m.Run())
+}
 
 // Each runs fn once per engine against a fresh running service.
 func Each(t *testing.T, fn func(t *testing.T, s *Service), opts ...Option) {
