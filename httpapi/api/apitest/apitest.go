@@ -34,6 +34,7 @@ var decoded = regexp.MustCompile(`(?:Decode|DecodeBytes|decodeAgent|decodeChecko
 // decoders does not list (the fuzzing would skip it), or when it finds no decoding at all.
 func EveryRequestTypeIsFuzzed(t *testing.T, decoders Decoders) {
 	t.Helper()
+	t.Parallel()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
