@@ -40,8 +40,8 @@ func invalidLink() error {
 
 // linkTarget is a link resolved to its job, line, provider and building.
 type linkTarget struct {
-	link *store.BookingLink
-	job  *store.InstallJob
+	link *subprov.BookingLink
+	job  *subprov.InstallJob
 	sub  *subprov.Subscription
 	p    *subprov.Provider
 	b    *subprov.Building
@@ -89,7 +89,7 @@ func (s *Service) BookingPage(ctx context.Context, token string) (*Page, error) 
 	return s.page(ctx, s.Store, t, token)
 }
 
-func (s *Service) resolve(ctx context.Context, link *store.BookingLink, job *store.InstallJob, sub *subprov.Subscription) (*linkTarget, error) {
+func (s *Service) resolve(ctx context.Context, link *subprov.BookingLink, job *subprov.InstallJob, sub *subprov.Subscription) (*linkTarget, error) {
 	p, err := s.Store.Provider(ctx, link.ProviderID)
 	if err != nil {
 		return nil, err
@@ -226,7 +226,7 @@ func (s *Service) book(ctx context.Context, tx *store.Tx, t *linkTarget, slotID,
 		return nil, subprov.Errorf(subprov.EINVALID, "slot_unavailable", "That appointment cannot be booked. Choose another one.")
 	}
 	if t.job.State == StateBooked && t.job.SlotWindowID != "" {
-		if err := tx.ReleaseSlotPlace(ctx, t.p.ID, store.SlotKey{WindowID: t.job.SlotWindowID, Date: t.job.SlotDate}); err != nil {
+		if err := tx.ReleaseSlotPlace(ctx, t.p.ID, subprov.InstallSlot{WindowID: t.job.SlotWindowID, Date: t.job.SlotDate}); err != nil {
 			return nil, err
 		}
 	}

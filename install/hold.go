@@ -22,7 +22,7 @@ func (s *Service) Hold(ctx context.Context, tx *store.Tx, p *subprov.Provider, s
 	}
 	if job != nil && job.State != StateHeld {
 		if job.State == StateBooked {
-			if err := tx.ReleaseSlotPlace(ctx, p.ID, store.SlotKey{WindowID: job.SlotWindowID, Date: job.SlotDate}); err != nil {
+			if err := tx.ReleaseSlotPlace(ctx, p.ID, subprov.InstallSlot{WindowID: job.SlotWindowID, Date: job.SlotDate}); err != nil {
 				return err
 			}
 			if err := tx.SetSubscriptionAppointment(ctx, sub.ID, nil, now); err != nil {

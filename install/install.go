@@ -102,8 +102,8 @@ func InvitationDue(windowDays int, requestedStart, earliestService string) strin
 // `No contact e-mail` flag when the customer books and nobody can be mailed, and the booking
 // invitation, sent at once when it is already due and otherwise left to the clock.
 func (s *Service) Open(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, b *subprov.Building,
-	kind string, now time.Time) (*store.InstallJob, error) {
-	job := &store.InstallJob{ID: store.NewID(), ProviderID: p.ID, SubscriptionID: sub.ID, Kind: kind}
+	kind string, now time.Time) (*subprov.InstallJob, error) {
+	job := &subprov.InstallJob{ID: store.NewID(), ProviderID: p.ID, SubscriptionID: sub.ID, Kind: kind}
 	email, err := makeBookable(ctx, tx, p, b, sub, job, now)
 	if err != nil {
 		return nil, err
@@ -122,7 +122,7 @@ func (s *Service) Open(ctx context.Context, tx *store.Tx, p *subprov.Provider, s
 // books, sets the day the invitation is due or, with nobody to mail, the `No contact e-mail`
 // flag. It returns the address the invitation goes to ("" for none). The caller writes job.
 func makeBookable(ctx context.Context, tx *store.Tx, p *subprov.Provider, b *subprov.Building, sub *subprov.Subscription,
-	job *store.InstallJob, now time.Time) (string, error) {
+	job *subprov.InstallJob, now time.Time) (string, error) {
 	job.State, job.Booking = StateOpen, BookingFor(b.LineType, job.Kind)
 	if job.Booking != BookingCustomer {
 		return "", nil
@@ -141,7 +141,7 @@ func makeBookable(ctx context.Context, tx *store.Tx, p *subprov.Provider, b *sub
 
 // inviteIfDue sends the booking invitation of a written job once its day has come; a later
 // one is left to the clock.
-func (s *Service) inviteIfDue(ctx context.Context, tx *store.Tx, p *subprov.Provider, job *store.InstallJob, sub *subprov.Subscription,
+func (s *Service) inviteIfDue(ctx context.Context, tx *store.Tx, p *subprov.Provider, job *subprov.InstallJob, sub *subprov.Subscription,
 	b *subprov.Building, email string, now time.Time) error {
 	if email == "" || job.InvitationDueOn == "" || job.InvitationDueOn > p.Today(now) {
 		return nil
@@ -179,7 +179,7 @@ func contactEmail(ctx context.Context, tx *store.Tx, sub *subprov.Subscription) 
 
 // sendInvitation mails a fresh single-use booking link; every earlier link of the job is
 // replaced by it.
-func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, p *subprov.Provider, job *store.InstallJob, sub *subprov.Subscription,
+func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, p *subprov.Provider, job *subprov.InstallJob, sub *subprov.Subscription,
 	b *subprov.Building, email string, now time.Time) error {
 	for _, from := range []string{"live", "paused"} {
 		if err := tx.MoveBookingLinks(ctx, job.ID, from, "replaced"); err != nil {

@@ -294,27 +294,8 @@ func (tx *Tx) ProcessorCustomerInUse(ctx context.Context, providerID, customerID
 	return n > 0, nil
 }
 
-// InstallJob is a technician or operator job on the install route.
-type InstallJob struct {
-	ID             string
-	ProviderID     string
-	SubscriptionID string
-	Kind           string // install, reinstall
-	Booking        string // customer, operator, "" (none)
-	State          string // open, booked, held, done, cancelled
-	Flags          string
-	// Set by the install package (store/install.go reads and saves them).
-	AssignedTo      string
-	AppointmentAt   *time.Time
-	InvitationDueOn string // YYYY-MM-DD the booking invitation is due, "" when none is waiting
-	SlotWindowID    string
-	SlotDate        string
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-}
-
 // InsertInstallJob opens an install job.
-func (tx *Tx) InsertInstallJob(ctx context.Context, j *InstallJob, now time.Time) error {
+func (tx *Tx) InsertInstallJob(ctx context.Context, j *subprov.InstallJob, now time.Time) error {
 	_, err := tx.Exec(ctx, `INSERT INTO install_jobs (id, provider_id, subscription_id, kind, booking, state, flags, invitation_due_on, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.ProviderID, j.SubscriptionID, j.Kind, nullStr(j.Booking), j.State, j.Flags,
 		nullStr(j.InvitationDueOn), now.UTC(), now.UTC())
@@ -376,16 +357,16 @@ func (s *Store) HadInstallJob(ctx context.Context, q Querier, subscriptionID str
 }
 
 // InstallJobsOf lists a line's install jobs, oldest first.
-func (s *Store) InstallJobsOf(ctx context.Context, subscriptionID string) ([]InstallJob, error) {
+func (s *Store) InstallJobsOf(ctx context.Context, subscriptionID string) ([]subprov.InstallJob, error) {
 	rows, err := s.R().Query(ctx, `SELECT id, provider_id, subscription_id, kind, COALESCE(booking, ''), state, flags FROM install_jobs
 		WHERE subscription_id = ? ORDER BY created_at, id`, subscriptionID)
 	if err != nil {
 		return nil, fmt.Errorf("install jobs: %w", err)
 	}
 	defer rows.Close()
-	var out []InstallJob
+	var out []subprov.InstallJob
 	for rows.Next() {
-		var j InstallJob
+		var j subprov.InstallJob
 		if err := rows.Scan(&j.ID, &j.ProviderID, &j.SubscriptionID, &j.Kind, &j.Booking, &j.State, &j.Flags); err != nil {
 			return nil, err
 		}
