@@ -53,11 +53,11 @@ func (s *Service) Activated(ctx context.Context, tx *store.Tx, p *subprov.Provid
 	today := LocalDay(now, p.Location())
 	period := PeriodOf(today)
 	days, in := DaysFrom(today), period.Days()
-	var lines []store.InvoiceLine
+	var lines []subprov.InvoiceLine
 	if plan.SetupFee > 0 {
-		lines = append(lines, store.InvoiceLine{Kind: "setup_fee", Description: "Setup fee — " + plan.PlanName, UnitPrice: plan.SetupFee, Amount: plan.SetupFee})
+		lines = append(lines, subprov.InvoiceLine{Kind: "setup_fee", Description: "Setup fee — " + plan.PlanName, UnitPrice: plan.SetupFee, Amount: plan.SetupFee})
 	}
-	lines = append(lines, store.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Days: days, DaysInPeriod: in,
+	lines = append(lines, subprov.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Days: days, DaysInPeriod: in,
 		Description: fmt.Sprintf("%s, %s to %s", plan.PlanName, today.Format("2 Jan"), period.Day(in).Format("2 Jan 2006")),
 		Amount:      Prorate(plan.MonthlyPrice, days, in)})
 	_, err = s.issue(ctx, tx, p, sub, "first", "", period, today, lines, now)
@@ -83,8 +83,8 @@ func reinstallOccasion(jobID string) string { return "reinstall:" + jobID }
 // has it. Lines waiting for the line's next invoice (plan-change upgrades) are added, tax is
 // applied to the net, and open credit notes are deducted from the total, oldest first.
 func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, kind, occasion string, period Period,
-	date time.Time, lines []store.InvoiceLine, now time.Time) (*subprov.Invoice, error) {
-	var adjustments []store.Adjustment
+	date time.Time, lines []subprov.InvoiceLine, now time.Time) (*subprov.Invoice, error) {
+	var adjustments []subprov.Adjustment
 	if kind != "first" {
 		var err error
 		if adjustments, err = s.Store.OpenAdjustments(ctx, tx, sub.ID); err != nil {
@@ -121,7 +121,7 @@ func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, 
 // adjustments added, and the credit notes it spends.
 type draft struct {
 	inv      *subprov.Invoice
-	lines    []store.InvoiceLine
+	lines    []subprov.InvoiceLine
 	consumed []string // adjustments folded into the invoice
 	spent    []spend
 	chargeAt *time.Time
@@ -135,14 +135,14 @@ type spend struct {
 // newDraft prices an invoice: lines plus the next_invoice_line adjustments (kind "first" is
 // given none), tax on the net, then open credits deducted from the total, oldest first; an
 // invoice left at zero is paid at once, any other is charged from now.
-func newDraft(p *subprov.Provider, sub *subprov.Subscription, kind string, period Period, date time.Time, lines []store.InvoiceLine,
-	adjustments []store.Adjustment, credits []*subprov.CreditNote, customerNumber string, now time.Time) *draft {
+func newDraft(p *subprov.Provider, sub *subprov.Subscription, kind string, period Period, date time.Time, lines []subprov.InvoiceLine,
+	adjustments []subprov.Adjustment, credits []*subprov.CreditNote, customerNumber string, now time.Time) *draft {
 	d := &draft{}
 	for _, a := range adjustments {
 		if a.Kind != "next_invoice_line" {
 			continue
 		}
-		lines = append(lines, store.InvoiceLine{Kind: "plan_change", Description: a.Description, UnitPrice: a.UnitPrice,
+		lines = append(lines, subprov.InvoiceLine{Kind: "plan_change", Description: a.Description, UnitPrice: a.UnitPrice,
 			Days: a.Days, DaysInPeriod: a.DaysInPeriod, Amount: a.Amount})
 		d.consumed = append(d.consumed, a.ID)
 	}
@@ -166,15 +166,15 @@ func newDraft(p *subprov.Provider, sub *subprov.Subscription, kind string, perio
 
 // applyCredits takes what credits cover of due, in their order: an invoice line and a spend for
 // each credit used (its Remaining lowered by it), and what is left due.
-func applyCredits(credits []*subprov.CreditNote, due subprov.Money) ([]store.InvoiceLine, []spend, subprov.Money) {
-	var lines []store.InvoiceLine
+func applyCredits(credits []*subprov.CreditNote, due subprov.Money) ([]subprov.InvoiceLine, []spend, subprov.Money) {
+	var lines []subprov.InvoiceLine
 	var spent []spend
 	for _, c := range credits {
 		use := min(c.Remaining, due)
 		if use <= 0 {
 			continue
 		}
-		lines = append(lines, store.InvoiceLine{Kind: "credit", Description: "Credit note " + c.Number, UnitPrice: -use, Amount: -use})
+		lines = append(lines, subprov.InvoiceLine{Kind: "credit", Description: "Credit note " + c.Number, UnitPrice: -use, Amount: -use})
 		spent = append(spent, spend{c.ID, use})
 		c.Remaining -= use
 		due -= use
@@ -216,7 +216,7 @@ func (s *Service) SweepCharges(ctx context.Context) error {
 // invoice and the attempt, so a job that runs again after a crash is answered by the
 // processor with the first result and never charges twice.
 func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
-	var st *store.InvoiceChargeState
+	var st *subprov.InvoiceChargeState
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		var err error
 		st, err = tx.LockInvoice(ctx, a.InvoiceID)
@@ -254,7 +254,7 @@ func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
 			if _, err := tx.LockSubscription(ctx, "", sub.ID); err != nil {
 				return err
 			}
-			ok, err := tx.RecordCharge(ctx, store.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
+			ok, err := tx.RecordCharge(ctx, subprov.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
 				Status: "succeeded", ProcessorRef: ch.ID}, nil, now)
 			if err != nil || !ok {
 				return err
@@ -271,7 +271,7 @@ func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
 			next = &t
 		}
 		return s.Store.InTx(ctx, func(tx *store.Tx) error {
-			ok, err := tx.RecordCharge(ctx, store.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
+			ok, err := tx.RecordCharge(ctx, subprov.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
 				Status: "declined", FailureCode: "card_declined"}, next, now)
 			if err != nil || !ok {
 				return err
@@ -389,7 +389,7 @@ func (s *Service) SetLineService(ctx context.Context, a jobs.SetLineService) err
 				return err
 			}
 		}
-		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{Status: &to}, now); err != nil {
+		if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{Status: &to}, now); err != nil {
 			return err
 		}
 		reason := a.Reason

@@ -61,7 +61,7 @@ func (s *Service) ChangeBillingDay(ctx context.Context, p *subprov.Provider, sub
 	}
 	now := s.Clock.Now()
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{BillingDay: &day}, now); err != nil {
+		if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{BillingDay: &day}, now); err != nil {
 			return err
 		}
 		return tx.InsertAudit(ctx, p.ID, "subscriber", "subscription.billing_day_changed", sub.ID, `{"billing_day":`+strconv.Itoa(day)+`}`, now)

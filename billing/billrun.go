@@ -172,24 +172,24 @@ func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.P
 		return 0, err
 	}
 	drafts := make([]*draft, len(subs))
-	batch := make([]store.NewInvoice, len(subs))
+	batch := make([]subprov.IssuedInvoice, len(subs))
 	for i, sub := range subs {
 		if _, ok := numbers[sub.SubscriberID]; !ok {
 			return 0, fmt.Errorf("subscriber for invoice: %s: %w", sub.SubscriberID, sql.ErrNoRows)
 		}
 		plan := plans[sub.PlanVersionID]
-		line := store.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Amount: plan.MonthlyPrice,
+		line := subprov.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Amount: plan.MonthlyPrice,
 			Description: fmt.Sprintf("%s, %s", plan.PlanName, period.First().Format("January 2006"))}
-		d := newDraft(p, sub, "recurring", period, period.Day(sub.BillingDay), []store.InvoiceLine{line}, adjustments[sub.ID],
+		d := newDraft(p, sub, "recurring", period, period.Day(sub.BillingDay), []subprov.InvoiceLine{line}, adjustments[sub.ID],
 			credits[sub.ID], numbers[sub.SubscriberID], now)
 		d.inv.Number = docNumbers[i]
-		drafts[i], batch[i] = d, store.NewInvoice{Invoice: d.inv, Lines: d.lines, NextChargeAt: d.chargeAt}
+		drafts[i], batch[i] = d, subprov.IssuedInvoice{Invoice: d.inv, Lines: d.lines, NextChargeAt: d.chargeAt}
 	}
 	inserted, err := tx.InsertInvoices(ctx, batch, now)
 	if err != nil {
 		return 0, err
 	}
-	var audits []store.Audit
+	var audits []subprov.AuditEntry
 	for _, d := range drafts {
 		if !inserted[d.inv.ID] {
 			continue
@@ -197,7 +197,7 @@ func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.P
 		if err := d.settle(ctx, tx, now); err != nil {
 			return 0, err
 		}
-		audits = append(audits, store.Audit{ProviderID: p.ID, Actor: "billing", Action: "invoice.issued", SubjectID: d.inv.SubscriptionID,
+		audits = append(audits, subprov.AuditEntry{ProviderID: p.ID, Actor: "billing", Action: "invoice.issued", SubjectID: d.inv.SubscriptionID,
 			Details: d.auditDetails()})
 	}
 	return len(audits), tx.InsertAudits(ctx, audits, now)

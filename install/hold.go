@@ -39,7 +39,7 @@ func (s *Service) Hold(ctx context.Context, tx *store.Tx, p *subprov.Provider, s
 		}
 	}
 	held, sent := true, false
-	if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{OnHold: &held, BookingLinkSent: &sent}, now); err != nil {
+	if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{OnHold: &held, BookingLinkSent: &sent}, now); err != nil {
 		return err
 	}
 	sub.OnHold, sub.BookingLinkSent = true, false
@@ -60,7 +60,7 @@ func (s *Service) Restore(ctx context.Context, tx *store.Tx, p *subprov.Provider
 	}
 	now := s.Clock.Now()
 	lifted := false
-	if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{OnHold: &lifted}, now); err != nil {
+	if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{OnHold: &lifted}, now); err != nil {
 		return err
 	}
 	sub.OnHold = false

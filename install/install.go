@@ -195,7 +195,7 @@ func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, p *subprov.P
 		return err
 	}
 	sent := true
-	if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{BookingLinkSent: &sent}, now); err != nil {
+	if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{BookingLinkSent: &sent}, now); err != nil {
 		return err
 	}
 	sub.BookingLinkSent = true

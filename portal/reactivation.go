@@ -209,7 +209,7 @@ func (s *Service) withdraw(ctx context.Context, p *subprov.Provider, v *Reactiva
 	if status == "" {
 		status = subprov.StatusActive
 	}
-	r := provisioning.Reinstatement{Reinstatement: store.Reinstatement{Status: status,
+	r := provisioning.Reinstatement{Reinstatement: subprov.Reinstatement{Status: status,
 		WorkflowState: provisioning.WorkflowOf(status, sub.PortID != "" && sub.ActivatedAt != nil)}}
 	if status == subprov.StatusPendingInstall {
 		// The cancellation closed the line's install job: open one of the same kind again (a
@@ -253,7 +253,7 @@ func (s *Service) reactivateRemote(ctx context.Context, p *subprov.Provider, v *
 		return nil, err
 	}
 	res := &ReactivationResult{View: v, Provisioned: boolPtr(true)}
-	r := provisioning.Reinstatement{Reinstatement: store.Reinstatement{Status: subprov.StatusActive, WorkflowState: provisioning.WorkflowProvisioned,
+	r := provisioning.Reinstatement{Reinstatement: subprov.Reinstatement{Status: subprov.StatusActive, WorkflowState: provisioning.WorkflowProvisioned,
 		PortID: &v.portID, VLAN: &vlan}}
 	out, err := s.Provisioning.Reinstate(ctx, p, sub.ID, r, func(tx *store.Tx, cur *subprov.Subscription) error {
 		if err := s.Provisioning.MarkPortLive(ctx, tx, cur, vlan); err != nil {
@@ -283,7 +283,7 @@ func (s *Service) reactivateRemote(ctx context.Context, p *subprov.Provider, v *
 func (s *Service) reopenInstall(ctx context.Context, p *subprov.Provider, v *ReactivationView, actor string) (*ReactivationResult, error) {
 	sub := v.Subscription
 	kind, action := "reinstall", "subscription.reactivated"
-	r := provisioning.Reinstatement{Reinstatement: store.Reinstatement{Status: subprov.StatusPendingInstall, WorkflowState: provisioning.WorkflowAwaitingInstall}}
+	r := provisioning.Reinstatement{Reinstatement: subprov.Reinstatement{Status: subprov.StatusPendingInstall, WorkflowState: provisioning.WorkflowAwaitingInstall}}
 	if v.Case == CaseResume {
 		kind, action = "install", "subscription.resumed"
 		start := s.today(p)
@@ -321,7 +321,7 @@ func (s *Service) resumeActivate(ctx context.Context, p *subprov.Provider, v *Re
 	now := s.Clock.Now()
 	today := s.today(p)
 	res := &ReactivationResult{View: v}
-	r := provisioning.Reinstatement{Reinstatement: store.Reinstatement{Status: subprov.StatusActive, WorkflowState: provisioning.WorkflowProvisioning,
+	r := provisioning.Reinstatement{Reinstatement: subprov.Reinstatement{Status: subprov.StatusActive, WorkflowState: provisioning.WorkflowProvisioning,
 		PortID: &v.portID, ActivatedAt: &now, StartedAt: &today}}
 	out, err := s.Provisioning.Reinstate(ctx, p, sub.ID, r, func(tx *store.Tx, cur *subprov.Subscription) error {
 		cur.ProcessorCustomerID, cur.PaymentMethodID = customer, method

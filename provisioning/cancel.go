@@ -100,7 +100,7 @@ func (s *Service) Cancel(ctx context.Context, subscriptionID, endDate, reason, a
 			return err
 		}
 		before := sub.Status
-		change := store.SubscriptionChange{Status: &to, CanceledAt: &now, EndedAt: &endedAt, CancelReason: &reason,
+		change := subprov.SubscriptionChange{Status: &to, CanceledAt: &now, EndedAt: &endedAt, CancelReason: &reason,
 			StatusBeforeCancel: &before, WorkflowState: strPtr(WorkflowCancelled)}
 		if err := tx.UpdateSubscription(ctx, sub.ID, change, now); err != nil {
 			return err

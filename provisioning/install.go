@@ -49,7 +49,7 @@ func (s *Service) CompleteInstall(ctx context.Context, providerID, subscriptionI
 		}
 		now := s.Clock.Now()
 		today := p.Today(now)
-		change := store.SubscriptionChange{Status: &to, WorkflowState: strPtr(WorkflowInstalled), ActivatedAt: &now, StartedAt: &today}
+		change := subprov.SubscriptionChange{Status: &to, WorkflowState: strPtr(WorkflowInstalled), ActivatedAt: &now, StartedAt: &today}
 		if mac != "" {
 			change.MACAddress = &mac
 			sub.MACAddress = mac

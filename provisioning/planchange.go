@@ -221,7 +221,7 @@ func (s *Service) ChangePlan(ctx context.Context, p *subprov.Provider, subscript
 		} else if changed {
 			return day.limitReached()
 		}
-		ok, err := tx.InsertPlanChange(ctx, store.PlanChange{SubscriptionID: sub.ID, From: q.From.ID, To: q.To.ID, Day: day.Date,
+		ok, err := tx.InsertPlanChange(ctx, subprov.PlanChange{SubscriptionID: sub.ID, From: q.From.ID, To: q.To.ID, Day: day.Date,
 			TimeZone: day.Zone, Actor: actor}, now)
 		if err != nil {
 			return err
@@ -229,7 +229,7 @@ func (s *Service) ChangePlan(ctx context.Context, p *subprov.Provider, subscript
 		if !ok {
 			return day.limitReached()
 		}
-		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{PlanVersionID: &q.To.ID}, now); err != nil {
+		if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{PlanVersionID: &q.To.ID}, now); err != nil {
 			return err
 		}
 		if sub.BillingOwner == subprov.BillingPlatform {

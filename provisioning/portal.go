@@ -102,7 +102,7 @@ func (s *Service) CancelForMove(ctx context.Context, subscriptionID, moveIn, act
 // Reinstatement puts a cancelled line back: the state it returns to, and the install job to
 // open ("" for none).
 type Reinstatement struct {
-	store.Reinstatement
+	subprov.Reinstatement
 	InstallKind string // install, reinstall, or ""
 }
 
@@ -204,7 +204,7 @@ func (s *Service) SwitchOnNow(ctx context.Context, p *subprov.Provider, sub *sub
 // MarkPortLive records that a live line's port is switched on. A portal reactivation calls
 // it, so it records no event (the subscriber surface emits none).
 func (s *Service) MarkPortLive(ctx context.Context, tx *store.Tx, sub *subprov.Subscription, vlan int) error {
-	if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioned), VLAN: &vlan}, s.Clock.Now()); err != nil {
+	if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioned), VLAN: &vlan}, s.Clock.Now()); err != nil {
 		return err
 	}
 	sub.WorkflowState, sub.VLAN = WorkflowProvisioned, vlan
@@ -216,7 +216,7 @@ func (s *Service) MarkPortLive(ctx context.Context, tx *store.Tx, sub *subprov.S
 // raised it). A portal reactivation calls it, so it records no event.
 func (s *Service) MarkPortFailed(ctx context.Context, sub *subprov.Subscription) error {
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioningFailed)}, s.Clock.Now()); err != nil {
+		if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioningFailed)}, s.Clock.Now()); err != nil {
 			return err
 		}
 		sub.WorkflowState = WorkflowProvisioningFailed

@@ -64,7 +64,7 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 				return err
 			}
 			now := s.Clock.Now()
-			change := store.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioned), VLAN: &vlan}
+			change := subprov.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioned), VLAN: &vlan}
 			firstActivation := cur.ActivatedAt == nil // a provision-route line goes live now; an installed one already did
 			if firstActivation {
 				today := p.Today(now)
@@ -100,7 +100,7 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 		if err != nil || cur.WorkflowState != WorkflowProvisioning {
 			return err
 		}
-		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioningFailed)}, s.Clock.Now()); err != nil {
+		if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioningFailed)}, s.Clock.Now()); err != nil {
 			return err
 		}
 		cur.WorkflowState = WorkflowProvisioningFailed

@@ -65,7 +65,7 @@ func (s *Service) SetServiceStatus(ctx context.Context, p *subprov.Provider, ext
 			return subprov.Errorf(subprov.ECONFLICT, "invalid_transition", "The subscription changed status meanwhile (now %s); nothing was done", cur.Status)
 		}
 		now := s.Clock.Now()
-		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{Status: &to}, now); err != nil {
+		if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{Status: &to}, now); err != nil {
 			return err
 		}
 		reason := partnerSuspension

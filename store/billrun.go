@@ -24,8 +24,8 @@ func anyList(ss []string) []any {
 }
 
 // OpenAdjustmentsOfLines is OpenAdjustments for several lines at once, by line id.
-func (s *Store) OpenAdjustmentsOfLines(ctx context.Context, q Querier, subscriptionIDs []string) (map[string][]Adjustment, error) {
-	out := map[string][]Adjustment{}
+func (s *Store) OpenAdjustmentsOfLines(ctx context.Context, q Querier, subscriptionIDs []string) (map[string][]subprov.Adjustment, error) {
+	out := map[string][]subprov.Adjustment{}
 	if len(subscriptionIDs) == 0 {
 		return out, nil
 	}
@@ -38,7 +38,7 @@ func (s *Store) OpenAdjustmentsOfLines(ctx context.Context, q Querier, subscript
 	defer rows.Close()
 	for rows.Next() {
 		var line string
-		var a Adjustment
+		var a subprov.Adjustment
 		var unit, amount int64
 		if err := rows.Scan(&line, &a.ID, &a.Kind, &a.Description, &unit, &a.Days, &a.DaysInPeriod, &amount); err != nil {
 			return nil, fmt.Errorf("open adjustments: %w", err)
@@ -104,13 +104,6 @@ func (tx *Tx) NextDocumentNumbers(ctx context.Context, providerID, prefix string
 	return out, nil
 }
 
-// NewInvoice is one invoice of a batch for InsertInvoices.
-type NewInvoice struct {
-	Invoice      *subprov.Invoice
-	Lines        []InvoiceLine
-	NextChargeAt *time.Time
-}
-
 // insertRows runs INSERT INTO head VALUES (…), (…) … tail for rows of equal width, as many
 // rows per statement as both engines' parameter limits allow; each returned row is scanned
 // by scan when tail has RETURNING.
@@ -163,7 +156,7 @@ func (tx *Tx) insertRows(ctx context.Context, head, tail string, rows [][]any, s
 // InsertInvoices is InsertInvoice for a batch: each invoice with its lines and ledger document
 // unless its line already has one of the same period, kind and occasion. inserted holds the ids
 // of the invoices written.
-func (tx *Tx) InsertInvoices(ctx context.Context, invs []NewInvoice, now time.Time) (inserted map[string]bool, err error) {
+func (tx *Tx) InsertInvoices(ctx context.Context, invs []subprov.IssuedInvoice, now time.Time) (inserted map[string]bool, err error) {
 	inserted = map[string]bool{}
 	rows := make([][]any, len(invs))
 	for i, n := range invs {
@@ -209,13 +202,8 @@ func (tx *Tx) InsertInvoices(ctx context.Context, invs []NewInvoice, now time.Ti
 	return inserted, nil
 }
 
-// Audit is one audit_log row for InsertAudits.
-type Audit struct {
-	ProviderID, Actor, Action, SubjectID, Details string
-}
-
 // InsertAudits is InsertAudit for a batch.
-func (tx *Tx) InsertAudits(ctx context.Context, audits []Audit, now time.Time) error {
+func (tx *Tx) InsertAudits(ctx context.Context, audits []subprov.AuditEntry, now time.Time) error {
 	rows := make([][]any, len(audits))
 	for i, a := range audits {
 		details := a.Details

@@ -86,7 +86,7 @@ func TestInvoiceOncePerPeriodKindAndOccasion(t *testing.T) {
 				var inserted bool
 				if err := s.InTx(ctx, func(tx *store.Tx) error {
 					var err error
-					inserted, err = tx.InsertInvoice(ctx, &n, []store.InvoiceLine{{Kind: "plan", Description: "x", UnitPrice: 100, Amount: 100}}, nil, now)
+					inserted, err = tx.InsertInvoice(ctx, &n, []subprov.InvoiceLine{{Kind: "plan", Description: "x", UnitPrice: 100, Amount: 100}}, nil, now)
 					return err
 				}); err != nil {
 					t.Fatal(err)
@@ -129,7 +129,7 @@ func TestAnAdjustmentIsUsedOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := s.InTx(ctx, func(tx *store.Tx) error {
-			return tx.InsertAdjustment(ctx, provider, line, store.Adjustment{Kind: "next_invoice_line", Description: "upgrade", Amount: 300}, now)
+			return tx.InsertAdjustment(ctx, provider, line, subprov.Adjustment{Kind: "next_invoice_line", Description: "upgrade", Amount: 300}, now)
 		})
 		if err != nil {
 			t.Fatal(err)

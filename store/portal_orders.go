@@ -59,21 +59,9 @@ func (s *Store) UnpaidInvoices(ctx context.Context, providerID, subscriberID, ex
 	return n, nil
 }
 
-// Reinstatement is a cancelled line put back: its new status and workflow state, and the port
-// and dates it starts again with (nil: unchanged).
-type Reinstatement struct {
-	Status             subprov.Status
-	WorkflowState      string
-	PortID             *string
-	VLAN               *int
-	ActivatedAt        *time.Time
-	StartedAt          *string
-	RequestedStartDate *string
-}
-
 // ReinstateSubscription undoes a line's cancellation: canceled_at, ended_at, the reason and
 // the deprovisioner's marks are cleared, so a later cancellation runs from scratch.
-func (tx *Tx) ReinstateSubscription(ctx context.Context, id string, r Reinstatement, now time.Time) error {
+func (tx *Tx) ReinstateSubscription(ctx context.Context, id string, r subprov.Reinstatement, now time.Time) error {
 	_, err := tx.Exec(ctx, `UPDATE subscriptions SET status = ?, workflow_state = ?, canceled_at = NULL, ended_at = NULL,
 			cancel_reason = '', status_before_cancel = '', deprovision_queued_at = NULL, deprovisioned_at = NULL,
 			port_id = COALESCE(?, port_id), vlan = COALESCE(?, vlan), activated_at = COALESCE(?, activated_at),

@@ -149,26 +149,8 @@ func (tx *Tx) InsertSubscription(ctx context.Context, s *subprov.Subscription, n
 	return true, nil
 }
 
-// SubscriptionChange is a partial update of a subscription; nil fields are left alone.
-type SubscriptionChange struct {
-	Status             *subprov.Status
-	WorkflowState      *string
-	PlanVersionID      *string
-	MACAddress         *string
-	StartedAt          *string
-	ActivatedAt        *time.Time
-	CanceledAt         *time.Time
-	EndedAt            *time.Time
-	CancelReason       *string
-	StatusBeforeCancel *subprov.Status
-	OnHold             *bool
-	BookingLinkSent    *bool
-	VLAN               *int
-	BillingDay         *int
-}
-
 // UpdateSubscription applies a partial update.
-func (tx *Tx) UpdateSubscription(ctx context.Context, id string, c SubscriptionChange, now time.Time) error {
+func (tx *Tx) UpdateSubscription(ctx context.Context, id string, c subprov.SubscriptionChange, now time.Time) error {
 	sets := []string{"updated_at = ?"}
 	args := []any{now.UTC()}
 	add := func(col string, v any) {
@@ -375,17 +357,9 @@ func (s *Store) InstallJobsOf(ctx context.Context, subscriptionID string) ([]sub
 	return out, rows.Err()
 }
 
-// PlanChange is one recorded plan change: the day it counts for, in the calendar (time zone)
-// of the surface that made it.
-type PlanChange struct {
-	SubscriptionID, From, To string
-	Day, TimeZone            string // YYYY-MM-DD in TimeZone ("UTC" or the provider's)
-	Actor                    string
-}
-
 // InsertPlanChange records a plan change; false when the line already changed plan on that
 // day of that calendar (the unique index behind the caller's check under the row lock).
-func (tx *Tx) InsertPlanChange(ctx context.Context, c PlanChange, now time.Time) (bool, error) {
+func (tx *Tx) InsertPlanChange(ctx context.Context, c subprov.PlanChange, now time.Time) (bool, error) {
 	var id string
 	err := tx.QueryRow(ctx, `INSERT INTO plan_changes (id, subscription_id, from_plan_version_id, to_plan_version_id, changed_on, time_zone, actor, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
@@ -495,19 +469,10 @@ func (r *portRow) value() *subprov.Port {
 		Name: r.name.String, LocationHash: r.hash.String, LocationIdentifier: r.identifier.String}
 }
 
-// LineToProvision is a line with what a job that switches its port needs: its provider, its
-// port (nil when it has none) and its plan version.
-type LineToProvision struct {
-	Line     *subprov.Subscription
-	Provider *subprov.Provider
-	Port     *subprov.Port
-	Plan     *subprov.PlanVersion
-}
-
 // LineToProvision reads a line, its provider, port and plan version in one round trip (the
 // provisioning job's read: four reads before, each a round trip on PostgreSQL). The plan
 // version is the line's provider's, as PlanVersion scopes it.
-func (s *Store) LineToProvision(ctx context.Context, subscriptionID string) (*LineToProvision, error) {
+func (s *Store) LineToProvision(ctx context.Context, subscriptionID string) (*subprov.LineToProvision, error) {
 	var sub subscriptionRow
 	var plan planVersionRow
 	var port portRow
@@ -519,7 +484,7 @@ func (s *Store) LineToProvision(ctx context.Context, subscriptionID string) (*Li
 	if err != nil {
 		return nil, fmt.Errorf("line %s to provision: %w", subscriptionID, err)
 	}
-	return &LineToProvision{Line: sub.value(), Provider: p, Port: port.value(), Plan: plan.value()}, nil
+	return &subprov.LineToProvision{Line: sub.value(), Provider: p, Port: port.value(), Plan: plan.value()}, nil
 }
 
 // ProviderByDeviceSecretHash finds the provider whose CPEs use this device secret.
