@@ -2,8 +2,8 @@ package subprov
 
 import "time"
 
-// IssuedInvoice is an invoice the bill run issues, with its lines and when the line's AutoPay
-// next charges (nil: not charged); the store inserts a batch of them at once.
+// IssuedInvoice is an invoice the bill run issues, with its lines and when AutoPay next
+// charges it (nil: not charged); the store inserts a batch of them at once.
 type IssuedInvoice struct {
 	Invoice      *Invoice
 	Lines        []InvoiceLine
