@@ -183,6 +183,7 @@ type AuthorizedUser struct {
 	InvitationSent bool
 	Activated      bool
 	CreatedAt      time.Time
+	AccountID      string // the person's portal login
 }
 
 // Subscription is one line of service at one location.

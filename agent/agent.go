@@ -63,7 +63,7 @@ var (
 // customer resolves a customer of the caller's provider. Scoping comes first: a customer of
 // another provider (or none) is 404 whatever the session says; then, when verified is true,
 // the session must be bound to this provider and customer (401 verification_required).
-func (s *Service) customer(ctx context.Context, c Caller, customerID string, verified bool) (*store.SubscriberRecord, error) {
+func (s *Service) customer(ctx context.Context, c Caller, customerID string, verified bool) (*subprov.SubscriberContacts, error) {
 	customerID = strings.TrimSpace(customerID)
 	if customerID == "" {
 		return nil, errCustomerNotFound

@@ -114,7 +114,7 @@ func (s *Service) Search(ctx context.Context, c Caller, q string, limit int) (*S
 
 // distinctLocations summarises a subscriber's lines, one entry per (building, unit), newest
 // line first.
-func distinctLocations(rows []store.ServiceLocation) []LocationSummary {
+func distinctLocations(rows []subprov.ServiceLocation) []LocationSummary {
 	out := make([]LocationSummary, 0, len(rows))
 	if len(rows) == 1 { // the usual subscriber: nothing to compare
 		return append(out, summaryOf(rows[0]))
@@ -130,7 +130,7 @@ func distinctLocations(rows []store.ServiceLocation) []LocationSummary {
 	return out
 }
 
-func summaryOf(l store.ServiceLocation) LocationSummary {
+func summaryOf(l subprov.ServiceLocation) LocationSummary {
 	return LocationSummary{BuildingID: l.BuildingID, Address: formatAddress(l.Street, l.City, l.Province, l.PostalCode), UnitNumber: l.UnitNumber}
 }
 

@@ -66,7 +66,7 @@ type TicketReceipt struct {
 // and ai_diagnosis form the customer-facing article; the transcript is an internal note.
 func (s *Service) OpenTicket(ctx context.Context, c Caller, in TicketInput) (*TicketReceipt, error) {
 	// Scoping first: another provider's customer is 404 whatever else the input says.
-	var rec *store.SubscriberRecord
+	var rec *subprov.SubscriberContacts
 	if strings.TrimSpace(in.CustomerID) != "" {
 		var err error
 		if rec, err = s.customer(ctx, c, in.CustomerID, false); err != nil {

@@ -98,7 +98,7 @@ func (s *Service) IssueCode(ctx context.Context, c Caller, customerID, channel s
 	if err != nil {
 		return nil, err
 	}
-	vc := &store.VerificationCode{ID: store.NewID(), ProviderID: c.Provider.ID, SubscriberID: rec.ID, APIKeyID: c.Key.ID, Channel: channel,
+	vc := &subprov.VerificationCode{ID: store.NewID(), ProviderID: c.Provider.ID, SubscriberID: rec.ID, APIKeyID: c.Key.ID, Channel: channel,
 		ExpiresAt: now.Add(codeLifetime), CreatedAt: now}
 	vc.CodeHash = codeHash(vc.ID, code)
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
@@ -128,7 +128,7 @@ func (s *Service) IssueCode(ctx context.Context, c Caller, customerID, channel s
 // problems. Without a customer_id the body is invalid: 422 listing it with the others.
 // Otherwise scoping comes first (another provider's customer is 404 whatever else is wrong),
 // then the other problems (422).
-func (s *Service) namedCustomer(ctx context.Context, c Caller, customerID string, problems map[string]string) (*store.SubscriberRecord, error) {
+func (s *Service) namedCustomer(ctx context.Context, c Caller, customerID string, problems map[string]string) (*subprov.SubscriberContacts, error) {
 	if strings.TrimSpace(customerID) == "" {
 		problems["customer_id"] = "required"
 		return nil, subprov.Invalid(problems)

@@ -40,7 +40,7 @@ func (s *Service) AddNote(ctx context.Context, c Caller, customerID, body string
 	case utf8.RuneCountInString(body) > maxNoteLen:
 		return nil, subprov.Invalid(map[string]string{"note": "at most 10000 characters"})
 	}
-	n := &store.Note{ID: store.NewID(), ProviderID: c.Provider.ID, SubscriberID: rec.ID, Author: AuthorAI, Body: body, CreatedAt: s.Clock.Now()}
+	n := &subprov.CustomerNote{ID: store.NewID(), ProviderID: c.Provider.ID, SubscriberID: rec.ID, Author: AuthorAI, Body: body, CreatedAt: s.Clock.Now()}
 	if err := s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.InsertNote(ctx, n) }); err != nil {
 		return nil, err
 	}

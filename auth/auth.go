@@ -95,7 +95,7 @@ func (s *Service) LoginSubscriber(ctx context.Context, email, password string) (
 // starts the count again, and while the account is locked every password is wrong. The hash
 // is checked in every case, so a locked account answers in the same time. A stolen access token
 // therefore guesses no faster than the login form.
-func (s *Service) CheckAccountPassword(ctx context.Context, acc *store.AccountLogin, password string) (bool, error) {
+func (s *Service) CheckAccountPassword(ctx context.Context, acc *subprov.AccountLogin, password string) (bool, error) {
 	now := s.Clock.Now()
 	ok := identity.CheckPassword(acc.PasswordHash, password)
 	if acc.LockedUntil != nil && acc.LockedUntil.After(now) {
@@ -144,14 +144,14 @@ func bearerSubject[T any](s *Service, ctx context.Context, bearer, audience stri
 }
 
 // Subscriber resolves a subscriber bearer token to its account.
-func (s *Service) Subscriber(ctx context.Context, bearer string) (*store.AccountLogin, error) {
+func (s *Service) Subscriber(ctx context.Context, bearer string) (*subprov.AccountLogin, error) {
 	return bearerSubject(s, ctx, bearer, identity.AudienceSubscriber, s.Store.Account)
 }
 
 // SubscriberView resolves a subscriber bearer token as Subscriber does (signature, algorithm,
 // audience, expiry, and a login that still exists) and reads the login's account record in the
 // same query, so GET /partner/subscriber/me costs one database round trip.
-func (s *Service) SubscriberView(ctx context.Context, bearer string) (*store.AccountView, error) {
+func (s *Service) SubscriberView(ctx context.Context, bearer string) (*subprov.AccountView, error) {
 	return bearerSubject(s, ctx, bearer, identity.AudienceSubscriber, s.Store.AccountView)
 }
 
@@ -270,7 +270,7 @@ var (
 func (s *Service) MailToken(ctx context.Context, tx *store.Tx, subjectID, to, providerID string, kind TokenKind) error {
 	raw := identity.NewToken(32)
 	now := s.Clock.Now()
-	if err := tx.InsertToken(ctx, identity.HashSecret(raw), store.Token{Kind: kind.Name, ProviderID: providerID, SubjectID: subjectID,
+	if err := tx.InsertToken(ctx, identity.HashSecret(raw), subprov.MailedToken{Kind: kind.Name, ProviderID: providerID, SubjectID: subjectID,
 		ExpiresAt: now.Add(kind.Lifetime)}, now); err != nil {
 		return err
 	}
@@ -294,7 +294,7 @@ func hashNewPassword(field, password string) (string, error) {
 // one. It is checked under the login lockout (CheckAccountPassword). Without a current
 // password there is nothing to check: 422 names it, and the new password too if that is wrong
 // as well.
-func (s *Service) ChangePassword(ctx context.Context, acc *store.AccountLogin, current, next string) error {
+func (s *Service) ChangePassword(ctx context.Context, acc *subprov.AccountLogin, current, next string) error {
 	if current == "" {
 		problems := map[string]string{"current_password": "required"}
 		if p := subprov.PasswordProblem(next); p != "" {

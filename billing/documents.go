@@ -116,7 +116,7 @@ func (s *Service) addressee(ctx context.Context, p *subprov.Provider, subscriber
 	if to.customerNumber == "" {
 		to.customerNumber = rec.CustomerNumber
 	}
-	var service store.Address
+	var service subprov.Address
 	var suite string
 	if subscriptionID != "" {
 		if service, suite, err = s.Store.ServiceAddress(ctx, p.ID, subscriptionID); err != nil && !store.IsNoRows(err) {
@@ -139,7 +139,7 @@ func (s *Service) addressee(ctx context.Context, p *subprov.Provider, subscriber
 // postalLines writes a Canadian postal address: the suite before the civic address
 // ("1204-120 Rue King O"), then city, province and postal code ("Montréal QC  H3C 2B5"), then
 // the country unless it is Canada. No street, no lines.
-func postalLines(a store.Address, suite string) []string {
+func postalLines(a subprov.Address, suite string) []string {
 	if strings.TrimSpace(a.Street) == "" {
 		return nil
 	}

@@ -116,7 +116,7 @@ func (r *Recorder) record(ctx context.Context, tx *store.Tx, p *subprov.Provider
 	now := r.Clock.Now().UTC()
 	// Whole seconds: the body carries created_at in RFC 3339 and the row must say the same.
 	created := now.Truncate(time.Second)
-	ev := &store.EventRecord{
+	ev := &subprov.WebhookEvent{
 		Event: subprov.Event{
 			ID:         store.NewID(),
 			ProviderID: p.ID,
@@ -125,7 +125,7 @@ func (r *Recorder) record(ctx context.Context, tx *store.Tx, p *subprov.Provider
 			CreatedAt:  created,
 		},
 		SubscriptionID: subscriptionID,
-		DeliveryState:  store.EventNoEndpoint,
+		DeliveryState:  subprov.WebhookNoEndpoint,
 	}
 	var err error
 	if p.Sandbox {
@@ -140,7 +140,7 @@ func (r *Recorder) record(ctx context.Context, tx *store.Tx, p *subprov.Provider
 	}
 	var job jobs.Args
 	if p.WebhookURL != "" {
-		ev.DeliveryState = store.EventPending
+		ev.DeliveryState = subprov.WebhookPending
 		switch {
 		case !p.Sandbox:
 			ev.NextAttemptAt = &now

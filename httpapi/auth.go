@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/subprov/subprov"
-	"github.com/subprov/subprov/store"
 )
 
 // credential is the kind of credential a route requires.
@@ -34,9 +33,9 @@ func (c credential) String() string {
 type caller struct {
 	Provider *subprov.Provider
 	APIKey   *subprov.APIKey
-	Account  *store.AccountLogin
+	Account  *subprov.AccountLogin
 	Operator *subprov.Operator
-	View     *store.AccountView // credSubscriberView: the account record read with the login
+	View     *subprov.AccountView // credSubscriberView: the account record read with the login
 }
 
 func callerOf(r *http.Request) *caller {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/identity"
@@ -74,7 +75,7 @@ func TestPasswordPagesSetThePasswordFromTheMailedLink(t *testing.T) {
 		}
 		const activation = "an-activation-link-token"
 		if err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-			return tx.InsertToken(ctx, identity.HashSecret(activation), store.Token{Kind: auth.TokenActivation.Name, ProviderID: priya.ProviderID,
+			return tx.InsertToken(ctx, identity.HashSecret(activation), subprov.MailedToken{Kind: auth.TokenActivation.Name, ProviderID: priya.ProviderID,
 				SubjectID: priya.ID, ExpiresAt: s.Clock.Now().Add(auth.TokenActivation.Lifetime)}, s.Clock.Now())
 		}); err != nil {
 			t.Fatal(err)

@@ -20,7 +20,7 @@ type Tokens interface {
 }
 
 // AuthorizedUsers lists the account's authorized users.
-func (s *Service) AuthorizedUsers(ctx context.Context, acc *store.AccountLogin) ([]*store.AuthorizedUserRow, error) {
+func (s *Service) AuthorizedUsers(ctx context.Context, acc *subprov.AccountLogin) ([]*subprov.AuthorizedUser, error) {
 	if acc.SubscriberID == "" {
 		return nil, noSubscriber()
 	}
@@ -30,7 +30,7 @@ func (s *Service) AuthorizedUsers(ctx context.Context, acc *store.AccountLogin) 
 // AddAuthorizedUser creates the person's login and mails a set-up link valid 14 days. At most
 // five per account (the subscriber row is locked so concurrent adds cannot pass the limit);
 // an e-mail that already has a portal login anywhere is refused.
-func (s *Service) AddAuthorizedUser(ctx context.Context, acc *store.AccountLogin, in AuthorizedUserInput) (*store.AuthorizedUserRow, error) {
+func (s *Service) AddAuthorizedUser(ctx context.Context, acc *subprov.AccountLogin, in AuthorizedUserInput) (*subprov.AuthorizedUser, error) {
 	if acc.SubscriberID == "" {
 		return nil, noSubscriber()
 	}
@@ -51,7 +51,7 @@ func (s *Service) AddAuthorizedUser(ctx context.Context, acc *store.AccountLogin
 	if len(problems) > 0 {
 		return nil, subprov.Invalid(problems)
 	}
-	var out *store.AuthorizedUserRow
+	var out *subprov.AuthorizedUser
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.LockSubscriber(ctx, acc.SubscriberID); err != nil {
 			return err
@@ -95,11 +95,11 @@ func (s *Service) invite(ctx context.Context, tx *store.Tx, providerID, userID, 
 }
 
 // ResendInvite mails a fresh set-up link while the person has not chosen a password.
-func (s *Service) ResendInvite(ctx context.Context, acc *store.AccountLogin, id string) (*store.AuthorizedUserRow, error) {
+func (s *Service) ResendInvite(ctx context.Context, acc *subprov.AccountLogin, id string) (*subprov.AuthorizedUser, error) {
 	if acc.SubscriberID == "" {
 		return nil, noSubscriber()
 	}
-	var out *store.AuthorizedUserRow
+	var out *subprov.AuthorizedUser
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		u, err := tx.AuthorizedUser(ctx, acc.SubscriberID, id)
 		if err != nil {
@@ -121,7 +121,7 @@ func (s *Service) ResendInvite(ctx context.Context, acc *store.AccountLogin, id 
 }
 
 // RemoveAuthorizedUser deletes the person and their login.
-func (s *Service) RemoveAuthorizedUser(ctx context.Context, acc *store.AccountLogin, id string) error {
+func (s *Service) RemoveAuthorizedUser(ctx context.Context, acc *subprov.AccountLogin, id string) error {
 	if acc.SubscriberID == "" {
 		return noSubscriber()
 	}

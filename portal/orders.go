@@ -29,7 +29,7 @@ type OrderRequest struct {
 
 // Suite is one suite of a building as the portal offers it.
 type Suite struct {
-	store.UnitAvailability
+	subprov.UnitAvailability
 	Route string // provision (first-line suite with a port) or install
 }
 
@@ -52,7 +52,7 @@ func orderError(code subprov.Code, reason, msg string) error {
 }
 
 // account resolves the signed-in account to its subscriber and provider.
-func (s *Service) account(ctx context.Context, acc *store.AccountLogin) (*subprov.Provider, error) {
+func (s *Service) account(ctx context.Context, acc *subprov.AccountLogin) (*subprov.Provider, error) {
 	if acc == nil || acc.SubscriberID == "" {
 		return nil, noSubscriber()
 	}
@@ -114,7 +114,7 @@ func (s *Service) window(p *subprov.Provider, b *subprov.Building) (string, stri
 
 // OrderOptions lists what the caller can order in a building: whether it is served, the
 // route, every suite with its availability, the caller's running line and its postal label.
-func (s *Service) OrderOptions(ctx context.Context, acc *store.AccountLogin, buildingID string) (*OrderOptions, error) {
+func (s *Service) OrderOptions(ctx context.Context, acc *subprov.AccountLogin, buildingID string) (*OrderOptions, error) {
 	p, err := s.account(ctx, acc)
 	if err != nil {
 		return nil, err
@@ -204,7 +204,7 @@ func PromoLive(plan *subprov.PlanVersion, today string) *subprov.Money {
 
 // checkOrder applies the order rules in the order a person would fix them; it returns what
 // it resolved so far with the first problem. It writes nothing.
-func (s *Service) checkOrder(ctx context.Context, acc *store.AccountLogin, r OrderRequest) (*OrderPlan, error) {
+func (s *Service) checkOrder(ctx context.Context, acc *subprov.AccountLogin, r OrderRequest) (*OrderPlan, error) {
 	p, err := s.account(ctx, acc)
 	if err != nil {
 		return nil, err
@@ -329,7 +329,7 @@ type OrderPreview struct {
 
 // PreviewOrder checks an order without placing it. Problems, a missing card included, come
 // back as blockers, never as an error (only a login without a subscriber record is one).
-func (s *Service) PreviewOrder(ctx context.Context, acc *store.AccountLogin, r OrderRequest) (*OrderPreview, error) {
+func (s *Service) PreviewOrder(ctx context.Context, acc *subprov.AccountLogin, r OrderRequest) (*OrderPreview, error) {
 	o, err := s.checkOrder(ctx, acc, r)
 	if o == nil {
 		return nil, err
@@ -388,7 +388,7 @@ type OrderResult struct {
 // before anything is written: a declined card leaves nothing behind. The running line named
 // by end_current_subscription_id is cancelled for the move-in date only once the order
 // stands.
-func (s *Service) PlaceOrder(ctx context.Context, acc *store.AccountLogin, r OrderRequest) (*OrderResult, error) {
+func (s *Service) PlaceOrder(ctx context.Context, acc *subprov.AccountLogin, r OrderRequest) (*OrderResult, error) {
 	o, err := s.checkOrder(ctx, acc, r)
 	if err != nil {
 		return nil, err

@@ -44,7 +44,7 @@ type ReactivationView struct {
 func (v *ReactivationView) Eligible() bool { return v.Case != "" && len(v.Blockers) == 0 }
 
 // Reactivation previews the account's most recently cancelled line (all account users).
-func (s *Service) Reactivation(ctx context.Context, acc *store.AccountLogin) (*ReactivationView, error) {
+func (s *Service) Reactivation(ctx context.Context, acc *subprov.AccountLogin) (*ReactivationView, error) {
 	p, err := s.account(ctx, acc)
 	if err != nil {
 		return nil, err
@@ -162,7 +162,7 @@ func notEligible(v *ReactivationView) error {
 }
 
 // Reactivate acts on the preview's case for one of the holder's cancelled lines.
-func (s *Service) Reactivate(ctx context.Context, acc *store.AccountLogin, subscriptionID string) (*ReactivationResult, error) {
+func (s *Service) Reactivate(ctx context.Context, acc *subprov.AccountLogin, subscriptionID string) (*ReactivationResult, error) {
 	p, err := s.account(ctx, acc)
 	if err != nil {
 		return nil, err

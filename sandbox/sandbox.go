@@ -79,7 +79,7 @@ func (s *Service) SetWebhookURL(ctx context.Context, raw string) (*subprov.Provi
 
 // ListEvents lists the sandbox provider's events, newest first. limit 0 means the default; 1 to
 // 200 are accepted and above 100 clamped to 100; anything else is 422.
-func (s *Service) ListEvents(ctx context.Context, limit int) ([]*store.EventRecord, error) {
+func (s *Service) ListEvents(ctx context.Context, limit int) ([]*subprov.WebhookEvent, error) {
 	switch {
 	case limit == 0:
 		limit = DefaultLimit

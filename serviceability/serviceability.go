@@ -114,7 +114,7 @@ type Match struct {
 	Building            *subprov.Building
 	Display             string
 	EarliestServiceDate string // "" unless still in the future
-	Unit                *store.UnitAvailability
+	Unit                *subprov.UnitAvailability
 }
 
 // CheckResult is the answer to a check.
@@ -243,7 +243,7 @@ func bestMatch(cands []*subprov.Building, want address.Parsed) *subprov.Building
 
 // Units lists the suites of a building the provider covers. A building that is unknown or not
 // covered is the same not-found, so coverage of other providers is never confirmed.
-func (s *Service) Units(ctx context.Context, providerID, buildingID string) ([]store.UnitAvailability, error) {
+func (s *Service) Units(ctx context.Context, providerID, buildingID string) ([]subprov.UnitAvailability, error) {
 	if _, err := s.Store.CoveredBuilding(ctx, providerID, buildingID); err != nil {
 		if store.IsNoRows(err) {
 			return nil, subprov.NotFound("Building")
@@ -255,7 +255,7 @@ func (s *Service) Units(ctx context.Context, providerID, buildingID string) ([]s
 		return nil, err
 	}
 	if units == nil {
-		units = []store.UnitAvailability{}
+		units = []subprov.UnitAvailability{}
 	}
 	return units, nil
 }
@@ -263,7 +263,7 @@ func (s *Service) Units(ctx context.Context, providerID, buildingID string) ([]s
 // LocationDetails is the operator's full location record: the port, its suite and building,
 // and the providers covering the building.
 type LocationDetails struct {
-	*store.Location
+	*subprov.PortLocation
 	ProviderIDs []string
 }
 
@@ -277,11 +277,11 @@ func (s *Service) LocateDetails(ctx context.Context, hash, identifier string) (*
 	if err != nil {
 		return nil, err
 	}
-	return &LocationDetails{Location: loc, ProviderIDs: providers}, nil
+	return &LocationDetails{PortLocation: loc, ProviderIDs: providers}, nil
 }
 
 // Locate resolves a port by location_hash (which wins) or location_identifier.
-func (s *Service) Locate(ctx context.Context, hash, identifier string) (*store.Location, error) {
+func (s *Service) Locate(ctx context.Context, hash, identifier string) (*subprov.PortLocation, error) {
 	hash, identifier = strings.TrimSpace(hash), strings.TrimSpace(identifier)
 	if hash == "" && identifier == "" {
 		return nil, &subprov.Error{Code: subprov.EINVALID, Reason: "validation_error", Message: "Provide location_hash or location_identifier"}

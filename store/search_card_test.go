@@ -84,7 +84,7 @@ func TestSearchCards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := []store.Candidate{fromCards[5], fromCards[4], fromCards[0], fromCards[1]}; !reflect.DeepEqual(mixed, want) {
+		if want := []subprov.SubscriberMatch{fromCards[5], fromCards[4], fromCards[0], fromCards[1]}; !reflect.DeepEqual(mixed, want) {
 			t.Fatalf("page %v:\ngot  %+v\nwant %+v", page, mixed, want)
 		}
 

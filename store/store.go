@@ -17,6 +17,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" database/sql driver
+
+	"github.com/subprov/subprov"
 )
 
 // Store is the database handle. Writes go through DB; on SQLite, DB has a single connection
@@ -36,7 +38,7 @@ type Store struct {
 	// Reads on every request of their kind, remembered until the database may have changed
 	// (see changeFeed): GET /partner/subscriber/me's account views and API keys.
 	changes *changeFeed
-	views   memo[*AccountView]
+	views   memo[*subprov.AccountView]
 	keys    memo[apiKeyHit]
 
 	// searchDB is PostgreSQL's pool for agent search (searchR); nil on SQLite.

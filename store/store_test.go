@@ -149,7 +149,7 @@ func TestTokensAreSingleUseUnderConcurrency(t *testing.T) {
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		if err := s.InTx(ctx, func(tx *store.Tx) error {
-			return tx.InsertToken(ctx, "h1", store.Token{Kind: "password_reset", SubjectID: "acc", ExpiresAt: now.Add(time.Minute)}, now)
+			return tx.InsertToken(ctx, "h1", subprov.MailedToken{Kind: "password_reset", SubjectID: "acc", ExpiresAt: now.Add(time.Minute)}, now)
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func TestTokensAreSingleUseUnderConcurrency(t *testing.T) {
 		}
 		// Expired and wrong-kind tokens are refused.
 		err := s.InTx(ctx, func(tx *store.Tx) error {
-			if err := tx.InsertToken(ctx, "h2", store.Token{Kind: "setup", SubjectID: "acc", ExpiresAt: now}, now); err != nil {
+			if err := tx.InsertToken(ctx, "h2", subprov.MailedToken{Kind: "setup", SubjectID: "acc", ExpiresAt: now}, now); err != nil {
 				return err
 			}
 			_, err := tx.ConsumeToken(ctx, "h2", []string{"setup"}, now)

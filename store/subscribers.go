@@ -218,24 +218,9 @@ func (tx *Tx) DeleteInvoiceContact(ctx context.Context, subscriberID string) err
 	return tx.ReindexSubscriber(ctx, subscriberID)
 }
 
-// SubscriberRecord is a subscriber with its contacts, for the portal.
-type SubscriberRecord struct {
-	ID, ProviderID, CustomerNumber string
-	Holder                         subprov.Contact
-	Invoice                        *subprov.Contact
-}
-
-// BillingContact is who receives invoices: the separate invoice contact, else the holder.
-func (r *SubscriberRecord) BillingContact() subprov.Contact {
-	if r.Invoice != nil {
-		return *r.Invoice
-	}
-	return r.Holder
-}
-
 // SubscriberRecordOf reads a subscriber and its contacts.
-func (s *Store) SubscriberRecordOf(ctx context.Context, providerID, id string) (*SubscriberRecord, error) {
-	var r SubscriberRecord
+func (s *Store) SubscriberRecordOf(ctx context.Context, providerID, id string) (*subprov.SubscriberContacts, error) {
+	var r subprov.SubscriberContacts
 	var num *string
 	err := s.R().QueryRow(ctx, `SELECT id, provider_id, customer_number FROM subscribers WHERE provider_id = ? AND id = ?`, providerID, id).
 		Scan(&r.ID, &r.ProviderID, &num)
