@@ -1,5 +1,5 @@
 // Package clock provides the service's clocks: the wall clock for production and an
-// adjustable one for dev mode, which tests and demos set and advance (decisions §4).
+// adjustable one for dev mode, which tests and demos set and advance (docs/design.md, Time).
 package clock
 
 import (

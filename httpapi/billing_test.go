@@ -379,7 +379,7 @@ func TestSubscriberBillingDocuments(t *testing.T) {
 }
 
 // TestDocumentPDFsNameTheCustomer: an invoice or credit-note PDF prints the customer number
-// the document was issued with (interface.md: printed on invoices; already-issued documents
+// the document was issued with (docs/billing.md, PDFs: printed on invoices; already-issued documents
 // keep the old one, new ones carry the new one) and a BILL TO block: the billing contact (the
 // separate invoice contact once there is one, else the holder) at the address the service
 // has, here the line's service address with its suite.
@@ -600,7 +600,7 @@ func TestPlanChangePreviewWithoutBillingDocument(t *testing.T) {
 	})
 }
 
-// TestPlatformLineWithoutProcessorCustomer: decisions §3's fixture line is platform-billed and
+// TestPlatformLineWithoutProcessorCustomer: a fixture line that is platform-billed and
 // names no processor customer. Its invoices are issued and stay open without AutoPay: no
 // attempt, no dunning, no charge job failing on every retry, and an operator's retry-charge
 // finds nothing to charge either. Once the holder saves a card, the open invoice is paid.
@@ -691,7 +691,7 @@ func recurringPeriods(t *testing.T, s *apptest.Service, subID string) []string {
 // line ended (its final invoice bills the days it served).
 func TestBillRunsCatchUpAfterAClockJump(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
-		op := setClock(t, s, s.Operator(), "2027-02-10T15:00:00Z") // through the HTTP route (decisions §4)
+		op := setClock(t, s, s.Operator(), "2027-02-10T15:00:00Z") // through the HTTP route (dev mode)
 		h := &hook{}
 		stays := h.post(s, platformOrder("lh_7f3a9c1206", "household@example.ca", "cus_demo_visa")).JSON["subscription_id"].(string)
 		leaves := h.post(s, platformOrder("lh_7f3a9c1205", "household@example.ca", "cus_demo_visa")).JSON["subscription_id"].(string)
@@ -854,7 +854,7 @@ func TestCancellationSettlesPlanChanges(t *testing.T) {
 	})
 }
 
-// TestCancelPreviewIsWhatTheCancelWrites: the preview (interface.md D, a read-only quote)
+// TestCancelPreviewIsWhatTheCancelWrites: the preview (a read-only quote)
 // and the cancellation run one computation, so the preview's lines and total are the
 // documents the cancellation writes, in every case: the credit note for the unused days, the
 // final invoice (net plus tax, with any upgrade's pending line folded in as on every invoice),

@@ -49,7 +49,7 @@ func webhookSecret(r *http.Request) string { return r.Header.Get("X-Webhook-Secr
 
 // decodeCheckout reads the body of a webhook-secret call on a session. A body that does not
 // decode is answered only after the checks the call makes first: when the path or the body
-// names a session, its age check (410, marking it expired: interface.md, the age check runs
+// names a session, its age check (410, marking it expired: the age check runs
 // before authentication) and the secret (401, or another provider's 404); otherwise 401 when
 // the secret names no provider. An anonymous caller thus learns nothing about the request's
 // shape, and an expired session answers 410 whatever the body. A body that decodes goes on to
@@ -289,7 +289,7 @@ func (s *server) handleCheckoutSubscription(w http.ResponseWriter, r *http.Reque
 	return nil
 }
 
-// partnerSubscriptionJSON is the partner view of a line (interface.md "Subscription (partner view)").
+// partnerSubscriptionJSON is the partner view of a line (the OpenAPI document's partner subscription).
 func partnerSubscriptionJSON(sub *subprov.Subscription) map[string]any {
 	out := map[string]any{"subscription_id": sub.ID, "external_subscription_id": strOrNil(sub.ExternalSubscriptionID),
 		"status": sub.Status, "anonymous": sub.Anonymous, "workflow_state": sub.WorkflowState, "appointment_at": timeOrNil(sub.AppointmentAt),

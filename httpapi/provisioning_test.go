@@ -554,7 +554,7 @@ func TestProvisioningWebhooksAreSignedAndOrdered(t *testing.T) {
 	})
 }
 
-// TestProvisioningJobIDIsAUUID: every id the service creates is a UUID (decisions §2), the
+// TestProvisioningJobIDIsAUUID: every id the service creates is a UUID, the
 // provisioning job's too, on every route that answers one; and the webhook that reports the
 // job's outcome, provisioning.completed or provisioning.failed, names it in data.job_id so a
 // partner can match it to the order.
@@ -1096,8 +1096,8 @@ func problemList(t *testing.T, r *apptest.Response) []string {
 	return out
 }
 
-// TestValidationListsEveryFieldByItsPath: a 422 names every offending field at once (decisions
-// §7), each by its full path: unknown fields and wrong types inside nested objects are named
+// TestValidationListsEveryFieldByItsPath: a 422 names every offending field at once (docs/http.md),
+// each by its full path: unknown fields and wrong types inside nested objects are named
 // there, and the order's own rules still run beside them (a field with a wrong type is not
 // also "required"). Bulk items list theirs, by their path in the item.
 func TestValidationListsEveryFieldByItsPath(t *testing.T) {

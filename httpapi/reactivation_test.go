@@ -172,7 +172,7 @@ func TestReactivationPreview(t *testing.T) {
 		if r := x.act(marie, marieLine); r.Status != 409 || detailCode(r) != "not_eligible" {
 			t.Fatalf("acting while blocked: %d %s", r.Status, r.Raw)
 		}
-		// A line billed directly by the provider is blocked (decisions §3).
+		// A line billed directly by the provider is blocked (docs/portal.md, Reactivation).
 		x.cancel(priyaLine, "2026-11-21")
 		if r := x.preview(priya); r.JSON["case"] != "reactivate" || r.JSON["eligible"] != false || !strings.Contains(blockersOf(r), "billed directly by the provider") {
 			t.Fatalf("partner-billed: %s", r.Raw)

@@ -10,7 +10,7 @@ import (
 
 // route is one entry of the surface: method, path, the credential it requires, the envelope
 // its errors use, its rate limit, and its handler. A /partner route is also served under
-// /api/v1 with identical authentication (interface.md Versioning).
+// /api/v1 with identical authentication (docs/http.md).
 type route struct {
 	method  string
 	path    string
@@ -32,8 +32,8 @@ func (rt route) paths() []string {
 	return []string{rt.path}
 }
 
-// Default limits for routes the spec gives none (interface.md Limits: "Per-endpoint limits for
-// agent, subscriber and checkout endpoints: not shown"): generous for reads, tight for guesses.
+// Default limits for the agent, subscriber and checkout routes, which have no fixed limit of
+// their own (docs/http.md, Rate limits): generous for reads, tight for guesses.
 var (
 	defaultLimit = ratelimit.PerMinute(600)
 	// failedLoginLimit bounds guessing a password (or a mailed link) from one client IP to 10
@@ -60,7 +60,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/openapi.json", handle: s.handleOpenAPI},
 		{method: "GET", path: "/docs", handle: s.handleDocs},
 
-		// Logins (decisions §5).
+		// Logins (docs/security.md).
 		{method: "POST", path: "/partner/subscriber/auth/login", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.handleSubscriberLogin},
 		{method: "POST", path: "/partner/subscriber/auth/password-reset", surface: surfaceSubscriber, limit: resetRequestLimit, handle: s.handlePasswordReset},
 		{method: "POST", path: "/partner/subscriber/auth/password-reset/confirm", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.handlePasswordResetConfirm},
@@ -170,7 +170,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/partner/agent/tickets", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentOpenTicket},
 	}
 	if s.DevClock != nil {
-		// Dev mode (decisions §4): absent, so 404, when dev mode is off.
+		// Dev mode: absent, so 404, when dev mode is off.
 		rs = append(rs,
 			route{method: "GET", path: "/api/v1/dev/clock", auth: credOperator, handle: s.handleDevClockGet},
 			route{method: "POST", path: "/api/v1/dev/clock", auth: credOperator, handle: s.handleDevClockSet},

@@ -6,7 +6,7 @@
 // PaymentProcessor picks the implementation and its ProcessorAccountID is the account every
 // Stripe call acts on, so one provider can never see or charge another provider's customers.
 // Errors wrap one of the sentinels below; match them with errors.Is and map them to the codes
-// of interface.md's billing-owner rules (section D, rule 3).
+// of the billing-owner rules (docs/provisioning.md, Billing owner).
 package payments
 
 import (

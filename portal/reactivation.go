@@ -11,7 +11,7 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
-// Reactivation cases and paths (interface.md reactivation rules 1-9).
+// Reactivation cases and paths (docs/portal.md, Reactivation).
 const (
 	CaseWithdraw   = "withdraw"
 	CaseReactivate = "reactivate"

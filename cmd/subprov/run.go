@@ -58,7 +58,7 @@ Commands:
   serve       run the HTTP server and the job workers (--no-workers: HTTP only)
   worker      run only the job workers (scale-out: N 'serve --no-workers' + M 'worker')
   migrate     apply database migrations and exit (serve also applies them at start)
-  seed FILE   load a fixture file (JSON, decisions §3); idempotent, all or nothing
+  seed FILE   load a fixture file (JSON, docs/fixtures.md); idempotent, all or nothing
   mcp         serve the support-agent tools over MCP on stdio (--api-key or SUBPROV_AGENT_API_KEY)
   gen         fill the database with deterministic test data at scale (default 1,000,000 subscribers)
 
