@@ -182,8 +182,8 @@ func TestDunningCutsOffAndRestores(t *testing.T) {
 	})
 }
 
-// TestPlanChangeMoney: the preview equals what applying bills, to the cent (agent preview
-// rules 1-3 on the partner route): a downgrade is credited now and applied to the next
+// TestPlanChangeMoney: the preview equals what applying bills, to the cent (the plan-change
+// money of docs/billing.md, on the partner route): a downgrade is credited now and applied to the next
 // invoice, an upgrade is a line on the next invoice, a correction under 0.50 is none and
 // carried, and an uninvoiced month gives a null adjustment with a note.
 func TestPlanChangeMoney(t *testing.T) {
@@ -246,7 +246,7 @@ func TestPlanChangeMoney(t *testing.T) {
 		if n := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND state = 'applied' AND remaining_minor = 0`, id); n != 1 {
 			t.Fatal("the credit note was not applied")
 		}
-		// An uninvoiced month: a null adjustment with a note (rule 1a). On 3 January the line's
+		// An uninvoiced month: a null adjustment with a note. On 3 January the line's
 		// January invoice (billing day 5) does not exist yet.
 		s.DevClock.Set(time.Date(2027, 1, 3, 15, 0, 0, 0, time.UTC))
 		pv := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriptions/" + id + "/change-plan/preview?plan_version_id=" + planFibre1000,
@@ -583,7 +583,7 @@ func TestBillingDay(t *testing.T) {
 	})
 }
 
-// TestPlanChangePreviewWithoutBillingDocument: rule 1(b), an invoice whose billing-document
+// TestPlanChangePreviewWithoutBillingDocument: an invoice whose billing-document
 // row is missing gives a null adjustment with a note and a normal 200.
 func TestPlanChangePreviewWithoutBillingDocument(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {

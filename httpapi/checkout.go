@@ -187,7 +187,7 @@ type completeRequest struct {
 
 // Valid names every missing or malformed field at once: the subscriber's and, without a
 // session, the explicit order fields (the rules PlaceOrder applies). With a session its plan,
-// delivery mode and MAC are the ones used (complete rule 1), so the payload's are not judged.
+// delivery mode and MAC are the ones used, so the payload's are not judged.
 func (q completeRequest) Valid() map[string]string {
 	o := provisioning.Order{Subscriber: q.Subscriber.person(), ExternalSubscriptionID: strings.TrimSpace(q.ExternalSubscriptionID),
 		PlanVersionID: q.PlanVersionID, DeliveryMode: subprov.DeliveryMode(q.DeliveryMode), MACAddress: q.MACAddress}

@@ -267,7 +267,7 @@ func TestProviderInitiatedIsIdempotent(t *testing.T) {
 
 // TestAReplayAnswersTheLineAskedFor: an external_subscription_id names one line, so repeating
 // it for the same subscriber and plan at another location is 409 external_id_in_use and
-// orders nothing there (provisioning rule 3: that would be a second line, under an id of its
+// orders nothing there (that would be a second line, under an id of its
 // own); and every replay's route is the route of the line it answers, not of the request.
 func TestAReplayAnswersTheLineAskedFor(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
@@ -997,7 +997,7 @@ func TestWebhookSurvivesARestart(t *testing.T) {
 }
 
 // TestNoOrderOnANonOrderableBuilding: a classified building the operator marked orderable false
-// answers serviceable false, and every way of ordering re-checks it (provisioning rule 4):
+// answers serviceable false, and every way of ordering re-checks it, fail-closed:
 // provider-initiated direct and home_drop, a bulk item, complete with a session and without,
 // anonymous-complete with a session and without, and a new checkout session are each refused
 // with 422 saying the building is not orderable, writing nothing.

@@ -46,7 +46,7 @@ const (
 	ByDeliveryMode Routing = iota
 	// ByLineType: the building's line type decides; only a first-line building with a
 	// resolvable port provisions unattended, everything else takes the install route
-	// (external-checkout complete, rules 1-3).
+	// (external-checkout complete: docs/checkout.md, Complete).
 	ByLineType
 )
 
@@ -218,7 +218,7 @@ func (s *Service) place(ctx context.Context, p *subprov.Provider, o *Order) (*pl
 
 // Orderable refuses an order on a building the operator has closed to orders (orderable
 // false): serviceability only advises, and says serviceable false there; the order itself
-// re-checks, fail-closed (provisioning rule 4), and so does a new checkout session. field is
+// re-checks, fail-closed (docs/provisioning.md), and so does a new checkout session. field is
 // the request field that named the building.
 func Orderable(b *subprov.Building, field string) error {
 	if !b.Orderable {
@@ -262,13 +262,14 @@ func (s *Service) placeAtPort(ctx context.Context, p *subprov.Provider, o *Order
 	return pl, nil
 }
 
-// billingError builds a billing-owner refusal whose detail starts with its code (rule 3).
+// billingError builds a billing-owner refusal whose detail starts with its code
+// (docs/provisioning.md, Billing owner).
 func billingError(code subprov.Code, reason, msg string) error {
 	return &subprov.Error{Code: code, Reason: reason, Message: reason + ": " + msg}
 }
 
 // verifyBilling checks, before anything is written, that the service can bill the processor
-// customer, and returns the payment method it will adopt (billing-owner rules 3-4).
+// customer, and returns the payment method it will adopt (docs/provisioning.md, Billing owner).
 func (s *Service) verifyBilling(ctx context.Context, p *subprov.Provider, b *BillingBlock) (string, error) {
 	c, err := s.Processor.Customer(ctx, p, b.ProcessorCustomerID)
 	switch {
