@@ -11,7 +11,7 @@ import (
 	"github.com/subprov/subprov/provisioning"
 )
 
-// C. External checkout (marketplace hand-over). Session routes authenticate in the checkout
+// External checkout (marketplace hand-over). Session routes authenticate in the checkout
 // package (credSessionSecret) because a session's age is checked before its secret.
 
 type sessionCreateRequest struct {
