@@ -40,7 +40,7 @@ func (p *Provider) Location() *time.Location {
 }
 
 // Today is the provider's calendar day at now, YYYY-MM-DD: a day is the provider's local day
-// unless interface.md says UTC (decisions §2).
+// unless a rule says UTC (the partner plan change).
 func (p *Provider) Today(now time.Time) string {
 	return now.In(p.Location()).Format(time.DateOnly)
 }
@@ -142,7 +142,7 @@ type Contact struct {
 }
 
 // SameParty reports whether two contacts describe the same party: compared by name, e-mail,
-// phone and company, not by row (interface.md: billing_contact_differs).
+// phone and company, not by row (as billing_contact_differs is decided).
 func (c Contact) SameParty(o Contact) bool {
 	return c.FirstName == o.FirstName && c.LastName == o.LastName &&
 		equalFoldTrim(c.Email, o.Email) && c.PhoneNumber == o.PhoneNumber && c.Company == o.Company
@@ -245,7 +245,8 @@ type Invoice struct {
 	CreatedAt      time.Time
 }
 
-// CreditNote states (interface.md); draft, archived and voided exist but are never listed.
+// CreditNote states (docs/billing.md, Credit notes); draft, archived and voided exist but are never
+// listed.
 const (
 	CreditOpen     = "open"
 	CreditRefunded = "refunded"
@@ -301,7 +302,7 @@ type Event struct {
 	CreatedAt  time.Time
 }
 
-// Event types (interface.md Events).
+// Event types (docs/webhooks.md).
 const (
 	EventSubscriptionActivated      = "subscription.activated"
 	EventProvisioningCompleted      = "provisioning.completed"
@@ -332,7 +333,7 @@ type CheckoutSession struct {
 	CancelledAt        *time.Time
 }
 
-// Checkout session statuses (interface.md "Checkout session statuses").
+// Checkout session statuses (docs/checkout.md).
 const (
 	SessionPending    = "pending"
 	SessionRedirected = "redirected"

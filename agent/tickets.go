@@ -11,7 +11,7 @@ import (
 	"github.com/subprov/subprov/tickets"
 )
 
-// TicketInput is an enriched ticket from the agent (decisions §6): customer_id or
+// TicketInput is an enriched ticket from the agent (docs/agent.md, Tickets): customer_id or
 // contact_email, priority and ai_summary are required.
 type TicketInput struct {
 	CustomerID   string `json:"customer_id,omitempty"`

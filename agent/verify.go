@@ -13,7 +13,7 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
-// One-time code rules (decisions §5).
+// One-time code rules (docs/agent.md, Verification).
 const (
 	codeLifetime = 10 * time.Minute
 	maxChecks    = 5
@@ -155,7 +155,7 @@ func (s *Service) sendSMS(ctx context.Context, to, body string) error {
 	return nil
 }
 
-// codeMail carries the code as a standalone 6-digit line (decisions §5).
+// codeMail carries the code as a standalone 6-digit line, so a reader or a mail client picks it out.
 func codeMail(provider, code string) string {
 	return fmt.Sprintf("Hello,\n\n%s support asked to confirm your identity. Your verification code is:\n\n%s\n\n"+
 		"It is valid for 10 minutes. Read it to the support agent only if you are talking to %s support right now.\n", provider, code, provider)

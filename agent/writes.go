@@ -53,7 +53,7 @@ const (
 	ContactInvoice  = "invoice"
 )
 
-// ContactPatch is the agent's contact edit: only the fields sent change (decisions §6).
+// ContactPatch is the agent's contact edit: only the fields sent change.
 type ContactPatch struct {
 	ContactType string  `json:"contact_type,omitempty"`
 	FirstName   *string `json:"firstname,omitempty"`

@@ -292,7 +292,7 @@ func (s *Service) hashNewPassword(field, password string) (string, error) {
 
 // ChangePassword changes a signed-in person's own password. The current password is checked
 // first: a wrong one is 400 "Current password is incorrect" whatever the new one is
-// (interface.md section A), so only a caller who knows it learns what is wrong with the new
+// (docs/http.md, subscriber portal), so only a caller who knows it learns what is wrong with the new
 // one. It is checked under the login lockout (CheckAccountPassword). Without a current
 // password there is nothing to check: 422 names it, and the new password too if that is wrong
 // as well.
@@ -387,7 +387,7 @@ func (s *Service) CheckLink(ctx context.Context, token string, kinds ...TokenKin
 var passwordLinks = kindNames(slices.Concat(ActivationLinks, ResetLinks))
 
 // SetPassword stores an account's new password hash in tx and retires every outstanding link
-// that would set it again (set-up, activation, reset): links are single use (decisions §5),
+// that would set it again (set-up, activation, reset): links are single use (docs/security.md),
 // and once the account has a password of its choosing, from a link or a change in the portal,
 // an older link must not take it over.
 func SetPassword(ctx context.Context, tx *store.Tx, accountID, hash string, now time.Time) error {

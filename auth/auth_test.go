@@ -10,7 +10,7 @@ import (
 )
 
 // TestVerifiedSession: the agent's X-Verified-Session token is bound to one (provider,
-// customer) pair and lasts 15 minutes (interface.md Authentication rule 2, decisions §5).
+// customer) pair and lasts 15 minutes (docs/agent.md, Verification).
 func TestVerifiedSession(t *testing.T) {
 	clk := clock.NewAdjustable(0)
 	s := &Service{Clock: clk, Signer: identity.NewSigner("secret")}

@@ -287,8 +287,8 @@ func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
 }
 
 // withoutAutoPay leaves an invoice open with no attempt scheduled when there is nothing
-// AutoPay could charge: a platform-billed line with no processor customer (decisions §3's
-// fixture line names none) or a provider with no processor connection. Retrying cannot
+// AutoPay could charge: a platform-billed line with no processor customer (a
+// fixture line may name none) or a provider with no processor connection. Retrying cannot
 // succeed, and it is no decline either: no attempt is recorded, nobody is dunned or cut off.
 // Saving a card in the portal, or an operator's retry-charge, makes the invoice due again.
 // Only the claim this job was queued under is released: a reschedule since (a card saved

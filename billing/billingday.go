@@ -19,7 +19,7 @@ type BillingDayResult struct {
 }
 
 // LastBillingDay is the latest day of a month a line's recurring invoice can fall on
-// (interface.md Limits: billing day 1 to 10).
+// (a billing day is 1 to 10: docs/billing.md).
 const LastBillingDay = 10
 
 // ChangeBillingDay sets the day (1 to 10) a line's recurring invoice is sent and charged. It

@@ -16,7 +16,7 @@ import (
 // keeps every replica's sweep from queueing the same day twice. The last day swept is kept
 // too: when the clock has jumped past whole months (or past the billing days of the month it
 // left), the run first catches up every month from the last swept day's on, in order, so no
-// month's recurring invoices are skipped (decisions §4: billing runs read the dev clock).
+// month's recurring invoices are skipped (billing runs read the dev clock).
 func (s *Service) SweepBillRuns(ctx context.Context) error {
 	providers, err := s.Store.Providers(ctx)
 	if err != nil {

@@ -99,12 +99,11 @@ type addressee struct {
 	serviceAddress string
 }
 
-// addressee reads whom a document of a subscriber's line is for. The customer number is the
-// one the document was issued with (interface.md: issued documents keep the old number when it
-// changes); one issued before the subscriber had a number prints the number they have now.
-// The bill-to party is the billing contact, the separate invoice contact else the holder, at
-// the postal address kept on a contact, else at the line's service address (invoices go where
-// the service is).
+// addressee reads whom a document of a subscriber's line is for. The customer number is the one the
+// document was issued with (issued documents keep the old number when it changes: docs/billing.md,
+// PDFs); one issued before the subscriber had a number prints the number they have now. The bill-to
+// party is the billing contact, the separate invoice contact else the holder, at the postal address
+// kept on a contact, else at the line's service address (invoices go where the service is).
 func (s *Service) addressee(ctx context.Context, p *subprov.Provider, subscriberID, subscriptionID, issuedNumber string) (*addressee, error) {
 	rec, err := s.Store.SubscriberRecordOf(ctx, p.ID, subscriberID)
 	if err != nil {

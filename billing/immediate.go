@@ -12,7 +12,7 @@ import (
 )
 
 // Quote is an invoice worked out before anything is written: what a portal order or a
-// reactivation will bill. First is net before tax (interface.md: first charges are quoted net).
+// reactivation will bill. First is net before tax (first charges are quoted net).
 type Quote struct {
 	Kind   string // first, reactivation
 	Period Period

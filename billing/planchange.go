@@ -12,12 +12,12 @@ import (
 // minCorrection: a plan-change correction below 0.50 is skipped and folded into the next one.
 const minCorrection subprov.Money = 50
 
-// planChangeMoney computes the one-time adjustment of a plan change made today (agent preview
-// rules 1-3): nil with a note while the month is not invoiced (the monthly invoice will carry
-// the new price) or when its billing documents are incomplete; otherwise the price difference
-// x days left / days in the month, plus any correction carried from earlier changes, as a line
-// on the next invoice (upgrade), a credit now (downgrade), or none below 0.50. Preview and
-// apply both call it, so the preview is what applying bills, to the cent.
+// planChangeMoney computes the one-time adjustment of a plan change made today (docs/billing.md,
+// Plan-change money): nil with a note while the month is not invoiced (the monthly invoice will
+// carry the new price) or when its billing documents are incomplete; otherwise the price difference
+// x days left / days in the month, plus any correction carried from earlier changes, as a line on
+// the next invoice (upgrade), a credit now (downgrade), or none below 0.50. Preview and apply both
+// call it, so the preview is what applying bills, to the cent.
 func (s *Service) planChangeMoney(ctx context.Context, q store.Querier, p *subprov.Provider, sub *subprov.Subscription,
 	from, to *subprov.PlanVersion) (*provisioning.Adjustment, string, []subprov.Adjustment, error) {
 	today := LocalDay(s.Clock.Now(), p.Location())

@@ -25,7 +25,7 @@ const (
 	// RetryFor is how long a production event is retried, counted from its first attempt.
 	RetryFor = 72 * time.Hour
 
-	firstRetry = 30 * time.Second // decisions §8: first retry within 60 s
+	firstRetry = 30 * time.Second // the first retry comes within a minute (docs/webhooks.md)
 	maxRetry   = 6 * time.Hour
 
 	// leaseTTL is how long a flusher owns a provider unless it renews. A flusher renews

@@ -279,7 +279,7 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 	}
 	// On PostgreSQL a VACUUM too, as after any bulk load: it sets the rows' hint bits and the
 	// visibility map, so the first reads do not write and index-only scans (the agent search)
-	// read no table pages (name search at 1M with 8 clients: +10% throughput).
+	// read no table pages (docs/performance.md).
 	if pg != nil {
 		err = exec("VACUUM (ANALYZE)")
 	} else {

@@ -308,10 +308,8 @@ func bulkPostgres(ctx context.Context, st *store.Store) (*pgx.Conn, error) {
 // which is also the index builds' sort memory (inThreads), so it never changes during the
 // load. A larger cache is slower: the driver's allocator hands freed cache pages back to the
 // kernel one region at a time (madvise, with a TLB shootdown on every core) and the next
-// growth faults them in again. With 1 GB, which the index builds shrank to 64 MB and the
-// search index grew back, that churn was a fifth of gen's CPU; 64 MB throughout: 200,000
-// subscribers in 18.4 s instead of 36.3 s (two runs each, alternating), 1M in 1m56s instead
-// of 2m45s–2m50s.
+// growth faults them in again; a cache that the index builds shrink and the search index
+// grows back churns all through the load (docs/performance.md).
 const (
 	loadCache = "cache_size=-65536"
 	loadTemp  = "temp_store=MEMORY"

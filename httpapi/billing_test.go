@@ -184,8 +184,8 @@ func TestDunningCutsOffAndRestores(t *testing.T) {
 	})
 }
 
-// TestPlanChangeMoney: the preview equals what applying bills, to the cent (agent preview
-// rules 1-3 on the partner route): a downgrade is credited now and applied to the next
+// TestPlanChangeMoney: the preview equals what applying bills, to the cent (the plan-change
+// money of docs/billing.md, on the partner route): a downgrade is credited now and applied to the next
 // invoice, an upgrade is a line on the next invoice, a correction under 0.50 is none and
 // carried, and an uninvoiced month gives a null adjustment with a note.
 func TestPlanChangeMoney(t *testing.T) {
@@ -249,7 +249,7 @@ func TestPlanChangeMoney(t *testing.T) {
 		if n := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND state = 'applied' AND remaining_minor = 0`, id); n != 1 {
 			t.Fatal("the credit note was not applied")
 		}
-		// An uninvoiced month: a null adjustment with a note (rule 1a). On 3 January the line's
+		// An uninvoiced month: a null adjustment with a note. On 3 January the line's
 		// January invoice (billing day 5) does not exist yet.
 		s.DevClock.Set(time.Date(2027, 1, 3, 15, 0, 0, 0, time.UTC))
 		pv := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriptions/" + id + "/change-plan/preview?plan_version_id=" + planFibre1000,
@@ -383,7 +383,7 @@ func TestSubscriberBillingDocuments(t *testing.T) {
 }
 
 // TestDocumentPDFsNameTheCustomer: an invoice or credit-note PDF prints the customer number
-// the document was issued with (interface.md: printed on invoices; already-issued documents
+// the document was issued with (docs/billing.md, PDFs: printed on invoices; already-issued documents
 // keep the old one, new ones carry the new one) and a BILL TO block: the billing contact (the
 // separate invoice contact once there is one, else the holder) at the address the service
 // has, here the line's service address with its suite.
@@ -590,7 +590,7 @@ func TestBillingDay(t *testing.T) {
 	})
 }
 
-// TestPlanChangePreviewWithoutBillingDocument: rule 1(b), an invoice whose billing-document
+// TestPlanChangePreviewWithoutBillingDocument: an invoice whose billing-document
 // row is missing gives a null adjustment with a note and a normal 200.
 func TestPlanChangePreviewWithoutBillingDocument(t *testing.T) {
 	t.Parallel()
@@ -608,7 +608,7 @@ func TestPlanChangePreviewWithoutBillingDocument(t *testing.T) {
 	})
 }
 
-// TestPlatformLineWithoutProcessorCustomer: decisions §3's fixture line is platform-billed and
+// TestPlatformLineWithoutProcessorCustomer: a fixture line that is platform-billed and
 // names no processor customer. Its invoices are issued and stay open without AutoPay: no
 // attempt, no dunning, no charge job failing on every retry, and an operator's retry-charge
 // finds nothing to charge either. Once the holder saves a card, the open invoice is paid.
@@ -701,7 +701,7 @@ func recurringPeriods(t *testing.T, s *apptest.Service, subID string) []string {
 func TestBillRunsCatchUpAfterAClockJump(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
-		op := setClock(t, s, s.Operator(), "2027-02-10T15:00:00Z") // through the HTTP route (decisions §4)
+		op := setClock(t, s, s.Operator(), "2027-02-10T15:00:00Z") // through the HTTP route (dev mode)
 		h := &hook{}
 		stays := h.post(s, platformOrder("lh_7f3a9c1206", "household@example.ca", "cus_demo_visa")).JSON["subscription_id"].(string)
 		leaves := h.post(s, platformOrder("lh_7f3a9c1205", "household@example.ca", "cus_demo_visa")).JSON["subscription_id"].(string)
@@ -866,7 +866,7 @@ func TestCancellationSettlesPlanChanges(t *testing.T) {
 	})
 }
 
-// TestCancelPreviewIsWhatTheCancelWrites: the preview (interface.md D, a read-only quote)
+// TestCancelPreviewIsWhatTheCancelWrites: the preview (a read-only quote)
 // and the cancellation run one computation, so the preview's lines and total are the
 // documents the cancellation writes, in every case: the credit note for the unused days, the
 // final invoice (net plus tax, with any upgrade's pending line folded in as on every invoice),

@@ -280,7 +280,7 @@ func TestPasswordResetMailsASingleUseLink(t *testing.T) {
 	})
 }
 
-// TestSettingAPasswordRetiresItsOtherLinks: mailed links are single use (decisions §5), and
+// TestSettingAPasswordRetiresItsOtherLinks: mailed links are single use (docs/security.md), and
 // once an account's password is set — by a set-up link, a reset link or a change in the
 // portal — every other link of that account that would set it (set-up, activation, reset)
 // stops working: an older set-up link cannot take over an account activated with a newer one.
@@ -565,8 +565,8 @@ func TestRateLimitsSharedThroughRedis(t *testing.T) {
 	}
 }
 
-// TestRateLimitBucketsArePerKey: each API key is its own bucket (interface.md Authentication
-// rule 4), whatever its first characters: a provider's store key using up its allowance leaves
+// TestRateLimitBucketsArePerKey: each API key is its own bucket (docs/http.md, Rate
+// limits), whatever its first characters: a provider's store key using up its allowance leaves
 // the same provider's agent key, which starts alike (nwf_live_…), untouched. A key that is not
 // valid draws from its client IP's bucket: it is answered 401, not the 429 of a key it
 // resembles, and guessing keys from one address is still bounded (429 once the address's

@@ -167,7 +167,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	return m
 }
 
-// rateLimit applies each route's fixed limit (interface.md Authentication rule 4) to the
+// rateLimit applies each route's fixed limit (docs/http.md, Rate limits) to the
 // request's bucket (bucketOf). If the shared limiter (Redis) fails, the request passes and the
 // failure is logged: an outage of the rate limiter must not become an outage of the service.
 func (s *server) rateLimit(next http.Handler) http.Handler {
@@ -285,7 +285,7 @@ func (s *server) limiterDown(err error) {
 	}
 }
 
-// bucketOf names the allowance a request draws from (interface.md Authentication rule 4). A
+// bucketOf names the allowance a request draws from (docs/http.md, Rate limits). A
 // request that sends a valid X-API-Key draws from that key's bucket, named by the hash the key
 // is stored and looked up by: every key is a bucket of its own, however many keys a provider
 // has and however alike they start (a provider's keys share their first characters, so a

@@ -49,7 +49,7 @@ func resetLink(t *testing.T, s *apptest.Service, op map[string]string, email str
 	return localURL(s, newestLink(t, s, op, email, "Reset your password"))
 }
 
-// The links of the reset and set-up mails (decisions §5: SUBPROV_PUBLIC_URL/…?token=TOKEN)
+// The links of the reset and set-up mails (SUBPROV_PUBLIC_URL/…?token=TOKEN)
 // open a page that sets the password. Showing the page does not use the link; a refused
 // password shows the form again and leaves it usable; a set password uses it (single use), and
 // each page takes its own kind of link only.

@@ -193,8 +193,8 @@ func TestOwnContactAndPassword(t *testing.T) {
 }
 
 // TestPasswordChangeChecksTheCurrentPasswordFirst: PATCH /me/password answers a wrong current
-// password with 400 "Current password is incorrect" whatever the new password is (interface.md
-// section A); only a caller who knows the current password learns what is wrong with the new
+// password with 400 "Current password is incorrect" whatever the new password is
+// (docs/http.md); only a caller who knows the current password learns what is wrong with the new
 // one (422 naming new_password). A request without the current password is 422 naming every
 // missing or invalid field. Nothing changes until it all holds.
 func TestPasswordChangeChecksTheCurrentPasswordFirst(t *testing.T) {
@@ -460,7 +460,7 @@ func TestUsageAndStatusHistory(t *testing.T) {
 }
 
 // TestUsageMonthsAreInTheProvidersTimeZone: the months of GET /me/usage are the provider's
-// calendar months (decisions §2), Toronto for Marie's Northwind line: at 03:00 UTC on
+// calendar months, Toronto for Marie's Northwind line: at 03:00 UTC on
 // 1 December it is still 30 November there, so the list ends with a November still to date;
 // December starts at Toronto's midnight, 05:00 UTC.
 func TestUsageMonthsAreInTheProvidersTimeZone(t *testing.T) {

@@ -269,7 +269,7 @@ func TestProviderInitiatedIsIdempotent(t *testing.T) {
 
 // TestAReplayAnswersTheLineAskedFor: an external_subscription_id names one line, so repeating
 // it for the same subscriber and plan at another location is 409 external_id_in_use and
-// orders nothing there (provisioning rule 3: that would be a second line, under an id of its
+// orders nothing there (that would be a second line, under an id of its
 // own); and every replay's route is the route of the line it answers, not of the request.
 func TestAReplayAnswersTheLineAskedFor(t *testing.T) {
 	t.Parallel()
@@ -561,7 +561,7 @@ func TestProvisioningWebhooksAreSignedAndOrdered(t *testing.T) {
 	})
 }
 
-// TestProvisioningJobIDIsAUUID: every id the service creates is a UUID (decisions §2), the
+// TestProvisioningJobIDIsAUUID: every id the service creates is a UUID, the
 // provisioning job's too, on every route that answers one; and the webhook that reports the
 // job's outcome, provisioning.completed or provisioning.failed, names it in data.job_id so a
 // partner can match it to the order.
@@ -1011,7 +1011,7 @@ func TestWebhookSurvivesARestart(t *testing.T) {
 }
 
 // TestNoOrderOnANonOrderableBuilding: a classified building the operator marked orderable false
-// answers serviceable false, and every way of ordering re-checks it (provisioning rule 4):
+// answers serviceable false, and every way of ordering re-checks it, fail-closed:
 // provider-initiated direct and home_drop, a bulk item, complete with a session and without,
 // anonymous-complete with a session and without, and a new checkout session are each refused
 // with 422 saying the building is not orderable, writing nothing.
@@ -1111,8 +1111,8 @@ func problemList(t *testing.T, r *apptest.Response) []string {
 	return out
 }
 
-// TestValidationListsEveryFieldByItsPath: a 422 names every offending field at once (decisions
-// §7), each by its full path: unknown fields and wrong types inside nested objects are named
+// TestValidationListsEveryFieldByItsPath: a 422 names every offending field at once (docs/http.md),
+// each by its full path: unknown fields and wrong types inside nested objects are named
 // there, and the order's own rules still run beside them (a field with a wrong type is not
 // also "required"). Bulk items list theirs, by their path in the item.
 func TestValidationListsEveryFieldByItsPath(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/subprov/subprov/agent"
 )
 
-// surface is a group of routes that shares an error envelope (interface.md Errors).
+// surface is a group of routes that shares an error envelope (docs/http.md).
 type surface int
 
 const (
@@ -76,7 +76,7 @@ var statusOf = map[subprov.Code]int{
 func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 	e, ok := subprov.AsError(err)
 	if sf == surfaceAgent {
-		// Only the agent codes reach an agent (decisions §7); anything else is internal.
+		// Only the agent codes reach an agent (docs/agent.md); anything else is internal.
 		var unlisted bool
 		e, unlisted = agent.Public(err)
 		ok = !unlisted
@@ -126,7 +126,7 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 			return
 		}
 		if e.Code == subprov.EGONE {
-			// 410 for an expired or cancelled session nests the object (interface.md Errors).
+			// 410 for an expired or cancelled session nests the object (docs/checkout.md).
 			inner := map[string]any{"detail": e.Message}
 			for k, v := range e.Extra {
 				inner[k] = v

@@ -17,13 +17,13 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
-// Install job kinds (interface.md Install job).
+// Install job kinds (docs/installations.md).
 const (
 	KindInstall   = "install"
 	KindReinstall = "reinstall"
 )
 
-// Who books the visit (interface.md Install job `booking`; "" is null).
+// Who books the visit (docs/installations.md, `booking`; "" is null).
 const (
 	BookingCustomer = "customer"
 	BookingOperator = "operator"

@@ -41,11 +41,10 @@ type Options struct {
 	Work bool // false: insert only (serve --no-workers)
 	// MaxWorkers is how many jobs run at once per process; default 200. A job mostly waits (on
 	// a switch, a mail relay, or its turn at the database writer), and on SQLite the writer
-	// commits waiting transactions together, so more jobs in flight cost little. At 300 orders/s
-	// on SQLite (1M subscribers) a provisioning job spent 120-600 ms waiting for its two
-	// commits in the first seconds; with 50 workers provisioning fell to 50-90 jobs/s and jobs
-	// waited up to 2.4 s to start, with 200 they start within 9-29 ms. It also bounds the
-	// calls that leave the process (a mail relay, a payment processor) at 200 at once.
+	// commits waiting transactions together, so more jobs in flight cost little, while fewer
+	// let a burst of orders queue its provisioning jobs for seconds (docs/performance.md). It
+	// also bounds the calls that leave the process (a mail relay, a payment processor) at 200
+	// at once.
 	MaxWorkers   int
 	PollInterval time.Duration // how often to look for jobs other processes inserted; default 200ms
 	// FetchCooldown is the least time between two fetches; it bounds how long a job enqueued

@@ -16,7 +16,7 @@ import (
 // Fake is the built-in payment processor used by dev, demo, sandbox and tests. Its customers,
 // cards and charges live in the service's own database (processor_* tables), so it behaves the
 // same on SQLite and PostgreSQL and survives restarts like a real processor would. Each card's
-// behaviour (decisions §3) decides what a charge does: succeeds, declines (card_declined) or
+// behaviour (docs/fixtures.md) decides what a charge does: succeeds, declines (card_declined) or
 // fails (a processor error). The "processor" fault switch set to "down" makes every call fail
 // with ErrUnavailable.
 type Fake struct {

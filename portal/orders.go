@@ -18,7 +18,7 @@ import (
 // the building's earliest service date, when later) to this many days after that first day.
 const OrderWindowDays = 90
 
-// OrderRequest is a portal order (decisions §6), also the query of its preview.
+// OrderRequest is a portal order (docs/portal.md), also the query of its preview.
 type OrderRequest struct {
 	BuildingID               string
 	PlanVersionID            string
@@ -75,8 +75,8 @@ func (s *Service) runningLine(ctx context.Context, p *subprov.Provider, subscrib
 
 // orderableBuilding returns the building when the provider can take a portal order there,
 // else not_served (or no_provider when no provider covers the address at all). A building
-// the provider does not cover is 404, as interface.md's Errors table has an unknown or
-// uncovered building; one it covers that cannot take an order this way is 409.
+// the provider does not cover is 404, as an unknown or
+// uncovered building is everywhere; one it covers that cannot take an order this way is 409.
 func (s *Service) orderableBuilding(ctx context.Context, p *subprov.Provider, buildingID string) (*subprov.Building, error) {
 	b, err := s.Store.CoveredBuilding(ctx, p.ID, buildingID)
 	if store.IsNoRows(err) {

@@ -11,7 +11,7 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
-// Reactivation cases and paths (interface.md reactivation rules 1-9).
+// Reactivation cases and paths (docs/portal.md, Reactivation).
 const (
 	CaseWithdraw   = "withdraw"
 	CaseReactivate = "reactivate"
@@ -64,7 +64,7 @@ func (s *Service) Reactivation(ctx context.Context, acc *subprov.AccountLogin) (
 	return v, nil
 }
 
-// assess works out a cancelled line's case, path, blockers and money (rules 1-3).
+// assess works out a cancelled line's case, path, blockers and money (docs/portal.md, Reactivation).
 func (s *Service) assess(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription) (*ReactivationView, error) {
 	now := s.Clock.Now()
 	v := &ReactivationView{Subscription: sub, Blockers: []string{}}
@@ -202,7 +202,7 @@ func (s *Service) audit(ctx context.Context, tx *store.Tx, p *subprov.Provider, 
 }
 
 // withdraw takes back a cancellation that has not taken effect: the line returns to the
-// status it had, billing continues (rule 4).
+// status it had, billing continues.
 func (s *Service) withdraw(ctx context.Context, p *subprov.Provider, v *ReactivationView, actor string) (*ReactivationResult, error) {
 	sub := v.Subscription
 	status := sub.StatusBeforeCancel
@@ -240,7 +240,7 @@ func (s *Service) withdraw(ctx context.Context, p *subprov.Provider, v *Reactiva
 }
 
 // reactivateRemote switches the port on first and only on a confirmed write puts the line
-// back to ACTIVE, invoicing the rest of the month through AutoPay (rule 5).
+// back to ACTIVE, invoicing the rest of the month through AutoPay.
 func (s *Service) reactivateRemote(ctx context.Context, p *subprov.Provider, v *ReactivationView, actor string) (*ReactivationResult, error) {
 	sub := v.Subscription
 	if sub.BillingOwner == subprov.BillingPlatform {
@@ -278,7 +278,7 @@ func (s *Service) reactivateRemote(ctx context.Context, p *subprov.Provider, v *
 }
 
 // reopenInstall puts the line back as PENDING_INSTALL with its suite held: job reinstall for a
-// line that ran before (rule 6), install for one that never went live (rule 8), where the
+// line that ran before, install for one that never went live, where the
 // requested start date is kept while still ahead. Nothing is charged.
 func (s *Service) reopenInstall(ctx context.Context, p *subprov.Provider, v *ReactivationView, actor string) (*ReactivationResult, error) {
 	sub := v.Subscription
@@ -305,7 +305,7 @@ func (s *Service) reopenInstall(ctx context.Context, p *subprov.Provider, v *Rea
 // resumeActivate charges the first invoice before anything is written (a decline leaves
 // everything as it was), puts the line back ACTIVE, then switches the port on; a port that
 // will not switch on after the money moved leaves the line active with provisioned false and
-// the provider's ticket (rule 7).
+// the provider's ticket.
 func (s *Service) resumeActivate(ctx context.Context, p *subprov.Provider, v *ReactivationView, actor string) (*ReactivationResult, error) {
 	sub := v.Subscription
 	customer, method, err := s.savedCard(ctx, p, sub.SubscriberID)

@@ -23,7 +23,7 @@ type Usage struct {
 	Months []UsageMonth
 }
 
-// maxUsageMonths caps the history (interface.md Limits).
+// maxUsageMonths caps the usage history at five years of months.
 const maxUsageMonths = 60
 
 // currentLine is the subscriber's line the usage and status views speak of: the newest that is
@@ -74,7 +74,7 @@ func (s *Service) UsageOf(ctx context.Context, acc *subprov.AccountLogin) (*Usag
 	if port == nil || s.Monitoring == nil {
 		return &Usage{Status: "no_data", Months: []UsageMonth{}}, nil
 	}
-	// A month is the provider's calendar month (decisions §2): at 03:00 UTC on 1 December it
+	// A month is the provider's calendar month: at 03:00 UTC on 1 December it
 	// is still November in Toronto, and November is still counting.
 	p, err := s.Store.Provider(ctx, acc.ProviderID)
 	if err != nil {
@@ -105,7 +105,7 @@ func (s *Service) UsageOf(ctx context.Context, acc *subprov.AccountLogin) (*Usag
 }
 
 // StatusHistory lists connection events newest first over the last 90 days. It never fails:
-// on any problem the list is empty (interface.md).
+// on any problem the list is empty.
 func (s *Service) StatusHistory(ctx context.Context, acc *subprov.AccountLogin) []monitoring.Event {
 	if acc.SubscriberID == "" || s.Monitoring == nil {
 		return nil

@@ -42,11 +42,11 @@ type Routing int
 
 const (
 	// ByDeliveryMode: the caller's delivery_mode says what it has and must fit the building
-	// (provider-initiated, bulk, anonymous-complete; decisions §3 "Routing").
+	// (provider-initiated, bulk, anonymous-complete; docs/provisioning.md, Routing).
 	ByDeliveryMode Routing = iota
 	// ByLineType: the building's line type decides; only a first-line building with a
 	// resolvable port provisions unattended, everything else takes the install route
-	// (external-checkout complete, rules 1-3).
+	// (external-checkout complete: docs/checkout.md, Complete).
 	ByLineType
 )
 
@@ -159,8 +159,8 @@ type placement struct {
 
 func invalid(field, msg string) error { return subprov.Invalid(map[string]string{field: msg}) }
 
-// place resolves plan, port or suite, and building, and decides the route (provisioning
-// rules 1-2, decisions §3 routing, checkout rules 1-3). Everything it refuses is 422 and
+// place resolves plan, port or suite, and building, and decides the route
+// (docs/provisioning.md, Routing; docs/checkout.md, Complete). Everything it refuses is 422 and
 // nothing is written. Only a first-line building with a resolvable port provisions a switch
 // unattended; a sandbox provider's session never does, while a legacy no-session direct
 // order against a sandbox provider queues a provisioning job that ends as provisioning.failed.
@@ -218,7 +218,7 @@ func (s *Service) place(ctx context.Context, p *subprov.Provider, o *Order) (*pl
 
 // Orderable refuses an order on a building the operator has closed to orders (orderable
 // false): serviceability only advises, and says serviceable false there; the order itself
-// re-checks, fail-closed (provisioning rule 4), and so does a new checkout session. field is
+// re-checks, fail-closed (docs/provisioning.md), and so does a new checkout session. field is
 // the request field that named the building.
 func Orderable(b *subprov.Building, field string) error {
 	if !b.Orderable {
@@ -262,13 +262,14 @@ func (s *Service) placeAtPort(ctx context.Context, p *subprov.Provider, o *Order
 	return pl, nil
 }
 
-// billingError builds a billing-owner refusal whose detail starts with its code (rule 3).
+// billingError builds a billing-owner refusal whose detail starts with its code
+// (docs/provisioning.md, Billing owner).
 func billingError(code subprov.Code, reason, msg string) error {
 	return &subprov.Error{Code: code, Reason: reason, Message: reason + ": " + msg}
 }
 
 // verifyBilling checks, before anything is written, that the service can bill the processor
-// customer, and returns the payment method it will adopt (billing-owner rules 3-4).
+// customer, and returns the payment method it will adopt (docs/provisioning.md, Billing owner).
 func (s *Service) verifyBilling(ctx context.Context, p *subprov.Provider, b *BillingBlock) (string, error) {
 	c, err := s.Processor.Customer(ctx, p, b.ProcessorCustomerID)
 	switch {
@@ -482,7 +483,7 @@ func provisioningOutcome(sub *subprov.Subscription, reason string) map[string]an
 // openInstall records the install route: the install job (opened by the install package: who
 // books it, flags, booking invitation) and the provider's install ticket. The event
 // subscription.pending_install is the caller's: a provider's order records it, the portal's
-// orders and reactivations do not (interface.md, Events: the subscriber surface emits none).
+// orders and reactivations do not (the subscriber surface emits none: docs/portal.md).
 func (s *Service) openInstall(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, b *subprov.Building,
 	kind string, now time.Time) error {
 	job, err := s.Installs.Open(ctx, tx, p, sub, b, kind, now)

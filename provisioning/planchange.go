@@ -24,7 +24,7 @@ type Adjustment struct {
 }
 
 // MarshalJSON writes the preview's one_time_adjustment, with the deprecated fields
-// proration_factor and due_in_days kept until the next release (interface.md).
+// proration_factor and due_in_days kept until the next release.
 func (a Adjustment) MarshalJSON() ([]byte, error) {
 	var factor float64
 	if a.DaysInPeriod > 0 {
@@ -67,9 +67,9 @@ type PlanChangeResult struct {
 	AppliedAt        time.Time
 }
 
-// Calendar says whose calendar day limits a line to one plan change (interface.md Limits: "once
-// per calendar day (UTC for the partner endpoint)"; decisions §2: any other day is the
-// provider's). Each caller counts every change, through any surface, made within its own day.
+// Calendar says whose calendar day limits a line to one plan change (once per calendar day: UTC for
+// the partner endpoint, the provider's day for the agent; docs/provisioning.md). Each caller counts
+// every change, through any surface, made within its own day.
 type Calendar int
 
 const (

@@ -39,7 +39,7 @@ func heldSuite() error {
 // PENDING_INSTALL with its install job, provider install ticket and, on a third-line
 // building, the booking invitation (openInstall). also books the money and the audit entry.
 // It records no event, and its provisioning job none either: the subscriber surface emits
-// none (interface.md, Events); the provider learns of the line from its install ticket or
+// none (docs/portal.md, No events); the provider learns of the line from its install ticket or
 // its lines.
 func (s *Service) PlacePortalLine(ctx context.Context, p *subprov.Provider, l *PortalLine, also Also) (*subprov.Subscription, error) {
 	now := s.Clock.Now()

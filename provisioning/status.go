@@ -26,7 +26,7 @@ type StatusResult struct {
 const partnerSuspension = "partner"
 
 // SetServiceStatus suspends or restores a line addressed by the partner's external id
-// (decisions §3 state guards): ACTIVE→SUSPENDED; SUSPENDED→ACTIVE only when the port
+// (docs/checkout.md, Suspend/restore): ACTIVE→SUSPENDED; SUSPENDED→ACTIVE only when the port
 // re-opens, else 409 and it stays SUSPENDED; on PENDING_INSTALL suspend is a hold and restore
 // lifts it; everything else is 409. The switch is written before the status, so a switch
 // failure changes nothing.

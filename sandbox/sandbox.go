@@ -1,4 +1,4 @@
-// Package sandbox is the in-dashboard sandbox (interface.md section E): the operator reads the
+// Package sandbox is the in-dashboard sandbox (docs/checkout.md, Sandbox): the operator reads the
 // sandbox provider's id and webhook secret, points its events at a receiver (saving fires a
 // synchronous service.sandbox.ping), lists the events and replays one. Sandbox events get one
 // delivery attempt with a 10-second timeout and no retries; every attempt is recorded.
@@ -20,7 +20,7 @@ type Service struct {
 	Webhooks *events.Deliverer
 }
 
-// Event listing limits (interface.md Limits).
+// Limits of the sandbox event listing (GET /api/v1/sandbox/webhook-events?limit=).
 const (
 	DefaultLimit = 20
 	MaxLimit     = 100 // effective maximum; 101..200 are accepted and clamped

@@ -83,14 +83,14 @@ func (s *Service) Autocomplete(ctx context.Context, p *subprov.Provider, q strin
 }
 
 // today is the provider's calendar day now, YYYY-MM-DD: a day is the provider's local day
-// (decisions §2), so a building opening on March 1 in Toronto still shows that date at 02:00
+// (its calendar day), so a building opening on March 1 in Toronto still shows that date at 02:00
 // UTC that morning, which is the evening of February 28 there.
 func (s *Service) today(p *subprov.Provider) string {
 	return p.Today(s.Clock.Now())
 }
 
 // futureOnly returns an earliest service date only while it is still ahead of today, the
-// provider's day (interface.md: present only while in the future).
+// provider's day (present only while in the future).
 func futureOnly(date, today string) string {
 	if date > today {
 		return date

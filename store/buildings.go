@@ -207,7 +207,7 @@ func (s *Store) Unit(ctx context.Context, id string) (*subprov.Unit, error) {
 }
 
 // LocationByPort resolves a port by location_hash, or else by location_identifier. The hash
-// wins when both are given (interface.md), so the identifier is only consulted without one.
+// wins when both are given, so the identifier is only consulted without one.
 func (s *Store) LocationByPort(ctx context.Context, hash, identifier string) (*subprov.PortLocation, error) {
 	return s.LocationByPortFor(ctx, "", hash, identifier)
 }

@@ -8,10 +8,11 @@ import (
 	"github.com/subprov/subprov"
 )
 
-// The built-in payment processor's rows (decisions §3 processor_customers). A real processor
-// keeps these on its side; payments.Fake keeps them here so dev, demo, sandbox and tests charge
-// cards the same way on both engines. Every lookup takes the provider, because a processor
-// customer belongs to one provider's account and must be invisible to every other provider.
+// The built-in payment processor's rows (the fixture's processor_customers, docs/fixtures.md). A
+// real processor keeps these on its side; payments.Fake keeps them here so dev, demo, sandbox and
+// tests charge cards the same way on both engines. Every lookup takes the provider, because a
+// processor customer belongs to one provider's account and must be invisible to every other
+// provider.
 
 // Statuses of processor_charges rows. A refund is a row of its own (the schema has no refunds
 // table), linked to the charge it refunds through its idempotency key, which the caller builds.
@@ -25,7 +26,7 @@ const (
 type ProcessorPaymentMethod struct {
 	ID         string
 	CustomerID string
-	Behaviour  string // succeeds, declines, fails (decisions §3)
+	Behaviour  string // succeeds, declines, fails (docs/fixtures.md)
 	Brand      string
 	Last4      string
 	Position   int

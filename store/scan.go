@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// NewID returns a new UUID string; every id the service creates is one (decisions §2).
+// NewID returns a new UUID string; every id the service creates is one.
 func NewID() string { return uuid.NewString() }
 
 // NewOrderedID returns a time-ordered UUID (version 7) for rows written in bulk whose id is

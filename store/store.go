@@ -64,12 +64,11 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 // SQLiteWriterCacheKiB is the page cache of the SQLite writer connection.
 const SQLiteWriterCacheKiB = 32 << 10
 
-// SQLiteWriterTempStore is the writer connection's PRAGMA temp_store: 2, memory. Statement
-// journals then stay in memory; by default SQLite spills each one past 64 KB to a temporary
-// file, and an order's search-term inserts did, page by page (a tenth of serve's CPU under
-// order load at 1M subscribers). The writer's sorts and temporary tables stay in memory too;
-// its queries' are small, and migrations, which may build an index over a big table, run
-// with temporary files (Migrate). The readers keep the default.
+// SQLiteWriterTempStore is the writer connection's PRAGMA temp_store: 2, memory. Statement journals
+// then stay in memory; by default SQLite spills each one past 64 KB to a temporary file, and an
+// order's search-term inserts did, page by page (docs/performance.md). The writer's sorts and
+// temporary tables stay in memory too; its queries' are small, and migrations, which may build an
+// index over a big table, run with temporary files (Migrate). The readers keep the default.
 const SQLiteWriterTempStore = 2
 
 func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
@@ -140,10 +139,8 @@ func openSQLiteConn(path, params string) (*sql.DB, error) {
 
 // PostgresConns is the size of PostgreSQL's main pool unless DATABASE_URL sets
 // pool_max_conns (pgxpool's name for it). Sessions beyond what the server's cores run at once
-// only queue inside the server, where they contend for its locks and its log's flushes: in
-// orders at 300/s on two cores, 8 sessions took about a twentieth less of the server's CPU an
-// order than 20 did, and the order → webhook p99 was lower in five alternating pairs of six
-// (bench/NOTES.md).
+// only queue inside the server, where they contend for its locks and its log's flushes, and
+// cost more of its CPU an order (docs/performance.md).
 const PostgresConns = 8
 
 // DriverURL is a PostgreSQL DATABASE_URL as the driver takes it: without pool_max_conns,
@@ -199,7 +196,7 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 	// index's range (term >= $2 AND term < $3) has no selectivity the planner can know without
 	// the values, so its generic plan looks costlier than any custom one and the default
 	// plan_cache_mode planned every search anew, though both plans are the same primary-key
-	// range scan (name search with 8 clients at 1M: +17-31% requests/s with generic plans).
+	// range scan (docs/performance.md).
 	// Only search reads go there: other queries keep the planner's per-value choice.
 	search := sessionPool(cfg, "plan_cache_mode", "force_generic_plan", searchConns)
 	return &Store{DB: db, RDB: db, Dialect: Postgres, URL: pgURL, counters: newCounterBlocks(aux), changes: postgresChanges(db),
