@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -89,7 +90,7 @@ func TestEventSeqIsPerProvider(t *testing.T) {
 		if err := s.InTx(context.Background(), func(tx *store.Tx) error {
 			_, err := tx.NextEventSeq(context.Background(), "nobody")
 			return err
-		}); !store.IsNoRows(err) {
+		}); !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("seq of an unknown provider: %v, want no rows", err)
 		}
 	})
@@ -180,23 +181,23 @@ func TestMarkEventStatesAndProviderScoping(t *testing.T) {
 		ids := insertEvents(t, s, "pa", 2, evT0)
 
 		// Another provider can neither read, mark nor file attempts under pa's event.
-		if _, err := s.Event(ctx, "pb", ids[0]); !store.IsNoRows(err) {
+		if _, err := s.Event(ctx, "pb", ids[0]); !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("pb reads pa's event: %v", err)
 		}
 		err := s.InTx(ctx, func(tx *store.Tx) error { return tx.MarkEventDelivered(ctx, "pb", ids[0]) })
-		if !store.IsNoRows(err) {
+		if !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("pb marks pa's event: %v", err)
 		}
 		err = s.InTx(ctx, func(tx *store.Tx) error {
 			return tx.InsertWebhookAttempt(ctx, "pb", &store.WebhookAttempt{ID: store.NewID(), EventID: ids[0], URL: "u", AttemptedAt: evT0})
 		})
-		if !store.IsNoRows(err) {
+		if !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("pb files an attempt under pa's event: %v", err)
 		}
 		err = s.InTx(ctx, func(tx *store.Tx) error {
 			return tx.MarkEventsDelivered(ctx, "pb", []*store.WebhookAttempt{{ID: store.NewID(), EventID: ids[0], URL: "u", AttemptedAt: evT0}})
 		})
-		if !store.IsNoRows(err) {
+		if !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("pb records a delivery of pa's event: %v", err)
 		}
 		if ev, err := s.Event(ctx, "pa", ids[0]); err != nil || ev.DeliveryState != store.EventPending || ev.Attempts != 0 {

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"testing"
 
@@ -87,7 +88,7 @@ func TestLineToProvisionAgreesWithItsFourReads(t *testing.T) {
 			})
 		}
 		t.Run("an unknown line is no rows", func(t *testing.T) {
-			if _, err := s.LineToProvision(ctx, "no-such-line"); !store.IsNoRows(err) {
+			if _, err := s.LineToProvision(ctx, "no-such-line"); !errors.Is(err, subprov.ErrNotFound) {
 				t.Fatalf("err = %v, want ErrNoRows", err)
 			}
 		})

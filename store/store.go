@@ -276,17 +276,19 @@ func (tx *Tx) StatementContext(ctx context.Context) context.Context {
 
 // Exec runs a statement written with ? placeholders.
 func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return tx.Tx.ExecContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
+	res, err := tx.Tx.ExecContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
+	return res, translate(err)
 }
 
 // Query runs a query written with ? placeholders.
 func (tx *Tx) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return tx.Tx.QueryContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
+	rows, err := tx.Tx.QueryContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
+	return rows, translate(err)
 }
 
 // QueryRow runs a single-row query written with ? placeholders.
-func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	return tx.Tx.QueryRowContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
+func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) Row {
+	return Row{tx.Tx.QueryRowContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)}
 }
 
 // Dialect returns the engine's dialect.
@@ -367,7 +369,8 @@ type autocommit struct {
 }
 
 func (a autocommit) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return a.db.ExecContext(ctx, a.d.Rebind(q), args...)
+	res, err := a.db.ExecContext(ctx, a.d.Rebind(q), args...)
+	return res, translate(err)
 }
 
 // writeOne runs a write that is a single statement. PostgreSQL runs it in autocommit, one
@@ -387,7 +390,7 @@ func (s *Store) writeOne(ctx context.Context, write func(q execer) error) error 
 // Querier is what read helpers need: a transaction or a read pool.
 type Querier interface {
 	Query(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRow(ctx context.Context, query string, args ...any) *sql.Row
+	QueryRow(ctx context.Context, query string, args ...any) Row
 }
 
 // reader adapts the read pool to querier with the dialect's placeholders.
@@ -397,11 +400,12 @@ type reader struct {
 }
 
 func (r reader) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return r.db.QueryContext(ctx, r.d.Rebind(q), args...)
+	rows, err := r.db.QueryContext(ctx, r.d.Rebind(q), args...)
+	return rows, translate(err)
 }
 
-func (r reader) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	return r.db.QueryRowContext(ctx, r.d.Rebind(q), args...)
+func (r reader) QueryRow(ctx context.Context, q string, args ...any) Row {
+	return Row{r.db.QueryRowContext(ctx, r.d.Rebind(q), args...)}
 }
 
 // R returns a querier on the read pool, for reads outside a transaction.
