@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -409,14 +410,14 @@ func TestMigrationNumbersEventsLeftUnnumbered(t *testing.T) {
 		{"left-pb", "pb", store.EventPending, 1, 1},
 	}
 	for _, e := range left {
-		_, err := s.DB.ExecContext(ctx, `INSERT INTO events (id, provider_id, type, payload, sandbox, delivery_state, attempts,
+		_, err := rawdb.Writer(s).ExecContext(ctx, `INSERT INTO events (id, provider_id, type, payload, sandbox, delivery_state, attempts,
 			next_attempt_at, created_at, seq, rec) VALUES (?, ?, 't', '{}', FALSE, ?, 0, ?, ?, 0, ?)`,
 			e.id, e.provider, e.state, evT0, evT0, e.rec)
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.DB.ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = 18`); err != nil {
+	if _, err := rawdb.Writer(s).ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = 18`); err != nil {
 		t.Fatal(err)
 	}
 	if applied, err := s.Migrate(ctx); err != nil || len(applied) != 1 {

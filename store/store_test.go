@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -266,11 +267,11 @@ func TestPostgresPoolSize(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			if got := s.DB.Stats().MaxOpenConnections; got != tc.want {
+			if got := rawdb.Writer(s).Stats().MaxOpenConnections; got != tc.want {
 				t.Errorf("main pool of %d sessions, want %d", got, tc.want)
 			}
 			var n int
-			if err := s.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM providers`).Scan(&n); err != nil {
+			if err := rawdb.Writer(s).QueryRowContext(ctx, `SELECT COUNT(*) FROM providers`).Scan(&n); err != nil {
 				t.Errorf("query through the pool: %v", err)
 			}
 		})
