@@ -90,7 +90,7 @@ func TestLineToProvisionAgreesWithItsFourReads(t *testing.T) {
 		}
 		t.Run("an unknown line is no rows", func(t *testing.T) {
 			if _, err := s.LineToProvision(ctx, "no-such-line"); !errors.Is(err, subprov.ErrNotFound) {
-				t.Fatalf("err = %v, want ErrNoRows", err)
+				t.Fatalf("err = %v, want subprov.ErrNotFound", err)
 			}
 		})
 	})

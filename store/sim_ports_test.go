@@ -49,7 +49,7 @@ func TestSimPorts(t *testing.T) {
 				got, err := s.SimPort(ctx, prefix+tt.read[0], tt.read[1])
 				if tt.want == nil {
 					if !errors.Is(err, subprov.ErrNotFound) {
-						t.Fatalf("SimPort = %+v, %v; want ErrNoRows", got, err)
+						t.Fatalf("SimPort = %+v, %v; want subprov.ErrNotFound", got, err)
 					}
 					return
 				}
