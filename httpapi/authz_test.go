@@ -145,6 +145,7 @@ func authzRowOf(rt httpapi.RouteInfo) (authzRow, bool) {
 }
 
 func TestAuthorizationMatrixCoversEveryRoute(t *testing.T) {
+	t.Parallel()
 	served := map[string]bool{}
 	for _, rt := range httpapi.Routes() {
 		row, ok := authzRowOf(rt)
@@ -317,6 +318,7 @@ func expect(auth, col string, hasID bool, status int) (bool, string) {
 }
 
 func TestAuthorizationMatrix(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		w := newAuthzWorld(t, s)
 		routes := httpapi.Routes()

@@ -24,6 +24,7 @@ import (
 )
 
 func TestEnvelopesAndBadInput(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		big := `{"address": "` + strings.Repeat("a", 1<<20) + `"}`
 		tests := []struct {
@@ -76,6 +77,7 @@ func TestEnvelopesAndBadInput(t *testing.T) {
 // /api/v1/invoices/{id}/retry-charge keeps the partner envelope; and an unknown path under a
 // subscriber prefix is 404 {"detail": {"code": "not_found", …}}. Every route is probed.
 func TestAnswersBeforeARouteUseThePathsEnvelope(t *testing.T) {
+	t.Parallel()
 	routes := httpapi.Routes()
 	served := map[string]map[string]bool{} // path -> methods
 	for _, rt := range routes {
@@ -167,6 +169,7 @@ func checkEnvelope(t *testing.T, res *apptest.Response, surface, code string) {
 }
 
 func TestLogins(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		tests := []struct {
 			name   string
@@ -224,6 +227,7 @@ func TestLogins(t *testing.T) {
 }
 
 func TestPasswordResetMailsASingleUseLink(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		// Unknown and known e-mails answer alike.
@@ -282,6 +286,7 @@ func TestPasswordResetMailsASingleUseLink(t *testing.T) {
 // portal — every other link of that account that would set it (set-up, activation, reset)
 // stops working: an older set-up link cannot take over an account activated with a newer one.
 func TestSettingAPasswordRetiresItsOtherLinks(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -373,6 +378,7 @@ func TestSettingAPasswordRetiresItsOtherLinks(t *testing.T) {
 }
 
 func TestDevMode(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		sub := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
@@ -412,6 +418,7 @@ func TestDevMode(t *testing.T) {
 }
 
 func TestDevRoutesAbsentWithoutDevMode(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		for _, p := range []string{"/api/v1/dev/clock", "/api/v1/dev/outbox", "/api/v1/dev/faults"} {
 			if res := s.Do(apptest.Request{Method: "GET", Path: p, Headers: s.Operator()}); res.Status != 404 {
@@ -422,6 +429,7 @@ func TestDevRoutesAbsentWithoutDevMode(t *testing.T) {
 }
 
 func TestSMTPFaultIsRetriedUntilDelivered(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/faults", Headers: op, Body: map[string]string{"smtp": "down"}})
@@ -441,6 +449,7 @@ func TestSMTPFaultIsRetriedUntilDelivered(t *testing.T) {
 }
 
 func TestHealthReadinessAndMetrics(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		if res := s.Do(apptest.Request{Method: "GET", Path: "/healthz"}); res.Status != 200 {
 			t.Fatalf("healthz %d", res.Status)
@@ -475,6 +484,7 @@ func TestHealthReadinessAndMetrics(t *testing.T) {
 }
 
 func TestRateLimits(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		ask := func(path, key string) func() *apptest.Response {
 			return func() *apptest.Response {
@@ -536,6 +546,7 @@ func spendUntilLimited(t *testing.T, what string, do func() *apptest.Response, w
 // TestRateLimitsSharedThroughRedis runs two replicas against one Redis: a key's calls through
 // either draw from one bucket.
 func TestRateLimitsSharedThroughRedis(t *testing.T) {
+	t.Parallel()
 	withRedis := sharedLimits(t)
 	a := apptest.Start(t, testdb.URL(t, "sqlite"), withRedis)
 	c := apptest.Start(t, testdb.URL(t, "sqlite"), withRedis)
@@ -563,6 +574,7 @@ func TestRateLimitsSharedThroughRedis(t *testing.T) {
 // allowance is spent), without touching the valid keys sent from the same address. Run with
 // the in-process limiter and with the one shared through Redis.
 func TestRateLimitBucketsArePerKey(t *testing.T) {
+	t.Parallel()
 	run := func(t *testing.T, s *apptest.Service) {
 		check := func(key string) func() *apptest.Response {
 			return func() *apptest.Response {
@@ -629,6 +641,7 @@ func sharedLimits(t *testing.T) apptest.Option {
 // TestGracefulShutdownFinishesInFlightRequests cancels the service while a request is still
 // sending its body; the request completes and Serve returns without error.
 func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
+	t.Parallel()
 	testdb.Each(t, func(t *testing.T, u string) {
 		s := apptest.Start(t, u)
 		pr, pw := io.Pipe()
@@ -667,6 +680,7 @@ func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
 // delivery) is running: the job completes before the process exits, so the event is
 // delivered, not left for the next process.
 func TestGracefulShutdownFinishesInFlightJobs(t *testing.T) {
+	t.Parallel()
 	testdb.Each(t, func(t *testing.T, u string) {
 		started := make(chan struct{}, 1)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
