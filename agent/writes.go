@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -205,7 +206,7 @@ func (s *Service) SendAccountLink(ctx context.Context, c Caller, customerID, act
 	}
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
 		acc, err := tx.HolderAccount(ctx, c.Provider.ID, rec.ID)
-		if err != nil && !store.IsNoRows(err) {
+		if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 			return err
 		}
 		var accountID string
@@ -249,7 +250,7 @@ func (s *Service) ResendInvoice(ctx context.Context, c Caller, customerID, invoi
 	}
 	inv, err := s.Store.Invoice(ctx, c.Provider.ID, strings.TrimSpace(invoiceID))
 	if err != nil || inv.SubscriberID != rec.ID {
-		if err == nil || store.IsNoRows(err) {
+		if err == nil || errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Invoice")
 		}
 		return nil, err

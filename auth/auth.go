@@ -5,6 +5,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/mail"
 	"slices"
@@ -68,7 +69,7 @@ func (s *Service) LoginSubscriber(ctx context.Context, email, password string) (
 	now := s.Clock.Now()
 	acc, err := s.Store.AccountByEmail(ctx, NormalizeEmail(email))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			s.PasswordCost.BurnCheck(password)
 			return nil, invalidCredentials()
 		}
@@ -111,7 +112,7 @@ func (s *Service) CheckAccountPassword(ctx context.Context, acc *store.AccountLo
 func (s *Service) LoginOperator(ctx context.Context, email, password string) (*Token, error) {
 	op, hash, err := s.Store.OperatorByEmail(ctx, NormalizeEmail(email))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			s.PasswordCost.BurnCheck(password)
 			return nil, invalidCredentials()
 		}
@@ -137,7 +138,7 @@ func bearerSubject[T any](s *Service, ctx context.Context, bearer, audience stri
 	}
 	v, err := load(ctx, c.Subject)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return zero, unauthorized("Invalid or expired token")
 		}
 		return zero, err
@@ -169,7 +170,7 @@ func (s *Service) APIKey(ctx context.Context, raw string) (*subprov.APIKey, *sub
 	}
 	k, p, err := s.Store.APIKeyByHash(ctx, identity.HashSecret(raw))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, nil, unauthorized("Invalid API key")
 		}
 		return nil, nil, err
@@ -186,7 +187,7 @@ func (s *Service) WebhookSecret(ctx context.Context, raw string) (*subprov.Provi
 	h := identity.HashSecret(raw)
 	p, err := s.Store.ProviderByWebhookSecretHash(ctx, h)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, unauthorized("Invalid webhook secret")
 		}
 		return nil, err
@@ -204,7 +205,7 @@ func (s *Service) DeviceSecret(ctx context.Context, raw string) (*subprov.Provid
 	}
 	p, err := s.Store.ProviderByDeviceSecretHash(ctx, identity.HashSecret(raw))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, unauthorized("Invalid device secret")
 		}
 		return nil, err
@@ -239,7 +240,7 @@ func (s *Service) CheckVerifiedSession(token, providerID, customerID string) err
 func (s *Service) RequestPasswordReset(ctx context.Context, email string) error {
 	acc, err := s.Store.AccountByEmail(ctx, NormalizeEmail(email))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
 		}
 		return err
@@ -345,7 +346,7 @@ func (s *Service) SetPasswordWithLink(ctx context.Context, token, password strin
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
 		t, err := tx.ConsumeToken(ctx, identity.HashSecret(token), kindNames(kinds), now)
 		if err != nil {
-			if store.IsNoRows(err) {
+			if errors.Is(err, subprov.ErrNotFound) {
 				return errInvalidLink()
 			}
 			return err
@@ -374,7 +375,7 @@ func kindNames(kinds []TokenKind) []string {
 // so, the invalid_token error of ConfirmPasswordReset and Activate if not.
 func (s *Service) CheckLink(ctx context.Context, token string, kinds ...TokenKind) error {
 	if _, err := s.Store.LiveToken(ctx, identity.HashSecret(token), kindNames(kinds), s.Clock.Now()); err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return errInvalidLink()
 		}
 		return err

@@ -33,7 +33,7 @@ func (s *Service) ChangeBillingDay(ctx context.Context, p *subprov.Provider, sub
 	}
 	sub, err := s.Store.Subscription(ctx, p.ID, subscriptionID)
 	if err != nil || sub.SubscriberID != subscriberID {
-		if err == nil || store.IsNoRows(err) {
+		if err == nil || errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Subscription")
 		}
 		return nil, err
@@ -42,7 +42,7 @@ func (s *Service) ChangeBillingDay(ctx context.Context, p *subprov.Provider, sub
 	period := PeriodOf(today)
 	_, err = s.Store.PeriodInvoice(ctx, s.Store.R(), sub.ID, period.String())
 	invoiced := err == nil
-	if err != nil && !store.IsNoRows(err) {
+	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 		return nil, err
 	}
 	effective := period

@@ -2,7 +2,7 @@ package billing
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -73,7 +73,7 @@ func skippedSince(last string, today time.Time) (Period, bool) {
 func (s *Service) BillRun(ctx context.Context, a jobs.BillRun) error {
 	p, err := s.Store.Provider(ctx, a.ProviderID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
 		}
 		return err
@@ -175,7 +175,7 @@ func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.P
 	batch := make([]store.NewInvoice, len(subs))
 	for i, sub := range subs {
 		if _, ok := numbers[sub.SubscriberID]; !ok {
-			return 0, fmt.Errorf("subscriber for invoice: %s: %w", sub.SubscriberID, sql.ErrNoRows)
+			return 0, fmt.Errorf("subscriber for invoice: %s: %w", sub.SubscriberID, subprov.ErrNotFound)
 		}
 		plan := plans[sub.PlanVersionID]
 		line := store.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Amount: plan.MonthlyPrice,

@@ -31,7 +31,7 @@ func (s *Service) CreditNotes(ctx context.Context, p *subprov.Provider, subscrib
 func (s *Service) InvoicePDF(ctx context.Context, w io.Writer, p *subprov.Provider, subscriberID, invoiceID string) error {
 	inv, err := s.Store.Invoice(ctx, p.ID, invoiceID)
 	if err != nil || inv.SubscriberID != subscriberID {
-		if err == nil || store.IsNoRows(err) {
+		if err == nil || errors.Is(err, subprov.ErrNotFound) {
 			return subprov.NotFound("Invoice")
 		}
 		return err
@@ -64,7 +64,7 @@ func (s *Service) InvoicePDF(ctx context.Context, w io.Writer, p *subprov.Provid
 func (s *Service) CreditNotePDF(ctx context.Context, w io.Writer, p *subprov.Provider, subscriberID, id string) error {
 	cn, err := s.Store.CreditNote(ctx, p.ID, id)
 	if err != nil || cn.SubscriberID != subscriberID || !listed(cn.State) {
-		if err == nil || store.IsNoRows(err) {
+		if err == nil || errors.Is(err, subprov.ErrNotFound) {
 			return subprov.NotFound("Credit note")
 		}
 		return err
@@ -79,7 +79,7 @@ func (s *Service) CreditNotePDF(ctx context.Context, w io.Writer, p *subprov.Pro
 		Lines: []pdf.Line{{Description: "Credit: " + cn.Reason, UnitPrice: cn.Amount, Amount: cn.Amount}}}
 	if cn.InvoiceID != "" {
 		inv, err := s.Store.Invoice(ctx, p.ID, cn.InvoiceID)
-		if err != nil && !store.IsNoRows(err) {
+		if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 			return err
 		}
 		if inv != nil {
@@ -118,7 +118,7 @@ func (s *Service) addressee(ctx context.Context, p *subprov.Provider, subscriber
 	var service store.Address
 	var suite string
 	if subscriptionID != "" {
-		if service, suite, err = s.Store.ServiceAddress(ctx, p.ID, subscriptionID); err != nil && !store.IsNoRows(err) {
+		if service, suite, err = s.Store.ServiceAddress(ctx, p.ID, subscriptionID); err != nil && !errors.Is(err, subprov.ErrNotFound) {
 			return nil, err
 		}
 		to.serviceAddress = strings.Join(postalLines(service, suite), ", ")

@@ -5,6 +5,7 @@ package outbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -43,7 +44,7 @@ func (o *Outbox) Queue(ctx context.Context, tx *store.Tx, m mail.Message) (strin
 func (o *Outbox) Deliver(ctx context.Context, args jobs.DeliverMail) error {
 	m, err := o.Store.Mail(ctx, args.MailID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil // nothing to send: the row is gone
 		}
 		return err

@@ -2,6 +2,7 @@ package portal
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/subprov/subprov"
@@ -73,7 +74,7 @@ func (s *Service) AddAuthorizedUser(ctx context.Context, acc *store.AccountLogin
 			FirstName: strings.TrimSpace(in.FirstName), LastName: strings.TrimSpace(in.LastName), Email: email, PhoneNumber: strings.TrimSpace(in.PhoneNumber)}}
 		accountID := store.NewID()
 		if err := tx.InsertAuthorizedUser(ctx, acc.ProviderID, u, accountID, now); err != nil {
-			if tx.Dialect().IsUniqueViolation(err) {
+			if errors.Is(err, subprov.ErrDuplicate) {
 				return subprov.Errorf(subprov.ECONFLICT, "email_has_portal_account", "This e-mail address already has a portal account")
 			}
 			return err
@@ -103,7 +104,7 @@ func (s *Service) ResendInvite(ctx context.Context, acc *store.AccountLogin, id 
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		u, err := tx.AuthorizedUser(ctx, acc.SubscriberID, id)
 		if err != nil {
-			if store.IsNoRows(err) {
+			if errors.Is(err, subprov.ErrNotFound) {
 				return subprov.NotFound("Authorized user")
 			}
 			return err
@@ -128,7 +129,7 @@ func (s *Service) RemoveAuthorizedUser(ctx context.Context, acc *store.AccountLo
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
 		u, err := tx.AuthorizedUser(ctx, acc.SubscriberID, id)
 		if err != nil {
-			if store.IsNoRows(err) {
+			if errors.Is(err, subprov.ErrNotFound) {
 				return subprov.NotFound("Authorized user")
 			}
 			return err

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -97,7 +99,7 @@ func (s *Store) InvoiceAddress(ctx context.Context, subscriberID string) (Addres
 	err := s.R().QueryRow(ctx, `SELECT street, city, postal_code, province, country FROM contacts
 		WHERE subscriber_id = ? AND street <> '' ORDER BY CASE role WHEN 'invoice' THEN 0 ELSE 1 END LIMIT 1`, subscriberID).
 		Scan(&a.Street, &a.City, &a.PostalCode, &a.Province, &a.Country)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return Address{}, nil
 	}
 	if err != nil {
@@ -256,7 +258,7 @@ func (tx *Tx) HolderAccount(ctx context.Context, providerID, subscriberID string
 func (tx *Tx) CreateHolderAccount(ctx context.Context, providerID, subscriberID, email string, now time.Time) (id string, taken bool, err error) {
 	err = tx.QueryRow(ctx, `INSERT INTO accounts (id, email, provider_id, subscriber_id, created_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING RETURNING id`, NewID(), email, providerID, subscriberID, now.UTC()).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return "", true, nil
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -39,7 +40,7 @@ func (tx *Tx) InsertInvoice(ctx context.Context, inv *subprov.Invoice, lines []I
 		inv.ID, inv.ProviderID, nullStr(inv.SubscriberID), inv.SubscriptionID, inv.Number, nullStr(inv.CustomerNumber), inv.InvoiceDate,
 		inv.Period, inv.Kind, inv.Occasion, inv.Status, int64(inv.Net), int64(inv.Tax), int64(inv.Total), inv.Currency, inv.InvoiceDate,
 		nullTime(nextChargeAt), now.UTC()).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
@@ -139,7 +140,7 @@ func (tx *Tx) RecordCharge(ctx context.Context, c ChargeAttempt, next *time.Time
 	err := tx.QueryRow(ctx, `INSERT INTO charges (id, provider_id, invoice_id, idempotency_key, amount_minor, status, processor_ref, failure_code, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
 		NewID(), c.ProviderID, c.InvoiceID, c.IdempotencyKey, int64(c.Amount), c.Status, nullStr(c.ProcessorRef), nullStr(c.FailureCode), now.UTC()).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {

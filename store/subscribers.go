@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -166,7 +167,7 @@ func (tx *Tx) UpsertSubscription(ctx context.Context, s *subprov.Subscription, n
 func (tx *Tx) PortOfUnit(ctx context.Context, unitID string) (string, error) {
 	var id string
 	err := tx.QueryRow(ctx, `SELECT id FROM ports WHERE unit_id = ? ORDER BY id LIMIT 1`, unitID).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
 	if err != nil {

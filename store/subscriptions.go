@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -138,7 +139,7 @@ func (tx *Tx) InsertSubscription(ctx context.Context, s *subprov.Subscription, n
 		string(s.Status), s.WorkflowState, string(s.DeliveryMode), s.MACAddress, string(s.BillingOwner), s.BillingDay,
 		nullStr(s.ProcessorCustomerID), nullStr(s.PaymentMethodID), nullStr(s.ExternalSubscriptionID), s.Anonymous, s.ContactEmail,
 		s.Source, nullStr(s.CheckoutSessionID), nullStr(s.RequestedStartDate), s.VLAN, now.UTC(), now.UTC()).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
@@ -233,7 +234,7 @@ func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder su
 	email := strings.ToLower(strings.TrimSpace(holder.Email))
 	if sub, err := tx.subscriberByEmail(ctx, providerID, email); err == nil {
 		return sub, false, nil
-	} else if !IsNoRows(err) {
+	} else if !errors.Is(err, sql.ErrNoRows) {
 		return nil, false, err
 	}
 	sub := &subprov.Subscriber{ID: NewID(), ProviderID: providerID, Holder: holder}
@@ -248,11 +249,11 @@ func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder su
 		if err == nil {
 			return true, nil
 		}
-		if !IsNoRows(err) {
+		if !errors.Is(err, sql.ErrNoRows) {
 			return false, fmt.Errorf("insert subscriber: %w", err)
 		}
 		existing, err = tx.subscriberByEmail(ctx, providerID, email)
-		if IsNoRows(err) {
+		if errors.Is(err, sql.ErrNoRows) {
 			return false, nil // the number is taken
 		}
 		return err == nil, err
@@ -346,7 +347,7 @@ func (tx *Tx) OpenReinstall(ctx context.Context, subscriptionID string) (string,
 	var id string
 	err := tx.QueryRow(ctx, `SELECT id FROM install_jobs WHERE subscription_id = ? AND kind = 'reinstall'
 		AND state IN ('open', 'booked', 'held') ORDER BY created_at DESC, id LIMIT 1`, subscriptionID).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
 	if err != nil {
@@ -409,7 +410,7 @@ func (tx *Tx) InsertPlanChange(ctx context.Context, c PlanChange, now time.Time)
 	err := tx.QueryRow(ctx, `INSERT INTO plan_changes (id, subscription_id, from_plan_version_id, to_plan_version_id, changed_on, time_zone, actor, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
 		NewID(), c.SubscriptionID, c.From, c.To, c.Day, c.TimeZone, c.Actor, now.UTC()).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
@@ -461,7 +462,7 @@ func (tx *Tx) ClaimDeprovision(ctx context.Context, id string, now time.Time) (b
 }
 
 // LineInServiceOnPort returns the id of a line other than line whose service runs on line's
-// port (ACTIVE or SUSPENDED); sql.ErrNoRows when there is none. Lines on a port share its
+// port (ACTIVE or SUSPENDED); subprov.ErrNotFound when there is none. Lines on a port share its
 // suite, whose index the read goes through (port_id has none).
 func (s *Store) LineInServiceOnPort(ctx context.Context, line *subprov.Subscription) (string, error) {
 	q, args := `SELECT id FROM subscriptions WHERE port_id = ? AND id <> ? AND status IN ('ACTIVE', 'SUSPENDED')`, []any{line.PortID, line.ID}
