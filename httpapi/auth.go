@@ -92,8 +92,12 @@ func (s *server) authenticate(r *http.Request, cred credential) (*caller, error)
 		if err != nil {
 			return nil, err
 		}
-		if cred == credHolder && !acc.IsHolder() {
-			return nil, subprov.Errorf(subprov.EFORBIDDEN, "holder_only", "Only the account holder can do this")
+		// The capabilities check the holder rule themselves; checking it here as well refuses
+		// an authorized user before the request body is read.
+		if cred == credHolder {
+			if err := acc.CheckHolder(); err != nil {
+				return nil, err
+			}
 		}
 		c.Account = acc
 	case credSubscriberView:

@@ -31,6 +31,9 @@ func (s *Service) AuthorizedUsers(ctx context.Context, acc *store.AccountLogin) 
 // five per account (the subscriber row is locked so concurrent adds cannot pass the limit);
 // an e-mail that already has a portal login anywhere is refused.
 func (s *Service) AddAuthorizedUser(ctx context.Context, acc *store.AccountLogin, in AuthorizedUserInput) (*store.AuthorizedUserRow, error) {
+	if err := acc.CheckHolder(); err != nil {
+		return nil, err
+	}
 	if acc.SubscriberID == "" {
 		return nil, noSubscriber()
 	}
@@ -96,6 +99,9 @@ func (s *Service) invite(ctx context.Context, tx *store.Tx, providerID, userID, 
 
 // ResendInvite mails a fresh set-up link while the person has not chosen a password.
 func (s *Service) ResendInvite(ctx context.Context, acc *store.AccountLogin, id string) (*store.AuthorizedUserRow, error) {
+	if err := acc.CheckHolder(); err != nil {
+		return nil, err
+	}
 	if acc.SubscriberID == "" {
 		return nil, noSubscriber()
 	}
@@ -122,6 +128,9 @@ func (s *Service) ResendInvite(ctx context.Context, acc *store.AccountLogin, id 
 
 // RemoveAuthorizedUser deletes the person and their login.
 func (s *Service) RemoveAuthorizedUser(ctx context.Context, acc *store.AccountLogin, id string) error {
+	if err := acc.CheckHolder(); err != nil {
+		return err
+	}
 	if acc.SubscriberID == "" {
 		return noSubscriber()
 	}
