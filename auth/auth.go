@@ -175,6 +175,15 @@ func (s *Service) APIKey(ctx context.Context, raw string) (*subprov.APIKey, *sub
 	return k, p, nil
 }
 
+// AgentAccess refuses a key without the agent_api_access feature the support-agent surface
+// requires, over HTTP and over MCP alike.
+func AgentAccess(k *subprov.APIKey) error {
+	if !k.HasFeature(subprov.FeatureAgentAPI) {
+		return subprov.Errorf(subprov.EFORBIDDEN, "forbidden", "This API key does not have the agent_api_access feature")
+	}
+	return nil
+}
+
 // WebhookSecret resolves an X-Webhook-Secret to its provider. The lookup is by hash and the
 // hash is compared again in constant time, so timing reveals nothing about stored secrets.
 func (s *Service) WebhookSecret(ctx context.Context, raw string) (*subprov.Provider, error) {
