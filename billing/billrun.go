@@ -167,7 +167,7 @@ func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.P
 	if err != nil {
 		return 0, err
 	}
-	docNumbers, err := tx.NextDocumentNumbers(ctx, p.ID, "INV", len(subs))
+	docNumbers, err := documentNumbers(ctx, tx, p.ID, InvoicePrefix, len(subs))
 	if err != nil {
 		return 0, err
 	}

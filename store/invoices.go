@@ -19,15 +19,6 @@ type InvoiceLine struct {
 	Amount       subprov.Money
 }
 
-// NextDocumentNumber allocates the provider's next invoice or credit-note number.
-func (tx *Tx) NextDocumentNumber(ctx context.Context, providerID, prefix string) (string, error) {
-	var seq int64
-	if err := tx.QueryRow(ctx, `UPDATE providers SET document_seq = document_seq + 1 WHERE id = ? RETURNING document_seq`, providerID).Scan(&seq); err != nil {
-		return "", fmt.Errorf("allocate document number: %w", err)
-	}
-	return fmt.Sprintf("%s-%07d", prefix, seq), nil
-}
-
 // InsertInvoice stores an invoice with its lines unless the line already has one of the same
 // period, kind and occasion (a bill run that runs twice invoices once, a reactivation is
 // invoiced once); inserted says which.
