@@ -837,7 +837,7 @@ func (g *generator) line(ctx context.Context, sub *subprov.Subscriber, n int, lo
 	if platform {
 		owner, custID, methodID = subprov.BillingPlatform, sub.ProcessorCustomerID, sub.PaymentMethodID
 	}
-	mode, portID, locationKey := subprov.DeliveryHomeDrop, any(nil), store.LocationKey(loc.unitID, loc.portID)
+	mode, portID, locationKey := subprov.DeliveryHomeDrop, any(nil), subprov.LocationKey(loc.unitID, loc.portID)
 	if loc.portID != "" {
 		mode, portID = subprov.DeliveryDirect, loc.portID
 	}

@@ -153,7 +153,7 @@ func (tx *Tx) UpsertSubscription(ctx context.Context, s *subprov.Subscription, n
 			deprovisioned_at = CASE WHEN excluded.status = 'CANCELLED' THEN COALESCE(subscriptions.deprovisioned_at, excluded.deprovisioned_at) END,
 			updated_at = excluded.updated_at`,
 		s.ID, s.ProviderID, nullStr(s.SubscriberID), s.PlanVersionID, s.BuildingID, nullStr(s.UnitID), nullStr(s.PortID),
-		LocationKey(s.UnitID, s.PortID), string(s.Status), string(s.DeliveryMode), s.MACAddress, string(s.BillingOwner), s.BillingDay,
+		subprov.LocationKey(s.UnitID, s.PortID), string(s.Status), string(s.DeliveryMode), s.MACAddress, string(s.BillingOwner), s.BillingDay,
 		nullStr(s.ProcessorCustomerID), nullStr(s.PaymentMethodID), nullStr(s.ExternalSubscriptionID), s.Anonymous, s.Source,
 		nullStr(s.StartedAt), nullTime(s.ActivatedAt), s.WorkflowState, s.VLAN, nullTime(deprovisioned), now.UTC(), now.UTC())
 	if err != nil {
