@@ -45,9 +45,6 @@ func unauthorized(msg string) error {
 	return subprov.Errorf(subprov.EUNAUTHORIZED, "unauthorized", "%s", msg)
 }
 
-// NormalizeEmail lower-cases and trims an e-mail; logins are case-insensitive.
-func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
-
 // ValidEmail reports whether s is a plain e-mail address.
 func ValidEmail(s string) bool {
 	a, err := mail.ParseAddress(s)
@@ -64,7 +61,7 @@ type Token struct {
 // a wrong password answer alike and take the same time.
 func (s *Service) LoginSubscriber(ctx context.Context, email, password string) (*Token, error) {
 	now := s.Clock.Now()
-	acc, err := s.Store.AccountByEmail(ctx, NormalizeEmail(email))
+	acc, err := s.Store.AccountByEmail(ctx, subprov.NormalizeEmail(email))
 	if err != nil {
 		if store.IsNoRows(err) {
 			identity.BurnPasswordCheck(password)
@@ -107,7 +104,7 @@ func (s *Service) CheckAccountPassword(ctx context.Context, acc *store.AccountLo
 
 // LoginOperator checks a dashboard login and issues an access token.
 func (s *Service) LoginOperator(ctx context.Context, email, password string) (*Token, error) {
-	op, hash, err := s.Store.OperatorByEmail(ctx, NormalizeEmail(email))
+	op, hash, err := s.Store.OperatorByEmail(ctx, subprov.NormalizeEmail(email))
 	if err != nil {
 		if store.IsNoRows(err) {
 			identity.BurnPasswordCheck(password)
@@ -244,7 +241,7 @@ func (s *Service) CheckVerifiedSession(token, providerID, customerID string) err
 // RequestPasswordReset mails a 15-minute single-use reset link when the e-mail has a login,
 // and does nothing otherwise; the caller always answers the same (no account enumeration).
 func (s *Service) RequestPasswordReset(ctx context.Context, email string) error {
-	acc, err := s.Store.AccountByEmail(ctx, NormalizeEmail(email))
+	acc, err := s.Store.AccountByEmail(ctx, subprov.NormalizeEmail(email))
 	if err != nil {
 		if store.IsNoRows(err) {
 			return nil

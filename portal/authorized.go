@@ -37,7 +37,7 @@ func (s *Service) AddAuthorizedUser(ctx context.Context, acc *store.AccountLogin
 	if acc.SubscriberID == "" {
 		return nil, noSubscriber()
 	}
-	email := auth.NormalizeEmail(in.Email)
+	email := subprov.NormalizeEmail(in.Email)
 	problems := map[string]string{}
 	if strings.TrimSpace(in.FirstName) == "" {
 		problems["firstname"] = "required"

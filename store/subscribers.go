@@ -73,7 +73,7 @@ func (tx *Tx) UpsertSubscriber(ctx context.Context, sub *subprov.Subscriber, now
 		ON CONFLICT (id) DO UPDATE SET email = excluded.email, customer_number = excluded.customer_number,
 			legacy_customer_number = excluded.legacy_customer_number, search_text = excluded.search_text,
 			phone_digits = excluded.phone_digits, updated_at = excluded.updated_at`,
-		sub.ID, sub.ProviderID, strings.ToLower(holder.Email), nullStr(sub.CustomerNumber), nullStr(sub.LegacyCustomerNumber),
+		sub.ID, sub.ProviderID, subprov.NormalizeEmail(holder.Email), nullStr(sub.CustomerNumber), nullStr(sub.LegacyCustomerNumber),
 		nullStr(sub.ProcessorCustomerID), nullStr(sub.PaymentMethodID), subscriberSearchText(sub), digitsOnly(holder.PhoneNumber),
 		now.UTC(), now.UTC())
 	if err != nil {

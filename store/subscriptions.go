@@ -219,7 +219,7 @@ func (tx *Tx) UpdateSubscription(ctx context.Context, id string, c SubscriptionC
 // is also what tells a number set by hand: when it does nothing and no subscriber has the
 // e-mail, the number was taken and the next is tried.
 func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder subprov.Contact, now time.Time) (*subprov.Subscriber, bool, error) {
-	email := strings.ToLower(strings.TrimSpace(holder.Email))
+	email := subprov.NormalizeEmail(holder.Email)
 	if sub, err := tx.subscriberByEmail(ctx, providerID, email); err == nil {
 		return sub, false, nil
 	} else if !IsNoRows(err) {
@@ -276,7 +276,7 @@ func (tx *Tx) ProcessorCustomerInUse(ctx context.Context, providerID, customerID
 	var n int
 	err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM subscriptions s JOIN subscribers b ON b.id = s.subscriber_id
 		WHERE s.provider_id = ? AND s.processor_customer_id = ? AND s.status <> 'CANCELLED' AND b.email <> ?`,
-		providerID, customerID, strings.ToLower(subscriberEmail)).Scan(&n)
+		providerID, customerID, subprov.NormalizeEmail(subscriberEmail)).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("processor customer in use: %w", err)
 	}
