@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/testdb"
@@ -13,10 +14,6 @@ import (
 	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/store"
 )
-
-type fixedClock struct{ t time.Time }
-
-func (c fixedClock) Now() time.Time { return c.t }
 
 const northwind = "8d0c7f2e-1a3b-4c5d-9e6f-000000000001"
 
@@ -76,7 +73,8 @@ func TestHolderOnlyOperations(t *testing.T) {
 		if _, err := fixture.Load(ctx, s, f, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		clk := fixedClock{time.Date(2026, 12, 2, 17, 0, 0, 0, time.UTC)}
+		clk := clock.NewAdjustable(0)
+		now := clk.Set(time.Date(2026, 12, 2, 17, 0, 0, 0, time.UTC))
 		svc := &portal.Service{Store: s, Clock: clk, Processor: payments.NewFake(s, &faults.Switches{}, clk)}
 		holder, err := s.AccountByEmail(ctx, "marie.tremblay@example.ca")
 		if err != nil {
@@ -84,7 +82,7 @@ func TestHolderOnlyOperations(t *testing.T) {
 		}
 		err = s.InTx(ctx, func(tx *store.Tx) error {
 			return tx.InsertAuthorizedUser(ctx, northwind, &subprov.AuthorizedUser{ID: store.NewID(), SubscriberID: holder.SubscriberID,
-				Contact: subprov.Contact{FirstName: "Luc", LastName: "Tremblay", Email: "luc.tremblay@example.ca"}}, store.NewID(), clk.t)
+				Contact: subprov.Contact{FirstName: "Luc", LastName: "Tremblay", Email: "luc.tremblay@example.ca"}}, store.NewID(), now)
 		})
 		if err != nil {
 			t.Fatal(err)
