@@ -9,6 +9,7 @@ import (
 // driver reads it; a bad value, or a URL that does not parse, is refused without echoing the
 // password.
 func TestPoolSize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		wantURL  string

@@ -33,6 +33,7 @@ func seedProcessorProviders(t *testing.T, s *store.Store, ids ...string) {
 }
 
 func TestProcessorCustomerIsScopedToItsProvider(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		seedProcessorProviders(t, s, "pa", "pb")
@@ -73,6 +74,7 @@ func TestProcessorCustomerIsScopedToItsProvider(t *testing.T) {
 }
 
 func TestAddProcessorPaymentMethodAppendsOnceByID(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		seedProcessorProviders(t, s, "pa", "pb")
@@ -112,6 +114,7 @@ func TestAddProcessorPaymentMethodAppendsOnceByID(t *testing.T) {
 }
 
 func TestInsertProcessorChargeKeepsOneRowPerKey(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		seedProcessorProviders(t, s, "pa")
@@ -160,6 +163,7 @@ func TestInsertProcessorChargeKeepsOneRowPerKey(t *testing.T) {
 }
 
 func TestProcessorRefundTotalMatchesTheKeyPrefixOnly(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		seedProcessorProviders(t, s, "pa")

@@ -18,6 +18,7 @@ import (
 // (SQLite then preferred events_provider_seq) and those taken while the table was empty
 // (PostgreSQL then combined events_provider_seq with events_due and read both whole).
 func TestPendingEventReadsSkipDeliveredHistory(t *testing.T) {
+	t.Parallel()
 	eachStoreWithNewStatistics(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		pending := deliveredHistory(t, s, "p-hist", 1497, 3)
@@ -46,6 +47,7 @@ func TestPendingEventReadsSkipDeliveredHistory(t *testing.T) {
 // engines; on SQLite the "empty tables" run repeats "none", as ANALYZE of an empty table
 // writes no statistics there).
 func TestKeyedStatementsReadTheirKeys(t *testing.T) {
+	t.Parallel()
 	// What the plan must search: on SQLite the ids' column, as its plan names the search; on
 	// PostgreSQL the events' primary key (it may scan the other, empty, tables whole).
 	want := map[string]map[store.Dialect]string{
@@ -84,6 +86,7 @@ func TestKeyedStatementsReadTheirKeys(t *testing.T) {
 // range of the ids' index, and so does PostgreSQL without statistics (with those of an empty
 // table it may scan the table it believes empty, as in TestKeyedStatementsReadTheirKeys).
 func TestCustomerIDSearchReadsThePrimaryKey(t *testing.T) {
+	t.Parallel()
 	want := map[store.Dialect]string{store.SQLite: "(id>? AND id<?)", store.Postgres: "subscribers_pkey"}
 	eachStoreWithNewStatistics(t, func(t *testing.T, s *store.Store) {
 		st := store.SubscribersByIDPrefixStatement("p-keyed", "0a1b2c3d")

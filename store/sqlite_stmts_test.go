@@ -34,6 +34,7 @@ func cachedTexts(t *testing.T, db *sql.DB) map[string]bool {
 }
 
 func TestSQLiteStatementCache(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openTestSQLite(t)
 	if _, err := s.DB.ExecContext(ctx, `CREATE TABLE t (v INTEGER PRIMARY KEY); CREATE TABLE u (w TEXT)`); err != nil {

@@ -16,6 +16,7 @@ import (
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 func TestRebind(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		d    store.Dialect
 		in   string
@@ -47,6 +48,7 @@ func seedProvider(t *testing.T, s *store.Store, id string) {
 }
 
 func TestUniqueViolationIsRecognisedOnEachEngine(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		seedProvider(t, s, "p1")
 		err := s.InTx(context.Background(), func(tx *store.Tx) error {
@@ -64,6 +66,7 @@ func TestUniqueViolationIsRecognisedOnEachEngine(t *testing.T) {
 }
 
 func TestCustomerNumbersAreSequentialPerProviderAndSkipTakenOnes(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		seedProvider(t, s, "p1")
@@ -97,6 +100,7 @@ func TestCustomerNumbersAreSequentialPerProviderAndSkipTakenOnes(t *testing.T) {
 }
 
 func TestEnsureSubscriberSkipsNumbersTakenAndReusesTheEmail(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		seedProvider(t, s, "p1")
@@ -146,6 +150,7 @@ func TestEnsureSubscriberSkipsNumbersTakenAndReusesTheEmail(t *testing.T) {
 }
 
 func TestTokensAreSingleUseUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		if err := s.InTx(ctx, func(tx *store.Tx) error {
@@ -192,6 +197,7 @@ func TestTokensAreSingleUseUnderConcurrency(t *testing.T) {
 }
 
 func TestSettingOrInitKeepsTheFirstValue(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		a, err := s.SettingOrInit(ctx, "secret", "first")
@@ -209,6 +215,7 @@ func TestSettingOrInitKeepsTheFirstValue(t *testing.T) {
 // as DATABASE_URL's pool_max_conns says, and the parameter never reaches the server, which
 // would refuse it as unknown (the store would not open).
 func TestPostgresPoolSize(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(testdb.PostgresEnv) == "" {
 		t.Skip(testdb.PostgresEnv + " is not set")
 	}
