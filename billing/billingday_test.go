@@ -7,6 +7,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/testdb"
@@ -41,7 +42,7 @@ func TestChangeBillingDayIsTheHolders(t *testing.T) {
 			t.Fatal(err)
 		}
 		// December 2nd in Toronto, the month not invoiced yet: day 5 is still ahead.
-		svc := &billing.Service{Store: s, Clock: fixedClock{time.Date(2026, 12, 2, 17, 0, 0, 0, time.UTC)},
+		svc := &billing.Service{Store: s, Clock: clock.NewManual(time.Date(2026, 12, 2, 17, 0, 0, 0, time.UTC)),
 			Ledger: &billing.BuiltinLedger{Store: s, Faults: &faults.Switches{}}}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

@@ -73,8 +73,8 @@ func TestHolderOnlyOperations(t *testing.T) {
 		if _, err := fixture.Load(ctx, s, f, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		clk := clock.NewAdjustable(0)
-		now := clk.Set(time.Date(2026, 12, 2, 17, 0, 0, 0, time.UTC))
+		now := time.Date(2026, 12, 2, 17, 0, 0, 0, time.UTC)
+		clk := clock.NewManual(now)
 		svc := &portal.Service{Store: s, Clock: clk, Processor: payments.NewFake(s, &faults.Switches{}, clk)}
 		holder, err := s.AccountByEmail(ctx, "marie.tremblay@example.ca")
 		if err != nil {
