@@ -141,7 +141,7 @@ func (s *Service) patchContract(ctx context.Context, c Caller, subscriberID stri
 			return err
 		}
 		out = p.portal().Apply(holder)
-		out.Email = auth.NormalizeEmail(out.Email)
+		out.Email = subprov.NormalizeEmail(out.Email)
 		if !strings.EqualFold(out.Email, holder.Email) {
 			taken, err := tx.ChangeHolderEmail(ctx, c.Provider.ID, subscriberID, out.Email, now)
 			if err != nil {
@@ -200,7 +200,7 @@ func (s *Service) SendAccountLink(ctx context.Context, c Caller, customerID, act
 	default:
 		return nil, subprov.Invalid(map[string]string{"action": "must be password_reset or resend_activation"})
 	}
-	email := auth.NormalizeEmail(rec.Holder.Email)
+	email := subprov.NormalizeEmail(rec.Holder.Email)
 	if email == "" {
 		return nil, subprov.Invalid(map[string]string{"email": "the customer has no e-mail address on file"})
 	}

@@ -48,9 +48,6 @@ func unauthorized(msg string) error {
 	return subprov.Errorf(subprov.EUNAUTHORIZED, "unauthorized", "%s", msg)
 }
 
-// NormalizeEmail lower-cases and trims an e-mail; logins are case-insensitive.
-func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
-
 // ValidEmail reports whether s is a plain e-mail address.
 func ValidEmail(s string) bool {
 	a, err := mail.ParseAddress(s)
@@ -67,7 +64,7 @@ type Token struct {
 // a wrong password answer alike and take the same time.
 func (s *Service) LoginSubscriber(ctx context.Context, email, password string) (*Token, error) {
 	now := s.Clock.Now()
-	acc, err := s.Store.AccountByEmail(ctx, NormalizeEmail(email))
+	acc, err := s.Store.AccountByEmail(ctx, subprov.NormalizeEmail(email))
 	if err != nil {
 		if errors.Is(err, subprov.ErrNotFound) {
 			s.PasswordCost.BurnCheck(password)
@@ -110,7 +107,7 @@ func (s *Service) CheckAccountPassword(ctx context.Context, acc *store.AccountLo
 
 // LoginOperator checks a dashboard login and issues an access token.
 func (s *Service) LoginOperator(ctx context.Context, email, password string) (*Token, error) {
-	op, hash, err := s.Store.OperatorByEmail(ctx, NormalizeEmail(email))
+	op, hash, err := s.Store.OperatorByEmail(ctx, subprov.NormalizeEmail(email))
 	if err != nil {
 		if errors.Is(err, subprov.ErrNotFound) {
 			s.PasswordCost.BurnCheck(password)
@@ -178,6 +175,15 @@ func (s *Service) APIKey(ctx context.Context, raw string) (*subprov.APIKey, *sub
 	return k, p, nil
 }
 
+// AgentAccess refuses a key without the agent_api_access feature the support-agent surface
+// requires, over HTTP and over MCP alike.
+func AgentAccess(k *subprov.APIKey) error {
+	if !k.HasFeature(subprov.FeatureAgentAPI) {
+		return subprov.Errorf(subprov.EFORBIDDEN, "forbidden", "This API key does not have the agent_api_access feature")
+	}
+	return nil
+}
+
 // WebhookSecret resolves an X-Webhook-Secret to its provider. The lookup is by hash and the
 // hash is compared again in constant time, so timing reveals nothing about stored secrets.
 func (s *Service) WebhookSecret(ctx context.Context, raw string) (*subprov.Provider, error) {
@@ -238,7 +244,7 @@ func (s *Service) CheckVerifiedSession(token, providerID, customerID string) err
 // RequestPasswordReset mails a 15-minute single-use reset link when the e-mail has a login,
 // and does nothing otherwise; the caller always answers the same (no account enumeration).
 func (s *Service) RequestPasswordReset(ctx context.Context, email string) error {
-	acc, err := s.Store.AccountByEmail(ctx, NormalizeEmail(email))
+	acc, err := s.Store.AccountByEmail(ctx, subprov.NormalizeEmail(email))
 	if err != nil {
 		if errors.Is(err, subprov.ErrNotFound) {
 			return nil

@@ -101,7 +101,7 @@ func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, 
 	}
 	d := newDraft(p, sub, kind, period, date, lines, adjustments, credits, customerNumber, now)
 	d.inv.Occasion = occasion
-	if d.inv.Number, err = tx.NextDocumentNumber(ctx, p.ID, "INV"); err != nil {
+	if d.inv.Number, err = documentNumber(ctx, tx, p.ID, InvoicePrefix); err != nil {
 		return nil, err
 	}
 	inserted, err := tx.InsertInvoice(ctx, d.inv, d.lines, d.chargeAt, now)

@@ -26,8 +26,13 @@ const LastBillingDay = 10
 // changes when money is collected, never what is owed: no invoice, credit note or correction
 // results. If the current month is already invoiced the new day applies from next month;
 // otherwise it must still be ahead this month (today or past is 409). If the billing system
-// cannot reschedule the next invoice, the day stays saved and the answer is 502 (retry).
-func (s *Service) ChangeBillingDay(ctx context.Context, p *subprov.Provider, subscriberID, subscriptionID string, day int) (*BillingDayResult, error) {
+// cannot reschedule the next invoice, the day stays saved and the answer is 502 (retry). Only
+// the account holder may move it (403 holder_only for an authorized user).
+func (s *Service) ChangeBillingDay(ctx context.Context, p *subprov.Provider, acc *subprov.Account, subscriptionID string, day int) (*BillingDayResult, error) {
+	if err := acc.CheckHolder(); err != nil {
+		return nil, err
+	}
+	subscriberID := acc.SubscriberID
 	if day < 1 || day > LastBillingDay {
 		return nil, subprov.Invalid(map[string]string{"billing_day": "want a whole number from 1 to 10"})
 	}

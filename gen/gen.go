@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/rawdb"
@@ -837,7 +838,7 @@ func (g *generator) line(ctx context.Context, sub *subprov.Subscriber, n int, lo
 	if platform {
 		owner, custID, methodID = subprov.BillingPlatform, sub.ProcessorCustomerID, sub.PaymentMethodID
 	}
-	mode, portID, locationKey := subprov.DeliveryHomeDrop, any(nil), store.LocationKey(loc.unitID, loc.portID)
+	mode, portID, locationKey := subprov.DeliveryHomeDrop, any(nil), subprov.LocationKey(loc.unitID, loc.portID)
 	if loc.portID != "" {
 		mode, portID = subprov.DeliveryDirect, loc.portID
 	}
@@ -891,7 +892,7 @@ func (g *generator) history(ctx context.Context, sub *subprov.Subscriber, lineID
 			state, paidAt = "open", nil
 		}
 		date := first.Format(time.DateOnly)
-		g.invoices.add(ctx, invID, g.providerID, sub.ID, lineID, fmt.Sprintf("INV-%07d", g.invoiceSeq), sub.CustomerNumber, date,
+		g.invoices.add(ctx, invID, g.providerID, sub.ID, lineID, billing.DocumentNumber(billing.InvoicePrefix, int64(g.invoiceSeq)), sub.CustomerNumber, date,
 			first.Format("2006-01"), "recurring", state, int64(plan.price), int64(tax), int64(plan.price+tax), "CAD", date, paidAt, first)
 		g.invLines.add(ctx, id(kindInvLine, g.p, g.invoiceSeq), invID, 0, "plan", plan.name+", "+first.Format("January 2006"),
 			int64(plan.price), int64(plan.price))

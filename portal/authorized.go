@@ -32,10 +32,13 @@ func (s *Service) AuthorizedUsers(ctx context.Context, acc *store.AccountLogin) 
 // five per account (the subscriber row is locked so concurrent adds cannot pass the limit);
 // an e-mail that already has a portal login anywhere is refused.
 func (s *Service) AddAuthorizedUser(ctx context.Context, acc *store.AccountLogin, in AuthorizedUserInput) (*store.AuthorizedUserRow, error) {
+	if err := acc.CheckHolder(); err != nil {
+		return nil, err
+	}
 	if acc.SubscriberID == "" {
 		return nil, noSubscriber()
 	}
-	email := auth.NormalizeEmail(in.Email)
+	email := subprov.NormalizeEmail(in.Email)
 	problems := map[string]string{}
 	if strings.TrimSpace(in.FirstName) == "" {
 		problems["firstname"] = "required"
@@ -97,6 +100,9 @@ func (s *Service) invite(ctx context.Context, tx *store.Tx, providerID, userID, 
 
 // ResendInvite mails a fresh set-up link while the person has not chosen a password.
 func (s *Service) ResendInvite(ctx context.Context, acc *store.AccountLogin, id string) (*store.AuthorizedUserRow, error) {
+	if err := acc.CheckHolder(); err != nil {
+		return nil, err
+	}
 	if acc.SubscriberID == "" {
 		return nil, noSubscriber()
 	}
@@ -123,6 +129,9 @@ func (s *Service) ResendInvite(ctx context.Context, acc *store.AccountLogin, id 
 
 // RemoveAuthorizedUser deletes the person and their login.
 func (s *Service) RemoveAuthorizedUser(ctx context.Context, acc *store.AccountLogin, id string) error {
+	if err := acc.CheckHolder(); err != nil {
+		return err
+	}
 	if acc.SubscriberID == "" {
 		return noSubscriber()
 	}

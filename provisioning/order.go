@@ -357,7 +357,7 @@ func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order)
 			return err
 		}
 		if !inserted {
-			res, err = s.replay(ctx, tx, p, subscriber, pl, store.LocationKey(sub.UnitID, sub.PortID), o)
+			res, err = s.replay(ctx, tx, p, subscriber, pl, subprov.LocationKey(sub.UnitID, sub.PortID), o)
 			return err
 		}
 		res = &Result{Subscription: sub, SubscriberID: subscriber.ID, CustomerNumber: subscriber.CustomerNumber, Route: pl.route}
@@ -399,7 +399,7 @@ func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider,
 	place string, o *Order) (*Result, error) {
 	same := func(ex *subprov.Subscription) bool {
 		return ex.ProviderID == p.ID && ex.PlanVersionID == pl.plan.ID && ex.Anonymous == o.Anonymous &&
-			(o.Anonymous || ex.SubscriberID == subscriber.ID) && store.LocationKey(ex.UnitID, ex.PortID) == place
+			(o.Anonymous || ex.SubscriberID == subscriber.ID) && subprov.LocationKey(ex.UnitID, ex.PortID) == place
 	}
 	answer := func(ex *subprov.Subscription) (*Result, error) {
 		route, err := s.RouteOf(ctx, tx, ex)

@@ -270,7 +270,7 @@ func (tx *Tx) CreateHolderAccount(ctx context.Context, providerID, subscriberID,
 // ChangeHolderEmail moves a subscriber's holder e-mail (contact, subscriber and portal login).
 // taken reports that another subscriber or login already uses it.
 func (tx *Tx) ChangeHolderEmail(ctx context.Context, providerID, subscriberID, email string, now time.Time) (taken bool, err error) {
-	email = strings.ToLower(strings.TrimSpace(email))
+	email = subprov.NormalizeEmail(email)
 	var n int
 	err = tx.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM subscribers WHERE provider_id = ? AND email = ? AND id <> ?)
 		+ (SELECT COUNT(*) FROM accounts WHERE email = ? AND (subscriber_id IS NULL OR subscriber_id <> ? OR authorized_user_id IS NOT NULL))`,

@@ -91,26 +91,15 @@ func (tx *Tx) LockSubscription(ctx context.Context, providerID, id string) (*sub
 	return sub, nil
 }
 
-// LocationKey is the place a line occupies: its suite, or its port when the port belongs to no
-// suite. A suite and the port wired to it are one place, so a line ordered at the port
-// (direct) and one ordered for the suite (home_drop) compete for the same key.
-func LocationKey(unitID, portID string) string {
-	if unitID != "" {
-		return unitID
-	}
-	return portID
-}
-
-// holdsPlace is true for a line that holds its place: pending, active or suspended, or
-// cancelled and not yet deprovisioned (its service runs until ended_at and the deprovisioner
-// resets the port after). It is the predicate of the unique index subscriptions_location_holder
-// (migration 0022), written the same way so that reads by location use that index.
+// holdsPlace is subprov.HoldsPlace in SQL, for reads and counts by place. It is the predicate
+// of the unique index subscriptions_location_holder (migration 0022), written the same way so
+// that reads by location use that index; TestHoldsPlaceInSQLIsTheRule keeps it the rule.
 const holdsPlace = `(s.status IN ('PENDING_INSTALL', 'ACTIVE', 'SUSPENDED') OR (s.status = 'CANCELLED' AND s.deprovisioned_at IS NULL))`
 
 // lineHolding reads the line that holds a place, through subscriptions_location_holder.
 const lineHolding = `SELECT ` + subscriptionColumns + ` FROM subscriptions s WHERE s.location_key = ? AND ` + holdsPlace
 
-// LineHolding returns the line that holds a place (LocationKey), if any.
+// LineHolding returns the line that holds a place (subprov.LocationKey), if any.
 func (tx *Tx) LineHolding(ctx context.Context, locationKey string) (*subprov.Subscription, error) {
 	return scanSubscription(tx.QueryRow(ctx, lineHolding, locationKey))
 }
@@ -121,14 +110,14 @@ func (tx *Tx) SubscriptionByExternalID(ctx context.Context, providerID, external
 		WHERE s.provider_id = ? AND s.external_subscription_id = ?`, providerID, externalID))
 }
 
-// InsertSubscription inserts a new line at its place (LocationKey of its suite and port)
+// InsertSubscription inserts a new line at its place (subprov.LocationKey of its suite and port)
 // unless a unique constraint already holds one: a line holding the place, a line with the
 // external id, a line of the checkout session. inserted reports which. ON CONFLICT DO NOTHING
 // keeps a PostgreSQL transaction usable after losing the race, so the caller can read the
 // winner.
 func (tx *Tx) InsertSubscription(ctx context.Context, s *subprov.Subscription, now time.Time) (bool, error) {
 	var id string
-	locationKey := LocationKey(s.UnitID, s.PortID)
+	locationKey := subprov.LocationKey(s.UnitID, s.PortID)
 	err := tx.QueryRow(ctx, `INSERT INTO subscriptions (id, provider_id, subscriber_id, plan_version_id, building_id, unit_id, port_id,
 			location_key, status, workflow_state, delivery_mode, mac_address, billing_owner, billing_day, processor_customer_id,
 			payment_method_id, external_subscription_id, anonymous, contact_email, source, checkout_session_id, requested_start_date,
@@ -231,7 +220,7 @@ func (tx *Tx) UpdateSubscription(ctx context.Context, id string, c SubscriptionC
 // is also what tells a number set by hand: when it does nothing and no subscriber has the
 // e-mail, the number was taken and the next is tried.
 func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder subprov.Contact, now time.Time) (*subprov.Subscriber, bool, error) {
-	email := strings.ToLower(strings.TrimSpace(holder.Email))
+	email := subprov.NormalizeEmail(holder.Email)
 	if sub, err := tx.subscriberByEmail(ctx, providerID, email); err == nil {
 		return sub, false, nil
 	} else if !errors.Is(err, sql.ErrNoRows) {
@@ -288,7 +277,7 @@ func (tx *Tx) ProcessorCustomerInUse(ctx context.Context, providerID, customerID
 	var n int
 	err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM subscriptions s JOIN subscribers b ON b.id = s.subscriber_id
 		WHERE s.provider_id = ? AND s.processor_customer_id = ? AND s.status <> 'CANCELLED' AND b.email <> ?`,
-		providerID, customerID, strings.ToLower(subscriberEmail)).Scan(&n)
+		providerID, customerID, subprov.NormalizeEmail(subscriberEmail)).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("processor customer in use: %w", err)
 	}
