@@ -175,6 +175,17 @@ type Account struct {
 // IsHolder reports whether the account is the account holder's own login.
 func (a *Account) IsHolder() bool { return a.AuthorizedUserID == "" }
 
+// CheckHolder refuses an authorized user (403 holder_only) what only the account holder may do:
+// manage authorized users and the payment method, place orders, reactivate a line and move
+// its billing day. The holder is answerable for the account and its money; the people they
+// let in only use it.
+func (a *Account) CheckHolder() error {
+	if a.IsHolder() {
+		return nil
+	}
+	return Errorf(EFORBIDDEN, "holder_only", "Only the account holder can do this")
+}
+
 // AuthorizedUser is a person the holder allowed to use the account (at most 5).
 type AuthorizedUser struct {
 	ID             string

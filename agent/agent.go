@@ -6,6 +6,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 
@@ -69,7 +70,7 @@ func (s *Service) customer(ctx context.Context, c Caller, customerID string, ver
 	}
 	rec, err := s.Store.SubscriberRecordOf(ctx, c.Provider.ID, customerID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, errCustomerNotFound
 		}
 		return nil, err

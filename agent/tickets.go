@@ -77,12 +77,12 @@ func (s *Service) OpenTicket(ctx context.Context, c Caller, in TicketInput) (*Ti
 		return nil, subprov.Invalid(p)
 	}
 	t := &subprov.Ticket{ProviderID: c.Provider.ID, Kind: tickets.KindSupport, Priority: in.Priority,
-		ContactEmail: auth.NormalizeEmail(in.ContactEmail), Subject: strings.TrimSpace(in.Subject),
+		ContactEmail: subprov.NormalizeEmail(in.ContactEmail), Subject: strings.TrimSpace(in.Subject),
 		Article: article(in), InternalNote: strings.TrimSpace(in.Transcript)}
 	if rec != nil {
 		t.SubscriberID = rec.ID
 		if t.ContactEmail == "" {
-			t.ContactEmail = auth.NormalizeEmail(rec.Holder.Email)
+			t.ContactEmail = subprov.NormalizeEmail(rec.Holder.Email)
 		}
 	}
 	if t.Subject == "" {

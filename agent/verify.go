@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -177,7 +178,7 @@ func (s *Service) CheckCode(ctx context.Context, c Caller, customerID, code stri
 	ok := false
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
 		vc, err := tx.LockLiveCode(ctx, c.Provider.ID, rec.ID, now)
-		if store.IsNoRows(err) || (err == nil && vc.Checks >= maxChecks) {
+		if errors.Is(err, subprov.ErrNotFound) || (err == nil && vc.Checks >= maxChecks) {
 			return nil
 		}
 		if err != nil {

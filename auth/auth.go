@@ -5,6 +5,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/mail"
 	"slices"
@@ -47,9 +48,6 @@ func unauthorized(msg string) error {
 	return subprov.Errorf(subprov.EUNAUTHORIZED, "unauthorized", "%s", msg)
 }
 
-// NormalizeEmail lower-cases and trims an e-mail; logins are case-insensitive.
-func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
-
 // ValidEmail reports whether s is a plain e-mail address.
 func ValidEmail(s string) bool {
 	a, err := mail.ParseAddress(s)
@@ -66,9 +64,9 @@ type Token struct {
 // a wrong password answer alike and take the same time.
 func (s *Service) LoginSubscriber(ctx context.Context, email, password string) (*Token, error) {
 	now := s.Clock.Now()
-	acc, err := s.Store.AccountByEmail(ctx, NormalizeEmail(email))
+	acc, err := s.Store.AccountByEmail(ctx, subprov.NormalizeEmail(email))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			s.PasswordCost.BurnCheck(password)
 			return nil, invalidCredentials()
 		}
@@ -109,9 +107,9 @@ func (s *Service) CheckAccountPassword(ctx context.Context, acc *subprov.Account
 
 // LoginOperator checks a dashboard login and issues an access token.
 func (s *Service) LoginOperator(ctx context.Context, email, password string) (*Token, error) {
-	op, hash, err := s.Store.OperatorByEmail(ctx, NormalizeEmail(email))
+	op, hash, err := s.Store.OperatorByEmail(ctx, subprov.NormalizeEmail(email))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			s.PasswordCost.BurnCheck(password)
 			return nil, invalidCredentials()
 		}
@@ -137,7 +135,7 @@ func bearerSubject[T any](s *Service, ctx context.Context, bearer, audience stri
 	}
 	v, err := load(ctx, c.Subject)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return zero, unauthorized("Invalid or expired token")
 		}
 		return zero, err
@@ -169,12 +167,21 @@ func (s *Service) APIKey(ctx context.Context, raw string) (*subprov.APIKey, *sub
 	}
 	k, p, err := s.Store.APIKeyByHash(ctx, identity.HashSecret(raw))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, nil, unauthorized("Invalid API key")
 		}
 		return nil, nil, err
 	}
 	return k, p, nil
+}
+
+// AgentAccess refuses a key without the agent_api_access feature the support-agent surface
+// requires, over HTTP and over MCP alike.
+func AgentAccess(k *subprov.APIKey) error {
+	if !k.HasFeature(subprov.FeatureAgentAPI) {
+		return subprov.Errorf(subprov.EFORBIDDEN, "forbidden", "This API key does not have the agent_api_access feature")
+	}
+	return nil
 }
 
 // WebhookSecret resolves an X-Webhook-Secret to its provider. The lookup is by hash and the
@@ -186,7 +193,7 @@ func (s *Service) WebhookSecret(ctx context.Context, raw string) (*subprov.Provi
 	h := identity.HashSecret(raw)
 	p, err := s.Store.ProviderByWebhookSecretHash(ctx, h)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, unauthorized("Invalid webhook secret")
 		}
 		return nil, err
@@ -204,7 +211,7 @@ func (s *Service) DeviceSecret(ctx context.Context, raw string) (*subprov.Provid
 	}
 	p, err := s.Store.ProviderByDeviceSecretHash(ctx, identity.HashSecret(raw))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, unauthorized("Invalid device secret")
 		}
 		return nil, err
@@ -237,9 +244,9 @@ func (s *Service) CheckVerifiedSession(token, providerID, customerID string) err
 // RequestPasswordReset mails a 15-minute single-use reset link when the e-mail has a login,
 // and does nothing otherwise; the caller always answers the same (no account enumeration).
 func (s *Service) RequestPasswordReset(ctx context.Context, email string) error {
-	acc, err := s.Store.AccountByEmail(ctx, NormalizeEmail(email))
+	acc, err := s.Store.AccountByEmail(ctx, subprov.NormalizeEmail(email))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
 		}
 		return err
@@ -345,7 +352,7 @@ func (s *Service) SetPasswordWithLink(ctx context.Context, token, password strin
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
 		t, err := tx.ConsumeToken(ctx, identity.HashSecret(token), kindNames(kinds), now)
 		if err != nil {
-			if store.IsNoRows(err) {
+			if errors.Is(err, subprov.ErrNotFound) {
 				return errInvalidLink()
 			}
 			return err
@@ -374,7 +381,7 @@ func kindNames(kinds []TokenKind) []string {
 // so, the invalid_token error of ConfirmPasswordReset and Activate if not.
 func (s *Service) CheckLink(ctx context.Context, token string, kinds ...TokenKind) error {
 	if _, err := s.Store.LiveToken(ctx, identity.HashSecret(token), kindNames(kinds), s.Clock.Now()); err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return errInvalidLink()
 		}
 		return err

@@ -56,3 +56,26 @@ func TestVerifiedSession(t *testing.T) {
 		t.Fatal("accepted after 16 minutes")
 	}
 }
+
+func TestAgentAccess(t *testing.T) {
+	tests := []struct {
+		name     string
+		features []string
+		allowed  bool
+	}{
+		{"a key with agent_api_access reaches the agent surface", []string{subprov.FeatureAgentAPI}, true},
+		{"a key without features does not", nil, false},
+		{"nor does a key with other features only", []string{"something_else"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := AgentAccess(&subprov.APIKey{Features: tt.features})
+			if tt.allowed != (err == nil) {
+				t.Fatalf("AgentAccess = %v, want allowed %v", err, tt.allowed)
+			}
+			if err != nil && (subprov.ErrorCode(err) != subprov.EFORBIDDEN || subprov.ErrorReason(err) != "forbidden") {
+				t.Fatalf("AgentAccess = %v, want forbidden (forbidden)", err)
+			}
+		})
+	}
+}

@@ -101,7 +101,7 @@ func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, 
 	}
 	d := newDraft(p, sub, kind, period, date, lines, adjustments, credits, customerNumber, now)
 	d.inv.Occasion = occasion
-	if d.inv.Number, err = tx.NextDocumentNumber(ctx, p.ID, "INV"); err != nil {
+	if d.inv.Number, err = documentNumber(ctx, tx, p.ID, InvoicePrefix); err != nil {
 		return nil, err
 	}
 	inserted, err := tx.InsertInvoice(ctx, d.inv, d.lines, d.chargeAt, now)
@@ -223,7 +223,7 @@ func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
 		return err
 	})
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
 		}
 		return err
@@ -350,7 +350,7 @@ func (s *Service) restoreIfPaidUp(ctx context.Context, tx *store.Tx, sub *subpro
 func (s *Service) SetLineService(ctx context.Context, a jobs.SetLineService) error {
 	sub, err := s.Store.SubscriptionByID(ctx, a.SubscriptionID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
 		}
 		return err
@@ -407,7 +407,7 @@ func (s *Service) SetLineService(ctx context.Context, a jobs.SetLineService) err
 func (s *Service) line(ctx context.Context, subscriptionID string) (*subprov.Subscription, *subprov.Provider, error) {
 	sub, err := s.Store.SubscriptionByID(ctx, subscriptionID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, nil, nil
 		}
 		return nil, nil, err
@@ -427,7 +427,7 @@ func (s *Service) RetryNow(ctx context.Context, invoiceID string) (*subprov.Invo
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		st, err := tx.LockInvoice(ctx, invoiceID)
 		if err != nil {
-			if store.IsNoRows(err) {
+			if errors.Is(err, subprov.ErrNotFound) {
 				return subprov.NotFound("Invoice")
 			}
 			return err

@@ -50,7 +50,7 @@ func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *sub
 	in := period.Days()
 	_, err = s.Store.PeriodInvoice(ctx, q, sub.ID, period.String())
 	invoiced := err == nil
-	if err != nil && !store.IsNoRows(err) {
+	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 		return nil, err
 	}
 	status := sub.Status // before the cancellation: ApplyCancellation gets the line already cancelled

@@ -9,7 +9,6 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/pdf"
-	"github.com/subprov/subprov/store"
 )
 
 // Invoices lists a subscriber's local invoice rows, newest invoice_date first.
@@ -31,7 +30,7 @@ func (s *Service) CreditNotes(ctx context.Context, p *subprov.Provider, subscrib
 func (s *Service) InvoicePDF(ctx context.Context, w io.Writer, p *subprov.Provider, subscriberID, invoiceID string) error {
 	inv, err := s.Store.Invoice(ctx, p.ID, invoiceID)
 	if err != nil || inv.SubscriberID != subscriberID {
-		if err == nil || store.IsNoRows(err) {
+		if err == nil || errors.Is(err, subprov.ErrNotFound) {
 			return subprov.NotFound("Invoice")
 		}
 		return err
@@ -64,7 +63,7 @@ func (s *Service) InvoicePDF(ctx context.Context, w io.Writer, p *subprov.Provid
 func (s *Service) CreditNotePDF(ctx context.Context, w io.Writer, p *subprov.Provider, subscriberID, id string) error {
 	cn, err := s.Store.CreditNote(ctx, p.ID, id)
 	if err != nil || cn.SubscriberID != subscriberID || !listed(cn.State) {
-		if err == nil || store.IsNoRows(err) {
+		if err == nil || errors.Is(err, subprov.ErrNotFound) {
 			return subprov.NotFound("Credit note")
 		}
 		return err
@@ -79,7 +78,7 @@ func (s *Service) CreditNotePDF(ctx context.Context, w io.Writer, p *subprov.Pro
 		Lines: []pdf.Line{{Description: "Credit: " + cn.Reason, UnitPrice: cn.Amount, Amount: cn.Amount}}}
 	if cn.InvoiceID != "" {
 		inv, err := s.Store.Invoice(ctx, p.ID, cn.InvoiceID)
-		if err != nil && !store.IsNoRows(err) {
+		if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 			return err
 		}
 		if inv != nil {
@@ -118,7 +117,7 @@ func (s *Service) addressee(ctx context.Context, p *subprov.Provider, subscriber
 	var service subprov.Address
 	var suite string
 	if subscriptionID != "" {
-		if service, suite, err = s.Store.ServiceAddress(ctx, p.ID, subscriptionID); err != nil && !store.IsNoRows(err) {
+		if service, suite, err = s.Store.ServiceAddress(ctx, p.ID, subscriptionID); err != nil && !errors.Is(err, subprov.ErrNotFound) {
 			return nil, err
 		}
 		to.serviceAddress = strings.Join(postalLines(service, suite), ", ")

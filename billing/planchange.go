@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/subprov/subprov"
@@ -23,7 +24,7 @@ func (s *Service) planChangeMoney(ctx context.Context, q store.Querier, p *subpr
 	today := LocalDay(s.Clock.Now(), p.Location())
 	period := PeriodOf(today)
 	inv, err := s.Store.PeriodInvoice(ctx, q, sub.ID, period.String())
-	if store.IsNoRows(err) {
+	if errors.Is(err, subprov.ErrNotFound) {
 		return nil, "The current month is not invoiced yet: the monthly invoice will reflect the new price.", nil, nil
 	}
 	if err != nil {

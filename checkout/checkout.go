@@ -11,6 +11,7 @@ package checkout
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -72,7 +73,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput, accountID string) 
 	}
 	p, err := s.Store.Provider(ctx, in.ProviderID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Provider")
 		}
 		return nil, err
@@ -103,7 +104,7 @@ func (s *Service) validateChoice(ctx context.Context, p *subprov.Provider, in *C
 	}
 	b, err := s.Store.CoveredBuilding(ctx, p.ID, in.BuildingID)
 	if err != nil {
-		if store.IsNoRows(err) { // unknown and uncovered alike: 404
+		if errors.Is(err, subprov.ErrNotFound) { // unknown and uncovered alike: 404
 			return subprov.NotFound("Building")
 		}
 		return err
@@ -113,7 +114,7 @@ func (s *Service) validateChoice(ctx context.Context, p *subprov.Provider, in *C
 	}
 	if in.UnitID != "" {
 		u, err := s.Store.Unit(ctx, in.UnitID)
-		if err != nil && !store.IsNoRows(err) {
+		if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 			return err
 		}
 		if err != nil || u.BuildingID != in.BuildingID {
@@ -122,7 +123,7 @@ func (s *Service) validateChoice(ctx context.Context, p *subprov.Provider, in *C
 	}
 	if in.LocationHash != "" {
 		loc, err := s.Store.LocationByPort(ctx, in.LocationHash, "")
-		if err != nil && !store.IsNoRows(err) {
+		if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 			return err
 		}
 		if err != nil || loc.Building.ID != in.BuildingID {
@@ -138,7 +139,7 @@ func (s *Service) validateChoice(ctx context.Context, p *subprov.Provider, in *C
 func (s *Service) sellablePlan(ctx context.Context, p *subprov.Provider, id string) (*subprov.PlanVersion, error) {
 	v, err := s.Store.PlanVersion(ctx, p.ID, id)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.Invalid(map[string]string{"plan_version_id": "no plan version of this provider with this id"})
 		}
 		return nil, err
@@ -182,7 +183,7 @@ func withSessionID(base, id string) string {
 func (s *Service) load(ctx context.Context, id string) (*subprov.CheckoutSession, error) {
 	sess, err := s.Store.CheckoutSession(ctx, id)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, errSessionNotFound
 		}
 		return nil, err

@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/subprov/subprov"
@@ -113,7 +114,7 @@ func (s *Service) sessionUnit(ctx context.Context, sess *subprov.CheckoutSession
 	}
 	loc, err := s.Store.LocationByPort(ctx, sess.LocationHash, "")
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return "", nil // place() refuses the unresolvable port with its own 422
 		}
 		return "", err
@@ -219,7 +220,7 @@ func (s *Service) AnonymousComplete(ctx context.Context, secret string, in Anony
 			return nil, subprov.Errorf(subprov.ECONFLICT, "external_id_in_use", "external_id_in_use: external_subscription_id already names another line")
 		}
 		return s.anonymousReplay(ctx, ex)
-	} else if !store.IsNoRows(err) {
+	} else if !errors.Is(err, subprov.ErrNotFound) {
 		return nil, err
 	}
 	o := &provisioning.Order{ExternalSubscriptionID: in.ExternalSubscriptionID, Anonymous: true, ContactEmail: in.ContactEmail,

@@ -686,7 +686,7 @@ func (d *Deliverer) SendSandbox(ctx context.Context, a jobs.SendSandboxEvent) er
 	}
 	ev, err := d.Store.Event(ctx, a.ProviderID, a.EventID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
 		}
 		return fmt.Errorf("sandbox send: %w", err)

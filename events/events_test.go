@@ -20,6 +20,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/events"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
@@ -1128,7 +1129,7 @@ func TestEventsCommittedDuringABatchFollowIt(t *testing.T) {
 func holdEventWrites(s *store.Store, providerID string) (release func() error, err error) {
 	ctx := context.Background()
 	if s.Dialect == store.Postgres {
-		tx, err := s.DB.BeginTx(ctx, nil)
+		tx, err := rawdb.Writer(s).BeginTx(ctx, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/store"
 )
 
@@ -235,7 +236,7 @@ func secondaryIndexes(ctx context.Context, st *store.Store, tables []string) ([]
 	} else {
 		q = `SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (` + in + `) ORDER BY name`
 	}
-	rows, err := st.DB.QueryContext(ctx, st.Dialect.Rebind(q), args...)
+	rows, err := rawdb.Writer(st).QueryContext(ctx, st.Dialect.Rebind(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list indexes: %w", err)
 	}
@@ -273,7 +274,7 @@ func inThreads(ctx context.Context, st *store.Store, build func() error) error {
 // pragmas sets SQLite PRAGMAs on the writer connection, in order.
 func pragmas(ctx context.Context, st *store.Store, ps ...string) error {
 	for _, p := range ps {
-		if _, err := st.DB.ExecContext(ctx, "PRAGMA "+p); err != nil {
+		if _, err := rawdb.Writer(st).ExecContext(ctx, "PRAGMA "+p); err != nil {
 			return fmt.Errorf("PRAGMA %s: %w", p, err)
 		}
 	}

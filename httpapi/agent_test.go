@@ -17,6 +17,7 @@ import (
 	"github.com/subprov/subprov/config"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/internal/rawdb"
 )
 
 const (
@@ -137,7 +138,7 @@ func TestVerifiedCodesDoNotCountAgainstTheResendLimit(t *testing.T) {
 					verifiedAt = at
 				}
 				for i := range perKey {
-					if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`INSERT INTO verification_codes (id, provider_id, subscriber_id, channel, code_hash, expires_at, created_at, api_key_id, consumed_at, verified_at)
+					if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`INSERT INTO verification_codes (id, provider_id, subscriber_id, channel, code_hash, expires_at, created_at, api_key_id, consumed_at, verified_at)
 						VALUES (?, ?, ?, 'email', 'x', ?, ?, ?, ?, ?)`), fmt.Sprintf("5c0de000-0000-4000-8000-%012d", i), northwind, marieID, at.Add(10*time.Minute), at, keyID, at, verifiedAt); err != nil {
 						t.Fatal(err)
 					}
@@ -414,7 +415,7 @@ func TestAgentVerificationCodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range 60 {
-			if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`INSERT INTO verification_codes (id, provider_id, subscriber_id, channel, code_hash, expires_at, created_at, api_key_id)
+			if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`INSERT INTO verification_codes (id, provider_id, subscriber_id, channel, code_hash, expires_at, created_at, api_key_id)
 				VALUES (?, ?, ?, 'email', 'x', ?, ?, ?)`), fmt.Sprintf("5c0de000-0000-4000-8000-%012d", i), northwind, marieID, at.Add(10*time.Minute), at, keyID); err != nil {
 				t.Fatal(err)
 			}

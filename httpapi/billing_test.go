@@ -14,6 +14,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
@@ -146,7 +147,7 @@ func TestDunningCutsOffAndRestores(t *testing.T) {
 			t.Fatal("no suspension mail")
 		}
 		// The customer fixes the card; the operator retries now; the line comes back.
-		s.Store.DB.Exec(`UPDATE processor_payment_methods SET behaviour = 'succeeds' WHERE id = 'pm_demo_declines'`)
+		rawdb.Writer(s.Store).Exec(`UPDATE processor_payment_methods SET behaviour = 'succeeds' WHERE id = 'pm_demo_declines'`)
 		op := s.Operator()
 		openInvoices := func() []string {
 			rows, err := s.Store.R().Query(context.Background(), `SELECT id FROM invoices WHERE subscription_id = ? AND status = 'open'`, id)
@@ -444,7 +445,7 @@ func TestDocumentPDFsNameTheCustomer(t *testing.T) {
 		check("credit note: the separate billing contact", creditPDF, "0042-117", billing, []string{"marie.tremblay@example.ca"})
 
 		// A new customer number: issued documents keep theirs, a new one carries the new.
-		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE subscribers SET customer_number = '0042-999' WHERE id = ?`), sub.SubscriberID); err != nil {
+		if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE subscribers SET customer_number = '0042-999' WHERE id = ?`), sub.SubscriberID); err != nil {
 			t.Fatal(err)
 		}
 		after := credit("second goodwill")
@@ -452,7 +453,7 @@ func TestDocumentPDFsNameTheCustomer(t *testing.T) {
 		check("issued credit note keeps its number", creditPDF, "0042-117", nil, []string{"0042-999"})
 		check("a new credit note carries the new number", "/api/v1/credit-notes/"+after+"/pdf", "0042-999", nil, []string{"0042-117"})
 		// An invoice issued before the subscriber had a number prints the number it has now.
-		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE invoices SET customer_number = NULL WHERE id = ?`), invoice); err != nil {
+		if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE invoices SET customer_number = NULL WHERE id = ?`), invoice); err != nil {
 			t.Fatal(err)
 		}
 		check("an invoice issued without a number", invoicePDF, "0042-999", nil, nil)
@@ -598,7 +599,7 @@ func TestPlanChangePreviewWithoutBillingDocument(t *testing.T) {
 		s.DevClock.Set(time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC))
 		id := (&hook{}).post(s, platformOrder("lh_7f3a9c1206", "nodoc@example.ca", "cus_demo_visa")).JSON["subscription_id"].(string)
 		apptest.Eventually(t, 15*time.Second, "the first invoice", func() bool { return len(invoicesOf(t, s, id)) == 1 })
-		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`DELETE FROM ledger_documents WHERE invoice_id IN (SELECT id FROM invoices WHERE subscription_id = ?)`), id); err != nil {
+		if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`DELETE FROM ledger_documents WHERE invoice_id IN (SELECT id FROM invoices WHERE subscription_id = ?)`), id); err != nil {
 			t.Fatal(err)
 		}
 		res := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriptions/" + id + "/change-plan/preview?plan_version_id=" + planFibre500, Headers: apptest.Key(storeKey)})
@@ -690,7 +691,7 @@ func awaitBillRun(t *testing.T, s *apptest.Service, day string) {
 // issued.
 func recurringPeriods(t *testing.T, s *apptest.Service, subID string) []string {
 	t.Helper()
-	return testdb.Strings(t, s.Store.DB.QueryContext, s.Store.Dialect.Rebind(`SELECT period FROM invoices
+	return testdb.Strings(t, rawdb.Writer(s.Store).QueryContext, s.Store.Dialect.Rebind(`SELECT period FROM invoices
 		WHERE subscription_id = ? AND kind = 'recurring' ORDER BY created_at, number`), subID)
 }
 
@@ -783,7 +784,7 @@ func TestACancelledLineWaitingForAVisitIsNotBilled(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := setClock(t, s, s.Operator(), "2027-02-10T15:00:00Z")
 		awaitBillRun(t, s, "2027-02-10")
-		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE subscriptions SET status = 'PENDING_INSTALL', workflow_state = 'awaiting_install' WHERE id = ?`), marieLine); err != nil {
+		if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE subscriptions SET status = 'PENDING_INSTALL', workflow_state = 'awaiting_install' WHERE id = ?`), marieLine); err != nil {
 			t.Fatal(err)
 		}
 		cancelLine(t, s, op, marieLine, "2027-04-10")

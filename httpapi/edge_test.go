@@ -18,6 +18,7 @@ import (
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/httpapi"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -691,7 +692,7 @@ func TestGracefulShutdownFinishesInFlightJobs(t *testing.T) {
 		}))
 		defer srv.Close()
 		s := apptest.Start(t, u)
-		s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), srv.URL, northwind)
+		rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), srv.URL, northwind)
 		res := (&hook{}).post(s, order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen102}))
 		if res.Status != 200 {
 			t.Fatalf("order: %s", res.Raw)

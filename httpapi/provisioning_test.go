@@ -21,6 +21,7 @@ import (
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
 	"github.com/subprov/subprov/internal/invariants"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
@@ -67,7 +68,7 @@ type hook struct {
 
 func newHook(t *testing.T, s *apptest.Service, secret string) *hook {
 	h := newReceiver(t, secret)
-	if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), h.srv.URL, northwind); err != nil {
+	if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), h.srv.URL, northwind); err != nil {
 		t.Fatal(err)
 	}
 	return h
@@ -259,7 +260,7 @@ func TestProviderInitiatedIsIdempotent(t *testing.T) {
 			t.Fatalf("taken location: %d %s", res.Status, res.Raw)
 		}
 		// A SUSPENDED line counts as existing: the replay answers it with its real status.
-		s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE subscriptions SET status = 'SUSPENDED' WHERE id = ?`), first.JSON["subscription_id"])
+		rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE subscriptions SET status = 'SUSPENDED' WHERE id = ?`), first.JSON["subscription_id"])
 		res := h.post(s, body)
 		if res.JSON["subscription_id"] != first.JSON["subscription_id"] || res.JSON["status"] != "SUSPENDED" {
 			t.Fatalf("suspended replay: %s", res.Raw)
@@ -977,7 +978,7 @@ func TestWebhookSurvivesARestart(t *testing.T) {
 		defer srv.Close()
 		defer close(release)
 		a := apptest.Start(t, u)
-		a.Store.DB.Exec(a.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), srv.URL, northwind)
+		rawdb.Writer(a.Store).Exec(a.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), srv.URL, northwind)
 		res := (&hook{}).post(a, order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen102}))
 		if res.Status != 200 {
 			t.Fatalf("order: %s", res.Raw)
@@ -997,7 +998,7 @@ func TestWebhookSurvivesARestart(t *testing.T) {
 		mu.Unlock()
 		b := apptest.Start(t, u)
 		// The new process loads the demo fixture again, which has no webhook URL: set it back.
-		b.Store.DB.Exec(b.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), srv.URL, northwind)
+		rawdb.Writer(b.Store).Exec(b.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), srv.URL, northwind)
 		b.DevClock.Advance(10 * time.Minute) // past any retry a failed attempt scheduled
 		apptest.Eventually(t, 20*time.Second, "delivery after the restart", func() bool {
 			mu.Lock()
@@ -1022,7 +1023,7 @@ func TestNoOrderOnANonOrderableBuilding(t *testing.T) {
 		portSession := session(t, s, map[string]any{"location_hash": hashKing1206})
 		suiteSession := session(t, s, map[string]any{"unit_id": unitKing1205, "delivery_mode": "home_drop"})
 		anonSession := session(t, s, map[string]any{"location_hash": hashKing1206, "delivery_mode": "direct"})
-		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE buildings SET orderable = ? WHERE id = ?`), false, kingBuilding); err != nil {
+		if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE buildings SET orderable = ? WHERE id = ?`), false, kingBuilding); err != nil {
 			t.Fatal(err)
 		}
 		check := s.Do(apptest.Request{Method: "POST", Path: "/partner/serviceability/check", Headers: apptest.Key(storeKey),

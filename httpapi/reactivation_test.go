@@ -8,6 +8,7 @@ import (
 
 	"github.com/subprov/subprov/internal/apptest"
 	"github.com/subprov/subprov/internal/invariants"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/store"
 )
 
@@ -165,7 +166,7 @@ func TestReactivationPreview(t *testing.T) {
 			t.Fatalf("an authorized user changed the line: %s", n)
 		}
 		// Unpaid invoices block.
-		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE invoices SET status = 'open' WHERE subscriber_id = ?`), marieSubscriber); err != nil {
+		if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE invoices SET status = 'open' WHERE subscriber_id = ?`), marieSubscriber); err != nil {
 			t.Fatal(err)
 		}
 		if r := x.preview(marie); r.JSON["eligible"] != false || !strings.Contains(blockersOf(r), "unpaid invoices") {
@@ -529,7 +530,7 @@ func TestResume(t *testing.T) {
 		x.cancel(king6, "2026-11-21")
 		// Without a card on file: no_payment_method, nothing changed.
 		exec := func(q string, args ...any) {
-			if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(q), args...); err != nil {
+			if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(q), args...); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -568,7 +569,7 @@ func TestReactivationInstallUnavailable(t *testing.T) {
 				`CREATE TRIGGER refuse_install BEFORE INSERT ON install_jobs FOR EACH ROW EXECUTE FUNCTION refuse_install()`}
 		}
 		for _, q := range refuse {
-			if _, err := s.Store.DB.Exec(q); err != nil {
+			if _, err := rawdb.Writer(s.Store).Exec(q); err != nil {
 				t.Fatal(err)
 			}
 		}

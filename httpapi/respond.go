@@ -82,7 +82,7 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 		ok = !unlisted
 	}
 	if !ok {
-		slog.ErrorContext(r.Context(), "internal error", "request_id", requestID(r), "method", r.Method, "path", r.URL.Path, "err", err)
+		logOf(r).ErrorContext(r.Context(), "internal error", "request_id", requestID(r), "method", r.Method, "path", r.URL.Path, "err", err)
 		e = &subprov.Error{Code: subprov.EINTERNAL, Reason: "internal", Message: "Internal server error"}
 	}
 	status := statusOf[e.Code]
@@ -93,7 +93,7 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 		if e.Code == subprov.ERATELIMITED {
 			e = &subprov.Error{Code: e.Code, Message: "Too many attempts from your network in a short time. Please wait a minute, then try again."}
 		}
-		writePageError(w, status, e)
+		writePageError(w, r, status, e)
 		return
 	}
 	if e.Code == subprov.ERATELIMITED {
@@ -147,13 +147,13 @@ var pageTitles = map[int]string{
 	http.StatusTooManyRequests: "Please wait a moment",
 }
 
-func writePageError(w http.ResponseWriter, status int, e *subprov.Error) {
+func writePageError(w http.ResponseWriter, r *http.Request, status int, e *subprov.Error) {
 	title := pageTitles[status]
 	if title == "" {
 		title = "Something went wrong"
 	}
 	if err := pages.Message(w, status, title, e.Message); err != nil {
-		slog.Warn("write error page", "err", err)
+		logOf(r).Warn("write error page", "err", err)
 	}
 }
 

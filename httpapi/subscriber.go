@@ -143,11 +143,11 @@ func (s *server) handleBillingDay(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	sid, p, err := s.subscriberOf(r)
+	_, p, err := s.subscriberOf(r)
 	if err != nil {
 		return err
 	}
-	res, err := s.Billing.ChangeBillingDay(r.Context(), p, sid, q.SubscriptionID, *q.BillingDay)
+	res, err := s.Billing.ChangeBillingDay(r.Context(), p, &callerOf(r).Account.Account, q.SubscriptionID, *q.BillingDay)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -69,7 +70,7 @@ func (s *Service) BookingPage(ctx context.Context, token string) (*Page, error) 
 	}
 	link, err := s.Store.BookingLinkByHash(ctx, identity.HashSecret(token))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, invalidLink()
 		}
 		return nil, err
@@ -169,7 +170,7 @@ func (s *Service) Book(ctx context.Context, token, slotID string) (*Page, error)
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		link, err := tx.LockBookingLink(ctx, hash)
 		if err != nil {
-			if store.IsNoRows(err) {
+			if errors.Is(err, subprov.ErrNotFound) {
 				return invalidLink()
 			}
 			return err

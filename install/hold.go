@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"errors"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/store"
@@ -14,7 +15,7 @@ import (
 func (s *Service) Hold(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error {
 	now := s.Clock.Now()
 	job, err := tx.LockLiveInstallJob(ctx, sub.ID)
-	if err != nil && !store.IsNoRows(err) {
+	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 		return err
 	}
 	if sub.OnHold && (job == nil || job.State == StateHeld) {
@@ -69,7 +70,7 @@ func (s *Service) Restore(ctx context.Context, tx *store.Tx, p *subprov.Provider
 	}
 	job, err := tx.LockLiveInstallJob(ctx, sub.ID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
 		}
 		return err

@@ -7,6 +7,7 @@ package install
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -169,7 +170,7 @@ func contactEmail(ctx context.Context, tx *store.Tx, sub *subprov.Subscription) 
 	}
 	holder, _, err := tx.Contacts(ctx, sub.SubscriberID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return "", nil
 		}
 		return "", fmt.Errorf("contact e-mail: %w", err)

@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/subprov/subprov"
@@ -61,7 +62,7 @@ func jobNotFound() error { return subprov.NotFound("Install job") }
 func (s *Service) Job(ctx context.Context, id string) (*subprov.InstallJob, error) {
 	j, err := s.Store.InstallJob(ctx, "", id)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, jobNotFound()
 		}
 		return nil, err
@@ -73,7 +74,7 @@ func (s *Service) Job(ctx context.Context, id string) (*subprov.InstallJob, erro
 func (s *Service) lockTarget(ctx context.Context, tx *store.Tx, id string) (*linkTarget, error) {
 	job, err := tx.LockInstallJob(ctx, id)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, jobNotFound()
 		}
 		return nil, err
@@ -106,7 +107,7 @@ func (s *Service) Assign(ctx context.Context, id, assignee, operator string) (*s
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		job, err := tx.LockInstallJob(ctx, id)
 		if err != nil {
-			if store.IsNoRows(err) {
+			if errors.Is(err, subprov.ErrNotFound) {
 				return jobNotFound()
 			}
 			return err

@@ -13,9 +13,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 
@@ -61,13 +58,6 @@ type Client struct {
 	pilot *wakePilot
 }
 
-func driverFor(s *store.Store) riverdriver.Driver[*sql.Tx] {
-	if s.Dialect == store.Postgres {
-		return riverdatabasesql.New(s.DB)
-	}
-	return riversqlite.New(s.DB)
-}
-
 // addWorker registers a handler for its job kind; nil leaves the kind unregistered.
 func addWorker[T river.JobArgs](w *river.Workers, h func(context.Context, T) error) {
 	if h == nil {
@@ -90,9 +80,12 @@ func Migrate(ctx context.Context, s *store.Store) error {
 
 // Ready reports whether River's own tables are migrated (part of /readyz).
 func Ready(ctx context.Context, s *store.Store) error {
-	var n int
-	if err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM river_job WHERE 1 = 0`).Scan(&n); err != nil {
+	ok, err := jobTableExists(ctx, s)
+	if err != nil {
 		return fmt.Errorf("job queue not migrated: %w", err)
+	}
+	if !ok {
+		return fmt.Errorf("job queue not migrated: no table %s", jobTable)
 	}
 	return nil
 }
@@ -217,23 +210,7 @@ func ClaimAndEnqueue(ctx context.Context, s *store.Store, q Enqueuer, ids []stri
 }
 
 // Counts returns the number of jobs per state, for /metrics.
-func Counts(ctx context.Context, s *store.Store) (map[string]int, error) {
-	rows, err := s.R().Query(ctx, `SELECT state, COUNT(*) FROM river_job GROUP BY state`)
-	if err != nil {
-		return nil, fmt.Errorf("count jobs: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var st string
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, fmt.Errorf("scan job count: %w", err)
-		}
-		out[st] = n
-	}
-	return out, rows.Err()
-}
+func Counts(ctx context.Context, s *store.Store) (map[string]int, error) { return countJobs(ctx, s) }
 
 // Unfinished describes the jobs not done yet, at most limit of them: waiting to run, running,
 // retrying after a failure (whenever the retry is due), or scheduled for a time already past.

@@ -2,6 +2,7 @@ package portal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -79,7 +80,7 @@ func (s *Service) runningLine(ctx context.Context, p *subprov.Provider, subscrib
 // uncovered building is everywhere; one it covers that cannot take an order this way is 409.
 func (s *Service) orderableBuilding(ctx context.Context, p *subprov.Provider, buildingID string) (*subprov.Building, error) {
 	b, err := s.Store.CoveredBuilding(ctx, p.ID, buildingID)
-	if store.IsNoRows(err) {
+	if errors.Is(err, subprov.ErrNotFound) {
 		covering, err := s.Store.CoveringProviders(ctx, buildingID)
 		if err != nil {
 			return nil, err
@@ -115,6 +116,9 @@ func (s *Service) window(p *subprov.Provider, b *subprov.Building) (string, stri
 // OrderOptions lists what the caller can order in a building: whether it is served, the
 // route, every suite with its availability, the caller's running line and its postal label.
 func (s *Service) OrderOptions(ctx context.Context, acc *subprov.AccountLogin, buildingID string) (*OrderOptions, error) {
+	if err := acc.CheckHolder(); err != nil {
+		return nil, err
+	}
 	p, err := s.account(ctx, acc)
 	if err != nil {
 		return nil, err
@@ -205,6 +209,9 @@ func PromoLive(plan *subprov.PlanVersion, today string) *subprov.Money {
 // checkOrder applies the order rules in the order a person would fix them; it returns what
 // it resolved so far with the first problem. It writes nothing.
 func (s *Service) checkOrder(ctx context.Context, acc *subprov.AccountLogin, r OrderRequest) (*OrderPlan, error) {
+	if err := acc.CheckHolder(); err != nil {
+		return nil, err
+	}
 	p, err := s.account(ctx, acc)
 	if err != nil {
 		return nil, err
@@ -234,7 +241,7 @@ func (s *Service) checkOrder(ctx context.Context, acc *subprov.AccountLogin, r O
 		return o, err
 	}
 	if o.Plan, err = s.Store.PlanVersion(ctx, p.ID, r.PlanVersionID); err != nil || !o.Plan.Sellable {
-		if err == nil || store.IsNoRows(err) {
+		if err == nil || errors.Is(err, subprov.ErrNotFound) {
 			o.Plan = nil
 			return o, orderError(subprov.ENOTFOUND, "plan_not_found", "No plan of this provider with this plan_version_id is on sale")
 		}
@@ -244,7 +251,7 @@ func (s *Service) checkOrder(ctx context.Context, acc *subprov.AccountLogin, r O
 		return o, orderError(subprov.EINVALID, "suite_required", "Choose the suite (unit_id) the line is for")
 	}
 	if o.Unit, err = s.Store.Unit(ctx, r.UnitID); err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return o, orderError(subprov.ENOTFOUND, "suite_not_found", "No suite with this unit_id")
 		}
 		return o, err
@@ -278,7 +285,7 @@ func (s *Service) checkOrder(ctx context.Context, acc *subprov.AccountLogin, r O
 	if id := strings.TrimSpace(r.EndCurrentSubscriptionID); id != "" {
 		end, err := s.Store.Subscription(ctx, p.ID, id)
 		if err != nil || end.SubscriberID != acc.SubscriberID {
-			if err == nil || store.IsNoRows(err) {
+			if err == nil || errors.Is(err, subprov.ErrNotFound) {
 				return o, subprov.NotFound("Subscription")
 			}
 			return o, err

@@ -2,6 +2,7 @@ package portal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -50,7 +51,7 @@ func (s *Service) Reactivation(ctx context.Context, acc *subprov.AccountLogin) (
 		return nil, err
 	}
 	sub, err := s.Store.LatestCancelled(ctx, p.ID, acc.SubscriberID)
-	if store.IsNoRows(err) {
+	if errors.Is(err, subprov.ErrNotFound) {
 		return &ReactivationView{Path: PathNone, Blockers: []string{}, HolderOnly: !acc.IsHolder()}, nil
 	}
 	if err != nil {
@@ -111,7 +112,7 @@ func (s *Service) assess(ctx context.Context, p *subprov.Provider, sub *subprov.
 		}
 	}
 	b, err := s.Store.CoveredBuilding(ctx, p.ID, sub.BuildingID)
-	if err != nil && !store.IsNoRows(err) {
+	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 		return nil, err
 	}
 	if err != nil || !b.LineType.Valid() {
@@ -163,13 +164,16 @@ func notEligible(v *ReactivationView) error {
 
 // Reactivate acts on the preview's case for one of the holder's cancelled lines.
 func (s *Service) Reactivate(ctx context.Context, acc *subprov.AccountLogin, subscriptionID string) (*ReactivationResult, error) {
+	if err := acc.CheckHolder(); err != nil {
+		return nil, err
+	}
 	p, err := s.account(ctx, acc)
 	if err != nil {
 		return nil, err
 	}
 	sub, err := s.Store.Subscription(ctx, p.ID, subscriptionID)
 	if err != nil || sub.SubscriberID != acc.SubscriberID {
-		if err == nil || store.IsNoRows(err) {
+		if err == nil || errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Subscription")
 		}
 		return nil, err

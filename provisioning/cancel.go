@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -132,7 +133,7 @@ func (s *Service) Cancellation(ctx context.Context, subscriptionID string) (*sub
 func (s *Service) operatorSubscription(ctx context.Context, id string) (*subprov.Subscription, *subprov.Provider, error) {
 	sub, err := s.Store.SubscriptionByID(ctx, id)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, nil, subprov.NotFound("Subscription")
 		}
 		return nil, nil, err

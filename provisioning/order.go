@@ -168,7 +168,7 @@ func (s *Service) place(ctx context.Context, p *subprov.Provider, o *Order) (*pl
 	pl := &placement{}
 	plan, err := s.Store.PlanVersion(ctx, p.ID, o.PlanVersionID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, invalid("plan_version_id", "no plan version of this provider with this id")
 		}
 		return nil, err
@@ -194,14 +194,14 @@ func (s *Service) place(ctx context.Context, p *subprov.Provider, o *Order) (*pl
 	}
 	unit, err := s.Store.Unit(ctx, o.UnitID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, invalid("unit_id", "no unit with this id")
 		}
 		return nil, err
 	}
 	b, err := s.Store.CoveredBuilding(ctx, p.ID, unit.BuildingID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, invalid("unit_id", "the unit is in a building this provider does not cover")
 		}
 		return nil, err
@@ -231,7 +231,7 @@ func Orderable(b *subprov.Building, field string) error {
 func (s *Service) placeAtPort(ctx context.Context, p *subprov.Provider, o *Order, pl *placement) (*placement, error) {
 	loc, err := s.Store.LocationByPortFor(ctx, p.ID, o.LocationHash, o.LocationIdentifier)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, invalid("location_hash", "no port with this location_hash or location_identifier")
 		}
 		return nil, err
@@ -357,7 +357,7 @@ func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order)
 			return err
 		}
 		if !inserted {
-			res, err = s.replay(ctx, tx, p, subscriber, pl, store.LocationKey(sub.UnitID, sub.PortID), o)
+			res, err = s.replay(ctx, tx, p, subscriber, pl, subprov.LocationKey(sub.UnitID, sub.PortID), o)
 			return err
 		}
 		res = &Result{Subscription: sub, SubscriberID: subscriber.ID, CustomerNumber: subscriber.CustomerNumber, Route: pl.route}
@@ -399,7 +399,7 @@ func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider,
 	place string, o *Order) (*Result, error) {
 	same := func(ex *subprov.Subscription) bool {
 		return ex.ProviderID == p.ID && ex.PlanVersionID == pl.plan.ID && ex.Anonymous == o.Anonymous &&
-			(o.Anonymous || ex.SubscriberID == subscriber.ID) && store.LocationKey(ex.UnitID, ex.PortID) == place
+			(o.Anonymous || ex.SubscriberID == subscriber.ID) && subprov.LocationKey(ex.UnitID, ex.PortID) == place
 	}
 	answer := func(ex *subprov.Subscription) (*Result, error) {
 		route, err := s.RouteOf(ctx, tx, ex)
@@ -414,20 +414,20 @@ func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider,
 				return nil, subprov.Errorf(subprov.ECONFLICT, "external_id_in_use", "external_id_in_use: external_subscription_id already names another line")
 			}
 			return answer(ex)
-		} else if !store.IsNoRows(err) {
+		} else if !errors.Is(err, subprov.ErrNotFound) {
 			return nil, err
 		}
 	}
 	if o.SessionID != "" {
 		if ex, err := tx.SubscriptionByCheckoutSession(ctx, o.SessionID); err == nil {
 			return answer(ex)
-		} else if !store.IsNoRows(err) {
+		} else if !errors.Is(err, subprov.ErrNotFound) {
 			return nil, err
 		}
 	}
 	holder, err := tx.LineHolding(ctx, place)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.Errorf(subprov.ECONFLICT, "conflict", "the order conflicts with an existing line; retry")
 		}
 		return nil, err

@@ -108,7 +108,7 @@ func (d changeDay) limitReached() error {
 func (s *Service) PreviewPlanChange(ctx context.Context, p *subprov.Provider, subscriptionID, planVersionID string, cal Calendar) (*PlanChangeQuote, error) {
 	sub, err := s.Store.Subscription(ctx, p.ID, subscriptionID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Subscription")
 		}
 		return nil, err
@@ -126,7 +126,7 @@ func (s *Service) quote(ctx context.Context, p *subprov.Provider, sub *subprov.S
 	}
 	to, err := s.Store.PlanVersion(ctx, p.ID, planVersionID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.Invalid(map[string]string{"plan_version_id": "no plan version of this provider with this id"})
 		}
 		return nil, err

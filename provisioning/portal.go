@@ -115,7 +115,7 @@ func (s *Service) Reinstate(ctx context.Context, p *subprov.Provider, subscripti
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		sub, err := tx.LockSubscription(ctx, p.ID, subscriptionID)
 		if err != nil {
-			if store.IsNoRows(err) {
+			if errors.Is(err, subprov.ErrNotFound) {
 				return subprov.NotFound("Subscription")
 			}
 			return err
@@ -125,7 +125,7 @@ func (s *Service) Reinstate(ctx context.Context, p *subprov.Provider, subscripti
 		}
 		now := s.Clock.Now()
 		if err := tx.ReinstateSubscription(ctx, sub.ID, r.Reinstatement, now); err != nil {
-			if s.Store.Dialect.IsUniqueViolation(err) {
+			if errors.Is(err, subprov.ErrDuplicate) {
 				return heldSuite()
 			}
 			return err

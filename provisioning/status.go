@@ -36,7 +36,7 @@ func (s *Service) SetServiceStatus(ctx context.Context, p *subprov.Provider, ext
 	}
 	sub, err := s.Store.SubscriptionByExternalID(ctx, p.ID, externalID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Subscription")
 		}
 		return nil, err

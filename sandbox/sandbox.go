@@ -31,7 +31,7 @@ const (
 func (s *Service) Provider(ctx context.Context) (*subprov.Provider, error) {
 	p, err := s.Store.SandboxProvider(ctx)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Sandbox provider")
 		}
 		return nil, err
@@ -103,7 +103,7 @@ func (s *Service) Replay(ctx context.Context, eventID string) (*Delivery, error)
 	}
 	rec, err := s.Store.Event(ctx, p.ID, eventID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Event")
 		}
 		return nil, err

@@ -5,6 +5,7 @@ package serviceability
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -245,7 +246,7 @@ func bestMatch(cands []*subprov.Building, want address.Parsed) *subprov.Building
 // covered is the same not-found, so coverage of other providers is never confirmed.
 func (s *Service) Units(ctx context.Context, providerID, buildingID string) ([]subprov.UnitAvailability, error) {
 	if _, err := s.Store.CoveredBuilding(ctx, providerID, buildingID); err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Building")
 		}
 		return nil, err
@@ -288,7 +289,7 @@ func (s *Service) Locate(ctx context.Context, hash, identifier string) (*subprov
 	}
 	loc, err := s.Store.LocationByPort(ctx, hash, identifier)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Location")
 		}
 		return nil, fmt.Errorf("locate: %w", err)

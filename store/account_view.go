@@ -46,7 +46,7 @@ UNION ALL
 ORDER BY 1, 22 DESC, 17`
 
 // AccountView reads a portal login and everything its account record shows. It returns
-// ErrNoRows (wrapped) only when no login has that id, so a deleted login's token stops working
+// subprov.ErrNotFound (wrapped) only when no login has that id, so a deleted login's token stops working
 // at once; a login whose subscriber record or plan version is missing is an internal error.
 //
 // Views are remembered until the database may have changed: any commit through this store
@@ -72,7 +72,7 @@ func (s *Store) readAccountView(ctx context.Context, accountID string) (*subprov
 		return nil, fmt.Errorf("account view %s: %w", accountID, err)
 	}
 	if v.Account == nil {
-		return nil, fmt.Errorf("account %s: %w", accountID, sql.ErrNoRows)
+		return nil, fmt.Errorf("account %s: %w", accountID, errNoRows)
 	}
 	if v.Account.SubscriberID != "" && v.Subscriber == nil {
 		return nil, fmt.Errorf("account view %s: subscriber %s is missing", accountID, v.Account.SubscriberID)

@@ -119,7 +119,7 @@ func (tx *Tx) RetireTokens(ctx context.Context, subjectID string, kinds []string
 }
 
 // LiveToken returns the kind of the live (unused, unexpired) token with hash among kinds, without
-// using it; a used, expired or unknown token gives ErrNoRows. The pages a mailed link opens ask
+// using it; a used, expired or unknown token gives subprov.ErrNotFound. The pages a mailed link opens ask
 // it before they show a form, so a dead link says so at once.
 func (s *Store) LiveToken(ctx context.Context, hash string, kinds []string, now time.Time) (string, error) {
 	var kind string
@@ -132,7 +132,7 @@ func (s *Store) LiveToken(ctx context.Context, hash string, kinds []string, now 
 }
 
 // ConsumeToken marks a live token of one of kinds used and returns it; a used, expired or
-// unknown token gives ErrNoRows. The conditional UPDATE makes single use hold under
+// unknown token gives subprov.ErrNotFound. The conditional UPDATE makes single use hold under
 // concurrency.
 func (tx *Tx) ConsumeToken(ctx context.Context, hash string, kinds []string, now time.Time) (*subprov.MailedToken, error) {
 	var t subprov.MailedToken

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -71,7 +73,7 @@ func (s *Store) InvoiceAddress(ctx context.Context, subscriberID string) (subpro
 	err := s.R().QueryRow(ctx, `SELECT street, city, postal_code, province, country FROM contacts
 		WHERE subscriber_id = ? AND street <> '' ORDER BY CASE role WHEN 'invoice' THEN 0 ELSE 1 END LIMIT 1`, subscriberID).
 		Scan(&a.Street, &a.City, &a.PostalCode, &a.Province, &a.Country)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return subprov.Address{}, nil
 	}
 	if err != nil {
@@ -217,7 +219,7 @@ func (tx *Tx) HolderAccount(ctx context.Context, providerID, subscriberID string
 func (tx *Tx) CreateHolderAccount(ctx context.Context, providerID, subscriberID, email string, now time.Time) (id string, taken bool, err error) {
 	err = tx.QueryRow(ctx, `INSERT INTO accounts (id, email, provider_id, subscriber_id, created_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING RETURNING id`, NewID(), email, providerID, subscriberID, now.UTC()).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return "", true, nil
 	}
 	if err != nil {
@@ -229,7 +231,7 @@ func (tx *Tx) CreateHolderAccount(ctx context.Context, providerID, subscriberID,
 // ChangeHolderEmail moves a subscriber's holder e-mail (contact, subscriber and portal login).
 // taken reports that another subscriber or login already uses it.
 func (tx *Tx) ChangeHolderEmail(ctx context.Context, providerID, subscriberID, email string, now time.Time) (taken bool, err error) {
-	email = strings.ToLower(strings.TrimSpace(email))
+	email = subprov.NormalizeEmail(email)
 	var n int
 	err = tx.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM subscribers WHERE provider_id = ? AND email = ? AND id <> ?)
 		+ (SELECT COUNT(*) FROM accounts WHERE email = ? AND (subscriber_id IS NULL OR subscriber_id <> ? OR authorized_user_id IS NOT NULL))`,

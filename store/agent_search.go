@@ -347,7 +347,7 @@ func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID
 		return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, err)
 	}
 	if !found {
-		return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, sql.ErrNoRows)
+		return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, errNoRows)
 	}
 	return providerID, listed, card, src, nil
 }

@@ -88,20 +88,14 @@ func (tx *Tx) CustomerNumbers(ctx context.Context, subscriberIDs []string) (map[
 	return out, rows.Err()
 }
 
-// NextDocumentNumbers allocates n consecutive invoice or credit-note numbers of a provider.
-func (tx *Tx) NextDocumentNumbers(ctx context.Context, providerID, prefix string, n int) ([]string, error) {
-	if n == 0 {
-		return nil, nil
-	}
+// TakeDocumentSeq takes n consecutive values of a provider's document sequence (its invoices'
+// and credit notes' numbers) and returns the first.
+func (tx *Tx) TakeDocumentSeq(ctx context.Context, providerID string, n int) (int64, error) {
 	var last int64
 	if err := tx.QueryRow(ctx, `UPDATE providers SET document_seq = document_seq + ? WHERE id = ? RETURNING document_seq`, n, providerID).Scan(&last); err != nil {
-		return nil, fmt.Errorf("allocate document numbers: %w", err)
+		return 0, fmt.Errorf("take document numbers: %w", err)
 	}
-	out := make([]string, n)
-	for i := range out {
-		out[i] = fmt.Sprintf("%s-%07d", prefix, last-int64(n)+1+int64(i))
-	}
-	return out, nil
+	return last - int64(n) + 1, nil
 }
 
 // insertRows runs INSERT INTO head VALUES (…), (…) … tail for rows of equal width, as many

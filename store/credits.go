@@ -153,7 +153,7 @@ func (tx *Tx) ReopenAdjustmentsOfCredit(ctx context.Context, creditNoteID string
 }
 
 // monthKinds are the kinds of invoice that bill a line's month: once a line has one for a
-// period, the bill run issues it no recurring invoice for that period (DueRecurring), and the
+// period, the bill run issues it no recurring invoice for that period (RecurringCandidates), and the
 // month counts as invoiced (PeriodInvoice). A reactivation invoice bills the rest of a month,
 // whose days before it were billed already or not served.
 const monthKinds = `'recurring', 'first', 'reactivation'`

@@ -163,21 +163,6 @@ func (d Dialect) pendingEvents() string {
 	return "events"
 }
 
-// IsUniqueViolation reports whether err is a unique-constraint violation. Idempotency rests on
-// these: a duplicate insert loses the race and the caller reads the winner.
-func (d Dialect) IsUniqueViolation(err error) bool {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return pgErr.Code == "23505"
-	}
-	var sqErr *sqlite.Error
-	if errors.As(err, &sqErr) {
-		c := sqErr.Code()
-		return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
-	}
-	return false
-}
-
 // Retryable reports whether a whole transaction may simply be run again.
 func (d Dialect) Retryable(err error) bool {
 	var pgErr *pgconn.PgError

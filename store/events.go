@@ -232,7 +232,7 @@ func (tx *Tx) markEvent(ctx context.Context, providerID, eventID, state string, 
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("mark event %s %s: %w", eventID, state, err)
 	} else if n == 0 {
-		return fmt.Errorf("mark event %s %s: %w", eventID, state, ErrNoRows)
+		return fmt.Errorf("mark event %s %s: %w", eventID, state, errNoRows)
 	}
 	return nil
 }
@@ -303,7 +303,7 @@ func (tx *Tx) MarkEventsDelivered(ctx context.Context, providerID string, attemp
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("mark %d events delivered: %w", len(attempts), err)
 	} else if n != int64(len(attempts)) {
-		return fmt.Errorf("mark %d events delivered: %d are the provider's: %w", len(attempts), n, ErrNoRows)
+		return fmt.Errorf("mark %d events delivered: %d are the provider's: %w", len(attempts), n, errNoRows)
 	}
 	args = args[:0]
 	for _, a := range attempts {
@@ -341,7 +341,7 @@ func (s *Store) AcquireWebhookLease(ctx context.Context, providerID, holder stri
 			WHERE webhook_leases.lease_until <= ?
 			RETURNING holder`, providerID, holder, until.UTC(), now.UTC()).Scan(&h)
 		switch {
-		case IsNoRows(err):
+		case errors.Is(err, sql.ErrNoRows):
 			return nil // someone else holds a live lease
 		case err != nil:
 			return err
@@ -420,7 +420,7 @@ func (s *Store) EventsOfProvider(ctx context.Context, providerID string, limit i
 		ORDER BY seq DESC, rec DESC, id DESC LIMIT ?`, providerID, limit)
 }
 
-// Event returns one event of the provider; another provider's event is ErrNoRows.
+// Event returns one event of the provider; another provider's event is subprov.ErrNotFound.
 func (s *Store) Event(ctx context.Context, providerID, id string) (*subprov.WebhookEvent, error) {
 	e, err := scanEvent(s.R().QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = ? AND provider_id = ?`, id, providerID))
 	if err != nil {

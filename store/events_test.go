@@ -2,10 +2,12 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -90,7 +92,7 @@ func TestEventSeqIsPerProvider(t *testing.T) {
 		if err := s.InTx(context.Background(), func(tx *store.Tx) error {
 			_, err := tx.NextEventSeq(context.Background(), "nobody")
 			return err
-		}); !store.IsNoRows(err) {
+		}); !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("seq of an unknown provider: %v, want no rows", err)
 		}
 	})
@@ -184,23 +186,23 @@ func TestMarkEventStatesAndProviderScoping(t *testing.T) {
 		ids := insertEvents(t, s, "pa", 2, evT0)
 
 		// Another provider can neither read, mark nor file attempts under pa's event.
-		if _, err := s.Event(ctx, "pb", ids[0]); !store.IsNoRows(err) {
+		if _, err := s.Event(ctx, "pb", ids[0]); !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("pb reads pa's event: %v", err)
 		}
 		err := s.InTx(ctx, func(tx *store.Tx) error { return tx.MarkEventDelivered(ctx, "pb", ids[0]) })
-		if !store.IsNoRows(err) {
+		if !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("pb marks pa's event: %v", err)
 		}
 		err = s.InTx(ctx, func(tx *store.Tx) error {
 			return tx.InsertWebhookAttempt(ctx, "pb", &subprov.WebhookAttempt{ID: store.NewID(), EventID: ids[0], URL: "u", AttemptedAt: evT0})
 		})
-		if !store.IsNoRows(err) {
+		if !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("pb files an attempt under pa's event: %v", err)
 		}
 		err = s.InTx(ctx, func(tx *store.Tx) error {
 			return tx.MarkEventsDelivered(ctx, "pb", []*subprov.WebhookAttempt{{ID: store.NewID(), EventID: ids[0], URL: "u", AttemptedAt: evT0}})
 		})
-		if !store.IsNoRows(err) {
+		if !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("pb records a delivery of pa's event: %v", err)
 		}
 		if ev, err := s.Event(ctx, "pa", ids[0]); err != nil || ev.DeliveryState != subprov.WebhookPending || ev.Attempts != 0 {
@@ -417,14 +419,14 @@ func TestMigrationNumbersEventsLeftUnnumbered(t *testing.T) {
 		{"left-pb", "pb", subprov.WebhookPending, 1, 1},
 	}
 	for _, e := range left {
-		_, err := s.DB.ExecContext(ctx, `INSERT INTO events (id, provider_id, type, payload, sandbox, delivery_state, attempts,
+		_, err := rawdb.Writer(s).ExecContext(ctx, `INSERT INTO events (id, provider_id, type, payload, sandbox, delivery_state, attempts,
 			next_attempt_at, created_at, seq, rec) VALUES (?, ?, 't', '{}', FALSE, ?, 0, ?, ?, 0, ?)`,
 			e.id, e.provider, e.state, evT0, evT0, e.rec)
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.DB.ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = 18`); err != nil {
+	if _, err := rawdb.Writer(s).ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = 18`); err != nil {
 		t.Fatal(err)
 	}
 	if applied, err := s.Migrate(ctx); err != nil || len(applied) != 1 {

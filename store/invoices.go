@@ -3,20 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/subprov/subprov"
 )
-
-// NextDocumentNumber allocates the provider's next invoice or credit-note number.
-func (tx *Tx) NextDocumentNumber(ctx context.Context, providerID, prefix string) (string, error) {
-	var seq int64
-	if err := tx.QueryRow(ctx, `UPDATE providers SET document_seq = document_seq + 1 WHERE id = ? RETURNING document_seq`, providerID).Scan(&seq); err != nil {
-		return "", fmt.Errorf("allocate document number: %w", err)
-	}
-	return fmt.Sprintf("%s-%07d", prefix, seq), nil
-}
 
 // InsertInvoice stores an invoice with its lines unless the line already has one of the same
 // period, kind and occasion (a bill run that runs twice invoices once, a reactivation is
@@ -29,7 +21,7 @@ func (tx *Tx) InsertInvoice(ctx context.Context, inv *subprov.Invoice, lines []s
 		inv.ID, inv.ProviderID, nullStr(inv.SubscriberID), inv.SubscriptionID, inv.Number, nullStr(inv.CustomerNumber), inv.InvoiceDate,
 		inv.Period, inv.Kind, inv.Occasion, inv.Status, int64(inv.Net), int64(inv.Tax), int64(inv.Total), inv.Currency, inv.InvoiceDate,
 		nullTime(nextChargeAt), now.UTC()).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
@@ -118,7 +110,7 @@ func (tx *Tx) RecordCharge(ctx context.Context, c subprov.ChargeAttempt, next *t
 	err := tx.QueryRow(ctx, `INSERT INTO charges (id, provider_id, invoice_id, idempotency_key, amount_minor, status, processor_ref, failure_code, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
 		NewID(), c.ProviderID, c.InvoiceID, c.IdempotencyKey, int64(c.Amount), c.Status, nullStr(c.ProcessorRef), nullStr(c.FailureCode), now.UTC()).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
@@ -208,20 +200,15 @@ func (tx *Tx) ClaimCharge(ctx context.Context, id string, now time.Time) (bool, 
 	return n == 1, nil
 }
 
-// DueRecurring lists platform-billed running lines of a provider that owe period's recurring
-// invoice by today (their billing day has come) and do not have it yet. A line activated in
-// the period itself was billed by its first invoice, one reactivated in it by its reactivation
-// invoice. A cancelled line whose end date is after the period (periodEnd, the next period's
-// start) still runs through it and owes it, if it was running when cancelled (not waiting for
-// its install or a reinstall, whose billing starts at the visit): a cancellation bills only the
-// month of its end date (its final invoice, or its credit note).
-func (s *Store) DueRecurring(ctx context.Context, providerID, period string, dayOfMonth int, periodStart, periodEnd time.Time, afterID string, limit int) ([]*subprov.Subscription, error) {
-	return listSubscriptions(ctx, s.R(), "due recurring", `WHERE s.provider_id = ? AND s.billing_owner = 'platform'
-			AND (s.status IN ('ACTIVE', 'SUSPENDED')
-				OR (s.status = 'CANCELLED' AND s.status_before_cancel IN ('ACTIVE', 'SUSPENDED') AND s.ended_at >= ?))
-			AND s.billing_day <= ? AND s.activated_at < ? AND s.id > ?
+// RecurringCandidates lists, in id order after afterID, a provider's platform-billed lines
+// that may owe period's recurring invoice: billing day up to dayOfMonth, not ended before
+// periodEnd, and without an invoice that bills the period yet. Billing decides which of them
+// owe it; this only keeps the bill run from reading every line the provider ever had.
+func (s *Store) RecurringCandidates(ctx context.Context, providerID, period string, dayOfMonth int, periodEnd time.Time, afterID string, limit int) ([]*subprov.Subscription, error) {
+	return listSubscriptions(ctx, s.R(), "recurring candidates", `WHERE s.provider_id = ? AND s.billing_owner = 'platform'
+			AND s.billing_day <= ? AND (s.ended_at IS NULL OR s.ended_at >= ?) AND s.id > ?
 			AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.subscription_id = s.id AND i.period = ? AND i.kind IN (`+monthKinds+`))
-		ORDER BY s.id LIMIT ?`, providerID, periodEnd.UTC(), dayOfMonth, periodStart.UTC(), afterID, period, limit)
+		ORDER BY s.id LIMIT ?`, providerID, dayOfMonth, periodEnd.UTC(), afterID, period, limit)
 }
 
 // SubscriberForInvoice returns what an invoice prints about its subscriber.

@@ -31,6 +31,9 @@ import (
 // pooling): then every parameter is of unknown type and text, plans are shared by all
 // parameters of one Go type, and pq.GenericArray's plan, made for one slice type, would refuse
 // the other. Sessions in those modes keep pgx's default.
+//
+// Which arrays River passes is River's internal: the jobs package names the River release it
+// was read in (riverinternals.go), and its test fails when River is upgraded.
 func encodePQArrays(_ context.Context, c *pgx.Conn) error {
 	switch c.Config().DefaultQueryExecMode {
 	case pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol:

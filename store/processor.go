@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -56,7 +57,7 @@ type ProcessorCharge struct {
 }
 
 // ProcessorCustomer returns the provider's processor customer id with its payment methods
-// ordered by position (then attach time). Another provider's customer is ErrNoRows, exactly like
+// ordered by position (then attach time). Another provider's customer is subprov.ErrNotFound, exactly like
 // one that does not exist.
 func (s *Store) ProcessorCustomer(ctx context.Context, providerID, id string) (*ProcessorCustomer, error) {
 	return processorCustomer(ctx, s.R(), providerID, id)
@@ -106,7 +107,7 @@ func (tx *Tx) InsertProcessorCustomer(ctx context.Context, providerID, id string
 // AddProcessorPaymentMethod attaches m to the provider's customer m.CustomerID after its other
 // cards and returns the stored method. It is idempotent by m.ID: adding the same id again
 // returns the card already stored (so a retried confirmation saves one card, not two).
-// ErrNoRows when the customer is not the provider's, or when m.ID belongs to another customer.
+// subprov.ErrNotFound when the customer is not the provider's, or when m.ID belongs to another customer.
 func (tx *Tx) AddProcessorPaymentMethod(ctx context.Context, providerID string, m ProcessorPaymentMethod, now time.Time) (*ProcessorPaymentMethod, error) {
 	var owner string
 	if err := tx.QueryRow(ctx, `SELECT id FROM processor_customers WHERE id = ? AND provider_id = ?`,
@@ -149,7 +150,7 @@ func scanProcessorCharge(row interface{ Scan(...any) error }) (*ProcessorCharge,
 }
 
 // ProcessorChargeByKey returns the provider's charge or refund row stored under an idempotency
-// key, or ErrNoRows.
+// key, or subprov.ErrNotFound.
 func (s *Store) ProcessorChargeByKey(ctx context.Context, providerID, key string) (*ProcessorCharge, error) {
 	return processorChargeByKey(ctx, s.R(), providerID, key)
 }
@@ -177,7 +178,7 @@ func (s *Store) InsertProcessorCharge(ctx context.Context, c *ProcessorCharge) (
 	if err == nil {
 		return c, true, nil
 	}
-	if !s.Dialect.IsUniqueViolation(err) {
+	if !errors.Is(err, subprov.ErrDuplicate) {
 		return nil, false, err
 	}
 	// The loser reads after its own transaction has rolled back: the winner has committed by
@@ -190,7 +191,7 @@ func (s *Store) InsertProcessorCharge(ctx context.Context, c *ProcessorCharge) (
 }
 
 // InsertProcessorCharge stores one charge, failed attempt or refund row. A duplicate
-// idempotency key comes back as the engine's unique violation (see Dialect.IsUniqueViolation).
+// idempotency key comes back as subprov.ErrDuplicate.
 func (tx *Tx) InsertProcessorCharge(ctx context.Context, c *ProcessorCharge) error {
 	if _, err := tx.Exec(ctx, `INSERT INTO processor_charges (`+processorChargeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, c.ProviderID, c.CustomerID, c.PaymentMethodID, c.IdempotencyKey, int64(c.Amount), c.Currency, c.Status,
@@ -202,7 +203,7 @@ func (tx *Tx) InsertProcessorCharge(ctx context.Context, c *ProcessorCharge) err
 
 // LockProcessorCharge returns the provider's charge id, first taking its row lock on PostgreSQL
 // (a no-op update) so that refunds of one charge run one after another and cannot together
-// refund more than was charged. SQLite already serializes writers. ErrNoRows when it is not the
+// refund more than was charged. SQLite already serializes writers. subprov.ErrNotFound when it is not the
 // provider's.
 func (tx *Tx) LockProcessorCharge(ctx context.Context, providerID, id string) (*ProcessorCharge, error) {
 	if _, err := tx.Exec(ctx, `UPDATE processor_charges SET status = status WHERE id = ? AND provider_id = ?`, id, providerID); err != nil {

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -50,13 +49,6 @@ func timePtr(n sql.NullTime) *time.Time {
 	t := n.Time.UTC()
 	return &t
 }
-
-// ErrNoRows is returned when a lookup finds nothing; capability packages turn it into the
-// caller's 404 so the store never decides what "not found" means to a surface.
-var ErrNoRows = sql.ErrNoRows
-
-// IsNoRows reports whether err means "no such row".
-func IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 
 func splitList(s string) []string {
 	if s == "" {

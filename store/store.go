@@ -21,12 +21,14 @@ import (
 	"github.com/subprov/subprov"
 )
 
-// Store is the database handle. Writes go through DB; on SQLite, DB has a single connection
-// (one writer, no SQLITE_BUSY storms) and reads that need no transaction go through RDB, a pool
-// of read connections. On PostgreSQL both are the same pool.
+// Store is the database handle. Writes go through db; on SQLite, db has a single connection
+// (one writer, no SQLITE_BUSY storms) and reads that need no transaction go through rdb, a pool
+// of read connections. On PostgreSQL both are the same pool. Neither is exported: a statement
+// run on them directly would bypass the group committer and the error translation (the job
+// queue's driver, the bulk generator and tests get them through internal/rawdb).
 type Store struct {
-	DB      *sql.DB
-	RDB     *sql.DB
+	db      *sql.DB
+	rdb     *sql.DB
 	Dialect Dialect
 	URL     string // DATABASE_URL as opened (PostgreSQL: without pool_max_conns, which sized the pool)
 
@@ -114,7 +116,7 @@ func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
 		changes.close()
 		return nil, fmt.Errorf("open sqlite checkpointer: %w", err)
 	}
-	s := &Store{DB: w, RDB: r, Dialect: SQLite, URL: raw, changes: changes, checkpoints: ckpt}
+	s := &Store{db: w, rdb: r, Dialect: SQLite, URL: raw, changes: changes, checkpoints: ckpt}
 	s.writer = newCommitter(s)
 	if err := w.PingContext(ctx); err != nil {
 		s.Close()
@@ -199,7 +201,7 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 	// range scan (docs/performance.md).
 	// Only search reads go there: other queries keep the planner's per-value choice.
 	search := sessionPool(cfg, "plan_cache_mode", "force_generic_plan", searchConns)
-	return &Store{DB: db, RDB: db, Dialect: Postgres, URL: pgURL, counters: newCounterBlocks(aux), changes: postgresChanges(db),
+	return &Store{db: db, rdb: db, Dialect: Postgres, URL: pgURL, counters: newCounterBlocks(aux), changes: postgresChanges(db),
 		searchDB: search}, nil
 }
 
@@ -230,9 +232,9 @@ func (s *Store) Close() error {
 		s.writer.close()
 	}
 	err := errors.Join(s.changes.close(), s.checkpoints.close())
-	err = errors.Join(err, s.DB.Close())
-	if s.RDB != s.DB {
-		err = errors.Join(err, s.RDB.Close())
+	err = errors.Join(err, s.db.Close())
+	if s.rdb != s.db {
+		err = errors.Join(err, s.rdb.Close())
 	}
 	if s.counters != nil {
 		err = errors.Join(err, s.counters.db.Close())
@@ -244,7 +246,7 @@ func (s *Store) Close() error {
 }
 
 // Ping checks the database answers.
-func (s *Store) Ping(ctx context.Context) error { return s.RDB.PingContext(ctx) }
+func (s *Store) Ping(ctx context.Context) error { return s.rdb.PingContext(ctx) }
 
 // Tx is a transaction that speaks the store's dialect. Capability packages pass Tx.Tx to the
 // job client so work is enqueued in the same transaction as the rows that asked for it.
@@ -275,17 +277,19 @@ func (tx *Tx) StatementContext(ctx context.Context) context.Context {
 
 // Exec runs a statement written with ? placeholders.
 func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return tx.Tx.ExecContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
+	res, err := tx.Tx.ExecContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
+	return res, translate(err)
 }
 
 // Query runs a query written with ? placeholders.
 func (tx *Tx) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return tx.Tx.QueryContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
+	rows, err := tx.Tx.QueryContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
+	return rows, translate(err)
 }
 
 // QueryRow runs a single-row query written with ? placeholders.
-func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	return tx.Tx.QueryRowContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
+func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) Row {
+	return Row{tx.Tx.QueryRowContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)}
 }
 
 // Dialect returns the engine's dialect.
@@ -331,7 +335,7 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
 // commitTx begins a transaction (beginCtx ending rolls it back), runs body in it and commits;
 // it rolls back when body fails, panics or ends its goroutine. It returns the Tx body ran in.
 func (s *Store) commitTx(beginCtx context.Context, body func(tx *Tx) error) (*Tx, error) {
-	sqlTx, err := s.DB.BeginTx(beginCtx, nil)
+	sqlTx, err := s.db.BeginTx(beginCtx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("begin transaction: %w", err)
 	}
@@ -366,7 +370,8 @@ type autocommit struct {
 }
 
 func (a autocommit) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return a.db.ExecContext(ctx, a.d.Rebind(q), args...)
+	res, err := a.db.ExecContext(ctx, a.d.Rebind(q), args...)
+	return res, translate(err)
 }
 
 // writeOne runs a write that is a single statement. PostgreSQL runs it in autocommit, one
@@ -378,7 +383,7 @@ func (s *Store) writeOne(ctx context.Context, write func(q execer) error) error 
 	if s.Dialect == SQLite {
 		return s.InTx(ctx, func(tx *Tx) error { return write(tx) })
 	}
-	err := write(autocommit{s.DB, s.Dialect})
+	err := write(autocommit{s.db, s.Dialect})
 	s.changes.committed()
 	return err
 }
@@ -386,7 +391,7 @@ func (s *Store) writeOne(ctx context.Context, write func(q execer) error) error 
 // Querier is what read helpers need: a transaction or a read pool.
 type Querier interface {
 	Query(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRow(ctx context.Context, query string, args ...any) *sql.Row
+	QueryRow(ctx context.Context, query string, args ...any) Row
 }
 
 // reader adapts the read pool to querier with the dialect's placeholders.
@@ -396,15 +401,16 @@ type reader struct {
 }
 
 func (r reader) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return r.db.QueryContext(ctx, r.d.Rebind(q), args...)
+	rows, err := r.db.QueryContext(ctx, r.d.Rebind(q), args...)
+	return rows, translate(err)
 }
 
-func (r reader) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	return r.db.QueryRowContext(ctx, r.d.Rebind(q), args...)
+func (r reader) QueryRow(ctx context.Context, q string, args ...any) Row {
+	return Row{r.db.QueryRowContext(ctx, r.d.Rebind(q), args...)}
 }
 
 // R returns a querier on the read pool, for reads outside a transaction.
-func (s *Store) R() Querier { return reader{s.RDB, s.Dialect} }
+func (s *Store) R() Querier { return reader{s.rdb, s.Dialect} }
 
 // searchR returns a querier for agent search's reads: the read pool on SQLite, the search
 // pool on PostgreSQL, whose sessions run generic plans (see openPostgres).

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -90,26 +91,15 @@ func (tx *Tx) LockSubscription(ctx context.Context, providerID, id string) (*sub
 	return sub, nil
 }
 
-// LocationKey is the place a line occupies: its suite, or its port when the port belongs to no
-// suite. A suite and the port wired to it are one place, so a line ordered at the port
-// (direct) and one ordered for the suite (home_drop) compete for the same key.
-func LocationKey(unitID, portID string) string {
-	if unitID != "" {
-		return unitID
-	}
-	return portID
-}
-
-// holdsPlace is true for a line that holds its place: pending, active or suspended, or
-// cancelled and not yet deprovisioned (its service runs until ended_at and the deprovisioner
-// resets the port after). It is the predicate of the unique index subscriptions_location_holder
-// (migration 0022), written the same way so that reads by location use that index.
+// holdsPlace is subprov.HoldsPlace in SQL, for reads and counts by place. It is the predicate
+// of the unique index subscriptions_location_holder (migration 0022), written the same way so
+// that reads by location use that index; TestHoldsPlaceInSQLIsTheRule keeps it the rule.
 const holdsPlace = `(s.status IN ('PENDING_INSTALL', 'ACTIVE', 'SUSPENDED') OR (s.status = 'CANCELLED' AND s.deprovisioned_at IS NULL))`
 
 // lineHolding reads the line that holds a place, through subscriptions_location_holder.
 const lineHolding = `SELECT ` + subscriptionColumns + ` FROM subscriptions s WHERE s.location_key = ? AND ` + holdsPlace
 
-// LineHolding returns the line that holds a place (LocationKey), if any.
+// LineHolding returns the line that holds a place (subprov.LocationKey), if any.
 func (tx *Tx) LineHolding(ctx context.Context, locationKey string) (*subprov.Subscription, error) {
 	return scanSubscription(tx.QueryRow(ctx, lineHolding, locationKey))
 }
@@ -120,14 +110,14 @@ func (tx *Tx) SubscriptionByExternalID(ctx context.Context, providerID, external
 		WHERE s.provider_id = ? AND s.external_subscription_id = ?`, providerID, externalID))
 }
 
-// InsertSubscription inserts a new line at its place (LocationKey of its suite and port)
+// InsertSubscription inserts a new line at its place (subprov.LocationKey of its suite and port)
 // unless a unique constraint already holds one: a line holding the place, a line with the
 // external id, a line of the checkout session. inserted reports which. ON CONFLICT DO NOTHING
 // keeps a PostgreSQL transaction usable after losing the race, so the caller can read the
 // winner.
 func (tx *Tx) InsertSubscription(ctx context.Context, s *subprov.Subscription, now time.Time) (bool, error) {
 	var id string
-	locationKey := LocationKey(s.UnitID, s.PortID)
+	locationKey := subprov.LocationKey(s.UnitID, s.PortID)
 	err := tx.QueryRow(ctx, `INSERT INTO subscriptions (id, provider_id, subscriber_id, plan_version_id, building_id, unit_id, port_id,
 			location_key, status, workflow_state, delivery_mode, mac_address, billing_owner, billing_day, processor_customer_id,
 			payment_method_id, external_subscription_id, anonymous, contact_email, source, checkout_session_id, requested_start_date,
@@ -138,7 +128,7 @@ func (tx *Tx) InsertSubscription(ctx context.Context, s *subprov.Subscription, n
 		string(s.Status), s.WorkflowState, string(s.DeliveryMode), s.MACAddress, string(s.BillingOwner), s.BillingDay,
 		nullStr(s.ProcessorCustomerID), nullStr(s.PaymentMethodID), nullStr(s.ExternalSubscriptionID), s.Anonymous, s.ContactEmail,
 		s.Source, nullStr(s.CheckoutSessionID), nullStr(s.RequestedStartDate), s.VLAN, now.UTC(), now.UTC()).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
@@ -212,10 +202,10 @@ func (tx *Tx) UpdateSubscription(ctx context.Context, id string, c subprov.Subsc
 // is also what tells a number set by hand: when it does nothing and no subscriber has the
 // e-mail, the number was taken and the next is tried.
 func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder subprov.Contact, now time.Time) (*subprov.Subscriber, bool, error) {
-	email := strings.ToLower(strings.TrimSpace(holder.Email))
+	email := subprov.NormalizeEmail(holder.Email)
 	if sub, err := tx.subscriberByEmail(ctx, providerID, email); err == nil {
 		return sub, false, nil
-	} else if !IsNoRows(err) {
+	} else if !errors.Is(err, sql.ErrNoRows) {
 		return nil, false, err
 	}
 	sub := &subprov.Subscriber{ID: NewID(), ProviderID: providerID, Holder: holder}
@@ -230,11 +220,11 @@ func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder su
 		if err == nil {
 			return true, nil
 		}
-		if !IsNoRows(err) {
+		if !errors.Is(err, sql.ErrNoRows) {
 			return false, fmt.Errorf("insert subscriber: %w", err)
 		}
 		existing, err = tx.subscriberByEmail(ctx, providerID, email)
-		if IsNoRows(err) {
+		if errors.Is(err, sql.ErrNoRows) {
 			return false, nil // the number is taken
 		}
 		return err == nil, err
@@ -269,7 +259,7 @@ func (tx *Tx) ProcessorCustomerInUse(ctx context.Context, providerID, customerID
 	var n int
 	err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM subscriptions s JOIN subscribers b ON b.id = s.subscriber_id
 		WHERE s.provider_id = ? AND s.processor_customer_id = ? AND s.status <> 'CANCELLED' AND b.email <> ?`,
-		providerID, customerID, strings.ToLower(subscriberEmail)).Scan(&n)
+		providerID, customerID, subprov.NormalizeEmail(subscriberEmail)).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("processor customer in use: %w", err)
 	}
@@ -309,7 +299,7 @@ func (tx *Tx) OpenReinstall(ctx context.Context, subscriptionID string) (string,
 	var id string
 	err := tx.QueryRow(ctx, `SELECT id FROM install_jobs WHERE subscription_id = ? AND kind = 'reinstall'
 		AND state IN ('open', 'booked', 'held') ORDER BY created_at DESC, id LIMIT 1`, subscriptionID).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
 	if err != nil {
@@ -364,7 +354,7 @@ func (tx *Tx) InsertPlanChange(ctx context.Context, c subprov.PlanChange, now ti
 	err := tx.QueryRow(ctx, `INSERT INTO plan_changes (id, subscription_id, from_plan_version_id, to_plan_version_id, changed_on, time_zone, actor, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
 		NewID(), c.SubscriptionID, c.From, c.To, c.Day, c.TimeZone, c.Actor, now.UTC()).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
@@ -416,7 +406,7 @@ func (tx *Tx) ClaimDeprovision(ctx context.Context, id string, now time.Time) (b
 }
 
 // LineInServiceOnPort returns the id of a line other than line whose service runs on line's
-// port (ACTIVE or SUSPENDED); sql.ErrNoRows when there is none. Lines on a port share its
+// port (ACTIVE or SUSPENDED); subprov.ErrNotFound when there is none. Lines on a port share its
 // suite, whose index the read goes through (port_id has none).
 func (s *Store) LineInServiceOnPort(ctx context.Context, line *subprov.Subscription) (string, error) {
 	q, args := `SELECT id FROM subscriptions WHERE port_id = ? AND id <> ? AND status IN ('ACTIVE', 'SUSPENDED')`, []any{line.PortID, line.ID}
