@@ -6,7 +6,6 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/cpe"
-	"github.com/subprov/subprov/store"
 )
 
 // ContactView is a contact as the agent sees it after verification.
@@ -73,7 +72,7 @@ type Profile struct {
 type line struct {
 	sub  *subprov.Subscription
 	plan *subprov.PlanVersion
-	loc  store.ServiceLocation
+	loc  subprov.ServiceLocation
 }
 
 func (s *Service) lines(ctx context.Context, providerID, subscriberID string) ([]line, error) {
@@ -85,7 +84,7 @@ func (s *Service) lines(ctx context.Context, providerID, subscriberID string) ([
 	if err != nil {
 		return nil, err
 	}
-	bySub := map[string]store.ServiceLocation{}
+	bySub := map[string]subprov.ServiceLocation{}
 	for _, l := range locs {
 		bySub[l.SubscriptionID] = l
 	}
@@ -326,7 +325,7 @@ type TicketView struct {
 }
 
 // Tickets lists the customer's tickets, found by the e-mails on file (verified session
-// required: decisions §5). Operator tickets are internal and never listed.
+// required: docs/agent.md). Operator tickets are internal and never listed.
 func (s *Service) Tickets(ctx context.Context, c Caller, customerID string) (map[string][]TicketView, error) {
 	rec, err := s.customer(ctx, c, customerID, true)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
-// Search limits (interface.md Limits).
+// Search limits (docs/agent.md, Search).
 const (
 	minQueryLen  = 2
 	defaultLimit = 25
@@ -22,7 +22,7 @@ const (
 	MaxMatchCount = 100
 )
 
-// SearchResult is the masked answer of a customer search (decisions §6).
+// SearchResult is the masked answer of a customer search (docs/agent.md, Search).
 type SearchResult struct {
 	MatchCount int         `json:"match_count"`
 	Capped     bool        `json:"match_count_capped"` // more than MaxMatchCount matched
@@ -114,7 +114,7 @@ func (s *Service) Search(ctx context.Context, c Caller, q string, limit int) (*S
 
 // distinctLocations summarises a subscriber's lines, one entry per (building, unit), newest
 // line first.
-func distinctLocations(rows []store.ServiceLocation) []LocationSummary {
+func distinctLocations(rows []subprov.ServiceLocation) []LocationSummary {
 	out := make([]LocationSummary, 0, len(rows))
 	if len(rows) == 1 { // the usual subscriber: nothing to compare
 		return append(out, summaryOf(rows[0]))
@@ -130,7 +130,7 @@ func distinctLocations(rows []store.ServiceLocation) []LocationSummary {
 	return out
 }
 
-func summaryOf(l store.ServiceLocation) LocationSummary {
+func summaryOf(l subprov.ServiceLocation) LocationSummary {
 	return LocationSummary{BuildingID: l.BuildingID, Address: formatAddress(l.Street, l.City, l.Province, l.PostalCode), UnitNumber: l.UnitNumber}
 }
 

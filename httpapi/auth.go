@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/httpapi/api"
 )
 
@@ -52,8 +53,10 @@ func (s *server) authenticate(r *http.Request, cred credential) (*api.Caller, er
 		if err != nil {
 			return nil, err
 		}
-		if cred == credAgentKey && !k.HasFeature(subprov.FeatureAgentAPI) {
-			return nil, subprov.Errorf(subprov.EFORBIDDEN, "forbidden", "This API key does not have the agent_api_access feature")
+		if cred == credAgentKey {
+			if err := auth.AgentAccess(k); err != nil {
+				return nil, err
+			}
 		}
 		c.APIKey, c.Provider = k, p
 	case credWebhookSecret:
@@ -74,8 +77,12 @@ func (s *server) authenticate(r *http.Request, cred credential) (*api.Caller, er
 		if err != nil {
 			return nil, err
 		}
-		if cred == credHolder && !acc.IsHolder() {
-			return nil, subprov.Errorf(subprov.EFORBIDDEN, "holder_only", "Only the account holder can do this")
+		// The capabilities check the holder rule themselves; checking it here as well refuses
+		// an authorized user before the request body is read.
+		if cred == credHolder {
+			if err := acc.CheckHolder(); err != nil {
+				return nil, err
+			}
 		}
 		c.Account = acc
 	case credSubscriberView:

@@ -11,7 +11,7 @@ import (
 
 // route is one entry of the surface: method, path, the credential it requires, the envelope
 // its errors use, its rate limit, and its handler. A /partner route is also served under
-// /api/v1 with identical authentication (interface.md Versioning).
+// /api/v1 with identical authentication (docs/http.md).
 type route struct {
 	method  string
 	path    string
@@ -33,8 +33,8 @@ func (rt route) paths() []string {
 	return []string{rt.path}
 }
 
-// Default limits for routes the spec gives none (interface.md Limits: "Per-endpoint limits for
-// agent, subscriber and checkout endpoints: not shown"): generous for reads, tight for guesses.
+// Default limits for the agent, subscriber and checkout routes, which have no fixed limit of
+// their own (docs/http.md, Rate limits): generous for reads, tight for guesses.
 var (
 	defaultLimit = ratelimit.PerMinute(600)
 	// failedLoginLimit bounds guessing a password (or a mailed link) from one client IP to 10
@@ -61,7 +61,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/openapi.json", handle: s.handleOpenAPI},
 		{method: "GET", path: "/docs", handle: s.handleDocs},
 
-		// Logins (decisions §5).
+		// Logins (docs/security.md).
 		{method: "POST", path: "/partner/subscriber/auth/login", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.portal.SubscriberLogin},
 		{method: "POST", path: "/partner/subscriber/auth/password-reset", surface: surfaceSubscriber, limit: resetRequestLimit, handle: s.portal.PasswordReset},
 		{method: "POST", path: "/partner/subscriber/auth/password-reset/confirm", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.portal.PasswordResetConfirm},
@@ -73,14 +73,14 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/portal/activate", surface: surfacePage, failures: failedLoginLimit, handle: s.pages.PasswordSet},
 		{method: "POST", path: "/api/v1/auth/login", failures: failedLoginLimit, handle: s.partner.OperatorLogin},
 
-		// D. Serviceability and location.
+		// Serviceability and location.
 		{method: "GET", path: "/partner/serviceability/autocomplete", auth: credAPIKey, limit: ratelimit.PerMinute(300), handle: s.partner.Autocomplete},
 		{method: "POST", path: "/partner/serviceability/check", auth: credAPIKey, limit: ratelimit.PerMinute(120), handle: s.partner.Check},
 		{method: "GET", path: "/partner/serviceability/units", auth: credAPIKey, limit: ratelimit.PerMinute(300), handle: s.partner.Units},
 		{method: "POST", path: "/partner/location/", handle: s.partner.Location},
 		{method: "POST", path: "/partner/location/details", auth: credOperator, handle: s.partner.LocationDetails},
 
-		// D. Provisioning (API key), the CPE's configuration pull, and cancellation (dashboard).
+		// Provisioning (API key), the CPE's configuration pull, and cancellation (dashboard).
 		{method: "POST", path: "/partner/provisioning/provider-initiated", auth: credAPIKey, limit: ratelimit.PerMinute(120), handle: s.partner.ProviderInitiated},
 		{method: "POST", path: "/partner/provisioning/bulk", auth: credAPIKey, limit: ratelimit.PerMinute(30), handle: s.partner.Bulk},
 		{method: "POST", path: "/partner/provisioning/confirm-install", auth: credAPIKey, handle: s.partner.ConfirmInstall},
@@ -91,7 +91,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel", auth: credOperator, handle: s.partner.Cancellation},
 		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel/preview", auth: credOperator, handle: s.partner.CancelPreview},
 
-		// C. External checkout (marketplace hand-over) and the marketplace's plan read.
+		// External checkout (marketplace hand-over) and the marketplace's plan read.
 		{method: "POST", path: "/partner/external-checkout/sessions", auth: credOptionalSubscriber, handle: s.checkout.CreateSession},
 		{method: "GET", path: "/partner/external-checkout/sessions/{session_id}", auth: credSessionSecret, handle: s.checkout.ReadSession},
 		{method: "PATCH", path: "/partner/external-checkout/sessions/{session_id}", auth: credSessionSecret, handle: s.checkout.PatchSession},
@@ -102,7 +102,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/partner/external-checkout/subscription-status", auth: credWebhookSecret, handle: s.checkout.SubscriptionStatus},
 		{method: "GET", path: "/partner/marketplace/plans/{plan_version_id}", handle: s.checkout.MarketplacePlan},
 
-		// E. Sandbox (dashboard) and the sandbox payment page a sandbox provider's checkout URL points to.
+		// Sandbox (dashboard) and the sandbox payment page a sandbox provider's checkout URL points to.
 		{method: "GET", path: "/api/v1/sandbox/provider-info", auth: credOperator, handle: s.partner.SandboxProviderInfo},
 		{method: "POST", path: "/api/v1/sandbox/webhook-config", auth: credOperator, handle: s.partner.SandboxWebhookConfig},
 		{method: "GET", path: "/api/v1/sandbox/webhook-events", auth: credOperator, handle: s.partner.SandboxEvents},
@@ -111,7 +111,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/sandbox/checkout", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.pages.Pay},
 		{method: "POST", path: "/sandbox/checkout/cancel", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.pages.PayCancel},
 
-		// A. Subscriber self-service (subscriber JWT; holder-only routes use credHolder).
+		// Subscriber self-service (subscriber JWT; holder-only routes use credHolder).
 		{method: "GET", path: "/partner/subscriber/me", auth: credSubscriberView, surface: surfaceSubscriber, handle: s.portal.Me},
 		{method: "GET", path: "/partner/subscriber/me/details", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.MyDetails},
 		{method: "PATCH", path: "/partner/subscriber/me/contact", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.MyContact},
@@ -152,7 +152,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/api/v1/install-jobs/{job_id}/complete", auth: credOperator, handle: s.partner.CompleteInstallJob},
 		{method: "GET", path: "/book", surface: surfacePage, handle: s.pages.BookingPage},
 		{method: "POST", path: "/book", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.pages.BookingConfirm},
-		// B. Support-agent API (issue 7): agent key on every call; the verified session is
+		// Support-agent API (issue 7): agent key on every call; the verified session is
 		// checked by package agent, after provider scoping.
 		{method: "GET", path: "/partner/agent/customers/search", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.Search},
 		{method: "POST", path: "/partner/agent/verify/issue", auth: credAgentKey, surface: surfaceAgent, limit: ratelimit.PerMinute(60), handle: s.agent.VerifyIssue},
@@ -171,7 +171,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/partner/agent/tickets", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.OpenTicket},
 	}
 	if s.DevClock != nil {
-		// Dev mode (decisions §4): absent, so 404, when dev mode is off.
+		// Dev mode: absent, so 404, when dev mode is off.
 		rs = append(rs,
 			route{method: "GET", path: "/api/v1/dev/clock", auth: credOperator, handle: s.dev.ClockGet},
 			route{method: "POST", path: "/api/v1/dev/clock", auth: credOperator, handle: s.dev.ClockSet},

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -13,34 +15,13 @@ import (
 // by e-mail, the holder's portal login, contact edits and idempotent replays. Every query
 // takes the provider it is scoped to.
 
-// Candidate is a search hit before masking.
-type Candidate struct {
-	SubscriberID   string
-	CustomerNumber string
-	Holder         subprov.Contact
-	Locations      []ServiceLocation // newest line first
-}
-
-// ServiceLocation is where one of a subscriber's lines is.
-type ServiceLocation struct {
-	SubscriberID   string
-	SubscriptionID string
-	BuildingID     string
-	Street         string
-	City           string
-	PostalCode     string
-	Province       string
-	Country        string
-	UnitNumber     string
-}
-
-// serviceLocationColumns select a line's ServiceLocation fields (scanned by fields) from
+// serviceLocationColumns select a line's ServiceLocation fields (scanned by serviceLocationFields) from
 // subscriptions s, buildings g and units u; all empty when a left join found no line.
 const serviceLocationColumns = `COALESCE(s.id, ''), COALESCE(g.id, ''), COALESCE(g.street, ''), COALESCE(g.city, ''),
 	COALESCE(g.postal_code, ''), COALESCE(g.province, ''), COALESCE(g.country, ''), COALESCE(u.unit_number, '')`
 
-// fields are the scan targets of serviceLocationColumns.
-func (l *ServiceLocation) fields() []any {
+// serviceLocationFields are the scan targets of serviceLocationColumns.
+func serviceLocationFields(l *subprov.ServiceLocation) []any {
 	return []any{&l.SubscriptionID, &l.BuildingID, &l.Street, &l.City, &l.PostalCode, &l.Province, &l.Country, &l.UnitNumber}
 }
 
@@ -65,7 +46,7 @@ func serviceLocationsOf(n int) string {
 }
 
 // ServiceLocations reads where each line of a provider's subscribers in ids is, newest first.
-func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []string) ([]ServiceLocation, error) {
+func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []string) ([]subprov.ServiceLocation, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -74,10 +55,10 @@ func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []s
 		return nil, fmt.Errorf("service locations: %w", err)
 	}
 	defer rows.Close()
-	var out []ServiceLocation
+	var out []subprov.ServiceLocation
 	for rows.Next() {
-		var l ServiceLocation
-		if err := rows.Scan(append([]any{&l.SubscriberID}, l.fields()...)...); err != nil {
+		var l subprov.ServiceLocation
+		if err := rows.Scan(append([]any{&l.SubscriberID}, serviceLocationFields(&l)...)...); err != nil {
 			return nil, fmt.Errorf("service locations: %w", err)
 		}
 		out = append(out, l)
@@ -85,20 +66,15 @@ func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []s
 	return out, rows.Err()
 }
 
-// Address is a postal address.
-type Address struct {
-	Street, City, PostalCode, Province, Country string
-}
-
 // InvoiceAddress reads the postal address kept on a subscriber's billing contact (the
 // separate one if any, else the holder's); empty when none was recorded.
-func (s *Store) InvoiceAddress(ctx context.Context, subscriberID string) (Address, error) {
-	var a Address
+func (s *Store) InvoiceAddress(ctx context.Context, subscriberID string) (subprov.Address, error) {
+	var a subprov.Address
 	err := s.R().QueryRow(ctx, `SELECT street, city, postal_code, province, country FROM contacts
 		WHERE subscriber_id = ? AND street <> '' ORDER BY CASE role WHEN 'invoice' THEN 0 ELSE 1 END LIMIT 1`, subscriberID).
 		Scan(&a.Street, &a.City, &a.PostalCode, &a.Province, &a.Country)
-	if IsNoRows(err) {
-		return Address{}, nil
+	if errors.Is(err, sql.ErrNoRows) {
+		return subprov.Address{}, nil
 	}
 	if err != nil {
 		return a, fmt.Errorf("invoice address: %w", err)
@@ -109,8 +85,8 @@ func (s *Store) InvoiceAddress(ctx context.Context, subscriberID string) (Addres
 // ServiceAddress reads where one of a provider's lines is: its building's address and the
 // suite as the postal address writes it (the postal label where the suite has one, else its
 // number; "" without a suite).
-func (s *Store) ServiceAddress(ctx context.Context, providerID, subscriptionID string) (Address, string, error) {
-	var a Address
+func (s *Store) ServiceAddress(ctx context.Context, providerID, subscriptionID string) (subprov.Address, string, error) {
+	var a subprov.Address
 	var suite string
 	err := s.R().QueryRow(ctx, `SELECT g.street, g.city, g.postal_code, g.province, g.country,
 			COALESCE(NULLIF(u.postal_unit, ''), u.unit_number, '')
@@ -123,14 +99,8 @@ func (s *Store) ServiceAddress(ctx context.Context, providerID, subscriptionID s
 	return a, suite, nil
 }
 
-// Note is an operator-visible note on a customer.
-type Note struct {
-	ID, ProviderID, SubscriberID, Author, Body string
-	CreatedAt                                  time.Time
-}
-
 // InsertNote stores a note.
-func (tx *Tx) InsertNote(ctx context.Context, n *Note) error {
+func (tx *Tx) InsertNote(ctx context.Context, n *subprov.CustomerNote) error {
 	_, err := tx.Exec(ctx, `INSERT INTO notes (id, provider_id, subscriber_id, author, body, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		n.ID, n.ProviderID, n.SubscriberID, n.Author, n.Body, n.CreatedAt.UTC())
 	if err != nil {
@@ -140,16 +110,16 @@ func (tx *Tx) InsertNote(ctx context.Context, n *Note) error {
 }
 
 // NotesOf lists a provider's notes on a subscriber, oldest first.
-func (s *Store) NotesOf(ctx context.Context, providerID, subscriberID string) ([]Note, error) {
+func (s *Store) NotesOf(ctx context.Context, providerID, subscriberID string) ([]subprov.CustomerNote, error) {
 	rows, err := s.R().Query(ctx, `SELECT id, provider_id, subscriber_id, author, body, created_at FROM notes
 		WHERE provider_id = ? AND subscriber_id = ? ORDER BY created_at, id`, providerID, subscriberID)
 	if err != nil {
 		return nil, fmt.Errorf("notes: %w", err)
 	}
 	defer rows.Close()
-	var out []Note
+	var out []subprov.CustomerNote
 	for rows.Next() {
-		var n Note
+		var n subprov.CustomerNote
 		if err := rows.Scan(&n.ID, &n.ProviderID, &n.SubscriberID, &n.Author, &n.Body, &n.CreatedAt); err != nil {
 			return nil, fmt.Errorf("notes: %w", err)
 		}
@@ -158,16 +128,9 @@ func (s *Store) NotesOf(ctx context.Context, providerID, subscriberID string) ([
 	return out, rows.Err()
 }
 
-// VerificationCode is a one-time code sent to a customer; only its hash is stored.
-type VerificationCode struct {
-	ID, ProviderID, SubscriberID, APIKeyID, Channel, CodeHash string
-	Checks                                                    int
-	ExpiresAt, CreatedAt                                      time.Time
-}
-
 // InsertVerificationCode stores a new code and kills the customer's earlier live ones: only
 // the newest code works.
-func (tx *Tx) InsertVerificationCode(ctx context.Context, c *VerificationCode) error {
+func (tx *Tx) InsertVerificationCode(ctx context.Context, c *subprov.VerificationCode) error {
 	if _, err := tx.Exec(ctx, `UPDATE verification_codes SET consumed_at = ? WHERE provider_id = ? AND subscriber_id = ? AND consumed_at IS NULL`,
 		c.CreatedAt.UTC(), c.ProviderID, c.SubscriberID); err != nil {
 		return fmt.Errorf("retire verification codes: %w", err)
@@ -203,8 +166,8 @@ func (s *Store) UnverifiedCodesSince(ctx context.Context, providerID, subscriber
 
 // LockLiveCode reads a customer's newest live code (unconsumed, unexpired) for update and
 // counts one more check against it.
-func (tx *Tx) LockLiveCode(ctx context.Context, providerID, subscriberID string, now time.Time) (*VerificationCode, error) {
-	var c VerificationCode
+func (tx *Tx) LockLiveCode(ctx context.Context, providerID, subscriberID string, now time.Time) (*subprov.VerificationCode, error) {
+	var c subprov.VerificationCode
 	err := tx.QueryRow(ctx, `SELECT id, provider_id, subscriber_id, api_key_id, channel, code_hash, checks, expires_at, created_at
 		FROM verification_codes WHERE provider_id = ? AND subscriber_id = ? AND consumed_at IS NULL AND expires_at > ?
 		ORDER BY created_at DESC LIMIT 1`+tx.d.ForUpdate(), providerID, subscriberID, now.UTC()).
@@ -246,7 +209,7 @@ func (s *Store) TicketsByEmail(ctx context.Context, providerID, subscriberID str
 }
 
 // HolderAccount returns the portal login of a subscriber's holder, if one exists.
-func (tx *Tx) HolderAccount(ctx context.Context, providerID, subscriberID string) (*AccountLogin, error) {
+func (tx *Tx) HolderAccount(ctx context.Context, providerID, subscriberID string) (*subprov.AccountLogin, error) {
 	return scanAccount(tx.QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts a WHERE a.provider_id = ? AND a.subscriber_id = ?
 		AND a.authorized_user_id IS NULL`+tx.d.ForUpdate(), providerID, subscriberID))
 }
@@ -256,7 +219,7 @@ func (tx *Tx) HolderAccount(ctx context.Context, providerID, subscriberID string
 func (tx *Tx) CreateHolderAccount(ctx context.Context, providerID, subscriberID, email string, now time.Time) (id string, taken bool, err error) {
 	err = tx.QueryRow(ctx, `INSERT INTO accounts (id, email, provider_id, subscriber_id, created_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING RETURNING id`, NewID(), email, providerID, subscriberID, now.UTC()).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return "", true, nil
 	}
 	if err != nil {
@@ -268,7 +231,7 @@ func (tx *Tx) CreateHolderAccount(ctx context.Context, providerID, subscriberID,
 // ChangeHolderEmail moves a subscriber's holder e-mail (contact, subscriber and portal login).
 // taken reports that another subscriber or login already uses it.
 func (tx *Tx) ChangeHolderEmail(ctx context.Context, providerID, subscriberID, email string, now time.Time) (taken bool, err error) {
-	email = strings.ToLower(strings.TrimSpace(email))
+	email = subprov.NormalizeEmail(email)
 	var n int
 	err = tx.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM subscribers WHERE provider_id = ? AND email = ? AND id <> ?)
 		+ (SELECT COUNT(*) FROM accounts WHERE email = ? AND (subscriber_id IS NULL OR subscriber_id <> ? OR authorized_user_id IS NOT NULL))`,

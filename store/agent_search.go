@@ -133,7 +133,7 @@ func isPhoneLike(q string) bool {
 // IDPrefix reads an agent's query as the start of a customer id: a whole UUID, or at least its
 // first 8 hex digits, in any case, with or without the dashes (a dash only where a UUID has
 // one, so a phone number typed with dashes is not taken for one); or, for an id a fixture
-// chose (decisions §3 leaves ids to its author, e.g. "s1000000-0000-…"), at least its first 8
+// chose (a fixture keeps the ids its author gave, e.g. "s1000000-0000-…"), at least its first 8
 // characters when they mix letters and digits. It returns the prefix as ids are written
 // (lower case; a UUID dashed) for SubscribersByIDPrefix.
 func IDPrefix(q string) (string, bool) {
@@ -347,7 +347,7 @@ func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID
 		return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, err)
 	}
 	if !found {
-		return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, sql.ErrNoRows)
+		return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, errNoRows)
 	}
 	return providerID, listed, card, src, nil
 }

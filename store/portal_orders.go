@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,7 +17,7 @@ import (
 func (s *Store) PortIDOfUnit(ctx context.Context, unitID string) (string, error) {
 	var id string
 	err := s.R().QueryRow(ctx, `SELECT id FROM ports WHERE unit_id = ? ORDER BY id LIMIT 1`, unitID).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
 	if err != nil {
@@ -59,21 +61,9 @@ func (s *Store) UnpaidInvoices(ctx context.Context, providerID, subscriberID, ex
 	return n, nil
 }
 
-// Reinstatement is a cancelled line put back: its new status and workflow state, and the port
-// and dates it starts again with (nil: unchanged).
-type Reinstatement struct {
-	Status             subprov.Status
-	WorkflowState      string
-	PortID             *string
-	VLAN               *int
-	ActivatedAt        *time.Time
-	StartedAt          *string
-	RequestedStartDate *string
-}
-
 // ReinstateSubscription undoes a line's cancellation: canceled_at, ended_at, the reason and
 // the deprovisioner's marks are cleared, so a later cancellation runs from scratch.
-func (tx *Tx) ReinstateSubscription(ctx context.Context, id string, r Reinstatement, now time.Time) error {
+func (tx *Tx) ReinstateSubscription(ctx context.Context, id string, r subprov.Reinstatement, now time.Time) error {
 	_, err := tx.Exec(ctx, `UPDATE subscriptions SET status = ?, workflow_state = ?, canceled_at = NULL, ended_at = NULL,
 			cancel_reason = '', status_before_cancel = '', deprovision_queued_at = NULL, deprovisioned_at = NULL,
 			port_id = COALESCE(?, port_id), vlan = COALESCE(?, vlan), activated_at = COALESCE(?, activated_at),
@@ -126,7 +116,7 @@ func (tx *Tx) VoidCredit(ctx context.Context, id string, now time.Time) error {
 func (tx *Tx) CancellationFinalInvoice(ctx context.Context, subscriptionID, occasion string) (id, status string, err error) {
 	err = tx.QueryRow(ctx, `SELECT id, status FROM invoices WHERE subscription_id = ? AND kind = 'final' AND occasion = ?`,
 		subscriptionID, occasion).Scan(&id, &status)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return "", "", nil
 	}
 	if err != nil {

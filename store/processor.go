@@ -2,16 +2,18 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/subprov/subprov"
 )
 
-// The built-in payment processor's rows (decisions §3 processor_customers). A real processor
-// keeps these on its side; payments.Fake keeps them here so dev, demo, sandbox and tests charge
-// cards the same way on both engines. Every lookup takes the provider, because a processor
-// customer belongs to one provider's account and must be invisible to every other provider.
+// The built-in payment processor's rows (the fixture's processor_customers, docs/fixtures.md). A
+// real processor keeps these on its side; payments.Fake keeps them here so dev, demo, sandbox and
+// tests charge cards the same way on both engines. Every lookup takes the provider, because a
+// processor customer belongs to one provider's account and must be invisible to every other
+// provider.
 
 // Statuses of processor_charges rows. A refund is a row of its own (the schema has no refunds
 // table), linked to the charge it refunds through its idempotency key, which the caller builds.
@@ -25,7 +27,7 @@ const (
 type ProcessorPaymentMethod struct {
 	ID         string
 	CustomerID string
-	Behaviour  string // succeeds, declines, fails (decisions §3)
+	Behaviour  string // succeeds, declines, fails (docs/fixtures.md)
 	Brand      string
 	Last4      string
 	Position   int
@@ -55,7 +57,7 @@ type ProcessorCharge struct {
 }
 
 // ProcessorCustomer returns the provider's processor customer id with its payment methods
-// ordered by position (then attach time). Another provider's customer is ErrNoRows, exactly like
+// ordered by position (then attach time). Another provider's customer is subprov.ErrNotFound, exactly like
 // one that does not exist.
 func (s *Store) ProcessorCustomer(ctx context.Context, providerID, id string) (*ProcessorCustomer, error) {
 	return processorCustomer(ctx, s.R(), providerID, id)
@@ -105,7 +107,7 @@ func (tx *Tx) InsertProcessorCustomer(ctx context.Context, providerID, id string
 // AddProcessorPaymentMethod attaches m to the provider's customer m.CustomerID after its other
 // cards and returns the stored method. It is idempotent by m.ID: adding the same id again
 // returns the card already stored (so a retried confirmation saves one card, not two).
-// ErrNoRows when the customer is not the provider's, or when m.ID belongs to another customer.
+// subprov.ErrNotFound when the customer is not the provider's, or when m.ID belongs to another customer.
 func (tx *Tx) AddProcessorPaymentMethod(ctx context.Context, providerID string, m ProcessorPaymentMethod, now time.Time) (*ProcessorPaymentMethod, error) {
 	var owner string
 	if err := tx.QueryRow(ctx, `SELECT id FROM processor_customers WHERE id = ? AND provider_id = ?`,
@@ -148,7 +150,7 @@ func scanProcessorCharge(row interface{ Scan(...any) error }) (*ProcessorCharge,
 }
 
 // ProcessorChargeByKey returns the provider's charge or refund row stored under an idempotency
-// key, or ErrNoRows.
+// key, or subprov.ErrNotFound.
 func (s *Store) ProcessorChargeByKey(ctx context.Context, providerID, key string) (*ProcessorCharge, error) {
 	return processorChargeByKey(ctx, s.R(), providerID, key)
 }
@@ -176,7 +178,7 @@ func (s *Store) InsertProcessorCharge(ctx context.Context, c *ProcessorCharge) (
 	if err == nil {
 		return c, true, nil
 	}
-	if !s.Dialect.IsUniqueViolation(err) {
+	if !errors.Is(err, subprov.ErrDuplicate) {
 		return nil, false, err
 	}
 	// The loser reads after its own transaction has rolled back: the winner has committed by
@@ -189,7 +191,7 @@ func (s *Store) InsertProcessorCharge(ctx context.Context, c *ProcessorCharge) (
 }
 
 // InsertProcessorCharge stores one charge, failed attempt or refund row. A duplicate
-// idempotency key comes back as the engine's unique violation (see Dialect.IsUniqueViolation).
+// idempotency key comes back as subprov.ErrDuplicate.
 func (tx *Tx) InsertProcessorCharge(ctx context.Context, c *ProcessorCharge) error {
 	if _, err := tx.Exec(ctx, `INSERT INTO processor_charges (`+processorChargeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, c.ProviderID, c.CustomerID, c.PaymentMethodID, c.IdempotencyKey, int64(c.Amount), c.Currency, c.Status,
@@ -201,7 +203,7 @@ func (tx *Tx) InsertProcessorCharge(ctx context.Context, c *ProcessorCharge) err
 
 // LockProcessorCharge returns the provider's charge id, first taking its row lock on PostgreSQL
 // (a no-op update) so that refunds of one charge run one after another and cannot together
-// refund more than was charged. SQLite already serializes writers. ErrNoRows when it is not the
+// refund more than was charged. SQLite already serializes writers. subprov.ErrNotFound when it is not the
 // provider's.
 func (tx *Tx) LockProcessorCharge(ctx context.Context, providerID, id string) (*ProcessorCharge, error) {
 	if _, err := tx.Exec(ctx, `UPDATE processor_charges SET status = status WHERE id = ? AND provider_id = ?`, id, providerID); err != nil {

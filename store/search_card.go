@@ -56,12 +56,12 @@ func (src SearchSource) Card() string {
 	return string(b)
 }
 
-// candidate turns a subscriber's card back into a Candidate.
-func (c searchCard) candidate(subscriberID string) Candidate {
-	out := Candidate{SubscriberID: subscriberID, CustomerNumber: c.Number,
+// candidate turns a subscriber's card back into a SubscriberMatch.
+func (c searchCard) candidate(subscriberID string) subprov.SubscriberMatch {
+	out := subprov.SubscriberMatch{SubscriberID: subscriberID, CustomerNumber: c.Number,
 		Holder: subprov.Contact{FirstName: c.First, LastName: c.Last, Email: c.Email, PhoneNumber: c.Phone}}
 	for _, l := range c.Locations {
-		out.Locations = append(out.Locations, ServiceLocation{SubscriberID: subscriberID, SubscriptionID: l.Subscription, BuildingID: l.Building,
+		out.Locations = append(out.Locations, subprov.ServiceLocation{SubscriberID: subscriberID, SubscriptionID: l.Subscription, BuildingID: l.Building,
 			Street: l.Street, City: l.City, PostalCode: l.PostalCode, Province: l.Province, Country: l.Country, UnitNumber: l.Unit})
 	}
 	return out
@@ -71,7 +71,7 @@ func (c searchCard) candidate(subscriberID string) Candidate {
 // each of a provider's subscribers in ids, in the order of ids (a repeated id answers once, at
 // its first place): a page of search results, from the subscribers' search cards (and the
 // join for any subscriber without one yet).
-func (s *Store) Candidates(ctx context.Context, providerID string, ids []string) ([]Candidate, error) {
+func (s *Store) Candidates(ctx context.Context, providerID string, ids []string) ([]subprov.SubscriberMatch, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -87,7 +87,7 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 			at[id] = i
 		}
 	}
-	out := make([]Candidate, len(ids))
+	out := make([]subprov.SubscriberMatch, len(ids))
 	var uncarded []string // no card (indexed before cards existed) or an unreadable one
 	for rows.Next() {
 		var id string
@@ -114,7 +114,7 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 	if err := s.joinedCandidates(ctx, providerID, uncarded, at, out); err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(out, func(c Candidate) bool { return c.SubscriberID == "" }), nil
+	return slices.DeleteFunc(out, func(c subprov.SubscriberMatch) bool { return c.SubscriberID == "" }), nil
 }
 
 // candidateCards reads the search cards of n of a provider's subscribers, named by id, through
@@ -137,7 +137,7 @@ func joinedCards(n int) string {
 
 // joinedCandidates reads the candidates in ids from their rows (subscribers without a search
 // card) into out, at their places in at.
-func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []string, at map[string]int, out []Candidate) error {
+func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []string, at map[string]int, out []subprov.SubscriberMatch) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -147,10 +147,10 @@ func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []s
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var c Candidate
-		var l ServiceLocation
+		var c subprov.SubscriberMatch
+		var l subprov.ServiceLocation
 		if err := rows.Scan(append([]any{&c.SubscriberID, &c.CustomerNumber, &c.Holder.FirstName, &c.Holder.LastName, &c.Holder.Email,
-			&c.Holder.PhoneNumber}, l.fields()...)...); err != nil {
+			&c.Holder.PhoneNumber}, serviceLocationFields(&l)...)...); err != nil {
 			return fmt.Errorf("search candidates: %w", err)
 		}
 		i, ok := at[c.SubscriberID]

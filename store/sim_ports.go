@@ -15,7 +15,7 @@ type SimPortState struct {
 	MAC                            string
 }
 
-// SimPort returns a simulated port's state; a port never written wraps ErrNoRows.
+// SimPort returns a simulated port's state; a port never written wraps subprov.ErrNotFound.
 func (s *Store) SimPort(ctx context.Context, switchName, portName string) (*SimPortState, error) {
 	return simPort(ctx, s.R(), switchName, portName)
 }
@@ -31,7 +31,7 @@ func simPort(ctx context.Context, q Querier, switchName, portName string) (*SimP
 		WHERE switch_name = ? AND port_name = ?`, switchName, portName).
 		Scan(&p.State, &p.VLAN, &p.DownloadMbps, &p.UploadMbps, &p.MAC)
 	if err != nil {
-		// ErrNoRows stays visible through %w: the sim reads an absent port as never configured.
+		// subprov.ErrNotFound stays visible through %w: the sim reads an absent port as never configured.
 		return nil, fmt.Errorf("sim port %s/%s: %w", switchName, portName, err)
 	}
 	return &p, nil

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -37,7 +38,7 @@ func TestSQLiteStatementCache(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := openTestSQLite(t)
-	if _, err := s.DB.ExecContext(ctx, `CREATE TABLE t (v INTEGER PRIMARY KEY); CREATE TABLE u (w TEXT)`); err != nil {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE t (v INTEGER PRIMARY KEY); CREATE TABLE u (w TEXT)`); err != nil {
 		t.Fatal(err)
 	}
 	const insert, ge = `INSERT INTO t (v) VALUES (?)`, `SELECT v FROM t WHERE v >= ? ORDER BY v`
@@ -59,7 +60,7 @@ func TestSQLiteStatementCache(t *testing.T) {
 			if err := rows.Scan(&v); err != nil {
 				return err
 			}
-			if err := tx.QueryRow(ctx, ge, v+1).Scan(&w); err != nil && err != sql.ErrNoRows {
+			if err := tx.QueryRow(ctx, ge, v+1).Scan(&w); err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
 			outer, inner = append(outer, v), append(inner, w)
@@ -73,17 +74,17 @@ func TestSQLiteStatementCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A failed statement leaves its cached statement usable.
-	if _, err := s.DB.ExecContext(ctx, insert, 1); err == nil {
+	if _, err := s.db.ExecContext(ctx, insert, 1); err == nil {
 		t.Fatal("duplicate key inserted")
 	}
-	if _, err := s.DB.ExecContext(ctx, insert, 6); err != nil {
+	if _, err := s.db.ExecContext(ctx, insert, 6); err != nil {
 		t.Fatalf("insert after a failed one: %v", err)
 	}
 	var n int
-	if err := s.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM t`).Scan(&n); err != nil || n != 6 {
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM t`).Scan(&n); err != nil || n != 6 {
 		t.Fatalf("count: %d, %v; want 6", n, err)
 	}
-	cached := cachedTexts(t, s.DB)
+	cached := cachedTexts(t, s.db)
 	for _, q := range []string{insert, ge, `SELECT COUNT(*) FROM t`} {
 		if !cached[q] {
 			t.Errorf("%q not cached", q)
@@ -95,10 +96,10 @@ func TestSQLiteStatementCache(t *testing.T) {
 		}
 	}
 	// Schema changes are not cached.
-	if _, err := s.DB.ExecContext(ctx, "-- a migration\nCREATE INDEX t_v ON t (v)"); err != nil {
+	if _, err := s.db.ExecContext(ctx, "-- a migration\nCREATE INDEX t_v ON t (v)"); err != nil {
 		t.Fatal(err)
 	}
-	for q := range cachedTexts(t, s.DB) {
+	for q := range cachedTexts(t, s.db) {
 		if strings.Contains(q, "CREATE INDEX") {
 			t.Errorf("schema change %q cached", q)
 		}
@@ -109,11 +110,11 @@ func TestSQLiteStatementCache(t *testing.T) {
 	for i := 0; i < maxStmtsPerConn+10; i++ {
 		var got int
 		last = fmt.Sprintf(`SELECT %d`, i)
-		if err := s.DB.QueryRowContext(ctx, last).Scan(&got); err != nil || got != i {
+		if err := s.db.QueryRowContext(ctx, last).Scan(&got); err != nil || got != i {
 			t.Fatalf("SELECT %d: %d, %v", i, got, err)
 		}
 	}
-	cached = cachedTexts(t, s.DB)
+	cached = cachedTexts(t, s.db)
 	if len(cached) != maxStmtsPerConn || !cached[last] {
 		t.Errorf("%d statements cached (latest cached: %v), want the bound %d with the latest", len(cached), cached[last], maxStmtsPerConn)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
-	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/web"
 )
 
@@ -59,9 +58,9 @@ func Status(code subprov.Code) int {
 type Caller struct {
 	Provider *subprov.Provider
 	APIKey   *subprov.APIKey
-	Account  *store.AccountLogin
+	Account  *subprov.AccountLogin
 	Operator *subprov.Operator
-	View     *store.AccountView // a subscriber view route: the account record read with the login
+	View     *subprov.AccountView // a subscriber view route: the account record read with the login
 }
 
 type ctxKey int

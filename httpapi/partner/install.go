@@ -8,7 +8,6 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/install"
-	"github.com/subprov/subprov/store"
 )
 
 // Operator install queue (internal surface, dashboard JWT) and the customer's booking page.
@@ -40,7 +39,7 @@ type installJobJSON struct {
 	UpdatedAt          string             `json:"updated_at"`
 }
 
-func installJobOf(r *store.InstallQueueRow) installJobJSON {
+func installJobOf(r *subprov.InstallQueueEntry) installJobJSON {
 	j := installJobJSON{ID: r.ID, ProviderID: r.ProviderID, SubscriptionID: r.SubscriptionID, Kind: r.Kind, Booking: api.Optional(r.Booking),
 		State: r.State, Flags: install.Flags(r.Flags), AssignedTo: api.Optional(r.AssignedTo), AppointmentAt: api.Instant(r.AppointmentAt),
 		InvitationDueOn: api.Optional(r.InvitationDueOn), SubscriptionStatus: r.SubscriptionStatus, OnHold: r.OnHold,

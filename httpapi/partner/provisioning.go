@@ -301,7 +301,7 @@ func (h *Handler) ChangePlan(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	c := api.CallerOf(r)
-	// The partner endpoint counts UTC days (interface.md Limits).
+	// The partner endpoint counts UTC days (docs/provisioning.md, Plan change).
 	res, err := h.Provisioning.ChangePlan(r.Context(), c.Provider, r.PathValue("subscription_id"), strings.TrimSpace(q.PlanVersionID), "api_key:"+c.APIKey.Prefix, provisioning.UTCDay)
 	if err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 	"github.com/subprov/subprov/sandbox"
 )
 
-// E. Sandbox (dashboard JWT).
+// Sandbox (dashboard JWT).
 
 // SandboxProviderInfo: GET /api/v1/sandbox/provider-info.
 func (h *Handler) SandboxProviderInfo(w http.ResponseWriter, r *http.Request) error {

@@ -8,7 +8,6 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/serviceability"
-	"github.com/subprov/subprov/store"
 )
 
 type suggestionJSON struct {
@@ -189,7 +188,7 @@ type locationJSON struct {
 	Country            *string `json:"country"`
 }
 
-func locationOf(l *store.Location) locationJSON {
+func locationOf(l *subprov.PortLocation) locationJSON {
 	out := locationJSON{LocationHash: api.Optional(l.Port.LocationHash), LocationIdentifier: api.Optional(l.Port.LocationIdentifier),
 		BuildingID: l.Building.ID, Street: api.Optional(l.Building.Street), City: api.Optional(l.Building.City),
 		PostalCode: api.Optional(l.Building.PostalCode), Province: api.Optional(l.Building.Province), Country: api.Optional(l.Building.Country)}
@@ -230,7 +229,7 @@ func (h *Handler) LocationDetails(w http.ResponseWriter, r *http.Request) error 
 		unitID = &l.Unit.ID
 	}
 	api.JSON(w, http.StatusOK, locationDetailsJSON{
-		Location:    locationOf(l.Location),
+		Location:    locationOf(l.PortLocation),
 		UnitID:      unitID,
 		Port:        switchPortJSON{PortID: l.Port.ID, Switch: l.Port.Switch, Port: l.Port.Name},
 		LineType:    api.Optional(string(l.Building.LineType)),

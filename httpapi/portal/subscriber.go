@@ -8,7 +8,6 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/portal"
-	"github.com/subprov/subprov/store"
 )
 
 // subscriberOf resolves the signed-in account to its subscriber record and provider; an
@@ -153,11 +152,11 @@ func (h *Handler) BillingDay(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sid, p, err := h.subscriberOf(r)
+	_, p, err := h.subscriberOf(r)
 	if err != nil {
 		return err
 	}
-	res, err := h.Billing.ChangeBillingDay(r.Context(), p, sid, q.SubscriptionID, *q.BillingDay)
+	res, err := h.Billing.ChangeBillingDay(r.Context(), p, &api.CallerOf(r).Account.Account, q.SubscriptionID, *q.BillingDay)
 	if err != nil {
 		return err
 	}
@@ -396,7 +395,7 @@ type authorizedUserJSON struct {
 	Activated      bool   `json:"activated"`
 }
 
-func authorizedUserOf(u *store.AuthorizedUserRow) authorizedUserJSON {
+func authorizedUserOf(u *subprov.AuthorizedUser) authorizedUserJSON {
 	return authorizedUserJSON{ID: u.ID, FirstName: u.Contact.FirstName, LastName: u.Contact.LastName, Email: u.Contact.Email,
 		PhoneNumber: u.Contact.PhoneNumber, InvitationSent: u.InvitationSent, Activated: u.Activated}
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/sandbox"
 	"github.com/subprov/subprov/serviceability"
-	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/tickets"
 )
 
@@ -149,7 +148,7 @@ func (e *Env) Provider(t testing.TB, id string) *subprov.Provider {
 }
 
 // Login reads the portal login of email.
-func (e *Env) Login(t testing.TB, email string) *store.AccountLogin {
+func (e *Env) Login(t testing.TB, email string) *subprov.AccountLogin {
 	t.Helper()
 	acc, err := e.Store.AccountByEmail(context.Background(), email)
 	if err != nil {
