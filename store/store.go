@@ -355,12 +355,12 @@ func (s *Store) commitTx(beginCtx context.Context, body func(tx *Tx) error) (*Tx
 	return tx, nil
 }
 
-// execer runs a write: a transaction, or the write pool in autocommit (writeOne).
-type execer interface {
+// Execer runs a write: a transaction, or the write pool in autocommit (WriteOne).
+type Execer interface {
 	Exec(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-// autocommit adapts the write pool to execer with the dialect's placeholders.
+// autocommit adapts the write pool to Execer with the dialect's placeholders.
 type autocommit struct {
 	db *sql.DB
 	d  Dialect
@@ -370,12 +370,12 @@ func (a autocommit) Exec(ctx context.Context, q string, args ...any) (sql.Result
 	return a.db.ExecContext(ctx, a.d.Rebind(q), args...)
 }
 
-// writeOne runs a write that is a single statement. PostgreSQL runs it in autocommit, one
+// WriteOne runs a write that is a single statement. PostgreSQL runs it in autocommit, one
 // round trip instead of three (begin, the statement, commit); SQLite runs it as a transaction
 // of InTx, so it takes its turn with the other writes of the one writer (group.go). The write
 // must need nothing of a Tx's own: on PostgreSQL no search terms are re-indexed at commit
 // and no AfterCommit hook runs.
-func (s *Store) writeOne(ctx context.Context, write func(q execer) error) error {
+func (s *Store) WriteOne(ctx context.Context, write func(q Execer) error) error {
 	if s.Dialect == SQLite {
 		return s.InTx(ctx, func(tx *Tx) error { return write(tx) })
 	}
