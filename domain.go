@@ -148,6 +148,19 @@ func (c Contact) SameParty(o Contact) bool {
 		equalFoldTrim(c.Email, o.Email) && c.PhoneNumber == o.PhoneNumber && c.Company == o.Company
 }
 
+// ServiceLocation is where one of a subscriber's lines is.
+type ServiceLocation struct {
+	SubscriberID   string
+	SubscriptionID string
+	BuildingID     string
+	Street         string
+	City           string
+	PostalCode     string
+	Province       string
+	Country        string
+	UnitNumber     string
+}
+
 // Subscriber is the customer record of an account holder at one provider.
 type Subscriber struct {
 	ID                   string

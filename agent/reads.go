@@ -6,7 +6,6 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/cpe"
-	"github.com/subprov/subprov/store"
 )
 
 // ContactView is a contact as the agent sees it after verification.
@@ -73,7 +72,7 @@ type Profile struct {
 type line struct {
 	sub  *subprov.Subscription
 	plan *subprov.PlanVersion
-	loc  store.ServiceLocation
+	loc  subprov.ServiceLocation
 }
 
 func (s *Service) lines(ctx context.Context, providerID, subscriberID string) ([]line, error) {
@@ -85,7 +84,7 @@ func (s *Service) lines(ctx context.Context, providerID, subscriberID string) ([
 	if err != nil {
 		return nil, err
 	}
-	bySub := map[string]store.ServiceLocation{}
+	bySub := map[string]subprov.ServiceLocation{}
 	for _, l := range locs {
 		bySub[l.SubscriptionID] = l
 	}

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov"
 )
 
 func TestFormatAddress(t *testing.T) {
@@ -24,20 +24,20 @@ func TestFormatAddress(t *testing.T) {
 }
 
 func TestDistinctLocations(t *testing.T) {
-	line := func(building, unit string) store.ServiceLocation {
-		return store.ServiceLocation{BuildingID: building, UnitNumber: unit, Street: "1 " + building, City: "Laval", Province: "QC", PostalCode: "H7N 1A1"}
+	line := func(building, unit string) subprov.ServiceLocation {
+		return subprov.ServiceLocation{BuildingID: building, UnitNumber: unit, Street: "1 " + building, City: "Laval", Province: "QC", PostalCode: "H7N 1A1"}
 	}
 	summary := func(building, unit string) LocationSummary {
 		return LocationSummary{BuildingID: building, Address: "1 " + building + ", Laval, QC H7N 1A1", UnitNumber: unit}
 	}
 	for _, tc := range []struct {
 		name  string
-		lines []store.ServiceLocation
+		lines []subprov.ServiceLocation
 		want  []LocationSummary
 	}{
 		{"no line", nil, []LocationSummary{}},
-		{"one line", []store.ServiceLocation{line("b1", "101")}, []LocationSummary{summary("b1", "101")}},
-		{"a unit's lines once, newest first", []store.ServiceLocation{line("b2", "7"), line("b1", "101"), line("b2", "7"), line("b1", "102")},
+		{"one line", []subprov.ServiceLocation{line("b1", "101")}, []LocationSummary{summary("b1", "101")}},
+		{"a unit's lines once, newest first", []subprov.ServiceLocation{line("b2", "7"), line("b1", "101"), line("b2", "7"), line("b1", "102")},
 			[]LocationSummary{summary("b2", "7"), summary("b1", "101"), summary("b1", "102")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

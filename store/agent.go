@@ -9,38 +9,17 @@ import (
 	"github.com/subprov/subprov"
 )
 
-// SQL of the support-agent API: search candidates, notes, verification codes, tickets read
+// SQL of the support-agent API: service locations, notes, verification codes, tickets read
 // by e-mail, the holder's portal login, contact edits and idempotent replays. Every query
 // takes the provider it is scoped to.
 
-// Candidate is a search hit before masking.
-type Candidate struct {
-	SubscriberID   string
-	CustomerNumber string
-	Holder         subprov.Contact
-	Locations      []ServiceLocation // newest line first
-}
-
-// ServiceLocation is where one of a subscriber's lines is.
-type ServiceLocation struct {
-	SubscriberID   string
-	SubscriptionID string
-	BuildingID     string
-	Street         string
-	City           string
-	PostalCode     string
-	Province       string
-	Country        string
-	UnitNumber     string
-}
-
-// serviceLocationColumns select a line's ServiceLocation fields (scanned by fields) from
+// serviceLocationColumns select a line's ServiceLocation fields (scanned by locationFields) from
 // subscriptions s, buildings g and units u; all empty when a left join found no line.
 const serviceLocationColumns = `COALESCE(s.id, ''), COALESCE(g.id, ''), COALESCE(g.street, ''), COALESCE(g.city, ''),
 	COALESCE(g.postal_code, ''), COALESCE(g.province, ''), COALESCE(g.country, ''), COALESCE(u.unit_number, '')`
 
-// fields are the scan targets of serviceLocationColumns.
-func (l *ServiceLocation) fields() []any {
+// locationFields are the scan targets of serviceLocationColumns.
+func locationFields(l *subprov.ServiceLocation) []any {
 	return []any{&l.SubscriptionID, &l.BuildingID, &l.Street, &l.City, &l.PostalCode, &l.Province, &l.Country, &l.UnitNumber}
 }
 
@@ -65,7 +44,7 @@ func serviceLocationsOf(n int) string {
 }
 
 // ServiceLocations reads where each line of a provider's subscribers in ids is, newest first.
-func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []string) ([]ServiceLocation, error) {
+func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []string) ([]subprov.ServiceLocation, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -74,10 +53,10 @@ func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []s
 		return nil, fmt.Errorf("service locations: %w", err)
 	}
 	defer rows.Close()
-	var out []ServiceLocation
+	var out []subprov.ServiceLocation
 	for rows.Next() {
-		var l ServiceLocation
-		if err := rows.Scan(append([]any{&l.SubscriberID}, l.fields()...)...); err != nil {
+		var l subprov.ServiceLocation
+		if err := rows.Scan(append([]any{&l.SubscriberID}, locationFields(&l)...)...); err != nil {
 			return nil, fmt.Errorf("service locations: %w", err)
 		}
 		out = append(out, l)

@@ -37,16 +37,8 @@ func KeyedStatements(providerID string, ids []string) map[string]Statement {
 		number = append(number, id, int64(i+1))
 	}
 	return map[string]Statement{
-		"mark events delivered":  {markDelivered(n), keyed},
-		"number events":          {numberEvents(n), append(number, keyed...)},
-		"search cards":           {candidateCards(n), keyed},
-		"search cards from rows": {joinedCards(n), keyed},
-		"service locations":      {serviceLocationsOf(n), keyed},
+		"mark events delivered": {markDelivered(n), keyed},
+		"number events":         {numberEvents(n), append(number, keyed...)},
+		"service locations":     {serviceLocationsOf(n), keyed},
 	}
-}
-
-// SubscribersByIDPrefixStatement is the customer-id search, with arguments for providerID and
-// prefix.
-func SubscribersByIDPrefixStatement(providerID, prefix string) Statement {
-	return Statement{subscribersByIDPrefix, []any{prefix, prefix + "g", providerID, 101}}
 }

@@ -126,7 +126,7 @@ func TestLocationHolderMigrationKeepsExistingLines(t *testing.T) {
 // query repeats) rather than every line ever written at the place.
 func TestTheHolderOfAPlaceIsReadThroughItsIndex(t *testing.T) {
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
-		if plan := queryPlan(t, s, store.LineHolding, "u-1"); !strings.Contains(plan, "subscriptions_location_holder") {
+		if plan := testdb.QueryPlan(t, s, store.LineHolding, "u-1"); !strings.Contains(plan, "subscriptions_location_holder") {
 			t.Errorf("plan does not use subscriptions_location_holder:\n%s", plan)
 		}
 	})

@@ -41,7 +41,7 @@ type Store struct {
 	views   engine.Memo[*AccountView]
 	keys    engine.Memo[apiKeyHit]
 
-	// searchDB is PostgreSQL's pool for agent search (searchR); nil on SQLite.
+	// searchDB is PostgreSQL's pool for agent search (SearchR); nil on SQLite.
 	searchDB *sql.DB
 
 	writer      *engine.Committer[*Tx] // SQLite: runs InTx's transactions, in groups
@@ -434,15 +434,6 @@ func (r reader) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 
 // R returns a querier on the read pool, for reads outside a transaction.
 func (s *Store) R() Querier { return reader{s.RDB, s.Dialect} }
-
-// searchR returns a querier for agent search's reads: the read pool on SQLite, the search
-// pool on PostgreSQL, whose sessions run generic plans (see openPostgres).
-func (s *Store) searchR() Querier {
-	if s.searchDB != nil {
-		return reader{s.searchDB, s.Dialect}
-	}
-	return s.R()
-}
 
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)

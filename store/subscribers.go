@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/search"
 )
 
 // NextCustomerNumber allocates the provider's next free NNNN-NNN number. Numbers come from a
@@ -74,7 +75,7 @@ func (tx *Tx) UpsertSubscriber(ctx context.Context, sub *subprov.Subscriber, now
 			legacy_customer_number = excluded.legacy_customer_number, search_text = excluded.search_text,
 			phone_digits = excluded.phone_digits, updated_at = excluded.updated_at`,
 		sub.ID, sub.ProviderID, strings.ToLower(holder.Email), nullStr(sub.CustomerNumber), nullStr(sub.LegacyCustomerNumber),
-		nullStr(sub.ProcessorCustomerID), nullStr(sub.PaymentMethodID), subscriberSearchText(sub), digitsOnly(holder.PhoneNumber),
+		nullStr(sub.ProcessorCustomerID), nullStr(sub.PaymentMethodID), subscriberSearchText(sub), search.DigitsOnly(holder.PhoneNumber),
 		now.UTC(), now.UTC())
 	if err != nil {
 		return fmt.Errorf("upsert subscriber %s: %w", sub.ID, err)
@@ -112,24 +113,11 @@ func (tx *Tx) upsertContact(ctx context.Context, subscriberID, role string, c su
 // numbers); bulk loaders write it as UpsertSubscriber does.
 func SubscriberSearchText(sub *subprov.Subscriber) string { return subscriberSearchText(sub) }
 
-// DigitsOnly is the phone_digits form of a phone number.
-func DigitsOnly(s string) string { return digitsOnly(s) }
-
 // subscriberSearchText is what agent search matches on, lower-case: names, e-mail, numbers.
 func subscriberSearchText(sub *subprov.Subscriber) string {
 	h := sub.Holder
 	parts := []string{h.FirstName, h.LastName, h.Email, h.Company, sub.CustomerNumber, sub.LegacyCustomerNumber}
 	return strings.ToLower(strings.Join(parts, " "))
-}
-
-func digitsOnly(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r >= '0' && r <= '9' {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // UpsertSubscription writes a subscription by id (fixture and tests); order flows insert
@@ -290,7 +278,7 @@ func (tx *Tx) UpdateHolderContact(ctx context.Context, subscriberID string, c su
 	if err := tx.upsertContact(ctx, subscriberID, "holder", c, now); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, `UPDATE subscribers SET phone_digits = ?, updated_at = ? WHERE id = ?`, digitsOnly(c.PhoneNumber), now.UTC(), subscriberID)
+	_, err := tx.Exec(ctx, `UPDATE subscribers SET phone_digits = ?, updated_at = ? WHERE id = ?`, search.DigitsOnly(c.PhoneNumber), now.UTC(), subscriberID)
 	if err != nil {
 		return fmt.Errorf("update subscriber search fields: %w", err)
 	}

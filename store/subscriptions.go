@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/search"
 )
 
 const subscriptionColumns = `s.id, s.provider_id, COALESCE(s.subscriber_id, ''), s.plan_version_id, s.building_id, COALESCE(s.unit_id, ''),
@@ -244,7 +245,7 @@ func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder su
 		var id string
 		err := tx.QueryRow(ctx, `INSERT INTO subscribers (id, provider_id, email, customer_number, search_text, phone_digits, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-			sub.ID, providerID, email, num, subscriberSearchText(sub), digitsOnly(holder.PhoneNumber), now.UTC(), now.UTC()).Scan(&id)
+			sub.ID, providerID, email, num, subscriberSearchText(sub), search.DigitsOnly(holder.PhoneNumber), now.UTC(), now.UTC()).Scan(&id)
 		if err == nil {
 			return true, nil
 		}

@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"context"
@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/subprov/subprov"
 )
 
 // A search card is what an agent search result shows of a subscriber, kept on its row
-// (subscribers.search_card) and rewritten with its search terms by ReindexSubscriber, from the
+// (subscribers.search_card) and rewritten with its search terms by Reindex, from the
 // same rows: the holder's name, e-mail and phone, the current customer number and the service
 // locations, newest line first. Reading a page of results is then one primary-key read per
 // hit. Subscribers indexed before the card existed have none; Candidates reads theirs through
@@ -37,7 +38,7 @@ type cardLocation struct {
 }
 
 // Card returns the source's search card (JSON).
-func (src SearchSource) Card() string {
+func (src Source) Card() string {
 	c := searchCard{Number: src.CustomerNumber}
 	for _, h := range src.Contacts {
 		if h.Role == "holder" {
@@ -61,21 +62,29 @@ func (c searchCard) candidate(subscriberID string) Candidate {
 	out := Candidate{SubscriberID: subscriberID, CustomerNumber: c.Number,
 		Holder: subprov.Contact{FirstName: c.First, LastName: c.Last, Email: c.Email, PhoneNumber: c.Phone}}
 	for _, l := range c.Locations {
-		out.Locations = append(out.Locations, ServiceLocation{SubscriberID: subscriberID, SubscriptionID: l.Subscription, BuildingID: l.Building,
+		out.Locations = append(out.Locations, subprov.ServiceLocation{SubscriberID: subscriberID, SubscriptionID: l.Subscription, BuildingID: l.Building,
 			Street: l.Street, City: l.City, PostalCode: l.PostalCode, Province: l.Province, Country: l.Country, UnitNumber: l.Unit})
 	}
 	return out
+}
+
+// Candidate is a search hit before masking.
+type Candidate struct {
+	SubscriberID   string
+	CustomerNumber string
+	Holder         subprov.Contact
+	Locations      []subprov.ServiceLocation // newest line first
 }
 
 // Candidates reads the holder contact, number and service locations (newest line first) of
 // each of a provider's subscribers in ids, in the order of ids (a repeated id answers once, at
 // its first place): a page of search results, from the subscribers' search cards (and the
 // join for any subscriber without one yet).
-func (s *Store) Candidates(ctx context.Context, providerID string, ids []string) ([]Candidate, error) {
+func Candidates(ctx context.Context, q Querier, providerID string, ids []string) ([]Candidate, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.searchR().Query(ctx, candidateCards(len(ids)), anyArgs(providerID, ids)...)
+	rows, err := q.Query(ctx, candidateCards(len(ids)), anyArgs(providerID, ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("search candidates: %w", err)
 	}
@@ -111,7 +120,7 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search candidates: %w", err)
 	}
-	if err := s.joinedCandidates(ctx, providerID, uncarded, at, out); err != nil {
+	if err := joinedCandidates(ctx, q, providerID, uncarded, at, out); err != nil {
 		return nil, err
 	}
 	return slices.DeleteFunc(out, func(c Candidate) bool { return c.SubscriberID == "" }), nil
@@ -127,7 +136,7 @@ func candidateCards(n int) string {
 // from their rows, through the primary key (unindexed). Arguments: the provider, then the ids.
 func joinedCards(n int) string {
 	return `SELECT b.id, COALESCE(b.customer_number, ''), c.firstname, c.lastname, c.email, c.phonenumber,
-			` + serviceLocationColumns + `
+			` + locationColumns + `
 		FROM subscribers b JOIN contacts c ON c.subscriber_id = b.id AND c.role = 'holder'
 			LEFT JOIN subscriptions s ON s.subscriber_id = b.id AND ` + unindexed("s.provider_id") + ` = b.provider_id
 			LEFT JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
@@ -137,20 +146,20 @@ func joinedCards(n int) string {
 
 // joinedCandidates reads the candidates in ids from their rows (subscribers without a search
 // card) into out, at their places in at.
-func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []string, at map[string]int, out []Candidate) error {
+func joinedCandidates(ctx context.Context, q Querier, providerID string, ids []string, at map[string]int, out []Candidate) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := s.searchR().Query(ctx, joinedCards(len(ids)), anyArgs(providerID, ids)...)
+	rows, err := q.Query(ctx, joinedCards(len(ids)), anyArgs(providerID, ids)...)
 	if err != nil {
 		return fmt.Errorf("search candidates: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var c Candidate
-		var l ServiceLocation
+		var l subprov.ServiceLocation
 		if err := rows.Scan(append([]any{&c.SubscriberID, &c.CustomerNumber, &c.Holder.FirstName, &c.Holder.LastName, &c.Holder.Email,
-			&c.Holder.PhoneNumber}, l.fields()...)...); err != nil {
+			&c.Holder.PhoneNumber}, locationFields(&l)...)...); err != nil {
 			return fmt.Errorf("search candidates: %w", err)
 		}
 		i, ok := at[c.SubscriberID]
@@ -170,4 +179,33 @@ func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []s
 		return fmt.Errorf("search candidates: %w", err)
 	}
 	return nil
+}
+
+// locationColumns select a line's ServiceLocation fields (scanned by locationFields) from
+// subscriptions s, buildings g and units u; all empty when a left join found no line. The
+// store's own reads of service locations select the same.
+const locationColumns = `COALESCE(s.id, ''), COALESCE(g.id, ''), COALESCE(g.street, ''), COALESCE(g.city, ''),
+	COALESCE(g.postal_code, ''), COALESCE(g.province, ''), COALESCE(g.country, ''), COALESCE(u.unit_number, '')`
+
+// locationFields are the scan targets of locationColumns.
+func locationFields(l *subprov.ServiceLocation) []any {
+	return []any{&l.SubscriptionID, &l.BuildingID, &l.Street, &l.City, &l.PostalCode, &l.Province, &l.Country, &l.UnitNumber}
+}
+
+// unindexed, providersKeys: see the store's dialect, which writes its keyed statements the same
+// way: the provider checked per row, so the ids' index does the work.
+func unindexed(col string) string { return col + " || ''" }
+
+func providersKeys(providerCol, keyCol string, n int) string {
+	return unindexed(providerCol) + ` = ? AND ` + keyCol + ` IN (` + placeholders(n) + `)`
+}
+
+func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
+
+func anyArgs(first any, ids []string) []any {
+	args := []any{first}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return args
 }

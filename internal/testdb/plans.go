@@ -1,0 +1,76 @@
+package testdb
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+
+	"github.com/subprov/subprov/store"
+)
+
+// EachStoreWithNewStatistics runs fn on each engine with each set of planner statistics a new
+// deployment has: none, and those taken while the tables were empty. On PostgreSQL autovacuum
+// stays off the events table, so the rows fn writes leave its statistics as set.
+func EachStoreWithNewStatistics(t *testing.T, fn func(t *testing.T, s *store.Store)) {
+	for _, stats := range []string{"none", "empty tables"} {
+		t.Run("statistics "+stats, func(t *testing.T) {
+			EachStore(t, func(t *testing.T, s *store.Store) {
+				ctx := context.Background()
+				if s.Dialect == store.Postgres {
+					if _, err := s.DB.ExecContext(ctx, `ALTER TABLE events SET (autovacuum_enabled = false)`); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if stats == "empty tables" {
+					for _, table := range []string{"events", "subscribers", "contacts", "subscriptions", "buildings", "units"} {
+						if _, err := s.DB.ExecContext(ctx, `ANALYZE `+table); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				fn(t, s)
+			})
+		})
+	}
+}
+
+// QueryPlan is the plan the engine chooses for q with args, as text.
+func QueryPlan(t *testing.T, s *store.Store, q string, args ...any) string {
+	t.Helper()
+	explain := "EXPLAIN QUERY PLAN "
+	if s.Dialect == store.Postgres {
+		explain = "EXPLAIN "
+	}
+	rows, err := s.R().Query(context.Background(), explain+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan strings.Builder
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(vals[len(vals)-1].String + "\n") // SQLite: the detail column; PostgreSQL: the line
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan.String()
+}
+
+// ReadsTheProvidersRange reports whether plan reads a range of an index led by provider_id
+// (every row the provider has) on either engine.
+func ReadsTheProvidersRange(plan string) bool {
+	return strings.Contains(plan, "(provider_id=") || strings.Contains(plan, "Cond: (provider_id")
+}
