@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
 )
 
 // A search card is what an agent search result shows of a subscriber, kept on its row
@@ -84,7 +84,7 @@ func Candidates(ctx context.Context, q Querier, providerID string, ids []string)
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := q.Query(ctx, candidateCards(len(ids)), anyArgs(providerID, ids)...)
+	rows, err := q.Query(ctx, candidateCards(len(ids)), sqltext.Args(providerID, ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("search candidates: %w", err)
 	}
@@ -129,18 +129,18 @@ func Candidates(ctx context.Context, q Querier, providerID string, ids []string)
 // candidateCards reads the search cards of n of a provider's subscribers, named by id, through
 // the primary key (unindexed). Arguments: the provider, then the ids.
 func candidateCards(n int) string {
-	return `SELECT id, search_card FROM subscribers WHERE ` + providersKeys("provider_id", "id", n)
+	return `SELECT id, search_card FROM subscribers WHERE ` + sqltext.ProvidersKeys("provider_id", "id", n)
 }
 
 // joinedCards reads what a search card shows of n of a provider's subscribers, named by id,
 // from their rows, through the primary key (unindexed). Arguments: the provider, then the ids.
 func joinedCards(n int) string {
 	return `SELECT b.id, COALESCE(b.customer_number, ''), c.firstname, c.lastname, c.email, c.phonenumber,
-			` + locationColumns + `
+			` + LocationColumns + `
 		FROM subscribers b JOIN contacts c ON c.subscriber_id = b.id AND c.role = 'holder'
-			LEFT JOIN subscriptions s ON s.subscriber_id = b.id AND ` + unindexed("s.provider_id") + ` = b.provider_id
+			LEFT JOIN subscriptions s ON s.subscriber_id = b.id AND ` + sqltext.Unindexed("s.provider_id") + ` = b.provider_id
 			LEFT JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
-		WHERE ` + providersKeys("b.provider_id", "b.id", n) + `
+		WHERE ` + sqltext.ProvidersKeys("b.provider_id", "b.id", n) + `
 		ORDER BY s.created_at DESC, s.id`
 }
 
@@ -150,7 +150,7 @@ func joinedCandidates(ctx context.Context, q Querier, providerID string, ids []s
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := q.Query(ctx, joinedCards(len(ids)), anyArgs(providerID, ids)...)
+	rows, err := q.Query(ctx, joinedCards(len(ids)), sqltext.Args(providerID, ids)...)
 	if err != nil {
 		return fmt.Errorf("search candidates: %w", err)
 	}
@@ -159,7 +159,7 @@ func joinedCandidates(ctx context.Context, q Querier, providerID string, ids []s
 		var c Candidate
 		var l subprov.ServiceLocation
 		if err := rows.Scan(append([]any{&c.SubscriberID, &c.CustomerNumber, &c.Holder.FirstName, &c.Holder.LastName, &c.Holder.Email,
-			&c.Holder.PhoneNumber}, locationFields(&l)...)...); err != nil {
+			&c.Holder.PhoneNumber}, LocationFields(&l)...)...); err != nil {
 			return fmt.Errorf("search candidates: %w", err)
 		}
 		i, ok := at[c.SubscriberID]
@@ -181,31 +181,13 @@ func joinedCandidates(ctx context.Context, q Querier, providerID string, ids []s
 	return nil
 }
 
-// locationColumns select a line's ServiceLocation fields (scanned by locationFields) from
-// subscriptions s, buildings g and units u; all empty when a left join found no line. The
-// store's own reads of service locations select the same.
-const locationColumns = `COALESCE(s.id, ''), COALESCE(g.id, ''), COALESCE(g.street, ''), COALESCE(g.city, ''),
+// LocationColumns select a line's ServiceLocation fields (scanned by LocationFields) from
+// subscriptions s, buildings g and units u; all empty when a left join found no line. A
+// card's locations and the store's reads of where lines are select the same.
+const LocationColumns = `COALESCE(s.id, ''), COALESCE(g.id, ''), COALESCE(g.street, ''), COALESCE(g.city, ''),
 	COALESCE(g.postal_code, ''), COALESCE(g.province, ''), COALESCE(g.country, ''), COALESCE(u.unit_number, '')`
 
-// locationFields are the scan targets of locationColumns.
-func locationFields(l *subprov.ServiceLocation) []any {
+// LocationFields are the scan targets of LocationColumns.
+func LocationFields(l *subprov.ServiceLocation) []any {
 	return []any{&l.SubscriptionID, &l.BuildingID, &l.Street, &l.City, &l.PostalCode, &l.Province, &l.Country, &l.UnitNumber}
-}
-
-// unindexed, providersKeys: see the store's dialect, which writes its keyed statements the same
-// way: the provider checked per row, so the ids' index does the work.
-func unindexed(col string) string { return col + " || ''" }
-
-func providersKeys(providerCol, keyCol string, n int) string {
-	return unindexed(providerCol) + ` = ? AND ` + keyCol + ` IN (` + placeholders(n) + `)`
-}
-
-func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
-
-func anyArgs(first any, ids []string) []any {
-	args := []any{first}
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	return args
 }

@@ -23,22 +23,7 @@ func TestSearchCardsReadTheirKeys(t *testing.T) {
 	ids := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}
 	testdb.EachStoreWithNewStatistics(t, func(t *testing.T, s *store.Store) {
 		statements := search.CardStatements("p-keyed", ids)
-		if len(statements) != len(want) {
-			t.Fatalf("%d statements, expectations for %d", len(statements), len(want))
-		}
-		for name, st := range statements {
-			w, ok := want[name]
-			if !ok {
-				t.Fatalf("no expectation for %q", name)
-			}
-			plan := testdb.QueryPlan(t, s, st.Query, st.Args...)
-			if testdb.ReadsTheProvidersRange(plan) {
-				t.Errorf("%s: plan reads a range of the provider:\n%s", name, plan)
-			}
-			if key, ok := w[s.Dialect]; ok && !strings.Contains(plan, key) {
-				t.Errorf("%s: plan does not search %s:\n%s", name, key, plan)
-			}
-		}
+		testdb.CheckKeyedPlans(t, s, statements, want)
 	})
 }
 

@@ -16,6 +16,8 @@ import (
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/subprov/subprov/internal/sqltext"
 )
 
 // Customer search index (table customer_search_terms). Every value an agent may search a
@@ -217,7 +219,7 @@ type Tx interface {
 // provider is checked per row (unindexed), so no engine reads the provider's whole range of an
 // index led by provider_id instead. Arguments: the prefix, the prefix + "{", the provider, the
 // limit.
-var subscribersByIDPrefix = `SELECT id FROM subscribers WHERE id >= ? AND id < ? AND ` + unindexed("provider_id") + ` = ? ORDER BY id LIMIT ?`
+var subscribersByIDPrefix = `SELECT id FROM subscribers WHERE id >= ? AND id < ? AND ` + sqltext.Unindexed("provider_id") + ` = ? ORDER BY id LIMIT ?`
 
 // SubscribersByIDPrefix returns up to max ids of the provider's subscribers that start with
 // prefix (IDPrefix): one range read of the subscribers primary key. Ids stay out of the search
@@ -392,8 +394,8 @@ func Reindex(ctx context.Context, tx Tx, subscriberID string, created bool) erro
 	const perStatement = 50
 	for start := 0; start < len(gone); start += perStatement {
 		batch := gone[start:min(start+perStatement, len(gone))]
-		q := `DELETE FROM customer_search_terms WHERE provider_id = ? AND subscriber_id = ? AND term IN (` + placeholders(len(batch)) + `)`
-		if _, err := tx.Exec(ctx, q, anyArgs(providerID, append([]string{subscriberID}, batch...))...); err != nil {
+		q := `DELETE FROM customer_search_terms WHERE provider_id = ? AND subscriber_id = ? AND term IN (` + sqltext.Placeholders(len(batch)) + `)`
+		if _, err := tx.Exec(ctx, q, sqltext.Args(providerID, append([]string{subscriberID}, batch...))...); err != nil {
 			return fmt.Errorf("clear search terms: %w", err)
 		}
 	}

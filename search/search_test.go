@@ -306,13 +306,4 @@ func TestSubscribersByIDPrefix(t *testing.T) {
 // now is the tests' clock.
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
-func seedProvider(t *testing.T, s *store.Store, id string) {
-	t.Helper()
-	err := s.InTx(context.Background(), func(tx *store.Tx) error {
-		return tx.UpsertProvider(context.Background(), &subprov.Provider{ID: id, Name: id, TimeZone: "UTC", Currency: "CAD",
-			WebhookSecret: "secret-" + id}, "hash-"+id, "", now)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+func seedProvider(t *testing.T, s *store.Store, id string) { testdb.SeedProvider(t, s, id, now) }

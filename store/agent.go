@@ -7,39 +7,21 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
+	"github.com/subprov/subprov/search"
 )
 
 // SQL of the support-agent API: service locations, notes, verification codes, tickets read
 // by e-mail, the holder's portal login, contact edits and idempotent replays. Every query
 // takes the provider it is scoped to.
 
-// serviceLocationColumns select a line's ServiceLocation fields (scanned by locationFields) from
-// subscriptions s, buildings g and units u; all empty when a left join found no line.
-const serviceLocationColumns = `COALESCE(s.id, ''), COALESCE(g.id, ''), COALESCE(g.street, ''), COALESCE(g.city, ''),
-	COALESCE(g.postal_code, ''), COALESCE(g.province, ''), COALESCE(g.country, ''), COALESCE(u.unit_number, '')`
-
-// locationFields are the scan targets of serviceLocationColumns.
-func locationFields(l *subprov.ServiceLocation) []any {
-	return []any{&l.SubscriptionID, &l.BuildingID, &l.Street, &l.City, &l.PostalCode, &l.Province, &l.Country, &l.UnitNumber}
-}
-
-func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
-
-func anyArgs(first any, ids []string) []any {
-	args := []any{first}
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	return args
-}
-
 // serviceLocationsOf reads the lines of n of a provider's subscribers, named by id, newest
 // first, through the subscriber index (unindexed). Arguments: the provider, then the
 // ids.
 func serviceLocationsOf(n int) string {
-	return `SELECT s.subscriber_id, ` + serviceLocationColumns + `
+	return `SELECT s.subscriber_id, ` + search.LocationColumns + `
 		FROM subscriptions s JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
-		WHERE ` + providersKeys("s.provider_id", "s.subscriber_id", n) + `
+		WHERE ` + sqltext.ProvidersKeys("s.provider_id", "s.subscriber_id", n) + `
 		ORDER BY s.created_at DESC, s.id`
 }
 
@@ -48,7 +30,7 @@ func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []s
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.R().Query(ctx, serviceLocationsOf(len(ids)), anyArgs(providerID, ids)...)
+	rows, err := s.R().Query(ctx, serviceLocationsOf(len(ids)), sqltext.Args(providerID, ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("service locations: %w", err)
 	}
@@ -56,7 +38,7 @@ func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []s
 	var out []subprov.ServiceLocation
 	for rows.Next() {
 		var l subprov.ServiceLocation
-		if err := rows.Scan(append([]any{&l.SubscriberID}, locationFields(&l)...)...); err != nil {
+		if err := rows.Scan(append([]any{&l.SubscriberID}, search.LocationFields(&l)...)...); err != nil {
 			return nil, fmt.Errorf("service locations: %w", err)
 		}
 		out = append(out, l)
@@ -221,7 +203,7 @@ func (s *Store) TicketsByEmail(ctx context.Context, providerID, subscriberID str
 		args = append(args, strings.ToLower(e))
 	}
 	return queryTickets(ctx, s.R(), `SELECT `+ticketColumns+` FROM tickets WHERE provider_id = ? AND kind <> 'operator'
-		AND (subscriber_id = ? OR LOWER(contact_email) IN (`+placeholders(len(emails))+`)) ORDER BY created_at DESC, number DESC LIMIT 100`, args...)
+		AND (subscriber_id = ? OR LOWER(contact_email) IN (`+sqltext.Placeholders(len(emails))+`)) ORDER BY created_at DESC, number DESC LIMIT 100`, args...)
 }
 
 // HolderAccount returns the portal login of a subscriber's holder, if one exists.

@@ -41,9 +41,9 @@ func TestPendingEventReadsSkipDeliveredHistory(t *testing.T) {
 // webhook flusher's record of its deliveries, every event left unnumbered for good (no
 // endpoint) for its numbering, all its lines for several subscribers' locations (a search
 // page's cards: package search's TestSearchCardsReadTheirKeys). Given ten ids and written
-// without unindexed, each of them read such a range in two to four of the four runs below (two sets of statistics, two
-// engines; on SQLite the "empty tables" run repeats "none", as ANALYZE of an empty table
-// writes no statistics there).
+// without sqltext.Unindexed, each of them read such a range in two to four of the four runs
+// below (two sets of statistics, two engines; on SQLite the "empty tables" run repeats "none",
+// as ANALYZE of an empty table writes no statistics there).
 func TestKeyedStatementsReadTheirKeys(t *testing.T) {
 	// What the plan must search: on SQLite the ids' column, as its plan names the search; on
 	// PostgreSQL the events' primary key (it may scan the other, empty, tables whole).
@@ -57,21 +57,6 @@ func TestKeyedStatementsReadTheirKeys(t *testing.T) {
 	testdb.EachStoreWithNewStatistics(t, func(t *testing.T, s *store.Store) {
 		deliveredHistory(t, s, "p-keyed", 1497, 3)
 		statements := store.KeyedStatements("p-keyed", ids)
-		if len(statements) != len(want) {
-			t.Fatalf("%d statements, expectations for %d", len(statements), len(want))
-		}
-		for name, st := range statements {
-			w, ok := want[name]
-			if !ok {
-				t.Fatalf("no expectation for %q", name)
-			}
-			plan := testdb.QueryPlan(t, s, st.Query, st.Args...)
-			if testdb.ReadsTheProvidersRange(plan) {
-				t.Errorf("%s: plan reads a range of the provider:\n%s", name, plan)
-			}
-			if key, ok := w[s.Dialect]; ok && !strings.Contains(plan, key) {
-				t.Errorf("%s: plan does not search %s:\n%s", name, key, plan)
-			}
-		}
+		testdb.CheckKeyedPlans(t, s, statements, want)
 	})
 }

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/store"
 )
 
@@ -69,8 +71,56 @@ func QueryPlan(t *testing.T, s *store.Store, q string, args ...any) string {
 	return plan.String()
 }
 
+// CheckKeyedPlans checks each statement's plan with CheckKeyedPlan against want's key for its
+// name and the store's engine; want must name every statement.
+func CheckKeyedPlans(t *testing.T, s *store.Store, statements map[string]struct {
+	Query string
+	Args  []any
+}, want map[string]map[store.Dialect]string) {
+	t.Helper()
+	if len(statements) != len(want) {
+		t.Fatalf("%d statements, expectations for %d", len(statements), len(want))
+	}
+	for name, st := range statements {
+		w, ok := want[name]
+		if !ok {
+			t.Fatalf("no expectation for %q", name)
+		}
+		CheckKeyedPlan(t, s, name, st.Query, st.Args, w[s.Dialect])
+	}
+}
+
+// CheckKeyedPlan fails t when the plan of a statement that names its rows by id reads a range
+// of an index led by provider_id (every row the provider has) on either engine, or, with key
+// set, does not search key.
+func CheckKeyedPlan(t *testing.T, s *store.Store, name, query string, args []any, key string) {
+	t.Helper()
+	plan := QueryPlan(t, s, query, args...)
+	if readsTheProvidersRange(plan) {
+		t.Errorf("%s: plan reads a range of the provider:\n%s", name, plan)
+	}
+	if key != "" && !strings.Contains(plan, key) {
+		t.Errorf("%s: plan does not search %s:\n%s", name, key, plan)
+	}
+}
+
+// readsTheProvidersRange reports whether plan reads a range of an index led by provider_id.
+func readsTheProvidersRange(plan string) bool {
+	return strings.Contains(plan, "(provider_id=") || strings.Contains(plan, "Cond: (provider_id")
+}
+
 // ReadsTheProvidersRange reports whether plan reads a range of an index led by provider_id
 // (every row the provider has) on either engine.
-func ReadsTheProvidersRange(plan string) bool {
-	return strings.Contains(plan, "(provider_id=") || strings.Contains(plan, "Cond: (provider_id")
+func ReadsTheProvidersRange(plan string) bool { return readsTheProvidersRange(plan) }
+
+// SeedProvider writes a provider with id as its name, in UTC and CAD, at now.
+func SeedProvider(t testing.TB, s *store.Store, id string, now time.Time) {
+	t.Helper()
+	err := s.InTx(context.Background(), func(tx *store.Tx) error {
+		return tx.UpsertProvider(context.Background(), &subprov.Provider{ID: id, Name: id, TimeZone: "UTC", Currency: "CAD",
+			WebhookSecret: "secret-" + id}, "hash-"+id, "", now)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
