@@ -243,36 +243,6 @@ func (s *Store) SubscriptionsOfSubscriber(ctx context.Context, providerID, subsc
 		ORDER BY s.created_at DESC, s.id`, providerID, subscriberID)
 }
 
-// AuthorizedUserContact reads an authorized user's own contact record.
-func (tx *Tx) AuthorizedUserContact(ctx context.Context, id string) (subprov.Contact, error) {
-	return authorizedUserContact(ctx, tx, id)
-}
-
-// AuthorizedUserContactOf is AuthorizedUserContact outside a transaction.
-func (s *Store) AuthorizedUserContactOf(ctx context.Context, id string) (subprov.Contact, error) {
-	return authorizedUserContact(ctx, s.R(), id)
-}
-
-func authorizedUserContact(ctx context.Context, q Querier, id string) (subprov.Contact, error) {
-	var c subprov.Contact
-	err := q.QueryRow(ctx, `SELECT id, firstname, lastname, email, phonenumber, company FROM authorized_users WHERE id = ?`, id).
-		Scan(&c.ID, &c.FirstName, &c.LastName, &c.Email, &c.PhoneNumber, &c.Company)
-	if err != nil {
-		return c, fmt.Errorf("authorized user %s: %w", id, err)
-	}
-	return c, nil
-}
-
-// UpdateAuthorizedUserContact stores an authorized user's own details (not the e-mail).
-func (tx *Tx) UpdateAuthorizedUserContact(ctx context.Context, id string, c subprov.Contact) error {
-	_, err := tx.Exec(ctx, `UPDATE authorized_users SET firstname = ?, lastname = ?, phonenumber = ?, company = ? WHERE id = ?`,
-		c.FirstName, c.LastName, c.PhoneNumber, c.Company, id)
-	if err != nil {
-		return fmt.Errorf("update authorized user: %w", err)
-	}
-	return nil
-}
-
 // UpdateHolderContact stores the holder's contract contact (not the e-mail, which is the login).
 func (tx *Tx) UpdateHolderContact(ctx context.Context, subscriberID string, c subprov.Contact, now time.Time) error {
 	if err := tx.upsertContact(ctx, subscriberID, "holder", c, now); err != nil {
@@ -325,4 +295,25 @@ func (tx *Tx) SetSubscriberProcessorCustomer(ctx context.Context, subscriberID, 
 // OpenInvoiceIDsOfSubscriber lists a subscriber's unpaid invoices.
 func (tx *Tx) OpenInvoiceIDsOfSubscriber(ctx context.Context, subscriberID string) ([]string, error) {
 	return QueryStrings(ctx, tx, "open invoices", `SELECT id FROM invoices WHERE subscriber_id = ? AND status = 'open'`, subscriberID)
+}
+
+// Address is a postal address.
+type Address struct {
+	Street, City, PostalCode, Province, Country string
+}
+
+// InvoiceAddress reads the postal address kept on a subscriber's billing contact (the
+// separate one if any, else the holder's); empty when none was recorded.
+func (s *Store) InvoiceAddress(ctx context.Context, subscriberID string) (Address, error) {
+	var a Address
+	err := s.R().QueryRow(ctx, `SELECT street, city, postal_code, province, country FROM contacts
+		WHERE subscriber_id = ? AND street <> '' ORDER BY CASE role WHEN 'invoice' THEN 0 ELSE 1 END LIMIT 1`, subscriberID).
+		Scan(&a.Street, &a.City, &a.PostalCode, &a.Province, &a.Country)
+	if IsNoRows(err) {
+		return Address{}, nil
+	}
+	if err != nil {
+		return a, fmt.Errorf("invoice address: %w", err)
+	}
+	return a, nil
 }
