@@ -19,19 +19,20 @@ import (
 // Each member keeps the meaning of its own transaction:
 //   - it sees what the members before it wrote, as if they had committed just before it (they
 //     run in order, on one connection, like serial transactions);
-//   - a member whose fn (or search re-index) fails is rolled back to its savepoint, alone, and
-//     gets its error; the others commit;
-//   - no member's InTx returns before the commit is on disk, and a failed commit fails every
+//   - a member whose fn (the store's search re-index included) fails is rolled back to its
+//     savepoint, alone, and gets its error; the others commit;
+//   - no member's Run returns before the commit is on disk, and a failed commit fails every
 //     member that had succeeded;
-//   - its AfterCommit hooks run on its own goroutine after the commit.
+//   - its caller's after-commit work (the store's AfterCommit hooks) runs on the caller's own
+//     goroutine after the commit.
 //
 // A caller's context does not interrupt statements once its transaction has begun (on SQLite,
 // an interrupted write inside a transaction rolls the whole transaction back, other members'
-// work included). Until its turn comes a caller can give up: its InTx returns the context's
+// work included). Until its turn comes a caller can give up: its Run returns the context's
 // error and the committer skips it. Should a savepoint still fail, the group is rolled back and
-// its members are run again one by one, as InTx's contract allows (fn is safe to run again).
-// A member's fn must read through its Tx, never through the read pool, which does not see
-// what the members before it in the group wrote.
+// its members are run again one by one, as the store's InTx allows (fn is safe to run again).
+// A member's fn must read through its transaction, never through the read pool, which does not
+// see what the members before it in the group wrote.
 
 // MaxGroup bounds a group: a long queue is committed in several groups, so the first members'
 // callers are answered without waiting for the last.
