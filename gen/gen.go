@@ -24,8 +24,8 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/identity"
-	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/search"
+	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
 )
