@@ -80,6 +80,10 @@ const (
 
 // New opens the database, migrates it, and builds the service. Close releases it.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
+	if cfg.PasswordCost.BelowDefault() && !cfg.Dev {
+		// A cheap cost is for tests; a production process must never make hashes with it.
+		return nil, errors.New("a password cost below the production cost needs dev mode")
+	}
 	a := &App{Config: cfg, Log: log, Faults: &faults.Switches{}}
 	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -149,7 +153,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		// dispatcher); a process without workers enqueues a webhooks.flush job instead.
 		a.Events.Wake = a.Webhooks.Wake
 	}
-	a.Auth = &auth.Service{Store: st, Clock: a.Clock, Signer: identity.NewSigner(secret), Mail: a.Outbox, PublicURL: cfg.PublicURL}
+	a.Auth = &auth.Service{Store: st, Clock: a.Clock, Signer: identity.NewSigner(secret), Mail: a.Outbox, PublicURL: cfg.PublicURL,
+		PasswordCost: cfg.PasswordCost}
 
 	var limiter ratelimit.Limiter = ratelimit.NewMemory()
 	if cfg.RedisURL != "" {

@@ -2,9 +2,11 @@ package app_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"github.com/subprov/subprov/app"
+	"github.com/subprov/subprov/config"
+	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/apptest"
 	"github.com/subprov/subprov/internal/testdb"
 )
@@ -120,4 +124,15 @@ func slowRequest(t *testing.T, addr, head, trickle string, gap time.Duration) (t
 func isReset(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) || strings.Contains(fmt.Sprint(err), "reset")
+}
+
+// TestCheapPasswordsNeedDevMode: the test password cost is refused by a production process,
+// so no configuration mistake makes weak hashes.
+func TestCheapPasswordsNeedDevMode(t *testing.T) {
+	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: testdb.URL(t, "sqlite"), PasswordCost: identity.TestPasswordCost}
+	a, err := app.New(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err == nil {
+		a.Close()
+		t.Fatal("a production process started with the test password cost")
+	}
 }

@@ -28,6 +28,8 @@ type Service struct {
 	Signer    *identity.Signer
 	Mail      Mailer
 	PublicURL string
+	// PasswordCost is what hashing a new password costs; the zero value is the production cost.
+	PasswordCost identity.PasswordCost
 }
 
 // Login lockout: after this many failures in a row an account refuses logins for a while,
@@ -67,13 +69,13 @@ func (s *Service) LoginSubscriber(ctx context.Context, email, password string) (
 	acc, err := s.Store.AccountByEmail(ctx, NormalizeEmail(email))
 	if err != nil {
 		if store.IsNoRows(err) {
-			identity.BurnPasswordCheck(password)
+			s.PasswordCost.BurnCheck(password)
 			return nil, invalidCredentials()
 		}
 		return nil, err
 	}
 	if !acc.PasswordSet {
-		identity.BurnPasswordCheck(password)
+		s.PasswordCost.BurnCheck(password)
 		return nil, invalidCredentials()
 	}
 	ok, err := s.CheckAccountPassword(ctx, acc, password)
@@ -110,7 +112,7 @@ func (s *Service) LoginOperator(ctx context.Context, email, password string) (*T
 	op, hash, err := s.Store.OperatorByEmail(ctx, NormalizeEmail(email))
 	if err != nil {
 		if store.IsNoRows(err) {
-			identity.BurnPasswordCheck(password)
+			s.PasswordCost.BurnCheck(password)
 			return nil, invalidCredentials()
 		}
 		return nil, err
@@ -281,11 +283,11 @@ func (s *Service) MailToken(ctx context.Context, tx *store.Tx, subjectID, to, pr
 
 // hashNewPassword is the hash of a password chosen by its owner, or a 422 naming field when
 // the password is not acceptable.
-func hashNewPassword(field, password string) (string, error) {
+func (s *Service) hashNewPassword(field, password string) (string, error) {
 	if p := subprov.PasswordProblem(password); p != "" {
 		return "", subprov.Invalid(map[string]string{field: p})
 	}
-	return identity.HashPassword(password)
+	return s.PasswordCost.Hash(password)
 }
 
 // ChangePassword changes a signed-in person's own password. The current password is checked
@@ -309,7 +311,7 @@ func (s *Service) ChangePassword(ctx context.Context, acc *store.AccountLogin, c
 	if !ok {
 		return subprov.Errorf(subprov.EBADREQUEST, "incorrect_password", "Current password is incorrect")
 	}
-	hash, err := hashNewPassword("new_password", next)
+	hash, err := s.hashNewPassword("new_password", next)
 	if err != nil {
 		return err
 	}
@@ -335,7 +337,7 @@ func (s *Service) Activate(ctx context.Context, token, password string) error {
 // SetPasswordWithLink sets the password of the account a live link of one of kinds belongs
 // to, and uses the link: an invalid password is 422 naming it, a dead link invalid_token.
 func (s *Service) SetPasswordWithLink(ctx context.Context, token, password string, kinds ...TokenKind) error {
-	hash, err := hashNewPassword("password", password)
+	hash, err := s.hashNewPassword("password", password)
 	if err != nil {
 		return err
 	}

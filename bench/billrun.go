@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/gen"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
@@ -21,10 +21,6 @@ type billResult struct {
 }
 
 func (b billResult) linesPerSecond() float64 { return float64(b.lines) / b.elapsed.Seconds() }
-
-type fixedClock struct{ t time.Time }
-
-func (c fixedClock) Now() time.Time { return c.t }
 
 // billRun runs a bill run of generated provider 1 (every eighth line is platform-billed) with
 // serve stopped, and removes what it wrote afterwards (and anything a run interrupted earlier
@@ -62,7 +58,7 @@ func billRun(ctx context.Context, dbURL string) (billResult, error) {
 	if err := undo(); err != nil { // left by an interrupted run
 		return billResult{}, err
 	}
-	svc := &billing.Service{Store: st, Clock: subprov.Clock(fixedClock{now}), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	svc := &billing.Service{Store: st, Clock: clock.NewManual(now), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	start := time.Now()
 	if err := svc.BillRun(ctx, jobs.BillRun{ProviderID: providerID, Period: period}); err != nil {
 		return billResult{}, err

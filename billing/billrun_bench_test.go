@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/gen"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/jobs"
@@ -25,7 +26,7 @@ func BenchmarkBillRun(b *testing.B) {
 		if _, err := gen.Run(ctx, st, gen.Options{Subscribers: n, Seed: 1, Now: now}); err != nil {
 			b.Fatal(err)
 		}
-		svc := &billing.Service{Store: st, Clock: fixedClock{now}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		svc := &billing.Service{Store: st, Clock: clock.NewManual(now), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		var lines int
 		for b.Loop() {
 			b.StopTimer()

@@ -9,21 +9,20 @@ import (
 	"time"
 
 	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
 )
-
-type fixedClock struct{ t time.Time }
-
-func (c fixedClock) Now() time.Time { return c.t }
 
 const northwind = "8d0c7f2e-1a3b-4c5d-9e6f-000000000001"
 
 // TestBillRunOverTenThousandLines: one run invoices every due line once; a second run, as
 // after a crash or a duplicate job, adds nothing.
 func TestBillRunOverTenThousandLines(t *testing.T) {
+	t.Parallel()
 	n := 10000
 	if testing.Short() {
 		n = 500
@@ -31,7 +30,7 @@ func TestBillRunOverTenThousandLines(t *testing.T) {
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		f, _ := fixture.Parse(fixture.DemoJSON)
-		if _, err := fixture.Load(ctx, s, f, time.Now()); err != nil {
+		if _, err := fixture.LoadAtCost(ctx, s, f, time.Now(), identity.TestPasswordCost); err != nil {
 			t.Fatal(err)
 		}
 		activated := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
@@ -51,7 +50,7 @@ func TestBillRunOverTenThousandLines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc := &billing.Service{Store: s, Clock: fixedClock{time.Date(2026, 12, 15, 17, 0, 0, 0, time.UTC)}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		svc := &billing.Service{Store: s, Clock: clock.NewManual(time.Date(2026, 12, 15, 17, 0, 0, 0, time.UTC)), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		invoices := func() int {
 			var c int
 			_ = s.R().QueryRow(ctx, `SELECT COUNT(*) FROM invoices WHERE period = '2026-12' AND kind = 'recurring'`).Scan(&c)

@@ -18,6 +18,7 @@ func day(s string) time.Time {
 // TestProration is decisions §2: amount = price x days / days_in_period, days from today
 // (inclusive) to the month's end (inclusive), rounded half away from zero once.
 func TestProration(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		from   string
@@ -53,6 +54,7 @@ func TestProration(t *testing.T) {
 }
 
 func TestTaxAndPeriods(t *testing.T) {
+	t.Parallel()
 	if got := Tax(6000, 1300); got != 780 {
 		t.Fatalf("13%% of 60.00 = %v", got)
 	}
@@ -73,6 +75,7 @@ func TestTaxAndPeriods(t *testing.T) {
 // TestSkippedSince: a bill run catches up the months from the first whose billing days (1 to
 // 10) no daily sweep saw; a sweep every day, across a month's end included, catches up none.
 func TestSkippedSince(t *testing.T) {
+	t.Parallel()
 	day := func(s string) time.Time {
 		d, err := time.Parse(time.DateOnly, s)
 		if err != nil {

@@ -1,5 +1,6 @@
 // Package clock provides the service's clocks: the wall clock for production and an
-// adjustable one for dev mode, which tests and demos set and advance (decisions §4).
+// adjustable one for dev mode, which tests and demos set and advance (decisions §4), and a
+// manual one that stands still for unit tests.
 package clock
 
 import (
@@ -78,4 +79,36 @@ func (c *Adjustable) notify() {
 		default:
 		}
 	}
+}
+
+// Manual stands still at the instant it was given and moves only when set or advanced: the
+// clock for tests that put the service at a given moment. It is safe for concurrent use.
+type Manual struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewManual returns a clock stopped at t.
+func NewManual(t time.Time) *Manual { return &Manual{now: t} }
+
+// Now returns the clock's instant.
+func (c *Manual) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Set moves the clock to t, backward as well as forward.
+func (c *Manual) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+// Advance moves the clock by d and returns the new instant.
+func (c *Manual) Advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return c.now
 }

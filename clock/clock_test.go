@@ -27,3 +27,22 @@ func TestAdjustable(t *testing.T) {
 		t.Fatalf("Set = %v, want %v", got, target)
 	}
 }
+
+func TestManual(t *testing.T) {
+	start := time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC)
+	c := NewManual(start)
+	if got := c.Now(); !got.Equal(start) {
+		t.Fatalf("Now = %v, want %v", got, start)
+	}
+	time.Sleep(time.Millisecond) // wall-clock time passing must not move it
+	if got := c.Now(); !got.Equal(start) {
+		t.Fatalf("the clock moved on its own to %v", got)
+	}
+	if got := c.Advance(time.Hour); !got.Equal(start.Add(time.Hour)) || !c.Now().Equal(got) {
+		t.Fatalf("Advance = %v, Now = %v, want %v", got, c.Now(), start.Add(time.Hour))
+	}
+	c.Set(start.Add(-time.Hour))
+	if got := c.Now(); !got.Equal(start.Add(-time.Hour)) {
+		t.Fatalf("Set backward: Now = %v", got)
+	}
+}

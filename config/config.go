@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/subprov/subprov/identity"
 )
 
 // Config is the whole configuration of one process.
@@ -36,6 +38,9 @@ type Config struct {
 	PprofAddr     string // SUBPROV_PPROF_ADDR: loopback address of the pprof endpoints ("" = off)
 	// RedisPrefix namespaces rate-limit keys in a shared Redis (tests use a random one).
 	RedisPrefix string
+	// PasswordCost is the argon2id cost of new password hashes. No variable sets it: the zero
+	// value is the production cost, and only tests, in dev mode, ask for a cheaper one.
+	PasswordCost identity.PasswordCost
 }
 
 // Var documents one environment variable; the list drives --help and the README table.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/events"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/jobs"
@@ -25,24 +26,6 @@ import (
 )
 
 var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-
-// fakeClock is the injected clock the tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
 
 // delivery is one request a receiver saw.
 type delivery struct {
@@ -113,7 +96,7 @@ func (r *receiver) ids() []string {
 // job client only inserts (nothing works jobs) unless a test builds its own.
 type env struct {
 	s     *store.Store
-	clock *fakeClock
+	clock *clock.Manual
 	jobs  *jobs.Client
 	rec   *events.Recorder
 	del   *events.Deliverer
@@ -132,10 +115,10 @@ func newEnv(t *testing.T, s *store.Store, webhookURL string, sandbox bool) *env 
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := &fakeClock{now: t0}
-	e := &env{s: s, clock: clock, jobs: jc,
-		rec: &events.Recorder{Jobs: jc, Clock: clock},
-		del: &events.Deliverer{Store: s, Jobs: jc, Clock: clock, Log: slog.New(slog.DiscardHandler)},
+	clk := clock.NewManual(t0)
+	e := &env{s: s, clock: clk, jobs: jc,
+		rec: &events.Recorder{Jobs: jc, Clock: clk},
+		del: &events.Deliverer{Store: s, Jobs: jc, Clock: clk, Log: slog.New(slog.DiscardHandler)},
 	}
 	e.p = addProvider(t, s, "prov-1", webhookURL, sandbox)
 	return e
@@ -241,6 +224,7 @@ func idsOf(evs []*subprov.Event) []string {
 func equal(a, b []string) bool { return strings.Join(a, ",") == strings.Join(b, ",") }
 
 func TestFlushDeliversInSeqOrderSigned(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		rcv := newReceiver(t, "whsec-prov-1", nil)
 		e := newEnv(t, s, rcv.URL(), false)
@@ -306,6 +290,7 @@ func TestFlushDeliversInSeqOrderSigned(t *testing.T) {
 }
 
 func TestFailedAttemptStopsFlushAndRetriesInOrder(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		calls := 0
 		rcv := newReceiver(t, "whsec-prov-1", func(string, int) int {
@@ -364,6 +349,7 @@ func TestFailedAttemptStopsFlushAndRetriesInOrder(t *testing.T) {
 }
 
 func TestEventFailingForThreeDaysIsGivenUp(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		var bad string
 		rcv := newReceiver(t, "whsec-prov-1", func(id string, _ int) int {
@@ -403,6 +389,7 @@ func TestEventFailingForThreeDaysIsGivenUp(t *testing.T) {
 // first attempt. An event that waited behind a failing one until that one was given up is
 // retried when its own first attempt fails, however old it is, and delivered on the retry.
 func TestEventHeldBehindAFailingOneGetsItsOwnRetries(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		var head, held string
 		rcv := newReceiver(t, "whsec-prov-1", func(id string, n int) int {
@@ -445,6 +432,7 @@ func TestEventHeldBehindAFailingOneGetsItsOwnRetries(t *testing.T) {
 // event fails: early in a batch, its last, the first of the batch read ahead, the very last;
 // retried later, or given up (the run then goes on past it).
 func TestFailureAnywhereInARunKeepsTheOrder(t *testing.T) {
+	t.Parallel()
 	const n = 120 // more than two batches of 50
 	tests := []struct {
 		name    string
@@ -517,7 +505,8 @@ func TestFailureAnywhereInARunKeepsTheOrder(t *testing.T) {
 // when their attempt starts (once the run's read of it is older than providerFresh, here
 // zero), not as it was when the run began, nor when they were recorded.
 func TestAttemptsFollowTheProvidersCurrentURL(t *testing.T) {
-	defer events.SetProviderFresh(0)()
+	// Not parallel: it changes how long every deliverer of the package trusts its read.
+	t.Cleanup(events.SetProviderFresh(0))
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		var e *env
 		var first *receiver
@@ -548,6 +537,7 @@ func TestAttemptsFollowTheProvidersCurrentURL(t *testing.T) {
 }
 
 func TestRetryDelay(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		n    int
 		want time.Duration
@@ -563,6 +553,7 @@ func TestRetryDelay(t *testing.T) {
 }
 
 func TestRecordStates(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		url       string
@@ -595,6 +586,7 @@ func TestRecordStates(t *testing.T) {
 }
 
 func TestRecordWithoutSubscription(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		e := newEnv(t, s, "", true)
 		var ev *subprov.Event
@@ -620,6 +612,7 @@ func TestRecordWithoutSubscription(t *testing.T) {
 }
 
 func TestRolledBackTransactionLeavesNoEventAndNoJob(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		e := newEnv(t, s, "https://hooks.example.com/x", false)
 		boom := errors.New("the state change failed")
@@ -660,6 +653,7 @@ func TestRolledBackTransactionLeavesNoEventAndNoJob(t *testing.T) {
 }
 
 func TestConcurrentFlushesNeverDeliverTwice(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		rcv := newReceiver(t, "whsec-prov-1", nil)
 		rcv.delay = 20 * time.Millisecond // keep flushes overlapping
@@ -688,6 +682,7 @@ func TestConcurrentFlushesNeverDeliverTwice(t *testing.T) {
 }
 
 func TestRedirectIsNotFollowed(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		var followed sync.Mutex
 		hitOther := false
@@ -723,6 +718,7 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 // comes from the dialer's Control hook, which runs before connect(2): reaching it proves no
 // packet left the host, and a bug would show as a timeout here instead of a quick refusal.
 func TestSafeClientRefusesInternalAddresses(t *testing.T) {
+	t.Parallel()
 	c := events.SafeClient(time.Second)
 	for _, u := range []string{
 		"http://10.0.0.1/", "http://169.254.169.254/latest/meta-data/", "http://192.168.1.1:8080/",
@@ -753,6 +749,7 @@ func TestSafeClientRefusesInternalAddresses(t *testing.T) {
 }
 
 func TestSafeClientRefusalIsRecordedAsAttempt(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		e := newEnv(t, s, "https://10.1.2.3/hook", false)
 		ev := e.record(t, subprov.EventSubscriptionActivated)[0]
@@ -765,6 +762,7 @@ func TestSafeClientRefusalIsRecordedAsAttempt(t *testing.T) {
 }
 
 func TestCheckWebhookURL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		url string
 		ok  bool
@@ -810,6 +808,7 @@ func TestCheckWebhookURL(t *testing.T) {
 }
 
 func TestSendOnce(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		status    int
@@ -855,6 +854,7 @@ func TestSendOnce(t *testing.T) {
 }
 
 func TestSendOnceRefusesBadURLWithoutTraffic(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		e := newEnv(t, s, "", true)
 		ev := e.record(t, subprov.EventSandboxPing)[0]
@@ -872,6 +872,7 @@ func TestSendOnceRefusesBadURLWithoutTraffic(t *testing.T) {
 }
 
 func TestSweepEnqueuesOnlyDueProviders(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		e := newEnv(t, s, "https://hooks.example.com/x", false)
 		addProvider(t, s, "prov-idle", "https://hooks.example.com/y", false)
@@ -891,6 +892,7 @@ func TestSweepEnqueuesOnlyDueProviders(t *testing.T) {
 }
 
 func TestListNewestFirst(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		e := newEnv(t, s, "", true)
 		evs := e.record(t, "t.1", "t.2", "t.3")
@@ -914,6 +916,7 @@ func TestListNewestFirst(t *testing.T) {
 // TestFlushJobEndToEnd records an event with a real job client and lets River run the
 // webhooks.flush job it enqueued.
 func TestFlushJobEndToEnd(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -957,6 +960,7 @@ func TestFlushJobEndToEnd(t *testing.T) {
 // once each, every writer's events in the order it recorded them, and the receiver's order is
 // the seq order the flusher gave.
 func TestDispatcherDeliversOnCommitInOrder(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -1032,6 +1036,7 @@ func TestDispatcherDeliversOnCommitInOrder(t *testing.T) {
 // after a later-recorded one was delivered goes out next, numbered after it, never skipped.
 // Only PostgreSQL runs two recording transactions at once.
 func TestLateCommitIsDeliveredAfterWhatWasAlreadyNumbered(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		if s.Dialect != store.Postgres {
 			t.Skip("SQLite's single writer commits recording transactions one at a time")
@@ -1076,6 +1081,7 @@ func TestLateCommitIsDeliveredAfterWhatWasAlreadyNumbered(t *testing.T) {
 // transaction that records the batch on PostgreSQL) are delivered next by the same flush, in
 // commit order, each once.
 func TestEventsCommittedDuringABatchFollowIt(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		var e *env
 		var during []string
@@ -1155,6 +1161,7 @@ func holdEventWrites(s *store.Store, providerID string) (release func() error, e
 // MaxUnsettled delivered and not yet recorded; once the write goes through, every event is
 // recorded delivered, once, in order.
 func TestDeliveriesGoOnWhileTheirRecordingWaits(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		events    int

@@ -11,6 +11,7 @@ import (
 )
 
 func TestRefusal(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		ip      string
 		refused bool
@@ -38,6 +39,7 @@ func TestRefusal(t *testing.T) {
 // TestDialControl checks the hook judges the ip:port the dialer hands it, which is what the
 // dialer passes after resolving a name.
 func TestDialControl(t *testing.T) {
+	t.Parallel()
 	for addr, ok := range map[string]bool{
 		"127.0.0.1:8080": true, "[::1]:443": true, "93.184.216.34:443": true,
 		"10.0.0.1:80": false, "[fe80::1%eth0]:80": false, "169.254.169.254:80": false, "garbage": false,
@@ -52,6 +54,7 @@ func TestDialControl(t *testing.T) {
 // failed lookup names the receiver's host and never the resolver this machine asked; other
 // failures keep their words.
 func TestAttemptErrorNamesNothingOfThisSide(t *testing.T) {
+	t.Parallel()
 	post := func(err error) error {
 		return &url.Error{Op: "Post", URL: "https://hooks.example.invalid/in", Err: err}
 	}

@@ -12,6 +12,7 @@ import (
 // TestPagesCarrySecurityHeaders: every server-rendered page (and every API answer) forbids
 // framing, sniffing, referrers and caching, and limits where scripts come from.
 func TestPagesCarrySecurityHeaders(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		want := map[string]string{
 			"X-Content-Type-Options": "nosniff",
@@ -36,6 +37,7 @@ func TestPagesCarrySecurityHeaders(t *testing.T) {
 // TestRequestSizeLimit: a body over 1 MiB is refused with 413 before anything is decoded or
 // written, on every surface.
 func TestRequestSizeLimit(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		big := `{"email":"` + strings.Repeat("a", 1<<20) + `@example.ca"}`
 		for _, r := range []apptest.Request{
@@ -56,6 +58,7 @@ func TestRequestSizeLimit(t *testing.T) {
 // it handled: passwords, keys, webhook secrets, bearer and verified-session tokens, mailed
 // link tokens, e-mail addresses and phone numbers.
 func TestLogsCarryNoSecretsOrPersonalData(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		const email, phone = "log.check@example.ca", "514-555-0199"
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")

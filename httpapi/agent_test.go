@@ -84,6 +84,7 @@ func verify(t *testing.T, s *apptest.Service, key, customerID, email string) str
 // call after call is never refused; codes that are not read out are, whatever was verified
 // before them; a key's verified codes leave its allowance whole.
 func TestVerifiedCodesDoNotCountAgainstTheResendLimit(t *testing.T) {
+	t.Parallel()
 	const perCustomer, perKey = 5, 60
 	for _, tt := range []struct {
 		name   string
@@ -173,6 +174,7 @@ func searchIDs(res *apptest.Response) []string {
 }
 
 func TestAgentSearch(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := apptest.Key(fixture.DemoAgentKey)
 		for _, tc := range []struct{ q, want string }{
@@ -230,6 +232,7 @@ func TestAgentSearch(t *testing.T) {
 // digits (any case, dashes or none), finds the provider's customer, masked like any match;
 // another provider's agent finds nothing, and a shorter prefix is no id.
 func TestAgentSearchByCustomerID(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		res := s.Do(apptest.Request{Method: "POST", Path: "/partner/provisioning/provider-initiated", Headers: apptest.Key(fixture.DemoStoreKey),
 			Body: map[string]any{"plan_version_id": planFibre500, "location_hash": "lh_7f3a9c1205", "subscriber": map[string]any{
@@ -297,6 +300,7 @@ func agentBody(path string) any {
 }
 
 func TestAgentScopingAndSessions(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		marie := verify(t, s, fixture.DemoAgentKey, marieID, fixture.DemoSubscriberEmail)
 		liam := verify(t, s, fixture.DemoOtherProviderKey, liamID, "liam.chen@example.ca")
@@ -343,6 +347,7 @@ func TestAgentScopingAndSessions(t *testing.T) {
 }
 
 func TestAgentVerificationCodes(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := apptest.Key(fixture.DemoAgentKey)
 		issue := func(body map[string]string) *apptest.Response {
@@ -442,6 +447,7 @@ func TestAgentVerificationCodes(t *testing.T) {
 // TestAgentSMSNeedsAGatewayOutsideDevMode: a provider with sms_configured and no gateway
 // configured in the process answers 503 outside dev mode (nothing pretends to send).
 func TestAgentSMSNeedsAGatewayOutsideDevMode(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		agentError(t, s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/issue", Headers: apptest.Key(fixture.DemoOtherProviderKey),
 			Body: map[string]string{"customer_id": liamID, "channel": "sms"}}), 503, "dependency_unconfigured")
@@ -449,6 +455,7 @@ func TestAgentSMSNeedsAGatewayOutsideDevMode(t *testing.T) {
 }
 
 func TestAgentVerificationBySMS(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var bodies []string
 	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -463,7 +470,7 @@ func TestAgentVerificationBySMS(t *testing.T) {
 		w.WriteHeader(201)
 		_, _ = w.Write([]byte(`{"sid":"SM1"}`))
 	}))
-	defer gw.Close()
+	t.Cleanup(gw.Close)
 	withSMS := func(c *config.Config) {
 		c.SMSAPIURL, c.SMSAccountSID, c.SMSAuthToken, c.SMSFrom = gw.URL, "ACtest", "tok", "+15005550006"
 	}
@@ -495,6 +502,7 @@ func TestAgentVerificationBySMS(t *testing.T) {
 }
 
 func TestAgentReadsAndWrites(t *testing.T) {
+	t.Parallel()
 	acs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/devices" && strings.Contains(r.URL.Query().Get("query"), marieLine) {
 			_, _ = w.Write([]byte(`[{"_id":"CPE-1","_lastInform":"` + time.Now().UTC().Format(time.RFC3339) + `"}]`))
@@ -502,7 +510,7 @@ func TestAgentReadsAndWrites(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(`[]`))
 	}))
-	defer acs.Close()
+	t.Cleanup(acs.Close)
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		payer := (&hook{}).post(s, platformOrder("lh_7f3a9c1206", "payer@example.ca", "cus_demo_visa"))
 		payerLine := payer.JSON["subscription_id"].(string)
@@ -626,6 +634,7 @@ func TestAgentReadsAndWrites(t *testing.T) {
 }
 
 func TestAgentPlanChange(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		s.AwaitStartupBillRun(t) // the quote's proration depends on this month's invoice
 		mh := agentHeaders(fixture.DemoAgentKey, verify(t, s, fixture.DemoAgentKey, marieID, fixture.DemoSubscriberEmail))
@@ -694,6 +703,7 @@ var agentListedCodes = map[string]bool{
 }
 
 func TestAgentErrorsCarryAListedCode(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := apptest.Key(fixture.DemoAgentKey)
 		tests := []struct {
@@ -729,6 +739,7 @@ func TestAgentErrorsCarryAListedCode(t *testing.T) {
 // are 409), with the agent code invalid_state and a message naming the state, never 422 or an
 // unlisted code. Nothing changes.
 func TestAgentPlanChangeOnALineThatIsNotActive(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		const jeanLine = "c1000000-0000-4000-8000-000000000003" // PENDING_INSTALL
 		jh := agentHeaders(fixture.DemoAgentKey, verify(t, s, fixture.DemoAgentKey, jeanID, "jean.gagnon@example.ca"))
@@ -768,6 +779,7 @@ func TestAgentPlanChangeOnALineThatIsNotActive(t *testing.T) {
 // the session says), then the verified session of a sensitive route (401); only then is a body
 // that does not decode or validate answered 422. Each case runs on /partner and /api/v1.
 func TestAgentChecksComeBeforeTheBody(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		marie := verify(t, s, fixture.DemoAgentKey, marieID, fixture.DemoSubscriberEmail)
 		liam := verify(t, s, fixture.DemoOtherProviderKey, liamID, "liam.chen@example.ca")
@@ -846,6 +858,7 @@ func TestAgentChecksComeBeforeTheBody(t *testing.T) {
 // the ticket {customer_id | contact_email, priority, ai_summary, …} answer a missing field
 // with 422 validation_error listing every offending field, never a 404 for an absent id.
 func TestAgentRequiredFields(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		tests := []struct {
 			name   string
@@ -922,6 +935,7 @@ func localURL(s *apptest.Service, link string) string {
 // works at the portal's reset-confirm; a holder whose e-mail another login uses is refused,
 // and that login is left alone.
 func TestAgentPasswordResetIsAFifteenMinuteLink(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := &hook{}
 		h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1205"}))
@@ -1009,6 +1023,7 @@ func TestAgentPasswordResetIsAFifteenMinuteLink(t *testing.T) {
 // November). A change through either surface counts against the other, each in its own
 // calendar. Times are set on the dev clock.
 func TestPlanChangeDayIsTheCallersCalendar(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		plans := []string{fibre1000, fibre150}

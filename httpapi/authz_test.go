@@ -144,6 +144,7 @@ func authzRowOf(rt httpapi.RouteInfo) (authzRow, bool) {
 }
 
 func TestAuthorizationMatrixCoversEveryRoute(t *testing.T) {
+	t.Parallel()
 	served := map[string]bool{}
 	for _, rt := range httpapi.Routes() {
 		row, ok := authzRowOf(rt)
@@ -316,6 +317,7 @@ func expect(auth, col string, hasID bool, status int) (bool, string) {
 }
 
 func TestAuthorizationMatrix(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		w := newAuthzWorld(t, s)
 		routes := httpapi.Routes()

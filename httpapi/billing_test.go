@@ -53,6 +53,7 @@ func platformOrder(hash, email, customer string) map[string]any {
 // charged at once; each following month is invoiced on the billing day; running the bill run
 // again adds nothing and charges nobody twice. Partner-billed lines are never invoiced.
 func TestFirstAndRecurringInvoices(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		s.DevClock.Set(time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)) // 10:00 in Toronto: 10 days left of 30
 		h := &hook{}
@@ -75,7 +76,7 @@ func TestFirstAndRecurringInvoices(t *testing.T) {
 		}
 		// December: nothing before the billing day (the 5th), the full month on it.
 		s.DevClock.Set(time.Date(2026, 12, 4, 15, 0, 0, 0, time.UTC))
-		time.Sleep(1500 * time.Millisecond)
+		s.Settle(t)
 		if n := len(invoicesOf(t, s, id)); n != 1 {
 			t.Fatalf("%d invoices before the billing day", n)
 		}
@@ -93,7 +94,7 @@ func TestFirstAndRecurringInvoices(t *testing.T) {
 		if err := s.Billing.BillRun(context.Background(), billRun(northwind, "2026-12")); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(1500 * time.Millisecond)
+		s.Settle(t)
 		if n := len(invoicesOf(t, s, id)); n != 2 {
 			t.Fatalf("%d invoices after a second run", n)
 		}
@@ -115,6 +116,7 @@ func TestFirstAndRecurringInvoices(t *testing.T) {
 // TestDunningCutsOffAndRestores: a declined card is retried on days 3, 7 and 14 with a mail
 // each time; the last failure suspends the line (port and status); paying restores it.
 func TestDunningCutsOffAndRestores(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		start := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
 		s.DevClock.Set(start)
@@ -187,6 +189,7 @@ func TestDunningCutsOffAndRestores(t *testing.T) {
 // invoice, an upgrade is a line on the next invoice, a correction under 0.50 is none and
 // carried, and an uninvoiced month gives a null adjustment with a note.
 func TestPlanChangeMoney(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		ctx := context.Background()
 		s.DevClock.Set(time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)) // 10 of 30 days left in Toronto
@@ -290,6 +293,7 @@ func marieAsBilled(t *testing.T, s *apptest.Service) (*subprov.Provider, *subpro
 // billing system (502 when it is down, never an empty list; voided notes never listed), and
 // PDFs only of the caller's own documents.
 func TestSubscriberBillingDocuments(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		ctx := context.Background()
 		p, sub, _ := marieInDecember(t, s)
@@ -384,6 +388,7 @@ func TestSubscriberBillingDocuments(t *testing.T) {
 // separate invoice contact once there is one, else the holder) at the address the service
 // has, here the line's service address with its suite.
 func TestDocumentPDFsNameTheCustomer(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		ctx := context.Background()
 		p, sub, invoice := marieInDecember(t, s)
@@ -483,6 +488,7 @@ func pdfText(raw []byte) string {
 // gives back the unused days as a credit note refunded to the card; a month not yet invoiced
 // gets a final invoice for the days served.
 func TestCancellationMoney(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		s.DevClock.Set(time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC))
 		h := &hook{}
@@ -530,6 +536,7 @@ func TestCancellationMoney(t *testing.T) {
 
 // TestBillingDay: PATCH /me/billing-day changes when money is collected, never what is owed.
 func TestBillingDay(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		const marieLine, priyaLine = "c1000000-0000-4000-8000-000000000001", "c1000000-0000-4000-8000-000000000002"
 		s.DevClock.Set(time.Date(2026, 12, 3, 15, 0, 0, 0, time.UTC))
@@ -586,6 +593,7 @@ func TestBillingDay(t *testing.T) {
 // TestPlanChangePreviewWithoutBillingDocument: rule 1(b), an invoice whose billing-document
 // row is missing gives a null adjustment with a note and a normal 200.
 func TestPlanChangePreviewWithoutBillingDocument(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		s.DevClock.Set(time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC))
 		id := (&hook{}).post(s, platformOrder("lh_7f3a9c1206", "nodoc@example.ca", "cus_demo_visa")).JSON["subscription_id"].(string)
@@ -605,6 +613,7 @@ func TestPlanChangePreviewWithoutBillingDocument(t *testing.T) {
 // attempt, no dunning, no charge job failing on every retry, and an operator's retry-charge
 // finds nothing to charge either. Once the holder saves a card, the open invoice is paid.
 func TestPlatformLineWithoutProcessorCustomer(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		ctx := context.Background()
 		const line = "c-nocard-1"
@@ -615,7 +624,7 @@ func TestPlatformLineWithoutProcessorCustomer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := fixture.Load(ctx, s.Store, f, s.Clock.Now()); err != nil {
+		if _, err := fixture.LoadAtCost(ctx, s.Store, f, s.Clock.Now(), s.Config.PasswordCost); err != nil {
 			t.Fatal(err)
 		}
 		s.DevClock.Set(time.Date(2026, 12, 3, 15, 0, 0, 0, time.UTC))
@@ -639,7 +648,7 @@ func TestPlatformLineWithoutProcessorCustomer(t *testing.T) {
 			t.Fatalf("retry-charge: %d %s", r.Status, r.Raw)
 		}
 		apptest.Eventually(t, 15*time.Second, "the retry found nothing to charge", func() bool { return unavailable() == issued+1 })
-		time.Sleep(1500 * time.Millisecond) // a charge job retrying would fail again meanwhile
+		s.Settle(t) // a charge job retrying would be done, and have failed again, by now
 		if n := unavailable(); n != issued+1 {
 			t.Fatalf("the invoices were looked at %d times, want %d (once per scheduled attempt)", n, issued+1)
 		}
@@ -690,6 +699,7 @@ func recurringPeriods(t *testing.T, s *apptest.Service, subID string) []string {
 // month. A month a line's first invoice covers gets no recurring invoice, nor a month after the
 // line ended (its final invoice bills the days it served).
 func TestBillRunsCatchUpAfterAClockJump(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := setClock(t, s, s.Operator(), "2027-02-10T15:00:00Z") // through the HTTP route (decisions §4)
 		h := &hook{}
@@ -769,6 +779,7 @@ func TestBillRunsCatchUpAfterAClockJump(t *testing.T) {
 // reinstall (a technician reactivation keeps the activation it had) owes nothing until the
 // visit, and the visit never comes.
 func TestACancelledLineWaitingForAVisitIsNotBilled(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := setClock(t, s, s.Operator(), "2027-02-10T15:00:00Z")
 		awaitBillRun(t, s, "2027-02-10")
@@ -790,6 +801,7 @@ func TestACancelledLineWaitingForAVisitIsNotBilled(t *testing.T) {
 // date: the unused days at the new price come back less the upgrade's line, as a credit note
 // when that leaves money to give back and as a final invoice when the customer owes.
 func TestCancellationSettlesPlanChanges(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := setClock(t, s, s.Operator(), "2027-04-01T15:00:00Z")
 		h := &hook{}
@@ -860,6 +872,7 @@ func TestCancellationSettlesPlanChanges(t *testing.T) {
 // final invoice (net plus tax, with any upgrade's pending line folded in as on every invoice),
 // and each open credit swept into the refund or spent on the final invoice.
 func TestCancelPreviewIsWhatTheCancelWrites(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name              string
 		plan, changeTo    string // changeTo: a plan change at changeAt ("" for none)

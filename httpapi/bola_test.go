@@ -69,6 +69,7 @@ var bolaProbed = []string{
 }
 
 func TestProviderIsolationCoversIDRoutes(t *testing.T) {
+	t.Parallel()
 	probed := map[string]bool{}
 	for _, k := range bolaProbed {
 		probed[k] = true
@@ -111,6 +112,7 @@ func withoutRequestIDs(raw []byte) string {
 }
 
 func TestProviderIsolation(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		invoice, creditNote := northwindBillingDocuments(t, s)
 		marie := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
@@ -219,6 +221,7 @@ func northwindBillingDocuments(t *testing.T, s *apptest.Service) (invoice, credi
 // TestProviderIsolationOfIDsInBodies probes routes that name an object in the body: another
 // provider's object answers as a missing one does.
 func TestProviderIsolationOfIDsInBodies(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		sess := session(t, s, nil)
 		missing := store.NewID()

@@ -55,6 +55,7 @@ func detail(r *apptest.Response) map[string]any {
 }
 
 func TestCheckoutSessionCreate(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		res := s.Do(apptest.Request{Method: "POST", Path: "/partner/external-checkout/sessions",
 			Body: map[string]any{"provider_id": northwind, "plan_version_id": planFibre500, "building_id": kingBuilding, "unit_id": unitKing1206, "delivery_mode": "home_drop"}})
@@ -126,6 +127,7 @@ func TestCheckoutSessionCreate(t *testing.T) {
 }
 
 func TestCheckoutSessionReadExpiryAndPatch(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		id := session(t, s, map[string]any{"location_hash": hashKing1206, "mac_address": "AA-BB-CC-00-11-22"})
@@ -236,6 +238,7 @@ func TestCheckoutSessionReadExpiryAndPatch(t *testing.T) {
 // without the secret gets 401 and another provider 404 (an anonymous caller learns nothing of
 // the request's shape), and only the session's own provider sees the 422.
 func TestCheckoutBadBodyAnswersTheSessionFirst(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		live := session(t, s, nil)
 		s.Do(apptest.Request{Method: "GET", Path: "/partner/external-checkout/sessions/" + live, Headers: secret(northwindSecret)}) // read: never expires
@@ -314,6 +317,7 @@ func complete(s *apptest.Service, body map[string]any) *apptest.Response {
 
 // Each case runs on a fresh service: several cases order the same suite.
 func TestCheckoutCompleteRouting(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		session  map[string]any // nil: no session
@@ -371,6 +375,7 @@ func TestCheckoutCompleteRouting(t *testing.T) {
 }
 
 func TestCheckoutCompleteSessionWinsAndReplays(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		id := session(t, s, map[string]any{"location_hash": hashKing1206, "mac_address": "aa:bb:cc:00:11:22"})
 		s.Do(apptest.Request{Method: "GET", Path: "/partner/external-checkout/sessions/" + id, Headers: secret(northwindSecret)})
@@ -427,6 +432,7 @@ func anonymous(s *apptest.Service, body map[string]any) *apptest.Response {
 }
 
 func TestAnonymousComplete(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		subscribers := count(t, s, `SELECT COUNT(*) FROM subscribers`)
 		// Option A: the session's delivery mode routes; payload location fields are ignored.
@@ -507,6 +513,7 @@ func TestAnonymousComplete(t *testing.T) {
 // operator queue flagged "No contact e-mail"; with it the booking link is mailed to that address
 // once the booking window opens (the building opens on 2027-03-01, the window is 21 days).
 func TestAnonymousThirdLineContact(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := setClock(t, s, s.Operator(), "2027-01-04T15:00:00Z")
 		res := anonymous(s, map[string]any{"external_subscription_id": "anon-nomail", "service_provider_document_id": "nwf-spd-2026",
@@ -541,6 +548,7 @@ func status(s *apptest.Service, sec, action, external string) *apptest.Response 
 }
 
 func TestSubscriptionStatusGuards(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		res := complete(s, completeBody(map[string]any{"plan_version_id": planFibre500, "location_hash": hashKing1206, "external_subscription_id": "mkt-live"}))
@@ -620,6 +628,7 @@ func TestSubscriptionStatusGuards(t *testing.T) {
 }
 
 func TestMarketplacePlan(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		res := s.Do(apptest.Request{Method: "GET", Path: "/partner/marketplace/plans/" + planFibre500})
 		if res.Status != 200 || res.JSON["name"] != "Fibre 500" || res.JSON["monthly_price"] != 60.0 || res.JSON["currency"] != "CAD" || res.JSON["store_product_id"] != "nwf-sku-500" {
@@ -635,6 +644,7 @@ func TestMarketplacePlan(t *testing.T) {
 // the booked visit, releases its place and stops the booking link (the old link says the
 // booking is paused); restore lifts the hold and mails a fresh link.
 func TestSubscriptionStatusHoldsABookedInstall(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		const email, subject = "hold.test@example.ca", "Book your installation appointment"
 		// The building opens on 2027-03-01 and Northwind books 21 days ahead: invitations go out at once.
@@ -707,6 +717,7 @@ func TestSubscriptionStatusHoldsABookedInstall(t *testing.T) {
 // flagged for the operator; on an operator-booked (second-line) building it is open in the
 // operator's queue, no link, and the operator books again.
 func TestRestoreAfterAnOperatorBooking(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		const subject = "Book your installation appointment"
 		tests := []struct {

@@ -37,6 +37,7 @@ func concurrently(n int, send func(i int) *apptest.Response) []*apptest.Response
 // the invariants hold afterwards. Provider-initiated orders have their own test
 // (TestProviderInitiatedConcurrentDuplicatesCreateOneLine).
 func TestConcurrentDuplicatesYieldOneEffect(t *testing.T) {
+	t.Parallel()
 	const n = 6
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		noServerErrors := func(t *testing.T, res []*apptest.Response) {

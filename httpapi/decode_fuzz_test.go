@@ -92,6 +92,7 @@ func decodedTypes(t *testing.T) []string {
 }
 
 func TestEveryRequestTypeIsFuzzed(t *testing.T) {
+	t.Parallel()
 	types := decodedTypes(t)
 	if len(types) < 10 {
 		t.Fatalf("found only %d decoded types: %v", len(types), types)

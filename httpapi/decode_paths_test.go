@@ -10,6 +10,7 @@ import (
 // TestDecodeNamesNestedProblemsByPath: shapeProblems walks arrays of objects as it walks
 // objects, so a problem in an item is named with the item's index.
 func TestDecodeNamesNestedProblemsByPath(t *testing.T) {
+	t.Parallel()
 	type line struct {
 		Name     string         `json:"name"`
 		Quantity int            `json:"quantity"`

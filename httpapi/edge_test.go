@@ -23,6 +23,7 @@ import (
 )
 
 func TestEnvelopesAndBadInput(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		big := `{"address": "` + strings.Repeat("a", 1<<20) + `"}`
 		tests := []struct {
@@ -75,6 +76,7 @@ func TestEnvelopesAndBadInput(t *testing.T) {
 // /api/v1/invoices/{id}/retry-charge keeps the partner envelope; and an unknown path under a
 // subscriber prefix is 404 {"detail": {"code": "not_found", …}}. Every route is probed.
 func TestAnswersBeforeARouteUseThePathsEnvelope(t *testing.T) {
+	t.Parallel()
 	routes := httpapi.Routes()
 	served := map[string]map[string]bool{} // path -> methods
 	for _, rt := range routes {
@@ -166,6 +168,7 @@ func checkEnvelope(t *testing.T, res *apptest.Response, surface, code string) {
 }
 
 func TestLogins(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		tests := []struct {
 			name   string
@@ -223,6 +226,7 @@ func TestLogins(t *testing.T) {
 }
 
 func TestPasswordResetMailsASingleUseLink(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		// Unknown and known e-mails answer alike.
@@ -281,6 +285,7 @@ func TestPasswordResetMailsASingleUseLink(t *testing.T) {
 // portal — every other link of that account that would set it (set-up, activation, reset)
 // stops working: an older set-up link cannot take over an account activated with a newer one.
 func TestSettingAPasswordRetiresItsOtherLinks(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -372,6 +377,7 @@ func TestSettingAPasswordRetiresItsOtherLinks(t *testing.T) {
 }
 
 func TestDevMode(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		sub := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
@@ -411,6 +417,7 @@ func TestDevMode(t *testing.T) {
 }
 
 func TestDevRoutesAbsentWithoutDevMode(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		for _, p := range []string{"/api/v1/dev/clock", "/api/v1/dev/outbox", "/api/v1/dev/faults"} {
 			if res := s.Do(apptest.Request{Method: "GET", Path: p, Headers: s.Operator()}); res.Status != 404 {
@@ -421,6 +428,7 @@ func TestDevRoutesAbsentWithoutDevMode(t *testing.T) {
 }
 
 func TestSMTPFaultIsRetriedUntilDelivered(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/faults", Headers: op, Body: map[string]string{"smtp": "down"}})
@@ -440,6 +448,7 @@ func TestSMTPFaultIsRetriedUntilDelivered(t *testing.T) {
 }
 
 func TestHealthReadinessAndMetrics(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		if res := s.Do(apptest.Request{Method: "GET", Path: "/healthz"}); res.Status != 200 {
 			t.Fatalf("healthz %d", res.Status)
@@ -474,6 +483,7 @@ func TestHealthReadinessAndMetrics(t *testing.T) {
 }
 
 func TestRateLimits(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		ask := func(path, key string) func() *apptest.Response {
 			return func() *apptest.Response {
@@ -535,6 +545,7 @@ func spendUntilLimited(t *testing.T, what string, do func() *apptest.Response, w
 // TestRateLimitsSharedThroughRedis runs two replicas against one Redis: a key's calls through
 // either draw from one bucket.
 func TestRateLimitsSharedThroughRedis(t *testing.T) {
+	t.Parallel()
 	withRedis := sharedLimits(t)
 	a := apptest.Start(t, testdb.URL(t, "sqlite"), withRedis)
 	c := apptest.Start(t, testdb.URL(t, "sqlite"), withRedis)
@@ -562,6 +573,7 @@ func TestRateLimitsSharedThroughRedis(t *testing.T) {
 // allowance is spent), without touching the valid keys sent from the same address. Run with
 // the in-process limiter and with the one shared through Redis.
 func TestRateLimitBucketsArePerKey(t *testing.T) {
+	t.Parallel()
 	run := func(t *testing.T, s *apptest.Service) {
 		check := func(key string) func() *apptest.Response {
 			return func() *apptest.Response {
@@ -628,6 +640,7 @@ func sharedLimits(t *testing.T) apptest.Option {
 // TestGracefulShutdownFinishesInFlightRequests cancels the service while a request is still
 // sending its body; the request completes and Serve returns without error.
 func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
+	t.Parallel()
 	testdb.Each(t, func(t *testing.T, u string) {
 		s := apptest.Start(t, u)
 		pr, pw := io.Pipe()
@@ -666,6 +679,7 @@ func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
 // delivery) is running: the job completes before the process exits, so the event is
 // delivered, not left for the next process.
 func TestGracefulShutdownFinishesInFlightJobs(t *testing.T) {
+	t.Parallel()
 	testdb.Each(t, func(t *testing.T, u string) {
 		started := make(chan struct{}, 1)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -28,6 +28,7 @@ type answer struct {
 // /partner and /api/v1 forms share one count. Run with the in-process limiter and with the one
 // shared through Redis.
 func TestFailedLoginsAreLimitedNotLogins(t *testing.T) {
+	t.Parallel()
 	const limit = 10
 	run := func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
@@ -177,6 +178,7 @@ func TestFailedLoginsAreLimitedNotLogins(t *testing.T) {
 // every request counts: 30 a minute from one client IP, the /partner and /api/v1 forms
 // together, then the documented 429.
 func TestPasswordResetRequestsAreCountedPerAddress(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		calls := 0
 		reset := func() *apptest.Response {
@@ -200,6 +202,7 @@ func TestPasswordResetRequestsAreCountedPerAddress(t *testing.T) {
 // password until the failures leave the window. Run with the in-process limiter and with the
 // one shared through Redis.
 func TestFailedLoginsSentAtOnceAreLimited(t *testing.T) {
+	t.Parallel()
 	run := func(t *testing.T, s *apptest.Service) {
 		const sent = 30
 		statuses := make(chan int, sent)

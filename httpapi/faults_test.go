@@ -17,8 +17,9 @@ import (
 // interface.md's documented outcome, the seam is healed, and the invariants checker then
 // finds nothing half-written (internal/invariants).
 func TestFaultsLeaveNothingHalfWritten(t *testing.T) {
+	t.Parallel()
 	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(201) }))
-	defer gw.Close()
+	t.Cleanup(gw.Close)
 	withSMS := func(c *config.Config) {
 		c.SMSAPIURL, c.SMSAccountSID, c.SMSAuthToken, c.SMSFrom = gw.URL, "ACtest", "tok", "+15005550006"
 	}

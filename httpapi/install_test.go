@@ -79,6 +79,7 @@ func getPage(t *testing.T, u string) (int, string) {
 // the booking page in Chromium and the technician's completion in the operator queue, to an
 // ACTIVE line with its first invoice.
 func TestThirdLineInstallFromOrderToFirstInvoice(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		const email = "noah.lavoie@example.ca"
@@ -94,7 +95,7 @@ func TestThirdLineInstallFromOrderToFirstInvoice(t *testing.T) {
 		if job["kind"] != "install" || job["booking"] != "customer" || job["state"] != "open" || job["invitation_due_on"] != "2027-02-08" || job["booking_link_sent"] != false {
 			t.Fatalf("install job %v", job)
 		}
-		time.Sleep(1200 * time.Millisecond) // a sweep runs; nothing is due yet
+		s.Settle(t) // the sweeps have run; nothing is due yet
 		if m := mailWithSubject(s, op, email, "Book your installation appointment"); m != nil {
 			t.Fatal("invitation sent before the booking window opened")
 		}
@@ -191,6 +192,7 @@ func TestThirdLineInstallFromOrderToFirstInvoice(t *testing.T) {
 // TestInstallQueue: the queue filters (the `No contact e-mail` flag among them), refuses bad
 // filters and other credentials, and the operator books a second-line visit.
 func TestInstallQueue(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		second := (&hook{}).post(s, order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen102, "subscriber": person("q@example.ca")}))
@@ -270,6 +272,7 @@ func TestInstallQueue(t *testing.T) {
 // TestBookingPageLinks: the demo's pending line has a live link; unknown links and bad forms
 // answer HTML pages with the right status, and nothing is booked by them.
 func TestBookingPageLinks(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		if status, body := getPage(t, s.URL+"/book?token="+demoBookingToken); status != 200 || !strings.Contains(body, `<legend>Choose an appointment</legend>`) ||
 			!strings.Contains(body, `<label for="slot-`) {

@@ -53,6 +53,7 @@ func cancelLine(t *testing.T, s *apptest.Service, op map[string]string, id, end 
 // port; every path that creates a line answers 409 location_in_use meanwhile and writes nothing,
 // whichever delivery mode either order used.
 func TestALineHoldsItsPlace(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		s.DevClock.Set(time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)) // 10:00 in Toronto
 		h := &hook{}
@@ -150,6 +151,7 @@ func TestALineHoldsItsPlace(t *testing.T) {
 // when the deprovisioner resets the port; only then can someone else order there, and the new
 // line's service is not cut by the old line's end.
 func TestAnEndedLineFreesItsPlace(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		s.DevClock.Set(time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC))
 		h := &hook{}
@@ -171,7 +173,7 @@ func TestAnEndedLineFreesItsPlace(t *testing.T) {
 		awaitLine(t, s, "the new line live", nid, `workflow_state = 'provisioned'`)
 		sim, _ := switches.AsSim(s.Provisioning.Switch)
 		s.DevClock.Advance(time.Hour)
-		time.Sleep(1500 * time.Millisecond) // a deprovision sweep runs
+		s.Settle(t) // the deprovision sweep has run at the new time
 		if st, err := sim.Read(context.Background(), p.port); err != nil || st.Mode != switches.ModeService {
 			t.Fatalf("the new line's port %+v %v", st, err)
 		}
@@ -182,6 +184,7 @@ func TestAnEndedLineFreesItsPlace(t *testing.T) {
 // port (direct) and half for the suite (home_drop), create exactly one line; every other order
 // is 409 location_in_use. The unique index decides, not a read before the write.
 func TestOrdersRaceForOnePlace(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := &hook{}
 		p := newPlace(t, s, 1360)
@@ -215,6 +218,7 @@ func TestOrdersRaceForOnePlace(t *testing.T) {
 // cancelled one of them ends, the deprovisioner does not reset the port the other line's
 // service runs on; it asks an operator to look instead.
 func TestAnEndingLineLeavesAnotherLinesPortAlone(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		s.DevClock.Set(time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC))
 		h := &hook{}

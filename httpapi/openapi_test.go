@@ -146,6 +146,7 @@ func oasClone(t *testing.T, doc map[string]any) map[string]any {
 }
 
 func TestOpenAPIMatchesServedRoutes(t *testing.T) {
+	t.Parallel()
 	doc, _ := oasLoad(t)
 	routes := httpapi.Routes()
 	if len(routes) == 0 {
@@ -245,6 +246,7 @@ var (
 )
 
 func TestOpenAPIIsWellFormed(t *testing.T) {
+	t.Parallel()
 	doc, _ := oasLoad(t)
 	if v, _ := doc["openapi"].(string); v != "3.1.0" {
 		t.Errorf("openapi = %q, want 3.1.0", v)
@@ -445,6 +447,7 @@ var (
 )
 
 func TestOpenAPIServedAndDocsPage(t *testing.T) {
+	t.Parallel()
 	doc, raw := oasLoad(t)
 	s := apptest.Start(t, testdb.URL(t, "sqlite"))
 	tests := []struct {

@@ -55,6 +55,7 @@ func previewQuery(o map[string]any) string {
 // TestOrderOptions: served, route, suites with availability, the running line, postal unit;
 // a building the provider does not cover (or cannot order through the portal) is not served.
 func TestOrderOptions(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		portalClock(s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -103,6 +104,7 @@ func TestOrderOptions(t *testing.T) {
 // TestOrderPreview: nothing charged on the install route; the provision route shows the first
 // invoice (net); problems, a missing card included, are a blockers sentence with 200.
 func TestOrderPreview(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		portalClock(s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -153,6 +155,7 @@ func TestOrderPreview(t *testing.T) {
 // 200 (interface.md section A), and a sentence that names what is missing or malformed, the
 // same fields the order itself would refuse, never a bare "Request validation failed".
 func TestOrderPreviewNamesWhatIsMissing(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		portalClock(s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -203,6 +206,7 @@ func TestOrderPreviewNamesWhatIsMissing(t *testing.T) {
 // the move that ends the running line), the third-line booking, the provision route charged at
 // once, and a declined card that leaves nothing behind.
 func TestPlaceOrder(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		portalClock(s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")

@@ -53,6 +53,7 @@ func resetLink(t *testing.T, s *apptest.Service, op map[string]string, email str
 // password shows the form again and leaves it usable; a set password uses it (single use), and
 // each page takes its own kind of link only.
 func TestPasswordPagesSetThePasswordFromTheMailedLink(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		reset := resetLink(t, s, op, fixture.DemoSubscriberEmail)
@@ -136,6 +137,7 @@ func TestPasswordPagesSetThePasswordFromTheMailedLink(t *testing.T) {
 // rate limit (10 dead links a minute from one client; the refusals before count nothing) a 429
 // page with Retry-After, never JSON. The link is left usable by each.
 func TestPasswordPagesRefuseWhatNoBrowserSends(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		link := resetLink(t, s, s.Operator(), fixture.DemoSubscriberEmail)
 		token := tokenOf(link)

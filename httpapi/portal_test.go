@@ -13,7 +13,7 @@ import (
 // addAuthorizedUser gives Marie's account an authorized user with a portal login.
 func addAuthorizedUser(t *testing.T, s *apptest.Service, email string) map[string]string {
 	t.Helper()
-	hash, _ := identity.HashPassword("authorized-password")
+	hash, _ := identity.TestPasswordCost.Hash("authorized-password")
 	ctx := context.Background()
 	_, err := s.Store.DB.ExecContext(ctx, s.Store.Dialect.Rebind(`INSERT INTO authorized_users (id, subscriber_id, firstname, lastname, email, created_at)
 		VALUES ('au-1', 's1000000-0000-4000-8000-000000000001', 'Luc', 'Tremblay', ?, ?)`), email, time.Now().UTC())
@@ -28,6 +28,7 @@ func addAuthorizedUser(t *testing.T, s *apptest.Service, email string) map[strin
 }
 
 func TestInvoiceContact(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
 		priya := s.Login("priya.patel@example.ca", "demo-password-2")
@@ -99,6 +100,7 @@ func TestInvoiceContact(t *testing.T) {
 }
 
 func TestMeAndDetails(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
 		priya := s.Login("priya.patel@example.ca", "demo-password-2")
@@ -137,6 +139,7 @@ func TestMeAndDetails(t *testing.T) {
 }
 
 func TestOwnContactAndPassword(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
 		priya := s.Login("priya.patel@example.ca", "demo-password-2")
@@ -195,6 +198,7 @@ func TestOwnContactAndPassword(t *testing.T) {
 // one (422 naming new_password). A request without the current password is 422 naming every
 // missing or invalid field. Nothing changes until it all holds.
 func TestPasswordChangeChecksTheCurrentPasswordFirst(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
 		for _, tt := range []struct {
@@ -250,6 +254,7 @@ func TestPasswordChangeChecksTheCurrentPasswordFirst(t *testing.T) {
 // is refused at both. Each scenario runs on a fresh service; both routes allow 10 failures a
 // minute from one client, and the steps stay under it.
 func TestLockoutCountsLoginsAndPasswordChanges(t *testing.T) {
+	t.Parallel()
 	const email, password = "marie.tremblay@example.ca", "demo-password-1"
 	type step struct {
 		name   string
@@ -312,6 +317,7 @@ func TestLockoutCountsLoginsAndPasswordChanges(t *testing.T) {
 }
 
 func TestAuthorizedUsers(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
 		priya := s.Login("priya.patel@example.ca", "demo-password-2")
@@ -398,6 +404,7 @@ func TestAuthorizedUsers(t *testing.T) {
 }
 
 func TestUsageAndStatusHistory(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		s.DevClock.Set(time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC))
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -457,6 +464,7 @@ func TestUsageAndStatusHistory(t *testing.T) {
 // 1 December it is still 30 November there, so the list ends with a November still to date;
 // December starts at Toronto's midnight, 05:00 UTC.
 func TestUsageMonthsAreInTheProvidersTimeZone(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		var novemberSoFar float64
 		for _, tt := range []struct {
@@ -501,6 +509,7 @@ func TestUsageMonthsAreInTheProvidersTimeZone(t *testing.T) {
 }
 
 func TestPaymentMethod(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
 		priya := s.Login("priya.patel@example.ca", "demo-password-2")
@@ -562,6 +571,7 @@ func TestPaymentMethod(t *testing.T) {
 // in the subscriber envelope, and changes nothing: no card on either customer, no card on
 // either account or line, no audit entry, no charge retried.
 func TestCardSetupBelongsToItsAccount(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
 		priya := s.Login("priya.patel@example.ca", "demo-password-2")

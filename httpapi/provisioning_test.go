@@ -150,6 +150,7 @@ func setFault(s *apptest.Service, op map[string]string, seam, v string) {
 }
 
 func TestProviderInitiatedRouting(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := &hook{}
 		tests := []struct {
@@ -239,6 +240,7 @@ func splitPath(f string) []string {
 }
 
 func TestProviderInitiatedIsIdempotent(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := &hook{}
 		body := order(map[string]any{"location_hash": "lh_7f3a9c1205"})
@@ -270,6 +272,7 @@ func TestProviderInitiatedIsIdempotent(t *testing.T) {
 // orders nothing there (provisioning rule 3: that would be a second line, under an id of its
 // own); and every replay's route is the route of the line it answers, not of the request.
 func TestAReplayAnswersTheLineAskedFor(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := &hook{}
 		bulk := func(body map[string]any) *apptest.Response {
@@ -363,6 +366,7 @@ func TestAReplayAnswersTheLineAskedFor(t *testing.T) {
 }
 
 func TestProviderInitiatedConcurrentDuplicatesCreateOneLine(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := &hook{}
 		body := order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen103, "subscriber": person("rush@example.ca")})
@@ -395,6 +399,7 @@ func TestProviderInitiatedConcurrentDuplicatesCreateOneLine(t *testing.T) {
 }
 
 func TestBillingBlock(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		h := &hook{}
@@ -456,6 +461,7 @@ func TestBillingBlock(t *testing.T) {
 // null) takes the default 1. An explicit 0, like any day outside 1-10, is 422 naming
 // billing.billing_day, on a single order and on a bulk item, and nothing is written.
 func TestBillingDayOfAnOrder(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := &hook{}
 		tests := []struct {
@@ -524,6 +530,7 @@ func TestBillingDayOfAnOrder(t *testing.T) {
 }
 
 func TestProvisioningWebhooksAreSignedAndOrdered(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := newHook(t, s, fixture.DemoWebhookSecret)
 		res := h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1205", "mac_address": "AA-BB-CC-00-11-22"}))
@@ -559,6 +566,7 @@ func TestProvisioningWebhooksAreSignedAndOrdered(t *testing.T) {
 // job's outcome, provisioning.completed or provisioning.failed, names it in data.job_id so a
 // partner can match it to the order.
 func TestProvisioningJobIDIsAUUID(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := newHook(t, s, fixture.DemoWebhookSecret)
 		op := s.Operator()
@@ -625,6 +633,7 @@ func TestProvisioningJobIDIsAUUID(t *testing.T) {
 }
 
 func TestSwitchFaultsEndInTheDocumentedOutcome(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		h := newHook(t, s, fixture.DemoWebhookSecret)
@@ -699,6 +708,7 @@ func addUnit(t *testing.T, s *apptest.Service, building, unit string, port *subp
 }
 
 func TestConfirmInstallAndDevicePull(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := newHook(t, s, fixture.DemoWebhookSecret)
 		confirm := func(key string, body any) *apptest.Response {
@@ -763,6 +773,7 @@ func TestConfirmInstallAndDevicePull(t *testing.T) {
 }
 
 func TestPartnerPlanChange(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := &hook{}
 		line := h.post(s, order(map[string]any{"location_hash": "lh_7f3a9c1205"}))
@@ -827,6 +838,7 @@ func TestPartnerPlanChange(t *testing.T) {
 }
 
 func TestCancellation(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		h := &hook{}
@@ -876,7 +888,7 @@ func TestCancellation(t *testing.T) {
 		mode := func() switches.Mode { st, _ := sim.Read(context.Background(), port); return st.Mode }
 		// Service stays up until ended_at, then the deprovisioner resets the port.
 		s.DevClock.Set(time.Date(2026, 11, 25, 4, 59, 0, 0, time.UTC))
-		time.Sleep(1500 * time.Millisecond)
+		s.Settle(t)
 		if mode() != switches.ModeService {
 			t.Fatalf("port %s before ended_at", mode())
 		}
@@ -890,6 +902,7 @@ func TestCancellation(t *testing.T) {
 }
 
 func TestBulk(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		bulk := func(body any) *apptest.Response {
 			return s.Do(apptest.Request{Method: "POST", Path: "/partner/provisioning/bulk", Headers: apptest.Key(storeKey), Body: body})
@@ -937,6 +950,7 @@ func TestBulk(t *testing.T) {
 // TestWebhookSurvivesARestart stops the service while a webhook delivery hangs and starts a
 // new process on the same database: the event is delivered after the start.
 func TestWebhookSurvivesARestart(t *testing.T) {
+	t.Parallel()
 	testdb.Each(t, func(t *testing.T, u string) {
 		var mu sync.Mutex
 		hang := true
@@ -1002,6 +1016,7 @@ func TestWebhookSurvivesARestart(t *testing.T) {
 // anonymous-complete with a session and without, and a new checkout session are each refused
 // with 422 saying the building is not orderable, writing nothing.
 func TestNoOrderOnANonOrderableBuilding(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		// Sessions opened while the building still took orders.
 		portSession := session(t, s, map[string]any{"location_hash": hashKing1206})
@@ -1101,6 +1116,7 @@ func problemList(t *testing.T, r *apptest.Response) []string {
 // there, and the order's own rules still run beside them (a field with a wrong type is not
 // also "required"). Bulk items list theirs, by their path in the item.
 func TestValidationListsEveryFieldByItsPath(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		full := person("paths@example.ca")
 		withSub := func(extra map[string]any) map[string]any {

@@ -122,6 +122,7 @@ func blockersOf(r *apptest.Response) string {
 // TestReactivationPreview: rules 1-3 on the read side, all account users, the holder-only
 // list of the orders and reactivation routes, and provider isolation.
 func TestReactivationPreview(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		x := newReactivation(t, s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -196,6 +197,7 @@ func TestReactivationPreview(t *testing.T) {
 // TestReactivationWithdraw: rule 4 — the line returns to its status and billing continues; an
 // open refund credit is voided, days whose money already went back are invoiced again.
 func TestReactivationWithdraw(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		x := newReactivation(t, s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -267,6 +269,7 @@ func TestReactivationWithdraw(t *testing.T) {
 // those days paid and invoices the rest of the month, so the month costs its price once and
 // the bill run adds no recurring invoice on top.
 func TestReactivationWithdrawAfterPaidFinalInvoice(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		x := newReactivation(t, s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -324,6 +327,7 @@ func TestReactivationWithdrawAfterPaidFinalInvoice(t *testing.T) {
 // AutoPay attempt is under way is not voided (the charge may still land on it): it stands as a
 // paid one does, and the rest of the month is invoiced.
 func TestReactivationWithdrawKeepsAFinalInvoiceBeingCharged(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		x := newReactivation(t, s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -350,6 +354,7 @@ func TestReactivationWithdrawKeepsAFinalInvoiceBeingCharged(t *testing.T) {
 // unconfirmed write raise an operator ticket and change nothing; a confirmed write makes the
 // line ACTIVE and the rest of the month is invoiced and charged through AutoPay.
 func TestReactivateRemote(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		x := newReactivation(t, s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -395,6 +400,7 @@ func TestReactivateRemote(t *testing.T) {
 // TestReactivateTechnician: rule 6 — PENDING_INSTALL, suite held, job reinstall, nothing
 // charged; and a suite served by someone else since blocks.
 func TestReactivateTechnician(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		x := newReactivation(t, s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -475,6 +481,7 @@ func TestReactivateTechnician(t *testing.T) {
 // once: card_declined and no_payment_method change nothing, a port that will not switch on
 // after the money moved answers provisioned false.
 func TestResume(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		x := newReactivation(t, s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -548,6 +555,7 @@ func TestResume(t *testing.T) {
 // install queue refuses the row: a trigger stands in for that failure on each engine), the
 // answer is install_unavailable and the line is left as it was.
 func TestReactivationInstallUnavailable(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		x := newReactivation(t, s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -581,6 +589,7 @@ func TestReactivationInstallUnavailable(t *testing.T) {
 // remote, technician). Acting again on a line that is back, or confirming its install again,
 // invoices nothing more: one invoice per reactivation.
 func TestEveryReactivationIsInvoiced(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		x := newReactivation(t, s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -686,6 +695,7 @@ func invoiceID(r *apptest.Response, field string) string {
 // days of a reactivation invoice that was never paid are taken off that invoice, not refunded
 // out of money that was never received.
 func TestNewCardSettlesWhatACancelledLineOwes(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		x := newReactivation(t, s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -754,6 +764,7 @@ func TestNewCardSettlesWhatACancelledLineOwes(t *testing.T) {
 // shows the line as it now is, the same as GET /me: its new status, and no cancellation
 // (canceled_at and ended_at null), not the cancellation it undid.
 func TestReactivationAnswersTheLineAsItIs(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		x := newReactivation(t, s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -813,6 +824,7 @@ func TestReactivationAnswersTheLineAsItIs(t *testing.T) {
 // the upgrade's pending line against the unused days; withdrawing it before the credit went
 // back voids the credit and the upgrade is billed on the next invoice after all.
 func TestReactivationWithdrawPutsBackANettedPlanChange(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		x := newReactivation(t, s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
@@ -847,6 +859,7 @@ func TestReactivationWithdrawPutsBackANettedPlanChange(t *testing.T) {
 // bills the days taken back again, and what is left of the note goes onto that invoice: the
 // customer pays for the month once and for the other invoice once, nothing twice.
 func TestReactivationWithdrawAfterThePartlyUsedCredit(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		ctx := context.Background()
 		x := newReactivation(t, s) // 21 November; November paid, 60.00 + 7.80 = 67.80

@@ -18,6 +18,7 @@ func sandboxWebhook(t *testing.T, s *apptest.Service, op map[string]string, url 
 }
 
 func TestSandboxDashboard(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		res := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/sandbox/provider-info", Headers: op})
@@ -65,7 +66,7 @@ func TestSandboxDashboard(t *testing.T) {
 			t.Errorf("ping to a redirecting receiver: %s", res.Raw)
 		}
 		advance(t, s, op, time.Hour)
-		time.Sleep(300 * time.Millisecond)
+		s.Settle(t)
 		if n := len(rcv.all()); n != 3 {
 			t.Errorf("receiver got %d deliveries, want 3 (no retries)", n)
 		}
@@ -119,6 +120,7 @@ func TestSandboxDashboard(t *testing.T) {
 }
 
 func TestSandboxPipeline(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		rcv := newReceiver(t, sandboxSecret)
@@ -158,7 +160,7 @@ func TestSandboxPipeline(t *testing.T) {
 		once := res.JSON["subscription_id"].(string)
 		apptest.Eventually(t, 10*time.Second, "one attempt", func() bool { return len(rcv.typesFor(once)) == 1 })
 		advance(t, s, op, 2*time.Hour)
-		time.Sleep(500 * time.Millisecond)
+		s.Settle(t)
 		if n := len(rcv.typesFor(once)); n != 1 {
 			t.Errorf("a failed sandbox event was sent %d times", n)
 		}
@@ -172,6 +174,7 @@ func TestSandboxPipeline(t *testing.T) {
 // plan, address and price; a declined card changes nothing; a good card completes the
 // session, shows the confirmation, and emits checkout.session.completed in the processor's shape.
 func TestSandboxPaymentPageInBrowser(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
 		rcv := newReceiver(t, sandboxSecret)

@@ -34,6 +34,7 @@ func suggestionIDs(r *apptest.Response) []string {
 }
 
 func TestAutocomplete(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		tests := []struct {
 			name   string
@@ -102,6 +103,7 @@ func addBuildings(t *testing.T, s *apptest.Service, n int) {
 }
 
 func TestAutocompleteLimitsAndDeduplicates(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		addBuildings(t, s, 25)
 		res := s.Do(apptest.Request{Method: "GET", Path: "/partner/serviceability/autocomplete?q=sherbrooke", Headers: apptest.Key(storeKey)})
@@ -133,6 +135,7 @@ func TestAutocompleteLimitsAndDeduplicates(t *testing.T) {
 // (decisions §2), set through the dev clock: Northwind is in America/Toronto (UTC-5 in
 // winter), so the date 2027-03-01 shows until 05:00 UTC that day.
 func TestEarliestServiceDateOnlyWhileFuture(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		autocomplete := func() map[string]any {
 			res := s.Do(apptest.Request{Method: "GET", Path: "/partner/serviceability/autocomplete?q=4500+maisonneuve", Headers: apptest.Key(storeKey)})
@@ -173,6 +176,7 @@ func TestEarliestServiceDateOnlyWhileFuture(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		tests := []struct {
 			name        string
@@ -233,6 +237,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestUnits(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		tests := []struct {
 			name      string
@@ -273,6 +278,7 @@ func TestUnits(t *testing.T) {
 }
 
 func TestLocation(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		tests := []struct {
 			name   string

@@ -13,27 +13,63 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"golang.org/x/crypto/argon2"
 )
 
-// argon2id parameters: OWASP's second recommended set (19 MiB, 2 iterations, 1 lane).
+// PasswordCost is the argon2id work spent on each password hash. A hash records the cost it
+// was made with, so CheckPassword verifies a hash of any cost; the cost only decides how new
+// hashes are made. The zero value is the production cost.
+type PasswordCost struct {
+	Time      uint32 // iterations
+	MemoryKiB uint32
+	Threads   uint8
+}
+
+// DefaultPasswordCost is OWASP's second recommended argon2id set (19 MiB, 2 iterations, 1 lane):
+// what every hash costs unless a test asks otherwise.
+var DefaultPasswordCost = PasswordCost{Time: 2, MemoryKiB: 19 * 1024, Threads: 1}
+
+// TestPasswordCost is a cost too cheap to protect anything, for tests that hash or check many
+// passwords: the flows are the same, only the work is not. Nothing outside tests may use it;
+// the service refuses it outside dev mode.
+var TestPasswordCost = PasswordCost{Time: 1, MemoryKiB: 64, Threads: 1}
+
 const (
-	argonTime    = 2
-	argonMemory  = 19 * 1024
-	argonThreads = 1
 	argonKeyLen  = 32
 	argonSaltLen = 16
 )
 
-// HashPassword returns an encoded argon2id hash ($argon2id$v=19$m=…,t=…,p=…$salt$hash).
-func HashPassword(password string) (string, error) {
+// orDefault is c, or the production cost for the zero value, so a configuration that does not
+// name a cost hashes as production does.
+func (c PasswordCost) orDefault() PasswordCost {
+	if c == (PasswordCost{}) {
+		return DefaultPasswordCost
+	}
+	return c
+}
+
+// BelowDefault reports whether c is cheaper than the production cost in any parameter.
+func (c PasswordCost) BelowDefault() bool {
+	c = c.orDefault()
+	d := DefaultPasswordCost
+	return c.Time < d.Time || c.MemoryKiB < d.MemoryKiB || c.Threads < d.Threads
+}
+
+// HashPassword returns an encoded argon2id hash ($argon2id$v=19$m=…,t=…,p=…$salt$hash) at the
+// production cost.
+func HashPassword(password string) (string, error) { return DefaultPasswordCost.Hash(password) }
+
+// Hash returns an encoded argon2id hash of password at cost c.
+func (c PasswordCost) Hash(password string) (string, error) {
+	c = c.orDefault()
 	salt := make([]byte, argonSaltLen)
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("password salt: %w", err)
 	}
-	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
+	key := argon2.IDKey([]byte(password), salt, c.Time, c.MemoryKiB, c.Threads, argonKeyLen)
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, c.MemoryKiB, c.Time, c.Threads,
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key)), nil
 }
 
@@ -58,12 +94,24 @@ func CheckPassword(encoded, password string) bool {
 	return subtle.ConstantTimeCompare(got, want) == 1
 }
 
-// dummyHash is checked against when a login names an unknown e-mail, so that a wrong e-mail
-// and a wrong password take the same time (no account enumeration by timing).
-var dummyHash, _ = HashPassword("subprov-dummy-password")
+// dummyHashes holds, per cost, the hash checked against when a login names an unknown e-mail,
+// so that a wrong e-mail and a wrong password take the same time (no account enumeration by
+// timing). The production cost's is made at start, so even the first refusal takes the time of
+// a check alone; another cost's on first use.
+var dummyHashes sync.Map // PasswordCost → func() string
 
-// BurnPasswordCheck spends the time of one password check.
-func BurnPasswordCheck(password string) { CheckPassword(dummyHash, password) }
+func init() { dummyHash(DefaultPasswordCost) }
+
+func dummyHash(c PasswordCost) string {
+	h, _ := dummyHashes.LoadOrStore(c, sync.OnceValue(func() string {
+		h, _ := c.Hash("subprov-dummy-password")
+		return h
+	}))
+	return h.(func() string)()
+}
+
+// BurnCheck spends the time of one check of a hash made at cost c.
+func (c PasswordCost) BurnCheck(password string) { CheckPassword(dummyHash(c.orDefault()), password) }
 
 // HashSecret is the lookup hash of a high-entropy secret (API key, webhook secret, mailed
 // token): SHA-256 hex. Such secrets are random, so a fast hash is safe and lets the store find

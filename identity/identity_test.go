@@ -108,3 +108,39 @@ func TestVerifiedTokensAreRecheckedForTimeAndAudience(t *testing.T) {
 		t.Fatal("tampered signature accepted")
 	}
 }
+
+// TestPasswordCosts: a hash records its cost, so a check needs no configuration; the zero cost
+// is the production one, and the test cost counts as below it.
+func TestPasswordCosts(t *testing.T) {
+	cheap, err := TestPasswordCost.Hash("correct horse battery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(cheap, "$argon2id$v=19$m=64,t=1,p=1$") {
+		t.Fatalf("unexpected encoding %q", cheap)
+	}
+	if !CheckPassword(cheap, "correct horse battery") || CheckPassword(cheap, "correct horse battery!") {
+		t.Fatal("a hash made at the test cost does not check as one made at the production cost does")
+	}
+	zero, err := PasswordCost{}.Hash("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(zero, "$argon2id$v=19$m=19456,t=2,p=1$") {
+		t.Fatalf("the zero cost hashed as %q, want the production cost", zero)
+	}
+	for _, c := range []struct {
+		cost PasswordCost
+		want bool
+	}{
+		{PasswordCost{}, false},
+		{DefaultPasswordCost, false},
+		{PasswordCost{Time: 3, MemoryKiB: 64 * 1024, Threads: 2}, false},
+		{TestPasswordCost, true},
+		{PasswordCost{Time: 2, MemoryKiB: 19*1024 - 1, Threads: 1}, true},
+	} {
+		if got := c.cost.BelowDefault(); got != c.want {
+			t.Errorf("%+v.BelowDefault() = %v, want %v", c.cost, got, c.want)
+		}
+	}
+}

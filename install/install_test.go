@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/install"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
@@ -23,10 +25,6 @@ const (
 	mondayMorning = "iw100000-0000-4000-8000-000000000001"
 	firstMonday   = "2027-03-01"
 )
-
-type fixedClock struct{ t time.Time }
-
-func (c fixedClock) Now() time.Time { return c.t }
 
 // mailbox captures queued mail.
 type mailbox struct {
@@ -91,7 +89,7 @@ func setup(t *testing.T, st *store.Store) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fixture.Load(ctx, st, f, now); err != nil {
+	if _, err := fixture.LoadAtCost(ctx, st, f, now, identity.TestPasswordCost); err != nil {
 		t.Fatal(err)
 	}
 	err = st.InTx(ctx, func(tx *store.Tx) error {
@@ -109,7 +107,7 @@ func setup(t *testing.T, st *store.Store) *env {
 		t.Fatal(err)
 	}
 	m := &mailbox{}
-	return &env{svc: &install.Service{Store: st, Clock: fixedClock{now}, Mail: m, PublicURL: "http://subprov.test"}, st: st, mail: m, p: p, b: b}
+	return &env{svc: &install.Service{Store: st, Clock: clock.NewManual(now), Mail: m, PublicURL: "http://subprov.test"}, st: st, mail: m, p: p, b: b}
 }
 
 // order creates a PENDING_INSTALL line at unit for email and opens its install job.
@@ -150,6 +148,7 @@ func booked(t *testing.T, st *store.Store, window, date string) int {
 // TestTwoCustomersNeverBookTheLastPlace races two customers for the one place of a slot on
 // each engine: exactly one gets it, the other is told the slot is full.
 func TestTwoCustomersNeverBookTheLastPlace(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		e := setup(t, st)
 		e.order(t, unitMais2B, "first@example.ca")
@@ -191,6 +190,7 @@ func TestTwoCustomersNeverBookTheLastPlace(t *testing.T) {
 // TestHoldAndRestore: hold cancels the booked visit and frees its place, the old link shows
 // the booking is paused; restore sends a fresh link and the old one says it was replaced.
 func TestHoldAndRestore(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		e := setup(t, st)
@@ -258,17 +258,18 @@ func TestHoldAndRestore(t *testing.T) {
 // TestInvitationWaitsForTheBookingWindow: a line whose building opens later gets its
 // invitation when the start date is inside the provider's booking window, from the sweep.
 func TestInvitationWaitsForTheBookingWindow(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		e := setup(t, st)
-		e.svc.Clock = fixedClock{time.Date(2027, 1, 10, 15, 0, 0, 0, time.UTC)}
+		e.svc.Clock = clock.NewManual(time.Date(2027, 1, 10, 15, 0, 0, 0, time.UTC))
 		sub := e.order(t, unitMais2B, "later@example.ca")
 		jobs, _ := st.InstallJobsOf(ctx, sub.ID)
 		if len(jobs) != 1 || jobs[0].Booking != install.BookingCustomer {
 			t.Fatalf("jobs %+v", jobs)
 		}
 		sweep := func(at time.Time) int {
-			e.svc.Clock = fixedClock{at}
+			e.svc.Clock = clock.NewManual(at)
 			if err := e.svc.SweepInvitations(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -288,6 +289,7 @@ func TestInvitationWaitsForTheBookingWindow(t *testing.T) {
 }
 
 func TestBookingFor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		line subprov.LineType
 		kind string
@@ -309,6 +311,7 @@ func TestBookingFor(t *testing.T) {
 }
 
 func TestInvitationDue(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                      string
 		window                    int
@@ -327,6 +330,7 @@ func TestInvitationDue(t *testing.T) {
 }
 
 func TestCalendar(t *testing.T) {
+	t.Parallel()
 	loc, _ := time.LoadLocation("America/Toronto")
 	windows := []store.InstallWindow{{ID: "am", Weekday: 1, Starts: "08:00", Ends: "12:00", Technicians: 2},
 		{ID: "pm", Weekday: 1, Starts: "13:00", Ends: "17:00", Technicians: 1}}
@@ -346,6 +350,7 @@ func TestCalendar(t *testing.T) {
 // TestNoContactEmailFlagsTheJob: a customer-booked line nobody can be mailed about (no
 // contact e-mail, no subscriber) is flagged for the operator and mails nothing.
 func TestNoContactEmailFlagsTheJob(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		e := setup(t, st)

@@ -236,6 +236,30 @@ func Counts(ctx context.Context, s *store.Store) (map[string]int, error) {
 	return out, rows.Err()
 }
 
+// Unfinished describes the jobs not done yet, at most limit of them: waiting to run, running,
+// retrying after a failure (whenever the retry is due), or scheduled for a time already past.
+// A job scheduled for later is not unfinished work yet. Tests wait for the list to be empty.
+func (c *Client) Unfinished(ctx context.Context, limit int) ([]string, error) {
+	res, err := c.river.JobList(ctx, river.NewJobListParams().First(limit).States(rivertype.JobStateAvailable,
+		rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled))
+	if err != nil {
+		return nil, fmt.Errorf("list unfinished jobs: %w", err)
+	}
+	now := time.Now()
+	var out []string
+	for _, j := range res.Jobs {
+		if j.State == rivertype.JobStateScheduled && j.ScheduledAt.After(now) {
+			continue
+		}
+		d := fmt.Sprintf("%s %s (attempt %d)", j.Kind, j.State, j.Attempt)
+		if n := len(j.Errors); n > 0 {
+			d += ": " + j.Errors[n-1].Error
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
 // backoff retries quickly at first and then exponentially, capped at an hour: transient
 // failures (a busy SMTP relay, a switch timing out) recover within seconds.
 type backoff struct{}

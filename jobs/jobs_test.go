@@ -138,3 +138,45 @@ func TestCommitWakesWorkers(t *testing.T) {
 		}
 	})
 }
+
+// TestUnfinished: a job waiting to run is unfinished work, listed by kind and state, until a
+// worker has done it.
+func TestUnfinished(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		if err := jobs.Migrate(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		done := jobs.Handlers{DeliverMail: func(context.Context, jobs.DeliverMail) error { return nil }}
+		insertOnly, err := jobs.New(s, done, jobs.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InTx(ctx, func(tx *store.Tx) error { return insertOnly.Enqueue(ctx, tx, jobs.DeliverMail{MailID: "m-1"}) }); err != nil {
+			t.Fatal(err)
+		}
+		got, err := insertOnly.Unfinished(ctx, 10)
+		if err != nil || len(got) != 1 || got[0] != "mail.deliver available (attempt 0)" {
+			t.Fatalf("Unfinished = %q, %v; want the waiting mail job", got, err)
+		}
+		worker, err := jobs.New(s, done, jobs.Options{Work: true, PollInterval: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := worker.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = worker.Stop(context.Background()) })
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			got, err := worker.Unfinished(ctx, 10)
+			if err == nil && len(got) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("Unfinished = %q, %v after the worker ran; want nothing", got, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}

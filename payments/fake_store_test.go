@@ -34,6 +34,7 @@ func seedProcessorProviders(t *testing.T, s *store.Store, ids ...string) {
 }
 
 func TestProcessorCustomerIsScopedToItsProvider(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		seedProcessorProviders(t, s, "pa", "pb")
@@ -74,6 +75,7 @@ func TestProcessorCustomerIsScopedToItsProvider(t *testing.T) {
 }
 
 func TestAddProcessorPaymentMethodAppendsOnceByID(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		seedProcessorProviders(t, s, "pa", "pb")
@@ -113,6 +115,7 @@ func TestAddProcessorPaymentMethodAppendsOnceByID(t *testing.T) {
 }
 
 func TestInsertProcessorChargeKeepsOneRowPerKey(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		seedProcessorProviders(t, s, "pa")
@@ -161,6 +164,7 @@ func TestInsertProcessorChargeKeepsOneRowPerKey(t *testing.T) {
 }
 
 func TestProcessorRefundTotalMatchesTheKeyPrefixOnly(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		seedProcessorProviders(t, s, "pa")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/payments"
@@ -16,10 +17,6 @@ import (
 )
 
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-
-type fixedClock struct{}
-
-func (fixedClock) Now() time.Time { return now }
 
 // world is a fake processor on a fresh store with two providers: pa owns cus_ok (one card of
 // each behaviour, default pm_ok), cus_dec (one declining card) and cus_empty (no card); pb owns
@@ -40,7 +37,7 @@ func newWorld(t *testing.T, s *store.Store) *world {
 		pa:     &subprov.Provider{ID: "pa", Name: "A", TimeZone: "UTC", Currency: "CAD", PaymentProcessor: "builtin", WebhookSecret: "sa"},
 		pb:     &subprov.Provider{ID: "pb", Name: "B", TimeZone: "UTC", Currency: "CAD", PaymentProcessor: "builtin", WebhookSecret: "sb"},
 	}
-	w.fake = payments.NewFake(s, w.faults, fixedClock{})
+	w.fake = payments.NewFake(s, w.faults, clock.NewManual(now))
 	err := s.InTx(ctx, func(tx *store.Tx) error {
 		for _, p := range []*subprov.Provider{w.pa, w.pb} {
 			if err := tx.UpsertProvider(ctx, p, "h-"+p.ID, "", now); err != nil {
@@ -90,6 +87,7 @@ func charge(customer, method string, amount subprov.Money, key string) payments.
 }
 
 func TestFakeCustomer(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		tests := []struct {
@@ -141,6 +139,7 @@ func methodIDs(c *payments.Customer) []string {
 }
 
 func TestFakeAdoptableMethod(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		ctx := context.Background()
@@ -199,6 +198,7 @@ func TestFakeAdoptableMethod(t *testing.T) {
 }
 
 func TestFakeCharge(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		tests := []struct {
@@ -243,6 +243,7 @@ func TestFakeCharge(t *testing.T) {
 }
 
 func TestFakeChargeIsIdempotentByKey(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		ctx := context.Background()
@@ -274,6 +275,7 @@ func TestFakeChargeIsIdempotentByKey(t *testing.T) {
 }
 
 func TestFakeConcurrentIdenticalChargesChargeOnce(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		const n = 10
@@ -303,6 +305,7 @@ func TestFakeConcurrentIdenticalChargesChargeOnce(t *testing.T) {
 }
 
 func TestFakeProcessorDownFailsEveryCall(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		ctx := context.Background()
@@ -351,6 +354,7 @@ func TestFakeProcessorDownFailsEveryCall(t *testing.T) {
 }
 
 func TestFakeRefund(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		ctx := context.Background()
@@ -410,6 +414,7 @@ func TestFakeRefund(t *testing.T) {
 }
 
 func TestFakeConcurrentRefundsNeverExceedTheCharge(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		ctx := context.Background()
@@ -444,6 +449,7 @@ func TestFakeConcurrentRefundsNeverExceedTheCharge(t *testing.T) {
 }
 
 func TestFakeSetupIntent(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		ctx := context.Background()

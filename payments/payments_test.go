@@ -12,6 +12,7 @@ import (
 )
 
 func TestAdoptableMethod(t *testing.T) {
+	t.Parallel()
 	cards := []payments.Method{{ID: "pm_1"}, {ID: "pm_2"}}
 	tests := []struct {
 		name string
@@ -45,6 +46,7 @@ func everyCall(ctx context.Context, proc payments.Processor, p *subprov.Provider
 }
 
 func TestRouter(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s)
 		ctx := context.Background()

@@ -38,6 +38,7 @@ func stripeMockURL(t *testing.T) string {
 // fixture objects. It keeps no state, so the answers are fixed: the assertions are on shapes
 // and on the outcomes stripe-mock can produce.
 func TestStripeAgainstStripeMock(t *testing.T) {
+	t.Parallel()
 	base := stripeMockURL(t)
 	ctx := context.Background()
 	st := payments.NewStripe("sk_test_123", base)
@@ -122,6 +123,7 @@ func TestStripeAgainstStripeMock(t *testing.T) {
 // and checks what the adapter sends: the connected account and idempotency key headers and the
 // off-session confirmation parameters.
 func TestStripeMapsStripeAnswers(t *testing.T) {
+	t.Parallel()
 	type answer struct {
 		status int
 		body   string

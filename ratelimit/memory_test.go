@@ -8,28 +8,13 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/subprov/subprov/clock"
 )
 
-// fakeClock is safe for concurrent use so the race test can share it.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newFakeClock is safe for concurrent use so the race test can share it.
+func newFakeClock() *clock.Manual {
+	return clock.NewManual(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 }
 
 func TestMemoryClock(t *testing.T) {

@@ -15,6 +15,7 @@ func jsonCard(t testing.TB, text string) (searchCard, error) {
 }
 
 func TestReadCardAgreesWithEncodingJSON(t *testing.T) {
+	t.Parallel()
 	loc := Location{Street: "1204 Rue Sainte-Catherine O", City: "Montréal", PostalCode: "H3B 1K9", Province: "QC", Country: "CA",
 		Unit: "1204", SubscriptionID: "e-1", BuildingID: "b-1"}
 	cases := []struct {
@@ -52,6 +53,7 @@ func TestReadCardAgreesWithEncodingJSON(t *testing.T) {
 }
 
 func TestReadCardRefusesWhatEncodingJSONRefuses(t *testing.T) {
+	t.Parallel()
 	for _, text := range []string{``, `{`, `{"n":"1"`, `{"n":"1"}x`, `{"s":[{"i":"a"}`, `[]`, `{"n":1}`} {
 		if _, err := readCard(text); err == nil {
 			t.Errorf("readCard(%q) read a card", text)

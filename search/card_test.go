@@ -19,6 +19,7 @@ import (
 // exactly what it reads through the join for a subscriber without one, and a contact change
 // rewrites the card.
 func TestSearchCards(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 30, Seed: 3, Now: now}); err != nil {

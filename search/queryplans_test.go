@@ -14,6 +14,7 @@ import (
 // holds every subscriber the provider has (the store's TestKeyedStatementsReadTheirKeys checks
 // its own keyed statements the same way).
 func TestSearchCardsReadTheirKeys(t *testing.T) {
+	t.Parallel()
 	// What the plan must search on SQLite: the ids' column, as its plan names the search.
 	want := map[string]map[store.Dialect]string{
 		"search cards":           {store.SQLite: "(id=?)"},
@@ -32,6 +33,7 @@ func TestSearchCardsReadTheirKeys(t *testing.T) {
 // range of the ids' index, and so does PostgreSQL without statistics (with those of an empty
 // table it may scan the table it believes empty, as in TestSearchCardsReadTheirKeys).
 func TestCustomerIDSearchReadsThePrimaryKey(t *testing.T) {
+	t.Parallel()
 	want := map[store.Dialect]string{store.SQLite: "(id>? AND id<?)", store.Postgres: "subscribers_pkey"}
 	testdb.EachStoreWithNewStatistics(t, func(t *testing.T, s *store.Store) {
 		st := search.SubscribersByIDPrefixStatement("p-keyed", "0a1b2c3d")

@@ -18,6 +18,7 @@ import (
 // one of the customer's terms, and words typed together that stand together in some
 // customer's value (a name in either order, an address, an e-mail) are matched as that phrase.
 func TestSearchSubscribersPhrasesAndWords(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		seedProvider(t, s, "p1")
@@ -73,6 +74,7 @@ func TestSearchSubscribersPhrasesAndWords(t *testing.T) {
 // starts another of them (a prefix query finds the subscriber through the longer term), and
 // every other term stays.
 func TestSearchTermsLeaveOutPrefixesOfOtherTerms(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		src  search.Source
@@ -102,6 +104,7 @@ func TestSearchTermsLeaveOutPrefixesOfOtherTerms(t *testing.T) {
 // index rows still hold "marie" and "tremblay" beside "marietremblay" and "tremblaymarie",
 // loses those two at its next re-index, and every query still finds it.
 func TestReindexDropsTermsThatStartOthers(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		sub := seedMarieTremblay(t, s)
@@ -139,6 +142,7 @@ func TestReindexDropsTermsThatStartOthers(t *testing.T) {
 // TestReindexSkipsTermsIndexedBeforeTheList: a re-index skips terms the index already holds
 // but the subscriber's list does not (rows indexed before the list existed) instead of failing.
 func TestReindexSkipsTermsIndexedBeforeTheList(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		sub := seedMarieTremblay(t, s)
@@ -164,6 +168,7 @@ func TestReindexSkipsTermsIndexedBeforeTheList(t *testing.T) {
 // indexed without the conflict check; re-indexed again in the same transaction after a change,
 // it gains the new terms without a duplicate row, and is found by old and new values.
 func TestReindexNewSubscriberTwiceInOneTransaction(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		seedProvider(t, s, "p1")
@@ -234,6 +239,7 @@ func searchP1(t *testing.T, s *store.Store, q string) []string {
 // TestIDPrefix: a query is read as the start of a customer id only when it is hex with dashes
 // where a UUID has them, at least 8 digits; the prefix comes back as ids are written.
 func TestIDPrefix(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		q, want string
 		ok      bool
@@ -270,6 +276,7 @@ func TestIDPrefix(t *testing.T) {
 // TestSubscribersByIDPrefix: the provider's subscribers whose id starts with the prefix, no
 // one else's, in id order.
 func TestSubscribersByIDPrefix(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		seedProvider(t, s, "p1")

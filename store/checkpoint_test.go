@@ -9,6 +9,7 @@ import (
 // connection, so nothing but the writer holds the file and it can leave WAL mode (subprov
 // gen's bulk load does); resumed (twice: gen restores on every path), one checkpointer runs.
 func TestPauseCheckpointsFreesTheFile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openTestSQLite(t)
 	running := s.checkpoints
@@ -40,6 +41,7 @@ func TestPauseCheckpointsFreesTheFile(t *testing.T) {
 // TestSQLiteConnectionSettings: the writer keeps statement journals in memory
 // (SQLiteWriterTempStore); the readers keep SQLite's default.
 func TestSQLiteConnectionSettings(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openTestSQLite(t)
 	for _, tc := range []struct {

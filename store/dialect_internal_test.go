@@ -8,6 +8,7 @@ import (
 // Rebind keeps at most reboundMax conversions; past that it still converts, without keeping.
 // A query longer than reboundLongest is converted each time.
 func TestRebindMemoIsBounded(t *testing.T) {
+	t.Parallel()
 	q := "SELECT ? FROM dialect_memo_test WHERE x = ?"
 	forget := func() {
 		if _, ok := rebound.LoadAndDelete(q); ok {
@@ -34,6 +35,7 @@ func TestRebindMemoIsBounded(t *testing.T) {
 }
 
 func TestRebindKeepsNoLongQuery(t *testing.T) {
+	t.Parallel()
 	q := "SELECT ?" + strings.Repeat(", ?", reboundLongest/3)
 	want := rebind(q)
 	if got := Postgres.Rebind(q); got != want {

@@ -72,6 +72,7 @@ func sameIDs(a, b []string) bool {
 }
 
 func TestEventSeqIsPerProvider(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		addEventProvider(t, s, "pa")
 		addEventProvider(t, s, "pb")
@@ -96,6 +97,7 @@ func TestEventSeqIsPerProvider(t *testing.T) {
 }
 
 func TestDueEventsStopAtFirstNotDue(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		addEventProvider(t, s, "pa")
@@ -130,6 +132,7 @@ func TestDueEventsStopAtFirstNotDue(t *testing.T) {
 }
 
 func TestMarkEventRetryHoldsLaterEvents(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		addEventProvider(t, s, "pa")
@@ -173,6 +176,7 @@ func TestMarkEventRetryHoldsLaterEvents(t *testing.T) {
 }
 
 func TestMarkEventStatesAndProviderScoping(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		addEventProvider(t, s, "pa")
@@ -245,6 +249,7 @@ func TestMarkEventStatesAndProviderScoping(t *testing.T) {
 }
 
 func TestWebhookLease(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		addEventProvider(t, s, "pa")
@@ -286,6 +291,7 @@ func TestWebhookLease(t *testing.T) {
 }
 
 func TestProvidersWithDueEventsSkipsLeased(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		addEventProvider(t, s, "pa")
@@ -310,6 +316,7 @@ func TestProvidersWithDueEventsSkipsLeased(t *testing.T) {
 }
 
 func TestEventsOfProviderNewestFirst(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		addEventProvider(t, s, "pa")
 		addEventProvider(t, s, "pb")
@@ -345,6 +352,7 @@ func deliveredHistory(t testing.TB, s *store.Store, providerID string, delivered
 // (SequenceEvents). An event never flushed (no endpoint) and one given its seq keep theirs.
 // The rows run in order: each is numbered after the ones before it.
 func TestEventsNumberedWhenRecordedOnSQLiteOnly(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		addEventProvider(t, s, "pa")
@@ -391,6 +399,7 @@ func TestEventsNumberedWhenRecordedOnSQLiteOnly(t *testing.T) {
 // in recording order after the provider's highest seq, as the flusher would have; the next
 // event recorded follows them. Other events keep seq 0.
 func TestMigrationNumbersEventsLeftUnnumbered(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := testdb.Open(t, testdb.URL(t, "sqlite"))
 	addEventProvider(t, s, "pa")

@@ -74,6 +74,7 @@ func holdWriter(t *testing.T, s *Store, want int) (release func(then func())) {
 // what the members before it wrote, and a caller whose context ended before its turn is not
 // run.
 func TestGroupCommit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openGroupStore(t)
 	const members = 64 // two groups of engine.MaxGroup
@@ -194,6 +195,7 @@ func insertInOneGroup(t *testing.T, s *Store, n int, then func(i int, tx *Tx) er
 // TestGroupCommitBrokenSavepoint: a member that ends the shared transaction itself breaks the
 // group; the others are run again alone and commit, and that member fails.
 func TestGroupCommitBrokenSavepoint(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openGroupStore(t)
 	const members = 8
@@ -226,6 +228,7 @@ func TestGroupCommitBrokenSavepoint(t *testing.T) {
 // TestGroupCommitCallerGivesUp: a caller whose context ends while its transaction waits for
 // the writer returns at once with that error, and its fn never runs.
 func TestGroupCommitCallerGivesUp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openGroupStore(t)
 	release := holdWriter(t, s, 1)
@@ -249,6 +252,7 @@ func TestGroupCommitCallerGivesUp(t *testing.T) {
 // does) fails its group's unsettled members instead of stranding them, and the writer serves
 // the next transaction.
 func TestGroupCommitGoexit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openGroupStore(t)
 	const members = 4

@@ -16,6 +16,7 @@ import (
 // on a line has one invoice per period, kind and occasion: a recurring invoice issued twice is
 // written once, while each reactivation of the month gets its own, itself written once.
 func TestInvoiceOncePerPeriodKindAndOccasion(t *testing.T) {
+	t.Parallel()
 	for _, engine := range testdb.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
@@ -119,6 +120,7 @@ func TestInvoiceOncePerPeriodKindAndOccasion(t *testing.T) {
 // document only. A second transaction that read it open (a bill run and a cancellation of the
 // same line at once) fails when it comes to use it, instead of billing it a second time.
 func TestAnAdjustmentIsUsedOnce(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 20, Providers: 1, Seed: 7, Now: now}); err != nil {

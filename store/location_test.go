@@ -8,6 +8,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -31,6 +32,7 @@ const (
 // place with the live (then the oldest) holder and gives each other holder a key of its own,
 // touching no status. Afterwards the index refuses a new line at either place.
 func TestLocationHolderMigrationKeepsExistingLines(t *testing.T) {
+	t.Parallel()
 	testdb.Each(t, func(t *testing.T, u string) {
 		ctx := context.Background()
 		s, err := store.Open(ctx, u)
@@ -46,7 +48,7 @@ func TestLocationHolderMigrationKeepsExistingLines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := fixture.Load(ctx, s, f, now); err != nil {
+		if _, err := fixture.LoadAtCost(ctx, s, f, now, identity.TestPasswordCost); err != nil {
 			t.Fatal(err)
 		}
 		port := func(unit string) string {
@@ -125,6 +127,7 @@ func TestLocationHolderMigrationKeepsExistingLines(t *testing.T) {
 // subscriptions_location_holder (SQLite only uses a partial index whose WHERE terms the
 // query repeats) rather than every line ever written at the place.
 func TestTheHolderOfAPlaceIsReadThroughItsIndex(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		if plan := testdb.QueryPlan(t, s, store.LineHolding, "u-1"); !strings.Contains(plan, "subscriptions_location_holder") {
 			t.Errorf("plan does not use subscriptions_location_holder:\n%s", plan)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
 	testdb.Each(t, func(t *testing.T, u string) {
 		ctx := context.Background()
 		s := testdb.Open(t, u)

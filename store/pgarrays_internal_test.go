@@ -14,6 +14,7 @@ import (
 // that path. (The jsonb elements are JSON as Go writes it, which the Value path gives back
 // unchanged; TestPQArraysReachPostgres checks JSON as written.)
 func TestEncodePQArrays(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 27, 10, 42, 53, 123456000, time.FixedZone("EST", -5*3600))
 	tests := []struct {
 		name  string
@@ -62,6 +63,7 @@ func TestEncodePQArrays(t *testing.T) {
 // another type than the one its plan was made for must not be encoded by that plan: it is
 // refused in binary, and pgx then sends it through Value in text.
 func TestEncodePQArraysRefusesAnotherSlice(t *testing.T) {
+	t.Parallel()
 	m := pgtype.NewMap()
 	encodePQArraysIn(m)
 	if _, err := m.Encode(pgtype.Int2ArrayOID, pgtype.BinaryFormatCode, pq.Array([]int16{1}), nil); err != nil {

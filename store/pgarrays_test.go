@@ -19,6 +19,7 @@ import (
 // exec and simple-protocol modes, and in every mode it arrives as the array its text form
 // (Value) gives when the server reads that text.
 func TestPQArraysReachPostgres(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	at := time.Date(2026, 11, 27, 10, 42, 53, 123456789, time.FixedZone("EST", -5*3600))
 	values := []struct {

@@ -11,6 +11,7 @@ import (
 // driver reads it; a bad value, or a URL that does not parse, is refused without echoing the
 // password.
 func TestPoolSize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		wantURL  string
@@ -51,6 +52,7 @@ func TestPoolSize(t *testing.T) {
 // TestSearchPoolRunsGenericPlans: on PostgreSQL agent search reads through sessions that run
 // prepared statements' generic plans, and only search does.
 func TestSearchPoolRunsGenericPlans(t *testing.T) {
+	t.Parallel()
 	url := os.Getenv("SUBPROV_TEST_POSTGRES_URL")
 	if url == "" {
 		t.Skip("SUBPROV_TEST_POSTGRES_URL not set")

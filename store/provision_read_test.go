@@ -15,6 +15,7 @@ import (
 // it replaces: the line (SubscriptionByID), its provider (Provider), its port (PortByID, nil
 // without one) and its plan version (PlanVersion).
 func TestLineToProvisionAgreesWithItsFourReads(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 40, Providers: 2, Seed: 5, Now: now}); err != nil {
@@ -97,6 +98,7 @@ func TestLineToProvisionAgreesWithItsFourReads(t *testing.T) {
 // TestLocationByPortForTellsCoverage checks that the order's port lookup reports whether the
 // provider covers the port's building, and that its building is the one CoveredBuilding reads.
 func TestLocationByPortForTellsCoverage(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 20, Providers: 2, Seed: 6, Now: now}); err != nil {

@@ -17,6 +17,7 @@ import (
 // (SQLite then preferred events_provider_seq) and those taken while the table was empty
 // (PostgreSQL then combined events_provider_seq with events_due and read both whole).
 func TestPendingEventReadsSkipDeliveredHistory(t *testing.T) {
+	t.Parallel()
 	testdb.EachStoreWithNewStatistics(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		pending := deliveredHistory(t, s, "p-hist", 1497, 3)
@@ -45,6 +46,7 @@ func TestPendingEventReadsSkipDeliveredHistory(t *testing.T) {
 // below (two sets of statistics, two engines; on SQLite the "empty tables" run repeats "none",
 // as ANALYZE of an empty table writes no statistics there).
 func TestKeyedStatementsReadTheirKeys(t *testing.T) {
+	t.Parallel()
 	// What the plan must search: on SQLite the ids' column, as its plan names the search; on
 	// PostgreSQL the events' primary key (it may scan the other, empty, tables whole).
 	want := map[string]map[store.Dialect]string{

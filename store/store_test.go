@@ -16,6 +16,7 @@ import (
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 func TestRebind(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		d    store.Dialect
 		in   string
@@ -38,6 +39,7 @@ func TestRebind(t *testing.T) {
 func seedProvider(t *testing.T, s *store.Store, id string) { testdb.SeedProvider(t, s, id, now) }
 
 func TestUniqueViolationIsRecognisedOnEachEngine(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		seedProvider(t, s, "p1")
 		err := s.InTx(context.Background(), func(tx *store.Tx) error {
@@ -55,6 +57,7 @@ func TestUniqueViolationIsRecognisedOnEachEngine(t *testing.T) {
 }
 
 func TestCustomerNumbersAreSequentialPerProviderAndSkipTakenOnes(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		seedProvider(t, s, "p1")
@@ -88,6 +91,7 @@ func TestCustomerNumbersAreSequentialPerProviderAndSkipTakenOnes(t *testing.T) {
 }
 
 func TestEnsureSubscriberSkipsNumbersTakenAndReusesTheEmail(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		seedProvider(t, s, "p1")
@@ -137,6 +141,7 @@ func TestEnsureSubscriberSkipsNumbersTakenAndReusesTheEmail(t *testing.T) {
 }
 
 func TestTokensAreSingleUseUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		if err := s.InTx(ctx, func(tx *store.Tx) error {
@@ -183,6 +188,7 @@ func TestTokensAreSingleUseUnderConcurrency(t *testing.T) {
 }
 
 func TestSettingOrInitKeepsTheFirstValue(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		a, err := s.SettingOrInit(ctx, "secret", "first")
@@ -200,6 +206,7 @@ func TestSettingOrInitKeepsTheFirstValue(t *testing.T) {
 // as DATABASE_URL's pool_max_conns says, and the parameter never reaches the server, which
 // would refuse it as unknown (the store would not open).
 func TestPostgresPoolSize(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(testdb.PostgresEnv) == "" {
 		t.Skip(testdb.PostgresEnv + " is not set")
 	}

@@ -14,6 +14,7 @@ import (
 )
 
 func TestSimPorts(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	service := switches.SimPortState{Switch: "sw-a", Port: "ge-0/0/12", State: "service", VLAN: 2417,
 		DownloadMbps: 500, UploadMbps: 100, MAC: "aa:bb:cc:dd:ee:ff"}
@@ -78,6 +79,7 @@ func TestSimPorts(t *testing.T) {
 }
 
 func TestPutSimPortStampsUpdatedAt(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		p := switches.SimPortState{Switch: "sw-a", Port: "1", State: "captive", VLAN: 999}
@@ -103,6 +105,7 @@ func TestPutSimPortStampsUpdatedAt(t *testing.T) {
 // serving one device in service for another (or for none), and changes nothing then; every
 // other write replaces the port's state.
 func TestPutSimPortUnlessBound(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	port := func(state, mac string) switches.SimPortState {
 		return switches.SimPortState{Switch: "sw-a", Port: "ge-0/0/7", State: state, VLAN: 2417, DownloadMbps: 500, UploadMbps: 100, MAC: mac}

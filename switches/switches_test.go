@@ -8,15 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
 )
-
-type fixedClock struct{ t time.Time }
-
-func (c *fixedClock) Now() time.Time { return c.t }
 
 var (
 	start = time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC)
@@ -36,13 +33,13 @@ type rig struct {
 	st  *store.Store
 	d   switches.Driver
 	f   *faults.Switches
-	clk *fixedClock
+	clk *clock.Manual
 }
 
 func newRig(t *testing.T, st *store.Store) *rig {
 	t.Helper()
 	f := &faults.Switches{}
-	clk := &fixedClock{start}
+	clk := clock.NewManual(start)
 	d, err := switches.Open("sim", st, f, clk)
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +115,7 @@ func setBandwidth(down, up int) op {
 // Every operation runs twice, as a job may after a crash: both runs answer the same and the
 // port ends as one run leaves it.
 func TestOperations(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		from    switches.Mode
@@ -189,6 +187,7 @@ func TestOperations(t *testing.T) {
 }
 
 func TestEmptyPortIsInvalid(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		r := newRig(t, st)
 		ctx := context.Background()
@@ -205,13 +204,14 @@ func TestEmptyPortIsInvalid(t *testing.T) {
 
 // A write that finds the port already as intended writes nothing: the row is not even touched.
 func TestRepeatedWriteTouchesNothing(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		r := newRig(t, st)
 		ctx := context.Background()
 		p := switches.Port{Switch: "sw-a", Name: "ge-0/0/1"}
 		r.put(t, p, switches.ModeService)
 		first := r.updatedAt(t, p)
-		r.clk.t = r.clk.t.Add(time.Hour)
+		r.clk.Advance(time.Hour)
 		for _, o := range []op{activate(cfgA), restore, setBandwidth(500, 100)} {
 			if err := o.do(ctx, r.d, p); err != nil {
 				t.Fatalf("%s: %v", o.name, err)
@@ -223,14 +223,15 @@ func TestRepeatedWriteTouchesNothing(t *testing.T) {
 		if err := r.d.Suspend(ctx, p); err != nil {
 			t.Fatal(err)
 		}
-		if got := r.updatedAt(t, p); !got.Equal(r.clk.t) {
-			t.Fatalf("a real change stamps updated_at %v, want %v", got, r.clk.t)
+		if got := r.updatedAt(t, p); !got.Equal(r.clk.Now()) {
+			t.Fatalf("a real change stamps updated_at %v, want %v", got, r.clk.Now())
 		}
 	})
 }
 
 // Each dev fault, for each write, from a port where the write would change something.
 func TestFaults(t *testing.T) {
+	t.Parallel()
 	type write struct {
 		op       op
 		from     switches.Mode
@@ -271,7 +272,7 @@ func TestFaults(t *testing.T) {
 					r.f.Apply(map[string]string{"switch": "ok"})
 					r.put(t, p, w.from)
 					before := r.updatedAt(t, p)
-					r.clk.t = r.clk.t.Add(time.Minute)
+					r.clk.Advance(time.Minute)
 					r.f.Apply(map[string]string{"switch": tt.fault})
 					defer r.f.Apply(map[string]string{"switch": "ok"})
 
@@ -303,6 +304,7 @@ func TestFaults(t *testing.T) {
 // "fail" refuses even a write that would change nothing; "unconfirmed" lets it pass, because the
 // port already shows the intended state and there is no write to confirm.
 func TestFaultsOnWritesThatChangeNothing(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		fault   string
 		wantErr error
@@ -335,6 +337,7 @@ func TestFaultsOnWritesThatChangeNothing(t *testing.T) {
 
 // The port lives in the database: a new Sim over a reopened store reads what the first wrote.
 func TestSimIsDurable(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		first := newRig(t, st)
@@ -390,6 +393,7 @@ func (f *fakeRaw) Write(_ context.Context, p switches.Port, want switches.State)
 }
 
 func TestConfirmed(t *testing.T) {
+	t.Parallel()
 	p := switches.Port{Switch: "sw-x", Name: "1"}
 	dropped := errors.New("connection reset")
 	tests := []struct {
@@ -436,6 +440,7 @@ func TestConfirmed(t *testing.T) {
 }
 
 func TestServiceVLAN(t *testing.T) {
+	t.Parallel()
 	seen := map[int]bool{}
 	for sw := 0; sw < 10; sw++ {
 		for port := 0; port < 48; port++ {
@@ -463,9 +468,10 @@ func TestServiceVLAN(t *testing.T) {
 const pinnedVLAN = 3429
 
 func TestOpen(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		for _, name := range []string{"", "sim"} {
-			d, err := switches.Open(name, st, &faults.Switches{}, &fixedClock{start})
+			d, err := switches.Open(name, st, &faults.Switches{}, clock.NewManual(start))
 			if err != nil {
 				t.Fatalf("Open(%q): %v", name, err)
 			}
@@ -476,7 +482,7 @@ func TestOpen(t *testing.T) {
 				t.Fatalf("AsSim(Open(%q)) is not the sim", name)
 			}
 		}
-		if _, err := switches.Open("cisco", st, nil, &fixedClock{start}); err == nil {
+		if _, err := switches.Open("cisco", st, nil, clock.NewManual(start)); err == nil {
 			t.Fatal("Open(cisco) succeeded; only sim is built in")
 		}
 		if _, ok := switches.AsSim(switches.Confirmed(&fakeRaw{})); ok {
@@ -486,6 +492,7 @@ func TestOpen(t *testing.T) {
 }
 
 func TestCounters(t *testing.T) {
+	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		r := newRig(t, st)
 		sim, _ := switches.AsSim(r.d)
@@ -548,7 +555,7 @@ func TestCounters(t *testing.T) {
 func newRigAt(t *testing.T, st *store.Store, now time.Time) *switches.Sim {
 	t.Helper()
 	r := newRig(t, st)
-	r.clk.t = now
+	r.clk.Set(now)
 	sim, _ := switches.AsSim(r.d)
 	return sim
 }

@@ -8,10 +8,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,8 +25,10 @@ import (
 	"github.com/subprov/subprov/app"
 	"github.com/subprov/subprov/config"
 	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/scheduler"
 )
 
 // Service is a running subprov.
@@ -61,6 +68,21 @@ func (s *Service) Shutdown() error { return s.stop() }
 // Option adjusts the configuration before start.
 type Option func(*config.Config)
 
+// Main runs a package's tests, as a TestMain does, with more of them at once than go test's
+// default of one per CPU: a test of a running service mostly waits (for its job queue, its
+// sweeps, its database), not on a CPU. An explicit -parallel is kept.
+func Main(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		if err := flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0))); err != nil {
+			fmt.Fprintln(os.Stderr, "apptest:", err)
+		}
+	}
+	os.Exit(m.Run())
+}
+
 // Each runs fn once per engine against a fresh running service.
 func Each(t *testing.T, fn func(t *testing.T, s *Service), opts ...Option) {
 	t.Helper()
@@ -71,9 +93,15 @@ func Each(t *testing.T, fn func(t *testing.T, s *Service), opts ...Option) {
 func Start(t testing.TB, databaseURL string, opts ...Option) *Service {
 	t.Helper()
 	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: databaseURL, MailFrom: "no-reply@localhost", Dev: true,
-		SwitchDriver: "sim", LogFormat: "json", Workers: true, PublicURL: "http://subprov.test"}
+		SwitchDriver: "sim", LogFormat: "json", Workers: true, PublicURL: "http://subprov.test",
+		// Logins and password changes run as in production, at a cost that takes microseconds.
+		PasswordCost: identity.TestPasswordCost}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if !cfg.Dev {
+		// A service out of dev mode refuses the test cost, as production would.
+		cfg.PasswordCost = identity.PasswordCost{}
 	}
 	// Everything is captured (Service.Logs); with -v, warnings and errors also go to the test log.
 	logs := &logBuffer{}
@@ -92,7 +120,7 @@ func Start(t testing.TB, databaseURL string, opts ...Option) *Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fixture.Load(ctx, a.Store, f, a.Clock.Now()); err != nil {
+	if _, err := fixture.LoadAtCost(ctx, a.Store, f, a.Clock.Now(), cfg.PasswordCost); err != nil {
 		t.Fatalf("load demo fixture: %v", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -218,7 +246,6 @@ func (s *Service) Operator() map[string]string {
 // Key returns an X-API-Key header.
 func Key(k string) map[string]string { return map[string]string{"X-API-Key": k} }
 
-// Eventually polls cond until it holds or timeout passes.
 // AwaitStartupBillRun waits until the bill run the service's first sweep enqueues for the demo
 // provider has run. A test whose answers depend on the period's invoice (a plan-change quote's
 // proration) waits for it first, or the run may issue the invoice between two of its calls.
@@ -235,6 +262,60 @@ func (s *Service) AwaitStartupBillRun(t testing.TB) {
 	})
 }
 
+// Settle runs the service's clock-driven sweeps at its clock's current time and waits until
+// the work they find is done: no job waiting, running or retrying, and no webhook due. It
+// sweeps again until a sweep finds nothing new, so work that falls due from work done (a bill
+// run's charges) is done too. A test then asserts what time-driven work did, or did not do, by
+// now, instead of sleeping for a sweep to pass. It fails the test naming what is still pending
+// when the work is not done within 30 s.
+func (s *Service) Settle(t testing.TB) {
+	t.Helper()
+	const timeout = 30 * time.Second
+	ctx := context.Background()
+	deadline := time.Now().Add(timeout)
+	var pending []string
+	for quiet := false; ; {
+		scheduler.RunOnce(ctx, s.Log, s.Sweeps()...)
+		// A sweep enqueues before it returns, so finding nothing right after one is the end.
+		for {
+			var err error
+			if pending, err = s.unfinished(ctx); err != nil {
+				t.Fatalf("settle: %v", err)
+			}
+			if len(pending) == 0 || time.Now().After(deadline) {
+				break
+			}
+			quiet = false
+			time.Sleep(20 * time.Millisecond)
+		}
+		if len(pending) > 0 {
+			t.Fatalf("the service did not settle within %v; still pending: %s", timeout, strings.Join(pending, "; "))
+		}
+		if quiet {
+			return
+		}
+		quiet = true
+	}
+}
+
+// unfinished lists the service's unfinished jobs and its production webhooks due now.
+func (s *Service) unfinished(ctx context.Context) ([]string, error) {
+	pending, err := s.Jobs.Unfinished(ctx, 20)
+	if err != nil {
+		return nil, err
+	}
+	var due int
+	if err := s.Store.R().QueryRow(ctx, `SELECT COUNT(*) FROM events
+		WHERE delivery_state = 'pending' AND sandbox = FALSE AND next_attempt_at <= ?`, s.Clock.Now().UTC()).Scan(&due); err != nil {
+		return nil, fmt.Errorf("count due webhooks: %w", err)
+	}
+	if due > 0 {
+		pending = append(pending, fmt.Sprintf("%d webhook events due", due))
+	}
+	return pending, nil
+}
+
+// Eventually polls cond until it holds or timeout passes.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)

@@ -28,11 +28,16 @@ func Engines() []string {
 	return []string{"sqlite"}
 }
 
-// Each runs fn as one subtest per engine, each with its own fresh database URL.
+// Each runs fn as one subtest per engine, each with its own fresh database URL. The engines
+// run in parallel (each has its own database), so fn must not share state with the code that
+// calls Each, which returns before they run.
 func Each(t *testing.T, fn func(t *testing.T, databaseURL string)) {
 	t.Helper()
 	for _, engine := range Engines() {
-		t.Run(engine, func(t *testing.T) { fn(t, URL(t, engine)) })
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			fn(t, URL(t, engine))
+		})
 	}
 }
 

@@ -52,6 +52,7 @@ func openWriterAndReaders(t *testing.T) (w, r *sql.DB) {
 }
 
 func TestSQLiteStatementCache(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w, r := openWriterAndReaders(t)
 	if _, err := w.ExecContext(ctx, `CREATE TABLE t (v INTEGER PRIMARY KEY); CREATE TABLE u (w TEXT)`); err != nil {
