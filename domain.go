@@ -40,7 +40,7 @@ func (p *Provider) Location() *time.Location {
 }
 
 // Today is the provider's calendar day at now, YYYY-MM-DD: a day is the provider's local day
-// unless interface.md says UTC (decisions §2).
+// unless a rule says UTC (the partner plan change).
 func (p *Provider) Today(now time.Time) string {
 	return now.In(p.Location()).Format(time.DateOnly)
 }
@@ -142,23 +142,10 @@ type Contact struct {
 }
 
 // SameParty reports whether two contacts describe the same party: compared by name, e-mail,
-// phone and company, not by row (interface.md: billing_contact_differs).
+// phone and company, not by row (as billing_contact_differs is decided).
 func (c Contact) SameParty(o Contact) bool {
 	return c.FirstName == o.FirstName && c.LastName == o.LastName &&
 		equalFoldTrim(c.Email, o.Email) && c.PhoneNumber == o.PhoneNumber && c.Company == o.Company
-}
-
-// ServiceLocation is where one of a subscriber's lines is.
-type ServiceLocation struct {
-	SubscriberID   string
-	SubscriptionID string
-	BuildingID     string
-	Street         string
-	City           string
-	PostalCode     string
-	Province       string
-	Country        string
-	UnitNumber     string
 }
 
 // Subscriber is the customer record of an account holder at one provider.
@@ -188,6 +175,17 @@ type Account struct {
 // IsHolder reports whether the account is the account holder's own login.
 func (a *Account) IsHolder() bool { return a.AuthorizedUserID == "" }
 
+// CheckHolder refuses an authorized user (403 holder_only) what only the account holder may do:
+// manage authorized users and the payment method, place orders, reactivate a line and move
+// its billing day. The holder is answerable for the account and its money; the people they
+// let in only use it.
+func (a *Account) CheckHolder() error {
+	if a.IsHolder() {
+		return nil
+	}
+	return Errorf(EFORBIDDEN, "holder_only", "Only the account holder can do this")
+}
+
 // AuthorizedUser is a person the holder allowed to use the account (at most 5).
 type AuthorizedUser struct {
 	ID             string
@@ -196,6 +194,7 @@ type AuthorizedUser struct {
 	InvitationSent bool
 	Activated      bool
 	CreatedAt      time.Time
+	AccountID      string // the person's portal login
 }
 
 // Subscription is one line of service at one location.
@@ -257,7 +256,8 @@ type Invoice struct {
 	CreatedAt      time.Time
 }
 
-// CreditNote states (interface.md); draft, archived and voided exist but are never listed.
+// CreditNote states (docs/billing.md, Credit notes); draft, archived and voided exist but are never
+// listed.
 const (
 	CreditOpen     = "open"
 	CreditRefunded = "refunded"
@@ -313,7 +313,7 @@ type Event struct {
 	CreatedAt  time.Time
 }
 
-// Event types (interface.md Events).
+// Event types (docs/webhooks.md).
 const (
 	EventSubscriptionActivated      = "subscription.activated"
 	EventProvisioningCompleted      = "provisioning.completed"
@@ -344,7 +344,7 @@ type CheckoutSession struct {
 	CancelledAt        *time.Time
 }
 
-// Checkout session statuses (interface.md "Checkout session statuses").
+// Checkout session statuses (docs/checkout.md).
 const (
 	SessionPending    = "pending"
 	SessionRedirected = "redirected"

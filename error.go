@@ -26,6 +26,15 @@ const (
 	EMETHOD         Code = "method_not_allowed" // 405
 )
 
+// ErrNotFound and ErrDuplicate are what the store's reads and writes carry (test with
+// errors.Is) when no row matched or a unique key was already taken. They are no coded error:
+// an absent row becomes a caller's 404 or 409 only where a capability says so, and one it
+// does not expect stays an internal failure.
+var (
+	ErrNotFound  = errors.New("not found")
+	ErrDuplicate = errors.New("duplicate")
+)
+
 // Error is the service's coded error. Code picks the HTTP status; Reason is the stable code a
 // client branches on (e.g. "holder_only", "limit_reached"); Message is safe to show a caller.
 type Error struct {

@@ -7,7 +7,7 @@ import (
 )
 
 // Money is an amount in integer minor units of the provider's currency. It is never computed in
-// floating point; JSON carries it as a number with exactly two decimals (decisions §2).
+// floating point; JSON carries it as a number with exactly two decimals.
 type Money int64
 
 // String renders the amount with two decimals: 1250 -> "12.50", -5 -> "-0.05".
@@ -70,7 +70,8 @@ func ParseMoney(s string) (Money, error) {
 	return Money(v), nil
 }
 
-// Prorate returns amount x num / den rounded half away from zero, once, at the end (decisions §2).
+// Prorate returns amount x num / den rounded half away from zero, once, at the end
+// (docs/billing.md, Amounts).
 func Prorate(amount Money, num, den int64) Money {
 	if den == 0 {
 		return 0

@@ -9,7 +9,7 @@ import (
 )
 
 // Clock is the one source of "now". Production uses the wall clock; dev mode can set and
-// advance it (decisions §4), so every time-driven rule reads it instead of time.Now.
+// advance it (dev mode), so every time-driven rule reads it instead of time.Now.
 type Clock interface {
 	Now() time.Time
 }
@@ -34,7 +34,7 @@ const (
 	DeliveryHomeDrop DeliveryMode = "home_drop"
 )
 
-// Status is a subscription's named status (interface.md "Subscription statuses").
+// Status is a subscription's named status (docs/provisioning.md, the state machine).
 type Status string
 
 const (
@@ -56,7 +56,7 @@ const (
 // Feature names an API-key capability.
 const FeatureAgentAPI = "agent_api_access"
 
-// Limits from interface.md's Limits table that more than one package needs.
+// Limits that more than one package needs (docs/http.md).
 const (
 	MaxAuthorizedUsers      = 5
 	VerifiedSessionLifetime = 15 * time.Minute
@@ -72,7 +72,7 @@ const (
 )
 
 // PasswordProblem says what is wrong with a password someone chooses, "" when nothing: it is
-// required and has at least MinPasswordLength characters (decisions §5).
+// required and has at least MinPasswordLength characters (docs/security.md).
 func PasswordProblem(password string) string {
 	switch {
 	case password == "":

@@ -1,12 +1,12 @@
-// Package agent holds the rules of the support-agent API (interface.md section B and the agent
-// design guarantees): provider scoping before anything else, masked search, one-time-code
-// verification yielding a 15-minute session bound to (provider, customer), slim reads, gated
-// writes, and tickets. The HTTP handlers (httpapi/agent.go) and the MCP server (subprov mcp)
-// both call this package, so both surfaces keep the same rules.
+// Package agent holds the rules of the support-agent API (docs/agent.md): provider scoping before
+// anything else, masked search, one-time-code verification yielding a 15-minute session bound to
+// (provider, customer), slim reads, gated writes, and tickets. The HTTP handlers (httpapi/agent.go)
+// and the MCP server (subprov mcp) both call this package, so both surfaces keep the same rules.
 package agent
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 
@@ -54,7 +54,7 @@ type Caller struct {
 // actor names the caller in audit entries and plan-change records.
 func (c Caller) actor() string { return "agent:" + c.Key.Prefix }
 
-// Stable errors of the agent surface (decisions §7).
+// Stable errors of the agent surface (docs/agent.md).
 var (
 	errCustomerNotFound = subprov.Errorf(subprov.ENOTFOUND, "not_found", "Customer not found")
 	errInternal         = subprov.Errorf(subprov.EINTERNAL, "internal", "Internal server error")
@@ -63,14 +63,14 @@ var (
 // customer resolves a customer of the caller's provider. Scoping comes first: a customer of
 // another provider (or none) is 404 whatever the session says; then, when verified is true,
 // the session must be bound to this provider and customer (401 verification_required).
-func (s *Service) customer(ctx context.Context, c Caller, customerID string, verified bool) (*store.SubscriberRecord, error) {
+func (s *Service) customer(ctx context.Context, c Caller, customerID string, verified bool) (*subprov.SubscriberContacts, error) {
 	customerID = strings.TrimSpace(customerID)
 	if customerID == "" {
 		return nil, errCustomerNotFound
 	}
 	rec, err := s.Store.SubscriberRecordOf(ctx, c.Provider.ID, customerID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, errCustomerNotFound
 		}
 		return nil, err
@@ -83,17 +83,17 @@ func (s *Service) customer(ctx context.Context, c Caller, customerID string, ver
 	return rec, nil
 }
 
-// Check runs the checks a call on a customer starts with, in their order (decisions §5): the
-// customer must be of the caller's provider (404 otherwise, whatever the session says), then,
-// when verified is true, the session must be bound to this provider and customer (401
-// verification_required). The HTTP layer runs it before answering a body that does not decode,
-// so a malformed request learns nothing the checks would not tell.
+// Check runs the checks a call on a customer starts with, in their order (docs/agent.md, Scoping
+// first): the customer must be of the caller's provider (404 otherwise, whatever the session says),
+// then, when verified is true, the session must be bound to this provider and customer (401
+// verification_required). The HTTP layer runs it before answering a body that does not decode, so a
+// malformed request learns nothing the checks would not tell.
 func (s *Service) Check(ctx context.Context, c Caller, customerID string, verified bool) error {
 	_, err := s.customer(ctx, c, customerID, verified)
 	return err
 }
 
-// codes are the agent surface's error codes: decisions §7's list, invalid_state (409, a plan
+// codes are the agent surface's error codes: the list in docs/agent.md, invalid_state (409, a plan
 // change on a line that is not ACTIVE), the 405 of a wrong method, and rate_limited, which
 // only the MCP tools show (HTTP answers 429 outside the envelope).
 var codes = map[string]bool{

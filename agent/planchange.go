@@ -23,14 +23,14 @@ type ApplyRequest struct {
 	SubscriptionID string       `json:"subscription_id,omitempty"`
 	Confirm        Confirmation `json:"confirm,omitempty"`
 	// QuoteID is accepted and ignored. A signed quote token is planned and not shipped
-	// (interface.md B), so no preview gives one; a client built for it may still echo a
+	// (docs/agent.md, Writes), so no preview gives one; a client built for it may still echo a
 	// quote_id, which must not make the call 422 as an unknown field would.
 	QuoteID string `json:"quote_id,omitempty" jsonschema:"ignored: a signed quote is not shipped"`
 }
 
 // Confirmation is the apply call's confirm field. Only the JSON value true confirms; any other
 // value ("true", 1, null, false) leaves the change unconfirmed, which is 400
-// confirmation_required (interface.md: "Must include confirm: true, else 400"), not a
+// confirmation_required (the call must include confirm: true, else 400), not a
 // validation error.
 type Confirmation bool
 
@@ -137,7 +137,7 @@ func (s *Service) PreviewPlanChange(ctx context.Context, c Caller, customerID st
 // time_zone; a change through the partner endpoint counts too), with automatic proration and
 // an audit entry (verified session required). Without confirm: true it is 400
 // confirmation_required. A second change the same day, the same one sent again included, is
-// 409 plan_change_limit: an Idempotency-Key is planned and not shipped (interface.md B), so
+// 409 plan_change_limit: an Idempotency-Key is planned and not shipped (docs/agent.md, Writes), so
 // nothing replays an earlier answer.
 func (s *Service) ApplyPlanChange(ctx context.Context, c Caller, customerID string, in ApplyRequest) (*PlanChangeApplied, error) {
 	rec, err := s.customer(ctx, c, customerID, true)
@@ -155,8 +155,8 @@ func (s *Service) ApplyPlanChange(ctx context.Context, c Caller, customerID stri
 	res, err := s.Provisioning.ChangePlan(ctx, c.Provider, q.Subscription.ID, q.To.ID, c.actor(), provisioning.ProviderDay)
 	if e, ok := subprov.AsError(err); ok && e.Reason == "invalid_transition" {
 		// A line that is not ACTIVE cannot change plan: a conflict with the line's state, 409
-		// as at the partner endpoint and in interface.md's error table, not a body to correct.
-		// No agent code names it (decisions §7), so it has one of its own; the message says
+		// as at the partner endpoint (state conflicts are 409), not a body to correct.
+		// None of the other agent codes names it, so it has one of its own; the message says
 		// which state the line is in.
 		return nil, subprov.Errorf(subprov.ECONFLICT, "invalid_state", "%s", e.Message)
 	}

@@ -8,10 +8,10 @@ import (
 	"github.com/subprov/subprov/agent"
 )
 
-// Every error an agent sees carries one of the agent codes (decisions §7, plus invalid_state,
+// Every error an agent sees carries one of the agent codes (docs/agent.md; invalid_state,
 // method_not_allowed and, on MCP only, rate_limited): never empty, never a reason of another
 // surface. The codes of a signed quote and an Idempotency-Key are not among them: both are
-// planned and not shipped (interface.md B).
+// planned and not shipped (docs/agent.md, Writes).
 func TestPublicErrorsCarryAnAgentCode(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -325,7 +325,7 @@ type TicketView struct {
 }
 
 // Tickets lists the customer's tickets, found by the e-mails on file (verified session
-// required: decisions §5). Operator tickets are internal and never listed.
+// required: docs/agent.md). Operator tickets are internal and never listed.
 func (s *Service) Tickets(ctx context.Context, c Caller, customerID string) (map[string][]TicketView, error) {
 	rec, err := s.customer(ctx, c, customerID, true)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/subprov/subprov/search"
 )
 
-// Search limits (interface.md Limits).
+// Search limits (docs/agent.md, Search).
 const (
 	minQueryLen  = 2
 	defaultLimit = 25
@@ -22,7 +22,7 @@ const (
 	MaxMatchCount = 100
 )
 
-// SearchResult is the masked answer of a customer search (decisions §6).
+// SearchResult is the masked answer of a customer search (docs/agent.md, Search).
 type SearchResult struct {
 	MatchCount int         `json:"match_count"`
 	Capped     bool        `json:"match_count_capped"` // more than MaxMatchCount matched

@@ -11,7 +11,7 @@ import (
 	"github.com/subprov/subprov/tickets"
 )
 
-// TicketInput is an enriched ticket from the agent (decisions §6): customer_id or
+// TicketInput is an enriched ticket from the agent (docs/agent.md, Tickets): customer_id or
 // contact_email, priority and ai_summary are required.
 type TicketInput struct {
 	CustomerID   string `json:"customer_id,omitempty"`
@@ -66,7 +66,7 @@ type TicketReceipt struct {
 // and ai_diagnosis form the customer-facing article; the transcript is an internal note.
 func (s *Service) OpenTicket(ctx context.Context, c Caller, in TicketInput) (*TicketReceipt, error) {
 	// Scoping first: another provider's customer is 404 whatever else the input says.
-	var rec *store.SubscriberRecord
+	var rec *subprov.SubscriberContacts
 	if strings.TrimSpace(in.CustomerID) != "" {
 		var err error
 		if rec, err = s.customer(ctx, c, in.CustomerID, false); err != nil {
@@ -77,12 +77,12 @@ func (s *Service) OpenTicket(ctx context.Context, c Caller, in TicketInput) (*Ti
 		return nil, subprov.Invalid(p)
 	}
 	t := &subprov.Ticket{ProviderID: c.Provider.ID, Kind: tickets.KindSupport, Priority: in.Priority,
-		ContactEmail: auth.NormalizeEmail(in.ContactEmail), Subject: strings.TrimSpace(in.Subject),
+		ContactEmail: subprov.NormalizeEmail(in.ContactEmail), Subject: strings.TrimSpace(in.Subject),
 		Article: article(in), InternalNote: strings.TrimSpace(in.Transcript)}
 	if rec != nil {
 		t.SubscriberID = rec.ID
 		if t.ContactEmail == "" {
-			t.ContactEmail = auth.NormalizeEmail(rec.Holder.Email)
+			t.ContactEmail = subprov.NormalizeEmail(rec.Holder.Email)
 		}
 	}
 	if t.Subject == "" {

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -13,7 +14,7 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
-// One-time code rules (decisions §5).
+// One-time code rules (docs/agent.md, Verification).
 const (
 	codeLifetime = 10 * time.Minute
 	maxChecks    = 5
@@ -98,7 +99,7 @@ func (s *Service) IssueCode(ctx context.Context, c Caller, customerID, channel s
 	if err != nil {
 		return nil, err
 	}
-	vc := &store.VerificationCode{ID: store.NewID(), ProviderID: c.Provider.ID, SubscriberID: rec.ID, APIKeyID: c.Key.ID, Channel: channel,
+	vc := &subprov.VerificationCode{ID: store.NewID(), ProviderID: c.Provider.ID, SubscriberID: rec.ID, APIKeyID: c.Key.ID, Channel: channel,
 		ExpiresAt: now.Add(codeLifetime), CreatedAt: now}
 	vc.CodeHash = codeHash(vc.ID, code)
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
@@ -128,7 +129,7 @@ func (s *Service) IssueCode(ctx context.Context, c Caller, customerID, channel s
 // problems. Without a customer_id the body is invalid: 422 listing it with the others.
 // Otherwise scoping comes first (another provider's customer is 404 whatever else is wrong),
 // then the other problems (422).
-func (s *Service) namedCustomer(ctx context.Context, c Caller, customerID string, problems map[string]string) (*store.SubscriberRecord, error) {
+func (s *Service) namedCustomer(ctx context.Context, c Caller, customerID string, problems map[string]string) (*subprov.SubscriberContacts, error) {
 	if strings.TrimSpace(customerID) == "" {
 		problems["customer_id"] = "required"
 		return nil, subprov.Invalid(problems)
@@ -155,7 +156,7 @@ func (s *Service) sendSMS(ctx context.Context, to, body string) error {
 	return nil
 }
 
-// codeMail carries the code as a standalone 6-digit line (decisions §5).
+// codeMail carries the code as a standalone 6-digit line, so a reader or a mail client picks it out.
 func codeMail(provider, code string) string {
 	return fmt.Sprintf("Hello,\n\n%s support asked to confirm your identity. Your verification code is:\n\n%s\n\n"+
 		"It is valid for 10 minutes. Read it to the support agent only if you are talking to %s support right now.\n", provider, code, provider)
@@ -177,7 +178,7 @@ func (s *Service) CheckCode(ctx context.Context, c Caller, customerID, code stri
 	ok := false
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
 		vc, err := tx.LockLiveCode(ctx, c.Provider.ID, rec.ID, now)
-		if store.IsNoRows(err) || (err == nil && vc.Checks >= maxChecks) {
+		if errors.Is(err, subprov.ErrNotFound) || (err == nil && vc.Checks >= maxChecks) {
 			return nil
 		}
 		if err != nil {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -40,7 +41,7 @@ func (s *Service) AddNote(ctx context.Context, c Caller, customerID, body string
 	case utf8.RuneCountInString(body) > maxNoteLen:
 		return nil, subprov.Invalid(map[string]string{"note": "at most 10000 characters"})
 	}
-	n := &store.Note{ID: store.NewID(), ProviderID: c.Provider.ID, SubscriberID: rec.ID, Author: AuthorAI, Body: body, CreatedAt: s.Clock.Now()}
+	n := &subprov.CustomerNote{ID: store.NewID(), ProviderID: c.Provider.ID, SubscriberID: rec.ID, Author: AuthorAI, Body: body, CreatedAt: s.Clock.Now()}
 	if err := s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.InsertNote(ctx, n) }); err != nil {
 		return nil, err
 	}
@@ -53,7 +54,7 @@ const (
 	ContactInvoice  = "invoice"
 )
 
-// ContactPatch is the agent's contact edit: only the fields sent change (decisions §6).
+// ContactPatch is the agent's contact edit: only the fields sent change.
 type ContactPatch struct {
 	ContactType string  `json:"contact_type,omitempty"`
 	FirstName   *string `json:"firstname,omitempty"`
@@ -140,7 +141,7 @@ func (s *Service) patchContract(ctx context.Context, c Caller, subscriberID stri
 			return err
 		}
 		out = p.portal().Apply(holder)
-		out.Email = auth.NormalizeEmail(out.Email)
+		out.Email = subprov.NormalizeEmail(out.Email)
 		if !strings.EqualFold(out.Email, holder.Email) {
 			taken, err := tx.ChangeHolderEmail(ctx, c.Provider.ID, subscriberID, out.Email, now)
 			if err != nil {
@@ -199,13 +200,13 @@ func (s *Service) SendAccountLink(ctx context.Context, c Caller, customerID, act
 	default:
 		return nil, subprov.Invalid(map[string]string{"action": "must be password_reset or resend_activation"})
 	}
-	email := auth.NormalizeEmail(rec.Holder.Email)
+	email := subprov.NormalizeEmail(rec.Holder.Email)
 	if email == "" {
 		return nil, subprov.Invalid(map[string]string{"email": "the customer has no e-mail address on file"})
 	}
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
 		acc, err := tx.HolderAccount(ctx, c.Provider.ID, rec.ID)
-		if err != nil && !store.IsNoRows(err) {
+		if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 			return err
 		}
 		var accountID string
@@ -249,7 +250,7 @@ func (s *Service) ResendInvoice(ctx context.Context, c Caller, customerID, invoi
 	}
 	inv, err := s.Store.Invoice(ctx, c.Provider.ID, strings.TrimSpace(invoiceID))
 	if err != nil || inv.SubscriberID != rec.ID {
-		if err == nil || store.IsNoRows(err) {
+		if err == nil || errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Invoice")
 		}
 		return nil, err

@@ -200,12 +200,21 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Sandbox:   &sandbox.Service{Store: st, Recorder: a.Events, Webhooks: a.Webhooks},
 		PublicURL: cfg.PublicURL,
 		Registry:  reg, Ready: a.Ready,
+		// The dev clock and faults are saved only so that they survive a restart: the change
+		// itself has taken effect, so a failed save is logged rather than answered as an error.
 		OnClockChange: func(ctx context.Context) {
-			_ = st.PutSetting(ctx, settingClockOffset, strconv.FormatInt(int64(a.DevClock.Offset()), 10))
+			if err := st.PutSetting(ctx, settingClockOffset, strconv.FormatInt(int64(a.DevClock.Offset()), 10)); err != nil {
+				log.Warn("save the dev clock", "err", err)
+			}
 		},
 		OnFaultsChange: func(ctx context.Context) {
-			b, _ := json.Marshal(a.Faults.All())
-			_ = st.PutSetting(ctx, settingFaults, string(b))
+			b, err := json.Marshal(a.Faults.All())
+			if err == nil {
+				err = st.PutSetting(ctx, settingFaults, string(b))
+			}
+			if err != nil {
+				log.Warn("save the fault switches", "err", err)
+			}
 		},
 	})
 	return a, nil
@@ -262,15 +271,27 @@ var (
 
 // restoreDevState brings back the dev clock and faults a previous run set, so a demo that
 // advanced the clock keeps its time across a restart.
+// A saved state that cannot be read is logged and left out: the service starts at the real
+// time with no faults, as on a first run.
 func (a *App) restoreDevState(ctx context.Context) {
-	if v, ok, _ := a.Store.Setting(ctx, settingClockOffset); ok {
-		if ns, err := strconv.ParseInt(v, 10, 64); err == nil {
+	if v, ok, err := a.Store.Setting(ctx, settingClockOffset); err != nil {
+		a.Log.Warn("restore the dev clock", "err", err)
+	} else if ok {
+		if ns, err := strconv.ParseInt(v, 10, 64); err != nil {
+			a.Log.Warn("restore the dev clock", "value", v, "err", err)
+		} else {
 			a.DevClock.Advance(time.Duration(ns))
 		}
 	}
-	if v, ok, _ := a.Store.Setting(ctx, settingFaults); ok {
+	if v, ok, err := a.Store.Setting(ctx, settingFaults); err != nil {
+		a.Log.Warn("restore the fault switches", "err", err)
+	} else if ok {
 		var m map[string]string
-		if json.Unmarshal([]byte(v), &m) == nil && len(faults.Validate(m)) == 0 {
+		if err := json.Unmarshal([]byte(v), &m); err != nil {
+			a.Log.Warn("restore the fault switches", "err", err)
+		} else if problems := faults.Validate(m); len(problems) > 0 {
+			a.Log.Warn("restore the fault switches", "problems", problems)
+		} else {
 			a.Faults.Apply(m)
 		}
 	}

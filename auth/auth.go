@@ -5,6 +5,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/mail"
 	"slices"
@@ -47,9 +48,6 @@ func unauthorized(msg string) error {
 	return subprov.Errorf(subprov.EUNAUTHORIZED, "unauthorized", "%s", msg)
 }
 
-// NormalizeEmail lower-cases and trims an e-mail; logins are case-insensitive.
-func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
-
 // ValidEmail reports whether s is a plain e-mail address.
 func ValidEmail(s string) bool {
 	a, err := mail.ParseAddress(s)
@@ -66,9 +64,9 @@ type Token struct {
 // a wrong password answer alike and take the same time.
 func (s *Service) LoginSubscriber(ctx context.Context, email, password string) (*Token, error) {
 	now := s.Clock.Now()
-	acc, err := s.Store.AccountByEmail(ctx, NormalizeEmail(email))
+	acc, err := s.Store.AccountByEmail(ctx, subprov.NormalizeEmail(email))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			s.PasswordCost.BurnCheck(password)
 			return nil, invalidCredentials()
 		}
@@ -97,7 +95,7 @@ func (s *Service) LoginSubscriber(ctx context.Context, email, password string) (
 // starts the count again, and while the account is locked every password is wrong. The hash
 // is checked in every case, so a locked account answers in the same time. A stolen access token
 // therefore guesses no faster than the login form.
-func (s *Service) CheckAccountPassword(ctx context.Context, acc *store.AccountLogin, password string) (bool, error) {
+func (s *Service) CheckAccountPassword(ctx context.Context, acc *subprov.AccountLogin, password string) (bool, error) {
 	now := s.Clock.Now()
 	ok := identity.CheckPassword(acc.PasswordHash, password)
 	if acc.LockedUntil != nil && acc.LockedUntil.After(now) {
@@ -109,9 +107,9 @@ func (s *Service) CheckAccountPassword(ctx context.Context, acc *store.AccountLo
 
 // LoginOperator checks a dashboard login and issues an access token.
 func (s *Service) LoginOperator(ctx context.Context, email, password string) (*Token, error) {
-	op, hash, err := s.Store.OperatorByEmail(ctx, NormalizeEmail(email))
+	op, hash, err := s.Store.OperatorByEmail(ctx, subprov.NormalizeEmail(email))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			s.PasswordCost.BurnCheck(password)
 			return nil, invalidCredentials()
 		}
@@ -137,7 +135,7 @@ func bearerSubject[T any](s *Service, ctx context.Context, bearer, audience stri
 	}
 	v, err := load(ctx, c.Subject)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return zero, unauthorized("Invalid or expired token")
 		}
 		return zero, err
@@ -146,14 +144,14 @@ func bearerSubject[T any](s *Service, ctx context.Context, bearer, audience stri
 }
 
 // Subscriber resolves a subscriber bearer token to its account.
-func (s *Service) Subscriber(ctx context.Context, bearer string) (*store.AccountLogin, error) {
+func (s *Service) Subscriber(ctx context.Context, bearer string) (*subprov.AccountLogin, error) {
 	return bearerSubject(s, ctx, bearer, identity.AudienceSubscriber, s.Store.Account)
 }
 
 // SubscriberView resolves a subscriber bearer token as Subscriber does (signature, algorithm,
 // audience, expiry, and a login that still exists) and reads the login's account record in the
 // same query, so GET /partner/subscriber/me costs one database round trip.
-func (s *Service) SubscriberView(ctx context.Context, bearer string) (*store.AccountView, error) {
+func (s *Service) SubscriberView(ctx context.Context, bearer string) (*subprov.AccountView, error) {
 	return bearerSubject(s, ctx, bearer, identity.AudienceSubscriber, s.Store.AccountView)
 }
 
@@ -169,12 +167,21 @@ func (s *Service) APIKey(ctx context.Context, raw string) (*subprov.APIKey, *sub
 	}
 	k, p, err := s.Store.APIKeyByHash(ctx, identity.HashSecret(raw))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, nil, unauthorized("Invalid API key")
 		}
 		return nil, nil, err
 	}
 	return k, p, nil
+}
+
+// AgentAccess refuses a key without the agent_api_access feature the support-agent surface
+// requires, over HTTP and over MCP alike.
+func AgentAccess(k *subprov.APIKey) error {
+	if !k.HasFeature(subprov.FeatureAgentAPI) {
+		return subprov.Errorf(subprov.EFORBIDDEN, "forbidden", "This API key does not have the agent_api_access feature")
+	}
+	return nil
 }
 
 // WebhookSecret resolves an X-Webhook-Secret to its provider. The lookup is by hash and the
@@ -186,7 +193,7 @@ func (s *Service) WebhookSecret(ctx context.Context, raw string) (*subprov.Provi
 	h := identity.HashSecret(raw)
 	p, err := s.Store.ProviderByWebhookSecretHash(ctx, h)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, unauthorized("Invalid webhook secret")
 		}
 		return nil, err
@@ -204,7 +211,7 @@ func (s *Service) DeviceSecret(ctx context.Context, raw string) (*subprov.Provid
 	}
 	p, err := s.Store.ProviderByDeviceSecretHash(ctx, identity.HashSecret(raw))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, unauthorized("Invalid device secret")
 		}
 		return nil, err
@@ -237,9 +244,9 @@ func (s *Service) CheckVerifiedSession(token, providerID, customerID string) err
 // RequestPasswordReset mails a 15-minute single-use reset link when the e-mail has a login,
 // and does nothing otherwise; the caller always answers the same (no account enumeration).
 func (s *Service) RequestPasswordReset(ctx context.Context, email string) error {
-	acc, err := s.Store.AccountByEmail(ctx, NormalizeEmail(email))
+	acc, err := s.Store.AccountByEmail(ctx, subprov.NormalizeEmail(email))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
 		}
 		return err
@@ -272,7 +279,7 @@ var (
 func (s *Service) MailToken(ctx context.Context, tx *store.Tx, subjectID, to, providerID string, kind TokenKind) error {
 	raw := identity.NewToken(32)
 	now := s.Clock.Now()
-	if err := tx.InsertToken(ctx, identity.HashSecret(raw), store.Token{Kind: kind.Name, ProviderID: providerID, SubjectID: subjectID,
+	if err := tx.InsertToken(ctx, identity.HashSecret(raw), subprov.MailedToken{Kind: kind.Name, ProviderID: providerID, SubjectID: subjectID,
 		ExpiresAt: now.Add(kind.Lifetime)}, now); err != nil {
 		return err
 	}
@@ -292,11 +299,11 @@ func (s *Service) hashNewPassword(field, password string) (string, error) {
 
 // ChangePassword changes a signed-in person's own password. The current password is checked
 // first: a wrong one is 400 "Current password is incorrect" whatever the new one is
-// (interface.md section A), so only a caller who knows it learns what is wrong with the new
+// (docs/http.md, subscriber portal), so only a caller who knows it learns what is wrong with the new
 // one. It is checked under the login lockout (CheckAccountPassword). Without a current
 // password there is nothing to check: 422 names it, and the new password too if that is wrong
 // as well.
-func (s *Service) ChangePassword(ctx context.Context, acc *store.AccountLogin, current, next string) error {
+func (s *Service) ChangePassword(ctx context.Context, acc *subprov.AccountLogin, current, next string) error {
 	if current == "" {
 		problems := map[string]string{"current_password": "required"}
 		if p := subprov.PasswordProblem(next); p != "" {
@@ -345,7 +352,7 @@ func (s *Service) SetPasswordWithLink(ctx context.Context, token, password strin
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
 		t, err := tx.ConsumeToken(ctx, identity.HashSecret(token), kindNames(kinds), now)
 		if err != nil {
-			if store.IsNoRows(err) {
+			if errors.Is(err, subprov.ErrNotFound) {
 				return errInvalidLink()
 			}
 			return err
@@ -374,7 +381,7 @@ func kindNames(kinds []TokenKind) []string {
 // so, the invalid_token error of ConfirmPasswordReset and Activate if not.
 func (s *Service) CheckLink(ctx context.Context, token string, kinds ...TokenKind) error {
 	if _, err := s.Store.LiveToken(ctx, identity.HashSecret(token), kindNames(kinds), s.Clock.Now()); err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return errInvalidLink()
 		}
 		return err
@@ -387,7 +394,7 @@ func (s *Service) CheckLink(ctx context.Context, token string, kinds ...TokenKin
 var passwordLinks = kindNames(slices.Concat(ActivationLinks, ResetLinks))
 
 // SetPassword stores an account's new password hash in tx and retires every outstanding link
-// that would set it again (set-up, activation, reset): links are single use (decisions §5),
+// that would set it again (set-up, activation, reset): links are single use (docs/security.md),
 // and once the account has a password of its choosing, from a link or a change in the portal,
 // an older link must not take it over.
 func SetPassword(ctx context.Context, tx *store.Tx, accountID, hash string, now time.Time) error {

@@ -10,7 +10,7 @@ import (
 )
 
 // TestVerifiedSession: the agent's X-Verified-Session token is bound to one (provider,
-// customer) pair and lasts 15 minutes (interface.md Authentication rule 2, decisions §5).
+// customer) pair and lasts 15 minutes (docs/agent.md, Verification).
 func TestVerifiedSession(t *testing.T) {
 	clk := clock.NewAdjustable(0)
 	s := &Service{Clock: clk, Signer: identity.NewSigner("secret")}
@@ -54,5 +54,28 @@ func TestVerifiedSession(t *testing.T) {
 	clk.Advance(2 * time.Minute)
 	if err := s.CheckVerifiedSession(tok, "prov-1", "cust-1"); err == nil {
 		t.Fatal("accepted after 16 minutes")
+	}
+}
+
+func TestAgentAccess(t *testing.T) {
+	tests := []struct {
+		name     string
+		features []string
+		allowed  bool
+	}{
+		{"a key with agent_api_access reaches the agent surface", []string{subprov.FeatureAgentAPI}, true},
+		{"a key without features does not", nil, false},
+		{"nor does a key with other features only", []string{"something_else"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := AgentAccess(&subprov.APIKey{Features: tt.features})
+			if tt.allowed != (err == nil) {
+				t.Fatalf("AgentAccess = %v, want allowed %v", err, tt.allowed)
+			}
+			if err != nil && (subprov.ErrorCode(err) != subprov.EFORBIDDEN || subprov.ErrorReason(err) != "forbidden") {
+				t.Fatalf("AgentAccess = %v, want forbidden (forbidden)", err)
+			}
+		})
 	}
 }

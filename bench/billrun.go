@@ -10,6 +10,7 @@ import (
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/gen"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
 )
@@ -37,7 +38,7 @@ func billRun(ctx context.Context, dbURL string) (billResult, error) {
 	now := time.Now().UTC()
 	const period = "2099-01"
 	var seq int64
-	if err := st.DB.QueryRowContext(ctx, st.Dialect.Rebind(`SELECT document_seq FROM providers WHERE id = ?`), providerID).Scan(&seq); err != nil {
+	if err := rawdb.Writer(st).QueryRowContext(ctx, st.Dialect.Rebind(`SELECT document_seq FROM providers WHERE id = ?`), providerID).Scan(&seq); err != nil {
 		return billResult{}, fmt.Errorf("document sequence: %w", err)
 	}
 	undo := func() error {
@@ -49,7 +50,7 @@ func billRun(ctx context.Context, dbURL string) (billResult, error) {
 			`DELETE FROM audit_log WHERE action = 'invoice.issued' AND subject_id IN (SELECT subscription_id FROM invoices WHERE provider_id = ? AND period = ? AND kind = 'recurring')`,
 			`DELETE FROM invoices WHERE provider_id = ? AND period = ? AND kind = 'recurring'`,
 		} {
-			if _, err := st.DB.ExecContext(ctx, st.Dialect.Rebind(q), providerID, period); err != nil {
+			if _, err := rawdb.Writer(st).ExecContext(ctx, st.Dialect.Rebind(q), providerID, period); err != nil {
 				return fmt.Errorf("undo bill run: %w", err)
 			}
 		}
@@ -65,14 +66,14 @@ func billRun(ctx context.Context, dbURL string) (billResult, error) {
 	}
 	res := billResult{elapsed: time.Since(start)}
 	var last int64
-	if err := st.DB.QueryRowContext(ctx, st.Dialect.Rebind(`SELECT document_seq FROM providers WHERE id = ?`), providerID).Scan(&last); err != nil {
+	if err := rawdb.Writer(st).QueryRowContext(ctx, st.Dialect.Rebind(`SELECT document_seq FROM providers WHERE id = ?`), providerID).Scan(&last); err != nil {
 		return billResult{}, fmt.Errorf("document sequence: %w", err)
 	}
 	res.lines = int(last - seq)
 	if err := undo(); err != nil {
 		return billResult{}, err
 	}
-	if _, err := st.DB.ExecContext(ctx, st.Dialect.Rebind(`UPDATE providers SET document_seq = ? WHERE id = ?`), seq, providerID); err != nil {
+	if _, err := rawdb.Writer(st).ExecContext(ctx, st.Dialect.Rebind(`UPDATE providers SET document_seq = ? WHERE id = ?`), seq, providerID); err != nil {
 		return billResult{}, fmt.Errorf("undo bill run: %w", err)
 	}
 	return res, nil

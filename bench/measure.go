@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov/gen"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/search"
 	"github.com/subprov/subprov/store"
 )
@@ -33,7 +34,7 @@ func queryKinds(ctx context.Context, dbURL string) ([][2]string, error) {
 	}
 	defer st.Close()
 	var first, last, email, phone, number, street, unit string
-	err = st.DB.QueryRowContext(ctx, st.Dialect.Rebind(`SELECT c.firstname, c.lastname, c.email, c.phonenumber, s.customer_number,
+	err = rawdb.Writer(st).QueryRowContext(ctx, st.Dialect.Rebind(`SELECT c.firstname, c.lastname, c.email, c.phonenumber, s.customer_number,
 			b.street, u.unit_number
 		FROM subscribers s JOIN contacts c ON c.subscriber_id = s.id JOIN subscriptions l ON l.subscriber_id = s.id
 		JOIN buildings b ON b.id = l.building_id JOIN units u ON u.id = l.unit_id WHERE s.id = ?`), gen.SubscriberID(1, 0)).
@@ -152,7 +153,7 @@ func settle(ctx context.Context, dbURL string) error {
 	start, idle := time.Now(), 0
 	for idle < 3 {
 		var busy int
-		err := st.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job WHERE state IN ('available', 'running')`).Scan(&busy)
+		err := rawdb.Writer(st).QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job WHERE state IN ('available', 'running')`).Scan(&busy)
 		if err != nil {
 			return fmt.Errorf("settle: %w", err)
 		}
@@ -178,7 +179,7 @@ func freePorts(ctx context.Context, dbURL string, o options) ([]string, error) {
 		return nil, err
 	}
 	defer st.Close()
-	rows, err := st.DB.QueryContext(ctx, `SELECT p.location_hash FROM ports p JOIN subscriptions s ON s.port_id = p.id
+	rows, err := rawdb.Writer(st).QueryContext(ctx, `SELECT p.location_hash FROM ports p JOIN subscriptions s ON s.port_id = p.id
 		WHERE s.source <> 'partner_api' AND p.location_hash IS NOT NULL`)
 	if err != nil {
 		return nil, fmt.Errorf("ports taken: %w", err)

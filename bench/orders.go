@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov/gen"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/store"
 )
 
@@ -121,7 +122,7 @@ func receiveOrderHooks(ctx context.Context, dbURL string) (hook *orderHook, stop
 	go hs.Serve(ln) //nolint:errcheck
 	st, err := store.Open(ctx, dbURL)
 	if err == nil {
-		_, err = st.DB.ExecContext(ctx, st.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), "http://"+ln.Addr().String()+"/hook", gen.ProviderID(1))
+		_, err = rawdb.Writer(st).ExecContext(ctx, st.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), "http://"+ln.Addr().String()+"/hook", gen.ProviderID(1))
 		st.Close()
 	}
 	if err != nil {

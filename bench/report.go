@@ -102,9 +102,22 @@ func (r *report) write(path string) error {
 		fmt.Fprintf(&b, "- %s\n", n)
 	}
 	if extra, err := os.ReadFile("bench/NOTES.md"); err == nil {
-		b.WriteString("\n" + string(extra))
+		b.WriteString("\n" + latestNotes(string(extra)))
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// earlierReports is the heading that opens each earlier report in bench/NOTES.md.
+const earlierReports = "\n## Previous report"
+
+// latestNotes is the part of bench/NOTES.md that goes with the latest report: the analysis and
+// the targets, up to the first earlier report. The earlier reports stay in bench/NOTES.md only,
+// so BENCHMARKS.md holds one report and does not grow with every session.
+func latestNotes(notes string) string {
+	if i := strings.Index(notes, earlierReports); i >= 0 {
+		notes = notes[:i]
+	}
+	return strings.TrimRight(notes, "\n") + "\n"
 }
 
 func memTotal() string {

@@ -53,11 +53,11 @@ func (s *Service) Activated(ctx context.Context, tx *store.Tx, p *subprov.Provid
 	today := LocalDay(now, p.Location())
 	period := PeriodOf(today)
 	days, in := DaysFrom(today), period.Days()
-	var lines []store.InvoiceLine
+	var lines []subprov.InvoiceLine
 	if plan.SetupFee > 0 {
-		lines = append(lines, store.InvoiceLine{Kind: "setup_fee", Description: "Setup fee — " + plan.PlanName, UnitPrice: plan.SetupFee, Amount: plan.SetupFee})
+		lines = append(lines, subprov.InvoiceLine{Kind: "setup_fee", Description: "Setup fee — " + plan.PlanName, UnitPrice: plan.SetupFee, Amount: plan.SetupFee})
 	}
-	lines = append(lines, store.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Days: days, DaysInPeriod: in,
+	lines = append(lines, subprov.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Days: days, DaysInPeriod: in,
 		Description: fmt.Sprintf("%s, %s to %s", plan.PlanName, today.Format("2 Jan"), period.Day(in).Format("2 Jan 2006")),
 		Amount:      Prorate(plan.MonthlyPrice, days, in)})
 	_, err = s.issue(ctx, tx, p, sub, "first", "", period, today, lines, now)
@@ -83,8 +83,8 @@ func reinstallOccasion(jobID string) string { return "reinstall:" + jobID }
 // has it. Lines waiting for the line's next invoice (plan-change upgrades) are added, tax is
 // applied to the net, and open credit notes are deducted from the total, oldest first.
 func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, kind, occasion string, period Period,
-	date time.Time, lines []store.InvoiceLine, now time.Time) (*subprov.Invoice, error) {
-	var adjustments []store.Adjustment
+	date time.Time, lines []subprov.InvoiceLine, now time.Time) (*subprov.Invoice, error) {
+	var adjustments []subprov.Adjustment
 	if kind != "first" {
 		var err error
 		if adjustments, err = s.Store.OpenAdjustments(ctx, tx, sub.ID); err != nil {
@@ -101,7 +101,7 @@ func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, 
 	}
 	d := newDraft(p, sub, kind, period, date, lines, adjustments, credits, customerNumber, now)
 	d.inv.Occasion = occasion
-	if d.inv.Number, err = tx.NextDocumentNumber(ctx, p.ID, "INV"); err != nil {
+	if d.inv.Number, err = documentNumber(ctx, tx, p.ID, InvoicePrefix); err != nil {
 		return nil, err
 	}
 	inserted, err := tx.InsertInvoice(ctx, d.inv, d.lines, d.chargeAt, now)
@@ -121,7 +121,7 @@ func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, 
 // adjustments added, and the credit notes it spends.
 type draft struct {
 	inv      *subprov.Invoice
-	lines    []store.InvoiceLine
+	lines    []subprov.InvoiceLine
 	consumed []string // adjustments folded into the invoice
 	spent    []spend
 	chargeAt *time.Time
@@ -135,14 +135,14 @@ type spend struct {
 // newDraft prices an invoice: lines plus the next_invoice_line adjustments (kind "first" is
 // given none), tax on the net, then open credits deducted from the total, oldest first; an
 // invoice left at zero is paid at once, any other is charged from now.
-func newDraft(p *subprov.Provider, sub *subprov.Subscription, kind string, period Period, date time.Time, lines []store.InvoiceLine,
-	adjustments []store.Adjustment, credits []*subprov.CreditNote, customerNumber string, now time.Time) *draft {
+func newDraft(p *subprov.Provider, sub *subprov.Subscription, kind string, period Period, date time.Time, lines []subprov.InvoiceLine,
+	adjustments []subprov.Adjustment, credits []*subprov.CreditNote, customerNumber string, now time.Time) *draft {
 	d := &draft{}
 	for _, a := range adjustments {
 		if a.Kind != "next_invoice_line" {
 			continue
 		}
-		lines = append(lines, store.InvoiceLine{Kind: "plan_change", Description: a.Description, UnitPrice: a.UnitPrice,
+		lines = append(lines, subprov.InvoiceLine{Kind: "plan_change", Description: a.Description, UnitPrice: a.UnitPrice,
 			Days: a.Days, DaysInPeriod: a.DaysInPeriod, Amount: a.Amount})
 		d.consumed = append(d.consumed, a.ID)
 	}
@@ -166,15 +166,15 @@ func newDraft(p *subprov.Provider, sub *subprov.Subscription, kind string, perio
 
 // applyCredits takes what credits cover of due, in their order: an invoice line and a spend for
 // each credit used (its Remaining lowered by it), and what is left due.
-func applyCredits(credits []*subprov.CreditNote, due subprov.Money) ([]store.InvoiceLine, []spend, subprov.Money) {
-	var lines []store.InvoiceLine
+func applyCredits(credits []*subprov.CreditNote, due subprov.Money) ([]subprov.InvoiceLine, []spend, subprov.Money) {
+	var lines []subprov.InvoiceLine
 	var spent []spend
 	for _, c := range credits {
 		use := min(c.Remaining, due)
 		if use <= 0 {
 			continue
 		}
-		lines = append(lines, store.InvoiceLine{Kind: "credit", Description: "Credit note " + c.Number, UnitPrice: -use, Amount: -use})
+		lines = append(lines, subprov.InvoiceLine{Kind: "credit", Description: "Credit note " + c.Number, UnitPrice: -use, Amount: -use})
 		spent = append(spent, spend{c.ID, use})
 		c.Remaining -= use
 		due -= use
@@ -216,14 +216,14 @@ func (s *Service) SweepCharges(ctx context.Context) error {
 // invoice and the attempt, so a job that runs again after a crash is answered by the
 // processor with the first result and never charges twice.
 func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
-	var st *store.InvoiceChargeState
+	var st *subprov.InvoiceChargeState
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		var err error
 		st, err = tx.LockInvoice(ctx, a.InvoiceID)
 		return err
 	})
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
 		}
 		return err
@@ -254,7 +254,7 @@ func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
 			if _, err := tx.LockSubscription(ctx, "", sub.ID); err != nil {
 				return err
 			}
-			ok, err := tx.RecordCharge(ctx, store.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
+			ok, err := tx.RecordCharge(ctx, subprov.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
 				Status: "succeeded", ProcessorRef: ch.ID}, nil, now)
 			if err != nil || !ok {
 				return err
@@ -271,7 +271,7 @@ func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
 			next = &t
 		}
 		return s.Store.InTx(ctx, func(tx *store.Tx) error {
-			ok, err := tx.RecordCharge(ctx, store.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
+			ok, err := tx.RecordCharge(ctx, subprov.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
 				Status: "declined", FailureCode: "card_declined"}, next, now)
 			if err != nil || !ok {
 				return err
@@ -287,8 +287,8 @@ func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
 }
 
 // withoutAutoPay leaves an invoice open with no attempt scheduled when there is nothing
-// AutoPay could charge: a platform-billed line with no processor customer (decisions §3's
-// fixture line names none) or a provider with no processor connection. Retrying cannot
+// AutoPay could charge: a platform-billed line with no processor customer (a
+// fixture line may name none) or a provider with no processor connection. Retrying cannot
 // succeed, and it is no decline either: no attempt is recorded, nobody is dunned or cut off.
 // Saving a card in the portal, or an operator's retry-charge, makes the invoice due again.
 // Only the claim this job was queued under is released: a reschedule since (a card saved
@@ -350,7 +350,7 @@ func (s *Service) restoreIfPaidUp(ctx context.Context, tx *store.Tx, sub *subpro
 func (s *Service) SetLineService(ctx context.Context, a jobs.SetLineService) error {
 	sub, err := s.Store.SubscriptionByID(ctx, a.SubscriptionID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
 		}
 		return err
@@ -389,7 +389,7 @@ func (s *Service) SetLineService(ctx context.Context, a jobs.SetLineService) err
 				return err
 			}
 		}
-		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{Status: &to}, now); err != nil {
+		if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{Status: &to}, now); err != nil {
 			return err
 		}
 		reason := a.Reason
@@ -407,7 +407,7 @@ func (s *Service) SetLineService(ctx context.Context, a jobs.SetLineService) err
 func (s *Service) line(ctx context.Context, subscriptionID string) (*subprov.Subscription, *subprov.Provider, error) {
 	sub, err := s.Store.SubscriptionByID(ctx, subscriptionID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, nil, nil
 		}
 		return nil, nil, err
@@ -427,7 +427,7 @@ func (s *Service) RetryNow(ctx context.Context, invoiceID string) (*subprov.Invo
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		st, err := tx.LockInvoice(ctx, invoiceID)
 		if err != nil {
-			if store.IsNoRows(err) {
+			if errors.Is(err, subprov.ErrNotFound) {
 				return subprov.NotFound("Invoice")
 			}
 			return err

@@ -19,21 +19,26 @@ type BillingDayResult struct {
 }
 
 // LastBillingDay is the latest day of a month a line's recurring invoice can fall on
-// (interface.md Limits: billing day 1 to 10).
+// (a billing day is 1 to 10: docs/billing.md).
 const LastBillingDay = 10
 
 // ChangeBillingDay sets the day (1 to 10) a line's recurring invoice is sent and charged. It
 // changes when money is collected, never what is owed: no invoice, credit note or correction
 // results. If the current month is already invoiced the new day applies from next month;
 // otherwise it must still be ahead this month (today or past is 409). If the billing system
-// cannot reschedule the next invoice, the day stays saved and the answer is 502 (retry).
-func (s *Service) ChangeBillingDay(ctx context.Context, p *subprov.Provider, subscriberID, subscriptionID string, day int) (*BillingDayResult, error) {
+// cannot reschedule the next invoice, the day stays saved and the answer is 502 (retry). Only
+// the account holder may move it (403 holder_only for an authorized user).
+func (s *Service) ChangeBillingDay(ctx context.Context, p *subprov.Provider, acc *subprov.Account, subscriptionID string, day int) (*BillingDayResult, error) {
+	if err := acc.CheckHolder(); err != nil {
+		return nil, err
+	}
+	subscriberID := acc.SubscriberID
 	if day < 1 || day > LastBillingDay {
 		return nil, subprov.Invalid(map[string]string{"billing_day": "want a whole number from 1 to 10"})
 	}
 	sub, err := s.Store.Subscription(ctx, p.ID, subscriptionID)
 	if err != nil || sub.SubscriberID != subscriberID {
-		if err == nil || store.IsNoRows(err) {
+		if err == nil || errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Subscription")
 		}
 		return nil, err
@@ -42,7 +47,7 @@ func (s *Service) ChangeBillingDay(ctx context.Context, p *subprov.Provider, sub
 	period := PeriodOf(today)
 	_, err = s.Store.PeriodInvoice(ctx, s.Store.R(), sub.ID, period.String())
 	invoiced := err == nil
-	if err != nil && !store.IsNoRows(err) {
+	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 		return nil, err
 	}
 	effective := period
@@ -61,7 +66,7 @@ func (s *Service) ChangeBillingDay(ctx context.Context, p *subprov.Provider, sub
 	}
 	now := s.Clock.Now()
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{BillingDay: &day}, now); err != nil {
+		if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{BillingDay: &day}, now); err != nil {
 			return err
 		}
 		return tx.InsertAudit(ctx, p.ID, "subscriber", "subscription.billing_day_changed", sub.ID, `{"billing_day":`+strconv.Itoa(day)+`}`, now)

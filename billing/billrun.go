@@ -2,7 +2,7 @@ package billing
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -16,7 +16,7 @@ import (
 // keeps every replica's sweep from queueing the same day twice. The last day swept is kept
 // too: when the clock has jumped past whole months (or past the billing days of the month it
 // left), the run first catches up every month from the last swept day's on, in order, so no
-// month's recurring invoices are skipped (decisions §4: billing runs read the dev clock).
+// month's recurring invoices are skipped (billing runs read the dev clock).
 func (s *Service) SweepBillRuns(ctx context.Context) error {
 	providers, err := s.Store.Providers(ctx)
 	if err != nil {
@@ -73,7 +73,7 @@ func skippedSince(last string, today time.Time) (Period, bool) {
 func (s *Service) BillRun(ctx context.Context, a jobs.BillRun) error {
 	p, err := s.Store.Provider(ctx, a.ProviderID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
 		}
 		return err
@@ -96,7 +96,8 @@ func (s *Service) BillRun(ctx context.Context, a jobs.BillRun) error {
 	return nil
 }
 
-// billPeriod issues one period's due recurring invoices. Invoices are written in batches.
+// billPeriod issues one period's due recurring invoices: the store narrows the lines by period
+// and billing day, owesRecurring decides. Invoices are written in batches.
 func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Period) error {
 	loc := p.Location()
 	now := s.Clock.Now()
@@ -105,18 +106,28 @@ func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Pe
 	if PeriodOf(today) != period {
 		dayOfMonth = period.Days() // a late run: every billing day of that month has passed
 	}
-	periodStart := time.Date(period.Year, period.Month, 1, 0, 0, 0, 0, loc)
-	periodEnd := periodStart.AddDate(0, 1, 0)
+	start := time.Date(period.Year, period.Month, 1, 0, 0, 0, 0, loc)
+	month := billingMonth{start: start, end: start.AddDate(0, 1, 0), day: dayOfMonth}
 	plans := map[string]*subprov.PlanVersion{}
 	after := ""
 	issued := 0
 	for {
-		subs, err := s.Store.DueRecurring(ctx, p.ID, period.String(), dayOfMonth, periodStart, periodEnd, after, 500)
+		candidates, err := s.Store.RecurringCandidates(ctx, p.ID, period.String(), dayOfMonth, month.end, after, 500)
 		if err != nil {
 			return err
 		}
-		if len(subs) == 0 {
+		if len(candidates) == 0 {
 			break
+		}
+		after = candidates[len(candidates)-1].ID
+		subs := candidates[:0]
+		for _, sub := range candidates {
+			if owesRecurring(sub, month) {
+				subs = append(subs, sub)
+			}
+		}
+		if len(subs) == 0 {
+			continue
 		}
 		for _, sub := range subs {
 			if plans[sub.PlanVersionID] == nil {
@@ -133,7 +144,6 @@ func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Pe
 		if err != nil {
 			return err
 		}
-		after = subs[len(subs)-1].ID
 	}
 	if issued > 0 {
 		s.Log.Info("bill run", "provider_id", p.ID, "period", period.String(), "invoices", issued)
@@ -167,29 +177,29 @@ func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.P
 	if err != nil {
 		return 0, err
 	}
-	docNumbers, err := tx.NextDocumentNumbers(ctx, p.ID, "INV", len(subs))
+	docNumbers, err := documentNumbers(ctx, tx, p.ID, InvoicePrefix, len(subs))
 	if err != nil {
 		return 0, err
 	}
 	drafts := make([]*draft, len(subs))
-	batch := make([]store.NewInvoice, len(subs))
+	batch := make([]subprov.IssuedInvoice, len(subs))
 	for i, sub := range subs {
 		if _, ok := numbers[sub.SubscriberID]; !ok {
-			return 0, fmt.Errorf("subscriber for invoice: %s: %w", sub.SubscriberID, sql.ErrNoRows)
+			return 0, fmt.Errorf("subscriber for invoice: %s: %w", sub.SubscriberID, subprov.ErrNotFound)
 		}
 		plan := plans[sub.PlanVersionID]
-		line := store.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Amount: plan.MonthlyPrice,
+		line := subprov.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Amount: plan.MonthlyPrice,
 			Description: fmt.Sprintf("%s, %s", plan.PlanName, period.First().Format("January 2006"))}
-		d := newDraft(p, sub, "recurring", period, period.Day(sub.BillingDay), []store.InvoiceLine{line}, adjustments[sub.ID],
+		d := newDraft(p, sub, "recurring", period, period.Day(sub.BillingDay), []subprov.InvoiceLine{line}, adjustments[sub.ID],
 			credits[sub.ID], numbers[sub.SubscriberID], now)
 		d.inv.Number = docNumbers[i]
-		drafts[i], batch[i] = d, store.NewInvoice{Invoice: d.inv, Lines: d.lines, NextChargeAt: d.chargeAt}
+		drafts[i], batch[i] = d, subprov.IssuedInvoice{Invoice: d.inv, Lines: d.lines, NextChargeAt: d.chargeAt}
 	}
 	inserted, err := tx.InsertInvoices(ctx, batch, now)
 	if err != nil {
 		return 0, err
 	}
-	var audits []store.Audit
+	var audits []subprov.AuditEntry
 	for _, d := range drafts {
 		if !inserted[d.inv.ID] {
 			continue
@@ -197,7 +207,7 @@ func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.P
 		if err := d.settle(ctx, tx, now); err != nil {
 			return 0, err
 		}
-		audits = append(audits, store.Audit{ProviderID: p.ID, Actor: "billing", Action: "invoice.issued", SubjectID: d.inv.SubscriptionID,
+		audits = append(audits, subprov.AuditEntry{ProviderID: p.ID, Actor: "billing", Action: "invoice.issued", SubjectID: d.inv.SubscriptionID,
 			Details: d.auditDetails()})
 	}
 	return len(audits), tx.InsertAudits(ctx, audits, now)

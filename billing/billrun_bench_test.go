@@ -10,6 +10,7 @@ import (
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/gen"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
@@ -32,7 +33,7 @@ func BenchmarkBillRun(b *testing.B) {
 			b.StopTimer()
 			for _, q := range []string{`DELETE FROM invoice_lines WHERE invoice_id IN (SELECT id FROM invoices WHERE period = '2026-12')`,
 				`DELETE FROM audit_log WHERE action = 'invoice.issued'`, `DELETE FROM invoices WHERE period = '2026-12'`} {
-				if _, err := st.DB.ExecContext(ctx, q); err != nil {
+				if _, err := rawdb.Writer(st).ExecContext(ctx, q); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -41,7 +42,7 @@ func BenchmarkBillRun(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			_ = st.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM invoices WHERE period = '2026-12'`).Scan(&lines)
+			_ = rawdb.Writer(st).QueryRowContext(ctx, `SELECT COUNT(*) FROM invoices WHERE period = '2026-12'`).Scan(&lines)
 			b.StartTimer()
 		}
 		b.ReportMetric(float64(lines), "lines/run")

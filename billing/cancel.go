@@ -17,10 +17,10 @@ import (
 // cancellation is the money of ending a line, worked out once for its quote and its booking.
 type cancellation struct {
 	lines        []provisioning.CancelQuoteLine
-	credit       subprov.Money       // gross credit note for the unused days, 0 for none
-	final        []store.InvoiceLine // the final invoice's own lines (issue folds in the plan changes)
-	finalInvoice bool                // whether a final invoice is issued
-	adjustments  []store.Adjustment  // plan-change lines not yet invoiced, which the cancellation settles
+	credit       subprov.Money         // gross credit note for the unused days, 0 for none
+	final        []subprov.InvoiceLine // the final invoice's own lines (issue folds in the plan changes)
+	finalInvoice bool                  // whether a final invoice is issued
+	adjustments  []subprov.Adjustment  // plan-change lines not yet invoiced, which the cancellation settles
 	period       Period
 	endDay       time.Time
 }
@@ -50,7 +50,7 @@ func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *sub
 	in := period.Days()
 	_, err = s.Store.PeriodInvoice(ctx, q, sub.ID, period.String())
 	invoiced := err == nil
-	if err != nil && !store.IsNoRows(err) {
+	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 		return nil, err
 	}
 	status := sub.Status // before the cancellation: ApplyCancellation gets the line already cancelled
@@ -89,7 +89,7 @@ func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *sub
 		case len(c.adjustments) > 0:
 			// The plan changes cost more than the unused days give back (or as much): the
 			// difference is owed, on a final invoice that shows both.
-			c.final, c.finalInvoice = []store.InvoiceLine{{Kind: "unused_days", Description: days, UnitPrice: -plan.MonthlyPrice, Days: unused, DaysInPeriod: in, Amount: -unusedNet}}, true
+			c.final, c.finalInvoice = []subprov.InvoiceLine{{Kind: "unused_days", Description: days, UnitPrice: -plan.MonthlyPrice, Days: unused, DaysInPeriod: in, Amount: -unusedNet}}, true
 			c.lines = append(c.lines, provisioning.CancelQuoteLine{Type: "final_invoice", Amount: -net + Tax(-net, p.TaxRateBP),
 				Description: fmt.Sprintf("Plan changes not yet invoiced (%s), less %s", adjusted, strings.ToLower(days[:1])+days[1:])})
 		}
@@ -105,7 +105,7 @@ func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *sub
 		if served > 0 && sub.ActivatedAt != nil { // a line that never went live served nothing
 			servedNet := Prorate(plan.MonthlyPrice, served, in)
 			desc = fmt.Sprintf("Days served %s to %s (%d of %d)", start.Format("2 Jan"), endDay.AddDate(0, 0, -1).Format("2 Jan 2006"), served, in)
-			c.final = []store.InvoiceLine{{Kind: "final", Description: desc, UnitPrice: servedNet, Amount: servedNet}}
+			c.final = []subprov.InvoiceLine{{Kind: "final", Description: desc, UnitPrice: servedNet, Amount: servedNet}}
 			net += servedNet
 		}
 		// The plan changes waiting for the next invoice are on the final invoice, as issue

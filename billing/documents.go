@@ -9,7 +9,6 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/pdf"
-	"github.com/subprov/subprov/store"
 )
 
 // Invoices lists a subscriber's local invoice rows, newest invoice_date first.
@@ -31,7 +30,7 @@ func (s *Service) CreditNotes(ctx context.Context, p *subprov.Provider, subscrib
 func (s *Service) InvoicePDF(ctx context.Context, w io.Writer, p *subprov.Provider, subscriberID, invoiceID string) error {
 	inv, err := s.Store.Invoice(ctx, p.ID, invoiceID)
 	if err != nil || inv.SubscriberID != subscriberID {
-		if err == nil || store.IsNoRows(err) {
+		if err == nil || errors.Is(err, subprov.ErrNotFound) {
 			return subprov.NotFound("Invoice")
 		}
 		return err
@@ -64,7 +63,7 @@ func (s *Service) InvoicePDF(ctx context.Context, w io.Writer, p *subprov.Provid
 func (s *Service) CreditNotePDF(ctx context.Context, w io.Writer, p *subprov.Provider, subscriberID, id string) error {
 	cn, err := s.Store.CreditNote(ctx, p.ID, id)
 	if err != nil || cn.SubscriberID != subscriberID || !listed(cn.State) {
-		if err == nil || store.IsNoRows(err) {
+		if err == nil || errors.Is(err, subprov.ErrNotFound) {
 			return subprov.NotFound("Credit note")
 		}
 		return err
@@ -79,7 +78,7 @@ func (s *Service) CreditNotePDF(ctx context.Context, w io.Writer, p *subprov.Pro
 		Lines: []pdf.Line{{Description: "Credit: " + cn.Reason, UnitPrice: cn.Amount, Amount: cn.Amount}}}
 	if cn.InvoiceID != "" {
 		inv, err := s.Store.Invoice(ctx, p.ID, cn.InvoiceID)
-		if err != nil && !store.IsNoRows(err) {
+		if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 			return err
 		}
 		if inv != nil {
@@ -99,12 +98,11 @@ type addressee struct {
 	serviceAddress string
 }
 
-// addressee reads whom a document of a subscriber's line is for. The customer number is the
-// one the document was issued with (interface.md: issued documents keep the old number when it
-// changes); one issued before the subscriber had a number prints the number they have now.
-// The bill-to party is the billing contact, the separate invoice contact else the holder, at
-// the postal address kept on a contact, else at the line's service address (invoices go where
-// the service is).
+// addressee reads whom a document of a subscriber's line is for. The customer number is the one the
+// document was issued with (issued documents keep the old number when it changes: docs/billing.md,
+// PDFs); one issued before the subscriber had a number prints the number they have now. The bill-to
+// party is the billing contact, the separate invoice contact else the holder, at the postal address
+// kept on a contact, else at the line's service address (invoices go where the service is).
 func (s *Service) addressee(ctx context.Context, p *subprov.Provider, subscriberID, subscriptionID, issuedNumber string) (*addressee, error) {
 	rec, err := s.Store.SubscriberRecordOf(ctx, p.ID, subscriberID)
 	if err != nil {
@@ -116,10 +114,10 @@ func (s *Service) addressee(ctx context.Context, p *subprov.Provider, subscriber
 	if to.customerNumber == "" {
 		to.customerNumber = rec.CustomerNumber
 	}
-	var service store.Address
+	var service subprov.Address
 	var suite string
 	if subscriptionID != "" {
-		if service, suite, err = s.Store.ServiceAddress(ctx, p.ID, subscriptionID); err != nil && !store.IsNoRows(err) {
+		if service, suite, err = s.Store.ServiceAddress(ctx, p.ID, subscriptionID); err != nil && !errors.Is(err, subprov.ErrNotFound) {
 			return nil, err
 		}
 		to.serviceAddress = strings.Join(postalLines(service, suite), ", ")
@@ -139,7 +137,7 @@ func (s *Service) addressee(ctx context.Context, p *subprov.Provider, subscriber
 // postalLines writes a Canadian postal address: the suite before the civic address
 // ("1204-120 Rue King O"), then city, province and postal code ("Montréal QC  H3C 2B5"), then
 // the country unless it is Canada. No street, no lines.
-func postalLines(a store.Address, suite string) []string {
+func postalLines(a subprov.Address, suite string) []string {
 	if strings.TrimSpace(a.Street) == "" {
 		return nil
 	}

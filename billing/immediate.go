@@ -12,18 +12,18 @@ import (
 )
 
 // Quote is an invoice worked out before anything is written: what a portal order or a
-// reactivation will bill. First is net before tax (interface.md: first charges are quoted net).
+// reactivation will bill. First is net before tax (first charges are quoted net).
 type Quote struct {
 	Kind   string // first, reactivation
 	Period Period
 	Day    time.Time
-	Lines  []store.InvoiceLine
+	Lines  []subprov.InvoiceLine
 	Net    subprov.Money
 	Tax    subprov.Money
 	Total  subprov.Money
 }
 
-func (s *Service) quote(p *subprov.Provider, kind string, lines []store.InvoiceLine, day time.Time) *Quote {
+func (s *Service) quote(p *subprov.Provider, kind string, lines []subprov.InvoiceLine, day time.Time) *Quote {
 	q := &Quote{Kind: kind, Period: PeriodOf(day), Day: day, Lines: lines}
 	for _, l := range lines {
 		q.Net += l.Amount
@@ -34,10 +34,10 @@ func (s *Service) quote(p *subprov.Provider, kind string, lines []store.InvoiceL
 }
 
 // restOfMonthLine is the plan's price from today to the month's end.
-func restOfMonthLine(plan *subprov.PlanVersion, today time.Time) store.InvoiceLine {
+func restOfMonthLine(plan *subprov.PlanVersion, today time.Time) subprov.InvoiceLine {
 	period := PeriodOf(today)
 	days, in := DaysFrom(today), period.Days()
-	return store.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Days: days, DaysInPeriod: in,
+	return subprov.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Days: days, DaysInPeriod: in,
 		Description: fmt.Sprintf("%s, %s to %s", plan.PlanName, today.Format("2 Jan"), period.Day(in).Format("2 Jan 2006")),
 		Amount:      Prorate(plan.MonthlyPrice, days, in)}
 }
@@ -46,9 +46,9 @@ func restOfMonthLine(plan *subprov.PlanVersion, today time.Time) store.InvoiceLi
 // the current month prorated from today (the same lines Activated issues).
 func (s *Service) FirstInvoiceQuote(p *subprov.Provider, plan *subprov.PlanVersion) *Quote {
 	today := LocalDay(s.Clock.Now(), p.Location())
-	var lines []store.InvoiceLine
+	var lines []subprov.InvoiceLine
 	if plan.SetupFee > 0 {
-		lines = append(lines, store.InvoiceLine{Kind: "setup_fee", Description: "Setup fee — " + plan.PlanName, UnitPrice: plan.SetupFee, Amount: plan.SetupFee})
+		lines = append(lines, subprov.InvoiceLine{Kind: "setup_fee", Description: "Setup fee — " + plan.PlanName, UnitPrice: plan.SetupFee, Amount: plan.SetupFee})
 	}
 	return s.quote(p, "first", append(lines, restOfMonthLine(plan, today)), today)
 }
@@ -57,7 +57,7 @@ func (s *Service) FirstInvoiceQuote(p *subprov.Provider, plan *subprov.PlanVersi
 // of the current calendar month, no setup fee.
 func (s *Service) RestOfPeriodQuote(p *subprov.Provider, plan *subprov.PlanVersion) *Quote {
 	today := LocalDay(s.Clock.Now(), p.Location())
-	return s.quote(p, "reactivation", []store.InvoiceLine{restOfMonthLine(plan, today)}, today)
+	return s.quote(p, "reactivation", []subprov.InvoiceLine{restOfMonthLine(plan, today)}, today)
 }
 
 // ChargeError turns a processor refusal of an immediate charge into the subscriber's answer.
@@ -108,7 +108,7 @@ func (s *Service) BookPaid(ctx context.Context, tx *store.Tx, p *subprov.Provide
 	if inv == nil {
 		return nil, subprov.Errorf(subprov.ECONFLICT, "already_invoiced", "This period is already invoiced for the line")
 	}
-	if _, err := tx.RecordCharge(ctx, store.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
+	if _, err := tx.RecordCharge(ctx, subprov.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
 		Status: "succeeded", ProcessorRef: ch.ID}, nil, now); err != nil {
 		return nil, err
 	}
@@ -200,10 +200,10 @@ func (s *Service) WithdrawCancellation(ctx context.Context, tx *store.Tx, p *sub
 		endDay := LocalDay(*sub.EndedAt, p.Location())
 		period := PeriodOf(endDay)
 		days, in := DaysFrom(endDay), period.Days()
-		line := store.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Days: days, DaysInPeriod: in,
+		line := subprov.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Days: days, DaysInPeriod: in,
 			Description: fmt.Sprintf("%s, %s to %s (cancellation withdrawn)", plan.PlanName, endDay.Format("2 Jan"), period.Day(in).Format("2 Jan 2006")),
 			Amount:      Prorate(plan.MonthlyPrice, days, in)}
-		if w.Reinvoiced, err = s.issue(ctx, tx, p, sub, "reactivation", CancellationOccasion(sub), period, LocalDay(now, p.Location()), []store.InvoiceLine{line}, now); err != nil {
+		if w.Reinvoiced, err = s.issue(ctx, tx, p, sub, "reactivation", CancellationOccasion(sub), period, LocalDay(now, p.Location()), []subprov.InvoiceLine{line}, now); err != nil {
 			return nil, err
 		}
 	}

@@ -59,7 +59,7 @@ func (l *BuiltinLedger) RescheduleNextInvoice(ctx context.Context, p *subprov.Pr
 // cancellation, operator credit); it is applied to the next invoice or refunded.
 func (s *Service) IssueCredit(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, amount subprov.Money,
 	reason, invoiceID string, now time.Time) (*subprov.CreditNote, error) {
-	number, err := tx.NextDocumentNumber(ctx, p.ID, "CN")
+	number, err := documentNumber(ctx, tx, p.ID, CreditNotePrefix)
 	if err != nil {
 		return nil, err
 	}

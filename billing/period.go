@@ -43,7 +43,7 @@ func (p Period) Before(q Period) bool {
 func (p Period) Day(d int) time.Time { return time.Date(p.Year, p.Month, d, 0, 0, 0, 0, time.UTC) }
 
 // DaysFrom counts the days from day (inclusive) to the month's end (inclusive), the "days"
-// of decisions §2's proration.
+// of the proration (docs/billing.md, Amounts).
 func DaysFrom(day time.Time) int {
 	p := PeriodOf(day)
 	return p.Days() - day.Day() + 1

@@ -15,7 +15,7 @@ func day(s string) time.Time {
 	return t
 }
 
-// TestProration is decisions §2: amount = price x days / days_in_period, days from today
+// TestProration: amount = price x days / days_in_period, days from today
 // (inclusive) to the month's end (inclusive), rounded half away from zero once.
 func TestProration(t *testing.T) {
 	t.Parallel()

@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/subprov/subprov"
@@ -12,18 +13,18 @@ import (
 // minCorrection: a plan-change correction below 0.50 is skipped and folded into the next one.
 const minCorrection subprov.Money = 50
 
-// planChangeMoney computes the one-time adjustment of a plan change made today (agent preview
-// rules 1-3): nil with a note while the month is not invoiced (the monthly invoice will carry
-// the new price) or when its billing documents are incomplete; otherwise the price difference
-// x days left / days in the month, plus any correction carried from earlier changes, as a line
-// on the next invoice (upgrade), a credit now (downgrade), or none below 0.50. Preview and
-// apply both call it, so the preview is what applying bills, to the cent.
+// planChangeMoney computes the one-time adjustment of a plan change made today (docs/billing.md,
+// Plan-change money): nil with a note while the month is not invoiced (the monthly invoice will
+// carry the new price) or when its billing documents are incomplete; otherwise the price difference
+// x days left / days in the month, plus any correction carried from earlier changes, as a line on
+// the next invoice (upgrade), a credit now (downgrade), or none below 0.50. Preview and apply both
+// call it, so the preview is what applying bills, to the cent.
 func (s *Service) planChangeMoney(ctx context.Context, q store.Querier, p *subprov.Provider, sub *subprov.Subscription,
-	from, to *subprov.PlanVersion) (*provisioning.Adjustment, string, []store.Adjustment, error) {
+	from, to *subprov.PlanVersion) (*provisioning.Adjustment, string, []subprov.Adjustment, error) {
 	today := LocalDay(s.Clock.Now(), p.Location())
 	period := PeriodOf(today)
 	inv, err := s.Store.PeriodInvoice(ctx, q, sub.ID, period.String())
-	if store.IsNoRows(err) {
+	if errors.Is(err, subprov.ErrNotFound) {
 		return nil, "The current month is not invoiced yet: the monthly invoice will reflect the new price.", nil, nil
 	}
 	if err != nil {
@@ -41,7 +42,7 @@ func (s *Service) planChangeMoney(ctx context.Context, q store.Querier, p *subpr
 	if err != nil {
 		return nil, "", nil, err
 	}
-	var carries []store.Adjustment
+	var carries []subprov.Adjustment
 	for _, a := range adjs {
 		if a.Kind == "carry" {
 			raw += a.Amount
@@ -90,9 +91,9 @@ func (s *Service) ApplyPlanChange(ctx context.Context, tx *store.Tx, p *subprov.
 		for _, c := range carries {
 			raw += c.Amount
 		}
-		err = tx.InsertAdjustment(ctx, p.ID, sub.ID, store.Adjustment{Kind: "carry", Description: desc, Amount: raw}, now)
+		err = tx.InsertAdjustment(ctx, p.ID, sub.ID, subprov.Adjustment{Kind: "carry", Description: desc, Amount: raw}, now)
 	case "next_invoice_line":
-		err = tx.InsertAdjustment(ctx, p.ID, sub.ID, store.Adjustment{Kind: "next_invoice_line", Description: desc,
+		err = tx.InsertAdjustment(ctx, p.ID, sub.ID, subprov.Adjustment{Kind: "next_invoice_line", Description: desc,
 			UnitPrice: to.MonthlyPrice - from.MonthlyPrice, Days: adj.Days, DaysInPeriod: adj.DaysInPeriod, Amount: adj.Amount}, now)
 	case "credit":
 		_, err = s.IssueCredit(ctx, tx, p, sub, adj.Amount+Tax(adj.Amount, p.TaxRateBP), "plan_change", "", now)
@@ -101,7 +102,7 @@ func (s *Service) ApplyPlanChange(ctx context.Context, tx *store.Tx, p *subprov.
 }
 
 // adjustmentIDs lists the ids of adjustments a document uses up.
-func adjustmentIDs(adjs []store.Adjustment) []string {
+func adjustmentIDs(adjs []subprov.Adjustment) []string {
 	ids := make([]string, len(adjs))
 	for i, a := range adjs {
 		ids[i] = a.ID

@@ -1,4 +1,4 @@
-// Package checkout is the marketplace hand-over (interface.md section C): the marketplace
+// Package checkout is the marketplace hand-over (docs/checkout.md): the marketplace
 // creates a session and sends the shopper to the provider's checkout page, the page reads the
 // session with the provider's webhook secret, and completes it into a subscription (with a
 // subscriber record, or anonymously). The partner then suspends and restores the line by its
@@ -11,6 +11,7 @@ package checkout
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -39,7 +40,7 @@ type Service struct {
 // this page on subprov itself.
 const SandboxCheckoutPath = "/sandbox/checkout"
 
-// CreateInput is the marketplace's session request (decisions §6).
+// CreateInput is the marketplace's session request (docs/checkout.md).
 type CreateInput struct {
 	ProviderID    string
 	PlanVersionID string
@@ -72,7 +73,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput, accountID string) 
 	}
 	p, err := s.Store.Provider(ctx, in.ProviderID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Provider")
 		}
 		return nil, err
@@ -95,15 +96,15 @@ func (s *Service) Create(ctx context.Context, in CreateInput, accountID string) 
 
 // validateChoice checks that plan, building, suite and port belong together and to the
 // provider. Serviceability answers are advisory; completion re-validates fail-closed. A
-// building that is unknown or outside the provider's coverage is 404, as interface.md's error
-// table has it (and as the portal order answers), the rest 422.
+// building that is unknown or outside the provider's coverage is 404, as the portal order
+// answers, the rest 422.
 func (s *Service) validateChoice(ctx context.Context, p *subprov.Provider, in *CreateInput) error {
 	if _, err := s.sellablePlan(ctx, p, in.PlanVersionID); err != nil {
 		return err
 	}
 	b, err := s.Store.CoveredBuilding(ctx, p.ID, in.BuildingID)
 	if err != nil {
-		if store.IsNoRows(err) { // unknown and uncovered alike (interface.md Errors: 404)
+		if errors.Is(err, subprov.ErrNotFound) { // unknown and uncovered alike: 404
 			return subprov.NotFound("Building")
 		}
 		return err
@@ -113,7 +114,7 @@ func (s *Service) validateChoice(ctx context.Context, p *subprov.Provider, in *C
 	}
 	if in.UnitID != "" {
 		u, err := s.Store.Unit(ctx, in.UnitID)
-		if err != nil && !store.IsNoRows(err) {
+		if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 			return err
 		}
 		if err != nil || u.BuildingID != in.BuildingID {
@@ -122,7 +123,7 @@ func (s *Service) validateChoice(ctx context.Context, p *subprov.Provider, in *C
 	}
 	if in.LocationHash != "" {
 		loc, err := s.Store.LocationByPort(ctx, in.LocationHash, "")
-		if err != nil && !store.IsNoRows(err) {
+		if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 			return err
 		}
 		if err != nil || loc.Building.ID != in.BuildingID {
@@ -138,7 +139,7 @@ func (s *Service) validateChoice(ctx context.Context, p *subprov.Provider, in *C
 func (s *Service) sellablePlan(ctx context.Context, p *subprov.Provider, id string) (*subprov.PlanVersion, error) {
 	v, err := s.Store.PlanVersion(ctx, p.ID, id)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.Invalid(map[string]string{"plan_version_id": "no plan version of this provider with this id"})
 		}
 		return nil, err
@@ -176,13 +177,13 @@ func withSessionID(base, id string) string {
 
 // load returns a session for any call that names one, applying the age check first: unknown
 // is 404; pending and unread for two hours is marked expired and, like a session expired
-// before, answers 410 with the nested error body, whoever asks (interface.md: the age check
-// runs before authentication). A cancelled session is returned: its 410 comes after the
+// before, answers 410 with the nested error body, whoever asks (the age check runs before
+// authentication: docs/checkout.md). A cancelled session is returned: its 410 comes after the
 // caller's secret is checked (cancelled).
 func (s *Service) load(ctx context.Context, id string) (*subprov.CheckoutSession, error) {
 	sess, err := s.Store.CheckoutSession(ctx, id)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, errSessionNotFound
 		}
 		return nil, err
@@ -210,7 +211,7 @@ func (s *Service) load(ctx context.Context, id string) (*subprov.CheckoutSession
 }
 
 // cancelled is the 410 of a cancelled session, for a caller allowed to know of it: the nested
-// error body with the message only (interface.md, Errors: only the expired case adds a field).
+// error body with the message only (only the expired case adds a field).
 func cancelled(sess *subprov.CheckoutSession) error {
 	if sess.Status != subprov.SessionCancelled {
 		return nil

@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/subprov/subprov"
@@ -10,8 +11,8 @@ import (
 )
 
 // CompleteInput is the checkout page's completion after payment. With a session the session
-// is the source of truth for provider, plan, location, suite, building and MAC (complete rule
-// 1); without one the explicit fields say what is sent (rule 3).
+// is the source of truth for provider, plan, location, suite, building and MAC;
+// without one the explicit fields say what is sent (docs/checkout.md, Complete).
 type CompleteInput struct {
 	SessionID              string
 	Subscriber             provisioning.Subscriber
@@ -32,14 +33,14 @@ type Completion struct {
 	Message string // the replay message; "" when the line is new
 }
 
-// Replay messages (complete rule 4).
+// Replay messages of a completion answered before (docs/checkout.md, Complete).
 const (
 	MsgReplayExists     = "Subscription already exists (idempotent replay)"
 	MsgReplayInProgress = "Provisioning already in progress"
 )
 
 // Complete turns a paid checkout into a subscription with a subscriber record. Routing is by
-// the building's line type (rule 2): only a first-line building with a resolvable port
+// the building's line type: only a first-line building with a resolvable port
 // provisions at once; everything else takes the install route.
 func (s *Service) Complete(ctx context.Context, secret string, in CompleteInput) (*Completion, error) {
 	if in.SessionID != "" {
@@ -113,7 +114,7 @@ func (s *Service) sessionUnit(ctx context.Context, sess *subprov.CheckoutSession
 	}
 	loc, err := s.Store.LocationByPort(ctx, sess.LocationHash, "")
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return "", nil // place() refuses the unresolvable port with its own 422
 		}
 		return "", err
@@ -178,7 +179,7 @@ type AnonymousInput struct {
 	DeliveryMode       subprov.DeliveryMode
 }
 
-// AnonymousComplete provisions without a subscriber record (anonymous-complete rules 1-4). It
+// AnonymousComplete provisions without a subscriber record (docs/checkout.md, Anonymous complete). It
 // routes on the delivery mode (the session's with option A): direct provisions at once,
 // home_drop takes the install route. It is idempotent by external_subscription_id or a
 // completed session, so a retry after a 5xx or a timeout is safe.
@@ -219,7 +220,7 @@ func (s *Service) AnonymousComplete(ctx context.Context, secret string, in Anony
 			return nil, subprov.Errorf(subprov.ECONFLICT, "external_id_in_use", "external_id_in_use: external_subscription_id already names another line")
 		}
 		return s.anonymousReplay(ctx, ex)
-	} else if !store.IsNoRows(err) {
+	} else if !errors.Is(err, subprov.ErrNotFound) {
 		return nil, err
 	}
 	o := &provisioning.Order{ExternalSubscriptionID: in.ExternalSubscriptionID, Anonymous: true, ContactEmail: in.ContactEmail,

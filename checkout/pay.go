@@ -146,11 +146,11 @@ func cardOf(number string) *TestCard {
 	return nil
 }
 
-// processorEvent is checkout.session.completed in the payment processor's own shape (an
-// event wrapping a checkout.session object), so a partner's handler for the real processor's
-// event works against the sandbox unchanged. Its id is the event's own, as every event body's
-// is (decisions §8: X-Webhook-Id repeats it; §2: a UUID), so a receiver can replay or look up
-// the event it was sent.
+// processorEvent is checkout.session.completed in the payment processor's own shape (an event
+// wrapping a checkout.session object), so a partner's handler for the real processor's event works
+// against the sandbox unchanged. Its id is the event's own, as every event body's is (X-Webhook-Id
+// repeats it, and like every id the service makes it is a UUID), so a receiver can replay or look
+// up the event it was sent.
 func processorEvent(eventID string, created time.Time, p *subprov.Provider, sess *subprov.CheckoutSession, plan *subprov.PlanVersion,
 	sub *subprov.Subscription, pay Payment) any {
 	compact := func(id string) string { return strings.ReplaceAll(id, "-", "") }

@@ -2,18 +2,18 @@ package checkout
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/provisioning"
-	"github.com/subprov/subprov/store"
 )
 
 // Subscription returns a line by the partner's own id, for the partner's subscription view.
 func (s *Service) Subscription(ctx context.Context, p *subprov.Provider, externalID string) (*subprov.Subscription, error) {
 	sub, err := s.Store.SubscriptionByExternalID(ctx, p.ID, externalID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Subscription")
 		}
 		return nil, err

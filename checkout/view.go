@@ -2,9 +2,9 @@ package checkout
 
 import (
 	"context"
+	"errors"
 
 	"github.com/subprov/subprov"
-	"github.com/subprov/subprov/store"
 )
 
 // View is a session with what the checkout page shows: the plan, the suite and building (the
@@ -30,12 +30,12 @@ func (s *Service) view(ctx context.Context, p *subprov.Provider, sess *subprov.C
 	if unitID == "" && sess.LocationHash != "" {
 		if loc, err := s.Store.LocationByPort(ctx, sess.LocationHash, ""); err == nil {
 			unitID = loc.Port.UnitID
-		} else if !store.IsNoRows(err) {
+		} else if !errors.Is(err, subprov.ErrNotFound) {
 			return nil, err
 		}
 	}
 	if unitID != "" {
-		if v.Unit, err = s.Store.Unit(ctx, unitID); err != nil && !store.IsNoRows(err) {
+		if v.Unit, err = s.Store.Unit(ctx, unitID); err != nil && !errors.Is(err, subprov.ErrNotFound) {
 			return nil, err
 		}
 	}
@@ -46,7 +46,7 @@ func (s *Service) view(ctx context.Context, p *subprov.Provider, sess *subprov.C
 func (s *Service) Plan(ctx context.Context, id string) (*subprov.PlanVersion, *subprov.Provider, error) {
 	v, err := s.Store.PlanVersionByID(ctx, id)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, nil, subprov.NotFound("Plan version")
 		}
 		return nil, nil, err

@@ -1,5 +1,5 @@
 // Package clock provides the service's clocks: the wall clock for production and an
-// adjustable one for dev mode, which tests and demos set and advance (decisions §4), and a
+// adjustable one for dev mode, which tests and demos set and advance (docs/design.md, Time), and a
 // manual one that stands still for unit tests.
 package clock
 

@@ -1,4 +1,4 @@
-// Package config reads the service's configuration from the environment (decisions §1). The
+// Package config reads the service's configuration from the environment (README.md, Configuration). The
 // result is a plain value passed to whatever needs it; nothing reads the environment later.
 package config
 

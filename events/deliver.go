@@ -25,7 +25,7 @@ const (
 	// RetryFor is how long a production event is retried, counted from its first attempt.
 	RetryFor = 72 * time.Hour
 
-	firstRetry = 30 * time.Second // decisions §8: first retry within 60 s
+	firstRetry = 30 * time.Second // the first retry comes within a minute (docs/webhooks.md)
 	maxRetry   = 6 * time.Hour
 
 	// leaseTTL is how long a flusher owns a provider unless it renews. A flusher renews
@@ -357,7 +357,7 @@ func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time
 
 // dueRead is one read of a provider's due events (Store.DueEventsOrHead).
 type dueRead struct {
-	due     []*store.EventRecord
+	due     []*subprov.WebhookEvent
 	waiting bool // nothing due: a pending event waits for its retry at the head
 	err     error
 }
@@ -379,9 +379,9 @@ const maxUnsettled = 4 * batchSize
 type settler struct {
 	d          *Deliverer
 	providerID string
-	queued     []*store.WebhookAttempt // delivered, waiting for the next transaction
-	inFlight   int                     // deliveries the running transaction records
-	running    chan struct{}           // closed when the running transaction ends; nil: none runs
+	queued     []*subprov.WebhookAttempt // delivered, waiting for the next transaction
+	inFlight   int                       // deliveries the running transaction records
+	running    chan struct{}             // closed when the running transaction ends; nil: none runs
 	// numbered is how many events the last transaction numbered (it numbers the events
 	// committed since the one before): the flusher then need not look for more itself.
 	numbered   int
@@ -396,7 +396,7 @@ func (s *settler) unsettled() int { return len(s.queued) + s.inFlight }
 
 // add queues a delivery. Once maxUnsettled are waiting it waits for the running transaction
 // and starts the next.
-func (s *settler) add(ctx context.Context, a *store.WebhookAttempt) error {
+func (s *settler) add(ctx context.Context, a *subprov.WebhookAttempt) error {
 	s.queued = append(s.queued, a)
 	if s.unsettled() < maxUnsettled {
 		return nil
@@ -452,7 +452,7 @@ func (s *settler) finish(ctx context.Context) error {
 
 // settleAndSequence records delivered events and numbers the events committed meanwhile, in
 // one transaction, and reports how many it numbered.
-func (d *Deliverer) settleAndSequence(ctx context.Context, providerID string, delivered []*store.WebhookAttempt) (int, error) {
+func (d *Deliverer) settleAndSequence(ctx context.Context, providerID string, delivered []*subprov.WebhookAttempt) (int, error) {
 	numbered := 0
 	err := d.Store.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.MarkEventsDelivered(ctx, providerID, delivered); err != nil {
@@ -475,7 +475,7 @@ func (d *Deliverer) settleAndSequence(ctx context.Context, providerID string, de
 
 // settleDelivered records a run of successful attempts and marks their events delivered, in
 // one transaction.
-func (d *Deliverer) settleDelivered(ctx context.Context, providerID string, delivered []*store.WebhookAttempt) error {
+func (d *Deliverer) settleDelivered(ctx context.Context, providerID string, delivered []*subprov.WebhookAttempt) error {
 	if len(delivered) == 0 {
 		return nil
 	}
@@ -490,7 +490,7 @@ func (d *Deliverer) settleDelivered(ctx context.Context, providerID string, deli
 // event's first attempt, not from its creation: an event held for days behind a failing one
 // still gets its own retries once its turn comes, so the attempt that failed its first is
 // never its last.
-func (d *Deliverer) retriedFor(ctx context.Context, ev *store.EventRecord, now time.Time) (bool, error) {
+func (d *Deliverer) retriedFor(ctx context.Context, ev *subprov.WebhookEvent, now time.Time) (bool, error) {
 	if ev.Attempts == 0 {
 		return false, nil
 	}
@@ -503,10 +503,10 @@ func (d *Deliverer) retriedFor(ctx context.Context, ev *store.EventRecord, now t
 
 // settle records the attempt and moves the event on. It reports whether the flush must stop
 // because the event will be retried (later events wait behind it).
-func (d *Deliverer) settle(ctx context.Context, p *subprov.Provider, ev *store.EventRecord, att Attempt) (stop bool, err error) {
+func (d *Deliverer) settle(ctx context.Context, p *subprov.Provider, ev *subprov.WebhookEvent, att Attempt) (stop bool, err error) {
 	now := d.Clock.Now().UTC()
 	rec := attemptRow(ev.ID, p.WebhookURL, att, now)
-	state := store.EventDelivered
+	state := subprov.WebhookDelivered
 	var next time.Time
 	if !att.Delivered {
 		over, err := d.retriedFor(ctx, ev, now)
@@ -514,9 +514,9 @@ func (d *Deliverer) settle(ctx context.Context, p *subprov.Provider, ev *store.E
 			return true, fmt.Errorf("settle event %s: %w", ev.ID, err)
 		}
 		if over {
-			state = store.EventFailed
+			state = subprov.WebhookFailed
 		} else {
-			state = store.EventPending
+			state = subprov.WebhookPending
 			next = now.Add(RetryDelay(ev.Attempts + 1))
 		}
 	}
@@ -525,9 +525,9 @@ func (d *Deliverer) settle(ctx context.Context, p *subprov.Provider, ev *store.E
 			return err
 		}
 		switch state {
-		case store.EventDelivered:
+		case subprov.WebhookDelivered:
 			return tx.MarkEventDelivered(ctx, p.ID, ev.ID)
-		case store.EventFailed:
+		case subprov.WebhookFailed:
 			return tx.MarkEventFailed(ctx, p.ID, ev.ID)
 		default:
 			return tx.MarkEventRetry(ctx, p.ID, ev.ID, next)
@@ -539,16 +539,16 @@ func (d *Deliverer) settle(ctx context.Context, p *subprov.Provider, ev *store.E
 	if !att.Delivered {
 		attrs := []any{"provider_id", p.ID, "event_id", ev.ID, "type", ev.Type, "seq", ev.Seq,
 			"status_code", att.StatusCode, "error", att.Error, "state", state}
-		if state == store.EventPending {
+		if state == subprov.WebhookPending {
 			attrs = append(attrs, "next_attempt_at", next)
 		}
 		d.log().Warn("webhook delivery failed", attrs...)
 	}
-	return state == store.EventPending, nil
+	return state == subprov.WebhookPending, nil
 }
 
-func attemptRow(eventID, url string, att Attempt, now time.Time) *store.WebhookAttempt {
-	return &store.WebhookAttempt{
+func attemptRow(eventID, url string, att Attempt, now time.Time) *subprov.WebhookAttempt {
+	return &subprov.WebhookAttempt{
 		ID:          store.NewID(),
 		EventID:     eventID,
 		URL:         url,
@@ -686,12 +686,12 @@ func (d *Deliverer) SendSandbox(ctx context.Context, a jobs.SendSandboxEvent) er
 	}
 	ev, err := d.Store.Event(ctx, a.ProviderID, a.EventID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
 		}
 		return fmt.Errorf("sandbox send: %w", err)
 	}
-	if ev.DeliveryState != store.EventPending || p.WebhookURL == "" {
+	if ev.DeliveryState != subprov.WebhookPending || p.WebhookURL == "" {
 		return nil
 	}
 	e := ev.Event

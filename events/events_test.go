@@ -20,6 +20,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/events"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
@@ -167,7 +168,7 @@ func (e *env) flush(t *testing.T) {
 	}
 }
 
-func (e *env) event(t *testing.T, id string) *store.EventRecord {
+func (e *env) event(t *testing.T, id string) *subprov.WebhookEvent {
 	t.Helper()
 	ev, err := e.s.Event(context.Background(), e.p.ID, id)
 	if err != nil {
@@ -176,7 +177,7 @@ func (e *env) event(t *testing.T, id string) *store.EventRecord {
 	return ev
 }
 
-func (e *env) attempts(t *testing.T, id string) []*store.WebhookAttempt {
+func (e *env) attempts(t *testing.T, id string) []*subprov.WebhookAttempt {
 	t.Helper()
 	as, err := e.s.WebhookAttempts(context.Background(), e.p.ID, id)
 	if err != nil {
@@ -190,7 +191,7 @@ func (e *env) attempts(t *testing.T, id string) []*store.WebhookAttempt {
 func (e *env) attemptedAt(t *testing.T, id string, at time.Time) {
 	t.Helper()
 	err := e.s.InTx(context.Background(), func(tx *store.Tx) error {
-		a := &store.WebhookAttempt{ID: store.NewID(), EventID: id, URL: e.p.WebhookURL, StatusCode: http.StatusServiceUnavailable, AttemptedAt: at}
+		a := &subprov.WebhookAttempt{ID: store.NewID(), EventID: id, URL: e.p.WebhookURL, StatusCode: http.StatusServiceUnavailable, AttemptedAt: at}
 		if err := tx.InsertWebhookAttempt(context.Background(), e.p.ID, a); err != nil {
 			return err
 		}
@@ -252,7 +253,7 @@ func TestFlushDeliversInSeqOrderSigned(t *testing.T) {
 			if ct, ua := d.Hdr.Get("Content-Type"), d.Hdr.Get("User-Agent"); ct != "application/json" || ua != "subprov-webhooks" {
 				t.Errorf("event %d: Content-Type %q, User-Agent %q", i, ct, ua)
 			}
-			if ev.DeliveryState != store.EventDelivered || ev.Attempts != 1 || ev.Seq != int64(i+1) {
+			if ev.DeliveryState != subprov.WebhookDelivered || ev.Attempts != 1 || ev.Seq != int64(i+1) {
 				t.Errorf("event %d: state %s, attempts %d, seq %d; want delivered, 1, %d", i, ev.DeliveryState, ev.Attempts, ev.Seq, i+1)
 			}
 			as := e.attempts(t, ev.ID)
@@ -313,7 +314,7 @@ func TestFailedAttemptStopsFlushAndRetriesInOrder(t *testing.T) {
 			t.Fatalf("attempts = %+v, want one failed 500", as)
 		}
 		r1 := e.event(t, e1)
-		if r1.DeliveryState != store.EventPending || r1.Attempts != 1 || r1.NextAttemptAt == nil ||
+		if r1.DeliveryState != subprov.WebhookPending || r1.Attempts != 1 || r1.NextAttemptAt == nil ||
 			!r1.NextAttemptAt.After(t0) || r1.NextAttemptAt.After(t0.Add(60*time.Second)) {
 			t.Fatalf("after failure: state %s, attempts %d, next %v; want pending, retry within 60 s of %v",
 				r1.DeliveryState, r1.Attempts, r1.NextAttemptAt, t0)
@@ -338,7 +339,7 @@ func TestFailedAttemptStopsFlushAndRetriesInOrder(t *testing.T) {
 			t.Fatalf("delivered %v, want first, first again, then second", rcv.ids())
 		}
 		for _, id := range []string{e1, e2} {
-			if r := e.event(t, id); r.DeliveryState != store.EventDelivered {
+			if r := e.event(t, id); r.DeliveryState != subprov.WebhookDelivered {
 				t.Errorf("event %s: %s, want delivered", id, r.DeliveryState)
 			}
 		}
@@ -365,15 +366,15 @@ func TestEventFailingForThreeDaysIsGivenUp(t *testing.T) {
 		e.flush(t) // fails, retry scheduled
 		e.clock.Set(t0.Add(events.RetryFor - time.Minute))
 		e.flush(t) // still inside the window: retried again
-		if r := e.event(t, bad); r.DeliveryState != store.EventPending || r.Attempts != 2 {
+		if r := e.event(t, bad); r.DeliveryState != subprov.WebhookPending || r.Attempts != 2 {
 			t.Fatalf("inside 3 days: %s after %d attempts, want pending after 2", r.DeliveryState, r.Attempts)
 		}
 		e.clock.Set(t0.Add(events.RetryFor + time.Minute))
 		e.flush(t)
-		if r := e.event(t, bad); r.DeliveryState != store.EventFailed || r.NextAttemptAt != nil || r.Attempts != 3 {
+		if r := e.event(t, bad); r.DeliveryState != subprov.WebhookFailed || r.NextAttemptAt != nil || r.Attempts != 3 {
 			t.Fatalf("after 3 days: %s, next %v, attempts %d; want failed, none, 3", r.DeliveryState, r.NextAttemptAt, r.Attempts)
 		}
-		if r := e.event(t, evs[1].ID); r.DeliveryState != store.EventDelivered {
+		if r := e.event(t, evs[1].ID); r.DeliveryState != subprov.WebhookDelivered {
 			t.Fatalf("the event behind the given-up one is %s, want delivered", r.DeliveryState)
 		}
 		if !equal(rcv.ids(), []string{bad, bad, bad, evs[1].ID}) {
@@ -405,20 +406,20 @@ func TestEventHeldBehindAFailingOneGetsItsOwnRetries(t *testing.T) {
 		e.flush(t) // the head fails; the other waits behind it
 		e.clock.Set(t0.Add(events.RetryFor + time.Minute))
 		e.flush(t) // the head is given up; the held event's first attempt fails
-		if r := e.event(t, head); r.DeliveryState != store.EventFailed {
+		if r := e.event(t, head); r.DeliveryState != subprov.WebhookFailed {
 			t.Fatalf("head after 3 days: %s, want failed", r.DeliveryState)
 		}
 		r := e.event(t, held)
-		if r.DeliveryState != store.EventPending || r.Attempts != 1 || r.NextAttemptAt == nil {
+		if r.DeliveryState != subprov.WebhookPending || r.Attempts != 1 || r.NextAttemptAt == nil {
 			t.Fatalf("held event after its first attempt failed: %s after %d attempts, next %v; want pending with a retry",
 				r.DeliveryState, r.Attempts, r.NextAttemptAt)
 		}
 		if d := r.NextAttemptAt.Sub(e.clock.Now()); d > time.Minute {
-			t.Fatalf("first retry in %s, want within 60 s (decisions §8)", d)
+			t.Fatalf("first retry in %s, want within 60 s", d)
 		}
 		e.clock.Set(r.NextAttemptAt.Add(time.Second))
 		e.flush(t)
-		if r := e.event(t, held); r.DeliveryState != store.EventDelivered {
+		if r := e.event(t, held); r.DeliveryState != subprov.WebhookDelivered {
 			t.Fatalf("held event after its retry: %s, want delivered", r.DeliveryState)
 		}
 		if !equal(rcv.ids(), []string{head, head, held, held}) {
@@ -476,13 +477,13 @@ func TestFailureAnywhereInARunKeepsTheOrder(t *testing.T) {
 					t.Fatalf("first run sent %d events, want the first %d in order", len(rcv.ids()), len(want))
 				}
 				if tt.givenUp {
-					if r := e.event(t, bad); r.DeliveryState != store.EventFailed {
+					if r := e.event(t, bad); r.DeliveryState != subprov.WebhookFailed {
 						t.Fatalf("the failing event is %s, want failed", r.DeliveryState)
 					}
 					return
 				}
 				r := e.event(t, bad)
-				if r.DeliveryState != store.EventPending || r.NextAttemptAt == nil {
+				if r.DeliveryState != subprov.WebhookPending || r.NextAttemptAt == nil {
 					t.Fatalf("the failing event is %s, next %v; want pending with a retry", r.DeliveryState, r.NextAttemptAt)
 				}
 				e.clock.Set(r.NextAttemptAt.Add(time.Second))
@@ -492,7 +493,7 @@ func TestFailureAnywhereInARunKeepsTheOrder(t *testing.T) {
 						len(rcv.ids()), len(want), tt.failing)
 				}
 				for _, id := range ids {
-					if r := e.event(t, id); r.DeliveryState != store.EventDelivered {
+					if r := e.event(t, id); r.DeliveryState != subprov.WebhookDelivered {
 						t.Fatalf("event %s is %s, want delivered", id, r.DeliveryState)
 					}
 				}
@@ -562,10 +563,10 @@ func TestRecordStates(t *testing.T) {
 		wantNext  bool
 		wantJobs  int
 	}{
-		{"production with endpoint", "https://hooks.example.com/x", false, store.EventPending, true, 1},
-		{"no webhook_url", "", false, store.EventNoEndpoint, false, 0},
-		{"sandbox gets one send job, no retry schedule", "https://hooks.example.com/x", true, store.EventPending, false, 1},
-		{"sandbox without endpoint", "", true, store.EventNoEndpoint, false, 0},
+		{"production with endpoint", "https://hooks.example.com/x", false, subprov.WebhookPending, true, 1},
+		{"no webhook_url", "", false, subprov.WebhookNoEndpoint, false, 0},
+		{"sandbox gets one send job, no retry schedule", "https://hooks.example.com/x", true, subprov.WebhookPending, false, 1},
+		{"sandbox without endpoint", "", true, subprov.WebhookNoEndpoint, false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -708,7 +709,7 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 		if len(as) != 1 || as[0].StatusCode != http.StatusFound || !strings.Contains(as[0].Error, "redirects are not followed") {
 			t.Fatalf("attempts = %+v, want one failed 302", as)
 		}
-		if r := e.event(t, ev.ID); r.DeliveryState != store.EventPending || r.NextAttemptAt == nil {
+		if r := e.event(t, ev.ID); r.DeliveryState != subprov.WebhookPending || r.NextAttemptAt == nil {
 			t.Fatalf("event %s, want pending with a retry", r.DeliveryState)
 		}
 	})
@@ -814,8 +815,8 @@ func TestSendOnce(t *testing.T) {
 		status    int
 		wantState string
 	}{
-		{"receiver accepts", http.StatusNoContent, store.EventDelivered},
-		{"receiver fails: no retry", http.StatusInternalServerError, store.EventFailed},
+		{"receiver accepts", http.StatusNoContent, subprov.WebhookDelivered},
+		{"receiver fails: no retry", http.StatusInternalServerError, subprov.WebhookFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -865,7 +866,7 @@ func TestSendOnceRefusesBadURLWithoutTraffic(t *testing.T) {
 		if att.Delivered || att.StatusCode != 0 || !strings.Contains(att.Error, "https://") {
 			t.Fatalf("attempt = %+v, want a refusal explaining the allowed URLs", att)
 		}
-		if r := e.event(t, ev.ID); r.DeliveryState != store.EventFailed {
+		if r := e.event(t, ev.ID); r.DeliveryState != subprov.WebhookFailed {
 			t.Fatalf("event %s, want failed", r.DeliveryState)
 		}
 	})
@@ -943,7 +944,7 @@ func TestFlushJobEndToEnd(t *testing.T) {
 		}
 		deadline := time.Now().Add(15 * time.Second)
 		for time.Now().Before(deadline) {
-			if r := e.event(t, ev.ID); r.DeliveryState == store.EventDelivered {
+			if r := e.event(t, ev.ID); r.DeliveryState == subprov.WebhookDelivered {
 				if !equal(rcv.ids(), []string{ev.ID}) || !rcv.deliveries()[0].SigOK {
 					t.Fatalf("receiver saw %v", rcv.ids())
 				}
@@ -1015,14 +1016,14 @@ func TestDispatcherDeliversOnCommitInOrder(t *testing.T) {
 		}
 		// Settled: every event delivered, numbered in arrival order, one attempt each.
 		for time.Now().Before(deadline) {
-			if e.event(t, got[len(got)-1]).DeliveryState == store.EventDelivered {
+			if e.event(t, got[len(got)-1]).DeliveryState == subprov.WebhookDelivered {
 				break
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
 		for i, id := range got {
 			r := e.event(t, id)
-			if r.DeliveryState != store.EventDelivered || r.Seq != int64(i+1) || r.Attempts != 1 || len(e.attempts(t, id)) != 1 {
+			if r.DeliveryState != subprov.WebhookDelivered || r.Seq != int64(i+1) || r.Attempts != 1 || len(e.attempts(t, id)) != 1 {
 				t.Fatalf("event %d: %s, seq %d, %d attempts; want delivered, seq %d, one attempt", i, r.DeliveryState, r.Seq, r.Attempts, i+1)
 			}
 		}
@@ -1114,7 +1115,7 @@ func TestEventsCommittedDuringABatchFollowIt(t *testing.T) {
 			t.Fatalf("delivered %v, want %v: the batch, then what committed while it was sent", rcv.ids(), want)
 		}
 		for i, id := range want {
-			if ev := e.event(t, id); ev.Seq != int64(i+1) || ev.DeliveryState != store.EventDelivered {
+			if ev := e.event(t, id); ev.Seq != int64(i+1) || ev.DeliveryState != subprov.WebhookDelivered {
 				t.Errorf("event %d: seq %d, %s; want seq %d, delivered", i, ev.Seq, ev.DeliveryState, i+1)
 			}
 		}
@@ -1128,7 +1129,7 @@ func TestEventsCommittedDuringABatchFollowIt(t *testing.T) {
 func holdEventWrites(s *store.Store, providerID string) (release func() error, err error) {
 	ctx := context.Background()
 	if s.Dialect == store.Postgres {
-		tx, err := s.DB.BeginTx(ctx, nil)
+		tx, err := rawdb.Writer(s).BeginTx(ctx, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -1225,7 +1226,7 @@ func TestDeliveriesGoOnWhileTheirRecordingWaits(t *testing.T) {
 					t.Fatalf("delivered %d events, want the %d recorded, each once, in order", len(rcv.ids()), len(recorded))
 				}
 				for i, id := range recorded {
-					if ev := e.event(t, id); ev.DeliveryState != store.EventDelivered || ev.Seq != int64(i+1) || ev.Attempts != 1 {
+					if ev := e.event(t, id); ev.DeliveryState != subprov.WebhookDelivered || ev.Seq != int64(i+1) || ev.Attempts != 1 {
 						t.Fatalf("event %d: %s, seq %d, %d attempts; want delivered, seq %d, one attempt", i, ev.DeliveryState, ev.Seq, ev.Attempts, i+1)
 					}
 				}

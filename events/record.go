@@ -4,13 +4,13 @@
 // Production events are flushed per provider under a lease, strictly in the provider's seq
 // order, by the in-process dispatcher of a process that runs workers (woken when the recording
 // transaction commits) or by the webhooks.flush job; a failing receiver holds back every later
-// event until it answers or the failing event gives up after three days (decisions §8). seq
+// event until it answers or the failing event gives up after three days (docs/webhooks.md). seq
 // is commit order. On PostgreSQL the flusher gives it when it first takes an event, in
 // recording order, so recording takes no lock on the provider; on SQLite, whose recording
 // transactions commit one at a time, the store gives it as it records the event, so the
 // flusher sends an event as soon as it commits. The flusher records its deliveries behind
 // its sends (deliverDue). Sandbox events are numbered when recorded and get exactly one
-// synchronous attempt through SendOnce (interface.md "Events").
+// synchronous attempt through SendOnce (docs/checkout.md, Sandbox).
 package events
 
 import (
@@ -38,7 +38,7 @@ type Recorder struct {
 	Wake func(providerID string)
 }
 
-// body is the JSON envelope of every event (decisions §8). A struct, not a map, so the keys
+// body is the JSON envelope of every event (docs/webhooks.md). A struct, not a map, so the keys
 // keep this order in the signed bytes.
 type body struct {
 	ID         string         `json:"id"`
@@ -61,7 +61,7 @@ type body struct {
 // The event is pending when the provider has a webhook_url and no_endpoint otherwise. A
 // pending production event is due at once; its commit wakes the dispatcher, or a
 // webhooks.flush job is enqueued in tx. A pending sandbox event gets its one-attempt send job
-// (interface.md: one attempt, no retries).
+// (one attempt, no retries: docs/checkout.md, Sandbox).
 func (r *Recorder) Record(ctx context.Context, tx *store.Tx, p *subprov.Provider, typ string, sub *subprov.Subscription, extra map[string]any) (*subprov.Event, error) {
 	subID := ""
 	if sub != nil {
@@ -88,7 +88,7 @@ func (r *Recorder) Record(ctx context.Context, tx *store.Tx, p *subprov.Provider
 }
 
 // RecordRaw records an event whose body is not the service's envelope but a foreign shape,
-// such as checkout.session.completed's payment-processor-shaped payload (interface.md Events).
+// such as checkout.session.completed's payment-processor-shaped payload (docs/checkout.md, Sandbox).
 // payload gets the event's id and creation instant and returns the value to encode.
 func (r *Recorder) RecordRaw(ctx context.Context, tx *store.Tx, p *subprov.Provider, typ, subscriptionID string, payload func(id string, created time.Time) any) (*subprov.Event, error) {
 	return r.record(ctx, tx, p, typ, subscriptionID, payload, true)
@@ -116,7 +116,7 @@ func (r *Recorder) record(ctx context.Context, tx *store.Tx, p *subprov.Provider
 	now := r.Clock.Now().UTC()
 	// Whole seconds: the body carries created_at in RFC 3339 and the row must say the same.
 	created := now.Truncate(time.Second)
-	ev := &store.EventRecord{
+	ev := &subprov.WebhookEvent{
 		Event: subprov.Event{
 			ID:         store.NewID(),
 			ProviderID: p.ID,
@@ -125,7 +125,7 @@ func (r *Recorder) record(ctx context.Context, tx *store.Tx, p *subprov.Provider
 			CreatedAt:  created,
 		},
 		SubscriptionID: subscriptionID,
-		DeliveryState:  store.EventNoEndpoint,
+		DeliveryState:  subprov.WebhookNoEndpoint,
 	}
 	var err error
 	if p.Sandbox {
@@ -140,7 +140,7 @@ func (r *Recorder) record(ctx context.Context, tx *store.Tx, p *subprov.Provider
 	}
 	var job jobs.Args
 	if p.WebhookURL != "" {
-		ev.DeliveryState = store.EventPending
+		ev.DeliveryState = subprov.WebhookPending
 		switch {
 		case !p.Sandbox:
 			ev.NextAttemptAt = &now

@@ -23,7 +23,7 @@ var ErrAddressRefused = errors.New("webhook address refused")
 var ErrBadWebhookURL = errors.New("invalid webhook URL")
 
 // refused lists the networks a webhook may never reach. Loopback is deliberately absent:
-// interface.md lets sandbox receivers run on http://localhost and http://127.0.0.1.
+// Sandbox receivers may run on http://localhost and http://127.0.0.1 (docs/checkout.md, Sandbox).
 var refused = []struct {
 	net netip.Prefix
 	why string

@@ -1,4 +1,4 @@
-// Package faults holds the dev-mode fault switches at each external seam (decisions §4). Each
+// Package faults holds the dev-mode fault switches at each external seam (dev mode, docs/http.md). Each
 // adapter asks its switch before acting, so a test or demo can make the billing system, the
 // processor, the switch, SMTP or the CPE server misbehave and see the documented outcome.
 package faults

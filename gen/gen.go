@@ -22,8 +22,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/search"
 	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/store"
@@ -206,7 +208,7 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 		return sum, err
 	}
 	for _, ix := range indexes {
-		if _, err := st.DB.ExecContext(ctx, "DROP INDEX "+ix.name); err != nil {
+		if _, err := rawdb.Writer(st).ExecContext(ctx, "DROP INDEX "+ix.name); err != nil {
 			return sum, fmt.Errorf("drop index %s: %w", ix.name, err)
 		}
 	}
@@ -224,7 +226,7 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 			_, err := pg.Exec(ctx, q)
 			return err
 		}
-		_, err := st.DB.ExecContext(ctx, q)
+		_, err := rawdb.Writer(st).ExecContext(ctx, q)
 		return err
 	}
 	bar := newProgress(o.Progress, o.Subscribers*o.Providers)
@@ -280,7 +282,7 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 	}
 	// On PostgreSQL a VACUUM too, as after any bulk load: it sets the rows' hint bits and the
 	// visibility map, so the first reads do not write and index-only scans (the agent search)
-	// read no table pages (name search at 1M with 8 clients: +10% throughput).
+	// read no table pages (docs/performance.md).
 	if pg != nil {
 		err = exec("VACUUM (ANALYZE)")
 	} else {
@@ -539,7 +541,7 @@ func (g *generator) run(ctx context.Context) error {
 			if pg != nil {
 				ptx, err = pg.Begin(ctx)
 			} else {
-				tx, err = g.st.DB.BeginTx(ctx, nil)
+				tx, err = rawdb.Writer(g.st).BeginTx(ctx, nil)
 			}
 			if err != nil {
 				return fmt.Errorf("begin: %w", err)
@@ -604,7 +606,7 @@ func (g *generator) run(ctx context.Context) error {
 			tx.Rollback() //nolint:errcheck // the error that stopped the load is the one to report
 			// The failed transaction's virtual tables, which the writer did not get to drop.
 			for _, b := range all {
-				err = errors.Join(err, b.closeSource(context.WithoutCancel(ctx), g.st.DB))
+				err = errors.Join(err, b.closeSource(context.WithoutCancel(ctx), rawdb.Writer(g.st)))
 			}
 		}
 		if ptx != nil {
@@ -613,7 +615,7 @@ func (g *generator) run(ctx context.Context) error {
 		return err
 	}
 	// New numbers continue after the generated ones.
-	if _, err := g.st.DB.ExecContext(ctx, g.st.Dialect.Rebind(`UPDATE providers SET customer_seq = ?, document_seq = ? WHERE id = ?`),
+	if _, err := rawdb.Writer(g.st).ExecContext(ctx, g.st.Dialect.Rebind(`UPDATE providers SET customer_seq = ?, document_seq = ? WHERE id = ?`),
 		n, g.invoiceSeq, g.providerID); err != nil {
 		return fmt.Errorf("set sequences: %w", err)
 	}
@@ -635,16 +637,16 @@ func (g *generator) run(ctx context.Context) error {
 // million entries at 1M (19 million now) took 2 of its 4 s. gen runs on an empty database, so
 // no older statistics of the search index are left behind.
 func analyzeSQLite(ctx context.Context, st *store.Store, sum Summary) error {
-	if _, err := st.DB.ExecContext(ctx, "PRAGMA analysis_limit = 1000"); err != nil {
+	if _, err := rawdb.Writer(st).ExecContext(ctx, "PRAGMA analysis_limit = 1000"); err != nil {
 		return err
 	}
-	defer st.DB.ExecContext(context.WithoutCancel(ctx), "PRAGMA analysis_limit = 0") //nolint:errcheck // the connection's default again
+	defer rawdb.Writer(st).ExecContext(context.WithoutCancel(ctx), "PRAGMA analysis_limit = 0") //nolint:errcheck // the connection's default again
 	tables, err := store.QueryStrings(ctx, st.R(), "tables", `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> ?`, termsTable)
 	if err != nil {
 		return err
 	}
 	for _, t := range tables {
-		if _, err := st.DB.ExecContext(ctx, `ANALYZE "`+t+`"`); err != nil {
+		if _, err := rawdb.Writer(st).ExecContext(ctx, `ANALYZE "`+t+`"`); err != nil {
 			return fmt.Errorf("%s: %w", t, err)
 		}
 	}
@@ -654,7 +656,7 @@ func analyzeSQLite(ctx context.Context, st *store.Store, sum Summary) error {
 		}
 	}
 	// This connection loads the row written by hand too (the others on their next schema read).
-	_, err = st.DB.ExecContext(ctx, "ANALYZE sqlite_schema")
+	_, err = rawdb.Writer(st).ExecContext(ctx, "ANALYZE sqlite_schema")
 	return err
 }
 
@@ -672,7 +674,7 @@ func writeTermStats(ctx context.Context, st *store.Store, sum Summary) error {
 		return v
 	}
 	stat := fmt.Sprintf("%d %d %d 1", sum.SearchTerms, perKey(sum.Providers), perKey(sum.termKeys))
-	tx, err := st.DB.BeginTx(ctx, nil)
+	tx, err := rawdb.Writer(st).BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -689,16 +691,16 @@ func writeTermStats(ctx context.Context, st *store.Store, sum Summary) error {
 // insertTerms writes the sorted search-index rows on SQLite in one statement reading them
 // from a virtual table (vtab.go); a writer job.
 func (g *generator) insertTerms(ctx context.Context, src *termSource) error {
-	v, err := createVtable(ctx, g.st.DB, "gen_terms", src)
+	v, err := createVtable(ctx, rawdb.Writer(g.st), "gen_terms", src)
 	if err != nil {
 		return fmt.Errorf("search index: %w", err)
 	}
-	_, err = g.st.DB.ExecContext(ctx, `INSERT INTO customer_search_terms (provider_id, term, subscriber_id)
+	_, err = rawdb.Writer(g.st).ExecContext(ctx, `INSERT INTO customer_search_terms (provider_id, term, subscriber_id)
 		SELECT ?, term, subscriber_id FROM temp.gen_terms`, g.providerID)
 	if err != nil {
 		err = fmt.Errorf("insert into customer_search_terms: %w", err)
 	}
-	return errors.Join(err, v.drop(ctx, g.st.DB))
+	return errors.Join(err, v.drop(ctx, rawdb.Writer(g.st)))
 }
 
 // shell writes the provider, its API keys and plans through the fixture loader, as a
@@ -837,7 +839,7 @@ func (g *generator) line(ctx context.Context, sub *subprov.Subscriber, n int, lo
 	if platform {
 		owner, custID, methodID = subprov.BillingPlatform, sub.ProcessorCustomerID, sub.PaymentMethodID
 	}
-	mode, portID, locationKey := subprov.DeliveryHomeDrop, any(nil), store.LocationKey(loc.unitID, loc.portID)
+	mode, portID, locationKey := subprov.DeliveryHomeDrop, any(nil), subprov.LocationKey(loc.unitID, loc.portID)
 	if loc.portID != "" {
 		mode, portID = subprov.DeliveryDirect, loc.portID
 	}
@@ -891,7 +893,7 @@ func (g *generator) history(ctx context.Context, sub *subprov.Subscriber, lineID
 			state, paidAt = "open", nil
 		}
 		date := first.Format(time.DateOnly)
-		g.invoices.add(ctx, invID, g.providerID, sub.ID, lineID, fmt.Sprintf("INV-%07d", g.invoiceSeq), sub.CustomerNumber, date,
+		g.invoices.add(ctx, invID, g.providerID, sub.ID, lineID, billing.DocumentNumber(billing.InvoicePrefix, int64(g.invoiceSeq)), sub.CustomerNumber, date,
 			first.Format("2006-01"), "recurring", state, int64(plan.price), int64(tax), int64(plan.price+tax), "CAD", date, paidAt, first)
 		g.invLines.add(ctx, id(kindInvLine, g.p, g.invoiceSeq), invID, 0, "plan", plan.name+", "+first.Format("January 2006"),
 			int64(plan.price), int64(plan.price))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov/gen"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/search"
 	"github.com/subprov/subprov/store"
@@ -37,7 +38,7 @@ func TestGenWritesConsistentData(t *testing.T) {
 		t.Log(sum)
 		// The search index finds a generated subscriber by the store's own query terms.
 		var email, number string
-		if err := st.DB.QueryRowContext(ctx, st.Dialect.Rebind(`SELECT email, customer_number FROM subscribers WHERE id = ?`),
+		if err := rawdb.Writer(st).QueryRowContext(ctx, st.Dialect.Rebind(`SELECT email, customer_number FROM subscribers WHERE id = ?`),
 			gen.SubscriberID(2, 10)).Scan(&email, &number); err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +51,7 @@ func TestGenWritesConsistentData(t *testing.T) {
 		// Every reference resolves: gen loads with foreign-key checks off (SQLite) or skipped
 		// (PostgreSQL as superuser), so the generator alone keeps them right.
 		if st.Dialect == store.SQLite {
-			rows, err := st.DB.QueryContext(ctx, `PRAGMA foreign_key_check`)
+			rows, err := rawdb.Writer(st).QueryContext(ctx, `PRAGMA foreign_key_check`)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,22 +68,22 @@ func TestGenWritesConsistentData(t *testing.T) {
 		// its entries, are those a full ANALYZE gathers; and every other table has some.
 		if st.Dialect == store.SQLite {
 			stat := func() []string {
-				return testdb.Strings(t, st.DB.QueryContext, `SELECT idx || ': ' || stat FROM sqlite_stat1 WHERE tbl = 'customer_search_terms'`)
+				return testdb.Strings(t, rawdb.Writer(st).QueryContext, `SELECT idx || ': ' || stat FROM sqlite_stat1 WHERE tbl = 'customer_search_terms'`)
 			}
 			written := stat()
-			if _, err := st.DB.ExecContext(ctx, `PRAGMA analysis_limit = 0; ANALYZE customer_search_terms`); err != nil {
+			if _, err := rawdb.Writer(st).ExecContext(ctx, `PRAGMA analysis_limit = 0; ANALYZE customer_search_terms`); err != nil {
 				t.Fatal(err)
 			}
 			if analyzed := stat(); len(written) != 1 || !slices.Equal(written, analyzed) {
 				t.Errorf("search index statistics: gen wrote %q, ANALYZE gathers %q", written, analyzed)
 			}
-			if n := testdb.Strings(t, st.DB.QueryContext, `SELECT DISTINCT tbl FROM sqlite_stat1 WHERE tbl IN ('subscribers', 'subscriptions', 'invoices')`); len(n) != 3 {
+			if n := testdb.Strings(t, rawdb.Writer(st).QueryContext, `SELECT DISTINCT tbl FROM sqlite_stat1 WHERE tbl IN ('subscribers', 'subscriptions', 'invoices')`); len(n) != 3 {
 				t.Errorf("tables with statistics: %v", n)
 			}
 		}
 		// One live line per location: the unique index rebuilt after the load holds.
 		var live int
-		if err := st.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM subscriptions WHERE status <> 'CANCELLED'`).Scan(&live); err != nil || live == 0 {
+		if err := rawdb.Writer(st).QueryRowContext(ctx, `SELECT COUNT(*) FROM subscriptions WHERE status <> 'CANCELLED'`).Scan(&live); err != nil || live == 0 {
 			t.Fatalf("live lines: %d, %v", live, err)
 		}
 	})
@@ -95,7 +96,7 @@ func indexNames(t *testing.T, st *store.Store) []string {
 	if st.Dialect == store.Postgres {
 		q = `SELECT indexname || ': ' || indexdef FROM pg_indexes WHERE schemaname = current_schema() ORDER BY indexname`
 	}
-	return testdb.Strings(t, st.DB.QueryContext, q)
+	return testdb.Strings(t, rawdb.Writer(st).QueryContext, q)
 }
 
 func TestIDFormat(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/store"
 )
 
@@ -235,7 +236,7 @@ func secondaryIndexes(ctx context.Context, st *store.Store, tables []string) ([]
 	} else {
 		q = `SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (` + in + `) ORDER BY name`
 	}
-	rows, err := st.DB.QueryContext(ctx, st.Dialect.Rebind(q), args...)
+	rows, err := rawdb.Writer(st).QueryContext(ctx, st.Dialect.Rebind(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list indexes: %w", err)
 	}
@@ -273,7 +274,7 @@ func inThreads(ctx context.Context, st *store.Store, build func() error) error {
 // pragmas sets SQLite PRAGMAs on the writer connection, in order.
 func pragmas(ctx context.Context, st *store.Store, ps ...string) error {
 	for _, p := range ps {
-		if _, err := st.DB.ExecContext(ctx, "PRAGMA "+p); err != nil {
+		if _, err := rawdb.Writer(st).ExecContext(ctx, "PRAGMA "+p); err != nil {
 			return fmt.Errorf("PRAGMA %s: %w", p, err)
 		}
 	}
@@ -308,10 +309,8 @@ func bulkPostgres(ctx context.Context, st *store.Store) (*pgx.Conn, error) {
 // which is also the index builds' sort memory (inThreads), so it never changes during the
 // load. A larger cache is slower: the driver's allocator hands freed cache pages back to the
 // kernel one region at a time (madvise, with a TLB shootdown on every core) and the next
-// growth faults them in again. With 1 GB, which the index builds shrank to 64 MB and the
-// search index grew back, that churn was a fifth of gen's CPU; 64 MB throughout: 200,000
-// subscribers in 18.4 s instead of 36.3 s (two runs each, alternating), 1M in 1m56s instead
-// of 2m45s–2m50s.
+// growth faults them in again; a cache that the index builds shrink and the search index
+// grows back churns all through the load (docs/performance.md).
 const (
 	loadCache = "cache_size=-65536"
 	loadTemp  = "temp_store=MEMORY"

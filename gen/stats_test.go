@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 )
 
@@ -37,7 +38,7 @@ func TestWriteTermStatsAgreesWithAnalyze(t *testing.T) {
 					}
 					sum.termKeys++
 					for s := 0; s < n; s++ {
-						_, err := st.DB.ExecContext(ctx, `INSERT INTO customer_search_terms (provider_id, term, subscriber_id) VALUES (?, ?, ?)`,
+						_, err := rawdb.Writer(st).ExecContext(ctx, `INSERT INTO customer_search_terms (provider_id, term, subscriber_id) VALUES (?, ?, ?)`,
 							ProviderID(p), fmt.Sprintf("term%02d", k), SubscriberID(p, s))
 						if err != nil {
 							t.Fatal(err)
@@ -48,12 +49,12 @@ func TestWriteTermStatsAgreesWithAnalyze(t *testing.T) {
 			}
 			stat := func() string {
 				var s string
-				if err := st.DB.QueryRowContext(ctx, `SELECT stat FROM sqlite_stat1 WHERE tbl = ?`, termsTable).Scan(&s); err != nil {
+				if err := rawdb.Writer(st).QueryRowContext(ctx, `SELECT stat FROM sqlite_stat1 WHERE tbl = ?`, termsTable).Scan(&s); err != nil {
 					t.Fatal(err)
 				}
 				return s
 			}
-			if _, err := st.DB.ExecContext(ctx, `PRAGMA analysis_limit = 0; ANALYZE `+termsTable); err != nil {
+			if _, err := rawdb.Writer(st).ExecContext(ctx, `PRAGMA analysis_limit = 0; ANALYZE `+termsTable); err != nil {
 				t.Fatal(err)
 			}
 			analyzed := stat()

@@ -17,8 +17,8 @@ import (
 // On SQLite every bulk table is written with INSERT … SELECT from a virtual table that reads
 // the rows straight from gen's memory: no bind parameters, so none of database/sql's
 // per-argument conversion and none of the driver's binding and unbinding of every value of a
-// 1000-row VALUES list (a third of the writer's CPU in the rows phase; at 200,000
-// subscribers the writer's CPU for the batches went from 12.6 to 7.9 s). One module serves
+// 1000-row VALUES list, which were most of the writer's CPU in the rows phase
+// (docs/performance.md). One module serves
 // every source: the search index (its sorted integer rows, one statement) and each table's
 // batches (the buffered rows, one statement per batch). A module reaches only connections
 // opened after it is registered, so it is registered when the package loads; it does nothing

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -45,7 +46,7 @@ func TestFailedLoadDropsVtabs(t *testing.T) {
 	for _, q := range []string{"PRAGMA foreign_keys=OFF",
 		"INSERT INTO contacts (id, subscriber_id, role, updated_at) VALUES ('" + id(kindContact, 1, 10) + "', 'x', 'holder', '2026-01-01')",
 		"PRAGMA foreign_keys=ON"} {
-		if _, err := st.DB.ExecContext(ctx, q); err != nil {
+		if _, err := rawdb.Writer(st).ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,7 +61,7 @@ func TestFailedLoadDropsVtabs(t *testing.T) {
 // published.
 func noVtabsLeft(t *testing.T, st *store.Store) {
 	t.Helper()
-	left := testdb.Strings(t, st.DB.QueryContext, `SELECT name FROM sqlite_temp_master`) // the writer connection's own
+	left := testdb.Strings(t, rawdb.Writer(st).QueryContext, `SELECT name FROM sqlite_temp_master`) // the writer connection's own
 	sources.Range(func(k, _ any) bool { left = append(left, "source "+k.(string)); return true })
 	if len(left) > 0 {
 		t.Errorf("left after gen: %v", left)
@@ -100,10 +101,10 @@ func tableRows(t *testing.T, st *store.Store, table string) []string {
 	t.Helper()
 	ctx := context.Background()
 	var withoutRowid bool
-	if err := st.DB.QueryRowContext(ctx, `SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?`, table).Scan(&withoutRowid); err != nil {
+	if err := rawdb.Writer(st).QueryRowContext(ctx, `SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?`, table).Scan(&withoutRowid); err != nil {
 		t.Fatalf("%s: %v", table, err)
 	}
-	cols := testdb.Strings(t, st.DB.QueryContext, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, table)
+	cols := testdb.Strings(t, rawdb.Writer(st).QueryContext, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, table)
 	if !withoutRowid {
 		cols = append([]string{"rowid"}, cols...)
 	}
@@ -115,7 +116,7 @@ func tableRows(t *testing.T, st *store.Store, table string) []string {
 		}
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s ORDER BY %s", strings.Join(exprs, " || ', ' || "), table, strings.Join(cols, ", "))
-	return testdb.Strings(t, st.DB.QueryContext, q)
+	return testdb.Strings(t, rawdb.Writer(st).QueryContext, q)
 }
 
 func quoteText(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -10,7 +10,7 @@ import (
 	"github.com/subprov/subprov/agent"
 )
 
-// Support-agent surface (interface.md section B): thin handlers over package agent, which
+// Support-agent surface (docs/agent.md): thin handlers over package agent, which
 // holds the rules (scoping, verification, confirmation).
 
 func agentCaller(r *http.Request) agent.Caller {
@@ -33,7 +33,7 @@ func agentJSON(w http.ResponseWriter, status int, v any, err error) error {
 }
 
 // decodeAgent reads the body of an agent call. A body that does not decode is answered only
-// after the checks the call makes first (decisions §5): the customer it names (the path's
+// after the checks the call makes first (docs/agent.md): the customer it names (the path's
 // customerId, else the body's customer_id) must be of the key's provider, else 404 whatever the
 // session says; then, on a route that needs one (verified), the session must be bound to that
 // customer, else 401 verification_required; only then the 422 (or 413). A body that decodes

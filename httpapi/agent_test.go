@@ -17,6 +17,7 @@ import (
 	"github.com/subprov/subprov/config"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/internal/rawdb"
 )
 
 const (
@@ -79,8 +80,8 @@ func verify(t *testing.T, s *apptest.Service, key, customerID, email string) str
 }
 
 // TestVerifiedCodesDoNotCountAgainstTheResendLimit: the resend limit (5 codes a customer, 60 a
-// key, in 10 minutes) counts only codes that never verified a session (decisions §5 sets no
-// limit; this one stops flooding a customer with codes). An agent verifying one customer on
+// key, in 10 minutes) counts only codes that never verified a session (no limit is given for
+// this; this one stops flooding a customer with codes). An agent verifying one customer on
 // call after call is never refused; codes that are not read out are, whatever was verified
 // before them; a key's verified codes leave its allowance whole.
 func TestVerifiedCodesDoNotCountAgainstTheResendLimit(t *testing.T) {
@@ -137,7 +138,7 @@ func TestVerifiedCodesDoNotCountAgainstTheResendLimit(t *testing.T) {
 					verifiedAt = at
 				}
 				for i := range perKey {
-					if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`INSERT INTO verification_codes (id, provider_id, subscriber_id, channel, code_hash, expires_at, created_at, api_key_id, consumed_at, verified_at)
+					if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`INSERT INTO verification_codes (id, provider_id, subscriber_id, channel, code_hash, expires_at, created_at, api_key_id, consumed_at, verified_at)
 						VALUES (?, ?, ?, 'email', 'x', ?, ?, ?, ?, ?)`), fmt.Sprintf("5c0de000-0000-4000-8000-%012d", i), northwind, marieID, at.Add(10*time.Minute), at, keyID, at, verifiedAt); err != nil {
 						t.Fatal(err)
 					}
@@ -161,7 +162,7 @@ func agentError(t *testing.T, res *apptest.Response, status int, code string) {
 		t.Fatalf("error %s, want code %s with request_id", res.Raw, code)
 	}
 	if !agentListedCodes[code] {
-		t.Fatalf("code %s is not one of the agent surface's codes (decisions §7)", code)
+		t.Fatalf("code %s is not one of the agent surface's codes", code)
 	}
 }
 
@@ -194,7 +195,7 @@ func TestAgentSearch(t *testing.T) {
 				t.Errorf("%q: %s, want only %s", tc.q, res.Raw, tc.want)
 			}
 		}
-		// Masked candidates in the shape of decisions §6; never a full e-mail or phone.
+		// Masked candidates in the documented shape; never a full e-mail or phone.
 		res := s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/search?q=example", Headers: h})
 		if res.Status != 200 || res.JSON["match_count"] != 3.0 || res.JSON["ambiguous"] != true {
 			t.Fatalf("example: %s", res.Raw)
@@ -259,7 +260,7 @@ func TestAgentSearchByCustomerID(t *testing.T) {
 				t.Errorf("%q: candidate not masked: %v", q, m)
 			}
 		}
-		// A fixture's customer keeps the id its file gave it (decisions §3), here no UUID.
+		// A fixture's customer keeps the id its file gave it (docs/fixtures.md), here no UUID.
 		if res := search(fixture.DemoAgentKey, marieSubscriber); res.JSON["match_count"] != 1.0 || !slices.Equal(searchIDs(res), []string{marieSubscriber}) {
 			t.Errorf("the fixture's id %s: %s, want Marie alone", marieSubscriber, res.Raw)
 		}
@@ -414,7 +415,7 @@ func TestAgentVerificationCodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range 60 {
-			if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`INSERT INTO verification_codes (id, provider_id, subscriber_id, channel, code_hash, expires_at, created_at, api_key_id)
+			if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`INSERT INTO verification_codes (id, provider_id, subscriber_id, channel, code_hash, expires_at, created_at, api_key_id)
 				VALUES (?, ?, ?, 'email', 'x', ?, ?, ?)`), fmt.Sprintf("5c0de000-0000-4000-8000-%012d", i), northwind, marieID, at.Add(10*time.Minute), at, keyID); err != nil {
 				t.Fatal(err)
 			}
@@ -643,7 +644,7 @@ func TestAgentPlanChange(t *testing.T) {
 		if res.Status != 200 || res.JSON["eligible"] != true || res.JSON["subscription_id"] != marieLine || res.JSON["recurring_change"] != 25.0 {
 			t.Fatalf("preview: %d %s", res.Status, res.Raw)
 		}
-		// A signed quote token is planned and not shipped (interface.md B): the preview gives none.
+		// A signed quote token is planned and not shipped: the preview gives none.
 		if _, ok := res.JSON["quote_id"]; ok {
 			t.Fatalf("the preview carries a quote_id: %s", res.Raw)
 		}
@@ -693,7 +694,7 @@ func TestAgentPlanChange(t *testing.T) {
 	})
 }
 
-// agentListedCodes are decisions §7's agent error codes, plus invalid_state (a plan change on
+// agentListedCodes are the agent error codes of docs/agent.md: invalid_state (a plan change on
 // a line that is not ACTIVE) and the 405 of a wrong method.
 var agentListedCodes = map[string]bool{
 	"unauthorized": true, "forbidden": true, "verification_required": true, "verification_failed": true,
@@ -735,7 +736,7 @@ func TestAgentErrorsCarryAListedCode(t *testing.T) {
 }
 
 // A line that is not ACTIVE cannot change plan: the preview says why, and apply is a conflict
-// with the line's state, 409 as at the partner endpoint (interface.md Errors: state conflicts
+// with the line's state, 409 as at the partner endpoint (state conflicts
 // are 409), with the agent code invalid_state and a message naming the state, never 422 or an
 // unlisted code. Nothing changes.
 func TestAgentPlanChangeOnALineThatIsNotActive(t *testing.T) {
@@ -775,9 +776,9 @@ func TestAgentPlanChangeOnALineThatIsNotActive(t *testing.T) {
 	})
 }
 
-// decisions §5: provider scoping is checked first (another provider's customer is 404 whatever
-// the session says), then the verified session of a sensitive route (401); only then is a body
-// that does not decode or validate answered 422. Each case runs on /partner and /api/v1.
+// docs/agent.md, Scoping first: provider scoping is checked first (another provider's customer is
+// 404 whatever the session says), then the verified session of a sensitive route (401); only then
+// is a body that does not decode or validate answered 422. Each case runs on /partner and /api/v1.
 func TestAgentChecksComeBeforeTheBody(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
@@ -854,7 +855,7 @@ func TestAgentChecksComeBeforeTheBody(t *testing.T) {
 	})
 }
 
-// decisions §5-§7: verify/issue {customer_id, channel}, verify/check {customer_id, code} and
+// docs/agent.md: verify/issue {customer_id, channel}, verify/check {customer_id, code} and
 // the ticket {customer_id | contact_email, priority, ai_summary, …} answer a missing field
 // with 422 validation_error listing every offending field, never a 404 for an absent id.
 func TestAgentRequiredFields(t *testing.T) {
@@ -929,8 +930,8 @@ func localURL(s *apptest.Service, link string) string {
 	return strings.Replace(link, "http://subprov.test", s.URL, 1)
 }
 
-// interface.md: password-reset's action password_reset (the default) is a 15-minute token,
-// whether or not the holder has a portal login or a password yet (decisions §5: password reset
+// docs/agent.md, Writes: password-reset's action password_reset (the default) is a 15-minute token,
+// whether or not the holder has a portal login or a password yet (password reset
 // 15 minutes, activation link 72 hours). A holder without a login gets one, so the reset link
 // works at the portal's reset-confirm; a holder whose e-mail another login uses is refused,
 // and that login is left alone.
@@ -1018,8 +1019,8 @@ func TestAgentPasswordResetIsAFifteenMinuteLink(t *testing.T) {
 	})
 }
 
-// interface.md Limits: plan changes once per calendar day, UTC for the partner endpoint;
-// decisions §2: any other day is the provider's (Northwind: America/Toronto, UTC-5 in
+// docs/provisioning.md, Plan change: once per calendar day, UTC for the partner endpoint,
+// the provider's day for the agent (Northwind: America/Toronto, UTC-5 in
 // November). A change through either surface counts against the other, each in its own
 // calendar. Times are set on the dev clock.
 func TestPlanChangeDayIsTheCallersCalendar(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/subprov/subprov"
-	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/auth"
 )
 
 // credential is the kind of credential a route requires.
@@ -34,9 +34,9 @@ func (c credential) String() string {
 type caller struct {
 	Provider *subprov.Provider
 	APIKey   *subprov.APIKey
-	Account  *store.AccountLogin
+	Account  *subprov.AccountLogin
 	Operator *subprov.Operator
-	View     *store.AccountView // credSubscriberView: the account record read with the login
+	View     *subprov.AccountView // credSubscriberView: the account record read with the login
 }
 
 func callerOf(r *http.Request) *caller {
@@ -70,8 +70,10 @@ func (s *server) authenticate(r *http.Request, cred credential) (*caller, error)
 		if err != nil {
 			return nil, err
 		}
-		if cred == credAgentKey && !k.HasFeature(subprov.FeatureAgentAPI) {
-			return nil, subprov.Errorf(subprov.EFORBIDDEN, "forbidden", "This API key does not have the agent_api_access feature")
+		if cred == credAgentKey {
+			if err := auth.AgentAccess(k); err != nil {
+				return nil, err
+			}
 		}
 		c.APIKey, c.Provider = k, p
 	case credWebhookSecret:
@@ -92,8 +94,12 @@ func (s *server) authenticate(r *http.Request, cred credential) (*caller, error)
 		if err != nil {
 			return nil, err
 		}
-		if cred == credHolder && !acc.IsHolder() {
-			return nil, subprov.Errorf(subprov.EFORBIDDEN, "holder_only", "Only the account holder can do this")
+		// The capabilities check the holder rule themselves; checking it here as well refuses
+		// an authorized user before the request body is read.
+		if cred == credHolder {
+			if err := acc.CheckHolder(); err != nil {
+				return nil, err
+			}
 		}
 		c.Account = acc
 	case credSubscriberView:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -211,7 +212,7 @@ func firstOr(t *testing.T, s *apptest.Service, q string, args ...any) string {
 	t.Helper()
 	var id string
 	err := s.Store.R().QueryRow(context.Background(), q, args...).Scan(&id)
-	if err != nil && !store.IsNoRows(err) {
+	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 		t.Fatalf("%s: %v", q, err)
 	}
 	if id == "" {

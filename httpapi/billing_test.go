@@ -14,6 +14,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
@@ -146,7 +147,7 @@ func TestDunningCutsOffAndRestores(t *testing.T) {
 			t.Fatal("no suspension mail")
 		}
 		// The customer fixes the card; the operator retries now; the line comes back.
-		s.Store.DB.Exec(`UPDATE processor_payment_methods SET behaviour = 'succeeds' WHERE id = 'pm_demo_declines'`)
+		rawdb.Writer(s.Store).Exec(`UPDATE processor_payment_methods SET behaviour = 'succeeds' WHERE id = 'pm_demo_declines'`)
 		op := s.Operator()
 		openInvoices := func() []string {
 			rows, err := s.Store.R().Query(context.Background(), `SELECT id FROM invoices WHERE subscription_id = ? AND status = 'open'`, id)
@@ -184,8 +185,8 @@ func TestDunningCutsOffAndRestores(t *testing.T) {
 	})
 }
 
-// TestPlanChangeMoney: the preview equals what applying bills, to the cent (agent preview
-// rules 1-3 on the partner route): a downgrade is credited now and applied to the next
+// TestPlanChangeMoney: the preview equals what applying bills, to the cent (the plan-change
+// money of docs/billing.md, on the partner route): a downgrade is credited now and applied to the next
 // invoice, an upgrade is a line on the next invoice, a correction under 0.50 is none and
 // carried, and an uninvoiced month gives a null adjustment with a note.
 func TestPlanChangeMoney(t *testing.T) {
@@ -249,7 +250,7 @@ func TestPlanChangeMoney(t *testing.T) {
 		if n := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND state = 'applied' AND remaining_minor = 0`, id); n != 1 {
 			t.Fatal("the credit note was not applied")
 		}
-		// An uninvoiced month: a null adjustment with a note (rule 1a). On 3 January the line's
+		// An uninvoiced month: a null adjustment with a note. On 3 January the line's
 		// January invoice (billing day 5) does not exist yet.
 		s.DevClock.Set(time.Date(2027, 1, 3, 15, 0, 0, 0, time.UTC))
 		pv := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriptions/" + id + "/change-plan/preview?plan_version_id=" + planFibre1000,
@@ -383,7 +384,7 @@ func TestSubscriberBillingDocuments(t *testing.T) {
 }
 
 // TestDocumentPDFsNameTheCustomer: an invoice or credit-note PDF prints the customer number
-// the document was issued with (interface.md: printed on invoices; already-issued documents
+// the document was issued with (docs/billing.md, PDFs: printed on invoices; already-issued documents
 // keep the old one, new ones carry the new one) and a BILL TO block: the billing contact (the
 // separate invoice contact once there is one, else the holder) at the address the service
 // has, here the line's service address with its suite.
@@ -444,7 +445,7 @@ func TestDocumentPDFsNameTheCustomer(t *testing.T) {
 		check("credit note: the separate billing contact", creditPDF, "0042-117", billing, []string{"marie.tremblay@example.ca"})
 
 		// A new customer number: issued documents keep theirs, a new one carries the new.
-		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE subscribers SET customer_number = '0042-999' WHERE id = ?`), sub.SubscriberID); err != nil {
+		if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE subscribers SET customer_number = '0042-999' WHERE id = ?`), sub.SubscriberID); err != nil {
 			t.Fatal(err)
 		}
 		after := credit("second goodwill")
@@ -452,7 +453,7 @@ func TestDocumentPDFsNameTheCustomer(t *testing.T) {
 		check("issued credit note keeps its number", creditPDF, "0042-117", nil, []string{"0042-999"})
 		check("a new credit note carries the new number", "/api/v1/credit-notes/"+after+"/pdf", "0042-999", nil, []string{"0042-117"})
 		// An invoice issued before the subscriber had a number prints the number it has now.
-		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE invoices SET customer_number = NULL WHERE id = ?`), invoice); err != nil {
+		if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE invoices SET customer_number = NULL WHERE id = ?`), invoice); err != nil {
 			t.Fatal(err)
 		}
 		check("an invoice issued without a number", invoicePDF, "0042-999", nil, nil)
@@ -590,7 +591,7 @@ func TestBillingDay(t *testing.T) {
 	})
 }
 
-// TestPlanChangePreviewWithoutBillingDocument: rule 1(b), an invoice whose billing-document
+// TestPlanChangePreviewWithoutBillingDocument: an invoice whose billing-document
 // row is missing gives a null adjustment with a note and a normal 200.
 func TestPlanChangePreviewWithoutBillingDocument(t *testing.T) {
 	t.Parallel()
@@ -598,7 +599,7 @@ func TestPlanChangePreviewWithoutBillingDocument(t *testing.T) {
 		s.DevClock.Set(time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC))
 		id := (&hook{}).post(s, platformOrder("lh_7f3a9c1206", "nodoc@example.ca", "cus_demo_visa")).JSON["subscription_id"].(string)
 		apptest.Eventually(t, 15*time.Second, "the first invoice", func() bool { return len(invoicesOf(t, s, id)) == 1 })
-		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`DELETE FROM ledger_documents WHERE invoice_id IN (SELECT id FROM invoices WHERE subscription_id = ?)`), id); err != nil {
+		if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`DELETE FROM ledger_documents WHERE invoice_id IN (SELECT id FROM invoices WHERE subscription_id = ?)`), id); err != nil {
 			t.Fatal(err)
 		}
 		res := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriptions/" + id + "/change-plan/preview?plan_version_id=" + planFibre500, Headers: apptest.Key(storeKey)})
@@ -608,7 +609,7 @@ func TestPlanChangePreviewWithoutBillingDocument(t *testing.T) {
 	})
 }
 
-// TestPlatformLineWithoutProcessorCustomer: decisions §3's fixture line is platform-billed and
+// TestPlatformLineWithoutProcessorCustomer: a fixture line that is platform-billed and
 // names no processor customer. Its invoices are issued and stay open without AutoPay: no
 // attempt, no dunning, no charge job failing on every retry, and an operator's retry-charge
 // finds nothing to charge either. Once the holder saves a card, the open invoice is paid.
@@ -690,7 +691,7 @@ func awaitBillRun(t *testing.T, s *apptest.Service, day string) {
 // issued.
 func recurringPeriods(t *testing.T, s *apptest.Service, subID string) []string {
 	t.Helper()
-	return testdb.Strings(t, s.Store.DB.QueryContext, s.Store.Dialect.Rebind(`SELECT period FROM invoices
+	return testdb.Strings(t, rawdb.Writer(s.Store).QueryContext, s.Store.Dialect.Rebind(`SELECT period FROM invoices
 		WHERE subscription_id = ? AND kind = 'recurring' ORDER BY created_at, number`), subID)
 }
 
@@ -701,7 +702,7 @@ func recurringPeriods(t *testing.T, s *apptest.Service, subID string) []string {
 func TestBillRunsCatchUpAfterAClockJump(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
-		op := setClock(t, s, s.Operator(), "2027-02-10T15:00:00Z") // through the HTTP route (decisions §4)
+		op := setClock(t, s, s.Operator(), "2027-02-10T15:00:00Z") // through the HTTP route (dev mode)
 		h := &hook{}
 		stays := h.post(s, platformOrder("lh_7f3a9c1206", "household@example.ca", "cus_demo_visa")).JSON["subscription_id"].(string)
 		leaves := h.post(s, platformOrder("lh_7f3a9c1205", "household@example.ca", "cus_demo_visa")).JSON["subscription_id"].(string)
@@ -783,7 +784,7 @@ func TestACancelledLineWaitingForAVisitIsNotBilled(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := setClock(t, s, s.Operator(), "2027-02-10T15:00:00Z")
 		awaitBillRun(t, s, "2027-02-10")
-		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE subscriptions SET status = 'PENDING_INSTALL', workflow_state = 'awaiting_install' WHERE id = ?`), marieLine); err != nil {
+		if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE subscriptions SET status = 'PENDING_INSTALL', workflow_state = 'awaiting_install' WHERE id = ?`), marieLine); err != nil {
 			t.Fatal(err)
 		}
 		cancelLine(t, s, op, marieLine, "2027-04-10")
@@ -866,7 +867,7 @@ func TestCancellationSettlesPlanChanges(t *testing.T) {
 	})
 }
 
-// TestCancelPreviewIsWhatTheCancelWrites: the preview (interface.md D, a read-only quote)
+// TestCancelPreviewIsWhatTheCancelWrites: the preview (a read-only quote)
 // and the cancellation run one computation, so the preview's lines and total are the
 // documents the cancellation writes, in every case: the credit note for the unused days, the
 // final invoice (net plus tax, with any upgrade's pending line folded in as on every invoice),

@@ -11,7 +11,7 @@ import (
 	"github.com/subprov/subprov/provisioning"
 )
 
-// C. External checkout (marketplace hand-over). Session routes authenticate in the checkout
+// External checkout (marketplace hand-over). Session routes authenticate in the checkout
 // package (credSessionSecret) because a session's age is checked before its secret.
 
 type sessionCreateRequest struct {
@@ -49,7 +49,7 @@ func webhookSecret(r *http.Request) string { return r.Header.Get("X-Webhook-Secr
 
 // decodeCheckout reads the body of a webhook-secret call on a session. A body that does not
 // decode is answered only after the checks the call makes first: when the path or the body
-// names a session, its age check (410, marking it expired: interface.md, the age check runs
+// names a session, its age check (410, marking it expired: the age check runs
 // before authentication) and the secret (401, or another provider's 404); otherwise 401 when
 // the secret names no provider. An anonymous caller thus learns nothing about the request's
 // shape, and an expired session answers 410 whatever the body. A body that decodes goes on to
@@ -187,7 +187,7 @@ type completeRequest struct {
 
 // Valid names every missing or malformed field at once: the subscriber's and, without a
 // session, the explicit order fields (the rules PlaceOrder applies). With a session its plan,
-// delivery mode and MAC are the ones used (complete rule 1), so the payload's are not judged.
+// delivery mode and MAC are the ones used, so the payload's are not judged.
 func (q completeRequest) Valid() map[string]string {
 	o := provisioning.Order{Subscriber: q.Subscriber.person(), ExternalSubscriptionID: strings.TrimSpace(q.ExternalSubscriptionID),
 		PlanVersionID: q.PlanVersionID, DeliveryMode: subprov.DeliveryMode(q.DeliveryMode), MACAddress: q.MACAddress}
@@ -289,7 +289,7 @@ func (s *server) handleCheckoutSubscription(w http.ResponseWriter, r *http.Reque
 	return nil
 }
 
-// partnerSubscriptionJSON is the partner view of a line (interface.md "Subscription (partner view)").
+// partnerSubscriptionJSON is the partner view of a line (the OpenAPI document's partner subscription).
 func partnerSubscriptionJSON(sub *subprov.Subscription) map[string]any {
 	out := map[string]any{"subscription_id": sub.ID, "external_subscription_id": strOrNil(sub.ExternalSubscriptionID),
 		"status": sub.Status, "anonymous": sub.Anonymous, "workflow_state": sub.WorkflowState, "appointment_at": timeOrNil(sub.AppointmentAt),

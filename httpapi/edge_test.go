@@ -18,6 +18,7 @@ import (
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/httpapi"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -280,7 +281,7 @@ func TestPasswordResetMailsASingleUseLink(t *testing.T) {
 	})
 }
 
-// TestSettingAPasswordRetiresItsOtherLinks: mailed links are single use (decisions §5), and
+// TestSettingAPasswordRetiresItsOtherLinks: mailed links are single use (docs/security.md), and
 // once an account's password is set — by a set-up link, a reset link or a change in the
 // portal — every other link of that account that would set it (set-up, activation, reset)
 // stops working: an older set-up link cannot take over an account activated with a newer one.
@@ -565,8 +566,8 @@ func TestRateLimitsSharedThroughRedis(t *testing.T) {
 	}
 }
 
-// TestRateLimitBucketsArePerKey: each API key is its own bucket (interface.md Authentication
-// rule 4), whatever its first characters: a provider's store key using up its allowance leaves
+// TestRateLimitBucketsArePerKey: each API key is its own bucket (docs/http.md, Rate
+// limits), whatever its first characters: a provider's store key using up its allowance leaves
 // the same provider's agent key, which starts alike (nwf_live_…), untouched. A key that is not
 // valid draws from its client IP's bucket: it is answered 401, not the 429 of a key it
 // resembles, and guessing keys from one address is still bounded (429 once the address's
@@ -691,7 +692,7 @@ func TestGracefulShutdownFinishesInFlightJobs(t *testing.T) {
 		}))
 		defer srv.Close()
 		s := apptest.Start(t, u)
-		s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), srv.URL, northwind)
+		rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), srv.URL, northwind)
 		res := (&hook{}).post(s, order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen102}))
 		if res.Status != 200 {
 			t.Fatalf("order: %s", res.Raw)

@@ -14,7 +14,7 @@ import (
 )
 
 // TestFaultsLeaveNothingHalfWritten drives every dev fault seam through HTTP: each gives
-// interface.md's documented outcome, the seam is healed, and the invariants checker then
+// documented outcome, the seam is healed, and the invariants checker then
 // finds nothing half-written (internal/invariants).
 func TestFaultsLeaveNothingHalfWritten(t *testing.T) {
 	t.Parallel()

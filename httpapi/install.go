@@ -8,7 +8,6 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/install"
-	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/web"
 )
 
@@ -56,7 +55,7 @@ func instant(t *time.Time) *string {
 	return &s
 }
 
-func installJobOf(r *store.InstallQueueRow) installJobJSON {
+func installJobOf(r *subprov.InstallQueueEntry) installJobJSON {
 	j := installJobJSON{ID: r.ID, ProviderID: r.ProviderID, SubscriptionID: r.SubscriptionID, Kind: r.Kind, Booking: optional(r.Booking),
 		State: r.State, Flags: install.Flags(r.Flags), AssignedTo: optional(r.AssignedTo), AppointmentAt: instant(r.AppointmentAt),
 		InvitationDueOn: optional(r.InvitationDueOn), SubscriptionStatus: r.SubscriptionStatus, OnHold: r.OnHold,

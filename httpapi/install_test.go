@@ -12,6 +12,7 @@ import (
 
 	"github.com/subprov/subprov/internal/apptest"
 	"github.com/subprov/subprov/internal/browsertest"
+	"github.com/subprov/subprov/internal/rawdb"
 )
 
 const demoBookingToken = "demo_booking_token_northwind_0001"
@@ -198,7 +199,7 @@ func TestInstallQueue(t *testing.T) {
 		second := (&hook{}).post(s, order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen102, "subscriber": person("q@example.ca")}))
 		secondID := second.JSON["subscription_id"].(string)
 		// A third-line line without any contact e-mail: seeded directly, as anonymous checkout would.
-		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE install_jobs SET flags = 'No contact e-mail' WHERE subscription_id = ?`), secondID); err != nil {
+		if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE install_jobs SET flags = 'No contact e-mail' WHERE subscription_id = ?`), secondID); err != nil {
 			t.Fatal(err)
 		}
 		list := func(query string) *apptest.Response {

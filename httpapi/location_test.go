@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/switches"
 )
 
@@ -227,7 +228,7 @@ func TestAnEndingLineLeavesAnotherLinesPortAlone(t *testing.T) {
 		awaitLine(t, s, "the old line live", old, `workflow_state = 'provisioned'`)
 		cancelLine(t, s, s.Operator(), old, "2026-11-25")
 		// The second line an older version let in, at the same suite and port, live on the port.
-		_, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`INSERT INTO subscriptions (id, provider_id, subscriber_id, plan_version_id, building_id,
+		_, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`INSERT INTO subscriptions (id, provider_id, subscriber_id, plan_version_id, building_id,
 				unit_id, port_id, location_key, status, workflow_state, delivery_mode, source, created_at, updated_at)
 			SELECT 'double-line', provider_id, subscriber_id, plan_version_id, building_id, unit_id, port_id, 'double-booked:double-line',
 				'ACTIVE', 'provisioned', 'direct', 'test', created_at, updated_at FROM subscriptions WHERE id = ?`), old)

@@ -32,7 +32,8 @@ const (
 // given, and observe reads it from the one it passed on.
 type requestInfo struct {
 	id     string
-	apiKey *keyLookup // the X-API-Key as the rate limiter resolved it, for authentication
+	log    *slog.Logger // the server's configured logger, for the causes of 500s
+	apiKey *keyLookup   // the X-API-Key as the rate limiter resolved it, for authentication
 	// failed is set by a handler that answered a failed attempt itself (a password page's
 	// dead link), for failureLimit.count.
 	failed bool
@@ -46,16 +47,26 @@ func infoOf(r *http.Request) *requestInfo {
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // withRequestID tags every request and response with X-Request-Id, keeping a sane one the
-// client sent so a partner can follow one call through both systems' logs.
-func withRequestID(next http.Handler) http.Handler {
+// client sent so a partner can follow one call through both systems' logs. It also hands the
+// request the server's logger, so an error rendered anywhere below logs where the server logs.
+func withRequestID(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-Id")
 		if !requestIDPattern.MatchString(id) {
 			id = store.NewID()
 		}
 		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyRequest, &requestInfo{id: id})))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyRequest, &requestInfo{id: id, log: log})))
 	})
+}
+
+// logOf is the logger of r's server, or the default one for a request that did not come
+// through NewServer.
+func logOf(r *http.Request) *slog.Logger {
+	if info := infoOf(r); info != nil && info.log != nil {
+		return info.log
+	}
+	return slog.Default()
 }
 
 func requestID(r *http.Request) string {
@@ -167,7 +178,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	return m
 }
 
-// rateLimit applies each route's fixed limit (interface.md Authentication rule 4) to the
+// rateLimit applies each route's fixed limit (docs/http.md, Rate limits) to the
 // request's bucket (bucketOf). If the shared limiter (Redis) fails, the request passes and the
 // failure is logged: an outage of the rate limiter must not become an outage of the service.
 func (s *server) rateLimit(next http.Handler) http.Handler {
@@ -285,7 +296,7 @@ func (s *server) limiterDown(err error) {
 	}
 }
 
-// bucketOf names the allowance a request draws from (interface.md Authentication rule 4). A
+// bucketOf names the allowance a request draws from (docs/http.md, Rate limits). A
 // request that sends a valid X-API-Key draws from that key's bucket, named by the hash the key
 // is stored and looked up by: every key is a bucket of its own, however many keys a provider
 // has and however alike they start (a provider's keys share their first characters, so a

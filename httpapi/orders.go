@@ -7,7 +7,7 @@ import (
 	"github.com/subprov/subprov/portal"
 )
 
-// Portal orders and reactivation (interface.md section A, reactivation rules 1-9).
+// Portal orders and reactivation (docs/portal.md).
 
 type portalOrderRequest struct {
 	BuildingID               string `json:"building_id"`

@@ -152,7 +152,7 @@ func TestOrderPreview(t *testing.T) {
 }
 
 // TestOrderPreviewNamesWhatIsMissing: the preview answers problems as a blockers sentence with
-// 200 (interface.md section A), and a sentence that names what is missing or malformed, the
+// 200, and a sentence that names what is missing or malformed, the
 // same fields the order itself would refuse, never a bare "Request validation failed".
 func TestOrderPreviewNamesWhatIsMissing(t *testing.T) {
 	t.Parallel()
@@ -280,7 +280,7 @@ func TestPlaceOrder(t *testing.T) {
 			`SELECT COUNT(*) FROM audit_log WHERE subject_id = ? AND action = 'subscription.ordered_from_portal'`:                                               1,
 			`SELECT COUNT(*) FROM subscriptions WHERE id = ? AND source = 'portal' AND billing_owner = 'platform' AND processor_customer_id = 'cus_demo_marie'`: 1,
 			`SELECT COUNT(*) FROM invoices WHERE subscription_id = ?`:                                                                                           0,
-			// The subscriber surface emits no events (interface.md, Events): no pending_install.
+			// The subscriber surface emits no events (docs/portal.md): no pending_install.
 			`SELECT COUNT(*) FROM events WHERE subscription_id = ?`: 0,
 		} {
 			id := queen

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/identity"
@@ -48,7 +49,7 @@ func resetLink(t *testing.T, s *apptest.Service, op map[string]string, email str
 	return localURL(s, newestLink(t, s, op, email, "Reset your password"))
 }
 
-// The links of the reset and set-up mails (decisions §5: SUBPROV_PUBLIC_URL/…?token=TOKEN)
+// The links of the reset and set-up mails (SUBPROV_PUBLIC_URL/…?token=TOKEN)
 // open a page that sets the password. Showing the page does not use the link; a refused
 // password shows the form again and leaves it usable; a set password uses it (single use), and
 // each page takes its own kind of link only.
@@ -75,7 +76,7 @@ func TestPasswordPagesSetThePasswordFromTheMailedLink(t *testing.T) {
 		}
 		const activation = "an-activation-link-token"
 		if err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-			return tx.InsertToken(ctx, identity.HashSecret(activation), store.Token{Kind: auth.TokenActivation.Name, ProviderID: priya.ProviderID,
+			return tx.InsertToken(ctx, identity.HashSecret(activation), subprov.MailedToken{Kind: auth.TokenActivation.Name, ProviderID: priya.ProviderID,
 				SubjectID: priya.ID, ExpiresAt: s.Clock.Now().Add(auth.TokenActivation.Lifetime)}, s.Clock.Now())
 		}); err != nil {
 			t.Fatal(err)

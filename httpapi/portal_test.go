@@ -8,6 +8,7 @@ import (
 
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/internal/rawdb"
 )
 
 // addAuthorizedUser gives Marie's account an authorized user with a portal login.
@@ -15,10 +16,10 @@ func addAuthorizedUser(t *testing.T, s *apptest.Service, email string) map[strin
 	t.Helper()
 	hash, _ := identity.TestPasswordCost.Hash("authorized-password")
 	ctx := context.Background()
-	_, err := s.Store.DB.ExecContext(ctx, s.Store.Dialect.Rebind(`INSERT INTO authorized_users (id, subscriber_id, firstname, lastname, email, created_at)
+	_, err := rawdb.Writer(s.Store).ExecContext(ctx, s.Store.Dialect.Rebind(`INSERT INTO authorized_users (id, subscriber_id, firstname, lastname, email, created_at)
 		VALUES ('au-1', 's1000000-0000-4000-8000-000000000001', 'Luc', 'Tremblay', ?, ?)`), email, time.Now().UTC())
 	if err == nil {
-		_, err = s.Store.DB.ExecContext(ctx, s.Store.Dialect.Rebind(`INSERT INTO accounts (id, email, provider_id, subscriber_id, authorized_user_id, password_hash, created_at)
+		_, err = rawdb.Writer(s.Store).ExecContext(ctx, s.Store.Dialect.Rebind(`INSERT INTO accounts (id, email, provider_id, subscriber_id, authorized_user_id, password_hash, created_at)
 			VALUES ('acc-au-1', ?, ?, 's1000000-0000-4000-8000-000000000001', 'au-1', ?, ?)`), email, northwind, hash, time.Now().UTC())
 	}
 	if err != nil {
@@ -193,8 +194,8 @@ func TestOwnContactAndPassword(t *testing.T) {
 }
 
 // TestPasswordChangeChecksTheCurrentPasswordFirst: PATCH /me/password answers a wrong current
-// password with 400 "Current password is incorrect" whatever the new password is (interface.md
-// section A); only a caller who knows the current password learns what is wrong with the new
+// password with 400 "Current password is incorrect" whatever the new password is
+// (docs/http.md); only a caller who knows the current password learns what is wrong with the new
 // one (422 naming new_password). A request without the current password is 422 naming every
 // missing or invalid field. Nothing changes until it all holds.
 func TestPasswordChangeChecksTheCurrentPasswordFirst(t *testing.T) {
@@ -424,7 +425,7 @@ func TestUsageAndStatusHistory(t *testing.T) {
 			t.Fatalf("a month in service has no traffic: %v", months[3])
 		}
 		// At most 60 months.
-		s.Store.DB.Exec(`UPDATE subscriptions SET started_at = '2015-03-01' WHERE id = 'c1000000-0000-4000-8000-000000000001'`)
+		rawdb.Writer(s.Store).Exec(`UPDATE subscriptions SET started_at = '2015-03-01' WHERE id = 'c1000000-0000-4000-8000-000000000001'`)
 		res = get(marie, "/partner/subscriber/me/usage")
 		months = res.JSON["months"].([]any)
 		if len(months) != 60 || months[0].(map[string]any)["month"] != "2021-12" {
@@ -460,7 +461,7 @@ func TestUsageAndStatusHistory(t *testing.T) {
 }
 
 // TestUsageMonthsAreInTheProvidersTimeZone: the months of GET /me/usage are the provider's
-// calendar months (decisions §2), Toronto for Marie's Northwind line: at 03:00 UTC on
+// calendar months, Toronto for Marie's Northwind line: at 03:00 UTC on
 // 1 December it is still 30 November there, so the list ends with a November still to date;
 // December starts at Toronto's midnight, 05:00 UTC.
 func TestUsageMonthsAreInTheProvidersTimeZone(t *testing.T) {

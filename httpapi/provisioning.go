@@ -302,7 +302,7 @@ func (s *server) handleChangePlan(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	c := callerOf(r)
-	// The partner endpoint counts UTC days (interface.md Limits).
+	// The partner endpoint counts UTC days (docs/provisioning.md, Plan change).
 	res, err := s.Provisioning.ChangePlan(r.Context(), c.Provider, r.PathValue("subscription_id"), strings.TrimSpace(q.PlanVersionID), "api_key:"+c.APIKey.Prefix, provisioning.UTCDay)
 	if err != nil {
 		return err

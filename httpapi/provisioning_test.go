@@ -21,6 +21,7 @@ import (
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
 	"github.com/subprov/subprov/internal/invariants"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
@@ -67,7 +68,7 @@ type hook struct {
 
 func newHook(t *testing.T, s *apptest.Service, secret string) *hook {
 	h := newReceiver(t, secret)
-	if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), h.srv.URL, northwind); err != nil {
+	if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), h.srv.URL, northwind); err != nil {
 		t.Fatal(err)
 	}
 	return h
@@ -259,7 +260,7 @@ func TestProviderInitiatedIsIdempotent(t *testing.T) {
 			t.Fatalf("taken location: %d %s", res.Status, res.Raw)
 		}
 		// A SUSPENDED line counts as existing: the replay answers it with its real status.
-		s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE subscriptions SET status = 'SUSPENDED' WHERE id = ?`), first.JSON["subscription_id"])
+		rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE subscriptions SET status = 'SUSPENDED' WHERE id = ?`), first.JSON["subscription_id"])
 		res := h.post(s, body)
 		if res.JSON["subscription_id"] != first.JSON["subscription_id"] || res.JSON["status"] != "SUSPENDED" {
 			t.Fatalf("suspended replay: %s", res.Raw)
@@ -269,7 +270,7 @@ func TestProviderInitiatedIsIdempotent(t *testing.T) {
 
 // TestAReplayAnswersTheLineAskedFor: an external_subscription_id names one line, so repeating
 // it for the same subscriber and plan at another location is 409 external_id_in_use and
-// orders nothing there (provisioning rule 3: that would be a second line, under an id of its
+// orders nothing there (that would be a second line, under an id of its
 // own); and every replay's route is the route of the line it answers, not of the request.
 func TestAReplayAnswersTheLineAskedFor(t *testing.T) {
 	t.Parallel()
@@ -561,7 +562,7 @@ func TestProvisioningWebhooksAreSignedAndOrdered(t *testing.T) {
 	})
 }
 
-// TestProvisioningJobIDIsAUUID: every id the service creates is a UUID (decisions §2), the
+// TestProvisioningJobIDIsAUUID: every id the service creates is a UUID, the
 // provisioning job's too, on every route that answers one; and the webhook that reports the
 // job's outcome, provisioning.completed or provisioning.failed, names it in data.job_id so a
 // partner can match it to the order.
@@ -977,7 +978,7 @@ func TestWebhookSurvivesARestart(t *testing.T) {
 		defer srv.Close()
 		defer close(release)
 		a := apptest.Start(t, u)
-		a.Store.DB.Exec(a.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), srv.URL, northwind)
+		rawdb.Writer(a.Store).Exec(a.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), srv.URL, northwind)
 		res := (&hook{}).post(a, order(map[string]any{"delivery_mode": "home_drop", "unit_id": unitQueen102}))
 		if res.Status != 200 {
 			t.Fatalf("order: %s", res.Raw)
@@ -997,7 +998,7 @@ func TestWebhookSurvivesARestart(t *testing.T) {
 		mu.Unlock()
 		b := apptest.Start(t, u)
 		// The new process loads the demo fixture again, which has no webhook URL: set it back.
-		b.Store.DB.Exec(b.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), srv.URL, northwind)
+		rawdb.Writer(b.Store).Exec(b.Store.Dialect.Rebind(`UPDATE providers SET webhook_url = ? WHERE id = ?`), srv.URL, northwind)
 		b.DevClock.Advance(10 * time.Minute) // past any retry a failed attempt scheduled
 		apptest.Eventually(t, 20*time.Second, "delivery after the restart", func() bool {
 			mu.Lock()
@@ -1011,7 +1012,7 @@ func TestWebhookSurvivesARestart(t *testing.T) {
 }
 
 // TestNoOrderOnANonOrderableBuilding: a classified building the operator marked orderable false
-// answers serviceable false, and every way of ordering re-checks it (provisioning rule 4):
+// answers serviceable false, and every way of ordering re-checks it, fail-closed:
 // provider-initiated direct and home_drop, a bulk item, complete with a session and without,
 // anonymous-complete with a session and without, and a new checkout session are each refused
 // with 422 saying the building is not orderable, writing nothing.
@@ -1022,7 +1023,7 @@ func TestNoOrderOnANonOrderableBuilding(t *testing.T) {
 		portSession := session(t, s, map[string]any{"location_hash": hashKing1206})
 		suiteSession := session(t, s, map[string]any{"unit_id": unitKing1205, "delivery_mode": "home_drop"})
 		anonSession := session(t, s, map[string]any{"location_hash": hashKing1206, "delivery_mode": "direct"})
-		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE buildings SET orderable = ? WHERE id = ?`), false, kingBuilding); err != nil {
+		if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE buildings SET orderable = ? WHERE id = ?`), false, kingBuilding); err != nil {
 			t.Fatal(err)
 		}
 		check := s.Do(apptest.Request{Method: "POST", Path: "/partner/serviceability/check", Headers: apptest.Key(storeKey),
@@ -1111,8 +1112,8 @@ func problemList(t *testing.T, r *apptest.Response) []string {
 	return out
 }
 
-// TestValidationListsEveryFieldByItsPath: a 422 names every offending field at once (decisions
-// §7), each by its full path: unknown fields and wrong types inside nested objects are named
+// TestValidationListsEveryFieldByItsPath: a 422 names every offending field at once (docs/http.md),
+// each by its full path: unknown fields and wrong types inside nested objects are named
 // there, and the order's own rules still run beside them (a field with a wrong type is not
 // also "required"). Bulk items list theirs, by their path in the item.
 func TestValidationListsEveryFieldByItsPath(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/subprov/subprov/internal/apptest"
 	"github.com/subprov/subprov/internal/invariants"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/store"
 )
 
@@ -119,8 +120,9 @@ func blockersOf(r *apptest.Response) string {
 	return strings.Join(out, " ")
 }
 
-// TestReactivationPreview: rules 1-3 on the read side, all account users, the holder-only
-// list of the orders and reactivation routes, and provider isolation.
+// TestReactivationPreview: the preview's case, path, blockers and money on the read side, all
+// account users, the holder-only list of the orders and reactivation routes, and provider
+// isolation.
 func TestReactivationPreview(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
@@ -164,7 +166,7 @@ func TestReactivationPreview(t *testing.T) {
 			t.Fatalf("an authorized user changed the line: %s", n)
 		}
 		// Unpaid invoices block.
-		if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`UPDATE invoices SET status = 'open' WHERE subscriber_id = ?`), marieSubscriber); err != nil {
+		if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`UPDATE invoices SET status = 'open' WHERE subscriber_id = ?`), marieSubscriber); err != nil {
 			t.Fatal(err)
 		}
 		if r := x.preview(marie); r.JSON["eligible"] != false || !strings.Contains(blockersOf(r), "unpaid invoices") {
@@ -173,7 +175,7 @@ func TestReactivationPreview(t *testing.T) {
 		if r := x.act(marie, marieLine); r.Status != 409 || detailCode(r) != "not_eligible" {
 			t.Fatalf("acting while blocked: %d %s", r.Status, r.Raw)
 		}
-		// A line billed directly by the provider is blocked (decisions §3).
+		// A line billed directly by the provider is blocked (docs/portal.md, Reactivation).
 		x.cancel(priyaLine, "2026-11-21")
 		if r := x.preview(priya); r.JSON["case"] != "reactivate" || r.JSON["eligible"] != false || !strings.Contains(blockersOf(r), "billed directly by the provider") {
 			t.Fatalf("partner-billed: %s", r.Raw)
@@ -194,7 +196,7 @@ func TestReactivationPreview(t *testing.T) {
 	})
 }
 
-// TestReactivationWithdraw: rule 4 — the line returns to its status and billing continues; an
+// TestReactivationWithdraw: the line returns to its status and billing continues; an
 // open refund credit is voided, days whose money already went back are invoiced again.
 func TestReactivationWithdraw(t *testing.T) {
 	t.Parallel()
@@ -350,7 +352,7 @@ func TestReactivationWithdrawKeepsAFinalInvoiceBeingCharged(t *testing.T) {
 	})
 }
 
-// TestReactivateRemote: rule 5 and rule 9 — the port is written first; port_in_use and an
+// TestReactivateRemote: the port is written first; port_in_use and an
 // unconfirmed write raise an operator ticket and change nothing; a confirmed write makes the
 // line ACTIVE and the rest of the month is invoiced and charged through AutoPay.
 func TestReactivateRemote(t *testing.T) {
@@ -397,7 +399,7 @@ func TestReactivateRemote(t *testing.T) {
 	})
 }
 
-// TestReactivateTechnician: rule 6 — PENDING_INSTALL, suite held, job reinstall, nothing
+// TestReactivateTechnician: PENDING_INSTALL, suite held, job reinstall, nothing
 // charged; and a suite served by someone else since blocks.
 func TestReactivateTechnician(t *testing.T) {
 	t.Parallel()
@@ -476,7 +478,7 @@ func TestReactivateTechnician(t *testing.T) {
 	})
 }
 
-// TestResume: rules 7 and 8 — a line that never went live comes back as PENDING_INSTALL
+// TestResume: a line that never went live comes back as PENDING_INSTALL
 // (install job, requested start kept while ahead); on a wired first-line suite it is charged at
 // once: card_declined and no_payment_method change nothing, a port that will not switch on
 // after the money moved answers provisioned false.
@@ -528,7 +530,7 @@ func TestResume(t *testing.T) {
 		x.cancel(king6, "2026-11-21")
 		// Without a card on file: no_payment_method, nothing changed.
 		exec := func(q string, args ...any) {
-			if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(q), args...); err != nil {
+			if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(q), args...); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -551,7 +553,7 @@ func TestResume(t *testing.T) {
 	})
 }
 
-// TestReactivationInstallUnavailable: rule 9 — when the reinstall job cannot be opened (the
+// TestReactivationInstallUnavailable: when the reinstall job cannot be opened (the
 // install queue refuses the row: a trigger stands in for that failure on each engine), the
 // answer is install_unavailable and the line is left as it was.
 func TestReactivationInstallUnavailable(t *testing.T) {
@@ -567,7 +569,7 @@ func TestReactivationInstallUnavailable(t *testing.T) {
 				`CREATE TRIGGER refuse_install BEFORE INSERT ON install_jobs FOR EACH ROW EXECUTE FUNCTION refuse_install()`}
 		}
 		for _, q := range refuse {
-			if _, err := s.Store.DB.Exec(q); err != nil {
+			if _, err := rawdb.Writer(s.Store).Exec(q); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -582,12 +584,12 @@ func TestReactivationInstallUnavailable(t *testing.T) {
 	})
 }
 
-// TestEveryReactivationIsInvoiced: state table "recurring billing resumes; rest of current
-// period invoiced" and rule 5 hold for each reactivation, not only the first of a month: a
-// line cancelled and brought back twice in November gets two reactivation invoices, each
-// charged through AutoPay, on every path that invoices (withdraw after the refund went out,
-// remote, technician). Acting again on a line that is back, or confirming its install again,
-// invoices nothing more: one invoice per reactivation.
+// TestEveryReactivationIsInvoiced: state table "recurring billing resumes; rest of current period
+// invoiced" and the remote reactivation's invoice hold for each reactivation, not only the first of
+// a month: a line cancelled and brought back twice in November gets two reactivation invoices, each
+// charged through AutoPay, on every path that invoices (withdraw after the refund went out, remote,
+// technician). Acting again on a line that is back, or confirming its install again, invoices
+// nothing more: one invoice per reactivation.
 func TestEveryReactivationIsInvoiced(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {

@@ -12,7 +12,7 @@ import (
 	"github.com/subprov/subprov/agent"
 )
 
-// surface is a group of routes that shares an error envelope (interface.md Errors).
+// surface is a group of routes that shares an error envelope (docs/http.md).
 type surface int
 
 const (
@@ -76,13 +76,13 @@ var statusOf = map[subprov.Code]int{
 func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 	e, ok := subprov.AsError(err)
 	if sf == surfaceAgent {
-		// Only the agent codes reach an agent (decisions §7); anything else is internal.
+		// Only the agent codes reach an agent (docs/agent.md); anything else is internal.
 		var unlisted bool
 		e, unlisted = agent.Public(err)
 		ok = !unlisted
 	}
 	if !ok {
-		slog.ErrorContext(r.Context(), "internal error", "request_id", requestID(r), "method", r.Method, "path", r.URL.Path, "err", err)
+		logOf(r).ErrorContext(r.Context(), "internal error", "request_id", requestID(r), "method", r.Method, "path", r.URL.Path, "err", err)
 		e = &subprov.Error{Code: subprov.EINTERNAL, Reason: "internal", Message: "Internal server error"}
 	}
 	status := statusOf[e.Code]
@@ -93,7 +93,7 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 		if e.Code == subprov.ERATELIMITED {
 			e = &subprov.Error{Code: e.Code, Message: "Too many attempts from your network in a short time. Please wait a minute, then try again."}
 		}
-		writePageError(w, status, e)
+		writePageError(w, r, status, e)
 		return
 	}
 	if e.Code == subprov.ERATELIMITED {
@@ -126,7 +126,7 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 			return
 		}
 		if e.Code == subprov.EGONE {
-			// 410 for an expired or cancelled session nests the object (interface.md Errors).
+			// 410 for an expired or cancelled session nests the object (docs/checkout.md).
 			inner := map[string]any{"detail": e.Message}
 			for k, v := range e.Extra {
 				inner[k] = v
@@ -147,13 +147,13 @@ var pageTitles = map[int]string{
 	http.StatusTooManyRequests: "Please wait a moment",
 }
 
-func writePageError(w http.ResponseWriter, status int, e *subprov.Error) {
+func writePageError(w http.ResponseWriter, r *http.Request, status int, e *subprov.Error) {
 	title := pageTitles[status]
 	if title == "" {
 		title = "Something went wrong"
 	}
 	if err := pages.Message(w, status, title, e.Message); err != nil {
-		slog.Warn("write error page", "err", err)
+		logOf(r).Warn("write error page", "err", err)
 	}
 }
 

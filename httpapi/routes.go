@@ -10,7 +10,7 @@ import (
 
 // route is one entry of the surface: method, path, the credential it requires, the envelope
 // its errors use, its rate limit, and its handler. A /partner route is also served under
-// /api/v1 with identical authentication (interface.md Versioning).
+// /api/v1 with identical authentication (docs/http.md).
 type route struct {
 	method  string
 	path    string
@@ -32,8 +32,8 @@ func (rt route) paths() []string {
 	return []string{rt.path}
 }
 
-// Default limits for routes the spec gives none (interface.md Limits: "Per-endpoint limits for
-// agent, subscriber and checkout endpoints: not shown"): generous for reads, tight for guesses.
+// Default limits for the agent, subscriber and checkout routes, which have no fixed limit of
+// their own (docs/http.md, Rate limits): generous for reads, tight for guesses.
 var (
 	defaultLimit = ratelimit.PerMinute(600)
 	// failedLoginLimit bounds guessing a password (or a mailed link) from one client IP to 10
@@ -60,7 +60,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/openapi.json", handle: s.handleOpenAPI},
 		{method: "GET", path: "/docs", handle: s.handleDocs},
 
-		// Logins (decisions §5).
+		// Logins (docs/security.md).
 		{method: "POST", path: "/partner/subscriber/auth/login", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.handleSubscriberLogin},
 		{method: "POST", path: "/partner/subscriber/auth/password-reset", surface: surfaceSubscriber, limit: resetRequestLimit, handle: s.handlePasswordReset},
 		{method: "POST", path: "/partner/subscriber/auth/password-reset/confirm", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.handlePasswordResetConfirm},
@@ -72,14 +72,14 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/portal/activate", surface: surfacePage, failures: failedLoginLimit, handle: s.handlePasswordSet},
 		{method: "POST", path: "/api/v1/auth/login", failures: failedLoginLimit, handle: s.handleOperatorLogin},
 
-		// D. Serviceability and location.
+		// Serviceability and location.
 		{method: "GET", path: "/partner/serviceability/autocomplete", auth: credAPIKey, limit: ratelimit.PerMinute(300), handle: s.handleAutocomplete},
 		{method: "POST", path: "/partner/serviceability/check", auth: credAPIKey, limit: ratelimit.PerMinute(120), handle: s.handleCheck},
 		{method: "GET", path: "/partner/serviceability/units", auth: credAPIKey, limit: ratelimit.PerMinute(300), handle: s.handleUnits},
 		{method: "POST", path: "/partner/location/", handle: s.handleLocation},
 		{method: "POST", path: "/partner/location/details", auth: credOperator, handle: s.handleLocationDetails},
 
-		// D. Provisioning (API key), the CPE's configuration pull, and cancellation (dashboard).
+		// Provisioning (API key), the CPE's configuration pull, and cancellation (dashboard).
 		{method: "POST", path: "/partner/provisioning/provider-initiated", auth: credAPIKey, limit: ratelimit.PerMinute(120), handle: s.handleProviderInitiated},
 		{method: "POST", path: "/partner/provisioning/bulk", auth: credAPIKey, limit: ratelimit.PerMinute(30), handle: s.handleBulk},
 		{method: "POST", path: "/partner/provisioning/confirm-install", auth: credAPIKey, handle: s.handleConfirmInstall},
@@ -90,7 +90,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel", auth: credOperator, handle: s.handleCancellation},
 		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel/preview", auth: credOperator, handle: s.handleCancelPreview},
 
-		// C. External checkout (marketplace hand-over) and the marketplace's plan read.
+		// External checkout (marketplace hand-over) and the marketplace's plan read.
 		{method: "POST", path: "/partner/external-checkout/sessions", auth: credOptionalSubscriber, handle: s.handleCreateSession},
 		{method: "GET", path: "/partner/external-checkout/sessions/{session_id}", auth: credSessionSecret, handle: s.handleReadSession},
 		{method: "PATCH", path: "/partner/external-checkout/sessions/{session_id}", auth: credSessionSecret, handle: s.handlePatchSession},
@@ -101,7 +101,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/partner/external-checkout/subscription-status", auth: credWebhookSecret, handle: s.handleSubscriptionStatus},
 		{method: "GET", path: "/partner/marketplace/plans/{plan_version_id}", handle: s.handleMarketplacePlan},
 
-		// E. Sandbox (dashboard) and the sandbox payment page a sandbox provider's checkout URL points to.
+		// Sandbox (dashboard) and the sandbox payment page a sandbox provider's checkout URL points to.
 		{method: "GET", path: "/api/v1/sandbox/provider-info", auth: credOperator, handle: s.handleSandboxProviderInfo},
 		{method: "POST", path: "/api/v1/sandbox/webhook-config", auth: credOperator, handle: s.handleSandboxWebhookConfig},
 		{method: "GET", path: "/api/v1/sandbox/webhook-events", auth: credOperator, handle: s.handleSandboxEvents},
@@ -110,7 +110,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/sandbox/checkout", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.handlePay},
 		{method: "POST", path: "/sandbox/checkout/cancel", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.handlePayCancel},
 
-		// A. Subscriber self-service (subscriber JWT; holder-only routes use credHolder).
+		// Subscriber self-service (subscriber JWT; holder-only routes use credHolder).
 		{method: "GET", path: "/partner/subscriber/me", auth: credSubscriberView, surface: surfaceSubscriber, handle: s.handleMe},
 		{method: "GET", path: "/partner/subscriber/me/details", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyDetails},
 		{method: "PATCH", path: "/partner/subscriber/me/contact", auth: credSubscriber, surface: surfaceSubscriber, handle: s.handleMyContact},
@@ -151,7 +151,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/api/v1/install-jobs/{job_id}/complete", auth: credOperator, handle: s.handleCompleteInstallJob},
 		{method: "GET", path: "/book", surface: surfacePage, handle: s.handleBookingPage},
 		{method: "POST", path: "/book", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.handleBookingConfirm},
-		// B. Support-agent API (issue 7): agent key on every call; the verified session is
+		// Support-agent API (issue 7): agent key on every call; the verified session is
 		// checked by package agent, after provider scoping.
 		{method: "GET", path: "/partner/agent/customers/search", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentSearch},
 		{method: "POST", path: "/partner/agent/verify/issue", auth: credAgentKey, surface: surfaceAgent, limit: ratelimit.PerMinute(60), handle: s.handleAgentVerifyIssue},
@@ -170,7 +170,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/partner/agent/tickets", auth: credAgentKey, surface: surfaceAgent, handle: s.handleAgentOpenTicket},
 	}
 	if s.DevClock != nil {
-		// Dev mode (decisions §4): absent, so 404, when dev mode is off.
+		// Dev mode: absent, so 404, when dev mode is off.
 		rs = append(rs,
 			route{method: "GET", path: "/api/v1/dev/clock", auth: credOperator, handle: s.handleDevClockGet},
 			route{method: "POST", path: "/api/v1/dev/clock", auth: credOperator, handle: s.handleDevClockSet},

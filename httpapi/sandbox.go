@@ -12,7 +12,7 @@ import (
 	"github.com/subprov/subprov/sandbox"
 )
 
-// E. Sandbox (dashboard JWT).
+// Sandbox (dashboard JWT).
 
 // handleSandboxProviderInfo: GET /api/v1/sandbox/provider-info.
 func (s *server) handleSandboxProviderInfo(w http.ResponseWriter, r *http.Request) error {

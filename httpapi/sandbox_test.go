@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/subprov/subprov/internal/apptest"
 	"github.com/subprov/subprov/internal/browsertest"
+	"github.com/subprov/subprov/internal/rawdb"
 )
 
 func sandboxWebhook(t *testing.T, s *apptest.Service, op map[string]string, url string) *apptest.Response {
@@ -94,7 +95,7 @@ func TestSandboxDashboard(t *testing.T) {
 
 		// Listing: newest first; limit default 20, 1 to 200 accepted, above 100 clamped.
 		for i := range 110 {
-			if _, err := s.Store.DB.Exec(s.Store.Dialect.Rebind(`INSERT INTO events (id, provider_id, type, payload, sandbox, delivery_state, seq, created_at)
+			if _, err := rawdb.Writer(s.Store).Exec(s.Store.Dialect.Rebind(`INSERT INTO events (id, provider_id, type, payload, sandbox, delivery_state, seq, created_at)
 				VALUES (?, ?, 'service.sandbox.ping', '{}', TRUE, 'delivered', ?, ?)`), fmt.Sprintf("5b0c0000-0000-4000-8000-%012d", i), sandboxProvider, 1000+i, time.Now().UTC()); err != nil {
 				t.Fatal(err)
 			}

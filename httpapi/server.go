@@ -56,12 +56,17 @@ type Deps struct {
 func NewServer(d Deps) http.Handler {
 	s := newServer(d, newMetrics(d.Registry))
 	s.routes = addRoutes(s.mux, s)
+	return s.handler()
+}
+
+// handler wraps the server's routes in its middleware.
+func (s *server) handler() http.Handler {
 	var h http.Handler = s.mux
 	h = s.rateLimit(h)
 	h = s.observe(h)
 	h = s.recoverPanics(h)
 	h = securityHeaders(h)
-	h = withRequestID(h)
+	h = withRequestID(s.Log, h)
 	return h
 }
 

@@ -7,7 +7,6 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/serviceability"
-	"github.com/subprov/subprov/store"
 )
 
 type suggestionJSON struct {
@@ -179,7 +178,7 @@ func strOrNil(s string) *string {
 	return &s
 }
 
-func locationOf(l *store.Location) locationJSON {
+func locationOf(l *subprov.PortLocation) locationJSON {
 	out := locationJSON{LocationHash: strOrNil(l.Port.LocationHash), LocationIdentifier: strOrNil(l.Port.LocationIdentifier),
 		BuildingID: l.Building.ID, Street: strOrNil(l.Building.Street), City: strOrNil(l.Building.City),
 		PostalCode: strOrNil(l.Building.PostalCode), Province: strOrNil(l.Building.Province), Country: strOrNil(l.Building.Country)}
@@ -220,7 +219,7 @@ func (s *server) handleLocationDetails(w http.ResponseWriter, r *http.Request) e
 		unitID = &l.Unit.ID
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"location":     locationOf(l.Location),
+		"location":     locationOf(l.PortLocation),
 		"unit_id":      unitID,
 		"port":         map[string]string{"port_id": l.Port.ID, "switch": l.Port.Switch, "port": l.Port.Name},
 		"line_type":    strOrNil(string(l.Building.LineType)),

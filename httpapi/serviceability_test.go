@@ -132,7 +132,7 @@ func TestAutocompleteLimitsAndDeduplicates(t *testing.T) {
 
 // TestEarliestServiceDateOnlyWhileFuture: autocomplete and check show a building's
 // earliest_service_date only while that day is still ahead in the provider's time zone
-// (decisions §2), set through the dev clock: Northwind is in America/Toronto (UTC-5 in
+// (its calendar day), set through the dev clock: Northwind is in America/Toronto (UTC-5 in
 // winter), so the date 2027-03-01 shows until 05:00 UTC that day.
 func TestEarliestServiceDateOnlyWhileFuture(t *testing.T) {
 	t.Parallel()

@@ -7,7 +7,6 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/portal"
-	"github.com/subprov/subprov/store"
 )
 
 // subscriberOf resolves the signed-in account to its subscriber record and provider; an
@@ -144,11 +143,11 @@ func (s *server) handleBillingDay(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	sid, p, err := s.subscriberOf(r)
+	_, p, err := s.subscriberOf(r)
 	if err != nil {
 		return err
 	}
-	res, err := s.Billing.ChangeBillingDay(r.Context(), p, sid, q.SubscriptionID, *q.BillingDay)
+	res, err := s.Billing.ChangeBillingDay(r.Context(), p, &callerOf(r).Account.Account, q.SubscriptionID, *q.BillingDay)
 	if err != nil {
 		return err
 	}
@@ -367,7 +366,7 @@ type authorizedUserJSON struct {
 	Activated      bool   `json:"activated"`
 }
 
-func authorizedUserOf(u *store.AuthorizedUserRow) authorizedUserJSON {
+func authorizedUserOf(u *subprov.AuthorizedUser) authorizedUserJSON {
 	return authorizedUserJSON{ID: u.ID, FirstName: u.Contact.FirstName, LastName: u.Contact.LastName, Email: u.Contact.Email,
 		PhoneNumber: u.Contact.PhoneNumber, InvitationSent: u.InvitationSent, Activated: u.Activated}
 }

@@ -30,7 +30,7 @@ type Signer struct {
 
 	// verified remembers tokens whose signature, algorithm and audience checked out, so a
 	// token sent again (every portal request sends the same one for an hour) is not decoded
-	// and MACed again: that was a tenth of GET /partner/subscriber/me's CPU. The time claims
+	// and MACed again (docs/performance.md). The time claims
 	// (exp, nbf) are checked again on every call, and what the token grants (the login still
 	// existing) is the caller's per-request lookup, so nothing about authorization is cached.
 	mu       sync.Mutex

@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -40,8 +41,8 @@ func invalidLink() error {
 
 // linkTarget is a link resolved to its job, line, provider and building.
 type linkTarget struct {
-	link *store.BookingLink
-	job  *store.InstallJob
+	link *subprov.BookingLink
+	job  *subprov.InstallJob
 	sub  *subprov.Subscription
 	p    *subprov.Provider
 	b    *subprov.Building
@@ -69,7 +70,7 @@ func (s *Service) BookingPage(ctx context.Context, token string) (*Page, error) 
 	}
 	link, err := s.Store.BookingLinkByHash(ctx, identity.HashSecret(token))
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, invalidLink()
 		}
 		return nil, err
@@ -89,7 +90,7 @@ func (s *Service) BookingPage(ctx context.Context, token string) (*Page, error) 
 	return s.page(ctx, s.Store, t, token)
 }
 
-func (s *Service) resolve(ctx context.Context, link *store.BookingLink, job *store.InstallJob, sub *subprov.Subscription) (*linkTarget, error) {
+func (s *Service) resolve(ctx context.Context, link *subprov.BookingLink, job *subprov.InstallJob, sub *subprov.Subscription) (*linkTarget, error) {
 	p, err := s.Store.Provider(ctx, link.ProviderID)
 	if err != nil {
 		return nil, err
@@ -169,7 +170,7 @@ func (s *Service) Book(ctx context.Context, token, slotID string) (*Page, error)
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		link, err := tx.LockBookingLink(ctx, hash)
 		if err != nil {
-			if store.IsNoRows(err) {
+			if errors.Is(err, subprov.ErrNotFound) {
 				return invalidLink()
 			}
 			return err
@@ -226,7 +227,7 @@ func (s *Service) book(ctx context.Context, tx *store.Tx, t *linkTarget, slotID,
 		return nil, subprov.Errorf(subprov.EINVALID, "slot_unavailable", "That appointment cannot be booked. Choose another one.")
 	}
 	if t.job.State == StateBooked && t.job.SlotWindowID != "" {
-		if err := tx.ReleaseSlotPlace(ctx, t.p.ID, store.SlotKey{WindowID: t.job.SlotWindowID, Date: t.job.SlotDate}); err != nil {
+		if err := tx.ReleaseSlotPlace(ctx, t.p.ID, subprov.InstallSlot{WindowID: t.job.SlotWindowID, Date: t.job.SlotDate}); err != nil {
 			return nil, err
 		}
 	}

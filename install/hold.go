@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"errors"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/store"
@@ -14,7 +15,7 @@ import (
 func (s *Service) Hold(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error {
 	now := s.Clock.Now()
 	job, err := tx.LockLiveInstallJob(ctx, sub.ID)
-	if err != nil && !store.IsNoRows(err) {
+	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 		return err
 	}
 	if sub.OnHold && (job == nil || job.State == StateHeld) {
@@ -22,7 +23,7 @@ func (s *Service) Hold(ctx context.Context, tx *store.Tx, p *subprov.Provider, s
 	}
 	if job != nil && job.State != StateHeld {
 		if job.State == StateBooked {
-			if err := tx.ReleaseSlotPlace(ctx, p.ID, store.SlotKey{WindowID: job.SlotWindowID, Date: job.SlotDate}); err != nil {
+			if err := tx.ReleaseSlotPlace(ctx, p.ID, subprov.InstallSlot{WindowID: job.SlotWindowID, Date: job.SlotDate}); err != nil {
 				return err
 			}
 			if err := tx.SetSubscriptionAppointment(ctx, sub.ID, nil, now); err != nil {
@@ -39,7 +40,7 @@ func (s *Service) Hold(ctx context.Context, tx *store.Tx, p *subprov.Provider, s
 		}
 	}
 	held, sent := true, false
-	if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{OnHold: &held, BookingLinkSent: &sent}, now); err != nil {
+	if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{OnHold: &held, BookingLinkSent: &sent}, now); err != nil {
 		return err
 	}
 	sub.OnHold, sub.BookingLinkSent = true, false
@@ -60,7 +61,7 @@ func (s *Service) Restore(ctx context.Context, tx *store.Tx, p *subprov.Provider
 	}
 	now := s.Clock.Now()
 	lifted := false
-	if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{OnHold: &lifted}, now); err != nil {
+	if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{OnHold: &lifted}, now); err != nil {
 		return err
 	}
 	sub.OnHold = false
@@ -69,7 +70,7 @@ func (s *Service) Restore(ctx context.Context, tx *store.Tx, p *subprov.Provider
 	}
 	job, err := tx.LockLiveInstallJob(ctx, sub.ID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
 		}
 		return err

@@ -7,6 +7,7 @@ package install
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -17,13 +18,13 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
-// Install job kinds (interface.md Install job).
+// Install job kinds (docs/installations.md).
 const (
 	KindInstall   = "install"
 	KindReinstall = "reinstall"
 )
 
-// Who books the visit (interface.md Install job `booking`; "" is null).
+// Who books the visit (docs/installations.md, `booking`; "" is null).
 const (
 	BookingCustomer = "customer"
 	BookingOperator = "operator"
@@ -102,8 +103,8 @@ func InvitationDue(windowDays int, requestedStart, earliestService string) strin
 // `No contact e-mail` flag when the customer books and nobody can be mailed, and the booking
 // invitation, sent at once when it is already due and otherwise left to the clock.
 func (s *Service) Open(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, b *subprov.Building,
-	kind string, now time.Time) (*store.InstallJob, error) {
-	job := &store.InstallJob{ID: store.NewID(), ProviderID: p.ID, SubscriptionID: sub.ID, Kind: kind}
+	kind string, now time.Time) (*subprov.InstallJob, error) {
+	job := &subprov.InstallJob{ID: store.NewID(), ProviderID: p.ID, SubscriptionID: sub.ID, Kind: kind}
 	email, err := makeBookable(ctx, tx, p, b, sub, job, now)
 	if err != nil {
 		return nil, err
@@ -122,7 +123,7 @@ func (s *Service) Open(ctx context.Context, tx *store.Tx, p *subprov.Provider, s
 // books, sets the day the invitation is due or, with nobody to mail, the `No contact e-mail`
 // flag. It returns the address the invitation goes to ("" for none). The caller writes job.
 func makeBookable(ctx context.Context, tx *store.Tx, p *subprov.Provider, b *subprov.Building, sub *subprov.Subscription,
-	job *store.InstallJob, now time.Time) (string, error) {
+	job *subprov.InstallJob, now time.Time) (string, error) {
 	job.State, job.Booking = StateOpen, BookingFor(b.LineType, job.Kind)
 	if job.Booking != BookingCustomer {
 		return "", nil
@@ -141,7 +142,7 @@ func makeBookable(ctx context.Context, tx *store.Tx, p *subprov.Provider, b *sub
 
 // inviteIfDue sends the booking invitation of a written job once its day has come; a later
 // one is left to the clock.
-func (s *Service) inviteIfDue(ctx context.Context, tx *store.Tx, p *subprov.Provider, job *store.InstallJob, sub *subprov.Subscription,
+func (s *Service) inviteIfDue(ctx context.Context, tx *store.Tx, p *subprov.Provider, job *subprov.InstallJob, sub *subprov.Subscription,
 	b *subprov.Building, email string, now time.Time) error {
 	if email == "" || job.InvitationDueOn == "" || job.InvitationDueOn > p.Today(now) {
 		return nil
@@ -169,7 +170,7 @@ func contactEmail(ctx context.Context, tx *store.Tx, sub *subprov.Subscription) 
 	}
 	holder, _, err := tx.Contacts(ctx, sub.SubscriberID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return "", nil
 		}
 		return "", fmt.Errorf("contact e-mail: %w", err)
@@ -179,7 +180,7 @@ func contactEmail(ctx context.Context, tx *store.Tx, sub *subprov.Subscription) 
 
 // sendInvitation mails a fresh single-use booking link; every earlier link of the job is
 // replaced by it.
-func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, p *subprov.Provider, job *store.InstallJob, sub *subprov.Subscription,
+func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, p *subprov.Provider, job *subprov.InstallJob, sub *subprov.Subscription,
 	b *subprov.Building, email string, now time.Time) error {
 	for _, from := range []string{"live", "paused"} {
 		if err := tx.MoveBookingLinks(ctx, job.ID, from, "replaced"); err != nil {
@@ -195,7 +196,7 @@ func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, p *subprov.P
 		return err
 	}
 	sent := true
-	if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{BookingLinkSent: &sent}, now); err != nil {
+	if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{BookingLinkSent: &sent}, now); err != nil {
 		return err
 	}
 	sub.BookingLinkSent = true

@@ -93,7 +93,7 @@ func setup(t *testing.T, st *store.Store) *env {
 		t.Fatal(err)
 	}
 	err = st.InTx(ctx, func(tx *store.Tx) error {
-		return tx.UpsertInstallWindow(ctx, &store.InstallWindow{ID: mondayMorning, ProviderID: northwind, Weekday: 1, Starts: "08:00", Ends: "12:00", Technicians: 1}, now)
+		return tx.UpsertInstallWindow(ctx, &subprov.InstallWindow{ID: mondayMorning, ProviderID: northwind, Weekday: 1, Starts: "08:00", Ends: "12:00", Technicians: 1}, now)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func booked(t *testing.T, st *store.Store, window, date string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m[store.SlotKey{WindowID: window, Date: date}]
+	return m[subprov.InstallSlot{WindowID: window, Date: date}]
 }
 
 // TestTwoCustomersNeverBookTheLastPlace races two customers for the one place of a slot on
@@ -332,10 +332,10 @@ func TestInvitationDue(t *testing.T) {
 func TestCalendar(t *testing.T) {
 	t.Parallel()
 	loc, _ := time.LoadLocation("America/Toronto")
-	windows := []store.InstallWindow{{ID: "am", Weekday: 1, Starts: "08:00", Ends: "12:00", Technicians: 2},
+	windows := []subprov.InstallWindow{{ID: "am", Weekday: 1, Starts: "08:00", Ends: "12:00", Technicians: 2},
 		{ID: "pm", Weekday: 1, Starts: "13:00", Ends: "17:00", Technicians: 1}}
 	now := time.Date(2027, 3, 1, 15, 0, 0, 0, time.UTC) // 10:00 Monday in Toronto: the morning has started
-	days := install.Calendar(windows, map[store.SlotKey]int{{WindowID: "pm", Date: "2027-03-01"}: 1}, loc, now, "2027-03-01", 8)
+	days := install.Calendar(windows, map[subprov.InstallSlot]int{{WindowID: "pm", Date: "2027-03-01"}: 1}, loc, now, "2027-03-01", 8)
 	if len(days) != 2 || days[0].Date != "2027-03-01" || days[1].Date != "2027-03-08" {
 		t.Fatalf("days %+v", days)
 	}

@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/subprov/subprov"
@@ -15,7 +16,7 @@ const (
 )
 
 // QueueFilter narrows the operator's install queue.
-type QueueFilter = store.InstallJobFilter
+type QueueFilter = subprov.InstallJobFilter
 
 // ValidateFilter checks a queue filter's values; it returns field -> problem.
 func ValidateFilter(f *QueueFilter) map[string]string {
@@ -48,7 +49,7 @@ func oneOf(v string, allowed ...string) bool {
 }
 
 // Queue lists install jobs for the operator, oldest first.
-func (s *Service) Queue(ctx context.Context, f QueueFilter) ([]*store.InstallQueueRow, error) {
+func (s *Service) Queue(ctx context.Context, f QueueFilter) ([]*subprov.InstallQueueEntry, error) {
 	if p := ValidateFilter(&f); len(p) > 0 {
 		return nil, subprov.Invalid(p)
 	}
@@ -58,10 +59,10 @@ func (s *Service) Queue(ctx context.Context, f QueueFilter) ([]*store.InstallQue
 func jobNotFound() error { return subprov.NotFound("Install job") }
 
 // Job returns one install job (operator: any provider).
-func (s *Service) Job(ctx context.Context, id string) (*store.InstallJob, error) {
+func (s *Service) Job(ctx context.Context, id string) (*subprov.InstallJob, error) {
 	j, err := s.Store.InstallJob(ctx, "", id)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, jobNotFound()
 		}
 		return nil, err
@@ -73,7 +74,7 @@ func (s *Service) Job(ctx context.Context, id string) (*store.InstallJob, error)
 func (s *Service) lockTarget(ctx context.Context, tx *store.Tx, id string) (*linkTarget, error) {
 	job, err := tx.LockInstallJob(ctx, id)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, jobNotFound()
 		}
 		return nil, err
@@ -82,11 +83,11 @@ func (s *Service) lockTarget(ctx context.Context, tx *store.Tx, id string) (*lin
 	if err != nil {
 		return nil, err
 	}
-	return s.resolve(ctx, &store.BookingLink{ProviderID: job.ProviderID, InstallJobID: job.ID, State: "live"}, job, sub)
+	return s.resolve(ctx, &subprov.BookingLink{ProviderID: job.ProviderID, InstallJobID: job.ID, State: "live"}, job, sub)
 }
 
 // requireActionable refuses operator actions on a job that is finished or on hold.
-func requireActionable(job *store.InstallJob) error {
+func requireActionable(job *subprov.InstallJob) error {
 	switch job.State {
 	case StateDone, StateCancelled:
 		return subprov.Errorf(subprov.ECONFLICT, "job_closed", "The install job is %s", job.State)
@@ -97,16 +98,16 @@ func requireActionable(job *store.InstallJob) error {
 }
 
 // Assign gives a job to a technician or team ("" unassigns).
-func (s *Service) Assign(ctx context.Context, id, assignee, operator string) (*store.InstallJob, error) {
+func (s *Service) Assign(ctx context.Context, id, assignee, operator string) (*subprov.InstallJob, error) {
 	assignee = strings.TrimSpace(assignee)
 	if len(assignee) > 200 {
 		return nil, subprov.Invalid(map[string]string{"assigned_to": "at most 200 characters"})
 	}
-	var out *store.InstallJob
+	var out *subprov.InstallJob
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		job, err := tx.LockInstallJob(ctx, id)
 		if err != nil {
-			if store.IsNoRows(err) {
+			if errors.Is(err, subprov.ErrNotFound) {
 				return jobNotFound()
 			}
 			return err
@@ -135,7 +136,7 @@ func (s *Service) Slots(ctx context.Context, id string) ([]Day, *subprov.Provide
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := s.resolve(ctx, &store.BookingLink{ProviderID: job.ProviderID}, job, sub)
+	t, err := s.resolve(ctx, &subprov.BookingLink{ProviderID: job.ProviderID}, job, sub)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -145,8 +146,8 @@ func (s *Service) Slots(ctx context.Context, id string) ([]Day, *subprov.Provide
 
 // BookForCustomer books (or moves) a job's visit on the customer's behalf: the job's booking
 // becomes `operator` and any live customer link is replaced.
-func (s *Service) BookForCustomer(ctx context.Context, id, slotID, operator string) (*store.InstallJob, error) {
-	var out *store.InstallJob
+func (s *Service) BookForCustomer(ctx context.Context, id, slotID, operator string) (*subprov.InstallJob, error) {
+	var out *subprov.InstallJob
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		t, err := s.lockTarget(ctx, tx, id)
 		if err != nil {

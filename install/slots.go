@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
-	"github.com/subprov/subprov/store"
 )
 
 // minHorizonDays is the fewest days of appointments a booking page offers, whatever the
@@ -44,21 +43,21 @@ type Day struct {
 func SlotID(windowID, date string) string { return date + "_" + windowID }
 
 // ParseSlotID splits a slot id; false when it is not one.
-func ParseSlotID(id string) (store.SlotKey, bool) {
+func ParseSlotID(id string) (subprov.InstallSlot, bool) {
 	date, window, ok := strings.Cut(strings.TrimSpace(id), "_")
 	if !ok || window == "" {
-		return store.SlotKey{}, false
+		return subprov.InstallSlot{}, false
 	}
 	if _, err := time.Parse(time.DateOnly, date); err != nil {
-		return store.SlotKey{}, false
+		return subprov.InstallSlot{}, false
 	}
-	return store.SlotKey{WindowID: window, Date: date}, true
+	return subprov.InstallSlot{WindowID: window, Date: date}, true
 }
 
 // Calendar lays the provider's weekly windows over days dates from `from`: each window on a
 // matching weekday is a slot whose capacity is the window's technicians. A slot that has
 // started by now is left out, and so are days without slots.
-func Calendar(windows []store.InstallWindow, booked map[store.SlotKey]int, loc *time.Location, now time.Time, from string, days int) []Day {
+func Calendar(windows []subprov.InstallWindow, booked map[subprov.InstallSlot]int, loc *time.Location, now time.Time, from string, days int) []Day {
 	first, err := time.ParseInLocation(time.DateOnly, from, loc)
 	if err != nil {
 		return nil
@@ -77,7 +76,7 @@ func Calendar(windows []store.InstallWindow, booked map[store.SlotKey]int, loc *
 			if !okS || !okE || !start.After(now) {
 				continue
 			}
-			k := store.SlotKey{WindowID: w.ID, Date: date}
+			k := subprov.InstallSlot{WindowID: w.ID, Date: date}
 			day.Slots = append(day.Slots, Slot{ID: SlotID(w.ID, date), WindowID: w.ID, Date: date, Start: start.UTC(), End: end.UTC(),
 				Capacity: w.Technicians, Booked: booked[k]})
 		}
@@ -122,8 +121,8 @@ func horizon(p *subprov.Provider) int {
 
 // slotReader is the store or a transaction.
 type slotReader interface {
-	InstallWindows(ctx context.Context, providerID string) ([]store.InstallWindow, error)
-	SlotsBooked(ctx context.Context, providerID, from, to string) (map[store.SlotKey]int, error)
+	InstallWindows(ctx context.Context, providerID string) ([]subprov.InstallWindow, error)
+	SlotsBooked(ctx context.Context, providerID, from, to string) (map[subprov.InstallSlot]int, error)
 }
 
 // calendarFor lists the slots a line at building b can book now.

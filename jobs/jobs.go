@@ -13,9 +13,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 
@@ -41,11 +38,10 @@ type Options struct {
 	Work bool // false: insert only (serve --no-workers)
 	// MaxWorkers is how many jobs run at once per process; default 200. A job mostly waits (on
 	// a switch, a mail relay, or its turn at the database writer), and on SQLite the writer
-	// commits waiting transactions together, so more jobs in flight cost little. At 300 orders/s
-	// on SQLite (1M subscribers) a provisioning job spent 120-600 ms waiting for its two
-	// commits in the first seconds; with 50 workers provisioning fell to 50-90 jobs/s and jobs
-	// waited up to 2.4 s to start, with 200 they start within 9-29 ms. It also bounds the
-	// calls that leave the process (a mail relay, a payment processor) at 200 at once.
+	// commits waiting transactions together, so more jobs in flight cost little, while fewer
+	// let a burst of orders queue its provisioning jobs for seconds (docs/performance.md). It
+	// also bounds the calls that leave the process (a mail relay, a payment processor) at 200
+	// at once.
 	MaxWorkers   int
 	PollInterval time.Duration // how often to look for jobs other processes inserted; default 200ms
 	// FetchCooldown is the least time between two fetches; it bounds how long a job enqueued
@@ -60,13 +56,6 @@ type Client struct {
 	river *river.Client[*sql.Tx]
 	work  bool
 	pilot *wakePilot
-}
-
-func driverFor(s *store.Store) riverdriver.Driver[*sql.Tx] {
-	if s.Dialect == store.Postgres {
-		return riverdatabasesql.New(s.DB)
-	}
-	return riversqlite.New(s.DB)
 }
 
 // addWorker registers a handler for its job kind; nil leaves the kind unregistered.
@@ -91,9 +80,12 @@ func Migrate(ctx context.Context, s *store.Store) error {
 
 // Ready reports whether River's own tables are migrated (part of /readyz).
 func Ready(ctx context.Context, s *store.Store) error {
-	var n int
-	if err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM river_job WHERE 1 = 0`).Scan(&n); err != nil {
+	ok, err := jobTableExists(ctx, s)
+	if err != nil {
 		return fmt.Errorf("job queue not migrated: %w", err)
+	}
+	if !ok {
+		return fmt.Errorf("job queue not migrated: no table %s", jobTable)
 	}
 	return nil
 }
@@ -218,23 +210,7 @@ func ClaimAndEnqueue(ctx context.Context, s *store.Store, q Enqueuer, ids []stri
 }
 
 // Counts returns the number of jobs per state, for /metrics.
-func Counts(ctx context.Context, s *store.Store) (map[string]int, error) {
-	rows, err := s.R().Query(ctx, `SELECT state, COUNT(*) FROM river_job GROUP BY state`)
-	if err != nil {
-		return nil, fmt.Errorf("count jobs: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var st string
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, fmt.Errorf("scan job count: %w", err)
-		}
-		out[st] = n
-	}
-	return out, rows.Err()
-}
+func Counts(ctx context.Context, s *store.Store) (map[string]int, error) { return countJobs(ctx, s) }
 
 // Unfinished describes the jobs not done yet, at most limit of them: waiting to run, running,
 // retrying after a failure (whenever the retry is due), or scheduled for a time already past.

@@ -18,7 +18,7 @@ func (DeliverMail) Kind() string { return "mail.deliver" }
 type ProvisionPort struct {
 	SubscriptionID string `json:"subscription_id"`
 	// Quiet: the line was ordered on the subscriber portal, whose actions emit no events
-	// (interface.md, Events), so the job records neither provisioning.completed nor
+	// (docs/portal.md, No events), so the job records neither provisioning.completed nor
 	// provisioning.failed.
 	Quiet bool `json:"quiet,omitempty"`
 }
@@ -91,7 +91,7 @@ type RefundCredits struct {
 // Kind names the job in the queue.
 func (RefundCredits) Kind() string { return "billing.refund" }
 
-// SendSandboxEvent makes the one delivery attempt of a sandbox event (interface.md Events:
+// SendSandboxEvent makes the one delivery attempt of a sandbox event (docs/checkout.md, Sandbox:
 // one attempt, 10-second timeout, no retries, no dead-letter queue).
 type SendSandboxEvent struct {
 	EventID    string `json:"event_id"`

@@ -2,12 +2,8 @@ package jobs
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/rivershared/baseservice"
-	"github.com/riverqueue/river/rivershared/riverpilot"
 	"github.com/riverqueue/river/rivertype"
 )
 
@@ -17,34 +13,8 @@ import (
 // wait. River has the remedy built in for its own non-transactional inserts: the pilot's
 // NotifyNonTxJobInsert tells the local producers "a job became available, fetch now". The
 // wakeDriver wraps the real driver only to be handed that function (River's driver-plugin
-// hook, which supplies the pilot), so Enqueue can call it once the enqueuing transaction has
-// committed (store.Tx.AfterCommit). Polling stays as it was for jobs other processes insert.
-
-// wakeDriver is the real driver plus the plugin methods River asks a driver for.
-type wakeDriver struct {
-	riverdriver.Driver[*sql.Tx]
-	pilot *wakePilot
-}
-
-// SupportsListenNotify is false: no client of these drivers can LISTEN, so River's NOTIFY on
-// every insert burst (riverdatabasesql) reaches nobody, and PostgreSQL serialises the commits
-// that carry one on its notification queue lock.
-func (d *wakeDriver) SupportsListenNotify() bool { return false }
-
-func (d *wakeDriver) PluginInit(*baseservice.Archetype) {}
-
-func (d *wakeDriver) PluginPilot() riverpilot.Pilot { return d.pilot }
-
-// wakePilot is River's standard pilot, keeping the fetch trigger River initialises it with.
-type wakePilot struct {
-	riverpilot.StandardPilot
-	notify func(ctx context.Context, res []*rivertype.JobInsertResult)
-}
-
-func (p *wakePilot) PilotInit(a *baseservice.Archetype, params *riverpilot.PilotInitParams) {
-	p.StandardPilot.PilotInit(a, params)
-	p.notify = params.NotifyNonTxJobInsert
-}
+// hook, which supplies the pilot; riverinternals.go), so Enqueue can call it once the
+// enqueuing transaction has committed (store.Tx.AfterCommit). Polling stays as it was for jobs other processes insert.
 
 // wakeResult names the queue every job kind uses; the trigger only reads the queue.
 var wakeResult = []*rivertype.JobInsertResult{{Job: &rivertype.JobRow{Queue: river.QueueDefault}}}

@@ -5,8 +5,10 @@ package outbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/faults"
@@ -43,7 +45,7 @@ func (o *Outbox) Queue(ctx context.Context, tx *store.Tx, m mail.Message) (strin
 func (o *Outbox) Deliver(ctx context.Context, args jobs.DeliverMail) error {
 	m, err := o.Store.Mail(ctx, args.MailID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil // nothing to send: the row is gone
 		}
 		return err
@@ -54,12 +56,12 @@ func (o *Outbox) Deliver(ctx context.Context, args jobs.DeliverMail) error {
 	now := o.Clock.Now()
 	if o.Faults.Is("smtp", "down") {
 		err := fmt.Errorf("%w: smtp fault injected", mail.ErrUnavailable)
-		_ = o.Store.MarkMail(ctx, m.ID, "retrying", o.Transport.Name(), err.Error(), now)
+		o.markRetrying(ctx, m.ID, err, now)
 		return err
 	}
 	msg := mail.Message{To: m.To, Subject: m.Subject, Body: m.Body, Links: m.Links}
 	if err := o.Transport.Send(ctx, m.ID, msg); err != nil {
-		_ = o.Store.MarkMail(ctx, m.ID, "retrying", o.Transport.Name(), err.Error(), now)
+		o.markRetrying(ctx, m.ID, err, now)
 		return fmt.Errorf("deliver mail %s: %w", m.ID, err)
 	}
 	status := "sent"
@@ -67,6 +69,22 @@ func (o *Outbox) Deliver(ctx context.Context, args jobs.DeliverMail) error {
 		status = "logged"
 	}
 	return o.Store.MarkMail(ctx, m.ID, status, o.Transport.Name(), "", now)
+}
+
+// markRetrying records a failed send on the message for the operator's view. The delivery
+// error is what the job returns and retries on; failing to record it only loses the note, so
+// it is logged rather than returned in its place.
+func (o *Outbox) markRetrying(ctx context.Context, id string, cause error, now time.Time) {
+	if err := o.Store.MarkMail(ctx, id, "retrying", o.Transport.Name(), cause.Error(), now); err != nil {
+		o.logger().Warn("record mail retry", "mail_id", id, "err", err)
+	}
+}
+
+func (o *Outbox) logger() *slog.Logger {
+	if o.Log == nil {
+		return slog.Default()
+	}
+	return o.Log
 }
 
 // QueueText queues a plain-text message inside tx.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -16,7 +17,7 @@ import (
 // Fake is the built-in payment processor used by dev, demo, sandbox and tests. Its customers,
 // cards and charges live in the service's own database (processor_* tables), so it behaves the
 // same on SQLite and PostgreSQL and survives restarts like a real processor would. Each card's
-// behaviour (decisions §3) decides what a charge does: succeeds, declines (card_declined) or
+// behaviour (docs/fixtures.md) decides what a charge does: succeeds, declines (card_declined) or
 // fails (a processor error). The "processor" fault switch set to "down" makes every call fail
 // with ErrUnavailable.
 type Fake struct {
@@ -57,7 +58,7 @@ func (f *Fake) Customer(ctx context.Context, p *subprov.Provider, customerID str
 		return nil, err
 	}
 	c, err := ReadFakeCustomer(ctx, f.st.R(), p.ID, customerID)
-	if store.IsNoRows(err) {
+	if errors.Is(err, subprov.ErrNotFound) {
 		return nil, fmt.Errorf("built-in processor: customer %q of provider %s: %w", customerID, p.ID, ErrCustomerNotFound)
 	}
 	if err != nil {
@@ -98,13 +99,13 @@ func (f *Fake) Charge(ctx context.Context, p *subprov.Provider, r ChargeRequest)
 	// processor replays its stored response.
 	if prev, err := fakeChargeByKey(ctx, f.st.R(), p.ID, want.IdempotencyKey); err == nil {
 		return chargeOutcome(prev, &want)
-	} else if !store.IsNoRows(err) {
+	} else if !errors.Is(err, subprov.ErrNotFound) {
 		return nil, storeErr("charge", err)
 	}
 	// The card's behaviour is read from the store row: Customer does not expose it, because
 	// real processors have no such field.
 	cust, err := ReadFakeCustomer(ctx, f.st.R(), p.ID, r.CustomerID)
-	if store.IsNoRows(err) {
+	if errors.Is(err, subprov.ErrNotFound) {
 		return nil, fmt.Errorf("built-in processor: charge: customer %q of provider %s: %w", r.CustomerID, p.ID, ErrCustomerNotFound)
 	}
 	if err != nil {
@@ -169,7 +170,7 @@ func (f *Fake) Refund(ctx context.Context, p *subprov.Provider, chargeID string,
 	var out *Refund
 	err := f.st.InTx(ctx, func(tx *store.Tx) error {
 		ch, err := lockFakeCharge(ctx, tx, p.ID, chargeID)
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return fmt.Errorf("built-in processor: refund: no charge %q for provider %s: %w", chargeID, p.ID, ErrInvalidRequest)
 		}
 		if err != nil {
@@ -187,7 +188,7 @@ func (f *Fake) Refund(ctx context.Context, p *subprov.Provider, chargeID string,
 			out = &Refund{ID: prev.ID}
 			return nil
 		}
-		if !store.IsNoRows(err) {
+		if !errors.Is(err, subprov.ErrNotFound) {
 			return storeErr("refund", err)
 		}
 		refunded, err := fakeRefundTotal(ctx, tx, p.ID, prefix)
@@ -280,7 +281,7 @@ func (f *Fake) ConfirmSetupIntent(ctx context.Context, p *subprov.Provider, cust
 		}, f.clk.Now())
 		return err
 	})
-	if store.IsNoRows(err) {
+	if errors.Is(err, subprov.ErrNotFound) {
 		return nil, fmt.Errorf("built-in processor: confirm setup intent: customer %q of provider %s: %w", customerID, p.ID, ErrCustomerNotFound)
 	}
 	if err != nil {

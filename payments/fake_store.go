@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,10 +10,11 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
-// The built-in payment processor's rows (decisions §3 processor_customers). A real processor
-// keeps these on its side; Fake keeps them in the service's database so dev, demo, sandbox and
-// tests charge cards the same way on both engines. Every lookup takes the provider, because a processor
-// customer belongs to one provider's account and must be invisible to every other provider.
+// The built-in payment processor's rows (the fixture's processor_customers, docs/fixtures.md). A
+// real processor keeps these on its side; Fake keeps them in the service's database so dev, demo,
+// sandbox and tests charge cards the same way on both engines. Every lookup takes the provider,
+// because a processor customer belongs to one provider's account and must be invisible to every
+// other provider.
 
 // Statuses of processor_charges rows. A refund is a row of its own (the schema has no refunds
 // table), linked to the charge it refunds through its idempotency key, which the caller builds.
@@ -26,7 +28,7 @@ const (
 type FakePaymentMethod struct {
 	ID         string
 	CustomerID string
-	Behaviour  string // succeeds, declines, fails (decisions §3)
+	Behaviour  string // succeeds, declines, fails (docs/fixtures.md)
 	Brand      string
 	Last4      string
 	Position   int
@@ -57,7 +59,7 @@ type FakeCharge struct {
 
 // ReadFakeCustomer returns the provider's processor customer id with its payment methods
 // ordered by position (then attach time), as q (the read pool, or a transaction) sees it.
-// Another provider's customer is ErrNoRows, exactly like one that does not exist.
+// Another provider's customer is subprov.ErrNotFound, exactly like one that does not exist.
 func ReadFakeCustomer(ctx context.Context, q store.Querier, providerID, id string) (*FakeCustomer, error) {
 	c := FakeCustomer{}
 	err := q.QueryRow(ctx, `SELECT id, provider_id, COALESCE(default_payment_method_id, ''), created_at
@@ -97,7 +99,7 @@ func insertFakeCustomer(ctx context.Context, tx *store.Tx, providerID, id string
 // AddFakePaymentMethod attaches m to the provider's customer m.CustomerID after its other
 // cards and returns the stored method. It is idempotent by m.ID: adding the same id again
 // returns the card already stored (so a retried confirmation saves one card, not two).
-// ErrNoRows when the customer is not the provider's, or when m.ID belongs to another customer.
+// subprov.ErrNotFound when the customer is not the provider's, or when m.ID belongs to another customer.
 func AddFakePaymentMethod(ctx context.Context, tx *store.Tx, providerID string, m FakePaymentMethod, now time.Time) (*FakePaymentMethod, error) {
 	var owner string
 	if err := tx.QueryRow(ctx, `SELECT id FROM processor_customers WHERE id = ? AND provider_id = ?`,
@@ -140,7 +142,7 @@ func scanFakeCharge(row interface{ Scan(...any) error }) (*FakeCharge, error) {
 }
 
 // fakeChargeByKey returns the provider's charge or refund row stored under an idempotency
-// key, as q (the read pool, or a transaction) sees it, or ErrNoRows.
+// key, as q (the read pool, or a transaction) sees it, or subprov.ErrNotFound.
 func fakeChargeByKey(ctx context.Context, q store.Querier, providerID, key string) (*FakeCharge, error) {
 	c, err := scanFakeCharge(q.QueryRow(ctx, `SELECT `+fakeChargeColumns+`
 		FROM processor_charges WHERE provider_id = ? AND idempotency_key = ?`, providerID, key))
@@ -159,7 +161,7 @@ func InsertFakeCharge(ctx context.Context, st *store.Store, c *FakeCharge) (stor
 	if err == nil {
 		return c, true, nil
 	}
-	if !st.Dialect.IsUniqueViolation(err) {
+	if !errors.Is(err, subprov.ErrDuplicate) {
 		return nil, false, err
 	}
 	// The loser reads after its own transaction has rolled back: the winner has committed by
@@ -172,7 +174,7 @@ func InsertFakeCharge(ctx context.Context, st *store.Store, c *FakeCharge) (stor
 }
 
 // insertFakeChargeTx stores one charge, failed attempt or refund row. A duplicate
-// idempotency key comes back as the engine's unique violation (see Dialect.IsUniqueViolation).
+// idempotency key comes back as subprov.ErrDuplicate.
 func insertFakeChargeTx(ctx context.Context, tx *store.Tx, c *FakeCharge) error {
 	if _, err := tx.Exec(ctx, `INSERT INTO processor_charges (`+fakeChargeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, c.ProviderID, c.CustomerID, c.PaymentMethodID, c.IdempotencyKey, int64(c.Amount), c.Currency, c.Status,
@@ -184,7 +186,7 @@ func insertFakeChargeTx(ctx context.Context, tx *store.Tx, c *FakeCharge) error 
 
 // lockFakeCharge returns the provider's charge id, first taking its row lock on PostgreSQL
 // (a no-op update) so that refunds of one charge run one after another and cannot together
-// refund more than was charged. SQLite already serializes writers. ErrNoRows when it is not the
+// refund more than was charged. SQLite already serializes writers. subprov.ErrNotFound when it is not the
 // provider's.
 func lockFakeCharge(ctx context.Context, tx *store.Tx, providerID, id string) (*FakeCharge, error) {
 	if _, err := tx.Exec(ctx, `UPDATE processor_charges SET status = status WHERE id = ? AND provider_id = ?`, id, providerID); err != nil {

@@ -58,7 +58,7 @@ func TestProcessorCustomerIsScopedToItsProvider(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				c, err := payments.ReadFakeCustomer(ctx, s.R(), tt.provider, tt.id)
 				if tt.wantErr {
-					if !store.IsNoRows(err) {
+					if !errors.Is(err, subprov.ErrNotFound) {
 						t.Fatalf("err = %v, want no rows", err)
 					}
 					return
@@ -108,7 +108,7 @@ func TestAddProcessorPaymentMethodAppendsOnceByID(t *testing.T) {
 		if c.DefaultMethodID != "" || len(c.Methods) != 2 {
 			t.Fatalf("customer = %+v, want no default and two methods", c)
 		}
-		if _, err := add("pb", "pm_c", "cus_new"); !store.IsNoRows(err) {
+		if _, err := add("pb", "pm_c", "cus_new"); !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("another provider adding a card: err = %v, want no rows", err)
 		}
 	})
@@ -207,7 +207,7 @@ func TestProcessorRefundTotalMatchesTheKeyPrefixOnly(t *testing.T) {
 			_, err := payments.LockFakeCharge(ctx, tx, "pb", "nope")
 			return err
 		})
-		if !errors.Is(err, store.ErrNoRows) {
+		if !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("lock of a missing charge: err = %v, want no rows", err)
 		}
 	})

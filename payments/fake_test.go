@@ -230,7 +230,7 @@ func TestFakeCharge(t *testing.T) {
 				}
 				row, err := payments.FakeChargeByKey(ctx, s.R(), tt.p.ID, "charge:"+tt.p.ID+":"+tt.req.IdempotencyKey)
 				switch {
-				case tt.wantStatus == "" && !store.IsNoRows(err):
+				case tt.wantStatus == "" && !errors.Is(err, subprov.ErrNotFound):
 					t.Fatalf("row = %+v, err %v; want no row", row, err)
 				case tt.wantStatus != "" && err != nil:
 					t.Fatalf("row: %v", err)

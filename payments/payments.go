@@ -6,7 +6,7 @@
 // PaymentProcessor picks the implementation and its ProcessorAccountID is the account every
 // Stripe call acts on, so one provider can never see or charge another provider's customers.
 // Errors wrap one of the sentinels below; match them with errors.Is and map them to the codes
-// of interface.md's billing-owner rules (section D, rule 3).
+// of the billing-owner rules (docs/provisioning.md, Billing owner).
 package payments
 
 import (
@@ -80,9 +80,9 @@ type Customer struct {
 	Methods         []Method // in processor order: the order they were attached
 }
 
-// AdoptableMethod returns the card the service adopts with the customer (billing-owner rule 4):
-// the default payment method, else the first attached card, else "" (which the caller reports
-// as processor_customer_has_no_payment_method).
+// AdoptableMethod returns the card the service adopts with the customer (docs/provisioning.md,
+// Billing owner): the default payment method, else the first attached card, else "" (which the
+// caller reports as processor_customer_has_no_payment_method).
 func (c *Customer) AdoptableMethod() string {
 	if c == nil {
 		return ""

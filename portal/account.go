@@ -19,7 +19,7 @@ type Details struct {
 // DetailsOf reads the account's contacts: the holder, the billing contact (the holder unless a
 // separate one is set; compared by name, e-mail, phone and company, not by row) and the
 // signed-in person.
-func (s *Service) DetailsOf(ctx context.Context, acc *store.AccountLogin) (*Details, error) {
+func (s *Service) DetailsOf(ctx context.Context, acc *subprov.AccountLogin) (*Details, error) {
 	if acc.SubscriberID == "" {
 		return nil, noSubscriber()
 	}
@@ -44,7 +44,7 @@ func noSubscriber() error {
 // UpdateOwnContact changes the signed-in person's own details (never the e-mail, which is the
 // login). For the holder, a billing contact that describes the same person follows the change;
 // one the provider split off is left alone.
-func (s *Service) UpdateOwnContact(ctx context.Context, acc *store.AccountLogin, patch ContactPatch) (subprov.Contact, error) {
+func (s *Service) UpdateOwnContact(ctx context.Context, acc *subprov.AccountLogin, patch ContactPatch) (subprov.Contact, error) {
 	if acc.SubscriberID == "" {
 		return subprov.Contact{}, noSubscriber()
 	}

@@ -2,6 +2,7 @@ package portal
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/subprov/subprov"
@@ -20,7 +21,7 @@ type Tokens interface {
 }
 
 // AuthorizedUsers lists the account's authorized users.
-func (s *Service) AuthorizedUsers(ctx context.Context, acc *store.AccountLogin) ([]*store.AuthorizedUserRow, error) {
+func (s *Service) AuthorizedUsers(ctx context.Context, acc *subprov.AccountLogin) ([]*subprov.AuthorizedUser, error) {
 	if acc.SubscriberID == "" {
 		return nil, noSubscriber()
 	}
@@ -30,11 +31,14 @@ func (s *Service) AuthorizedUsers(ctx context.Context, acc *store.AccountLogin) 
 // AddAuthorizedUser creates the person's login and mails a set-up link valid 14 days. At most
 // five per account (the subscriber row is locked so concurrent adds cannot pass the limit);
 // an e-mail that already has a portal login anywhere is refused.
-func (s *Service) AddAuthorizedUser(ctx context.Context, acc *store.AccountLogin, in AuthorizedUserInput) (*store.AuthorizedUserRow, error) {
+func (s *Service) AddAuthorizedUser(ctx context.Context, acc *subprov.AccountLogin, in AuthorizedUserInput) (*subprov.AuthorizedUser, error) {
+	if err := acc.CheckHolder(); err != nil {
+		return nil, err
+	}
 	if acc.SubscriberID == "" {
 		return nil, noSubscriber()
 	}
-	email := auth.NormalizeEmail(in.Email)
+	email := subprov.NormalizeEmail(in.Email)
 	problems := map[string]string{}
 	if strings.TrimSpace(in.FirstName) == "" {
 		problems["firstname"] = "required"
@@ -51,7 +55,7 @@ func (s *Service) AddAuthorizedUser(ctx context.Context, acc *store.AccountLogin
 	if len(problems) > 0 {
 		return nil, subprov.Invalid(problems)
 	}
-	var out *store.AuthorizedUserRow
+	var out *subprov.AuthorizedUser
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.LockSubscriber(ctx, acc.SubscriberID); err != nil {
 			return err
@@ -73,7 +77,7 @@ func (s *Service) AddAuthorizedUser(ctx context.Context, acc *store.AccountLogin
 			FirstName: strings.TrimSpace(in.FirstName), LastName: strings.TrimSpace(in.LastName), Email: email, PhoneNumber: strings.TrimSpace(in.PhoneNumber)}}
 		accountID := store.NewID()
 		if err := tx.InsertAuthorizedUser(ctx, acc.ProviderID, u, accountID, now); err != nil {
-			if tx.Dialect().IsUniqueViolation(err) {
+			if errors.Is(err, subprov.ErrDuplicate) {
 				return subprov.Errorf(subprov.ECONFLICT, "email_has_portal_account", "This e-mail address already has a portal account")
 			}
 			return err
@@ -95,15 +99,18 @@ func (s *Service) invite(ctx context.Context, tx *store.Tx, providerID, userID, 
 }
 
 // ResendInvite mails a fresh set-up link while the person has not chosen a password.
-func (s *Service) ResendInvite(ctx context.Context, acc *store.AccountLogin, id string) (*store.AuthorizedUserRow, error) {
+func (s *Service) ResendInvite(ctx context.Context, acc *subprov.AccountLogin, id string) (*subprov.AuthorizedUser, error) {
+	if err := acc.CheckHolder(); err != nil {
+		return nil, err
+	}
 	if acc.SubscriberID == "" {
 		return nil, noSubscriber()
 	}
-	var out *store.AuthorizedUserRow
+	var out *subprov.AuthorizedUser
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		u, err := tx.AuthorizedUser(ctx, acc.SubscriberID, id)
 		if err != nil {
-			if store.IsNoRows(err) {
+			if errors.Is(err, subprov.ErrNotFound) {
 				return subprov.NotFound("Authorized user")
 			}
 			return err
@@ -121,14 +128,17 @@ func (s *Service) ResendInvite(ctx context.Context, acc *store.AccountLogin, id 
 }
 
 // RemoveAuthorizedUser deletes the person and their login.
-func (s *Service) RemoveAuthorizedUser(ctx context.Context, acc *store.AccountLogin, id string) error {
+func (s *Service) RemoveAuthorizedUser(ctx context.Context, acc *subprov.AccountLogin, id string) error {
+	if err := acc.CheckHolder(); err != nil {
+		return err
+	}
 	if acc.SubscriberID == "" {
 		return noSubscriber()
 	}
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
 		u, err := tx.AuthorizedUser(ctx, acc.SubscriberID, id)
 		if err != nil {
-			if store.IsNoRows(err) {
+			if errors.Is(err, subprov.ErrNotFound) {
 				return subprov.NotFound("Authorized user")
 			}
 			return err

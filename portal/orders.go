@@ -2,6 +2,7 @@ package portal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -18,7 +19,7 @@ import (
 // the building's earliest service date, when later) to this many days after that first day.
 const OrderWindowDays = 90
 
-// OrderRequest is a portal order (decisions §6), also the query of its preview.
+// OrderRequest is a portal order (docs/portal.md), also the query of its preview.
 type OrderRequest struct {
 	BuildingID               string
 	PlanVersionID            string
@@ -29,7 +30,7 @@ type OrderRequest struct {
 
 // Suite is one suite of a building as the portal offers it.
 type Suite struct {
-	store.UnitAvailability
+	subprov.UnitAvailability
 	Route string // provision (first-line suite with a port) or install
 }
 
@@ -52,7 +53,7 @@ func orderError(code subprov.Code, reason, msg string) error {
 }
 
 // account resolves the signed-in account to its subscriber and provider.
-func (s *Service) account(ctx context.Context, acc *store.AccountLogin) (*subprov.Provider, error) {
+func (s *Service) account(ctx context.Context, acc *subprov.AccountLogin) (*subprov.Provider, error) {
 	if acc == nil || acc.SubscriberID == "" {
 		return nil, noSubscriber()
 	}
@@ -75,11 +76,11 @@ func (s *Service) runningLine(ctx context.Context, p *subprov.Provider, subscrib
 
 // orderableBuilding returns the building when the provider can take a portal order there,
 // else not_served (or no_provider when no provider covers the address at all). A building
-// the provider does not cover is 404, as interface.md's Errors table has an unknown or
-// uncovered building; one it covers that cannot take an order this way is 409.
+// the provider does not cover is 404, as an unknown or
+// uncovered building is everywhere; one it covers that cannot take an order this way is 409.
 func (s *Service) orderableBuilding(ctx context.Context, p *subprov.Provider, buildingID string) (*subprov.Building, error) {
 	b, err := s.Store.CoveredBuilding(ctx, p.ID, buildingID)
-	if store.IsNoRows(err) {
+	if errors.Is(err, subprov.ErrNotFound) {
 		covering, err := s.Store.CoveringProviders(ctx, buildingID)
 		if err != nil {
 			return nil, err
@@ -114,7 +115,10 @@ func (s *Service) window(p *subprov.Provider, b *subprov.Building) (string, stri
 
 // OrderOptions lists what the caller can order in a building: whether it is served, the
 // route, every suite with its availability, the caller's running line and its postal label.
-func (s *Service) OrderOptions(ctx context.Context, acc *store.AccountLogin, buildingID string) (*OrderOptions, error) {
+func (s *Service) OrderOptions(ctx context.Context, acc *subprov.AccountLogin, buildingID string) (*OrderOptions, error) {
+	if err := acc.CheckHolder(); err != nil {
+		return nil, err
+	}
 	p, err := s.account(ctx, acc)
 	if err != nil {
 		return nil, err
@@ -204,7 +208,10 @@ func PromoLive(plan *subprov.PlanVersion, today string) *subprov.Money {
 
 // checkOrder applies the order rules in the order a person would fix them; it returns what
 // it resolved so far with the first problem. It writes nothing.
-func (s *Service) checkOrder(ctx context.Context, acc *store.AccountLogin, r OrderRequest) (*OrderPlan, error) {
+func (s *Service) checkOrder(ctx context.Context, acc *subprov.AccountLogin, r OrderRequest) (*OrderPlan, error) {
+	if err := acc.CheckHolder(); err != nil {
+		return nil, err
+	}
 	p, err := s.account(ctx, acc)
 	if err != nil {
 		return nil, err
@@ -234,7 +241,7 @@ func (s *Service) checkOrder(ctx context.Context, acc *store.AccountLogin, r Ord
 		return o, err
 	}
 	if o.Plan, err = s.Store.PlanVersion(ctx, p.ID, r.PlanVersionID); err != nil || !o.Plan.Sellable {
-		if err == nil || store.IsNoRows(err) {
+		if err == nil || errors.Is(err, subprov.ErrNotFound) {
 			o.Plan = nil
 			return o, orderError(subprov.ENOTFOUND, "plan_not_found", "No plan of this provider with this plan_version_id is on sale")
 		}
@@ -244,7 +251,7 @@ func (s *Service) checkOrder(ctx context.Context, acc *store.AccountLogin, r Ord
 		return o, orderError(subprov.EINVALID, "suite_required", "Choose the suite (unit_id) the line is for")
 	}
 	if o.Unit, err = s.Store.Unit(ctx, r.UnitID); err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return o, orderError(subprov.ENOTFOUND, "suite_not_found", "No suite with this unit_id")
 		}
 		return o, err
@@ -278,7 +285,7 @@ func (s *Service) checkOrder(ctx context.Context, acc *store.AccountLogin, r Ord
 	if id := strings.TrimSpace(r.EndCurrentSubscriptionID); id != "" {
 		end, err := s.Store.Subscription(ctx, p.ID, id)
 		if err != nil || end.SubscriberID != acc.SubscriberID {
-			if err == nil || store.IsNoRows(err) {
+			if err == nil || errors.Is(err, subprov.ErrNotFound) {
 				return o, subprov.NotFound("Subscription")
 			}
 			return o, err
@@ -329,7 +336,7 @@ type OrderPreview struct {
 
 // PreviewOrder checks an order without placing it. Problems, a missing card included, come
 // back as blockers, never as an error (only a login without a subscriber record is one).
-func (s *Service) PreviewOrder(ctx context.Context, acc *store.AccountLogin, r OrderRequest) (*OrderPreview, error) {
+func (s *Service) PreviewOrder(ctx context.Context, acc *subprov.AccountLogin, r OrderRequest) (*OrderPreview, error) {
 	o, err := s.checkOrder(ctx, acc, r)
 	if o == nil {
 		return nil, err
@@ -388,7 +395,7 @@ type OrderResult struct {
 // before anything is written: a declined card leaves nothing behind. The running line named
 // by end_current_subscription_id is cancelled for the move-in date only once the order
 // stands.
-func (s *Service) PlaceOrder(ctx context.Context, acc *store.AccountLogin, r OrderRequest) (*OrderResult, error) {
+func (s *Service) PlaceOrder(ctx context.Context, acc *subprov.AccountLogin, r OrderRequest) (*OrderResult, error) {
 	o, err := s.checkOrder(ctx, acc, r)
 	if err != nil {
 		return nil, err

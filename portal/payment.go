@@ -26,7 +26,12 @@ func processorError(err error) error {
 	return err
 }
 
-func (s *Service) connected(ctx context.Context, acc *store.AccountLogin) (*subprov.Provider, error) {
+// connected resolves the provider for the payment-method operations, which are the holder's
+// alone: the card pays for every line of the account.
+func (s *Service) connected(ctx context.Context, acc *subprov.AccountLogin) (*subprov.Provider, error) {
+	if err := acc.CheckHolder(); err != nil {
+		return nil, err
+	}
 	if acc.SubscriberID == "" {
 		return nil, noSubscriber()
 	}
@@ -41,7 +46,7 @@ func (s *Service) connected(ctx context.Context, acc *store.AccountLogin) (*subp
 }
 
 // PaymentMethod returns the saved card, or nil when there is none.
-func (s *Service) PaymentMethod(ctx context.Context, acc *store.AccountLogin) (*payments.Method, error) {
+func (s *Service) PaymentMethod(ctx context.Context, acc *subprov.AccountLogin) (*payments.Method, error) {
 	p, err := s.connected(ctx, acc)
 	if err != nil {
 		return nil, err
@@ -67,7 +72,7 @@ func (s *Service) PaymentMethod(ctx context.Context, acc *store.AccountLogin) (*
 
 // StartCardSetup opens a setup for saving a card off-session, creating the subscriber's
 // processor customer first when there is none.
-func (s *Service) StartCardSetup(ctx context.Context, acc *store.AccountLogin) (*payments.SetupIntent, error) {
+func (s *Service) StartCardSetup(ctx context.Context, acc *subprov.AccountLogin) (*payments.SetupIntent, error) {
 	p, err := s.connected(ctx, acc)
 	if err != nil {
 		return nil, err
@@ -97,7 +102,7 @@ func (s *Service) StartCardSetup(ctx context.Context, acc *store.AccountLogin) (
 // with it at once. A setup opened for another account's processor customer answers 404, as an
 // unknown one does, and nothing is confirmed: the processor attaches a card to the setup's own
 // customer, whoever confirms it.
-func (s *Service) ConfirmCardSetup(ctx context.Context, acc *store.AccountLogin, setupIntentID, testCard string) (*payments.Method, error) {
+func (s *Service) ConfirmCardSetup(ctx context.Context, acc *subprov.AccountLogin, setupIntentID, testCard string) (*payments.Method, error) {
 	p, err := s.connected(ctx, acc)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 // Package portal is the subscriber's self-service: the account's contacts and billing contact
 // (and, as they arrive, authorized users, orders and reactivation). Every operation acts on
-// the signed-in account's own subscriber record.
+// the signed-in account's own subscriber record; what changes who may use the account, or what
+// it pays with and for, is the holder's alone (Account.CheckHolder).
 package portal
 
 import (

@@ -26,7 +26,7 @@ func mails(t *testing.T, e *servicetest.Env, addr string) int {
 }
 
 // addUser adds an authorized user to acc's account and returns that person's login.
-func addUser(t *testing.T, e *servicetest.Env, acc *store.AccountLogin, email string) (*store.AuthorizedUserRow, *store.AccountLogin) {
+func addUser(t *testing.T, e *servicetest.Env, acc *subprov.AccountLogin, email string) (*subprov.AuthorizedUser, *subprov.AccountLogin) {
 	t.Helper()
 	u, err := e.Portal.AddAuthorizedUser(context.Background(), acc, portal.AuthorizedUserInput{FirstName: "Luc", LastName: "Tremblay", Email: email})
 	if err != nil {
@@ -116,7 +116,7 @@ func authorizedUsers(t *testing.T, e *servicetest.Env) {
 	// Another account's user is not found, for resend and remove alike.
 	scoped := []struct {
 		name string
-		acc  *store.AccountLogin
+		acc  *subprov.AccountLogin
 		id   string
 		code string
 	}{
@@ -336,7 +336,7 @@ func paymentMethod(t *testing.T, e *servicetest.Env) {
 	}
 	confirms := []struct {
 		name string
-		acc  *store.AccountLogin
+		acc  *subprov.AccountLogin
 		id   string
 		card string
 		code string

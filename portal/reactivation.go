@@ -2,6 +2,7 @@ package portal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,7 +12,7 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
-// Reactivation cases and paths (interface.md reactivation rules 1-9).
+// Reactivation cases and paths (docs/portal.md, Reactivation).
 const (
 	CaseWithdraw   = "withdraw"
 	CaseReactivate = "reactivate"
@@ -44,13 +45,13 @@ type ReactivationView struct {
 func (v *ReactivationView) Eligible() bool { return v.Case != "" && len(v.Blockers) == 0 }
 
 // Reactivation previews the account's most recently cancelled line (all account users).
-func (s *Service) Reactivation(ctx context.Context, acc *store.AccountLogin) (*ReactivationView, error) {
+func (s *Service) Reactivation(ctx context.Context, acc *subprov.AccountLogin) (*ReactivationView, error) {
 	p, err := s.account(ctx, acc)
 	if err != nil {
 		return nil, err
 	}
 	sub, err := s.Store.LatestCancelled(ctx, p.ID, acc.SubscriberID)
-	if store.IsNoRows(err) {
+	if errors.Is(err, subprov.ErrNotFound) {
 		return &ReactivationView{Path: PathNone, Blockers: []string{}, HolderOnly: !acc.IsHolder()}, nil
 	}
 	if err != nil {
@@ -64,7 +65,7 @@ func (s *Service) Reactivation(ctx context.Context, acc *store.AccountLogin) (*R
 	return v, nil
 }
 
-// assess works out a cancelled line's case, path, blockers and money (rules 1-3).
+// assess works out a cancelled line's case, path, blockers and money (docs/portal.md, Reactivation).
 func (s *Service) assess(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription) (*ReactivationView, error) {
 	now := s.Clock.Now()
 	v := &ReactivationView{Subscription: sub, Blockers: []string{}}
@@ -111,7 +112,7 @@ func (s *Service) assess(ctx context.Context, p *subprov.Provider, sub *subprov.
 		}
 	}
 	b, err := s.Store.CoveredBuilding(ctx, p.ID, sub.BuildingID)
-	if err != nil && !store.IsNoRows(err) {
+	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
 		return nil, err
 	}
 	if err != nil || !b.LineType.Valid() {
@@ -162,14 +163,17 @@ func notEligible(v *ReactivationView) error {
 }
 
 // Reactivate acts on the preview's case for one of the holder's cancelled lines.
-func (s *Service) Reactivate(ctx context.Context, acc *store.AccountLogin, subscriptionID string) (*ReactivationResult, error) {
+func (s *Service) Reactivate(ctx context.Context, acc *subprov.AccountLogin, subscriptionID string) (*ReactivationResult, error) {
+	if err := acc.CheckHolder(); err != nil {
+		return nil, err
+	}
 	p, err := s.account(ctx, acc)
 	if err != nil {
 		return nil, err
 	}
 	sub, err := s.Store.Subscription(ctx, p.ID, subscriptionID)
 	if err != nil || sub.SubscriberID != acc.SubscriberID {
-		if err == nil || store.IsNoRows(err) {
+		if err == nil || errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Subscription")
 		}
 		return nil, err
@@ -202,14 +206,14 @@ func (s *Service) audit(ctx context.Context, tx *store.Tx, p *subprov.Provider, 
 }
 
 // withdraw takes back a cancellation that has not taken effect: the line returns to the
-// status it had, billing continues (rule 4).
+// status it had, billing continues.
 func (s *Service) withdraw(ctx context.Context, p *subprov.Provider, v *ReactivationView, actor string) (*ReactivationResult, error) {
 	sub := v.Subscription
 	status := sub.StatusBeforeCancel
 	if status == "" {
 		status = subprov.StatusActive
 	}
-	r := provisioning.Reinstatement{Reinstatement: store.Reinstatement{Status: status,
+	r := provisioning.Reinstatement{Reinstatement: subprov.Reinstatement{Status: status,
 		WorkflowState: provisioning.WorkflowOf(status, sub.PortID != "" && sub.ActivatedAt != nil)}}
 	if status == subprov.StatusPendingInstall {
 		// The cancellation closed the line's install job: open one of the same kind again (a
@@ -240,7 +244,7 @@ func (s *Service) withdraw(ctx context.Context, p *subprov.Provider, v *Reactiva
 }
 
 // reactivateRemote switches the port on first and only on a confirmed write puts the line
-// back to ACTIVE, invoicing the rest of the month through AutoPay (rule 5).
+// back to ACTIVE, invoicing the rest of the month through AutoPay.
 func (s *Service) reactivateRemote(ctx context.Context, p *subprov.Provider, v *ReactivationView, actor string) (*ReactivationResult, error) {
 	sub := v.Subscription
 	if sub.BillingOwner == subprov.BillingPlatform {
@@ -253,7 +257,7 @@ func (s *Service) reactivateRemote(ctx context.Context, p *subprov.Provider, v *
 		return nil, err
 	}
 	res := &ReactivationResult{View: v, Provisioned: boolPtr(true)}
-	r := provisioning.Reinstatement{Reinstatement: store.Reinstatement{Status: subprov.StatusActive, WorkflowState: provisioning.WorkflowProvisioned,
+	r := provisioning.Reinstatement{Reinstatement: subprov.Reinstatement{Status: subprov.StatusActive, WorkflowState: provisioning.WorkflowProvisioned,
 		PortID: &v.portID, VLAN: &vlan}}
 	out, err := s.Provisioning.Reinstate(ctx, p, sub.ID, r, func(tx *store.Tx, cur *subprov.Subscription) error {
 		if err := s.Provisioning.MarkPortLive(ctx, tx, cur, vlan); err != nil {
@@ -278,12 +282,12 @@ func (s *Service) reactivateRemote(ctx context.Context, p *subprov.Provider, v *
 }
 
 // reopenInstall puts the line back as PENDING_INSTALL with its suite held: job reinstall for a
-// line that ran before (rule 6), install for one that never went live (rule 8), where the
+// line that ran before, install for one that never went live, where the
 // requested start date is kept while still ahead. Nothing is charged.
 func (s *Service) reopenInstall(ctx context.Context, p *subprov.Provider, v *ReactivationView, actor string) (*ReactivationResult, error) {
 	sub := v.Subscription
 	kind, action := "reinstall", "subscription.reactivated"
-	r := provisioning.Reinstatement{Reinstatement: store.Reinstatement{Status: subprov.StatusPendingInstall, WorkflowState: provisioning.WorkflowAwaitingInstall}}
+	r := provisioning.Reinstatement{Reinstatement: subprov.Reinstatement{Status: subprov.StatusPendingInstall, WorkflowState: provisioning.WorkflowAwaitingInstall}}
 	if v.Case == CaseResume {
 		kind, action = "install", "subscription.resumed"
 		start := s.today(p)
@@ -305,7 +309,7 @@ func (s *Service) reopenInstall(ctx context.Context, p *subprov.Provider, v *Rea
 // resumeActivate charges the first invoice before anything is written (a decline leaves
 // everything as it was), puts the line back ACTIVE, then switches the port on; a port that
 // will not switch on after the money moved leaves the line active with provisioned false and
-// the provider's ticket (rule 7).
+// the provider's ticket.
 func (s *Service) resumeActivate(ctx context.Context, p *subprov.Provider, v *ReactivationView, actor string) (*ReactivationResult, error) {
 	sub := v.Subscription
 	customer, method, err := s.savedCard(ctx, p, sub.SubscriberID)
@@ -321,7 +325,7 @@ func (s *Service) resumeActivate(ctx context.Context, p *subprov.Provider, v *Re
 	now := s.Clock.Now()
 	today := s.today(p)
 	res := &ReactivationResult{View: v}
-	r := provisioning.Reinstatement{Reinstatement: store.Reinstatement{Status: subprov.StatusActive, WorkflowState: provisioning.WorkflowProvisioning,
+	r := provisioning.Reinstatement{Reinstatement: subprov.Reinstatement{Status: subprov.StatusActive, WorkflowState: provisioning.WorkflowProvisioning,
 		PortID: &v.portID, ActivatedAt: &now, StartedAt: &today}}
 	out, err := s.Provisioning.Reinstate(ctx, p, sub.ID, r, func(tx *store.Tx, cur *subprov.Subscription) error {
 		cur.ProcessorCustomerID, cur.PaymentMethodID = customer, method

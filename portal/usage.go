@@ -7,7 +7,6 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/monitoring"
-	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
 )
 
@@ -24,12 +23,12 @@ type Usage struct {
 	Months []UsageMonth
 }
 
-// maxUsageMonths caps the history (interface.md Limits).
+// maxUsageMonths caps the usage history at five years of months.
 const maxUsageMonths = 60
 
 // currentLine is the subscriber's line the usage and status views speak of: the newest that is
 // not cancelled, else the newest.
-func (s *Service) currentLine(ctx context.Context, acc *store.AccountLogin) (*subprov.Subscription, error) {
+func (s *Service) currentLine(ctx context.Context, acc *subprov.AccountLogin) (*subprov.Subscription, error) {
 	subs, err := s.Store.SubscriptionsOfSubscriber(ctx, acc.ProviderID, acc.SubscriberID)
 	if err != nil || len(subs) == 0 {
 		return nil, err
@@ -57,7 +56,7 @@ func (s *Service) portOf(ctx context.Context, sub *subprov.Subscription) (*switc
 // month (at most 60), or without a start date the last 6 complete months and the current one;
 // months are the provider's, in its time zone.
 // A line without a switch port has no data (no months); all-zero months are no_data.
-func (s *Service) UsageOf(ctx context.Context, acc *store.AccountLogin) (*Usage, error) {
+func (s *Service) UsageOf(ctx context.Context, acc *subprov.AccountLogin) (*Usage, error) {
 	if acc.SubscriberID == "" {
 		return nil, noSubscriber()
 	}
@@ -75,7 +74,7 @@ func (s *Service) UsageOf(ctx context.Context, acc *store.AccountLogin) (*Usage,
 	if port == nil || s.Monitoring == nil {
 		return &Usage{Status: "no_data", Months: []UsageMonth{}}, nil
 	}
-	// A month is the provider's calendar month (decisions §2): at 03:00 UTC on 1 December it
+	// A month is the provider's calendar month: at 03:00 UTC on 1 December it
 	// is still November in Toronto, and November is still counting.
 	p, err := s.Store.Provider(ctx, acc.ProviderID)
 	if err != nil {
@@ -106,8 +105,8 @@ func (s *Service) UsageOf(ctx context.Context, acc *store.AccountLogin) (*Usage,
 }
 
 // StatusHistory lists connection events newest first over the last 90 days. It never fails:
-// on any problem the list is empty (interface.md).
-func (s *Service) StatusHistory(ctx context.Context, acc *store.AccountLogin) []monitoring.Event {
+// on any problem the list is empty.
+func (s *Service) StatusHistory(ctx context.Context, acc *subprov.AccountLogin) []monitoring.Event {
 	if acc.SubscriberID == "" || s.Monitoring == nil {
 		return nil
 	}

@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -100,7 +101,7 @@ func (s *Service) Cancel(ctx context.Context, subscriptionID, endDate, reason, a
 			return err
 		}
 		before := sub.Status
-		change := store.SubscriptionChange{Status: &to, CanceledAt: &now, EndedAt: &endedAt, CancelReason: &reason,
+		change := subprov.SubscriptionChange{Status: &to, CanceledAt: &now, EndedAt: &endedAt, CancelReason: &reason,
 			StatusBeforeCancel: &before, WorkflowState: strPtr(WorkflowCancelled)}
 		if err := tx.UpdateSubscription(ctx, sub.ID, change, now); err != nil {
 			return err
@@ -132,7 +133,7 @@ func (s *Service) Cancellation(ctx context.Context, subscriptionID string) (*sub
 func (s *Service) operatorSubscription(ctx context.Context, id string) (*subprov.Subscription, *subprov.Provider, error) {
 	sub, err := s.Store.SubscriptionByID(ctx, id)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, nil, subprov.NotFound("Subscription")
 		}
 		return nil, nil, err

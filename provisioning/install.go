@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"context"
+	"errors"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/store"
@@ -28,7 +29,7 @@ func (s *Service) CompleteInstall(ctx context.Context, providerID, subscriptionI
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
 		sub, err := tx.LockSubscription(ctx, providerID, subscriptionID)
 		if err != nil {
-			if store.IsNoRows(err) {
+			if errors.Is(err, subprov.ErrNotFound) {
 				return subprov.NotFound("Subscription")
 			}
 			return err
@@ -49,7 +50,7 @@ func (s *Service) CompleteInstall(ctx context.Context, providerID, subscriptionI
 		}
 		now := s.Clock.Now()
 		today := p.Today(now)
-		change := store.SubscriptionChange{Status: &to, WorkflowState: strPtr(WorkflowInstalled), ActivatedAt: &now, StartedAt: &today}
+		change := subprov.SubscriptionChange{Status: &to, WorkflowState: strPtr(WorkflowInstalled), ActivatedAt: &now, StartedAt: &today}
 		if mac != "" {
 			change.MACAddress = &mac
 			sub.MACAddress = mac
@@ -112,7 +113,7 @@ func (s *Service) DevicePull(ctx context.Context, p *subprov.Provider, mac strin
 	}
 	sub, err := s.Store.SubscriptionByMAC(ctx, p.ID, m)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Device")
 		}
 		return nil, err

@@ -42,11 +42,11 @@ type Routing int
 
 const (
 	// ByDeliveryMode: the caller's delivery_mode says what it has and must fit the building
-	// (provider-initiated, bulk, anonymous-complete; decisions §3 "Routing").
+	// (provider-initiated, bulk, anonymous-complete; docs/provisioning.md, Routing).
 	ByDeliveryMode Routing = iota
 	// ByLineType: the building's line type decides; only a first-line building with a
 	// resolvable port provisions unattended, everything else takes the install route
-	// (external-checkout complete, rules 1-3).
+	// (external-checkout complete: docs/checkout.md, Complete).
 	ByLineType
 )
 
@@ -159,8 +159,8 @@ type placement struct {
 
 func invalid(field, msg string) error { return subprov.Invalid(map[string]string{field: msg}) }
 
-// place resolves plan, port or suite, and building, and decides the route (provisioning
-// rules 1-2, decisions §3 routing, checkout rules 1-3). Everything it refuses is 422 and
+// place resolves plan, port or suite, and building, and decides the route
+// (docs/provisioning.md, Routing; docs/checkout.md, Complete). Everything it refuses is 422 and
 // nothing is written. Only a first-line building with a resolvable port provisions a switch
 // unattended; a sandbox provider's session never does, while a legacy no-session direct
 // order against a sandbox provider queues a provisioning job that ends as provisioning.failed.
@@ -168,7 +168,7 @@ func (s *Service) place(ctx context.Context, p *subprov.Provider, o *Order) (*pl
 	pl := &placement{}
 	plan, err := s.Store.PlanVersion(ctx, p.ID, o.PlanVersionID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, invalid("plan_version_id", "no plan version of this provider with this id")
 		}
 		return nil, err
@@ -194,14 +194,14 @@ func (s *Service) place(ctx context.Context, p *subprov.Provider, o *Order) (*pl
 	}
 	unit, err := s.Store.Unit(ctx, o.UnitID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, invalid("unit_id", "no unit with this id")
 		}
 		return nil, err
 	}
 	b, err := s.Store.CoveredBuilding(ctx, p.ID, unit.BuildingID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, invalid("unit_id", "the unit is in a building this provider does not cover")
 		}
 		return nil, err
@@ -218,7 +218,7 @@ func (s *Service) place(ctx context.Context, p *subprov.Provider, o *Order) (*pl
 
 // Orderable refuses an order on a building the operator has closed to orders (orderable
 // false): serviceability only advises, and says serviceable false there; the order itself
-// re-checks, fail-closed (provisioning rule 4), and so does a new checkout session. field is
+// re-checks, fail-closed (docs/provisioning.md), and so does a new checkout session. field is
 // the request field that named the building.
 func Orderable(b *subprov.Building, field string) error {
 	if !b.Orderable {
@@ -231,7 +231,7 @@ func Orderable(b *subprov.Building, field string) error {
 func (s *Service) placeAtPort(ctx context.Context, p *subprov.Provider, o *Order, pl *placement) (*placement, error) {
 	loc, err := s.Store.LocationByPortFor(ctx, p.ID, o.LocationHash, o.LocationIdentifier)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, invalid("location_hash", "no port with this location_hash or location_identifier")
 		}
 		return nil, err
@@ -262,13 +262,14 @@ func (s *Service) placeAtPort(ctx context.Context, p *subprov.Provider, o *Order
 	return pl, nil
 }
 
-// billingError builds a billing-owner refusal whose detail starts with its code (rule 3).
+// billingError builds a billing-owner refusal whose detail starts with its code
+// (docs/provisioning.md, Billing owner).
 func billingError(code subprov.Code, reason, msg string) error {
 	return &subprov.Error{Code: code, Reason: reason, Message: reason + ": " + msg}
 }
 
 // verifyBilling checks, before anything is written, that the service can bill the processor
-// customer, and returns the payment method it will adopt (billing-owner rules 3-4).
+// customer, and returns the payment method it will adopt (docs/provisioning.md, Billing owner).
 func (s *Service) verifyBilling(ctx context.Context, p *subprov.Provider, b *BillingBlock) (string, error) {
 	c, err := s.Processor.Customer(ctx, p, b.ProcessorCustomerID)
 	switch {
@@ -356,7 +357,7 @@ func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order)
 			return err
 		}
 		if !inserted {
-			res, err = s.replay(ctx, tx, p, subscriber, pl, store.LocationKey(sub.UnitID, sub.PortID), o)
+			res, err = s.replay(ctx, tx, p, subscriber, pl, subprov.LocationKey(sub.UnitID, sub.PortID), o)
 			return err
 		}
 		res = &Result{Subscription: sub, SubscriberID: subscriber.ID, CustomerNumber: subscriber.CustomerNumber, Route: pl.route}
@@ -398,7 +399,7 @@ func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider,
 	place string, o *Order) (*Result, error) {
 	same := func(ex *subprov.Subscription) bool {
 		return ex.ProviderID == p.ID && ex.PlanVersionID == pl.plan.ID && ex.Anonymous == o.Anonymous &&
-			(o.Anonymous || ex.SubscriberID == subscriber.ID) && store.LocationKey(ex.UnitID, ex.PortID) == place
+			(o.Anonymous || ex.SubscriberID == subscriber.ID) && subprov.LocationKey(ex.UnitID, ex.PortID) == place
 	}
 	answer := func(ex *subprov.Subscription) (*Result, error) {
 		route, err := s.RouteOf(ctx, tx, ex)
@@ -413,20 +414,20 @@ func (s *Service) replay(ctx context.Context, tx *store.Tx, p *subprov.Provider,
 				return nil, subprov.Errorf(subprov.ECONFLICT, "external_id_in_use", "external_id_in_use: external_subscription_id already names another line")
 			}
 			return answer(ex)
-		} else if !store.IsNoRows(err) {
+		} else if !errors.Is(err, subprov.ErrNotFound) {
 			return nil, err
 		}
 	}
 	if o.SessionID != "" {
 		if ex, err := tx.SubscriptionByCheckoutSession(ctx, o.SessionID); err == nil {
 			return answer(ex)
-		} else if !store.IsNoRows(err) {
+		} else if !errors.Is(err, subprov.ErrNotFound) {
 			return nil, err
 		}
 	}
 	holder, err := tx.LineHolding(ctx, place)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.Errorf(subprov.ECONFLICT, "conflict", "the order conflicts with an existing line; retry")
 		}
 		return nil, err
@@ -482,7 +483,7 @@ func provisioningOutcome(sub *subprov.Subscription, reason string) map[string]an
 // openInstall records the install route: the install job (opened by the install package: who
 // books it, flags, booking invitation) and the provider's install ticket. The event
 // subscription.pending_install is the caller's: a provider's order records it, the portal's
-// orders and reactivations do not (interface.md, Events: the subscriber surface emits none).
+// orders and reactivations do not (the subscriber surface emits none: docs/portal.md).
 func (s *Service) openInstall(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, b *subprov.Building,
 	kind string, now time.Time) error {
 	job, err := s.Installs.Open(ctx, tx, p, sub, b, kind, now)

@@ -24,7 +24,7 @@ type Adjustment struct {
 }
 
 // MarshalJSON writes the preview's one_time_adjustment, with the deprecated fields
-// proration_factor and due_in_days kept until the next release (interface.md).
+// proration_factor and due_in_days kept until the next release.
 func (a Adjustment) MarshalJSON() ([]byte, error) {
 	var factor float64
 	if a.DaysInPeriod > 0 {
@@ -67,9 +67,9 @@ type PlanChangeResult struct {
 	AppliedAt        time.Time
 }
 
-// Calendar says whose calendar day limits a line to one plan change (interface.md Limits: "once
-// per calendar day (UTC for the partner endpoint)"; decisions §2: any other day is the
-// provider's). Each caller counts every change, through any surface, made within its own day.
+// Calendar says whose calendar day limits a line to one plan change (once per calendar day: UTC for
+// the partner endpoint, the provider's day for the agent; docs/provisioning.md). Each caller counts
+// every change, through any surface, made within its own day.
 type Calendar int
 
 const (
@@ -108,7 +108,7 @@ func (d changeDay) limitReached() error {
 func (s *Service) PreviewPlanChange(ctx context.Context, p *subprov.Provider, subscriptionID, planVersionID string, cal Calendar) (*PlanChangeQuote, error) {
 	sub, err := s.Store.Subscription(ctx, p.ID, subscriptionID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Subscription")
 		}
 		return nil, err
@@ -126,7 +126,7 @@ func (s *Service) quote(ctx context.Context, p *subprov.Provider, sub *subprov.S
 	}
 	to, err := s.Store.PlanVersion(ctx, p.ID, planVersionID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.Invalid(map[string]string{"plan_version_id": "no plan version of this provider with this id"})
 		}
 		return nil, err
@@ -221,7 +221,7 @@ func (s *Service) ChangePlan(ctx context.Context, p *subprov.Provider, subscript
 		} else if changed {
 			return day.limitReached()
 		}
-		ok, err := tx.InsertPlanChange(ctx, store.PlanChange{SubscriptionID: sub.ID, From: q.From.ID, To: q.To.ID, Day: day.Date,
+		ok, err := tx.InsertPlanChange(ctx, subprov.PlanChange{SubscriptionID: sub.ID, From: q.From.ID, To: q.To.ID, Day: day.Date,
 			TimeZone: day.Zone, Actor: actor}, now)
 		if err != nil {
 			return err
@@ -229,7 +229,7 @@ func (s *Service) ChangePlan(ctx context.Context, p *subprov.Provider, subscript
 		if !ok {
 			return day.limitReached()
 		}
-		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{PlanVersionID: &q.To.ID}, now); err != nil {
+		if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{PlanVersionID: &q.To.ID}, now); err != nil {
 			return err
 		}
 		if sub.BillingOwner == subprov.BillingPlatform {

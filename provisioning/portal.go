@@ -39,7 +39,7 @@ func heldSuite() error {
 // PENDING_INSTALL with its install job, provider install ticket and, on a third-line
 // building, the booking invitation (openInstall). also books the money and the audit entry.
 // It records no event, and its provisioning job none either: the subscriber surface emits
-// none (interface.md, Events); the provider learns of the line from its install ticket or
+// none (docs/portal.md, No events); the provider learns of the line from its install ticket or
 // its lines.
 func (s *Service) PlacePortalLine(ctx context.Context, p *subprov.Provider, l *PortalLine, also Also) (*subprov.Subscription, error) {
 	now := s.Clock.Now()
@@ -102,7 +102,7 @@ func (s *Service) CancelForMove(ctx context.Context, subscriptionID, moveIn, act
 // Reinstatement puts a cancelled line back: the state it returns to, and the install job to
 // open ("" for none).
 type Reinstatement struct {
-	store.Reinstatement
+	subprov.Reinstatement
 	InstallKind string // install, reinstall, or ""
 }
 
@@ -115,7 +115,7 @@ func (s *Service) Reinstate(ctx context.Context, p *subprov.Provider, subscripti
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		sub, err := tx.LockSubscription(ctx, p.ID, subscriptionID)
 		if err != nil {
-			if store.IsNoRows(err) {
+			if errors.Is(err, subprov.ErrNotFound) {
 				return subprov.NotFound("Subscription")
 			}
 			return err
@@ -125,7 +125,7 @@ func (s *Service) Reinstate(ctx context.Context, p *subprov.Provider, subscripti
 		}
 		now := s.Clock.Now()
 		if err := tx.ReinstateSubscription(ctx, sub.ID, r.Reinstatement, now); err != nil {
-			if s.Store.Dialect.IsUniqueViolation(err) {
+			if errors.Is(err, subprov.ErrDuplicate) {
 				return heldSuite()
 			}
 			return err
@@ -204,7 +204,7 @@ func (s *Service) SwitchOnNow(ctx context.Context, p *subprov.Provider, sub *sub
 // MarkPortLive records that a live line's port is switched on. A portal reactivation calls
 // it, so it records no event (the subscriber surface emits none).
 func (s *Service) MarkPortLive(ctx context.Context, tx *store.Tx, sub *subprov.Subscription, vlan int) error {
-	if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioned), VLAN: &vlan}, s.Clock.Now()); err != nil {
+	if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioned), VLAN: &vlan}, s.Clock.Now()); err != nil {
 		return err
 	}
 	sub.WorkflowState, sub.VLAN = WorkflowProvisioned, vlan
@@ -216,7 +216,7 @@ func (s *Service) MarkPortLive(ctx context.Context, tx *store.Tx, sub *subprov.S
 // raised it). A portal reactivation calls it, so it records no event.
 func (s *Service) MarkPortFailed(ctx context.Context, sub *subprov.Subscription) error {
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioningFailed)}, s.Clock.Now()); err != nil {
+		if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioningFailed)}, s.Clock.Now()); err != nil {
 			return err
 		}
 		sub.WorkflowState = WorkflowProvisioningFailed

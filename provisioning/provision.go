@@ -35,7 +35,7 @@ func (s *Service) recordOutcome(ctx context.Context, tx *store.Tx, p *subprov.Pr
 func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attempt int) error {
 	line, err := s.Store.LineToProvision(ctx, a.SubscriptionID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
 		}
 		return err
@@ -64,7 +64,7 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 				return err
 			}
 			now := s.Clock.Now()
-			change := store.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioned), VLAN: &vlan}
+			change := subprov.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioned), VLAN: &vlan}
 			firstActivation := cur.ActivatedAt == nil // a provision-route line goes live now; an installed one already did
 			if firstActivation {
 				today := p.Today(now)
@@ -100,7 +100,7 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 		if err != nil || cur.WorkflowState != WorkflowProvisioning {
 			return err
 		}
-		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioningFailed)}, s.Clock.Now()); err != nil {
+		if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioningFailed)}, s.Clock.Now()); err != nil {
 			return err
 		}
 		cur.WorkflowState = WorkflowProvisioningFailed
@@ -153,7 +153,7 @@ func (s *Service) startBilling(ctx context.Context, tx *store.Tx, p *subprov.Pro
 func (s *Service) DeprovisionPort(ctx context.Context, a jobs.DeprovisionPort) error {
 	sub, err := s.Store.SubscriptionByID(ctx, a.SubscriptionID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
 		}
 		return err
@@ -172,7 +172,7 @@ func (s *Service) DeprovisionPort(ctx context.Context, a jobs.DeprovisionPort) e
 				Subject: "Ended line's port serves another line", InternalNote: fmt.Sprintf("Subscription %s ended on %s/%s, "+
 					"but subscription %s is in service on the same port, so the port was not reset. Check which line the suite belongs to.",
 					sub.ID, port.Switch, port.Name, other)}
-		case !store.IsNoRows(err):
+		case !errors.Is(err, subprov.ErrNotFound):
 			return err
 		default:
 			if err := s.Switch.ResetToCaptive(ctx, switches.Port{Switch: port.Switch, Name: port.Name}); err != nil {

@@ -39,7 +39,7 @@ type Billing interface {
 // fresh booking link (409 not_on_hold when there is no hold). Hold and Restore run on a line
 // the caller locked in tx.
 type InstallJobs interface {
-	Open(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, b *subprov.Building, kind string, now time.Time) (*store.InstallJob, error)
+	Open(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, b *subprov.Building, kind string, now time.Time) (*subprov.InstallJob, error)
 	Hold(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error
 	Restore(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error
 }

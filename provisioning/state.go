@@ -20,7 +20,7 @@ const (
 // fresh is the "status" of a line that does not exist yet.
 const fresh subprov.Status = ""
 
-// transitions is interface.md's subscription-status table, the one place that says which
+// transitions is the subscription-status table (docs/provisioning.md), the one place that says which
 // moves exist. A move not listed here is refused with 409 before anything is written.
 var transitions = map[subprov.Status]map[Action]subprov.Status{
 	fresh: {

@@ -6,7 +6,7 @@ import (
 	"github.com/subprov/subprov"
 )
 
-// TestTransitions has one row per row of interface.md's subscription-status table, and rows
+// TestTransitions has one row per move of the subscription-status table, and rows
 // for moves the table does not allow.
 func TestTransitions(t *testing.T) {
 	tests := []struct {

@@ -26,7 +26,7 @@ type StatusResult struct {
 const partnerSuspension = "partner"
 
 // SetServiceStatus suspends or restores a line addressed by the partner's external id
-// (decisions §3 state guards): ACTIVE→SUSPENDED; SUSPENDED→ACTIVE only when the port
+// (docs/checkout.md, Suspend/restore): ACTIVE→SUSPENDED; SUSPENDED→ACTIVE only when the port
 // re-opens, else 409 and it stays SUSPENDED; on PENDING_INSTALL suspend is a hold and restore
 // lifts it; everything else is 409. The switch is written before the status, so a switch
 // failure changes nothing.
@@ -36,7 +36,7 @@ func (s *Service) SetServiceStatus(ctx context.Context, p *subprov.Provider, ext
 	}
 	sub, err := s.Store.SubscriptionByExternalID(ctx, p.ID, externalID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Subscription")
 		}
 		return nil, err
@@ -65,7 +65,7 @@ func (s *Service) SetServiceStatus(ctx context.Context, p *subprov.Provider, ext
 			return subprov.Errorf(subprov.ECONFLICT, "invalid_transition", "The subscription changed status meanwhile (now %s); nothing was done", cur.Status)
 		}
 		now := s.Clock.Now()
-		if err := tx.UpdateSubscription(ctx, sub.ID, store.SubscriptionChange{Status: &to}, now); err != nil {
+		if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{Status: &to}, now); err != nil {
 			return err
 		}
 		reason := partnerSuspension

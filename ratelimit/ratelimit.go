@@ -4,7 +4,7 @@
 // A limit of N per period means what it says: at most N requests of a key in
 // any stretch of that period (a sliding window; each accepted request counts
 // against the key for one period after it). The (N+1)-th call within a minute
-// of the first is refused (interface.md: "exceeding one gives 429"), however
+// of the first is refused ("N per minute, exceeding one gives 429"), however
 // fast or slow the first N came. A token bucket (GCRA) of the same rate would
 // let a burst of N through and then refill it as the burst goes on, so a quick
 // client could place N plus a few within the minute, and up to 2N in a window

@@ -1,4 +1,4 @@
-// Package sandbox is the in-dashboard sandbox (interface.md section E): the operator reads the
+// Package sandbox is the in-dashboard sandbox (docs/checkout.md, Sandbox): the operator reads the
 // sandbox provider's id and webhook secret, points its events at a receiver (saving fires a
 // synchronous service.sandbox.ping), lists the events and replays one. Sandbox events get one
 // delivery attempt with a 10-second timeout and no retries; every attempt is recorded.
@@ -20,7 +20,7 @@ type Service struct {
 	Webhooks *events.Deliverer
 }
 
-// Event listing limits (interface.md Limits).
+// Limits of the sandbox event listing (GET /api/v1/sandbox/webhook-events?limit=).
 const (
 	DefaultLimit = 20
 	MaxLimit     = 100 // effective maximum; 101..200 are accepted and clamped
@@ -31,7 +31,7 @@ const (
 func (s *Service) Provider(ctx context.Context) (*subprov.Provider, error) {
 	p, err := s.Store.SandboxProvider(ctx)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Sandbox provider")
 		}
 		return nil, err
@@ -79,7 +79,7 @@ func (s *Service) SetWebhookURL(ctx context.Context, raw string) (*subprov.Provi
 
 // ListEvents lists the sandbox provider's events, newest first. limit 0 means the default; 1 to
 // 200 are accepted and above 100 clamped to 100; anything else is 422.
-func (s *Service) ListEvents(ctx context.Context, limit int) ([]*store.EventRecord, error) {
+func (s *Service) ListEvents(ctx context.Context, limit int) ([]*subprov.WebhookEvent, error) {
 	switch {
 	case limit == 0:
 		limit = DefaultLimit
@@ -103,7 +103,7 @@ func (s *Service) Replay(ctx context.Context, eventID string) (*Delivery, error)
 	}
 	rec, err := s.Store.Event(ctx, p.ID, eventID)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Event")
 		}
 		return nil, err

@@ -57,9 +57,9 @@ func (src Source) Card() string {
 	return string(b)
 }
 
-// candidate turns a subscriber's card back into a Candidate.
-func (c searchCard) candidate(subscriberID string) Candidate {
-	out := Candidate{SubscriberID: subscriberID, CustomerNumber: c.Number,
+// candidate turns a subscriber's card back into a SubscriberMatch.
+func (c searchCard) candidate(subscriberID string) subprov.SubscriberMatch {
+	out := subprov.SubscriberMatch{SubscriberID: subscriberID, CustomerNumber: c.Number,
 		Holder: subprov.Contact{FirstName: c.First, LastName: c.Last, Email: c.Email, PhoneNumber: c.Phone}}
 	for _, l := range c.Locations {
 		out.Locations = append(out.Locations, subprov.ServiceLocation{SubscriberID: subscriberID, SubscriptionID: l.Subscription, BuildingID: l.Building,
@@ -68,19 +68,11 @@ func (c searchCard) candidate(subscriberID string) Candidate {
 	return out
 }
 
-// Candidate is a search hit before masking.
-type Candidate struct {
-	SubscriberID   string
-	CustomerNumber string
-	Holder         subprov.Contact
-	Locations      []subprov.ServiceLocation // newest line first
-}
-
 // Candidates reads the holder contact, number and service locations (newest line first) of
 // each of a provider's subscribers in ids, in the order of ids (a repeated id answers once, at
 // its first place): a page of search results, from the subscribers' search cards (and the
 // join for any subscriber without one yet).
-func Candidates(ctx context.Context, q Querier, providerID string, ids []string) ([]Candidate, error) {
+func Candidates(ctx context.Context, q Querier, providerID string, ids []string) ([]subprov.SubscriberMatch, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -96,7 +88,7 @@ func Candidates(ctx context.Context, q Querier, providerID string, ids []string)
 			at[id] = i
 		}
 	}
-	out := make([]Candidate, len(ids))
+	out := make([]subprov.SubscriberMatch, len(ids))
 	var uncarded []string // no card (indexed before cards existed) or an unreadable one
 	for rows.Next() {
 		var id string
@@ -123,7 +115,7 @@ func Candidates(ctx context.Context, q Querier, providerID string, ids []string)
 	if err := joinedCandidates(ctx, q, providerID, uncarded, at, out); err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(out, func(c Candidate) bool { return c.SubscriberID == "" }), nil
+	return slices.DeleteFunc(out, func(c subprov.SubscriberMatch) bool { return c.SubscriberID == "" }), nil
 }
 
 // candidateCards reads the search cards of n of a provider's subscribers, named by id, through
@@ -146,7 +138,7 @@ func joinedCards(n int) string {
 
 // joinedCandidates reads the candidates in ids from their rows (subscribers without a search
 // card) into out, at their places in at.
-func joinedCandidates(ctx context.Context, q Querier, providerID string, ids []string, at map[string]int, out []Candidate) error {
+func joinedCandidates(ctx context.Context, q Querier, providerID string, ids []string, at map[string]int, out []subprov.SubscriberMatch) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -156,7 +148,7 @@ func joinedCandidates(ctx context.Context, q Querier, providerID string, ids []s
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var c Candidate
+		var c subprov.SubscriberMatch
 		var l subprov.ServiceLocation
 		if err := rows.Scan(append([]any{&c.SubscriberID, &c.CustomerNumber, &c.Holder.FirstName, &c.Holder.LastName, &c.Holder.Email,
 			&c.Holder.PhoneNumber}, LocationFields(&l)...)...); err != nil {

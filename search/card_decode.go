@@ -7,8 +7,8 @@ import (
 )
 
 // readCard decodes a search card. Every result of an agent search reads one, and
-// encoding/json's reflection was an eighth of the server's CPU under name search (PostgreSQL,
-// 1M, 8 clients), so cards in the shape Card writes are read by decodeCard and anything else
+// encoding/json's reflection was a large share of the server's CPU under name search
+// (docs/performance.md), so cards in the shape Card writes are read by decodeCard and anything else
 // by encoding/json: the result is encoding/json's either way.
 func readCard(text string) (searchCard, error) {
 	if c, ok := decodeCard(text); ok {

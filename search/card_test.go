@@ -9,6 +9,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/gen"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/search"
 	"github.com/subprov/subprov/store"
@@ -56,7 +57,7 @@ func TestSearchCards(t *testing.T) {
 			out := map[string]*string{}
 			for _, id := range ids {
 				var card *string
-				if err := s.DB.QueryRowContext(ctx, s.Dialect.Rebind(`SELECT search_card FROM subscribers WHERE id = ?`), id).Scan(&card); err != nil {
+				if err := rawdb.Writer(s).QueryRowContext(ctx, s.Dialect.Rebind(`SELECT search_card FROM subscribers WHERE id = ?`), id).Scan(&card); err != nil {
 					t.Fatal(err)
 				}
 				out[id] = card
@@ -78,7 +79,7 @@ func TestSearchCards(t *testing.T) {
 		// A page keeps the order of its ids whatever the rows' order, mixing subscribers with
 		// and without a card, leaves out an id the provider does not have and answers a
 		// repeated id once, at its first place.
-		if _, err := s.DB.ExecContext(ctx, s.Dialect.Rebind(`UPDATE subscribers SET search_card = NULL WHERE id IN (?, ?)`), ids[1], ids[4]); err != nil {
+		if _, err := rawdb.Writer(s).ExecContext(ctx, s.Dialect.Rebind(`UPDATE subscribers SET search_card = NULL WHERE id IN (?, ?)`), ids[1], ids[4]); err != nil {
 			t.Fatal(err)
 		}
 		page := []string{ids[5], ids[4], "9e000000-0000-4000-8000-000000000999", ids[0], ids[5], ids[1]}
@@ -86,12 +87,12 @@ func TestSearchCards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := []search.Candidate{fromCards[5], fromCards[4], fromCards[0], fromCards[1]}; !reflect.DeepEqual(mixed, want) {
+		if want := []subprov.SubscriberMatch{fromCards[5], fromCards[4], fromCards[0], fromCards[1]}; !reflect.DeepEqual(mixed, want) {
 			t.Fatalf("page %v:\ngot  %+v\nwant %+v", page, mixed, want)
 		}
 
 		// Without cards, the same candidates come from the join.
-		if _, err := s.DB.ExecContext(ctx, `UPDATE subscribers SET search_card = NULL`); err != nil {
+		if _, err := rawdb.Writer(s).ExecContext(ctx, `UPDATE subscribers SET search_card = NULL`); err != nil {
 			t.Fatal(err)
 		}
 		fromRows, err := search.Candidates(ctx, s.SearchR(), provider, ids)
@@ -149,7 +150,7 @@ func TestSearchCards(t *testing.T) {
 			t.Fatal(err)
 		}
 		var unitID string
-		if err := s.DB.QueryRowContext(ctx, s.Dialect.Rebind(`SELECT unit_id FROM subscriptions WHERE id = ?`), loc.SubscriptionID).Scan(&unitID); err != nil {
+		if err := rawdb.Writer(s).QueryRowContext(ctx, s.Dialect.Rebind(`SELECT unit_id FROM subscriptions WHERE id = ?`), loc.SubscriptionID).Scan(&unitID); err != nil {
 			t.Fatal(err)
 		}
 		b.Street = "77 Rue Renommée"

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/internal/sqltext"
 )
 
@@ -140,7 +141,7 @@ func isPhoneLike(q string) bool {
 // IDPrefix reads an agent's query as the start of a customer id: a whole UUID, or at least its
 // first 8 hex digits, in any case, with or without the dashes (a dash only where a UUID has
 // one, so a phone number typed with dashes is not taken for one); or, for an id a fixture
-// chose (decisions §3 leaves ids to its author, e.g. "s1000000-0000-…"), at least its first 8
+// chose (a fixture keeps the ids its author gave, e.g. "s1000000-0000-…"), at least its first 8
 // characters when they mix letters and digits. It returns the prefix as ids are written
 // (lower case; a UUID dashed) for SubscribersByIDPrefix.
 func IDPrefix(q string) (string, bool) {
@@ -205,7 +206,13 @@ func uuidPrefix(q string) (string, bool) {
 // Querier runs reads written with ? placeholders: the store's search reader or a transaction.
 type Querier interface {
 	Query(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRow(ctx context.Context, query string, args ...any) *sql.Row
+	QueryRow(ctx context.Context, query string, args ...any) Row
+}
+
+// Row is one row of QueryRow. The store's Scan returns engine errors translated: no row is
+// subprov.ErrNotFound.
+type Row interface {
+	Scan(dest ...any) error
 }
 
 // Tx is the transaction the index is maintained in.
@@ -366,7 +373,7 @@ func readSource(ctx context.Context, tx Tx, subscriberID string) (providerID, li
 		return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, err)
 	}
 	if !found {
-		return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, sql.ErrNoRows)
+		return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, subprov.ErrNotFound)
 	}
 	return providerID, listed, card, src, nil
 }
@@ -476,7 +483,7 @@ func hasTermWithPrefix(ctx context.Context, q Querier, providerID, p string) (bo
 	err := q.QueryRow(ctx, `SELECT 1 FROM customer_search_terms WHERE provider_id = ? AND term >= ? AND term < ? LIMIT 1`,
 		providerID, p, p+"{").Scan(&one)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case errors.Is(err, subprov.ErrNotFound):
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("search subscribers: probe %q: %w", p, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/subprov/subprov/agent"
 	"github.com/subprov/subprov/gen"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/search"
 	"github.com/subprov/subprov/store"
@@ -20,7 +21,7 @@ func benchSubscribers() int { return testdb.Scale("SUBPROV_BENCH_SUBSCRIBERS", 5
 // 0's rows: name, e-mail, phone digits, customer number, address, unit and street.
 func searchQueries(b *testing.B, st *store.Store) map[string]string {
 	var first, last, email, phone, number, street, unit string
-	err := st.DB.QueryRowContext(context.Background(), st.Dialect.Rebind(`SELECT c.firstname, c.lastname, c.email, c.phonenumber,
+	err := rawdb.Writer(st).QueryRowContext(context.Background(), st.Dialect.Rebind(`SELECT c.firstname, c.lastname, c.email, c.phonenumber,
 			s.customer_number, b.street, u.unit_number
 		FROM subscribers s JOIN contacts c ON c.subscriber_id = s.id JOIN subscriptions l ON l.subscriber_id = s.id
 		JOIN buildings b ON b.id = l.building_id JOIN units u ON u.id = l.unit_id WHERE s.id = ?`), gen.SubscriberID(1, 0)).

@@ -5,6 +5,7 @@ package serviceability
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -83,14 +84,14 @@ func (s *Service) Autocomplete(ctx context.Context, p *subprov.Provider, q strin
 }
 
 // today is the provider's calendar day now, YYYY-MM-DD: a day is the provider's local day
-// (decisions §2), so a building opening on March 1 in Toronto still shows that date at 02:00
+// (its calendar day), so a building opening on March 1 in Toronto still shows that date at 02:00
 // UTC that morning, which is the evening of February 28 there.
 func (s *Service) today(p *subprov.Provider) string {
 	return p.Today(s.Clock.Now())
 }
 
 // futureOnly returns an earliest service date only while it is still ahead of today, the
-// provider's day (interface.md: present only while in the future).
+// provider's day (present only while in the future).
 func futureOnly(date, today string) string {
 	if date > today {
 		return date
@@ -114,7 +115,7 @@ type Match struct {
 	Building            *subprov.Building
 	Display             string
 	EarliestServiceDate string // "" unless still in the future
-	Unit                *store.UnitAvailability
+	Unit                *subprov.UnitAvailability
 }
 
 // CheckResult is the answer to a check.
@@ -243,9 +244,9 @@ func bestMatch(cands []*subprov.Building, want address.Parsed) *subprov.Building
 
 // Units lists the suites of a building the provider covers. A building that is unknown or not
 // covered is the same not-found, so coverage of other providers is never confirmed.
-func (s *Service) Units(ctx context.Context, providerID, buildingID string) ([]store.UnitAvailability, error) {
+func (s *Service) Units(ctx context.Context, providerID, buildingID string) ([]subprov.UnitAvailability, error) {
 	if _, err := s.Store.CoveredBuilding(ctx, providerID, buildingID); err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Building")
 		}
 		return nil, err
@@ -255,7 +256,7 @@ func (s *Service) Units(ctx context.Context, providerID, buildingID string) ([]s
 		return nil, err
 	}
 	if units == nil {
-		units = []store.UnitAvailability{}
+		units = []subprov.UnitAvailability{}
 	}
 	return units, nil
 }
@@ -263,7 +264,7 @@ func (s *Service) Units(ctx context.Context, providerID, buildingID string) ([]s
 // LocationDetails is the operator's full location record: the port, its suite and building,
 // and the providers covering the building.
 type LocationDetails struct {
-	*store.Location
+	*subprov.PortLocation
 	ProviderIDs []string
 }
 
@@ -277,18 +278,18 @@ func (s *Service) LocateDetails(ctx context.Context, hash, identifier string) (*
 	if err != nil {
 		return nil, err
 	}
-	return &LocationDetails{Location: loc, ProviderIDs: providers}, nil
+	return &LocationDetails{PortLocation: loc, ProviderIDs: providers}, nil
 }
 
 // Locate resolves a port by location_hash (which wins) or location_identifier.
-func (s *Service) Locate(ctx context.Context, hash, identifier string) (*store.Location, error) {
+func (s *Service) Locate(ctx context.Context, hash, identifier string) (*subprov.PortLocation, error) {
 	hash, identifier = strings.TrimSpace(hash), strings.TrimSpace(identifier)
 	if hash == "" && identifier == "" {
 		return nil, &subprov.Error{Code: subprov.EINVALID, Reason: "validation_error", Message: "Provide location_hash or location_identifier"}
 	}
 	loc, err := s.Store.LocationByPort(ctx, hash, identifier)
 	if err != nil {
-		if store.IsNoRows(err) {
+		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, subprov.NotFound("Location")
 		}
 		return nil, fmt.Errorf("locate: %w", err)

@@ -11,28 +11,6 @@ import (
 	"github.com/subprov/subprov/store/internal/engine"
 )
 
-// AccountView is what GET /partner/subscriber/me shows of a portal login, read in one query:
-// the login itself (so the subscriber-token check and the read are one round trip), the
-// provider's display fields, the subscriber record with its holder, the lines with their plan
-// versions, and the checkout sessions created while signed in. Only the fields the portal's
-// account record shows are filled.
-type AccountView struct {
-	Account  *AccountLogin
-	Provider subprov.Provider // ID, Name, BrandColor, SupportGroup
-	// Subscriber is nil for a login without a subscriber record; Invoice is not read.
-	Subscriber *SubscriberRecord
-	// Subscriptions are the subscriber's lines, newest first: ID, ProviderID, SubscriberID,
-	// PlanVersionID, BuildingID, UnitID, Status, BillingOwner, BillingDay, StartedAt,
-	// CanceledAt, EndedAt, CreatedAt.
-	Subscriptions []*subprov.Subscription
-	// Plans holds each line's plan version by id: ID, ProviderID, PlanName, MonthlyPrice,
-	// DownloadMbps, UploadMbps.
-	Plans map[string]*subprov.PlanVersion
-	// Sessions are the checkout sessions created while signed in to the login, newest first,
-	// as stored (whole rows but for the partner reference, location hash and MAC address).
-	Sessions []*subprov.CheckoutSession
-}
-
 // accountViewQuery is one statement of two branches. The first reads the login with its
 // provider, subscriber, holder contact and lines (a row per line, at least one); the second
 // reads the login's checkout sessions. Columns 17 to 22 (id, status, plan version, building,
@@ -69,25 +47,25 @@ UNION ALL
 ORDER BY 1, 22 DESC, 17`
 
 // AccountView reads a portal login and everything its account record shows. It returns
-// ErrNoRows (wrapped) only when no login has that id, so a deleted login's token stops working
+// subprov.ErrNotFound (wrapped) only when no login has that id, so a deleted login's token stops working
 // at once; a login whose subscriber record or plan version is missing is an internal error.
 //
 // Views are remembered until the database may have changed: any commit through this store
 // forgets them at once, a write by another process within the change feed's staleAfter (0.1 s). The
 // view returned may be shared with other callers, so it must not be modified.
-func (s *Store) AccountView(ctx context.Context, accountID string) (*AccountView, error) {
-	return engine.Remembered(s.changes, &s.views, accountID, func() (*AccountView, error) { return s.readAccountView(ctx, accountID) })
+func (s *Store) AccountView(ctx context.Context, accountID string) (*subprov.AccountView, error) {
+	return engine.Remembered(s.changes, &s.views, accountID, func() (*subprov.AccountView, error) { return s.readAccountView(ctx, accountID) })
 }
 
-func (s *Store) readAccountView(ctx context.Context, accountID string) (*AccountView, error) {
+func (s *Store) readAccountView(ctx context.Context, accountID string) (*subprov.AccountView, error) {
 	rows, err := s.R().Query(ctx, accountViewQuery, accountID, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("account view %s: %w", accountID, err)
 	}
 	defer rows.Close()
-	v := &AccountView{Subscriptions: []*subprov.Subscription{}, Plans: map[string]*subprov.PlanVersion{}, Sessions: []*subprov.CheckoutSession{}}
+	v := &subprov.AccountView{Subscriptions: []*subprov.Subscription{}, Plans: map[string]*subprov.PlanVersion{}, Sessions: []*subprov.CheckoutSession{}}
 	for rows.Next() {
-		if err := v.scan(rows); err != nil {
+		if err := scanAccountView(v, rows); err != nil {
 			return nil, fmt.Errorf("account view %s: %w", accountID, err)
 		}
 	}
@@ -95,7 +73,7 @@ func (s *Store) readAccountView(ctx context.Context, accountID string) (*Account
 		return nil, fmt.Errorf("account view %s: %w", accountID, err)
 	}
 	if v.Account == nil {
-		return nil, fmt.Errorf("account %s: %w", accountID, sql.ErrNoRows)
+		return nil, fmt.Errorf("account %s: %w", accountID, errNoRows)
 	}
 	if v.Account.SubscriberID != "" && v.Subscriber == nil {
 		return nil, fmt.Errorf("account view %s: subscriber %s is missing", accountID, v.Account.SubscriberID)
@@ -103,10 +81,10 @@ func (s *Store) readAccountView(ctx context.Context, accountID string) (*Account
 	return v, nil
 }
 
-// scan reads one row of accountViewQuery into v.
-func (v *AccountView) scan(rows *sql.Rows) error {
+// scanAccountView reads one row of accountViewQuery into v.
+func scanAccountView(v *subprov.AccountView, rows *sql.Rows) error {
 	var kind int
-	var a AccountLogin
+	var a subprov.AccountLogin
 	var accID, email, providerID, sub, au, hash sql.NullString
 	var locked sql.NullTime
 	var pName, pColor, pGroup sql.NullString
@@ -146,7 +124,7 @@ func (v *AccountView) scan(rows *sql.Rows) error {
 		v.Account = &a
 		v.Provider = subprov.Provider{ID: providerID.String, Name: pName.String, BrandColor: pColor.String, SupportGroup: pGroup.String}
 		if bID.Valid {
-			v.Subscriber = &SubscriberRecord{ID: bID.String, ProviderID: providerID.String, CustomerNumber: bNumber.String,
+			v.Subscriber = &subprov.SubscriberContacts{ID: bID.String, ProviderID: providerID.String, CustomerNumber: bNumber.String,
 				Holder: subprov.Contact{FirstName: hFirst.String, LastName: hLast.String, Email: hEmail.String}}
 		}
 	}

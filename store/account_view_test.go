@@ -3,9 +3,11 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/testdb"
@@ -111,7 +113,7 @@ func TestRememberedReadsSeeEveryChange(t *testing.T) {
 			start := time.Now()
 			for {
 				_, _, err := s.APIKeyByHash(ctx, h)
-				if store.IsNoRows(err) {
+				if errors.Is(err, subprov.ErrNotFound) {
 					break
 				}
 				if time.Since(start) > 500*time.Millisecond {
@@ -128,7 +130,7 @@ func TestRememberedReadsSeeEveryChange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.AccountView(ctx, acc.ID); !store.IsNoRows(err) {
+			if _, err := s.AccountView(ctx, acc.ID); !errors.Is(err, subprov.ErrNotFound) {
 				t.Fatalf("account view of a deleted login: %v, want no rows", err)
 			}
 		})

@@ -3,24 +3,17 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/subprov/subprov"
 )
 
-// AccountLogin is an account with what a login needs to check.
-type AccountLogin struct {
-	subprov.Account
-	PasswordHash string
-	LockedUntil  *time.Time
-}
-
 const accountColumns = `id, email, provider_id, subscriber_id, authorized_user_id, password_hash, locked_until`
 
-func scanAccount(row interface{ Scan(...any) error }) (*AccountLogin, error) {
-	var a AccountLogin
+func scanAccount(row interface{ Scan(...any) error }) (*subprov.AccountLogin, error) {
+	var a subprov.AccountLogin
 	var sub, au, hash sql.NullString
 	var locked sql.NullTime
 	if err := row.Scan(&a.ID, &a.Email, &a.ProviderID, &sub, &au, &hash, &locked); err != nil {
@@ -33,7 +26,7 @@ func scanAccount(row interface{ Scan(...any) error }) (*AccountLogin, error) {
 }
 
 // AccountByEmail returns the login for an e-mail (stored lower-case).
-func (s *Store) AccountByEmail(ctx context.Context, email string) (*AccountLogin, error) {
+func (s *Store) AccountByEmail(ctx context.Context, email string) (*subprov.AccountLogin, error) {
 	a, err := scanAccount(s.R().QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts WHERE email = ?`, email))
 	if err != nil {
 		return nil, fmt.Errorf("account by email: %w", err)
@@ -42,7 +35,7 @@ func (s *Store) AccountByEmail(ctx context.Context, email string) (*AccountLogin
 }
 
 // Account returns a login by id.
-func (s *Store) Account(ctx context.Context, id string) (*AccountLogin, error) {
+func (s *Store) Account(ctx context.Context, id string) (*subprov.AccountLogin, error) {
 	a, err := scanAccount(s.R().QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts WHERE id = ?`, id))
 	if err != nil {
 		return nil, fmt.Errorf("account %s: %w", id, err)
@@ -102,16 +95,8 @@ func (s *Store) RecordLogin(ctx context.Context, accountID string, ok bool, now 
 	})
 }
 
-// Token is a single-use mailed token as stored (by hash).
-type Token struct {
-	Kind       string
-	ProviderID string
-	SubjectID  string
-	ExpiresAt  time.Time
-}
-
 // InsertToken stores the hash of a single-use token.
-func (tx *Tx) InsertToken(ctx context.Context, hash string, t Token, now time.Time) error {
+func (tx *Tx) InsertToken(ctx context.Context, hash string, t subprov.MailedToken, now time.Time) error {
 	_, err := tx.Exec(ctx, `INSERT INTO tokens (token_hash, kind, provider_id, subject_id, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		hash, t.Kind, nullStr(t.ProviderID), t.SubjectID, t.ExpiresAt.UTC(), now.UTC())
 	if err != nil {
@@ -135,7 +120,7 @@ func (tx *Tx) RetireTokens(ctx context.Context, subjectID string, kinds []string
 }
 
 // LiveToken returns the kind of the live (unused, unexpired) token with hash among kinds, without
-// using it; a used, expired or unknown token gives ErrNoRows. The pages a mailed link opens ask
+// using it; a used, expired or unknown token gives subprov.ErrNotFound. The pages a mailed link opens ask
 // it before they show a form, so a dead link says so at once.
 func (s *Store) LiveToken(ctx context.Context, hash string, kinds []string, now time.Time) (string, error) {
 	var kind string
@@ -148,10 +133,10 @@ func (s *Store) LiveToken(ctx context.Context, hash string, kinds []string, now 
 }
 
 // ConsumeToken marks a live token of one of kinds used and returns it; a used, expired or
-// unknown token gives ErrNoRows. The conditional UPDATE makes single use hold under
+// unknown token gives subprov.ErrNotFound. The conditional UPDATE makes single use hold under
 // concurrency.
-func (tx *Tx) ConsumeToken(ctx context.Context, hash string, kinds []string, now time.Time) (*Token, error) {
-	var t Token
+func (tx *Tx) ConsumeToken(ctx context.Context, hash string, kinds []string, now time.Time) (*subprov.MailedToken, error) {
+	var t subprov.MailedToken
 	var pid sql.NullString
 	err := tx.QueryRow(ctx, `UPDATE tokens SET used_at = ? WHERE token_hash = ? AND kind IN `+inList(len(kinds))+` AND used_at IS NULL AND expires_at > ?
 		RETURNING kind, provider_id, subject_id, expires_at`, append(append([]any{now.UTC(), hash}, anyList(kinds)...), now.UTC())...).Scan(&t.Kind, &pid, &t.SubjectID, &t.ExpiresAt)
@@ -163,7 +148,7 @@ func (tx *Tx) ConsumeToken(ctx context.Context, hash string, kinds []string, now
 }
 
 // HolderAccount returns the portal login of a subscriber's holder, if one exists.
-func (tx *Tx) HolderAccount(ctx context.Context, providerID, subscriberID string) (*AccountLogin, error) {
+func (tx *Tx) HolderAccount(ctx context.Context, providerID, subscriberID string) (*subprov.AccountLogin, error) {
 	return scanAccount(tx.QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts a WHERE a.provider_id = ? AND a.subscriber_id = ?
 		AND a.authorized_user_id IS NULL`+tx.d.ForUpdate(), providerID, subscriberID))
 }
@@ -173,7 +158,7 @@ func (tx *Tx) HolderAccount(ctx context.Context, providerID, subscriberID string
 func (tx *Tx) CreateHolderAccount(ctx context.Context, providerID, subscriberID, email string, now time.Time) (id string, taken bool, err error) {
 	err = tx.QueryRow(ctx, `INSERT INTO accounts (id, email, provider_id, subscriber_id, created_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING RETURNING id`, NewID(), email, providerID, subscriberID, now.UTC()).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return "", true, nil
 	}
 	if err != nil {
@@ -185,7 +170,7 @@ func (tx *Tx) CreateHolderAccount(ctx context.Context, providerID, subscriberID,
 // ChangeHolderEmail moves a subscriber's holder e-mail (contact, subscriber and portal login).
 // taken reports that another subscriber or login already uses it.
 func (tx *Tx) ChangeHolderEmail(ctx context.Context, providerID, subscriberID, email string, now time.Time) (taken bool, err error) {
-	email = strings.ToLower(strings.TrimSpace(email))
+	email = subprov.NormalizeEmail(email)
 	var n int
 	err = tx.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM subscribers WHERE provider_id = ? AND email = ? AND id <> ?)
 		+ (SELECT COUNT(*) FROM accounts WHERE email = ? AND (subscriber_id IS NULL OR subscriber_id <> ? OR authorized_user_id IS NOT NULL))`,

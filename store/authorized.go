@@ -18,17 +18,11 @@ func (tx *Tx) LockSubscriber(ctx context.Context, id string) error {
 	return nil
 }
 
-// AuthorizedUserRow is an authorized user with its login.
-type AuthorizedUserRow struct {
-	subprov.AuthorizedUser
-	AccountID string
-}
-
 const authorizedColumns = `a.id, a.subscriber_id, a.firstname, a.lastname, a.email, a.phonenumber, a.invitation_sent_at, a.created_at,
 	COALESCE(acc.id, ''), acc.password_hash IS NOT NULL`
 
-func scanAuthorized(row interface{ Scan(...any) error }) (*AuthorizedUserRow, error) {
-	var r AuthorizedUserRow
+func scanAuthorized(row interface{ Scan(...any) error }) (*subprov.AuthorizedUser, error) {
+	var r subprov.AuthorizedUser
 	var sent sql.NullTime
 	err := row.Scan(&r.ID, &r.SubscriberID, &r.Contact.FirstName, &r.Contact.LastName, &r.Contact.Email, &r.Contact.PhoneNumber,
 		&sent, &r.CreatedAt, &r.AccountID, &r.Activated)
@@ -40,22 +34,22 @@ func scanAuthorized(row interface{ Scan(...any) error }) (*AuthorizedUserRow, er
 }
 
 // AuthorizedUsers lists a subscriber's authorized users, oldest first.
-func (s *Store) AuthorizedUsers(ctx context.Context, subscriberID string) ([]*AuthorizedUserRow, error) {
+func (s *Store) AuthorizedUsers(ctx context.Context, subscriberID string) ([]*subprov.AuthorizedUser, error) {
 	return authorizedUsers(ctx, s.R(), subscriberID)
 }
 
 // AuthorizedUsersTx is AuthorizedUsers inside a transaction.
-func (tx *Tx) AuthorizedUsers(ctx context.Context, subscriberID string) ([]*AuthorizedUserRow, error) {
+func (tx *Tx) AuthorizedUsers(ctx context.Context, subscriberID string) ([]*subprov.AuthorizedUser, error) {
 	return authorizedUsers(ctx, tx, subscriberID)
 }
 
-func authorizedUsers(ctx context.Context, q Querier, subscriberID string) ([]*AuthorizedUserRow, error) {
+func authorizedUsers(ctx context.Context, q Querier, subscriberID string) ([]*subprov.AuthorizedUser, error) {
 	return queryAll(ctx, q, "authorized users", scanAuthorized, `SELECT `+authorizedColumns+` FROM authorized_users a LEFT JOIN accounts acc ON acc.authorized_user_id = a.id
 		WHERE a.subscriber_id = ? ORDER BY a.created_at, a.id`, subscriberID)
 }
 
 // AuthorizedUser returns one of a subscriber's authorized users.
-func (tx *Tx) AuthorizedUser(ctx context.Context, subscriberID, id string) (*AuthorizedUserRow, error) {
+func (tx *Tx) AuthorizedUser(ctx context.Context, subscriberID, id string) (*subprov.AuthorizedUser, error) {
 	r, err := scanAuthorized(tx.QueryRow(ctx, `SELECT `+authorizedColumns+` FROM authorized_users a
 		LEFT JOIN accounts acc ON acc.authorized_user_id = a.id WHERE a.subscriber_id = ? AND a.id = ?`, subscriberID, id))
 	if err != nil {

@@ -25,8 +25,8 @@ func anyList(ss []string) []any {
 }
 
 // OpenAdjustmentsOfLines is OpenAdjustments for several lines at once, by line id.
-func (s *Store) OpenAdjustmentsOfLines(ctx context.Context, q Querier, subscriptionIDs []string) (map[string][]Adjustment, error) {
-	out := map[string][]Adjustment{}
+func (s *Store) OpenAdjustmentsOfLines(ctx context.Context, q Querier, subscriptionIDs []string) (map[string][]subprov.Adjustment, error) {
+	out := map[string][]subprov.Adjustment{}
 	if len(subscriptionIDs) == 0 {
 		return out, nil
 	}
@@ -39,7 +39,7 @@ func (s *Store) OpenAdjustmentsOfLines(ctx context.Context, q Querier, subscript
 	defer rows.Close()
 	for rows.Next() {
 		var line string
-		var a Adjustment
+		var a subprov.Adjustment
 		var unit, amount int64
 		if err := rows.Scan(&line, &a.ID, &a.Kind, &a.Description, &unit, &a.Days, &a.DaysInPeriod, &amount); err != nil {
 			return nil, fmt.Errorf("open adjustments: %w", err)
@@ -89,27 +89,14 @@ func (tx *Tx) CustomerNumbers(ctx context.Context, subscriberIDs []string) (map[
 	return out, rows.Err()
 }
 
-// NextDocumentNumbers allocates n consecutive invoice or credit-note numbers of a provider.
-func (tx *Tx) NextDocumentNumbers(ctx context.Context, providerID, prefix string, n int) ([]string, error) {
-	if n == 0 {
-		return nil, nil
-	}
+// TakeDocumentSeq takes n consecutive values of a provider's document sequence (its invoices'
+// and credit notes' numbers) and returns the first.
+func (tx *Tx) TakeDocumentSeq(ctx context.Context, providerID string, n int) (int64, error) {
 	var last int64
 	if err := tx.QueryRow(ctx, `UPDATE providers SET document_seq = document_seq + ? WHERE id = ? RETURNING document_seq`, n, providerID).Scan(&last); err != nil {
-		return nil, fmt.Errorf("allocate document numbers: %w", err)
+		return 0, fmt.Errorf("take document numbers: %w", err)
 	}
-	out := make([]string, n)
-	for i := range out {
-		out[i] = fmt.Sprintf("%s-%07d", prefix, last-int64(n)+1+int64(i))
-	}
-	return out, nil
-}
-
-// NewInvoice is one invoice of a batch for InsertInvoices.
-type NewInvoice struct {
-	Invoice      *subprov.Invoice
-	Lines        []InvoiceLine
-	NextChargeAt *time.Time
+	return last - int64(n) + 1, nil
 }
 
 // insertRows runs INSERT INTO head VALUES (…), (…) … tail for rows of equal width, as many
@@ -164,7 +151,7 @@ func (tx *Tx) insertRows(ctx context.Context, head, tail string, rows [][]any, s
 // InsertInvoices is InsertInvoice for a batch: each invoice with its lines and ledger document
 // unless its line already has one of the same period, kind and occasion. inserted holds the ids
 // of the invoices written.
-func (tx *Tx) InsertInvoices(ctx context.Context, invs []NewInvoice, now time.Time) (inserted map[string]bool, err error) {
+func (tx *Tx) InsertInvoices(ctx context.Context, invs []subprov.IssuedInvoice, now time.Time) (inserted map[string]bool, err error) {
 	inserted = map[string]bool{}
 	rows := make([][]any, len(invs))
 	for i, n := range invs {
@@ -210,13 +197,8 @@ func (tx *Tx) InsertInvoices(ctx context.Context, invs []NewInvoice, now time.Ti
 	return inserted, nil
 }
 
-// Audit is one audit_log row for InsertAudits.
-type Audit struct {
-	ProviderID, Actor, Action, SubjectID, Details string
-}
-
 // InsertAudits is InsertAudit for a batch.
-func (tx *Tx) InsertAudits(ctx context.Context, audits []Audit, now time.Time) error {
+func (tx *Tx) InsertAudits(ctx context.Context, audits []subprov.AuditEntry, now time.Time) error {
 	rows := make([][]any, len(audits))
 	for i, a := range audits {
 		details := a.Details

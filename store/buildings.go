@@ -166,27 +166,21 @@ func (s *Store) SearchBuildings(ctx context.Context, providerID string, tokens [
 	return queryAll(ctx, s.R(), "search buildings", scanBuilding, q, args...)
 }
 
-// UnitAvailability is a suite with whether it can take an order now.
-type UnitAvailability struct {
-	subprov.Unit
-	Available bool
-}
-
 // liveOnUnit is true while a line holds the suite (holdsPlace): pending, running or
 // suspended, or cancelled and not yet deprovisioned; exactly when an order for it is refused.
 const liveOnUnit = `EXISTS (SELECT 1 FROM subscriptions s WHERE s.unit_id = u.id AND ` + holdsPlace + `)`
 
 // UnitsOfBuilding lists a building's suites in natural order with their availability.
-func (s *Store) UnitsOfBuilding(ctx context.Context, buildingID string) ([]UnitAvailability, error) {
+func (s *Store) UnitsOfBuilding(ctx context.Context, buildingID string) ([]subprov.UnitAvailability, error) {
 	rows, err := s.R().Query(ctx, `SELECT u.id, u.building_id, u.unit_number, u.postal_unit, `+liveOnUnit+`
 		FROM units u WHERE u.building_id = ? ORDER BY LENGTH(u.unit_number), u.unit_number`, buildingID)
 	if err != nil {
 		return nil, fmt.Errorf("units of %s: %w", buildingID, err)
 	}
 	defer rows.Close()
-	var out []UnitAvailability
+	var out []subprov.UnitAvailability
 	for rows.Next() {
-		var u UnitAvailability
+		var u subprov.UnitAvailability
 		var postal sql.NullString
 		var taken bool
 		if err := rows.Scan(&u.ID, &u.BuildingID, &u.UnitNumber, &postal, &taken); err != nil {
@@ -212,31 +206,21 @@ func (s *Store) Unit(ctx context.Context, id string) (*subprov.Unit, error) {
 	return &u, nil
 }
 
-// Location is a port joined with its suite and building address.
-type Location struct {
-	Port     subprov.Port
-	Unit     *subprov.Unit
-	Building subprov.Building
-	// Covered reports whether the provider the port was looked up for (LocationByPortFor)
-	// covers the building; always false from LocationByPort.
-	Covered bool
-}
-
 // LocationByPort resolves a port by location_hash, or else by location_identifier. The hash
-// wins when both are given (interface.md), so the identifier is only consulted without one.
-func (s *Store) LocationByPort(ctx context.Context, hash, identifier string) (*Location, error) {
+// wins when both are given, so the identifier is only consulted without one.
+func (s *Store) LocationByPort(ctx context.Context, hash, identifier string) (*subprov.PortLocation, error) {
 	return s.LocationByPortFor(ctx, "", hash, identifier)
 }
 
 // LocationByPortFor is LocationByPort that also tells whether providerID covers the port's
-// building (Location.Covered), in the same round trip: an order at a port needs both, and
+// building (PortLocation.Covered), in the same round trip: an order at a port needs both, and
 // the building read with the port is the one CoveredBuilding would return.
-func (s *Store) LocationByPortFor(ctx context.Context, providerID, hash, identifier string) (*Location, error) {
+func (s *Store) LocationByPortFor(ctx context.Context, providerID, hash, identifier string) (*subprov.PortLocation, error) {
 	where, arg := `p.location_hash = ?`, hash
 	if hash == "" {
 		where, arg = `p.location_identifier = ?`, identifier
 	}
-	var l Location
+	var l subprov.PortLocation
 	var unitID, unitNumber, postal, lh, li, lineType, esd sql.NullString
 	err := s.R().QueryRow(ctx, `SELECT p.id, p.building_id, p.unit_id, p.switch_name, p.port_name, p.location_hash, p.location_identifier,
 			u.unit_number, u.postal_unit, b.street, b.city, b.postal_code, b.province, b.country, b.line_type, b.orderable,
@@ -268,7 +252,7 @@ func (s *Store) CoveringProviders(ctx context.Context, buildingID string) ([]str
 func (s *Store) PortIDOfUnit(ctx context.Context, unitID string) (string, error) {
 	var id string
 	err := s.R().QueryRow(ctx, `SELECT id FROM ports WHERE unit_id = ? ORDER BY id LIMIT 1`, unitID).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
 	if err != nil {

@@ -39,7 +39,7 @@ func (tx *Tx) InsertCheckoutSession(ctx context.Context, c *subprov.CheckoutSess
 }
 
 // CheckoutSession returns a session by id, whichever provider it belongs to: the caller
-// checks the session's age before it checks who is asking (interface.md section C).
+// checks the session's age before it checks who is asking (docs/checkout.md).
 func (s *Store) CheckoutSession(ctx context.Context, id string) (*subprov.CheckoutSession, error) {
 	c, err := scanCheckoutSession(s.R().QueryRow(ctx, `SELECT `+checkoutColumns+` FROM checkout_sessions WHERE id = ?`, id))
 	if err != nil {

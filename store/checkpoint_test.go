@@ -22,7 +22,7 @@ func TestPauseCheckpointsFreesTheFile(t *testing.T) {
 	}
 	for _, mode := range []string{"off", "wal"} {
 		var got string
-		if err := s.DB.QueryRowContext(ctx, "PRAGMA journal_mode="+mode).Scan(&got); err != nil || got != mode {
+		if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode="+mode).Scan(&got); err != nil || got != mode {
 			t.Fatalf("journal_mode=%s with checkpoints paused: %q, %v", mode, got, err)
 		}
 	}
@@ -48,7 +48,7 @@ func TestSQLiteConnectionSettings(t *testing.T) {
 		name string
 		q    Querier
 		want int
-	}{{"writer", reader{s.DB, s.Dialect}, SQLiteWriterTempStore}, {"readers", s.R(), 0}} {
+	}{{"writer", reader{s.db, s.Dialect}, SQLiteWriterTempStore}, {"readers", s.R(), 0}} {
 		var got int
 		if err := tc.q.QueryRow(ctx, "PRAGMA temp_store").Scan(&got); err != nil {
 			t.Fatal(err)

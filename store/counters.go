@@ -49,7 +49,7 @@ func (c *counterBlocks) next(ctx context.Context, providerID string) (int64, err
 		var end int64
 		err := c.db.QueryRowContext(ctx, `UPDATE providers SET customer_seq = customer_seq + $1 WHERE id = $2 RETURNING customer_seq`,
 			customerBlock, providerID).Scan(&end)
-		if IsNoRows(err) || isLockTimeout(err) {
+		if errors.Is(err, sql.ErrNoRows) || isLockTimeout(err) {
 			return 0, errCounterHere
 		}
 		if err != nil {

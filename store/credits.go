@@ -82,28 +82,17 @@ func (tx *Tx) SpendCredit(ctx context.Context, id string, amount subprov.Money, 
 	return nil
 }
 
-// Adjustment is money carried between invoices of one line.
-type Adjustment struct {
-	ID           string
-	Kind         string // next_invoice_line, carry
-	Description  string
-	UnitPrice    subprov.Money
-	Days         int
-	DaysInPeriod int
-	Amount       subprov.Money // signed
-}
-
 // OpenAdjustments lists a line's adjustments not yet on an invoice.
-func (s *Store) OpenAdjustments(ctx context.Context, q Querier, subscriptionID string) ([]Adjustment, error) {
+func (s *Store) OpenAdjustments(ctx context.Context, q Querier, subscriptionID string) ([]subprov.Adjustment, error) {
 	rows, err := q.Query(ctx, `SELECT id, kind, description, unit_price_minor, days, days_in_period, amount_minor FROM billing_adjustments
 		WHERE subscription_id = ? AND consumed_at IS NULL ORDER BY created_at, id`, subscriptionID)
 	if err != nil {
 		return nil, fmt.Errorf("open adjustments: %w", err)
 	}
 	defer rows.Close()
-	var out []Adjustment
+	var out []subprov.Adjustment
 	for rows.Next() {
-		var a Adjustment
+		var a subprov.Adjustment
 		var unit, amount int64
 		if err := rows.Scan(&a.ID, &a.Kind, &a.Description, &unit, &a.Days, &a.DaysInPeriod, &amount); err != nil {
 			return nil, err
@@ -115,7 +104,7 @@ func (s *Store) OpenAdjustments(ctx context.Context, q Querier, subscriptionID s
 }
 
 // InsertAdjustment stores an adjustment for a line's next invoice (or next correction).
-func (tx *Tx) InsertAdjustment(ctx context.Context, providerID, subscriptionID string, a Adjustment, now time.Time) error {
+func (tx *Tx) InsertAdjustment(ctx context.Context, providerID, subscriptionID string, a subprov.Adjustment, now time.Time) error {
 	_, err := tx.Exec(ctx, `INSERT INTO billing_adjustments (id, provider_id, subscription_id, kind, description, unit_price_minor, days,
 		days_in_period, amount_minor, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, NewID(), providerID, subscriptionID, a.Kind,
 		a.Description, int64(a.UnitPrice), a.Days, a.DaysInPeriod, int64(a.Amount), now.UTC())
@@ -164,7 +153,7 @@ func (tx *Tx) ReopenAdjustmentsOfCredit(ctx context.Context, creditNoteID string
 }
 
 // monthKinds are the kinds of invoice that bill a line's month: once a line has one for a
-// period, the bill run issues it no recurring invoice for that period (DueRecurring), and the
+// period, the bill run issues it no recurring invoice for that period (RecurringCandidates), and the
 // month counts as invoiced (PeriodInvoice). A reactivation invoice bills the rest of a month,
 // whose days before it were billed already or not served.
 const monthKinds = `'recurring', 'first', 'reactivation'`

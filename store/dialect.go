@@ -31,8 +31,8 @@ func (d Dialect) String() string {
 
 // Rebind turns ? placeholders into $1, $2… for PostgreSQL. Queries in this package never put a
 // literal ? inside a string constant, so a plain scan is enough. A query is converted once and
-// the result kept (rebound): converting every statement anew was 3.5% of serve's CPU through
-// PostgreSQL's orders.
+// the result kept (rebound): converting every statement anew showed in serve's CPU through
+// PostgreSQL's orders (docs/performance.md).
 func (d Dialect) Rebind(q string) string {
 	if d != Postgres || !strings.Contains(q, "?") {
 		return q
@@ -146,21 +146,6 @@ func (d Dialect) pendingEvents() string {
 		return "events INDEXED BY events_pending"
 	}
 	return "events"
-}
-
-// IsUniqueViolation reports whether err is a unique-constraint violation. Idempotency rests on
-// these: a duplicate insert loses the race and the caller reads the winner.
-func (d Dialect) IsUniqueViolation(err error) bool {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return pgErr.Code == "23505"
-	}
-	var sqErr *sqlite.Error
-	if errors.As(err, &sqErr) {
-		c := sqErr.Code()
-		return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
-	}
-	return false
 }
 
 // Retryable reports whether a whole transaction may simply be run again.

@@ -12,51 +12,11 @@ import (
 	"github.com/subprov/subprov/internal/sqltext"
 )
 
-// Delivery states of an event (events.delivery_state).
-const (
-	// EventPending waits for delivery: production events are flushed in seq order and retried;
-	// sandbox events wait for their one synchronous attempt.
-	EventPending = "pending"
-	// EventDelivered: a receiver answered 2xx.
-	EventDelivered = "delivered"
-	// EventFailed: production retries ran out (3 days) or the one sandbox attempt failed.
-	EventFailed = "failed"
-	// EventNoEndpoint: the provider had no webhook_url when the event was recorded; the event
-	// is kept (listable) but never sent.
-	EventNoEndpoint = "no_endpoint"
-)
-
-// EventRecord is an event with its delivery bookkeeping, which subprov.Event leaves out
-// because only the webhook machinery and the sandbox listing care about it.
-type EventRecord struct {
-	subprov.Event
-	SubscriptionID string // "" when the event concerns no subscription (a ping)
-	// Seq is the per-provider order: a production event's delivery order, given to pending
-	// events only, when recorded on SQLite (InsertEvent) and by the provider's webhook
-	// flusher on PostgreSQL (SequenceEvents), 0 until then; a sandbox event's recording order
-	// (NextEventSeq).
-	Seq           int64
-	DeliveryState string
-	Attempts      int
-	NextAttemptAt *time.Time // nil unless pending on the production retry schedule
-}
-
-// WebhookAttempt is one delivery attempt, kept whatever its outcome.
-type WebhookAttempt struct {
-	ID          string
-	EventID     string
-	URL         string
-	StatusCode  int // 0: no HTTP answer (refused, timeout); stored as NULL
-	LatencyMS   int
-	Error       string
-	AttemptedAt time.Time
-}
-
 const eventColumns = `id, provider_id, type, subscription_id, payload, sandbox, delivery_state, attempts,
 	next_attempt_at, created_at, seq`
 
-func scanEvent(row interface{ Scan(...any) error }) (*EventRecord, error) {
-	var e EventRecord
+func scanEvent(row interface{ Scan(...any) error }) (*subprov.WebhookEvent, error) {
+	var e subprov.WebhookEvent
 	var sub sql.NullString
 	var payload string
 	var next nullTimeScan
@@ -89,11 +49,11 @@ func (tx *Tx) NextEventSeq(ctx context.Context, providerID string) (int64, error
 // Its recording order (rec) comes from the database, without a lock held to commit. On
 // SQLite a pending production event without a seq is numbered here too (Dialect.seqAtRecord),
 // so the flusher can send it as soon as it commits.
-func (tx *Tx) InsertEvent(ctx context.Context, e *EventRecord) error {
+func (tx *Tx) InsertEvent(ctx context.Context, e *subprov.WebhookEvent) error {
 	cols, vals := eventColumns, `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
 	args := []any{e.ID, e.ProviderID, e.Type, nullStr(e.SubscriptionID), string(e.Payload), e.Sandbox, e.DeliveryState, e.Attempts,
 		nullTime(e.NextAttemptAt), e.CreatedAt.UTC(), e.Seq}
-	if seq := tx.d.seqAtRecord(); seq != "" && e.Seq == 0 && e.DeliveryState == EventPending && !e.Sandbox {
+	if seq := tx.d.seqAtRecord(); seq != "" && e.Seq == 0 && e.DeliveryState == subprov.WebhookPending && !e.Sandbox {
 		// The seq column's value becomes the subquery, and its argument the subquery's one.
 		vals, args[len(args)-1] = strings.TrimSuffix(vals, "?")+seq, e.ProviderID
 	}
@@ -212,7 +172,7 @@ func (s *Store) HasEventsToSequence(ctx context.Context, providerID string) (boo
 // leading run of numbered pending events whose next_attempt_at has passed. It stops at the
 // first pending event that is not due yet, because every later event must wait behind it to
 // keep the order. Events not numbered yet (SequenceEvents) are not due.
-func (s *Store) DueEvents(ctx context.Context, providerID string, now time.Time, limit int) ([]*EventRecord, error) {
+func (s *Store) DueEvents(ctx context.Context, providerID string, now time.Time, limit int) ([]*subprov.WebhookEvent, error) {
 	due, _, err := s.DueEventsOrHead(ctx, providerID, now, 0, limit)
 	return due, err
 }
@@ -221,7 +181,7 @@ func (s *Store) DueEvents(ctx context.Context, providerID string, now time.Time,
 // also reports, when nothing is due, whether a numbered pending event waits for its retry at
 // the head (the flusher then parks the events behind it). The flusher passes the last seq it
 // sent: the events up to it are delivered, their recording still under way.
-func (s *Store) DueEventsOrHead(ctx context.Context, providerID string, now time.Time, after int64, limit int) (due []*EventRecord, waiting bool, err error) {
+func (s *Store) DueEventsOrHead(ctx context.Context, providerID string, now time.Time, after int64, limit int) (due []*subprov.WebhookEvent, waiting bool, err error) {
 	rows, err := s.R().Query(ctx, pendingInOrder(s.Dialect), providerID, max(after, 0), limit)
 	if err != nil {
 		return nil, false, fmt.Errorf("due events of provider %s: %w", providerID, err)
@@ -246,19 +206,19 @@ func (s *Store) DueEventsOrHead(ctx context.Context, providerID string, now time
 
 // MarkEventDelivered records that a receiver accepted the event.
 func (tx *Tx) MarkEventDelivered(ctx context.Context, providerID, eventID string) error {
-	return tx.markEvent(ctx, providerID, eventID, EventDelivered, nil)
+	return tx.markEvent(ctx, providerID, eventID, subprov.WebhookDelivered, nil)
 }
 
 // MarkEventFailed records that the event will not be sent again.
 func (tx *Tx) MarkEventFailed(ctx context.Context, providerID, eventID string) error {
-	return tx.markEvent(ctx, providerID, eventID, EventFailed, nil)
+	return tx.markEvent(ctx, providerID, eventID, subprov.WebhookFailed, nil)
 }
 
 // MarkEventRetry counts a failed attempt, schedules the next one at next and holds every later
 // pending event of the provider until then, so the sweep (which reads only the events_due
 // index) does not keep waking a flush for events that must wait behind this one.
 func (tx *Tx) MarkEventRetry(ctx context.Context, providerID, eventID string, next time.Time) error {
-	if err := tx.markEvent(ctx, providerID, eventID, EventPending, &next); err != nil {
+	if err := tx.markEvent(ctx, providerID, eventID, subprov.WebhookPending, &next); err != nil {
 		return err
 	}
 	return tx.HoldQueuedEvents(ctx, providerID)
@@ -273,7 +233,7 @@ func (tx *Tx) markEvent(ctx context.Context, providerID, eventID, state string, 
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("mark event %s %s: %w", eventID, state, err)
 	} else if n == 0 {
-		return fmt.Errorf("mark event %s %s: %w", eventID, state, ErrNoRows)
+		return fmt.Errorf("mark event %s %s: %w", eventID, state, errNoRows)
 	}
 	return nil
 }
@@ -293,7 +253,7 @@ func (tx *Tx) HoldQueuedEvents(ctx context.Context, providerID string) error {
 // InsertWebhookAttempt records one delivery attempt of an event of providerID. The event is
 // looked up with its provider first, so an attempt can never be filed under another
 // provider's event.
-func (tx *Tx) InsertWebhookAttempt(ctx context.Context, providerID string, a *WebhookAttempt) error {
+func (tx *Tx) InsertWebhookAttempt(ctx context.Context, providerID string, a *subprov.WebhookAttempt) error {
 	var one int
 	if err := tx.QueryRow(ctx, `SELECT 1 FROM events WHERE id = ? AND provider_id = ?`, a.EventID, providerID).Scan(&one); err != nil {
 		return fmt.Errorf("webhook attempt for event %s: %w", a.EventID, err)
@@ -328,7 +288,7 @@ func (s *Store) FirstAttemptAt(ctx context.Context, eventID string) (first time.
 // MarkEventsDelivered records, in one statement each, that the receiver accepted these events
 // of the provider, and their attempts: a flusher settles a run of deliveries at once. Every
 // event must be the provider's; otherwise nothing is recorded.
-func (tx *Tx) MarkEventsDelivered(ctx context.Context, providerID string, attempts []*WebhookAttempt) error {
+func (tx *Tx) MarkEventsDelivered(ctx context.Context, providerID string, attempts []*subprov.WebhookAttempt) error {
 	if len(attempts) == 0 {
 		return nil
 	}
@@ -344,7 +304,7 @@ func (tx *Tx) MarkEventsDelivered(ctx context.Context, providerID string, attemp
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("mark %d events delivered: %w", len(attempts), err)
 	} else if n != int64(len(attempts)) {
-		return fmt.Errorf("mark %d events delivered: %d are the provider's: %w", len(attempts), n, ErrNoRows)
+		return fmt.Errorf("mark %d events delivered: %d are the provider's: %w", len(attempts), n, errNoRows)
 	}
 	args = args[:0]
 	for _, a := range attempts {
@@ -382,7 +342,7 @@ func (s *Store) AcquireWebhookLease(ctx context.Context, providerID, holder stri
 			WHERE webhook_leases.lease_until <= ?
 			RETURNING holder`, providerID, holder, until.UTC(), now.UTC()).Scan(&h)
 		switch {
-		case IsNoRows(err):
+		case errors.Is(err, sql.ErrNoRows):
 			return nil // someone else holds a live lease
 		case err != nil:
 			return err
@@ -456,13 +416,13 @@ func (s *Store) ProvidersWithDueEvents(ctx context.Context, now, leaseNow time.T
 // EventsOfProvider lists the provider's events, newest first (the sandbox listing). A sandbox
 // event's seq is its recording order, so it orders exactly even when two events share a
 // created_at; production events not numbered yet follow in recording order (rec).
-func (s *Store) EventsOfProvider(ctx context.Context, providerID string, limit int) ([]*EventRecord, error) {
+func (s *Store) EventsOfProvider(ctx context.Context, providerID string, limit int) ([]*subprov.WebhookEvent, error) {
 	return queryAll(ctx, s.R(), "events of provider "+providerID, scanEvent, `SELECT `+eventColumns+` FROM events WHERE provider_id = ?
 		ORDER BY seq DESC, rec DESC, id DESC LIMIT ?`, providerID, limit)
 }
 
-// Event returns one event of the provider; another provider's event is ErrNoRows.
-func (s *Store) Event(ctx context.Context, providerID, id string) (*EventRecord, error) {
+// Event returns one event of the provider; another provider's event is subprov.ErrNotFound.
+func (s *Store) Event(ctx context.Context, providerID, id string) (*subprov.WebhookEvent, error) {
 	e, err := scanEvent(s.R().QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = ? AND provider_id = ?`, id, providerID))
 	if err != nil {
 		return nil, fmt.Errorf("event %s: %w", id, err)
@@ -471,7 +431,7 @@ func (s *Store) Event(ctx context.Context, providerID, id string) (*EventRecord,
 }
 
 // WebhookAttempts lists the attempts of one event of the provider, oldest first.
-func (s *Store) WebhookAttempts(ctx context.Context, providerID, eventID string) ([]*WebhookAttempt, error) {
+func (s *Store) WebhookAttempts(ctx context.Context, providerID, eventID string) ([]*subprov.WebhookAttempt, error) {
 	rows, err := s.R().Query(ctx, `SELECT a.id, a.event_id, a.url, a.status_code, a.latency_ms, a.error, a.attempted_at
 		FROM webhook_attempts a JOIN events e ON e.id = a.event_id
 		WHERE a.event_id = ? AND e.provider_id = ?
@@ -480,9 +440,9 @@ func (s *Store) WebhookAttempts(ctx context.Context, providerID, eventID string)
 		return nil, fmt.Errorf("webhook attempts of event %s: %w", eventID, err)
 	}
 	defer rows.Close()
-	var out []*WebhookAttempt
+	var out []*subprov.WebhookAttempt
 	for rows.Next() {
-		var a WebhookAttempt
+		var a subprov.WebhookAttempt
 		var status sql.NullInt64
 		if err := rows.Scan(&a.ID, &a.EventID, &a.URL, &status, &a.LatencyMS, &a.Error, &a.AttemptedAt); err != nil {
 			return nil, fmt.Errorf("scan webhook attempt: %w", err)

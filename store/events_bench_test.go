@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -17,7 +18,7 @@ func BenchmarkDueEvents(b *testing.B) {
 		ctx := context.Background()
 		// Statistics from the empty table, as a new deployment has them (see
 		// TestPendingEventReadsSkipDeliveredHistory).
-		if _, err := st.DB.ExecContext(ctx, `ANALYZE events`); err != nil {
+		if _, err := rawdb.Writer(st).ExecContext(ctx, `ANALYZE events`); err != nil {
 			b.Fatal(err)
 		}
 		deliveredHistory(b, st, "p-bench", history, 3)

@@ -2,10 +2,12 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -35,9 +37,9 @@ func insertEvents(t testing.TB, s *store.Store, providerID string, n int, due ti
 			if err != nil {
 				return err
 			}
-			e := &store.EventRecord{Event: subprov.Event{ID: store.NewID(), ProviderID: providerID, Type: "t",
+			e := &subprov.WebhookEvent{Event: subprov.Event{ID: store.NewID(), ProviderID: providerID, Type: "t",
 				Payload: []byte(`{"n":1}`), CreatedAt: evT0}, SubscriptionID: "sub-1", Seq: seq,
-				DeliveryState: store.EventPending, NextAttemptAt: &due}
+				DeliveryState: subprov.WebhookPending, NextAttemptAt: &due}
 			if err := tx.InsertEvent(context.Background(), e); err != nil {
 				return err
 			}
@@ -51,7 +53,7 @@ func insertEvents(t testing.TB, s *store.Store, providerID string, n int, due ti
 	return ids
 }
 
-func eventIDs(evs []*store.EventRecord) []string {
+func eventIDs(evs []*subprov.WebhookEvent) []string {
 	var out []string
 	for _, e := range evs {
 		out = append(out, e.ID)
@@ -90,7 +92,7 @@ func TestEventSeqIsPerProvider(t *testing.T) {
 		if err := s.InTx(context.Background(), func(tx *store.Tx) error {
 			_, err := tx.NextEventSeq(context.Background(), "nobody")
 			return err
-		}); !store.IsNoRows(err) {
+		}); !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("seq of an unknown provider: %v, want no rows", err)
 		}
 	})
@@ -149,7 +151,7 @@ func TestMarkEventRetryHoldsLaterEvents(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e.NextAttemptAt == nil || !e.NextAttemptAt.Equal(next) || e.DeliveryState != store.EventPending {
+			if e.NextAttemptAt == nil || !e.NextAttemptAt.Equal(next) || e.DeliveryState != subprov.WebhookPending {
 				t.Errorf("event %d: next %v, state %s; want held until %v", i, e.NextAttemptAt, e.DeliveryState, next)
 			}
 			if want := map[bool]int{true: 1, false: 0}[i == 0]; e.Attempts != want {
@@ -184,30 +186,30 @@ func TestMarkEventStatesAndProviderScoping(t *testing.T) {
 		ids := insertEvents(t, s, "pa", 2, evT0)
 
 		// Another provider can neither read, mark nor file attempts under pa's event.
-		if _, err := s.Event(ctx, "pb", ids[0]); !store.IsNoRows(err) {
+		if _, err := s.Event(ctx, "pb", ids[0]); !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("pb reads pa's event: %v", err)
 		}
 		err := s.InTx(ctx, func(tx *store.Tx) error { return tx.MarkEventDelivered(ctx, "pb", ids[0]) })
-		if !store.IsNoRows(err) {
+		if !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("pb marks pa's event: %v", err)
 		}
 		err = s.InTx(ctx, func(tx *store.Tx) error {
-			return tx.InsertWebhookAttempt(ctx, "pb", &store.WebhookAttempt{ID: store.NewID(), EventID: ids[0], URL: "u", AttemptedAt: evT0})
+			return tx.InsertWebhookAttempt(ctx, "pb", &subprov.WebhookAttempt{ID: store.NewID(), EventID: ids[0], URL: "u", AttemptedAt: evT0})
 		})
-		if !store.IsNoRows(err) {
+		if !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("pb files an attempt under pa's event: %v", err)
 		}
 		err = s.InTx(ctx, func(tx *store.Tx) error {
-			return tx.MarkEventsDelivered(ctx, "pb", []*store.WebhookAttempt{{ID: store.NewID(), EventID: ids[0], URL: "u", AttemptedAt: evT0}})
+			return tx.MarkEventsDelivered(ctx, "pb", []*subprov.WebhookAttempt{{ID: store.NewID(), EventID: ids[0], URL: "u", AttemptedAt: evT0}})
 		})
-		if !store.IsNoRows(err) {
+		if !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("pb records a delivery of pa's event: %v", err)
 		}
-		if ev, err := s.Event(ctx, "pa", ids[0]); err != nil || ev.DeliveryState != store.EventPending || ev.Attempts != 0 {
+		if ev, err := s.Event(ctx, "pa", ids[0]); err != nil || ev.DeliveryState != subprov.WebhookPending || ev.Attempts != 0 {
 			t.Fatalf("pa's event after pb's attempts: %+v, %v; want pending, no attempt", ev, err)
 		}
 
-		attempts := []*store.WebhookAttempt{
+		attempts := []*subprov.WebhookAttempt{
 			{ID: store.NewID(), EventID: ids[0], URL: "https://x", StatusCode: 0, LatencyMS: 10000, Error: "timeout", AttemptedAt: evT0},
 			{ID: store.NewID(), EventID: ids[0], URL: "https://x", StatusCode: 204, LatencyMS: 12, AttemptedAt: evT0.Add(time.Minute)},
 		}
@@ -236,7 +238,7 @@ func TestMarkEventStatesAndProviderScoping(t *testing.T) {
 		if other, _ := s.WebhookAttempts(ctx, "pb", ids[0]); len(other) != 0 {
 			t.Fatalf("pb sees %d attempts of pa's event", len(other))
 		}
-		for id, want := range map[string]string{ids[0]: store.EventDelivered, ids[1]: store.EventFailed} {
+		for id, want := range map[string]string{ids[0]: subprov.WebhookDelivered, ids[1]: subprov.WebhookFailed} {
 			e, _ := s.Event(ctx, "pa", id)
 			if e.DeliveryState != want || e.NextAttemptAt != nil || e.Attempts != 1 {
 				t.Errorf("event %s: %s, next %v, attempts %d; want %s, none, 1", id, e.DeliveryState, e.NextAttemptAt, e.Attempts, want)
@@ -363,17 +365,17 @@ func TestEventsNumberedWhenRecordedOnSQLiteOnly(t *testing.T) {
 			seq                   int64 // given
 			wantSQLite, wantPG    int64
 		}{
-			{"pending", "pa", store.EventPending, 0, 3, 0},
-			{"the next pending", "pa", store.EventPending, 0, 4, 0},
-			{"another provider's first", "pb", store.EventPending, 0, 1, 0},
-			{"no endpoint", "pa", store.EventNoEndpoint, 0, 0, 0},
-			{"given a seq", "pa", store.EventPending, 9, 9, 9},
-			{"pending after it", "pa", store.EventPending, 0, 10, 0},
+			{"pending", "pa", subprov.WebhookPending, 0, 3, 0},
+			{"the next pending", "pa", subprov.WebhookPending, 0, 4, 0},
+			{"another provider's first", "pb", subprov.WebhookPending, 0, 1, 0},
+			{"no endpoint", "pa", subprov.WebhookNoEndpoint, 0, 0, 0},
+			{"given a seq", "pa", subprov.WebhookPending, 9, 9, 9},
+			{"pending after it", "pa", subprov.WebhookPending, 0, 10, 0},
 		}
 		for _, tt := range tests {
-			e := &store.EventRecord{Event: subprov.Event{ID: store.NewID(), ProviderID: tt.provider, Type: "t",
+			e := &subprov.WebhookEvent{Event: subprov.Event{ID: store.NewID(), ProviderID: tt.provider, Type: "t",
 				Payload: []byte(`{}`), CreatedAt: evT0}, Seq: tt.seq, DeliveryState: tt.state}
-			if tt.state == store.EventPending {
+			if tt.state == subprov.WebhookPending {
 				e.NextAttemptAt = &evT0
 			}
 			if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.InsertEvent(ctx, e) }); err != nil {
@@ -410,21 +412,21 @@ func TestMigrationNumbersEventsLeftUnnumbered(t *testing.T) {
 		rec                 int
 		want                int64
 	}{
-		{"left-c", "pa", store.EventPending, 10, 4},
-		{"left-a", "pa", store.EventPending, 11, 5},
-		{"left-none", "pa", store.EventNoEndpoint, 12, 0},
-		{"left-b", "pa", store.EventPending, 13, 6},
-		{"left-pb", "pb", store.EventPending, 1, 1},
+		{"left-c", "pa", subprov.WebhookPending, 10, 4},
+		{"left-a", "pa", subprov.WebhookPending, 11, 5},
+		{"left-none", "pa", subprov.WebhookNoEndpoint, 12, 0},
+		{"left-b", "pa", subprov.WebhookPending, 13, 6},
+		{"left-pb", "pb", subprov.WebhookPending, 1, 1},
 	}
 	for _, e := range left {
-		_, err := s.DB.ExecContext(ctx, `INSERT INTO events (id, provider_id, type, payload, sandbox, delivery_state, attempts,
+		_, err := rawdb.Writer(s).ExecContext(ctx, `INSERT INTO events (id, provider_id, type, payload, sandbox, delivery_state, attempts,
 			next_attempt_at, created_at, seq, rec) VALUES (?, ?, 't', '{}', FALSE, ?, 0, ?, ?, 0, ?)`,
 			e.id, e.provider, e.state, evT0, evT0, e.rec)
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.DB.ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = 18`); err != nil {
+	if _, err := rawdb.Writer(s).ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = 18`); err != nil {
 		t.Fatal(err)
 	}
 	if applied, err := s.Migrate(ctx); err != nil || len(applied) != 1 {
@@ -435,8 +437,8 @@ func TestMigrationNumbersEventsLeftUnnumbered(t *testing.T) {
 			t.Errorf("%s: seq %v (%v), want %d", e.id, got, err, e.want)
 		}
 	}
-	next := &store.EventRecord{Event: subprov.Event{ID: store.NewID(), ProviderID: "pa", Type: "t", Payload: []byte(`{}`),
-		CreatedAt: evT0}, DeliveryState: store.EventPending, NextAttemptAt: &evT0}
+	next := &subprov.WebhookEvent{Event: subprov.Event{ID: store.NewID(), ProviderID: "pa", Type: "t", Payload: []byte(`{}`),
+		CreatedAt: evT0}, DeliveryState: subprov.WebhookPending, NextAttemptAt: &evT0}
 	if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.InsertEvent(ctx, next) }); err != nil {
 		t.Fatal(err)
 	}

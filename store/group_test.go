@@ -30,7 +30,7 @@ func openTestSQLite(t *testing.T) *Store {
 func openGroupStore(t *testing.T) *Store {
 	t.Helper()
 	s := openTestSQLite(t)
-	if _, err := s.DB.ExecContext(context.Background(), `CREATE TABLE rows (name TEXT PRIMARY KEY, seen INTEGER NOT NULL)`); err != nil {
+	if _, err := s.db.ExecContext(context.Background(), `CREATE TABLE rows (name TEXT PRIMARY KEY, seen INTEGER NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
 	return s

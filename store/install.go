@@ -6,21 +6,12 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/subprov/subprov"
 )
 
-// InstallWindow is an appointment window on one weekday (0 Sunday … 6 Saturday), with local
-// start and end times (HH:MM, the provider's time zone) and the technicians working it.
-type InstallWindow struct {
-	ID          string
-	ProviderID  string
-	Weekday     int
-	Starts      string
-	Ends        string
-	Technicians int
-}
-
 // UpsertInstallWindow creates or replaces a window (fixtures and operator setup).
-func (tx *Tx) UpsertInstallWindow(ctx context.Context, w *InstallWindow, now time.Time) error {
+func (tx *Tx) UpsertInstallWindow(ctx context.Context, w *subprov.InstallWindow, now time.Time) error {
 	_, err := tx.Exec(ctx, `INSERT INTO install_windows (id, provider_id, weekday, starts_at, ends_at, technicians, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET weekday = excluded.weekday, starts_at = excluded.starts_at, ends_at = excluded.ends_at,
@@ -33,25 +24,25 @@ func (tx *Tx) UpsertInstallWindow(ctx context.Context, w *InstallWindow, now tim
 }
 
 // InstallWindows lists a provider's windows by weekday and start time.
-func (s *Store) InstallWindows(ctx context.Context, providerID string) ([]InstallWindow, error) {
+func (s *Store) InstallWindows(ctx context.Context, providerID string) ([]subprov.InstallWindow, error) {
 	return installWindows(ctx, s.R(), providerID)
 }
 
 // InstallWindows is the same read inside tx.
-func (tx *Tx) InstallWindows(ctx context.Context, providerID string) ([]InstallWindow, error) {
+func (tx *Tx) InstallWindows(ctx context.Context, providerID string) ([]subprov.InstallWindow, error) {
 	return installWindows(ctx, tx, providerID)
 }
 
-func installWindows(ctx context.Context, q Querier, providerID string) ([]InstallWindow, error) {
+func installWindows(ctx context.Context, q Querier, providerID string) ([]subprov.InstallWindow, error) {
 	rows, err := q.Query(ctx, `SELECT id, provider_id, weekday, starts_at, ends_at, technicians FROM install_windows
 		WHERE provider_id = ? ORDER BY weekday, starts_at, id`, providerID)
 	if err != nil {
 		return nil, fmt.Errorf("install windows: %w", err)
 	}
 	defer rows.Close()
-	var out []InstallWindow
+	var out []subprov.InstallWindow
 	for rows.Next() {
-		var w InstallWindow
+		var w subprov.InstallWindow
 		if err := rows.Scan(&w.ID, &w.ProviderID, &w.Weekday, &w.Starts, &w.Ends, &w.Technicians); err != nil {
 			return nil, fmt.Errorf("install windows: %w", err)
 		}
@@ -60,32 +51,26 @@ func installWindows(ctx context.Context, q Querier, providerID string) ([]Instal
 	return out, rows.Err()
 }
 
-// SlotKey names one slot: a window on a date.
-type SlotKey struct {
-	WindowID string
-	Date     string // YYYY-MM-DD
-}
-
 // SlotsBooked returns the places taken per slot of a provider between two dates (inclusive).
-func (s *Store) SlotsBooked(ctx context.Context, providerID, from, to string) (map[SlotKey]int, error) {
+func (s *Store) SlotsBooked(ctx context.Context, providerID, from, to string) (map[subprov.InstallSlot]int, error) {
 	return slotsBooked(ctx, s.R(), providerID, from, to)
 }
 
 // SlotsBooked is the same read inside tx.
-func (tx *Tx) SlotsBooked(ctx context.Context, providerID, from, to string) (map[SlotKey]int, error) {
+func (tx *Tx) SlotsBooked(ctx context.Context, providerID, from, to string) (map[subprov.InstallSlot]int, error) {
 	return slotsBooked(ctx, tx, providerID, from, to)
 }
 
-func slotsBooked(ctx context.Context, q Querier, providerID, from, to string) (map[SlotKey]int, error) {
+func slotsBooked(ctx context.Context, q Querier, providerID, from, to string) (map[subprov.InstallSlot]int, error) {
 	rows, err := q.Query(ctx, `SELECT window_id, slot_date, booked FROM install_slots
 		WHERE provider_id = ? AND slot_date >= ? AND slot_date <= ?`, providerID, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("slots booked: %w", err)
 	}
 	defer rows.Close()
-	out := map[SlotKey]int{}
+	out := map[subprov.InstallSlot]int{}
 	for rows.Next() {
-		var k SlotKey
+		var k subprov.InstallSlot
 		var n int
 		if err := rows.Scan(&k.WindowID, &k.Date, &n); err != nil {
 			return nil, fmt.Errorf("slots booked: %w", err)
@@ -99,7 +84,7 @@ func slotsBooked(ctx context.Context, q Querier, providerID, from, to string) (m
 // full. The place is taken by a single conditional UPDATE: on PostgreSQL a concurrent booking
 // of the same slot waits for the row lock and re-checks booked < technicians against the
 // committed count; on SQLite the one writer connection serialises the two transactions.
-func (tx *Tx) TakeSlotPlace(ctx context.Context, providerID string, k SlotKey) (bool, error) {
+func (tx *Tx) TakeSlotPlace(ctx context.Context, providerID string, k subprov.InstallSlot) (bool, error) {
 	if _, err := tx.Exec(ctx, `INSERT INTO install_slots (window_id, slot_date, provider_id, booked) VALUES (?, ?, ?, 0)
 		ON CONFLICT DO NOTHING`, k.WindowID, k.Date, providerID); err != nil {
 		return false, fmt.Errorf("open slot: %w", err)
@@ -119,7 +104,7 @@ func (tx *Tx) TakeSlotPlace(ctx context.Context, providerID string, k SlotKey) (
 }
 
 // ReleaseSlotPlace gives a place back (a cancelled or held visit).
-func (tx *Tx) ReleaseSlotPlace(ctx context.Context, providerID string, k SlotKey) error {
+func (tx *Tx) ReleaseSlotPlace(ctx context.Context, providerID string, k subprov.InstallSlot) error {
 	_, err := tx.Exec(ctx, `UPDATE install_slots SET booked = booked - 1 WHERE window_id = ? AND slot_date = ? AND provider_id = ? AND booked > 0`,
 		k.WindowID, k.Date, providerID)
 	if err != nil {
@@ -131,8 +116,8 @@ func (tx *Tx) ReleaseSlotPlace(ctx context.Context, providerID string, k SlotKey
 const installJobColumns = `j.id, j.provider_id, j.subscription_id, j.kind, COALESCE(j.booking, ''), j.state, j.flags, j.assigned_to,
 	j.appointment_at, COALESCE(j.invitation_due_on, ''), COALESCE(j.slot_window_id, ''), COALESCE(j.slot_date, ''), j.created_at, j.updated_at`
 
-func scanInstallJob(row interface{ Scan(...any) error }, extra ...any) (*InstallJob, error) {
-	var j InstallJob
+func scanInstallJob(row interface{ Scan(...any) error }, extra ...any) (*subprov.InstallJob, error) {
+	var j subprov.InstallJob
 	var appt sql.NullTime
 	dest := append([]any{&j.ID, &j.ProviderID, &j.SubscriptionID, &j.Kind, &j.Booking, &j.State, &j.Flags, &j.AssignedTo,
 		&appt, &j.InvitationDueOn, &j.SlotWindowID, &j.SlotDate, &j.CreatedAt, &j.UpdatedAt}, extra...)
@@ -145,7 +130,7 @@ func scanInstallJob(row interface{ Scan(...any) error }, extra ...any) (*Install
 
 // InstallJob returns one install job, scoped to its provider ("" for the operator, who acts
 // across providers).
-func (s *Store) InstallJob(ctx context.Context, providerID, id string) (*InstallJob, error) {
+func (s *Store) InstallJob(ctx context.Context, providerID, id string) (*subprov.InstallJob, error) {
 	q, args := `SELECT `+installJobColumns+` FROM install_jobs j WHERE j.id = ?`, []any{id}
 	if providerID != "" {
 		q += ` AND j.provider_id = ?`
@@ -159,7 +144,7 @@ func (s *Store) InstallJob(ctx context.Context, providerID, id string) (*Install
 }
 
 // LockInstallJob reads an install job for update inside tx.
-func (tx *Tx) LockInstallJob(ctx context.Context, id string) (*InstallJob, error) {
+func (tx *Tx) LockInstallJob(ctx context.Context, id string) (*subprov.InstallJob, error) {
 	j, err := scanInstallJob(tx.QueryRow(ctx, `SELECT `+installJobColumns+` FROM install_jobs j WHERE j.id = ?`+tx.d.ForUpdate(), id))
 	if err != nil {
 		return nil, fmt.Errorf("lock install job %s: %w", id, err)
@@ -169,7 +154,7 @@ func (tx *Tx) LockInstallJob(ctx context.Context, id string) (*InstallJob, error
 
 // LockLiveInstallJob reads a line's newest install job that is not finished (open, booked or
 // held) for update.
-func (tx *Tx) LockLiveInstallJob(ctx context.Context, subscriptionID string) (*InstallJob, error) {
+func (tx *Tx) LockLiveInstallJob(ctx context.Context, subscriptionID string) (*subprov.InstallJob, error) {
 	j, err := scanInstallJob(tx.QueryRow(ctx, `SELECT `+installJobColumns+` FROM install_jobs j
 		WHERE j.subscription_id = ? AND j.state IN ('open', 'booked', 'held') ORDER BY j.created_at DESC, j.id DESC LIMIT 1`+tx.d.ForUpdate(),
 		subscriptionID))
@@ -180,7 +165,7 @@ func (tx *Tx) LockLiveInstallJob(ctx context.Context, subscriptionID string) (*I
 }
 
 // SaveInstallJob writes a job's changeable columns (read it with a lock first).
-func (tx *Tx) SaveInstallJob(ctx context.Context, j *InstallJob, now time.Time) error {
+func (tx *Tx) SaveInstallJob(ctx context.Context, j *subprov.InstallJob, now time.Time) error {
 	_, err := tx.Exec(ctx, `UPDATE install_jobs SET booking = ?, state = ?, flags = ?, assigned_to = ?, appointment_at = ?,
 		invitation_due_on = ?, slot_window_id = ?, slot_date = ?, updated_at = ? WHERE id = ?`,
 		nullStr(j.Booking), j.State, j.Flags, j.AssignedTo, nullTime(j.AppointmentAt), nullStr(j.InvitationDueOn),
@@ -202,38 +187,15 @@ func (tx *Tx) SetSubscriptionAppointment(ctx context.Context, subscriptionID str
 
 // DueInvitations lists customer-booked jobs whose invitation is due on or before day (the
 // latest "today" of any time zone; the caller checks each provider's own today).
-func (s *Store) DueInvitations(ctx context.Context, day string, limit int) ([]*InstallJob, error) {
-	return queryAll(ctx, s.R(), "due invitations", func(r rowScanner) (*InstallJob, error) { return scanInstallJob(r) },
+func (s *Store) DueInvitations(ctx context.Context, day string, limit int) ([]*subprov.InstallJob, error) {
+	return queryAll(ctx, s.R(), "due invitations", func(r rowScanner) (*subprov.InstallJob, error) { return scanInstallJob(r) },
 		`SELECT `+installJobColumns+` FROM install_jobs j
 		WHERE j.state = 'open' AND j.booking = 'customer' AND j.invitation_due_on IS NOT NULL AND j.invitation_due_on <= ?
 		ORDER BY j.invitation_due_on, j.id LIMIT ?`, day, limit)
 }
 
-// InstallJobFilter narrows the operator's install queue; empty fields do not filter.
-type InstallJobFilter struct {
-	ID         string
-	ProviderID string
-	State      string
-	Kind       string
-	Booking    string
-	Flag       string
-	AssignedTo string
-	Limit      int
-}
-
-// InstallQueueRow is an install job with what the operator needs to act on it.
-type InstallQueueRow struct {
-	InstallJob
-	SubscriptionStatus string
-	OnHold             bool
-	BookingLinkSent    bool
-	Street, City       string
-	PostalCode         string
-	UnitNumber         string
-}
-
 // InstallQueue lists install jobs, oldest first.
-func (s *Store) InstallQueue(ctx context.Context, f InstallJobFilter) ([]*InstallQueueRow, error) {
+func (s *Store) InstallQueue(ctx context.Context, f subprov.InstallJobFilter) ([]*subprov.InstallQueueEntry, error) {
 	var where []string
 	var args []any
 	add := func(cond string, v any) {
@@ -275,9 +237,9 @@ func (s *Store) InstallQueue(ctx context.Context, f InstallJobFilter) ([]*Instal
 		return nil, fmt.Errorf("install queue: %w", err)
 	}
 	defer rows.Close()
-	var out []*InstallQueueRow
+	var out []*subprov.InstallQueueEntry
 	for rows.Next() {
-		var r InstallQueueRow
+		var r subprov.InstallQueueEntry
 		j, err := scanInstallJob(rows, &r.SubscriptionStatus, &r.OnHold, &r.BookingLinkSent, &r.Street, &r.City, &r.PostalCode, &r.UnitNumber)
 		if err != nil {
 			return nil, fmt.Errorf("install queue: %w", err)
@@ -286,13 +248,6 @@ func (s *Store) InstallQueue(ctx context.Context, f InstallJobFilter) ([]*Instal
 		out = append(out, &r)
 	}
 	return out, rows.Err()
-}
-
-// BookingLink is a mailed booking link (only its hash is stored).
-type BookingLink struct {
-	ProviderID   string
-	InstallJobID string
-	State        string // live, used, paused, replaced
 }
 
 // InsertBookingLink stores a new live link of a job.
@@ -321,17 +276,17 @@ func (tx *Tx) UseBookingLink(ctx context.Context, tokenHash string, now time.Tim
 }
 
 // BookingLinkByHash finds a link by its token hash.
-func (s *Store) BookingLinkByHash(ctx context.Context, tokenHash string) (*BookingLink, error) {
+func (s *Store) BookingLinkByHash(ctx context.Context, tokenHash string) (*subprov.BookingLink, error) {
 	return bookingLink(ctx, s.R(), tokenHash, "")
 }
 
 // LockBookingLink finds a link by its token hash for update.
-func (tx *Tx) LockBookingLink(ctx context.Context, tokenHash string) (*BookingLink, error) {
+func (tx *Tx) LockBookingLink(ctx context.Context, tokenHash string) (*subprov.BookingLink, error) {
 	return bookingLink(ctx, tx, tokenHash, tx.d.ForUpdate())
 }
 
-func bookingLink(ctx context.Context, q Querier, tokenHash, suffix string) (*BookingLink, error) {
-	var l BookingLink
+func bookingLink(ctx context.Context, q Querier, tokenHash, suffix string) (*subprov.BookingLink, error) {
+	var l subprov.BookingLink
 	err := q.QueryRow(ctx, `SELECT provider_id, install_job_id, state FROM booking_links WHERE token_hash = ?`+suffix, tokenHash).
 		Scan(&l.ProviderID, &l.InstallJobID, &l.State)
 	if err != nil {

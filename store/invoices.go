@@ -3,35 +3,17 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/subprov/subprov"
 )
 
-// InvoiceLine is one line of an invoice.
-type InvoiceLine struct {
-	Kind         string // setup_fee, plan, plan_change, credit, final
-	Description  string
-	UnitPrice    subprov.Money
-	Days         int // 0: not prorated
-	DaysInPeriod int
-	Amount       subprov.Money
-}
-
-// NextDocumentNumber allocates the provider's next invoice or credit-note number.
-func (tx *Tx) NextDocumentNumber(ctx context.Context, providerID, prefix string) (string, error) {
-	var seq int64
-	if err := tx.QueryRow(ctx, `UPDATE providers SET document_seq = document_seq + 1 WHERE id = ? RETURNING document_seq`, providerID).Scan(&seq); err != nil {
-		return "", fmt.Errorf("allocate document number: %w", err)
-	}
-	return fmt.Sprintf("%s-%07d", prefix, seq), nil
-}
-
 // InsertInvoice stores an invoice with its lines unless the line already has one of the same
 // period, kind and occasion (a bill run that runs twice invoices once, a reactivation is
 // invoiced once); inserted says which.
-func (tx *Tx) InsertInvoice(ctx context.Context, inv *subprov.Invoice, lines []InvoiceLine, nextChargeAt *time.Time, now time.Time) (bool, error) {
+func (tx *Tx) InsertInvoice(ctx context.Context, inv *subprov.Invoice, lines []subprov.InvoiceLine, nextChargeAt *time.Time, now time.Time) (bool, error) {
 	var id string
 	err := tx.QueryRow(ctx, `INSERT INTO invoices (id, provider_id, subscriber_id, subscription_id, number, customer_number, invoice_date,
 			period, kind, occasion, status, net_minor, tax_minor, total_minor, currency, due_date, next_charge_at, created_at)
@@ -39,7 +21,7 @@ func (tx *Tx) InsertInvoice(ctx context.Context, inv *subprov.Invoice, lines []I
 		inv.ID, inv.ProviderID, nullStr(inv.SubscriberID), inv.SubscriptionID, inv.Number, nullStr(inv.CustomerNumber), inv.InvoiceDate,
 		inv.Period, inv.Kind, inv.Occasion, inv.Status, int64(inv.Net), int64(inv.Tax), int64(inv.Total), inv.Currency, inv.InvoiceDate,
 		nullTime(nextChargeAt), now.UTC()).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
@@ -101,16 +83,16 @@ func (s *Store) InvoicesOfSubscriber(ctx context.Context, providerID, subscriber
 }
 
 // InvoiceLines returns an invoice's lines in order.
-func (s *Store) InvoiceLines(ctx context.Context, invoiceID string) ([]InvoiceLine, error) {
+func (s *Store) InvoiceLines(ctx context.Context, invoiceID string) ([]subprov.InvoiceLine, error) {
 	rows, err := s.R().Query(ctx, `SELECT kind, description, unit_price_minor, COALESCE(days, 0), COALESCE(days_in_period, 0), amount_minor
 		FROM invoice_lines WHERE invoice_id = ? ORDER BY position`, invoiceID)
 	if err != nil {
 		return nil, fmt.Errorf("invoice lines: %w", err)
 	}
 	defer rows.Close()
-	var out []InvoiceLine
+	var out []subprov.InvoiceLine
 	for rows.Next() {
-		var l InvoiceLine
+		var l subprov.InvoiceLine
 		var unit, amount int64
 		if err := rows.Scan(&l.Kind, &l.Description, &unit, &l.Days, &l.DaysInPeriod, &amount); err != nil {
 			return nil, err
@@ -121,25 +103,14 @@ func (s *Store) InvoiceLines(ctx context.Context, invoiceID string) ([]InvoiceLi
 	return out, rows.Err()
 }
 
-// ChargeAttempt is one AutoPay attempt on an invoice.
-type ChargeAttempt struct {
-	InvoiceID      string
-	ProviderID     string
-	IdempotencyKey string
-	Amount         subprov.Money
-	Status         string // succeeded, declined
-	ProcessorRef   string
-	FailureCode    string
-}
-
 // RecordCharge stores an attempt once per idempotency key; the invoice becomes paid when it
 // succeeded, else its next attempt is scheduled (nil: no more attempts).
-func (tx *Tx) RecordCharge(ctx context.Context, c ChargeAttempt, next *time.Time, now time.Time) (bool, error) {
+func (tx *Tx) RecordCharge(ctx context.Context, c subprov.ChargeAttempt, next *time.Time, now time.Time) (bool, error) {
 	var id string
 	err := tx.QueryRow(ctx, `INSERT INTO charges (id, provider_id, invoice_id, idempotency_key, amount_minor, status, processor_ref, failure_code, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
 		NewID(), c.ProviderID, c.InvoiceID, c.IdempotencyKey, int64(c.Amount), c.Status, nullStr(c.ProcessorRef), nullStr(c.FailureCode), now.UTC()).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
@@ -161,18 +132,10 @@ func (tx *Tx) RecordCharge(ctx context.Context, c ChargeAttempt, next *time.Time
 	return true, nil
 }
 
-// UnpaidInvoice is an open invoice of a line: what it still asks for, and whether an AutoPay
-// attempt is under way (claimed and not yet recorded), which charges that whole amount.
-type UnpaidInvoice struct {
-	ID        string
-	Total     subprov.Money
-	Attempted bool
-}
-
 // LockUnpaidInvoices reads a line's open invoices for update, oldest first.
-func (tx *Tx) LockUnpaidInvoices(ctx context.Context, subscriptionID string) ([]UnpaidInvoice, error) {
-	return queryAll(ctx, tx, "unpaid invoices", func(row rowScanner) (UnpaidInvoice, error) {
-		var u UnpaidInvoice
+func (tx *Tx) LockUnpaidInvoices(ctx context.Context, subscriptionID string) ([]subprov.UnpaidInvoice, error) {
+	return queryAll(ctx, tx, "unpaid invoices", func(row rowScanner) (subprov.UnpaidInvoice, error) {
+		var u subprov.UnpaidInvoice
 		var total int64
 		err := row.Scan(&u.ID, &total, &u.Attempted)
 		u.Total = subprov.Money(total)
@@ -183,7 +146,7 @@ func (tx *Tx) LockUnpaidInvoices(ctx context.Context, subscriptionID string) ([]
 
 // DeductFromInvoice takes a credit off an open invoice: line (a negative amount) is added to
 // its lines and to its total, and an invoice left at zero is paid, with nothing more to charge.
-func (tx *Tx) DeductFromInvoice(ctx context.Context, invoiceID string, line InvoiceLine, now time.Time) error {
+func (tx *Tx) DeductFromInvoice(ctx context.Context, invoiceID string, line subprov.InvoiceLine, now time.Time) error {
 	if _, err := tx.Exec(ctx, `INSERT INTO invoice_lines (id, invoice_id, position, kind, description, unit_price_minor, amount_minor)
 		SELECT ?, ?, COALESCE(MAX(position) + 1, 0), ?, ?, ?, ? FROM invoice_lines WHERE invoice_id = ?`,
 		NewID(), invoiceID, line.Kind, line.Description, int64(line.UnitPrice), int64(line.Amount), invoiceID); err != nil {
@@ -205,15 +168,9 @@ func (tx *Tx) DeductFromInvoice(ctx context.Context, invoiceID string, line Invo
 	return nil
 }
 
-// InvoiceChargeState is what the charge job needs to know about an invoice.
-type InvoiceChargeState struct {
-	Invoice  *subprov.Invoice
-	Attempts int
-}
-
 // LockInvoice reads an invoice for update with its attempt count.
-func (tx *Tx) LockInvoice(ctx context.Context, id string) (*InvoiceChargeState, error) {
-	var st InvoiceChargeState
+func (tx *Tx) LockInvoice(ctx context.Context, id string) (*subprov.InvoiceChargeState, error) {
+	var st subprov.InvoiceChargeState
 	row := tx.QueryRow(ctx, `SELECT `+invoiceColumns+`, charge_attempts FROM invoices WHERE id = ?`+tx.d.ForUpdate(), id)
 	var inv subprov.Invoice
 	var net, tax, total int64
@@ -243,20 +200,15 @@ func (tx *Tx) ClaimCharge(ctx context.Context, id string, now time.Time) (bool, 
 	return n == 1, nil
 }
 
-// DueRecurring lists platform-billed running lines of a provider that owe period's recurring
-// invoice by today (their billing day has come) and do not have it yet. A line activated in
-// the period itself was billed by its first invoice, one reactivated in it by its reactivation
-// invoice. A cancelled line whose end date is after the period (periodEnd, the next period's
-// start) still runs through it and owes it, if it was running when cancelled (not waiting for
-// its install or a reinstall, whose billing starts at the visit): a cancellation bills only the
-// month of its end date (its final invoice, or its credit note).
-func (s *Store) DueRecurring(ctx context.Context, providerID, period string, dayOfMonth int, periodStart, periodEnd time.Time, afterID string, limit int) ([]*subprov.Subscription, error) {
-	return listSubscriptions(ctx, s.R(), "due recurring", `WHERE s.provider_id = ? AND s.billing_owner = 'platform'
-			AND (s.status IN ('ACTIVE', 'SUSPENDED')
-				OR (s.status = 'CANCELLED' AND s.status_before_cancel IN ('ACTIVE', 'SUSPENDED') AND s.ended_at >= ?))
-			AND s.billing_day <= ? AND s.activated_at < ? AND s.id > ?
+// RecurringCandidates lists, in id order after afterID, a provider's platform-billed lines
+// that may owe period's recurring invoice: billing day up to dayOfMonth, not ended before
+// periodEnd, and without an invoice that bills the period yet. Billing decides which of them
+// owe it; this only keeps the bill run from reading every line the provider ever had.
+func (s *Store) RecurringCandidates(ctx context.Context, providerID, period string, dayOfMonth int, periodEnd time.Time, afterID string, limit int) ([]*subprov.Subscription, error) {
+	return listSubscriptions(ctx, s.R(), "recurring candidates", `WHERE s.provider_id = ? AND s.billing_owner = 'platform'
+			AND s.billing_day <= ? AND (s.ended_at IS NULL OR s.ended_at >= ?) AND s.id > ?
 			AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.subscription_id = s.id AND i.period = ? AND i.kind IN (`+monthKinds+`))
-		ORDER BY s.id LIMIT ?`, providerID, periodEnd.UTC(), dayOfMonth, periodStart.UTC(), afterID, period, limit)
+		ORDER BY s.id LIMIT ?`, providerID, dayOfMonth, periodEnd.UTC(), afterID, period, limit)
 }
 
 // SubscriberForInvoice returns what an invoice prints about its subscriber.
@@ -332,7 +284,7 @@ func (s *Store) UnpaidInvoices(ctx context.Context, providerID, subscriberID, ex
 func (tx *Tx) CancellationFinalInvoice(ctx context.Context, subscriptionID, occasion string) (id, status string, err error) {
 	err = tx.QueryRow(ctx, `SELECT id, status FROM invoices WHERE subscription_id = ? AND kind = 'final' AND occasion = ?`,
 		subscriptionID, occasion).Scan(&id, &status)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return "", "", nil
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/gen"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -32,10 +33,10 @@ func TestInvoiceOncePerPeriodKindAndOccasion(t *testing.T) {
 				t.Fatal(err)
 			}
 			strings := func(q string, args ...any) []string {
-				return testdb.Strings(t, s.DB.QueryContext, s.Dialect.Rebind(q), args...)
+				return testdb.Strings(t, rawdb.Writer(s).QueryContext, s.Dialect.Rebind(q), args...)
 			}
 			exec := func(q string, args ...any) error {
-				_, err := s.DB.ExecContext(ctx, s.Dialect.Rebind(q), args...)
+				_, err := rawdb.Writer(s).ExecContext(ctx, s.Dialect.Rebind(q), args...)
 				return err
 			}
 			invoices := strings(`SELECT id FROM invoices ORDER BY id`)
@@ -44,7 +45,7 @@ func TestInvoiceOncePerPeriodKindAndOccasion(t *testing.T) {
 			}
 			first := invoices[0]
 			var inv subprov.Invoice
-			if err := s.DB.QueryRowContext(ctx, s.Dialect.Rebind(`SELECT provider_id, subscriber_id, subscription_id, period FROM invoices WHERE id = ?`), first).
+			if err := rawdb.Writer(s).QueryRowContext(ctx, s.Dialect.Rebind(`SELECT provider_id, subscriber_id, subscription_id, period FROM invoices WHERE id = ?`), first).
 				Scan(&inv.ProviderID, &inv.SubscriberID, &inv.SubscriptionID, &inv.Period); err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +88,7 @@ func TestInvoiceOncePerPeriodKindAndOccasion(t *testing.T) {
 				var inserted bool
 				if err := s.InTx(ctx, func(tx *store.Tx) error {
 					var err error
-					inserted, err = tx.InsertInvoice(ctx, &n, []store.InvoiceLine{{Kind: "plan", Description: "x", UnitPrice: 100, Amount: 100}}, nil, now)
+					inserted, err = tx.InsertInvoice(ctx, &n, []subprov.InvoiceLine{{Kind: "plan", Description: "x", UnitPrice: 100, Amount: 100}}, nil, now)
 					return err
 				}); err != nil {
 					t.Fatal(err)
@@ -127,11 +128,11 @@ func TestAnAdjustmentIsUsedOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		var line, provider string
-		if err := s.DB.QueryRowContext(ctx, `SELECT id, provider_id FROM subscriptions ORDER BY id LIMIT 1`).Scan(&line, &provider); err != nil {
+		if err := rawdb.Writer(s).QueryRowContext(ctx, `SELECT id, provider_id FROM subscriptions ORDER BY id LIMIT 1`).Scan(&line, &provider); err != nil {
 			t.Fatal(err)
 		}
 		err := s.InTx(ctx, func(tx *store.Tx) error {
-			return tx.InsertAdjustment(ctx, provider, line, store.Adjustment{Kind: "next_invoice_line", Description: "upgrade", Amount: 300}, now)
+			return tx.InsertAdjustment(ctx, provider, line, subprov.Adjustment{Kind: "next_invoice_line", Description: "upgrade", Amount: 300}, now)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -154,7 +155,7 @@ func TestAnAdjustmentIsUsedOnce(t *testing.T) {
 				t.Fatalf("%s: %v, want success %v", tc.name, err, tc.ok)
 			}
 		}
-		used := testdb.Strings(t, s.DB.QueryContext, s.Dialect.Rebind(`SELECT COALESCE(invoice_id, '') || '|' || COALESCE(credit_note_id, '') FROM billing_adjustments WHERE id = ?`), ids[0])
+		used := testdb.Strings(t, rawdb.Writer(s).QueryContext, s.Dialect.Rebind(`SELECT COALESCE(invoice_id, '') || '|' || COALESCE(credit_note_id, '') FROM billing_adjustments WHERE id = ?`), ids[0])
 		if len(used) != 1 || used[0] != "inv-1|" {
 			t.Fatalf("the adjustment is used by %v, want the first invoice alone", used)
 		}

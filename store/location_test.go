@@ -9,6 +9,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -72,7 +73,7 @@ func TestLocationHolderMigrationKeepsExistingLines(t *testing.T) {
 			if l.deprovisioned {
 				deprovisioned = now
 			}
-			_, err := s.DB.ExecContext(ctx, s.Dialect.Rebind(`INSERT INTO subscriptions (id, provider_id, subscriber_id, plan_version_id,
+			_, err := rawdb.Writer(s).ExecContext(ctx, s.Dialect.Rebind(`INSERT INTO subscriptions (id, provider_id, subscriber_id, plan_version_id,
 				building_id, unit_id, port_id, location_key, status, delivery_mode, source, deprovisioned_at, created_at, updated_at)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'direct', 'test', ?, ?, ?)`), l.id, fixture.DemoProviderID, l.subscriber, fxPlan500,
 				fxBuilding, l.unit, l.port, l.key, l.status, deprovisioned, now.Add(l.created), now.Add(l.created))

@@ -65,18 +65,18 @@ func (s *Store) migrateTo(ctx context.Context, last int) (applied []string, err 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.DB.ExecContext(ctx, s.Dialect.DDL(`CREATE TABLE IF NOT EXISTS schema_migrations (
+	if _, err := s.db.ExecContext(ctx, s.Dialect.DDL(`CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at {{timestamp}} NOT NULL)`)); err != nil {
 		return nil, fmt.Errorf("create schema_migrations: %w", err)
 	}
 	if s.Dialect == SQLite {
 		// A migration may build an index over a big table: its sort spills to temporary
 		// files, not to the memory the writer's temp_store keeps statement journals in.
-		if _, err := s.DB.ExecContext(ctx, "PRAGMA temp_store = 1"); err != nil {
+		if _, err := s.db.ExecContext(ctx, "PRAGMA temp_store = 1"); err != nil {
 			return nil, fmt.Errorf("migrate: %w", err)
 		}
 		defer func() {
-			_, werr := s.DB.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA temp_store = %d", SQLiteWriterTempStore))
+			_, werr := s.db.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA temp_store = %d", SQLiteWriterTempStore))
 			if werr != nil {
 				err = errors.Join(err, fmt.Errorf("migrate: %w", werr))
 			}

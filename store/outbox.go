@@ -52,7 +52,7 @@ func (s *Store) Mail(ctx context.Context, id string) (*subprov.Mail, error) {
 		return nil, err
 	}
 	if len(ms) == 0 {
-		return nil, fmt.Errorf("mail %s: %w", id, ErrNoRows)
+		return nil, fmt.Errorf("mail %s: %w", id, errNoRows)
 	}
 	return ms[0], nil
 }

@@ -16,8 +16,8 @@ import (
 // River's database/sql driver passes its array parameters (a batch of jobs inserted, fetched
 // or completed) as lib/pq arrays (pq.Array). pgx encodes a driver.Valuer by calling Value,
 // which builds the array's text form (by reflection for pq.GenericArray), and then parses
-// that text back to send the array in binary: in a CPU profile of orders on PostgreSQL it was
-// 7% of serve's CPU, most of River's insert. encodePQArrays lets pgx encode the slice inside
+// that text back to send the array in binary: most of River's insert in a CPU profile of
+// orders on PostgreSQL (docs/performance.md). encodePQArrays lets pgx encode the slice inside
 // such an array directly instead, to the values the text gave: strings, byte strings (a nil
 // one empty, as pq sends it), integers, booleans, and timestamps rounded to the microsecond
 // as PostgreSQL and pgx round their text. Strings go as they are, where the text path put
@@ -31,6 +31,9 @@ import (
 // pooling): then every parameter is of unknown type and text, plans are shared by all
 // parameters of one Go type, and pq.GenericArray's plan, made for one slice type, would refuse
 // the other. Sessions in those modes keep pgx's default.
+//
+// Which arrays River passes is River's internal: the jobs package names the River release it
+// was read in (riverinternals.go), and its test fails when River is upgraded.
 func encodePQArrays(_ context.Context, c *pgx.Conn) error {
 	switch c.Config().DefaultQueryExecMode {
 	case pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol:

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/lib/pq"
 
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -51,7 +52,7 @@ func TestPQArraysReachPostgres(t *testing.T) {
 				t.Fatalf("open: %v", err)
 			}
 			defer s.Close()
-			conn, err := s.DB.Conn(ctx)
+			conn, err := rawdb.Writer(s).Conn(ctx)
 			if err != nil {
 				t.Fatalf("conn: %v", err)
 			}
@@ -74,7 +75,7 @@ func TestPQArraysReachPostgres(t *testing.T) {
 					}
 					var same bool
 					var got string
-					err = s.DB.QueryRowContext(ctx, "SELECT $1::"+tc.cast+" IS NOT DISTINCT FROM $2::text::"+tc.cast+", $1::"+tc.cast+"::text",
+					err = rawdb.Writer(s).QueryRowContext(ctx, "SELECT $1::"+tc.cast+" IS NOT DISTINCT FROM $2::text::"+tc.cast+", $1::"+tc.cast+"::text",
 						tc.value, text).Scan(&same, &got)
 					if err != nil {
 						t.Fatalf("query: %v", err)
@@ -86,7 +87,7 @@ func TestPQArraysReachPostgres(t *testing.T) {
 			}
 			// River's insert passes both kinds of pq.GenericArray in one statement.
 			var n int
-			err = s.DB.QueryRowContext(ctx, "SELECT cardinality($1::timestamptz[]) + cardinality($2::smallint[]) + cardinality($3::timestamptz[])",
+			err = rawdb.Writer(s).QueryRowContext(ctx, "SELECT cardinality($1::timestamptz[]) + cardinality($2::smallint[]) + cardinality($3::timestamptz[])",
 				pq.Array([]time.Time{at}), pq.Array([]int16{25, 1}), pq.Array([]time.Time{at})).Scan(&n)
 			if err != nil || n != 4 {
 				t.Errorf("times and small integers in one statement: %d, %v", n, err)

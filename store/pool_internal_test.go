@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/subprov/subprov/search"
 )
 
 // poolSize takes pool_max_conns out of a PostgreSQL URL and leaves everything else as the
@@ -65,9 +67,9 @@ func TestSearchPoolRunsGenericPlans(t *testing.T) {
 	defer s.Close()
 	for _, tc := range []struct {
 		name string
-		q    Querier
+		q    search.Querier
 		want string
-	}{{"search pool", s.SearchR(), "force_generic_plan"}, {"read pool", s.R(), "auto"}} {
+	}{{"search pool", s.SearchR(), "force_generic_plan"}, {"read pool", searchQuerier{s.R()}, "auto"}} {
 		var mode string
 		if err := tc.q.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&mode); err != nil {
 			t.Fatal(err)

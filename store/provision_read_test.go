@@ -2,11 +2,13 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"testing"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/gen"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -21,8 +23,8 @@ func TestLineToProvisionAgreesWithItsFourReads(t *testing.T) {
 		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 40, Providers: 2, Seed: 5, Now: now}); err != nil {
 			t.Fatal(err)
 		}
-		withPort := testdb.Strings(t, s.DB.QueryContext, s.Dialect.Rebind(`SELECT id FROM subscriptions WHERE port_id IS NOT NULL ORDER BY id LIMIT 1`))
-		otherProvider := testdb.Strings(t, s.DB.QueryContext, s.Dialect.Rebind(`SELECT id FROM subscriptions WHERE provider_id = ? ORDER BY id LIMIT 1`), gen.ProviderID(2))
+		withPort := testdb.Strings(t, rawdb.Writer(s).QueryContext, s.Dialect.Rebind(`SELECT id FROM subscriptions WHERE port_id IS NOT NULL ORDER BY id LIMIT 1`))
+		otherProvider := testdb.Strings(t, rawdb.Writer(s).QueryContext, s.Dialect.Rebind(`SELECT id FROM subscriptions WHERE provider_id = ? ORDER BY id LIMIT 1`), gen.ProviderID(2))
 		if len(withPort) != 1 || len(otherProvider) != 1 {
 			t.Fatalf("generated data lacks a case: with port %v, second provider %v", withPort, otherProvider)
 		}
@@ -88,8 +90,8 @@ func TestLineToProvisionAgreesWithItsFourReads(t *testing.T) {
 			})
 		}
 		t.Run("an unknown line is no rows", func(t *testing.T) {
-			if _, err := s.LineToProvision(ctx, "no-such-line"); !store.IsNoRows(err) {
-				t.Fatalf("err = %v, want ErrNoRows", err)
+			if _, err := s.LineToProvision(ctx, "no-such-line"); !errors.Is(err, subprov.ErrNotFound) {
+				t.Fatalf("err = %v, want subprov.ErrNotFound", err)
 			}
 		})
 	})
@@ -104,7 +106,7 @@ func TestLocationByPortForTellsCoverage(t *testing.T) {
 		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 20, Providers: 2, Seed: 6, Now: now}); err != nil {
 			t.Fatal(err)
 		}
-		hashes := testdb.Strings(t, s.DB.QueryContext, s.Dialect.Rebind(`SELECT p.location_hash FROM ports p
+		hashes := testdb.Strings(t, rawdb.Writer(s).QueryContext, s.Dialect.Rebind(`SELECT p.location_hash FROM ports p
 			JOIN building_providers bp ON bp.building_id = p.building_id AND bp.provider_id = ?
 			WHERE p.location_hash IS NOT NULL AND NOT EXISTS (SELECT 1 FROM building_providers o
 				WHERE o.building_id = p.building_id AND o.provider_id = ?)

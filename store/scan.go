@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,7 +10,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// NewID returns a new UUID string; every id the service creates is one (decisions §2).
+// NewID returns a new UUID string; every id the service creates is one.
 func NewID() string { return uuid.NewString() }
 
 // NewOrderedID returns a time-ordered UUID (version 7) for rows written in bulk whose id is
@@ -50,13 +49,6 @@ func timePtr(n sql.NullTime) *time.Time {
 	t := n.Time.UTC()
 	return &t
 }
-
-// ErrNoRows is returned when a lookup finds nothing; capability packages turn it into the
-// caller's 404 so the store never decides what "not found" means to a surface.
-var ErrNoRows = sql.ErrNoRows
-
-// IsNoRows reports whether err means "no such row".
-func IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 
 func splitList(s string) []string {
 	if s == "" {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"slices"
 
 	"github.com/subprov/subprov/search"
@@ -33,7 +34,7 @@ func (tx *Tx) beforeCommit(ctx context.Context) error {
 // ReindexSubscriber rewrites a subscriber's search terms and card from its current rows, inside
 // tx (search.Reindex).
 func (tx *Tx) ReindexSubscriber(ctx context.Context, subscriberID string) error {
-	return search.Reindex(ctx, tx, subscriberID, slices.Contains(tx.created, subscriberID))
+	return search.Reindex(ctx, searchTx{searchQuerier{tx}, tx}, subscriberID, slices.Contains(tx.created, subscriberID))
 }
 
 // BackfillSearchTerms indexes subscribers that have no search terms yet (rows written before
@@ -71,7 +72,29 @@ func (s *Store) BackfillSearchTerms(ctx context.Context) error {
 // pool on PostgreSQL, whose sessions run generic plans (see openPostgres).
 func (s *Store) SearchR() search.Querier {
 	if s.searchDB != nil {
-		return reader{s.searchDB, s.Dialect}
+		return searchQuerier{reader{s.searchDB, s.Dialect}}
 	}
-	return s.R()
+	return searchQuerier{s.R()}
+}
+
+// searchQuerier hands package search a querier of the store, whose rows scan with translated
+// errors; search names its own Row, since it cannot import the store that re-indexes through it.
+type searchQuerier struct{ q Querier }
+
+func (a searchQuerier) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return a.q.Query(ctx, query, args...)
+}
+
+func (a searchQuerier) QueryRow(ctx context.Context, query string, args ...any) search.Row {
+	return a.q.QueryRow(ctx, query, args...)
+}
+
+// searchTx is a transaction of the store as search's index upkeep runs in it.
+type searchTx struct {
+	searchQuerier
+	tx *Tx
+}
+
+func (a searchTx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return a.tx.Exec(ctx, query, args...)
 }

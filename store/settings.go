@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -9,7 +11,7 @@ import (
 func (s *Store) Setting(ctx context.Context, key string) (string, bool, error) {
 	var v string
 	err := s.R().QueryRow(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
 	if err != nil {
@@ -62,7 +64,7 @@ func (tx *Tx) InsertSettingIfAbsent(ctx context.Context, key, value string) (boo
 func (tx *Tx) SwapSetting(ctx context.Context, key, value string) (string, error) {
 	var old string
 	err := tx.QueryRow(ctx, `SELECT value FROM settings WHERE key = ?`+tx.d.ForUpdate(), key).Scan(&old)
-	if err != nil && !IsNoRows(err) {
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("read setting %s: %w", key, err)
 	}
 	if err := tx.PutSetting(ctx, key, value); err != nil {

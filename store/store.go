@@ -18,15 +18,18 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" database/sql driver
 
+	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/store/internal/engine"
 )
 
-// Store is the database handle. Writes go through DB; on SQLite, DB has a single connection
-// (one writer, no SQLITE_BUSY storms) and reads that need no transaction go through RDB, a pool
-// of read connections. On PostgreSQL both are the same pool.
+// Store is the database handle. Writes go through db; on SQLite, db has a single connection
+// (one writer, no SQLITE_BUSY storms) and reads that need no transaction go through rdb, a pool
+// of read connections. On PostgreSQL both are the same pool. Neither is exported: a statement
+// run on them directly would bypass the group committer and the error translation (the job
+// queue's driver, the bulk generator and tests get them through internal/rawdb).
 type Store struct {
-	DB      *sql.DB
-	RDB     *sql.DB
+	db      *sql.DB
+	rdb     *sql.DB
 	Dialect Dialect
 	URL     string // DATABASE_URL as opened (PostgreSQL: without pool_max_conns, which sized the pool)
 
@@ -38,7 +41,7 @@ type Store struct {
 	// Reads on every request of their kind, remembered until the database may have changed
 	// (see engine.ChangeFeed): GET /partner/subscriber/me's account views and API keys.
 	changes *engine.ChangeFeed
-	views   engine.Memo[*AccountView]
+	views   engine.Memo[*subprov.AccountView]
 	keys    engine.Memo[apiKeyHit]
 
 	// searchDB is PostgreSQL's pool for agent search (SearchR); nil on SQLite.
@@ -64,12 +67,11 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 // SQLiteWriterCacheKiB is the page cache of the SQLite writer connection.
 const SQLiteWriterCacheKiB = 32 << 10
 
-// SQLiteWriterTempStore is the writer connection's PRAGMA temp_store: 2, memory. Statement
-// journals then stay in memory; by default SQLite spills each one past 64 KB to a temporary
-// file, and an order's search-term inserts did, page by page (a tenth of serve's CPU under
-// order load at 1M subscribers). The writer's sorts and temporary tables stay in memory too;
-// its queries' are small, and migrations, which may build an index over a big table, run
-// with temporary files (Migrate). The readers keep the default.
+// SQLiteWriterTempStore is the writer connection's PRAGMA temp_store: 2, memory. Statement journals
+// then stay in memory; by default SQLite spills each one past 64 KB to a temporary file, and an
+// order's search-term inserts did, page by page (docs/performance.md). The writer's sorts and
+// temporary tables stay in memory too; its queries' are small, and migrations, which may build an
+// index over a big table, run with temporary files (Migrate). The readers keep the default.
 const SQLiteWriterTempStore = 2
 
 func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
@@ -115,7 +117,7 @@ func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
 		changes.Close()
 		return nil, fmt.Errorf("open sqlite checkpointer: %w", err)
 	}
-	s := &Store{DB: w, RDB: r, Dialect: SQLite, URL: raw, changes: changes, checkpoints: ckpt}
+	s := &Store{db: w, rdb: r, Dialect: SQLite, URL: raw, changes: changes, checkpoints: ckpt}
 	s.writer = engine.NewCommitter(engine.Transactions[*Tx]{
 		Commit: func(body func(tx *Tx) error) error {
 			_, err := s.commitTx(context.Background(), body)
@@ -136,10 +138,8 @@ func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
 
 // PostgresConns is the size of PostgreSQL's main pool unless DATABASE_URL sets
 // pool_max_conns (pgxpool's name for it). Sessions beyond what the server's cores run at once
-// only queue inside the server, where they contend for its locks and its log's flushes: in
-// orders at 300/s on two cores, 8 sessions took about a twentieth less of the server's CPU an
-// order than 20 did, and the order → webhook p99 was lower in five alternating pairs of six
-// (bench/NOTES.md).
+// only queue inside the server, where they contend for its locks and its log's flushes, and
+// cost more of its CPU an order (docs/performance.md).
 const PostgresConns = 8
 
 // DriverURL is a PostgreSQL DATABASE_URL as the driver takes it: without pool_max_conns,
@@ -195,10 +195,10 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 	// index's range (term >= $2 AND term < $3) has no selectivity the planner can know without
 	// the values, so its generic plan looks costlier than any custom one and the default
 	// plan_cache_mode planned every search anew, though both plans are the same primary-key
-	// range scan (name search with 8 clients at 1M: +17-31% requests/s with generic plans).
+	// range scan (docs/performance.md).
 	// Only search reads go there: other queries keep the planner's per-value choice.
 	search := sessionPool(cfg, "plan_cache_mode", "force_generic_plan", searchConns)
-	return &Store{DB: db, RDB: db, Dialect: Postgres, URL: pgURL, counters: newCounterBlocks(aux), changes: engine.PostgresChanges(db),
+	return &Store{db: db, rdb: db, Dialect: Postgres, URL: pgURL, counters: newCounterBlocks(aux), changes: engine.PostgresChanges(db),
 		searchDB: search}, nil
 }
 
@@ -229,9 +229,9 @@ func (s *Store) Close() error {
 		s.writer.Close()
 	}
 	err := errors.Join(s.changes.Close(), s.checkpoints.Close())
-	err = errors.Join(err, s.DB.Close())
-	if s.RDB != s.DB {
-		err = errors.Join(err, s.RDB.Close())
+	err = errors.Join(err, s.db.Close())
+	if s.rdb != s.db {
+		err = errors.Join(err, s.rdb.Close())
 	}
 	if s.counters != nil {
 		err = errors.Join(err, s.counters.db.Close())
@@ -268,7 +268,7 @@ func (s *Store) PauseCheckpoints() (resume func() error, err error) {
 }
 
 // Ping checks the database answers.
-func (s *Store) Ping(ctx context.Context) error { return s.RDB.PingContext(ctx) }
+func (s *Store) Ping(ctx context.Context) error { return s.rdb.PingContext(ctx) }
 
 // Tx is a transaction that speaks the store's dialect. Capability packages pass Tx.Tx to the
 // job client so work is enqueued in the same transaction as the rows that asked for it.
@@ -299,17 +299,19 @@ func (tx *Tx) StatementContext(ctx context.Context) context.Context {
 
 // Exec runs a statement written with ? placeholders.
 func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return tx.Tx.ExecContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
+	res, err := tx.Tx.ExecContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
+	return res, translate(err)
 }
 
 // Query runs a query written with ? placeholders.
 func (tx *Tx) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return tx.Tx.QueryContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
+	rows, err := tx.Tx.QueryContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
+	return rows, translate(err)
 }
 
 // QueryRow runs a single-row query written with ? placeholders.
-func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	return tx.Tx.QueryRowContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
+func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) Row {
+	return Row{tx.Tx.QueryRowContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)}
 }
 
 // Dialect returns the engine's dialect.
@@ -360,7 +362,7 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
 // commitTx begins a transaction (beginCtx ending rolls it back), runs body in it and commits;
 // it rolls back when body fails, panics or ends its goroutine. It returns the Tx body ran in.
 func (s *Store) commitTx(beginCtx context.Context, body func(tx *Tx) error) (*Tx, error) {
-	sqlTx, err := s.DB.BeginTx(beginCtx, nil)
+	sqlTx, err := s.db.BeginTx(beginCtx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("begin transaction: %w", err)
 	}
@@ -395,7 +397,8 @@ type autocommit struct {
 }
 
 func (a autocommit) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return a.db.ExecContext(ctx, a.d.Rebind(q), args...)
+	res, err := a.db.ExecContext(ctx, a.d.Rebind(q), args...)
+	return res, translate(err)
 }
 
 // WriteOne runs a write that is a single statement. PostgreSQL runs it in autocommit, one
@@ -407,7 +410,7 @@ func (s *Store) WriteOne(ctx context.Context, write func(q Execer) error) error 
 	if s.Dialect == SQLite {
 		return s.InTx(ctx, func(tx *Tx) error { return write(tx) })
 	}
-	err := write(autocommit{s.DB, s.Dialect})
+	err := write(autocommit{s.db, s.Dialect})
 	s.changes.Committed()
 	return err
 }
@@ -415,7 +418,7 @@ func (s *Store) WriteOne(ctx context.Context, write func(q Execer) error) error 
 // Querier is what read helpers need: a transaction or a read pool.
 type Querier interface {
 	Query(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRow(ctx context.Context, query string, args ...any) *sql.Row
+	QueryRow(ctx context.Context, query string, args ...any) Row
 }
 
 // reader adapts the read pool to querier with the dialect's placeholders.
@@ -425,15 +428,16 @@ type reader struct {
 }
 
 func (r reader) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return r.db.QueryContext(ctx, r.d.Rebind(q), args...)
+	rows, err := r.db.QueryContext(ctx, r.d.Rebind(q), args...)
+	return rows, translate(err)
 }
 
-func (r reader) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	return r.db.QueryRowContext(ctx, r.d.Rebind(q), args...)
+func (r reader) QueryRow(ctx context.Context, q string, args ...any) Row {
+	return Row{r.db.QueryRowContext(ctx, r.d.Rebind(q), args...)}
 }
 
 // R returns a querier on the read pool, for reads outside a transaction.
-func (s *Store) R() Querier { return reader{s.RDB, s.Dialect} }
+func (s *Store) R() Querier { return reader{s.rdb, s.Dialect} }
 
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)

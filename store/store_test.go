@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -41,17 +42,53 @@ func seedProvider(t *testing.T, s *store.Store, id string) { testdb.SeedProvider
 func TestUniqueViolationIsRecognisedOnEachEngine(t *testing.T) {
 	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
 		seedProvider(t, s, "p1")
-		err := s.InTx(context.Background(), func(tx *store.Tx) error {
-			_, err := tx.Exec(context.Background(), `INSERT INTO providers (id, name, time_zone, currency, webhook_secret, webhook_secret_hash, created_at)
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.Exec(ctx, `INSERT INTO providers (id, name, time_zone, currency, webhook_secret, webhook_secret_hash, created_at)
 				VALUES ('p1', 'x', 'UTC', 'CAD', 's', 'h2', ?)`, now)
 			return err
 		})
-		if err == nil || !s.Dialect.IsUniqueViolation(err) {
-			t.Fatalf("duplicate id: err = %v, IsUniqueViolation false", err)
+		if !errors.Is(err, subprov.ErrDuplicate) || errors.Is(err, subprov.ErrNotFound) {
+			t.Fatalf("duplicate id: err = %v, want subprov.ErrDuplicate", err)
 		}
-		if s.Dialect.IsUniqueViolation(errors.New("other")) {
+		if _, coded := subprov.AsError(err); coded {
+			t.Errorf("a unique violation is a coded error (%v): only a capability decides what it means to a caller", err)
+		}
+		// Another constraint is no duplicate.
+		err = s.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.Exec(ctx, `INSERT INTO providers (id, name, time_zone, currency, webhook_secret, webhook_secret_hash, created_at)
+				VALUES ('p2', NULL, 'UTC', 'CAD', 's', 'h3', ?)`, now)
+			return err
+		})
+		if err == nil || errors.Is(err, subprov.ErrDuplicate) {
+			t.Fatalf("a NULL name: err = %v, want an error that is no duplicate", err)
+		}
+		if errors.Is(errors.New("other"), subprov.ErrDuplicate) {
 			t.Fatal("a plain error is not a unique violation")
+		}
+	})
+}
+
+func TestNoRowsIsNotFoundOnEachEngine(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		var id string
+		err := s.R().QueryRow(ctx, `SELECT id FROM providers WHERE id = ?`, "absent").Scan(&id)
+		if !errors.Is(err, subprov.ErrNotFound) || errors.Is(err, subprov.ErrDuplicate) {
+			t.Errorf("read pool: err = %v, want subprov.ErrNotFound", err)
+		}
+		if _, coded := subprov.AsError(err); coded {
+			t.Errorf("an absent row is a coded error (%v): it must stay internal unless a capability says otherwise", err)
+		}
+		err = s.InTx(ctx, func(tx *store.Tx) error {
+			return tx.QueryRow(ctx, `SELECT id FROM providers WHERE id = ?`, "absent").Scan(&id)
+		})
+		if !errors.Is(err, subprov.ErrNotFound) {
+			t.Errorf("in a transaction: err = %v, want subprov.ErrNotFound", err)
+		}
+		if _, err := s.Provider(ctx, "absent"); !errors.Is(err, subprov.ErrNotFound) {
+			t.Errorf("Provider: err = %v, want subprov.ErrNotFound", err)
 		}
 	})
 }
@@ -145,7 +182,7 @@ func TestTokensAreSingleUseUnderConcurrency(t *testing.T) {
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		if err := s.InTx(ctx, func(tx *store.Tx) error {
-			return tx.InsertToken(ctx, "h1", store.Token{Kind: "password_reset", SubjectID: "acc", ExpiresAt: now.Add(time.Minute)}, now)
+			return tx.InsertToken(ctx, "h1", subprov.MailedToken{Kind: "password_reset", SubjectID: "acc", ExpiresAt: now.Add(time.Minute)}, now)
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +201,7 @@ func TestTokensAreSingleUseUnderConcurrency(t *testing.T) {
 					mu.Lock()
 					wins++
 					mu.Unlock()
-				} else if !store.IsNoRows(err) {
+				} else if !errors.Is(err, subprov.ErrNotFound) {
 					t.Errorf("consume: %v", err)
 				}
 			}()
@@ -175,13 +212,13 @@ func TestTokensAreSingleUseUnderConcurrency(t *testing.T) {
 		}
 		// Expired and wrong-kind tokens are refused.
 		err := s.InTx(ctx, func(tx *store.Tx) error {
-			if err := tx.InsertToken(ctx, "h2", store.Token{Kind: "setup", SubjectID: "acc", ExpiresAt: now}, now); err != nil {
+			if err := tx.InsertToken(ctx, "h2", subprov.MailedToken{Kind: "setup", SubjectID: "acc", ExpiresAt: now}, now); err != nil {
 				return err
 			}
 			_, err := tx.ConsumeToken(ctx, "h2", []string{"setup"}, now)
 			return err
 		})
-		if !store.IsNoRows(err) {
+		if !errors.Is(err, subprov.ErrNotFound) {
 			t.Fatalf("expired token: %v", err)
 		}
 	})
@@ -228,11 +265,11 @@ func TestPostgresPoolSize(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			if got := s.DB.Stats().MaxOpenConnections; got != tc.want {
+			if got := rawdb.Writer(s).Stats().MaxOpenConnections; got != tc.want {
 				t.Errorf("main pool of %d sessions, want %d", got, tc.want)
 			}
 			var n int
-			if err := s.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM providers`).Scan(&n); err != nil {
+			if err := rawdb.Writer(s).QueryRowContext(ctx, `SELECT COUNT(*) FROM providers`).Scan(&n); err != nil {
 				t.Errorf("query through the pool: %v", err)
 			}
 		})

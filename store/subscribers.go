@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -74,7 +75,7 @@ func (tx *Tx) UpsertSubscriber(ctx context.Context, sub *subprov.Subscriber, now
 		ON CONFLICT (id) DO UPDATE SET email = excluded.email, customer_number = excluded.customer_number,
 			legacy_customer_number = excluded.legacy_customer_number, search_text = excluded.search_text,
 			phone_digits = excluded.phone_digits, updated_at = excluded.updated_at`,
-		sub.ID, sub.ProviderID, strings.ToLower(holder.Email), nullStr(sub.CustomerNumber), nullStr(sub.LegacyCustomerNumber),
+		sub.ID, sub.ProviderID, subprov.NormalizeEmail(holder.Email), nullStr(sub.CustomerNumber), nullStr(sub.LegacyCustomerNumber),
 		nullStr(sub.ProcessorCustomerID), nullStr(sub.PaymentMethodID), subscriberSearchText(sub), search.DigitsOnly(holder.PhoneNumber),
 		now.UTC(), now.UTC())
 	if err != nil {
@@ -141,7 +142,7 @@ func (tx *Tx) UpsertSubscription(ctx context.Context, s *subprov.Subscription, n
 			deprovisioned_at = CASE WHEN excluded.status = 'CANCELLED' THEN COALESCE(subscriptions.deprovisioned_at, excluded.deprovisioned_at) END,
 			updated_at = excluded.updated_at`,
 		s.ID, s.ProviderID, nullStr(s.SubscriberID), s.PlanVersionID, s.BuildingID, nullStr(s.UnitID), nullStr(s.PortID),
-		LocationKey(s.UnitID, s.PortID), string(s.Status), string(s.DeliveryMode), s.MACAddress, string(s.BillingOwner), s.BillingDay,
+		subprov.LocationKey(s.UnitID, s.PortID), string(s.Status), string(s.DeliveryMode), s.MACAddress, string(s.BillingOwner), s.BillingDay,
 		nullStr(s.ProcessorCustomerID), nullStr(s.PaymentMethodID), nullStr(s.ExternalSubscriptionID), s.Anonymous, s.Source,
 		nullStr(s.StartedAt), nullTime(s.ActivatedAt), s.WorkflowState, s.VLAN, nullTime(deprovisioned), now.UTC(), now.UTC())
 	if err != nil {
@@ -154,7 +155,7 @@ func (tx *Tx) UpsertSubscription(ctx context.Context, s *subprov.Subscription, n
 func (tx *Tx) PortOfUnit(ctx context.Context, unitID string) (string, error) {
 	var id string
 	err := tx.QueryRow(ctx, `SELECT id FROM ports WHERE unit_id = ? ORDER BY id LIMIT 1`, unitID).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
 	if err != nil {
@@ -206,24 +207,9 @@ func (tx *Tx) DeleteInvoiceContact(ctx context.Context, subscriberID string) err
 	return tx.ReindexSubscriber(ctx, subscriberID)
 }
 
-// SubscriberRecord is a subscriber with its contacts, for the portal.
-type SubscriberRecord struct {
-	ID, ProviderID, CustomerNumber string
-	Holder                         subprov.Contact
-	Invoice                        *subprov.Contact
-}
-
-// BillingContact is who receives invoices: the separate invoice contact, else the holder.
-func (r *SubscriberRecord) BillingContact() subprov.Contact {
-	if r.Invoice != nil {
-		return *r.Invoice
-	}
-	return r.Holder
-}
-
 // SubscriberRecordOf reads a subscriber and its contacts.
-func (s *Store) SubscriberRecordOf(ctx context.Context, providerID, id string) (*SubscriberRecord, error) {
-	var r SubscriberRecord
+func (s *Store) SubscriberRecordOf(ctx context.Context, providerID, id string) (*subprov.SubscriberContacts, error) {
+	var r subprov.SubscriberContacts
 	var num *string
 	err := s.R().QueryRow(ctx, `SELECT id, provider_id, customer_number FROM subscribers WHERE provider_id = ? AND id = ?`, providerID, id).
 		Scan(&r.ID, &r.ProviderID, &num)
@@ -297,20 +283,15 @@ func (tx *Tx) OpenInvoiceIDsOfSubscriber(ctx context.Context, subscriberID strin
 	return QueryStrings(ctx, tx, "open invoices", `SELECT id FROM invoices WHERE subscriber_id = ? AND status = 'open'`, subscriberID)
 }
 
-// Address is a postal address.
-type Address struct {
-	Street, City, PostalCode, Province, Country string
-}
-
 // InvoiceAddress reads the postal address kept on a subscriber's billing contact (the
 // separate one if any, else the holder's); empty when none was recorded.
-func (s *Store) InvoiceAddress(ctx context.Context, subscriberID string) (Address, error) {
-	var a Address
+func (s *Store) InvoiceAddress(ctx context.Context, subscriberID string) (subprov.Address, error) {
+	var a subprov.Address
 	err := s.R().QueryRow(ctx, `SELECT street, city, postal_code, province, country FROM contacts
 		WHERE subscriber_id = ? AND street <> '' ORDER BY CASE role WHEN 'invoice' THEN 0 ELSE 1 END LIMIT 1`, subscriberID).
 		Scan(&a.Street, &a.City, &a.PostalCode, &a.Province, &a.Country)
-	if IsNoRows(err) {
-		return Address{}, nil
+	if errors.Is(err, sql.ErrNoRows) {
+		return subprov.Address{}, nil
 	}
 	if err != nil {
 		return a, fmt.Errorf("invoice address: %w", err)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -92,26 +93,15 @@ func (tx *Tx) LockSubscription(ctx context.Context, providerID, id string) (*sub
 	return sub, nil
 }
 
-// LocationKey is the place a line occupies: its suite, or its port when the port belongs to no
-// suite. A suite and the port wired to it are one place, so a line ordered at the port
-// (direct) and one ordered for the suite (home_drop) compete for the same key.
-func LocationKey(unitID, portID string) string {
-	if unitID != "" {
-		return unitID
-	}
-	return portID
-}
-
-// holdsPlace is true for a line that holds its place: pending, active or suspended, or
-// cancelled and not yet deprovisioned (its service runs until ended_at and the deprovisioner
-// resets the port after). It is the predicate of the unique index subscriptions_location_holder
-// (migration 0022), written the same way so that reads by location use that index.
+// holdsPlace is subprov.HoldsPlace in SQL, for reads and counts by place. It is the predicate
+// of the unique index subscriptions_location_holder (migration 0022), written the same way so
+// that reads by location use that index; TestHoldsPlaceInSQLIsTheRule keeps it the rule.
 const holdsPlace = `(s.status IN ('PENDING_INSTALL', 'ACTIVE', 'SUSPENDED') OR (s.status = 'CANCELLED' AND s.deprovisioned_at IS NULL))`
 
 // lineHolding reads the line that holds a place, through subscriptions_location_holder.
 const lineHolding = `SELECT ` + subscriptionColumns + ` FROM subscriptions s WHERE s.location_key = ? AND ` + holdsPlace
 
-// LineHolding returns the line that holds a place (LocationKey), if any.
+// LineHolding returns the line that holds a place (subprov.LocationKey), if any.
 func (tx *Tx) LineHolding(ctx context.Context, locationKey string) (*subprov.Subscription, error) {
 	return scanSubscription(tx.QueryRow(ctx, lineHolding, locationKey))
 }
@@ -122,14 +112,14 @@ func (tx *Tx) SubscriptionByExternalID(ctx context.Context, providerID, external
 		WHERE s.provider_id = ? AND s.external_subscription_id = ?`, providerID, externalID))
 }
 
-// InsertSubscription inserts a new line at its place (LocationKey of its suite and port)
+// InsertSubscription inserts a new line at its place (subprov.LocationKey of its suite and port)
 // unless a unique constraint already holds one: a line holding the place, a line with the
 // external id, a line of the checkout session. inserted reports which. ON CONFLICT DO NOTHING
 // keeps a PostgreSQL transaction usable after losing the race, so the caller can read the
 // winner.
 func (tx *Tx) InsertSubscription(ctx context.Context, s *subprov.Subscription, now time.Time) (bool, error) {
 	var id string
-	locationKey := LocationKey(s.UnitID, s.PortID)
+	locationKey := subprov.LocationKey(s.UnitID, s.PortID)
 	err := tx.QueryRow(ctx, `INSERT INTO subscriptions (id, provider_id, subscriber_id, plan_version_id, building_id, unit_id, port_id,
 			location_key, status, workflow_state, delivery_mode, mac_address, billing_owner, billing_day, processor_customer_id,
 			payment_method_id, external_subscription_id, anonymous, contact_email, source, checkout_session_id, requested_start_date,
@@ -140,7 +130,7 @@ func (tx *Tx) InsertSubscription(ctx context.Context, s *subprov.Subscription, n
 		string(s.Status), s.WorkflowState, string(s.DeliveryMode), s.MACAddress, string(s.BillingOwner), s.BillingDay,
 		nullStr(s.ProcessorCustomerID), nullStr(s.PaymentMethodID), nullStr(s.ExternalSubscriptionID), s.Anonymous, s.ContactEmail,
 		s.Source, nullStr(s.CheckoutSessionID), nullStr(s.RequestedStartDate), s.VLAN, now.UTC(), now.UTC()).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
@@ -151,26 +141,8 @@ func (tx *Tx) InsertSubscription(ctx context.Context, s *subprov.Subscription, n
 	return true, nil
 }
 
-// SubscriptionChange is a partial update of a subscription; nil fields are left alone.
-type SubscriptionChange struct {
-	Status             *subprov.Status
-	WorkflowState      *string
-	PlanVersionID      *string
-	MACAddress         *string
-	StartedAt          *string
-	ActivatedAt        *time.Time
-	CanceledAt         *time.Time
-	EndedAt            *time.Time
-	CancelReason       *string
-	StatusBeforeCancel *subprov.Status
-	OnHold             *bool
-	BookingLinkSent    *bool
-	VLAN               *int
-	BillingDay         *int
-}
-
 // UpdateSubscription applies a partial update.
-func (tx *Tx) UpdateSubscription(ctx context.Context, id string, c SubscriptionChange, now time.Time) error {
+func (tx *Tx) UpdateSubscription(ctx context.Context, id string, c subprov.SubscriptionChange, now time.Time) error {
 	sets := []string{"updated_at = ?"}
 	args := []any{now.UTC()}
 	add := func(col string, v any) {
@@ -232,10 +204,10 @@ func (tx *Tx) UpdateSubscription(ctx context.Context, id string, c SubscriptionC
 // is also what tells a number set by hand: when it does nothing and no subscriber has the
 // e-mail, the number was taken and the next is tried.
 func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder subprov.Contact, now time.Time) (*subprov.Subscriber, bool, error) {
-	email := strings.ToLower(strings.TrimSpace(holder.Email))
+	email := subprov.NormalizeEmail(holder.Email)
 	if sub, err := tx.subscriberByEmail(ctx, providerID, email); err == nil {
 		return sub, false, nil
-	} else if !IsNoRows(err) {
+	} else if !errors.Is(err, sql.ErrNoRows) {
 		return nil, false, err
 	}
 	sub := &subprov.Subscriber{ID: NewID(), ProviderID: providerID, Holder: holder}
@@ -250,11 +222,11 @@ func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder su
 		if err == nil {
 			return true, nil
 		}
-		if !IsNoRows(err) {
+		if !errors.Is(err, sql.ErrNoRows) {
 			return false, fmt.Errorf("insert subscriber: %w", err)
 		}
 		existing, err = tx.subscriberByEmail(ctx, providerID, email)
-		if IsNoRows(err) {
+		if errors.Is(err, sql.ErrNoRows) {
 			return false, nil // the number is taken
 		}
 		return err == nil, err
@@ -289,34 +261,15 @@ func (tx *Tx) ProcessorCustomerInUse(ctx context.Context, providerID, customerID
 	var n int
 	err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM subscriptions s JOIN subscribers b ON b.id = s.subscriber_id
 		WHERE s.provider_id = ? AND s.processor_customer_id = ? AND s.status <> 'CANCELLED' AND b.email <> ?`,
-		providerID, customerID, strings.ToLower(subscriberEmail)).Scan(&n)
+		providerID, customerID, subprov.NormalizeEmail(subscriberEmail)).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("processor customer in use: %w", err)
 	}
 	return n > 0, nil
 }
 
-// InstallJob is a technician or operator job on the install route.
-type InstallJob struct {
-	ID             string
-	ProviderID     string
-	SubscriptionID string
-	Kind           string // install, reinstall
-	Booking        string // customer, operator, "" (none)
-	State          string // open, booked, held, done, cancelled
-	Flags          string
-	// Set by the install package (store/install.go reads and saves them).
-	AssignedTo      string
-	AppointmentAt   *time.Time
-	InvitationDueOn string // YYYY-MM-DD the booking invitation is due, "" when none is waiting
-	SlotWindowID    string
-	SlotDate        string
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-}
-
 // InsertInstallJob opens an install job.
-func (tx *Tx) InsertInstallJob(ctx context.Context, j *InstallJob, now time.Time) error {
+func (tx *Tx) InsertInstallJob(ctx context.Context, j *subprov.InstallJob, now time.Time) error {
 	_, err := tx.Exec(ctx, `INSERT INTO install_jobs (id, provider_id, subscription_id, kind, booking, state, flags, invitation_due_on, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.ProviderID, j.SubscriptionID, j.Kind, nullStr(j.Booking), j.State, j.Flags,
 		nullStr(j.InvitationDueOn), now.UTC(), now.UTC())
@@ -348,7 +301,7 @@ func (tx *Tx) OpenReinstall(ctx context.Context, subscriptionID string) (string,
 	var id string
 	err := tx.QueryRow(ctx, `SELECT id FROM install_jobs WHERE subscription_id = ? AND kind = 'reinstall'
 		AND state IN ('open', 'booked', 'held') ORDER BY created_at DESC, id LIMIT 1`, subscriptionID).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
 	if err != nil {
@@ -378,16 +331,16 @@ func (s *Store) HadInstallJob(ctx context.Context, q Querier, subscriptionID str
 }
 
 // InstallJobsOf lists a line's install jobs, oldest first.
-func (s *Store) InstallJobsOf(ctx context.Context, subscriptionID string) ([]InstallJob, error) {
+func (s *Store) InstallJobsOf(ctx context.Context, subscriptionID string) ([]subprov.InstallJob, error) {
 	rows, err := s.R().Query(ctx, `SELECT id, provider_id, subscription_id, kind, COALESCE(booking, ''), state, flags FROM install_jobs
 		WHERE subscription_id = ? ORDER BY created_at, id`, subscriptionID)
 	if err != nil {
 		return nil, fmt.Errorf("install jobs: %w", err)
 	}
 	defer rows.Close()
-	var out []InstallJob
+	var out []subprov.InstallJob
 	for rows.Next() {
-		var j InstallJob
+		var j subprov.InstallJob
 		if err := rows.Scan(&j.ID, &j.ProviderID, &j.SubscriptionID, &j.Kind, &j.Booking, &j.State, &j.Flags); err != nil {
 			return nil, err
 		}
@@ -396,22 +349,14 @@ func (s *Store) InstallJobsOf(ctx context.Context, subscriptionID string) ([]Ins
 	return out, rows.Err()
 }
 
-// PlanChange is one recorded plan change: the day it counts for, in the calendar (time zone)
-// of the surface that made it.
-type PlanChange struct {
-	SubscriptionID, From, To string
-	Day, TimeZone            string // YYYY-MM-DD in TimeZone ("UTC" or the provider's)
-	Actor                    string
-}
-
 // InsertPlanChange records a plan change; false when the line already changed plan on that
 // day of that calendar (the unique index behind the caller's check under the row lock).
-func (tx *Tx) InsertPlanChange(ctx context.Context, c PlanChange, now time.Time) (bool, error) {
+func (tx *Tx) InsertPlanChange(ctx context.Context, c subprov.PlanChange, now time.Time) (bool, error) {
 	var id string
 	err := tx.QueryRow(ctx, `INSERT INTO plan_changes (id, subscription_id, from_plan_version_id, to_plan_version_id, changed_on, time_zone, actor, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
 		NewID(), c.SubscriptionID, c.From, c.To, c.Day, c.TimeZone, c.Actor, now.UTC()).Scan(&id)
-	if IsNoRows(err) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
@@ -463,7 +408,7 @@ func (tx *Tx) ClaimDeprovision(ctx context.Context, id string, now time.Time) (b
 }
 
 // LineInServiceOnPort returns the id of a line other than line whose service runs on line's
-// port (ACTIVE or SUSPENDED); sql.ErrNoRows when there is none. Lines on a port share its
+// port (ACTIVE or SUSPENDED); subprov.ErrNotFound when there is none. Lines on a port share its
 // suite, whose index the read goes through (port_id has none).
 func (s *Store) LineInServiceOnPort(ctx context.Context, line *subprov.Subscription) (string, error) {
 	q, args := `SELECT id FROM subscriptions WHERE port_id = ? AND id <> ? AND status IN ('ACTIVE', 'SUSPENDED')`, []any{line.PortID, line.ID}
@@ -516,19 +461,10 @@ func (r *portRow) value() *subprov.Port {
 		Name: r.name.String, LocationHash: r.hash.String, LocationIdentifier: r.identifier.String}
 }
 
-// LineToProvision is a line with what a job that switches its port needs: its provider, its
-// port (nil when it has none) and its plan version.
-type LineToProvision struct {
-	Line     *subprov.Subscription
-	Provider *subprov.Provider
-	Port     *subprov.Port
-	Plan     *subprov.PlanVersion
-}
-
 // LineToProvision reads a line, its provider, port and plan version in one round trip (the
 // provisioning job's read: four reads before, each a round trip on PostgreSQL). The plan
 // version is the line's provider's, as PlanVersion scopes it.
-func (s *Store) LineToProvision(ctx context.Context, subscriptionID string) (*LineToProvision, error) {
+func (s *Store) LineToProvision(ctx context.Context, subscriptionID string) (*subprov.LineToProvision, error) {
 	var sub subscriptionRow
 	var plan planVersionRow
 	var port portRow
@@ -540,7 +476,7 @@ func (s *Store) LineToProvision(ctx context.Context, subscriptionID string) (*Li
 	if err != nil {
 		return nil, fmt.Errorf("line %s to provision: %w", subscriptionID, err)
 	}
-	return &LineToProvision{Line: sub.value(), Provider: p, Port: port.value(), Plan: plan.value()}, nil
+	return &subprov.LineToProvision{Line: sub.value(), Provider: p, Port: port.value(), Plan: plan.value()}, nil
 }
 
 // ProviderByDeviceSecretHash finds the provider whose CPEs use this device secret.
@@ -596,8 +532,8 @@ func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []s
 // ServiceAddress reads where one of a provider's lines is: its building's address and the
 // suite as the postal address writes it (the postal label where the suite has one, else its
 // number; "" without a suite).
-func (s *Store) ServiceAddress(ctx context.Context, providerID, subscriptionID string) (Address, string, error) {
-	var a Address
+func (s *Store) ServiceAddress(ctx context.Context, providerID, subscriptionID string) (subprov.Address, string, error) {
+	var a subprov.Address
 	var suite string
 	err := s.R().QueryRow(ctx, `SELECT g.street, g.city, g.postal_code, g.province, g.country,
 			COALESCE(NULLIF(u.postal_unit, ''), u.unit_number, '')
@@ -621,21 +557,9 @@ func (s *Store) LatestCancelled(ctx context.Context, providerID, subscriberID st
 	return sub, nil
 }
 
-// Reinstatement is a cancelled line put back: its new status and workflow state, and the port
-// and dates it starts again with (nil: unchanged).
-type Reinstatement struct {
-	Status             subprov.Status
-	WorkflowState      string
-	PortID             *string
-	VLAN               *int
-	ActivatedAt        *time.Time
-	StartedAt          *string
-	RequestedStartDate *string
-}
-
 // ReinstateSubscription undoes a line's cancellation: canceled_at, ended_at, the reason and
 // the deprovisioner's marks are cleared, so a later cancellation runs from scratch.
-func (tx *Tx) ReinstateSubscription(ctx context.Context, id string, r Reinstatement, now time.Time) error {
+func (tx *Tx) ReinstateSubscription(ctx context.Context, id string, r subprov.Reinstatement, now time.Time) error {
 	_, err := tx.Exec(ctx, `UPDATE subscriptions SET status = ?, workflow_state = ?, canceled_at = NULL, ended_at = NULL,
 			cancel_reason = '', status_before_cancel = '', deprovision_queued_at = NULL, deprovisioned_at = NULL,
 			port_id = COALESCE(?, port_id), vlan = COALESCE(?, vlan), activated_at = COALESCE(?, activated_at),

@@ -4,21 +4,16 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/subprov/subprov"
 )
 
 // The one-time codes an agent sends a caller to verify them (table verification_codes). Every
 // query takes the provider it is scoped to.
 
-// VerificationCode is a one-time code sent to a customer; only its hash is stored.
-type VerificationCode struct {
-	ID, ProviderID, SubscriberID, APIKeyID, Channel, CodeHash string
-	Checks                                                    int
-	ExpiresAt, CreatedAt                                      time.Time
-}
-
 // InsertVerificationCode stores a new code and kills the customer's earlier live ones: only
 // the newest code works.
-func (tx *Tx) InsertVerificationCode(ctx context.Context, c *VerificationCode) error {
+func (tx *Tx) InsertVerificationCode(ctx context.Context, c *subprov.VerificationCode) error {
 	if _, err := tx.Exec(ctx, `UPDATE verification_codes SET consumed_at = ? WHERE provider_id = ? AND subscriber_id = ? AND consumed_at IS NULL`,
 		c.CreatedAt.UTC(), c.ProviderID, c.SubscriberID); err != nil {
 		return fmt.Errorf("retire verification codes: %w", err)
@@ -54,8 +49,8 @@ func (s *Store) UnverifiedCodesSince(ctx context.Context, providerID, subscriber
 
 // LockLiveCode reads a customer's newest live code (unconsumed, unexpired) for update and
 // counts one more check against it.
-func (tx *Tx) LockLiveCode(ctx context.Context, providerID, subscriberID string, now time.Time) (*VerificationCode, error) {
-	var c VerificationCode
+func (tx *Tx) LockLiveCode(ctx context.Context, providerID, subscriberID string, now time.Time) (*subprov.VerificationCode, error) {
+	var c subprov.VerificationCode
 	err := tx.QueryRow(ctx, `SELECT id, provider_id, subscriber_id, api_key_id, channel, code_hash, checks, expires_at, created_at
 		FROM verification_codes WHERE provider_id = ? AND subscriber_id = ? AND consumed_at IS NULL AND expires_at > ?
 		ORDER BY created_at DESC LIMIT 1`+tx.d.ForUpdate(), providerID, subscriberID, now.UTC()).

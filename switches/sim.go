@@ -2,6 +2,7 @@ package switches
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -143,7 +144,7 @@ func (h simHardware) Name() string { return "sim" }
 
 func (h simHardware) Read(ctx context.Context, p Port) (State, error) {
 	row, err := ReadSimPort(ctx, h.st.R(), p.Switch, p.Name)
-	if store.IsNoRows(err) {
+	if errors.Is(err, subprov.ErrNotFound) {
 		return State{Mode: ModeOff}, nil
 	}
 	if err != nil {

@@ -18,14 +18,14 @@ type SimPortState struct {
 }
 
 // ReadSimPort returns a simulated port's state as q (the read pool, or a transaction) sees it;
-// a port never written wraps store.ErrNoRows.
+// a port never written wraps subprov.ErrNotFound.
 func ReadSimPort(ctx context.Context, q store.Querier, switchName, portName string) (*SimPortState, error) {
 	p := SimPortState{Switch: switchName, Port: portName}
 	err := q.QueryRow(ctx, `SELECT state, vlan, download_mbps, upload_mbps, mac_address FROM sim_ports
 		WHERE switch_name = ? AND port_name = ?`, switchName, portName).
 		Scan(&p.State, &p.VLAN, &p.DownloadMbps, &p.UploadMbps, &p.MAC)
 	if err != nil {
-		// ErrNoRows stays visible through %w: the sim reads an absent port as never configured.
+		// subprov.ErrNotFound stays visible through %w: the sim reads an absent port as never configured.
 		return nil, fmt.Errorf("sim port %s/%s: %w", switchName, portName, err)
 	}
 	return &p, nil

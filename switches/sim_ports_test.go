@@ -2,12 +2,14 @@ package switches_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
@@ -48,8 +50,8 @@ func TestSimPorts(t *testing.T) {
 				}
 				got, err := switches.ReadSimPort(ctx, s.R(), prefix+tt.read[0], tt.read[1])
 				if tt.want == nil {
-					if !store.IsNoRows(err) {
-						t.Fatalf("SimPort = %+v, %v; want ErrNoRows", got, err)
+					if !errors.Is(err, subprov.ErrNotFound) {
+						t.Fatalf("SimPort = %+v, %v; want subprov.ErrNotFound", got, err)
 					}
 					return
 				}

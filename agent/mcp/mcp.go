@@ -11,7 +11,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/agent"
 	"github.com/subprov/subprov/auth"
 )
@@ -39,8 +38,8 @@ func (s *Server) caller(ctx context.Context, session string) (agent.Caller, erro
 	if err != nil {
 		return agent.Caller{}, err
 	}
-	if !k.HasFeature(subprov.FeatureAgentAPI) {
-		return agent.Caller{}, subprov.Errorf(subprov.EFORBIDDEN, "forbidden", "This API key does not have the agent_api_access feature")
+	if err := auth.AgentAccess(k); err != nil {
+		return agent.Caller{}, err
 	}
 	return agent.Caller{Provider: p, Key: k, Session: session}, nil
 }

@@ -132,7 +132,7 @@ func TestMCPConversation(t *testing.T) {
 
 		s.AwaitStartupBillRun(t) // the quote's proration depends on this month's invoice
 		preview := c.ok("preview_plan_change", map[string]any{"customer_id": id, "verified_session": sess, "plan_version_id": fibre1000})
-		// No signed quote is shipped (interface.md B): the preview gives no quote_id, and one
+		// No signed quote is shipped: the preview gives no quote_id, and one
 		// echoed to apply is ignored.
 		if _, quoted := preview["quote_id"]; preview["eligible"] != true || quoted {
 			t.Fatalf("preview: %v", preview)

@@ -156,7 +156,7 @@ func demoBanner(base string) string {
 	w(`  curl -s -X POST "$B/api/v1/subscription/c1000000-0000-4000-8000-000000000001/cancel" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"end_date": "2030-01-31"}'`)
 	w(`  curl -s "$B/partner/subscriber/me/reactivation" -H "Authorization: Bearer $SUB"`)
 	w(`  curl -s -X POST "$B/partner/subscriber/me/subscriptions/c1000000-0000-4000-8000-000000000001/reactivation" -H "Authorization: Bearer $SUB"`)
-	// Marketplace checkout (section C) and the sandbox (section E).
+	// Marketplace checkout and the sandbox.
 	w("  # Marketplace checkout: the marketplace opens a session, the provider's checkout page reads and completes it (webhook secret)")
 	w(`  SESSION=$(curl -s -X POST "$B/partner/external-checkout/sessions" -H "Content-Type: application/json" -d '{"provider_id": "%s", "plan_version_id": "pv100000-0000-4000-8000-000000000500", "building_id": "%s", "unit_id": "u1000000-0000-4000-8000-000000001205", "delivery_mode": "home_drop"}' | grep -o '"session_id":"[^"]*"' | cut -d'"' -f4)`, fixture.DemoProviderID, fixture.DemoBuildingFirst)
 	w(`  curl -s "$B/partner/external-checkout/sessions/$SESSION" -H "X-Webhook-Secret: %s"`, fixture.DemoWebhookSecret)

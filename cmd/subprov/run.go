@@ -58,7 +58,7 @@ Commands:
   serve       run the HTTP server and the job workers (--no-workers: HTTP only)
   worker      run only the job workers (scale-out: N 'serve --no-workers' + M 'worker')
   migrate     apply database migrations and exit (serve also applies them at start)
-  seed FILE   load a fixture file (JSON, decisions §3); idempotent, all or nothing
+  seed FILE   load a fixture file (JSON, docs/fixtures.md); idempotent, all or nothing
   mcp         serve the support-agent tools over MCP on stdio (--api-key or SUBPROV_AGENT_API_KEY)
   gen         fill the database with deterministic test data at scale (default 1,000,000 subscribers)
 
@@ -228,9 +228,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 
 // serverGCPercent is the garbage collector's target for the server commands (serve, worker,
 // demo) when GOGC is unset or empty: the heap may grow to three times what is live between two
-// collections instead of Go's default of twice. At a million subscribers this costs some 20
-// MB of resident memory under search load and saves about a fifth of the CPU a search costs
-// (BENCHMARKS.md).
+// collections instead of Go's default of twice: a little more resident memory for less of the
+// CPU a request spends collecting (docs/performance.md, Garbage collection).
 const serverGCPercent = 200
 
 // setGCPercent applies serverGCPercent unless GOGC is set (the runtime has applied it

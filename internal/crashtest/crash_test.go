@@ -16,6 +16,7 @@ import (
 
 	"github.com/subprov/subprov/internal/invariants"
 	"github.com/subprov/subprov/internal/proctest"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -187,12 +188,12 @@ func crashAndRecover(t *testing.T, p *proctest.Process, st *store.Store, rng *ra
 		dead()
 	}
 	ctx := context.Background()
-	res, err := st.DB.ExecContext(ctx, `UPDATE river_job SET attempted_at = '2000-01-01 00:00:00' WHERE state = 'running'`)
+	res, err := rawdb.Writer(st).ExecContext(ctx, `UPDATE river_job SET attempted_at = '2000-01-01 00:00:00' WHERE state = 'running'`)
 	if err != nil {
 		t.Fatalf("age stuck jobs: %v", err)
 	}
 	stuck, _ := res.RowsAffected()
-	if _, err := st.DB.ExecContext(ctx, `DELETE FROM river_leader`); err != nil {
+	if _, err := rawdb.Writer(st).ExecContext(ctx, `DELETE FROM river_leader`); err != nil {
 		t.Fatalf("lapse leadership: %v", err)
 	}
 	t.Logf("SIGKILL left %d jobs running", stuck)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/subprov/subprov/internal/apptest"
 	"github.com/subprov/subprov/internal/invariants"
+	"github.com/subprov/subprov/internal/rawdb"
 )
 
 // The demo world is consistent, and each kind of damage is found by its rule.
@@ -30,7 +31,7 @@ func TestCheckerFindsHalfWrittenRows(t *testing.T) {
 			{`SELECT 1`, "events name an existing subscription"},
 		}
 		for _, d := range damage {
-			if _, err := s.Store.DB.ExecContext(ctx, d.sql); err != nil {
+			if _, err := rawdb.Writer(s.Store).ExecContext(ctx, d.sql); err != nil {
 				t.Fatalf("%s: %v", d.sql, err)
 			}
 			bad, err := invariants.Check(ctx, s.Store)

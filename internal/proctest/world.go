@@ -38,7 +38,7 @@ func NewWorld(n, keys int) *World {
 	return w
 }
 
-// Write writes the fixture file (decisions §3) into a temporary directory and returns its path.
+// Write writes the fixture file (docs/fixtures.md) into a temporary directory and returns its path.
 func (w *World) Write(t testing.TB) string {
 	t.Helper()
 	var keys []map[string]any

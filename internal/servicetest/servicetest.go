@@ -17,11 +17,11 @@ import (
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/config"
 	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/sandbox"
 	"github.com/subprov/subprov/serviceability"
-	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/tickets"
 )
 
@@ -85,7 +85,6 @@ type Env struct {
 func Each(t *testing.T, fn func(t *testing.T, e *Env)) {
 	t.Helper()
 	testdb.Each(t, func(t *testing.T, u string) {
-		t.Parallel()
 		fn(t, New(t, u))
 	})
 }
@@ -113,7 +112,8 @@ func New(t testing.TB, databaseURL string) *Env {
 	t.Helper()
 	ctx := context.Background()
 	cfg := config.Config{DatabaseURL: databaseURL, MailFrom: "no-reply@localhost", Dev: true, SwitchDriver: "sim",
-		PublicURL: "http://subprov.test", NoRateLimits: true}
+		PublicURL: "http://subprov.test", NoRateLimits: true,
+		PasswordCost: identity.TestPasswordCost}
 	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatalf("build the services: %v", err)
@@ -123,7 +123,7 @@ func New(t testing.TB, databaseURL string) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fixture.Load(ctx, a.Store, f, a.Clock.Now()); err != nil {
+	if _, err := fixture.LoadAtCost(ctx, a.Store, f, a.Clock.Now(), cfg.PasswordCost); err != nil {
 		t.Fatalf("load the demo fixture: %v", err)
 	}
 	return &Env{
@@ -148,7 +148,7 @@ func (e *Env) Provider(t testing.TB, id string) *subprov.Provider {
 }
 
 // Login reads the portal login of email.
-func (e *Env) Login(t testing.TB, email string) *store.AccountLogin {
+func (e *Env) Login(t testing.TB, email string) *subprov.AccountLogin {
 	t.Helper()
 	acc, err := e.Store.AccountByEmail(context.Background(), email)
 	if err != nil {

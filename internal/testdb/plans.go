@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/store"
 )
 
@@ -20,13 +21,13 @@ func EachStoreWithNewStatistics(t *testing.T, fn func(t *testing.T, s *store.Sto
 			EachStore(t, func(t *testing.T, s *store.Store) {
 				ctx := context.Background()
 				if s.Dialect == store.Postgres {
-					if _, err := s.DB.ExecContext(ctx, `ALTER TABLE events SET (autovacuum_enabled = false)`); err != nil {
+					if _, err := rawdb.Writer(s).ExecContext(ctx, `ALTER TABLE events SET (autovacuum_enabled = false)`); err != nil {
 						t.Fatal(err)
 					}
 				}
 				if stats == "empty tables" {
 					for _, table := range []string{"events", "subscribers", "contacts", "subscriptions", "buildings", "units"} {
-						if _, err := s.DB.ExecContext(ctx, `ANALYZE `+table); err != nil {
+						if _, err := rawdb.Writer(s).ExecContext(ctx, `ANALYZE `+table); err != nil {
 							t.Fatal(err)
 						}
 					}

@@ -114,7 +114,7 @@ CREATE TABLE plan_versions (
 );
 CREATE INDEX plan_versions_provider ON plan_versions (provider_id);
 
--- The built-in payment processor (decisions §3 processor_customers). A real processor keeps
+-- The built-in payment processor (the fixture's processor_customers). A real processor keeps
 -- these on its side; the fake keeps them here so dev, demo, sandbox and tests behave alike.
 CREATE TABLE processor_customers (
     id          TEXT PRIMARY KEY,
@@ -478,7 +478,7 @@ CREATE TABLE verification_codes (
 );
 CREATE INDEX verification_codes_subscriber ON verification_codes (provider_id, subscriber_id, created_at);
 
--- Mail the service sends, whichever transport carried it (decisions §4 outbox).
+-- Mail the service sends, whichever transport carried it (the dev-mode outbox).
 CREATE TABLE outbox (
     id         TEXT PRIMARY KEY,
     to_addr    TEXT NOT NULL,

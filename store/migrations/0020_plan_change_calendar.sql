@@ -1,6 +1,6 @@
 -- A line changes plan once per calendar day, and whose calendar depends on the surface: the
--- partner endpoint counts UTC days, the agent the provider's (interface.md Limits, decisions
--- §2). A change through either counts against the other, each in its own calendar, so the
+-- partner endpoint counts UTC days, the agent the provider's (docs/provisioning.md,
+-- Plan change). A change through either counts against the other, each in its own calendar, so the
 -- check reads created_at within the caller's day under the subscription's row lock. changed_on
 -- is now the day in the calendar of the surface that made the change, named by time_zone; a
 -- UTC day and a provider's day may share a date without being the same day, so the unique

@@ -1,4 +1,4 @@
--- A credit note keeps the customer number it was issued with, as an invoice does (interface.md:
+-- A credit note keeps the customer number it was issued with, as an invoice does (docs/billing.md:
 -- the number is printed on the documents, and issued documents keep the old one when it
 -- changes); its PDF prints it. A note issued before this takes the number of the invoice it
 -- credits, else its subscriber's current number.

@@ -10,8 +10,8 @@ import (
 )
 
 // The pure-Go SQLite driver parses and plans a statement again on every call unless it was
-// prepared, and most of the CPU of a simple read or of an order's transaction was the parser
-// (pprof: 60% of GET /partner/subscriber/me, 19% of a provider-initiated order). Every SQLite
+// prepared, and much of the CPU of a simple read or of an order's transaction was the parser
+// (docs/performance.md). Every SQLite
 // connection the store opens therefore goes through SQLiteDriver, modernc's driver with a
 // statement cache on each connection: a query text is prepared on first use and its statement
 // reset and reused after. That covers the writer's transactions, the read pool and the job

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -81,7 +82,7 @@ func TestSQLiteStatementCache(t *testing.T) {
 			if err := rows.Scan(&v); err != nil {
 				return err
 			}
-			if err := tx.QueryRowContext(ctx, ge, v+1).Scan(&w); err != nil && err != sql.ErrNoRows {
+			if err := tx.QueryRowContext(ctx, ge, v+1).Scan(&w); err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
 			outer, inner = append(outer, v), append(inner, w)
