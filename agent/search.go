@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/subprov/subprov"
-	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/search"
 )
 
 // Search limits (docs/agent.md, Search).
@@ -72,18 +72,18 @@ func (s *Service) Search(ctx context.Context, c Caller, q string, limit int) (*S
 		return nil, subprov.Invalid(map[string]string{"query:limit": "must be an integer from 1 to 100"})
 	}
 	out := &SearchResult{Results: []Candidate{}}
-	terms := store.QueryTerms(q)
+	terms := search.QueryTerms(q)
 	if len(terms) == 0 {
 		return out, nil
 	}
-	ids, err := s.Store.SearchSubscribers(ctx, c.Provider.ID, terms, MaxMatchCount+1)
+	ids, err := search.Subscribers(ctx, s.Store.SearchR(), c.Provider.ID, terms, MaxMatchCount+1)
 	if err != nil {
 		return nil, err
 	}
 	// A customer id, or its first 8 or more hex digits, matches through the subscribers'
 	// primary key (one more indexed read, only for a query of that shape), listed first.
-	if prefix, ok := store.IDPrefix(q); ok {
-		byID, err := s.Store.SubscribersByIDPrefix(ctx, c.Provider.ID, prefix, MaxMatchCount+1)
+	if prefix, ok := search.IDPrefix(q); ok {
+		byID, err := search.SubscribersByIDPrefix(ctx, s.Store.SearchR(), c.Provider.ID, prefix, MaxMatchCount+1)
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +99,7 @@ func (s *Service) Search(ctx context.Context, c Caller, q string, limit int) (*S
 	if len(ids) > limit {
 		ids = ids[:limit]
 	}
-	found, err := s.Store.Candidates(ctx, c.Provider.ID, ids)
+	found, err := search.Candidates(ctx, s.Store.SearchR(), c.Provider.ID, ids)
 	if err != nil {
 		return nil, err
 	}

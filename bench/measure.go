@@ -10,6 +10,7 @@ import (
 
 	"github.com/subprov/subprov/gen"
 	"github.com/subprov/subprov/internal/rawdb"
+	"github.com/subprov/subprov/search"
 	"github.com/subprov/subprov/store"
 )
 
@@ -41,7 +42,7 @@ func queryKinds(ctx context.Context, dbURL string) ([][2]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read generated subscriber: %w", err)
 	}
-	return [][2]string{{"name", first + " " + last}, {"e-mail", email}, {"phone digits", store.DigitsOnly(phone)},
+	return [][2]string{{"name", first + " " + last}, {"e-mail", email}, {"phone digits", search.DigitsOnly(phone)},
 		{"customer number", number}, {"address", street}, {"unit", unit + " " + street}}, nil
 }
 

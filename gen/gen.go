@@ -26,6 +26,7 @@ import (
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/rawdb"
+	"github.com/subprov/subprov/search"
 	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
@@ -814,13 +815,13 @@ func (g *generator) subscriber(ctx context.Context, n int, loc location) {
 		g.procMethods.add(ctx, sub.PaymentMethodID, sub.ProcessorCustomerID, "succeeds", "visa", fmt.Sprintf("%04d", n%10000), 0, now)
 	}
 	created := now.AddDate(0, 0, -30-g.rnd.IntN(1500))
-	src := store.SearchSource{CustomerNumber: sub.CustomerNumber, CustomerNumbers: []string{sub.CustomerNumber},
-		Contacts: []store.SearchContact{{Role: "holder", FirstName: first, LastName: last, Email: email, Phone: phone, Company: company}},
-		Locations: []store.SearchLocation{{Street: b.Street, City: b.City, PostalCode: b.PostalCode, Unit: loc.unitNumber,
+	src := search.Source{CustomerNumber: sub.CustomerNumber, CustomerNumbers: []string{sub.CustomerNumber},
+		Contacts: []search.Contact{{Role: "holder", FirstName: first, LastName: last, Email: email, Phone: phone, Company: company}},
+		Locations: []search.Location{{Street: b.Street, City: b.City, PostalCode: b.PostalCode, Unit: loc.unitNumber,
 			SubscriptionID: id(kindLine, g.p, n), BuildingID: b.ID, Province: b.Province, Country: b.Country}}}
 	terms := src.Terms()
 	g.subscribers.add(ctx, sub.ID, g.providerID, strings.ToLower(email), sub.CustomerNumber, custID, methodID,
-		store.SubscriberSearchText(sub), strings.Join(terms, " "), src.Card(), store.DigitsOnly(phone), created, created)
+		store.SubscriberSearchText(sub), strings.Join(terms, " "), src.Card(), search.DigitsOnly(phone), created, created)
 	g.contacts.add(ctx, id(kindContact, g.p, n), sub.ID, "holder", first, last, email, phone, company, created)
 	if HasLogin(n) {
 		g.accounts.add(ctx, id(kindAccount, g.p, n), strings.ToLower(email), g.providerID, sub.ID, g.hash, created, created)

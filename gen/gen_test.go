@@ -10,6 +10,7 @@ import (
 	"github.com/subprov/subprov/gen"
 	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/search"
 	"github.com/subprov/subprov/store"
 )
 
@@ -42,7 +43,7 @@ func TestGenWritesConsistentData(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, q := range []string{email, number} {
-			ids, err := st.SearchSubscribers(ctx, gen.ProviderID(2), store.QueryTerms(q), 10)
+			ids, err := search.Subscribers(ctx, st.SearchR(), gen.ProviderID(2), search.QueryTerms(q), 10)
 			if err != nil || len(ids) != 1 || ids[0] != gen.SubscriberID(2, 10) {
 				t.Errorf("search %q: %v, %v", q, ids, err)
 			}

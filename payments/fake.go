@@ -57,7 +57,7 @@ func (f *Fake) Customer(ctx context.Context, p *subprov.Provider, customerID str
 	if err := f.up("customer"); err != nil {
 		return nil, err
 	}
-	c, err := f.st.ProcessorCustomer(ctx, p.ID, customerID)
+	c, err := ReadFakeCustomer(ctx, f.st.R(), p.ID, customerID)
 	if errors.Is(err, subprov.ErrNotFound) {
 		return nil, fmt.Errorf("built-in processor: customer %q of provider %s: %w", customerID, p.ID, ErrCustomerNotFound)
 	}
@@ -87,7 +87,7 @@ func (f *Fake) Charge(ctx context.Context, p *subprov.Provider, r ChargeRequest)
 	if r.Amount <= 0 {
 		return nil, fmt.Errorf("built-in processor: charge: amount %s is not positive: %w", r.Amount, ErrInvalidRequest)
 	}
-	want := store.ProcessorCharge{
+	want := FakeCharge{
 		ProviderID:      p.ID,
 		CustomerID:      r.CustomerID,
 		PaymentMethodID: r.MethodID,
@@ -97,14 +97,14 @@ func (f *Fake) Charge(ctx context.Context, p *subprov.Provider, r ChargeRequest)
 	}
 	// A key already used answers from its row without looking at the card again, as a real
 	// processor replays its stored response.
-	if prev, err := f.st.ProcessorChargeByKey(ctx, p.ID, want.IdempotencyKey); err == nil {
+	if prev, err := fakeChargeByKey(ctx, f.st.R(), p.ID, want.IdempotencyKey); err == nil {
 		return chargeOutcome(prev, &want)
 	} else if !errors.Is(err, subprov.ErrNotFound) {
 		return nil, storeErr("charge", err)
 	}
 	// The card's behaviour is read from the store row: Customer does not expose it, because
 	// real processors have no such field.
-	cust, err := f.st.ProcessorCustomer(ctx, p.ID, r.CustomerID)
+	cust, err := ReadFakeCustomer(ctx, f.st.R(), p.ID, r.CustomerID)
 	if errors.Is(err, subprov.ErrNotFound) {
 		return nil, fmt.Errorf("built-in processor: charge: customer %q of provider %s: %w", r.CustomerID, p.ID, ErrCustomerNotFound)
 	}
@@ -123,15 +123,15 @@ func (f *Fake) Charge(ctx context.Context, p *subprov.Provider, r ChargeRequest)
 	}
 	switch behaviour {
 	case "succeeds":
-		want.Status = store.ProcessorChargeSucceeded
+		want.Status = FakeChargeSucceeded
 	case "declines":
-		want.Status = store.ProcessorChargeFailed
+		want.Status = FakeChargeFailed
 	default: // "fails", and anything unknown: the processor errs and nothing is recorded
 		return nil, fmt.Errorf("built-in processor: charge on payment method %s (behaviour %q): %w", r.MethodID, behaviour, ErrUnavailable)
 	}
 	want.ID = "ch_" + store.NewID()
 	want.CreatedAt = f.clk.Now()
-	stored, _, err := f.st.InsertProcessorCharge(ctx, &want)
+	stored, _, err := InsertFakeCharge(ctx, f.st, &want)
 	if err != nil {
 		return nil, storeErr("charge", err)
 	}
@@ -141,13 +141,13 @@ func (f *Fake) Charge(ctx context.Context, p *subprov.Provider, r ChargeRequest)
 // chargeOutcome answers a charge from the row that holds its idempotency key. A key reused with
 // other parameters is refused, as Stripe does, because answering with the first charge would
 // report an amount or card that was never asked for.
-func chargeOutcome(stored, want *store.ProcessorCharge) (*Charge, error) {
+func chargeOutcome(stored, want *FakeCharge) (*Charge, error) {
 	if stored.CustomerID != want.CustomerID || stored.PaymentMethodID != want.PaymentMethodID ||
-		stored.Amount != want.Amount || stored.Currency != want.Currency || stored.Status == store.ProcessorRefund {
+		stored.Amount != want.Amount || stored.Currency != want.Currency || stored.Status == FakeRefund {
 		return nil, fmt.Errorf("built-in processor: charge: idempotency key reused with different parameters (charge %s): %w",
 			stored.ID, ErrInvalidRequest)
 	}
-	if stored.Status != store.ProcessorChargeSucceeded {
+	if stored.Status != FakeChargeSucceeded {
 		return nil, fmt.Errorf("built-in processor: charge %s on payment method %s: %w", stored.ID, stored.PaymentMethodID, ErrCardDeclined)
 	}
 	return &Charge{ID: stored.ID, Status: ChargeSucceeded}, nil
@@ -169,17 +169,17 @@ func (f *Fake) Refund(ctx context.Context, p *subprov.Provider, chargeID string,
 	prefix := "refund:" + p.ID + ":" + chargeID + ":"
 	var out *Refund
 	err := f.st.InTx(ctx, func(tx *store.Tx) error {
-		ch, err := tx.LockProcessorCharge(ctx, p.ID, chargeID)
+		ch, err := lockFakeCharge(ctx, tx, p.ID, chargeID)
 		if errors.Is(err, subprov.ErrNotFound) {
 			return fmt.Errorf("built-in processor: refund: no charge %q for provider %s: %w", chargeID, p.ID, ErrInvalidRequest)
 		}
 		if err != nil {
 			return storeErr("refund", err)
 		}
-		if ch.Status != store.ProcessorChargeSucceeded {
+		if ch.Status != FakeChargeSucceeded {
 			return fmt.Errorf("built-in processor: refund: charge %s is %s, not refundable: %w", chargeID, ch.Status, ErrInvalidRequest)
 		}
-		prev, err := tx.ProcessorChargeByKey(ctx, p.ID, prefix+idempotencyKey)
+		prev, err := fakeChargeByKey(ctx, tx, p.ID, prefix+idempotencyKey)
 		if err == nil {
 			if prev.Amount != amount {
 				return fmt.Errorf("built-in processor: refund: idempotency key reused with a different amount (refund %s): %w",
@@ -191,7 +191,7 @@ func (f *Fake) Refund(ctx context.Context, p *subprov.Provider, chargeID string,
 		if !errors.Is(err, subprov.ErrNotFound) {
 			return storeErr("refund", err)
 		}
-		refunded, err := tx.ProcessorRefundTotal(ctx, p.ID, prefix)
+		refunded, err := fakeRefundTotal(ctx, tx, p.ID, prefix)
 		if err != nil {
 			return storeErr("refund", err)
 		}
@@ -199,12 +199,12 @@ func (f *Fake) Refund(ctx context.Context, p *subprov.Provider, chargeID string,
 			return fmt.Errorf("built-in processor: refund of %s on charge %s: only %s of %s is left to refund: %w",
 				amount, chargeID, ch.Amount-refunded, ch.Amount, ErrInvalidRequest)
 		}
-		re := &store.ProcessorCharge{
+		re := &FakeCharge{
 			ID: "re_" + store.NewID(), ProviderID: p.ID, CustomerID: ch.CustomerID, PaymentMethodID: ch.PaymentMethodID,
-			IdempotencyKey: prefix + idempotencyKey, Amount: amount, Currency: ch.Currency, Status: store.ProcessorRefund,
+			IdempotencyKey: prefix + idempotencyKey, Amount: amount, Currency: ch.Currency, Status: FakeRefund,
 			CreatedAt: f.clk.Now(),
 		}
-		if err := tx.InsertProcessorCharge(ctx, re); err != nil {
+		if err := insertFakeChargeTx(ctx, tx, re); err != nil {
 			return storeErr("refund", err)
 		}
 		out = &Refund{ID: re.ID}
@@ -223,7 +223,7 @@ func (f *Fake) CreateCustomer(ctx context.Context, p *subprov.Provider, email st
 		return "", err
 	}
 	id := "cus_" + store.NewID()
-	err := f.st.InTx(ctx, func(tx *store.Tx) error { return tx.InsertProcessorCustomer(ctx, p.ID, id, f.clk.Now()) })
+	err := f.st.InTx(ctx, func(tx *store.Tx) error { return insertFakeCustomer(ctx, tx, p.ID, id, f.clk.Now()) })
 	if err != nil {
 		return "", storeErr("create customer", err)
 	}
@@ -273,10 +273,10 @@ func (f *Fake) ConfirmSetupIntent(ctx context.Context, p *subprov.Provider, cust
 	if card.behaviour == "" {
 		return nil, fmt.Errorf("built-in processor: confirm setup intent with card ending %s: processing error: %w", card.last4, ErrUnavailable)
 	}
-	var saved *store.ProcessorPaymentMethod
+	var saved *FakePaymentMethod
 	err := f.st.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		saved, err = tx.AddProcessorPaymentMethod(ctx, p.ID, store.ProcessorPaymentMethod{
+		saved, err = AddFakePaymentMethod(ctx, tx, p.ID, FakePaymentMethod{
 			ID: "pm_" + nonce, CustomerID: customerID, Behaviour: card.behaviour, Brand: card.brand, Last4: card.last4,
 		}, f.clk.Now())
 		return err

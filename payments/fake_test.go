@@ -46,19 +46,19 @@ func newWorld(t *testing.T, s *store.Store) *world {
 		}
 		customers := []struct {
 			id, provider string
-			methods      []store.ProcessorMethod
+			methods      []payments.FakeMethod
 		}{
-			{"cus_ok", "pa", []store.ProcessorMethod{
+			{"cus_ok", "pa", []payments.FakeMethod{
 				{ID: "pm_ok", Behaviour: "succeeds", Last4: "4242"},
 				{ID: "pm_dec", Behaviour: "declines", Last4: "0002"},
 				{ID: "pm_fail", Behaviour: "fails", Last4: "0119"},
 			}},
-			{"cus_dec", "pa", []store.ProcessorMethod{{ID: "pm_d", Behaviour: "declines", Last4: "0002"}}},
+			{"cus_dec", "pa", []payments.FakeMethod{{ID: "pm_d", Behaviour: "declines", Last4: "0002"}}},
 			{"cus_empty", "pa", nil},
-			{"cus_b", "pb", []store.ProcessorMethod{{ID: "pm_b", Behaviour: "succeeds", Last4: "4242"}}},
+			{"cus_b", "pb", []payments.FakeMethod{{ID: "pm_b", Behaviour: "succeeds", Last4: "4242"}}},
 		}
 		for _, c := range customers {
-			if err := tx.UpsertProcessorCustomer(ctx, c.id, c.provider, c.methods, now); err != nil {
+			if err := payments.UpsertFakeCustomer(ctx, tx, c.id, c.provider, c.methods, now); err != nil {
 				return err
 			}
 		}
@@ -208,8 +208,8 @@ func TestFakeCharge(t *testing.T) {
 			wantErr    error
 			wantStatus string // the processor_charges row left behind, "" for none
 		}{
-			{"succeeds", w.pa, charge("cus_ok", "pm_ok", 1250, "k-ok"), nil, store.ProcessorChargeSucceeded},
-			{"declines", w.pa, charge("cus_ok", "pm_dec", 1250, "k-dec"), payments.ErrCardDeclined, store.ProcessorChargeFailed},
+			{"succeeds", w.pa, charge("cus_ok", "pm_ok", 1250, "k-ok"), nil, payments.FakeChargeSucceeded},
+			{"declines", w.pa, charge("cus_ok", "pm_dec", 1250, "k-dec"), payments.ErrCardDeclined, payments.FakeChargeFailed},
 			{"fails", w.pa, charge("cus_ok", "pm_fail", 1250, "k-fail"), payments.ErrUnavailable, ""},
 			{"unknown card", w.pa, charge("cus_ok", "pm_nope", 1250, "k-nope"), payments.ErrNoPaymentMethod, ""},
 			{"another customer's card", w.pa, charge("cus_ok", "pm_d", 1250, "k-other"), payments.ErrNoPaymentMethod, ""},
@@ -228,7 +228,7 @@ func TestFakeCharge(t *testing.T) {
 				if tt.wantErr == nil && (c == nil || c.ID == "" || c.Status != payments.ChargeSucceeded) {
 					t.Fatalf("charge = %+v, want an id and status succeeded", c)
 				}
-				row, err := s.ProcessorChargeByKey(ctx, tt.p.ID, "charge:"+tt.p.ID+":"+tt.req.IdempotencyKey)
+				row, err := payments.FakeChargeByKey(ctx, s.R(), tt.p.ID, "charge:"+tt.p.ID+":"+tt.req.IdempotencyKey)
 				switch {
 				case tt.wantStatus == "" && !errors.Is(err, subprov.ErrNotFound):
 					t.Fatalf("row = %+v, err %v; want no row", row, err)
@@ -366,7 +366,7 @@ func TestFakeRefund(t *testing.T) {
 		if !errors.Is(err, payments.ErrCardDeclined) {
 			t.Fatal(err)
 		}
-		declined, err := s.ProcessorChargeByKey(ctx, "pa", "charge:pa:inv-2")
+		declined, err := payments.FakeChargeByKey(ctx, s.R(), "pa", "charge:pa:inv-2")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -407,7 +407,7 @@ func TestFakeRefund(t *testing.T) {
 				t.Fatalf("%s: refund %s, want the first one, %s", st.name, re.ID, firstRefund)
 			}
 		}
-		if n := w.rows(t, "pa", store.ProcessorRefund); n != 2 {
+		if n := w.rows(t, "pa", payments.FakeRefund); n != 2 {
 			t.Fatalf("%d refund rows, want 2", n)
 		}
 	})

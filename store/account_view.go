@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/store/internal/engine"
 )
 
 // accountViewQuery is one statement of two branches. The first reads the login with its
@@ -50,10 +51,10 @@ ORDER BY 1, 22 DESC, 17`
 // at once; a login whose subscriber record or plan version is missing is an internal error.
 //
 // Views are remembered until the database may have changed: any commit through this store
-// forgets them at once, a write by another process within changeFeed's staleAfter (0.1 s). The
+// forgets them at once, a write by another process within the change feed's staleAfter (0.1 s). The
 // view returned may be shared with other callers, so it must not be modified.
 func (s *Store) AccountView(ctx context.Context, accountID string) (*subprov.AccountView, error) {
-	return remembered(s, &s.views, accountID, func() (*subprov.AccountView, error) { return s.readAccountView(ctx, accountID) })
+	return engine.Remembered(s.changes, &s.views, accountID, func() (*subprov.AccountView, error) { return s.readAccountView(ctx, accountID) })
 }
 
 func (s *Store) readAccountView(ctx context.Context, accountID string) (*subprov.AccountView, error) {

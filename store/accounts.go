@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -144,4 +145,47 @@ func (tx *Tx) ConsumeToken(ctx context.Context, hash string, kinds []string, now
 	}
 	t.ProviderID = pid.String
 	return &t, nil
+}
+
+// HolderAccount returns the portal login of a subscriber's holder, if one exists.
+func (tx *Tx) HolderAccount(ctx context.Context, providerID, subscriberID string) (*subprov.AccountLogin, error) {
+	return scanAccount(tx.QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts a WHERE a.provider_id = ? AND a.subscriber_id = ?
+		AND a.authorized_user_id IS NULL`+tx.d.ForUpdate(), providerID, subscriberID))
+}
+
+// CreateHolderAccount creates the portal login of a subscriber's holder, without a password.
+// taken reports that another login already uses the e-mail; that login is left as it is.
+func (tx *Tx) CreateHolderAccount(ctx context.Context, providerID, subscriberID, email string, now time.Time) (id string, taken bool, err error) {
+	err = tx.QueryRow(ctx, `INSERT INTO accounts (id, email, provider_id, subscriber_id, created_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING RETURNING id`, NewID(), email, providerID, subscriberID, now.UTC()).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", true, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("create holder account: %w", err)
+	}
+	return id, false, nil
+}
+
+// ChangeHolderEmail moves a subscriber's holder e-mail (contact, subscriber and portal login).
+// taken reports that another subscriber or login already uses it.
+func (tx *Tx) ChangeHolderEmail(ctx context.Context, providerID, subscriberID, email string, now time.Time) (taken bool, err error) {
+	email = subprov.NormalizeEmail(email)
+	var n int
+	err = tx.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM subscribers WHERE provider_id = ? AND email = ? AND id <> ?)
+		+ (SELECT COUNT(*) FROM accounts WHERE email = ? AND (subscriber_id IS NULL OR subscriber_id <> ? OR authorized_user_id IS NOT NULL))`,
+		providerID, email, subscriberID, email, subscriberID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("check e-mail in use: %w", err)
+	}
+	if n > 0 {
+		return true, nil
+	}
+	if _, err := tx.Exec(ctx, `UPDATE subscribers SET email = ?, updated_at = ? WHERE provider_id = ? AND id = ?`, email, now.UTC(), providerID, subscriberID); err != nil {
+		return false, fmt.Errorf("change subscriber e-mail: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE accounts SET email = ? WHERE subscriber_id = ? AND authorized_user_id IS NULL`, email, subscriberID); err != nil {
+		return false, fmt.Errorf("change login e-mail: %w", err)
+	}
+	return false, nil
 }

@@ -106,3 +106,33 @@ func (tx *Tx) EmailHasLogin(ctx context.Context, email string) (bool, error) {
 	}
 	return n > 0, nil
 }
+
+// AuthorizedUserContact reads an authorized user's own contact record.
+func (tx *Tx) AuthorizedUserContact(ctx context.Context, id string) (subprov.Contact, error) {
+	return authorizedUserContact(ctx, tx, id)
+}
+
+// AuthorizedUserContactOf is AuthorizedUserContact outside a transaction.
+func (s *Store) AuthorizedUserContactOf(ctx context.Context, id string) (subprov.Contact, error) {
+	return authorizedUserContact(ctx, s.R(), id)
+}
+
+func authorizedUserContact(ctx context.Context, q Querier, id string) (subprov.Contact, error) {
+	var c subprov.Contact
+	err := q.QueryRow(ctx, `SELECT id, firstname, lastname, email, phonenumber, company FROM authorized_users WHERE id = ?`, id).
+		Scan(&c.ID, &c.FirstName, &c.LastName, &c.Email, &c.PhoneNumber, &c.Company)
+	if err != nil {
+		return c, fmt.Errorf("authorized user %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// UpdateAuthorizedUserContact stores an authorized user's own details (not the e-mail).
+func (tx *Tx) UpdateAuthorizedUserContact(ctx context.Context, id string, c subprov.Contact) error {
+	_, err := tx.Exec(ctx, `UPDATE authorized_users SET firstname = ?, lastname = ?, phonenumber = ?, company = ? WHERE id = ?`,
+		c.FirstName, c.LastName, c.PhoneNumber, c.Company, id)
+	if err != nil {
+		return fmt.Errorf("update authorized user: %w", err)
+	}
+	return nil
+}

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
 )
 
 // Batch reads and writes of the monthly bill run: one statement per batch of lines instead of
 // several per invoice, so a run over 100,000 lines is a few thousand round trips.
 
 // inList returns "(?, ?, …)" with n markers.
-func inList(n int) string { return "(" + placeholders(n) + ")" }
+func inList(n int) string { return "(" + sqltext.Placeholders(n) + ")" }
 
 func anyList(ss []string) []any {
 	out := make([]any, len(ss))

@@ -247,3 +247,28 @@ func (s *Store) LocationByPortFor(ctx context.Context, providerID, hash, identif
 func (s *Store) CoveringProviders(ctx context.Context, buildingID string) ([]string, error) {
 	return QueryStrings(ctx, s.R(), "coverage of "+buildingID, `SELECT provider_id FROM building_providers WHERE building_id = ? ORDER BY provider_id`, buildingID)
 }
+
+// PortIDOfUnit returns the port wired to a suite, or "" when the suite has none.
+func (s *Store) PortIDOfUnit(ctx context.Context, unitID string) (string, error) {
+	var id string
+	err := s.R().QueryRow(ctx, `SELECT id FROM ports WHERE unit_id = ? ORDER BY id LIMIT 1`, unitID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("port of unit %s: %w", unitID, err)
+	}
+	return id, nil
+}
+
+// UnitHeldByOther reports whether a line other than exceptID holds the suite (holdsPlace):
+// pending, running or suspended, or cancelled and not yet deprovisioned.
+func (s *Store) UnitHeldByOther(ctx context.Context, unitID, exceptID string) (bool, error) {
+	var n int
+	err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM subscriptions s WHERE s.unit_id = ? AND s.id <> ? AND `+holdsPlace,
+		unitID, exceptID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("suite %s held: %w", unitID, err)
+	}
+	return n > 0, nil
+}

@@ -17,7 +17,7 @@ func TestPauseCheckpointsFreesTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := running.db.PingContext(ctx); err == nil || s.checkpoints != nil {
+	if err := running.Ping(ctx); err == nil || s.checkpoints != nil {
 		t.Fatalf("paused: the checkpointer's connection still answers (%v) or it is still set", err)
 	}
 	for _, mode := range []string{"off", "wal"} {
@@ -33,7 +33,7 @@ func TestPauseCheckpointsFreesTheFile(t *testing.T) {
 	if err := resume(); err != nil || s.checkpoints != first || first == nil {
 		t.Fatalf("second resume: %v; checkpointer replaced or missing", err)
 	}
-	if err := first.db.PingContext(ctx); err != nil {
+	if err := first.Ping(ctx); err != nil {
 		t.Fatalf("resumed checkpointer's connection: %v", err)
 	}
 }

@@ -177,3 +177,22 @@ func (s *Store) LedgerHasInvoice(ctx context.Context, q Querier, invoiceID strin
 	}
 	return n > 0, nil
 }
+
+// CancellationCredits lists the credit notes a line's cancellation issued (reason
+// cancellation, created at or after canceledAt), oldest first.
+func (tx *Tx) CancellationCredits(ctx context.Context, subscriptionID string, canceledAt time.Time) ([]*subprov.CreditNote, error) {
+	return listCredits(ctx, tx, `WHERE subscription_id = ? AND reason = 'cancellation' AND created_at >= ? ORDER BY created_at, number`,
+		subscriptionID, canceledAt.UTC())
+}
+
+// VoidCredit voids an open credit note (nothing of it was refunded or applied).
+func (tx *Tx) VoidCredit(ctx context.Context, id string, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE credit_notes SET state = 'voided', remaining_minor = 0, state_changed_at = ? WHERE id = ? AND state = 'open'`, now.UTC(), id)
+	if err == nil {
+		_, err = tx.Exec(ctx, `UPDATE ledger_documents SET state = 'voided' WHERE credit_note_id = ?`, id)
+	}
+	if err != nil {
+		return fmt.Errorf("void credit note %s: %w", id, err)
+	}
+	return nil
+}

@@ -136,21 +136,6 @@ func (d Dialect) seqAtRecord() string {
 	return nextOfProvider("seq")
 }
 
-// unindexed is col as an expression that no index serves, for a statement that names its rows
-// by key (a list of ids) and checks their provider besides: the key's index then does the
-// work. With a few ids, both engines with the statistics of a new deployment (SQLite never
-// gathers any itself; PostgreSQL's lag behind a growing table) preferred an index led by
-// provider_id and read the provider's whole range of it: for a search page's cards every
-// subscriber of the provider, for the webhook flusher's record of its deliveries every event
-// the provider ever had (TestKeyedStatementsReadTheirKeys).
-func unindexed(col string) string { return col + " || ''" }
-
-// providersKeys is the condition of such a statement: providerCol = ? through unindexed, and
-// keyCol in a list of n. Arguments: the provider, then the keys.
-func providersKeys(providerCol, keyCol string, n int) string {
-	return unindexed(providerCol) + ` = ? AND ` + keyCol + ` IN (` + placeholders(n) + `)`
-}
-
 // pendingEvents is the events table as the statements on pending events name it. On SQLite
 // it names the events_pending partial index, which holds the pending production events only:
 // without statistics (a database never analyzed) SQLite preferred events_provider_seq, whose

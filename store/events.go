@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
 )
 
 const eventColumns = `id, provider_id, type, subscription_id, payload, sandbox, delivery_state, attempts,
@@ -125,7 +126,7 @@ func (tx *Tx) SequenceEvents(ctx context.Context, providerID string, limit int) 
 // provider, then the ids.
 func numberEvents(n int) string {
 	return `UPDATE events SET seq = CASE id` + strings.Repeat(" WHEN ? THEN CAST(? AS BIGINT)", n) + ` END
-		WHERE seq = 0 AND ` + providersKeys("provider_id", "id", n)
+		WHERE seq = 0 AND ` + sqltext.ProvidersKeys("provider_id", "id", n)
 }
 
 // The statements on a provider's pending production events. None may step over the events
@@ -326,7 +327,7 @@ func (tx *Tx) MarkEventsDelivered(ctx context.Context, providerID string, attemp
 // ids.
 func markDelivered(n int) string {
 	return `UPDATE events SET delivery_state = 'delivered', attempts = attempts + 1, next_attempt_at = NULL
-		WHERE ` + providersKeys("provider_id", "id", n)
+		WHERE ` + sqltext.ProvidersKeys("provider_id", "id", n)
 }
 
 // AcquireWebhookLease makes holder the provider's only webhook flusher until `until`, if the

@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+
+	"github.com/subprov/subprov/internal/sqltext"
+)
 
 // MigrateTo applies the migrations up to version last, so a test can write data in an older
 // schema and then migrate it.
@@ -12,7 +16,8 @@ func (s *Store) MigrateTo(ctx context.Context, last int) ([]string, error) {
 const LineHolding = lineHolding
 
 // Statement is a statement with its arguments, for the plan tests in queryplans_test.go.
-type Statement struct {
+// (an alias of an unnamed struct: the same type as every package's, for testdb's checks).
+type Statement = struct {
 	Query string
 	Args  []any
 }
@@ -31,22 +36,14 @@ func PendingEventStatements(d Dialect, providerID string) map[string]Statement {
 // KeyedStatements are the statements that name their rows by id and check their provider
 // besides, with arguments for providerID and ids.
 func KeyedStatements(providerID string, ids []string) map[string]Statement {
-	n, keyed := len(ids), anyArgs(providerID, ids)
+	n, keyed := len(ids), sqltext.Args(providerID, ids)
 	var number []any
 	for i, id := range ids {
 		number = append(number, id, int64(i+1))
 	}
 	return map[string]Statement{
-		"mark events delivered":  {markDelivered(n), keyed},
-		"number events":          {numberEvents(n), append(number, keyed...)},
-		"search cards":           {candidateCards(n), keyed},
-		"search cards from rows": {joinedCards(n), keyed},
-		"service locations":      {serviceLocationsOf(n), keyed},
+		"mark events delivered": {markDelivered(n), keyed},
+		"number events":         {numberEvents(n), append(number, keyed...)},
+		"service locations":     {serviceLocationsOf(n), keyed},
 	}
-}
-
-// SubscribersByIDPrefixStatement is the customer-id search, with arguments for providerID and
-// prefix.
-func SubscribersByIDPrefixStatement(providerID, prefix string) Statement {
-	return Statement{subscribersByIDPrefix, []any{prefix, prefix + "g", providerID, 101}}
 }

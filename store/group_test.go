@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/subprov/subprov/store/internal/engine"
 )
 
 // openTestSQLite opens a migrated store on a new SQLite file, closed when the test ends.
@@ -44,10 +46,7 @@ func holdWriter(t *testing.T, s *Store, want int) (release func(then func())) {
 		done <- s.InTx(context.Background(), func(tx *Tx) error {
 			close(started)
 			for {
-				s.writer.mu.Lock()
-				n := len(s.writer.queue)
-				s.writer.mu.Unlock()
-				if n >= want {
+				if s.writer.Queued() >= want {
 					close(full)
 					<-proceed
 					return nil
@@ -78,7 +77,7 @@ func TestGroupCommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := openGroupStore(t)
-	const members = 64 // two groups of maxGroup
+	const members = 64 // two groups of engine.MaxGroup
 	release := holdWriter(t, s, members)
 	type outcome struct {
 		err      error
@@ -141,8 +140,8 @@ func TestGroupCommit(t *testing.T) {
 			want = append(want, fmt.Sprint(i))
 		}
 	}
-	if n := s.writer.grouped.Load(); n != members/maxGroup {
-		t.Errorf("%d group commits, want %d: the queued members were not committed together", n, members/maxGroup)
+	if n := s.writer.Grouped(); n != members/engine.MaxGroup {
+		t.Errorf("%d group commits, want %d: the queued members were not committed together", n, members/engine.MaxGroup)
 	}
 	rows, err := s.R().Query(ctx, `SELECT name, seen FROM rows ORDER BY seen`)
 	if err != nil {
@@ -264,8 +263,8 @@ func TestGroupCommitGoexit(t *testing.T) {
 		return nil
 	})
 	for i, err := range errs {
-		if !errors.Is(err, errGoexit) {
-			t.Errorf("member %d: %v, want errGoexit (its group was rolled back)", i, err)
+		if !errors.Is(err, engine.ErrGoexit) {
+			t.Errorf("member %d: %v, want engine.ErrGoexit (its group was rolled back)", i, err)
 		}
 	}
 	if err := s.InTx(ctx, func(tx *Tx) error {

@@ -266,3 +266,49 @@ func (tx *Tx) ScheduleCharge(ctx context.Context, id string, t time.Time) error 
 	}
 	return nil
 }
+
+// UnpaidInvoices counts a subscriber's open invoices, leaving out the final invoice of the line
+// exceptFinalOf ("" for none): withdrawing that line's cancellation voids it.
+func (s *Store) UnpaidInvoices(ctx context.Context, providerID, subscriberID, exceptFinalOf string) (int, error) {
+	var n int
+	err := s.R().QueryRow(ctx, `SELECT COUNT(*) FROM invoices WHERE provider_id = ? AND subscriber_id = ? AND status = 'open'
+		AND NOT (kind = 'final' AND subscription_id = ?)`, providerID, subscriberID, exceptFinalOf).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("unpaid invoices: %w", err)
+	}
+	return n, nil
+}
+
+// CancellationFinalInvoice returns the final invoice a cancellation issued (occasion names
+// the cancellation, billing.CancellationOccasion) and its status; "" when there is none.
+func (tx *Tx) CancellationFinalInvoice(ctx context.Context, subscriptionID, occasion string) (id, status string, err error) {
+	err = tx.QueryRow(ctx, `SELECT id, status FROM invoices WHERE subscription_id = ? AND kind = 'final' AND occasion = ?`,
+		subscriptionID, occasion).Scan(&id, &status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("final invoice of the cancellation: %w", err)
+	}
+	return id, status, nil
+}
+
+// VoidUntouchedInvoice voids an unpaid invoice that nothing has acted on yet: no AutoPay
+// attempt claimed (ClaimCharge, the only way an open invoice is charged, claims it first, so a
+// void and a charge exclude each other), no credit note or plan-change adjustment spent on it
+// (voiding would lose them). It reports whether it voided the invoice.
+func (tx *Tx) VoidUntouchedInvoice(ctx context.Context, id string) (bool, error) {
+	res, err := tx.Exec(ctx, `UPDATE invoices SET status = 'void', next_charge_at = NULL WHERE id = ? AND status = 'open' AND charge_queued_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM credit_notes c WHERE c.applied_to_invoice_id = invoices.id)
+		AND NOT EXISTS (SELECT 1 FROM billing_adjustments a WHERE a.invoice_id = invoices.id)`, id)
+	if err != nil {
+		return false, fmt.Errorf("void invoice %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return false, nil
+	}
+	if _, err := tx.Exec(ctx, `UPDATE ledger_documents SET state = 'void' WHERE invoice_id = ?`, id); err != nil {
+		return false, fmt.Errorf("void invoice %s: %w", id, err)
+	}
+	return true, nil
+}

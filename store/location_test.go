@@ -130,7 +130,7 @@ func TestLocationHolderMigrationKeepsExistingLines(t *testing.T) {
 func TestTheHolderOfAPlaceIsReadThroughItsIndex(t *testing.T) {
 	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
-		if plan := queryPlan(t, s, store.LineHolding, "u-1"); !strings.Contains(plan, "subscriptions_location_holder") {
+		if plan := testdb.QueryPlan(t, s, store.LineHolding, "u-1"); !strings.Contains(plan, "subscriptions_location_holder") {
 			t.Errorf("plan does not use subscriptions_location_holder:\n%s", plan)
 		}
 	})

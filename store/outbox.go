@@ -21,7 +21,7 @@ func (tx *Tx) InsertMail(ctx context.Context, m *subprov.Mail, now time.Time) er
 // LogMessage records a message that was only logged, never sent (dev mode's stand-in for a
 // gateway that is not configured), so GET /api/v1/dev/outbox lists it with the mail.
 func (s *Store) LogMessage(ctx context.Context, m *subprov.Mail, transport string, now time.Time) error {
-	return s.writeOne(ctx, func(q execer) error {
+	return s.WriteOne(ctx, func(q Execer) error {
 		if err := insertOutbox(ctx, q, m, transport, now, &now); err != nil {
 			return fmt.Errorf("log message: %w", err)
 		}
@@ -31,7 +31,7 @@ func (s *Store) LogMessage(ctx context.Context, m *subprov.Mail, transport strin
 
 // insertOutbox writes one outbox row: queued for its delivery job (logged nil), or logged at
 // *logged through transport, its one attempt made by a stand-in that sends nothing.
-func insertOutbox(ctx context.Context, q execer, m *subprov.Mail, transport string, now time.Time, logged *time.Time) error {
+func insertOutbox(ctx context.Context, q Execer, m *subprov.Mail, transport string, now time.Time, logged *time.Time) error {
 	links, _ := json.Marshal(m.Links)
 	if m.Links == nil {
 		links = []byte("[]")

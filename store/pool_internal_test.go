@@ -1,8 +1,12 @@
 package store
 
 import (
+	"context"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/subprov/subprov/search"
 )
 
 // poolSize takes pool_max_conns out of a PostgreSQL URL and leaves everything else as the
@@ -44,5 +48,34 @@ func TestPoolSize(t *testing.T) {
 				t.Errorf("poolSize(%q) = %q, %d, %v; want %q, %d", tc.in, u, n, err, tc.wantURL, tc.wantN)
 			}
 		})
+	}
+}
+
+// TestSearchPoolRunsGenericPlans: on PostgreSQL agent search reads through sessions that run
+// prepared statements' generic plans, and only search does.
+func TestSearchPoolRunsGenericPlans(t *testing.T) {
+	t.Parallel()
+	url := os.Getenv("SUBPROV_TEST_POSTGRES_URL")
+	if url == "" {
+		t.Skip("SUBPROV_TEST_POSTGRES_URL not set")
+	}
+	ctx := context.Background()
+	s, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, tc := range []struct {
+		name string
+		q    search.Querier
+		want string
+	}{{"search pool", s.SearchR(), "force_generic_plan"}, {"read pool", searchQuerier{s.R()}, "auto"}} {
+		var mode string
+		if err := tc.q.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if mode != tc.want {
+			t.Errorf("%s: plan_cache_mode %q, want %q", tc.name, mode, tc.want)
+		}
 	}
 }

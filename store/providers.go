@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/store/internal/engine"
 )
 
 const providerColumns = `id, name, time_zone, currency, tax_rate_bp, sandbox, webhook_secret, webhook_url,
@@ -99,7 +100,7 @@ func (tx *Tx) UpsertAPIKey(ctx context.Context, k *subprov.APIKey, keyHash strin
 // revoked key stops at once when revoked through this store, within 0.1 s when revoked by
 // another process). The caller gets copies of its own.
 func (s *Store) APIKeyByHash(ctx context.Context, h string) (*subprov.APIKey, *subprov.Provider, error) {
-	hit, err := remembered(s, &s.keys, h, func() (apiKeyHit, error) {
+	hit, err := engine.Remembered(s.changes, &s.keys, h, func() (apiKeyHit, error) {
 		k, p, err := s.readAPIKey(ctx, h)
 		return apiKeyHit{k, p}, err
 	})

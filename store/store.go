@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" database/sql driver
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/store/internal/engine"
 )
 
 // Store is the database handle. Writes go through db; on SQLite, db has a single connection
@@ -38,16 +39,16 @@ type Store struct {
 	counters *counterBlocks
 
 	// Reads on every request of their kind, remembered until the database may have changed
-	// (see changeFeed): GET /partner/subscriber/me's account views and API keys.
-	changes *changeFeed
-	views   memo[*subprov.AccountView]
-	keys    memo[apiKeyHit]
+	// (see engine.ChangeFeed): GET /partner/subscriber/me's account views and API keys.
+	changes *engine.ChangeFeed
+	views   engine.Memo[*subprov.AccountView]
+	keys    engine.Memo[apiKeyHit]
 
-	// searchDB is PostgreSQL's pool for agent search (searchR); nil on SQLite.
+	// searchDB is PostgreSQL's pool for agent search (SearchR); nil on SQLite.
 	searchDB *sql.DB
 
-	writer      *committer    // SQLite: runs InTx's transactions, in groups (group.go)
-	checkpoints *checkpointer // SQLite: copies the write-ahead log into the file, off the writer
+	writer      *engine.Committer[*Tx] // SQLite: runs InTx's transactions, in groups
+	checkpoints *engine.Checkpointer   // SQLite: copies the write-ahead log into the file, off the writer
 }
 
 // Open connects to the database named by a DATABASE_URL: sqlite://PATH or postgres://…
@@ -85,16 +86,16 @@ func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
 	// busy_timeout first so the other pragmas already wait instead of failing on a lock.
 	// The writer's page cache holds the upper levels of the big indexes (an order inserts
 	// ~19 search terms at random places in one of them); the default 2 MB made it read them
-	// back from the file on every order. Its checkpoints are the checkpointer's (checkpoint.go).
+	// back from the file on every order. Its checkpoints are the checkpointer's (engine.Checkpointer).
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
 		"&_pragma=synchronous(FULL)&_time_format=sqlite&_txlock=immediate" +
 		fmt.Sprintf("&_pragma=cache_size(-%d)&_pragma=temp_store(%d)&_pragma=wal_autocheckpoint(%d)",
-			SQLiteWriterCacheKiB, SQLiteWriterTempStore, walFallbackPages)
-	w, err := openSQLiteConn(path, pragmas)
+			SQLiteWriterCacheKiB, SQLiteWriterTempStore, engine.WALFallbackPages)
+	w, err := engine.OpenSQLiteConn(path, pragmas)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
-	r, err := sql.Open(sqliteDriverName, "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_time_format=sqlite&mode=ro")
+	r, err := sql.Open(engine.SQLiteDriver, "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_time_format=sqlite&mode=ro")
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open sqlite reader: %w", err)
@@ -103,40 +104,36 @@ func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
 	// schema again and loses its prepared statements.
 	r.SetMaxOpenConns(4)
 	r.SetMaxIdleConns(4)
-	changes, err := sqliteChanges(path)
+	changes, err := engine.SQLiteChanges(path)
 	if err != nil {
 		w.Close()
 		r.Close()
 		return nil, fmt.Errorf("open sqlite change feed: %w", err)
 	}
-	ckpt, err := startCheckpointer(path)
+	ckpt, err := engine.StartCheckpointer(path)
 	if err != nil {
 		w.Close()
 		r.Close()
-		changes.close()
+		changes.Close()
 		return nil, fmt.Errorf("open sqlite checkpointer: %w", err)
 	}
 	s := &Store{db: w, rdb: r, Dialect: SQLite, URL: raw, changes: changes, checkpoints: ckpt}
-	s.writer = newCommitter(s)
+	s.writer = engine.NewCommitter(engine.Transactions[*Tx]{
+		Commit: func(body func(tx *Tx) error) error {
+			_, err := s.commitTx(context.Background(), body)
+			return err
+		},
+		Member: func(group *Tx) *Tx { return &Tx{Tx: group.Tx, d: group.d, s: group.s} },
+		Exec: func(tx *Tx, stmt string) error {
+			_, err := tx.Tx.ExecContext(context.Background(), stmt)
+			return err
+		},
+	})
 	if err := w.PingContext(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	return s, nil
-}
-
-// openSQLiteConn opens a pool of exactly one connection to the file at path, kept for the
-// store's life: the writer, and the connections whose state is their own (the change feed's
-// data_version, the checkpointer).
-func openSQLiteConn(path, params string) (*sql.DB, error) {
-	db, err := sql.Open(sqliteDriverName, "file:"+path+"?"+params)
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
-	return db, nil
 }
 
 // PostgresConns is the size of PostgreSQL's main pool unless DATABASE_URL sets
@@ -201,7 +198,7 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 	// range scan (docs/performance.md).
 	// Only search reads go there: other queries keep the planner's per-value choice.
 	search := sessionPool(cfg, "plan_cache_mode", "force_generic_plan", searchConns)
-	return &Store{db: db, rdb: db, Dialect: Postgres, URL: pgURL, counters: newCounterBlocks(aux), changes: postgresChanges(db),
+	return &Store{db: db, rdb: db, Dialect: Postgres, URL: pgURL, counters: newCounterBlocks(aux), changes: engine.PostgresChanges(db),
 		searchDB: search}, nil
 }
 
@@ -229,9 +226,9 @@ const searchConns = 10
 // Close releases the pools.
 func (s *Store) Close() error {
 	if s.writer != nil {
-		s.writer.close()
+		s.writer.Close()
 	}
-	err := errors.Join(s.changes.close(), s.checkpoints.close())
+	err := errors.Join(s.changes.Close(), s.checkpoints.Close())
 	err = errors.Join(err, s.db.Close())
 	if s.rdb != s.db {
 		err = errors.Join(err, s.rdb.Close())
@@ -243,6 +240,31 @@ func (s *Store) Close() error {
 		err = errors.Join(err, s.searchDB.Close())
 	}
 	return err
+}
+
+// PauseCheckpoints stops the checkpointer and closes its connection until resume, for a caller
+// that takes the database for itself: subprov gen's bulk load leaves WAL mode, which SQLite
+// allows only while no other connection has the file open. A no-op on PostgreSQL.
+func (s *Store) PauseCheckpoints() (resume func() error, err error) {
+	if s.checkpoints == nil {
+		return func() error { return nil }, nil
+	}
+	path := s.checkpoints.Path()
+	if err := s.checkpoints.Close(); err != nil {
+		return nil, fmt.Errorf("pause checkpoints: %w", err)
+	}
+	s.checkpoints = nil
+	return func() error { // once: a second call finds the checkpointer running
+		if s.checkpoints != nil {
+			return nil
+		}
+		c, err := engine.StartCheckpointer(path)
+		if err != nil {
+			return fmt.Errorf("resume checkpoints: %w", err)
+		}
+		s.checkpoints = c
+		return nil
+	}, nil
 }
 
 // Ping checks the database answers.
@@ -266,7 +288,7 @@ func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, f
 
 // StatementContext is the context to run a statement of tx with: on SQLite the caller's
 // context without its cancellation, because an interrupted write rolls back the whole SQLite
-// transaction, which other callers' transactions share (group.go); a transaction that has
+// transaction, which other callers' transactions share (group commit); a transaction that has
 // begun runs to its end.
 func (tx *Tx) StatementContext(ctx context.Context) context.Context {
 	if tx.d == SQLite {
@@ -299,16 +321,12 @@ func (tx *Tx) Dialect() Dialect { return tx.d }
 // rule ever leaves half its writes behind. A PostgreSQL serialization failure or deadlock (or
 // SQLite busy with another process's write) is retried a few times because the whole fn is
 // safe to run again. On SQLite, transactions that queue for the one writer are committed in
-// groups (group.go). fn reads through tx, never through the read pool (R): the pool sees
+// groups (engine.Committer). fn reads through tx, never through the read pool (R): the pool sees
 // neither fn's own writes nor, on SQLite, those of the transactions before it in its group.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		if s.writer != nil {
-			err = s.writer.run(ctx, fn)
-		} else {
-			err = s.inTxOnce(ctx, fn)
-		}
+		err = s.inTxOnce(ctx, fn)
 		if err == nil || !s.Dialect.Retryable(err) {
 			return err
 		}
@@ -316,13 +334,22 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	return err
 }
 
+// inTxOnce runs fn in one transaction: on SQLite as a member of a group commit, on
+// PostgreSQL on its own.
 func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
-	tx, err := s.commitTx(ctx, func(tx *Tx) error {
+	body := func(tx *Tx) error {
 		if err := fn(tx); err != nil {
 			return err
 		}
 		return tx.beforeCommit(ctx)
-	})
+	}
+	var tx *Tx
+	var err error
+	if s.writer != nil {
+		tx, err = s.writer.Run(ctx, body)
+	} else {
+		tx, err = s.commitTx(ctx, body)
+	}
 	if err != nil {
 		return err
 	}
@@ -351,19 +378,19 @@ func (s *Store) commitTx(beginCtx context.Context, body func(tx *Tx) error) (*Tx
 	}
 	finished = true
 	err = sqlTx.Commit()
-	s.changes.committed() // also after a failed commit: its outcome is unknown, assume it landed
+	s.changes.Committed() // also after a failed commit: its outcome is unknown, assume it landed
 	if err != nil {
 		return tx, fmt.Errorf("commit: %w", err)
 	}
 	return tx, nil
 }
 
-// execer runs a write: a transaction, or the write pool in autocommit (writeOne).
-type execer interface {
+// Execer runs a write: a transaction, or the write pool in autocommit (WriteOne).
+type Execer interface {
 	Exec(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-// autocommit adapts the write pool to execer with the dialect's placeholders.
+// autocommit adapts the write pool to Execer with the dialect's placeholders.
 type autocommit struct {
 	db *sql.DB
 	d  Dialect
@@ -374,17 +401,17 @@ func (a autocommit) Exec(ctx context.Context, q string, args ...any) (sql.Result
 	return res, translate(err)
 }
 
-// writeOne runs a write that is a single statement. PostgreSQL runs it in autocommit, one
+// WriteOne runs a write that is a single statement. PostgreSQL runs it in autocommit, one
 // round trip instead of three (begin, the statement, commit); SQLite runs it as a transaction
-// of InTx, so it takes its turn with the other writes of the one writer (group.go). The write
+// of InTx, so it takes its turn with the other writes of the one writer (group commit). The write
 // must need nothing of a Tx's own: on PostgreSQL no search terms are re-indexed at commit
 // and no AfterCommit hook runs.
-func (s *Store) writeOne(ctx context.Context, write func(q execer) error) error {
+func (s *Store) WriteOne(ctx context.Context, write func(q Execer) error) error {
 	if s.Dialect == SQLite {
 		return s.InTx(ctx, func(tx *Tx) error { return write(tx) })
 	}
 	err := write(autocommit{s.db, s.Dialect})
-	s.changes.committed()
+	s.changes.Committed()
 	return err
 }
 
@@ -411,15 +438,6 @@ func (r reader) QueryRow(ctx context.Context, q string, args ...any) Row {
 
 // R returns a querier on the read pool, for reads outside a transaction.
 func (s *Store) R() Querier { return reader{s.rdb, s.Dialect} }
-
-// searchR returns a querier for agent search's reads: the read pool on SQLite, the search
-// pool on PostgreSQL, whose sessions run generic plans (see openPostgres).
-func (s *Store) searchR() Querier {
-	if s.searchDB != nil {
-		return reader{s.searchDB, s.Dialect}
-	}
-	return s.R()
-}
 
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)

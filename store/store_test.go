@@ -37,16 +37,7 @@ func TestRebind(t *testing.T) {
 	}
 }
 
-func seedProvider(t *testing.T, s *store.Store, id string) {
-	t.Helper()
-	err := s.InTx(context.Background(), func(tx *store.Tx) error {
-		return tx.UpsertProvider(context.Background(), &subprov.Provider{ID: id, Name: id, TimeZone: "UTC", Currency: "CAD",
-			WebhookSecret: "secret-" + id}, "hash-"+id, "", now)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+func seedProvider(t *testing.T, s *store.Store, id string) { testdb.SeedProvider(t, s, id, now) }
 
 func TestUniqueViolationIsRecognisedOnEachEngine(t *testing.T) {
 	t.Parallel()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/search"
 )
 
 // NextCustomerNumber allocates the provider's next free NNNN-NNN number. Numbers come from a
@@ -75,7 +76,7 @@ func (tx *Tx) UpsertSubscriber(ctx context.Context, sub *subprov.Subscriber, now
 			legacy_customer_number = excluded.legacy_customer_number, search_text = excluded.search_text,
 			phone_digits = excluded.phone_digits, updated_at = excluded.updated_at`,
 		sub.ID, sub.ProviderID, subprov.NormalizeEmail(holder.Email), nullStr(sub.CustomerNumber), nullStr(sub.LegacyCustomerNumber),
-		nullStr(sub.ProcessorCustomerID), nullStr(sub.PaymentMethodID), subscriberSearchText(sub), digitsOnly(holder.PhoneNumber),
+		nullStr(sub.ProcessorCustomerID), nullStr(sub.PaymentMethodID), subscriberSearchText(sub), search.DigitsOnly(holder.PhoneNumber),
 		now.UTC(), now.UTC())
 	if err != nil {
 		return fmt.Errorf("upsert subscriber %s: %w", sub.ID, err)
@@ -113,24 +114,11 @@ func (tx *Tx) upsertContact(ctx context.Context, subscriberID, role string, c su
 // numbers); bulk loaders write it as UpsertSubscriber does.
 func SubscriberSearchText(sub *subprov.Subscriber) string { return subscriberSearchText(sub) }
 
-// DigitsOnly is the phone_digits form of a phone number.
-func DigitsOnly(s string) string { return digitsOnly(s) }
-
 // subscriberSearchText is what agent search matches on, lower-case: names, e-mail, numbers.
 func subscriberSearchText(sub *subprov.Subscriber) string {
 	h := sub.Holder
 	parts := []string{h.FirstName, h.LastName, h.Email, h.Company, sub.CustomerNumber, sub.LegacyCustomerNumber}
 	return strings.ToLower(strings.Join(parts, " "))
-}
-
-func digitsOnly(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r >= '0' && r <= '9' {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // UpsertSubscription writes a subscription by id (fixture and tests); order flows insert
@@ -241,42 +229,12 @@ func (s *Store) SubscriptionsOfSubscriber(ctx context.Context, providerID, subsc
 		ORDER BY s.created_at DESC, s.id`, providerID, subscriberID)
 }
 
-// AuthorizedUserContact reads an authorized user's own contact record.
-func (tx *Tx) AuthorizedUserContact(ctx context.Context, id string) (subprov.Contact, error) {
-	return authorizedUserContact(ctx, tx, id)
-}
-
-// AuthorizedUserContactOf is AuthorizedUserContact outside a transaction.
-func (s *Store) AuthorizedUserContactOf(ctx context.Context, id string) (subprov.Contact, error) {
-	return authorizedUserContact(ctx, s.R(), id)
-}
-
-func authorizedUserContact(ctx context.Context, q Querier, id string) (subprov.Contact, error) {
-	var c subprov.Contact
-	err := q.QueryRow(ctx, `SELECT id, firstname, lastname, email, phonenumber, company FROM authorized_users WHERE id = ?`, id).
-		Scan(&c.ID, &c.FirstName, &c.LastName, &c.Email, &c.PhoneNumber, &c.Company)
-	if err != nil {
-		return c, fmt.Errorf("authorized user %s: %w", id, err)
-	}
-	return c, nil
-}
-
-// UpdateAuthorizedUserContact stores an authorized user's own details (not the e-mail).
-func (tx *Tx) UpdateAuthorizedUserContact(ctx context.Context, id string, c subprov.Contact) error {
-	_, err := tx.Exec(ctx, `UPDATE authorized_users SET firstname = ?, lastname = ?, phonenumber = ?, company = ? WHERE id = ?`,
-		c.FirstName, c.LastName, c.PhoneNumber, c.Company, id)
-	if err != nil {
-		return fmt.Errorf("update authorized user: %w", err)
-	}
-	return nil
-}
-
 // UpdateHolderContact stores the holder's contract contact (not the e-mail, which is the login).
 func (tx *Tx) UpdateHolderContact(ctx context.Context, subscriberID string, c subprov.Contact, now time.Time) error {
 	if err := tx.upsertContact(ctx, subscriberID, "holder", c, now); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, `UPDATE subscribers SET phone_digits = ?, updated_at = ? WHERE id = ?`, digitsOnly(c.PhoneNumber), now.UTC(), subscriberID)
+	_, err := tx.Exec(ctx, `UPDATE subscribers SET phone_digits = ?, updated_at = ? WHERE id = ?`, search.DigitsOnly(c.PhoneNumber), now.UTC(), subscriberID)
 	if err != nil {
 		return fmt.Errorf("update subscriber search fields: %w", err)
 	}
@@ -323,4 +281,20 @@ func (tx *Tx) SetSubscriberProcessorCustomer(ctx context.Context, subscriberID, 
 // OpenInvoiceIDsOfSubscriber lists a subscriber's unpaid invoices.
 func (tx *Tx) OpenInvoiceIDsOfSubscriber(ctx context.Context, subscriberID string) ([]string, error) {
 	return QueryStrings(ctx, tx, "open invoices", `SELECT id FROM invoices WHERE subscriber_id = ? AND status = 'open'`, subscriberID)
+}
+
+// InvoiceAddress reads the postal address kept on a subscriber's billing contact (the
+// separate one if any, else the holder's); empty when none was recorded.
+func (s *Store) InvoiceAddress(ctx context.Context, subscriberID string) (subprov.Address, error) {
+	var a subprov.Address
+	err := s.R().QueryRow(ctx, `SELECT street, city, postal_code, province, country FROM contacts
+		WHERE subscriber_id = ? AND street <> '' ORDER BY CASE role WHEN 'invoice' THEN 0 ELSE 1 END LIMIT 1`, subscriberID).
+		Scan(&a.Street, &a.City, &a.PostalCode, &a.Province, &a.Country)
+	if errors.Is(err, sql.ErrNoRows) {
+		return subprov.Address{}, nil
+	}
+	if err != nil {
+		return a, fmt.Errorf("invoice address: %w", err)
+	}
+	return a, nil
 }

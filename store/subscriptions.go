@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
+	"github.com/subprov/subprov/search"
 )
 
 const subscriptionColumns = `s.id, s.provider_id, COALESCE(s.subscriber_id, ''), s.plan_version_id, s.building_id, COALESCE(s.unit_id, ''),
@@ -216,7 +218,7 @@ func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder su
 		var id string
 		err := tx.QueryRow(ctx, `INSERT INTO subscribers (id, provider_id, email, customer_number, search_text, phone_digits, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-			sub.ID, providerID, email, num, subscriberSearchText(sub), digitsOnly(holder.PhoneNumber), now.UTC(), now.UTC()).Scan(&id)
+			sub.ID, providerID, email, num, subscriberSearchText(sub), search.DigitsOnly(holder.PhoneNumber), now.UTC(), now.UTC()).Scan(&id)
 		if err == nil {
 			return true, nil
 		}
@@ -494,4 +496,94 @@ func (s *Store) SubscriptionByMAC(ctx context.Context, providerID, mac string) (
 		return nil, fmt.Errorf("subscription by mac: %w", err)
 	}
 	return sub, nil
+}
+
+// serviceLocationsOf reads the lines of n of a provider's subscribers, named by id, newest
+// first, through the subscriber index (unindexed). Arguments: the provider, then the
+// ids.
+func serviceLocationsOf(n int) string {
+	return `SELECT s.subscriber_id, ` + search.LocationColumns + `
+		FROM subscriptions s JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
+		WHERE ` + sqltext.ProvidersKeys("s.provider_id", "s.subscriber_id", n) + `
+		ORDER BY s.created_at DESC, s.id`
+}
+
+// ServiceLocations reads where each line of a provider's subscribers in ids is, newest first.
+func (s *Store) ServiceLocations(ctx context.Context, providerID string, ids []string) ([]subprov.ServiceLocation, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := s.R().Query(ctx, serviceLocationsOf(len(ids)), sqltext.Args(providerID, ids)...)
+	if err != nil {
+		return nil, fmt.Errorf("service locations: %w", err)
+	}
+	defer rows.Close()
+	var out []subprov.ServiceLocation
+	for rows.Next() {
+		var l subprov.ServiceLocation
+		if err := rows.Scan(append([]any{&l.SubscriberID}, search.LocationFields(&l)...)...); err != nil {
+			return nil, fmt.Errorf("service locations: %w", err)
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// ServiceAddress reads where one of a provider's lines is: its building's address and the
+// suite as the postal address writes it (the postal label where the suite has one, else its
+// number; "" without a suite).
+func (s *Store) ServiceAddress(ctx context.Context, providerID, subscriptionID string) (subprov.Address, string, error) {
+	var a subprov.Address
+	var suite string
+	err := s.R().QueryRow(ctx, `SELECT g.street, g.city, g.postal_code, g.province, g.country,
+			COALESCE(NULLIF(u.postal_unit, ''), u.unit_number, '')
+		FROM subscriptions s JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
+		WHERE s.provider_id = ? AND s.id = ?`, providerID, subscriptionID).
+		Scan(&a.Street, &a.City, &a.PostalCode, &a.Province, &a.Country, &suite)
+	if err != nil {
+		return a, "", fmt.Errorf("service address of %s: %w", subscriptionID, err)
+	}
+	return a, suite, nil
+}
+
+// LatestCancelled returns a subscriber's most recently cancelled line.
+func (s *Store) LatestCancelled(ctx context.Context, providerID, subscriberID string) (*subprov.Subscription, error) {
+	sub, err := scanSubscription(s.R().QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s
+		WHERE s.provider_id = ? AND s.subscriber_id = ? AND s.status = 'CANCELLED' ORDER BY s.canceled_at DESC, s.id LIMIT 1`,
+		providerID, subscriberID))
+	if err != nil {
+		return nil, fmt.Errorf("latest cancelled line: %w", err)
+	}
+	return sub, nil
+}
+
+// ReinstateSubscription undoes a line's cancellation: canceled_at, ended_at, the reason and
+// the deprovisioner's marks are cleared, so a later cancellation runs from scratch.
+func (tx *Tx) ReinstateSubscription(ctx context.Context, id string, r subprov.Reinstatement, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE subscriptions SET status = ?, workflow_state = ?, canceled_at = NULL, ended_at = NULL,
+			cancel_reason = '', status_before_cancel = '', deprovision_queued_at = NULL, deprovisioned_at = NULL,
+			port_id = COALESCE(?, port_id), vlan = COALESCE(?, vlan), activated_at = COALESCE(?, activated_at),
+			started_at = COALESCE(?, started_at), requested_start_date = COALESCE(?, requested_start_date), updated_at = ?
+		WHERE id = ? AND status = 'CANCELLED'`,
+		string(r.Status), r.WorkflowState, ptrArg(r.PortID), ptrArg(r.VLAN), nullTime(r.ActivatedAt), ptrArg(r.StartedAt),
+		ptrArg(r.RequestedStartDate), now.UTC(), id)
+	if err != nil {
+		return fmt.Errorf("reinstate subscription %s: %w", id, err)
+	}
+	return nil
+}
+
+func ptrArg[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// SetActivation records that a new line is live from now (a portal order charged at once).
+func (tx *Tx) SetActivation(ctx context.Context, id string, activatedAt time.Time, startedOn string) error {
+	if _, err := tx.Exec(ctx, `UPDATE subscriptions SET activated_at = ?, started_at = ? WHERE id = ?`, activatedAt.UTC(), startedOn, id); err != nil {
+		return fmt.Errorf("activate subscription %s: %w", id, err)
+	}
+	return nil
 }

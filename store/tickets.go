@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
 )
 
 // NextTicketNumber allocates the provider's next ticket number and returns its support group.
@@ -51,4 +53,15 @@ func (s *Store) TicketsSince(ctx context.Context, providerID string, since time.
 // queryTickets runs a query selecting ticketColumns and scans every row.
 func queryTickets(ctx context.Context, q Querier, query string, args ...any) ([]*subprov.Ticket, error) {
 	return queryAll(ctx, q, "list tickets", scanTicket, query, args...)
+}
+
+// TicketsByEmail lists a provider's customer-facing tickets (not operator tickets) opened
+// for a subscriber or for any of the e-mails on file, newest first.
+func (s *Store) TicketsByEmail(ctx context.Context, providerID, subscriberID string, emails []string) ([]*subprov.Ticket, error) {
+	args := []any{providerID, subscriberID}
+	for _, e := range emails {
+		args = append(args, strings.ToLower(e))
+	}
+	return queryTickets(ctx, s.R(), `SELECT `+ticketColumns+` FROM tickets WHERE provider_id = ? AND kind <> 'operator'
+		AND (subscriber_id = ? OR LOWER(contact_email) IN (`+sqltext.Placeholders(len(emails))+`)) ORDER BY created_at DESC, number DESC LIMIT 100`, args...)
 }

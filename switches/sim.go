@@ -143,7 +143,7 @@ type simHardware struct {
 func (h simHardware) Name() string { return "sim" }
 
 func (h simHardware) Read(ctx context.Context, p Port) (State, error) {
-	row, err := h.st.SimPort(ctx, p.Switch, p.Name)
+	row, err := ReadSimPort(ctx, h.st.R(), p.Switch, p.Name)
 	if errors.Is(err, subprov.ErrNotFound) {
 		return State{Mode: ModeOff}, nil
 	}
@@ -163,7 +163,7 @@ func (h simHardware) Write(ctx context.Context, p Port, want State) error {
 	}
 	// Only another device's binding refuses a write that puts the port in service: checked in
 	// the write's own statement, so two activations racing on one port cannot both bind.
-	written, bound, err := h.st.PutSimPortUnlessBound(ctx, store.SimPortState{
+	written, bound, err := PutSimPortUnlessBound(ctx, h.st, SimPortState{
 		Switch: p.Switch, Port: p.Name, State: string(want.Mode),
 		VLAN: want.VLAN, DownloadMbps: want.DownloadMbps, UploadMbps: want.UploadMbps, MAC: want.MAC,
 	}, string(ModeService), h.clk.Now())
@@ -179,7 +179,7 @@ func (h simHardware) Write(ctx context.Context, p Port, want State) error {
 	return nil
 }
 
-func stateOf(row *store.SimPortState) State {
+func stateOf(row *SimPortState) State {
 	return State{Mode: Mode(row.State), Config: Config{VLAN: row.VLAN, DownloadMbps: row.DownloadMbps,
 		UploadMbps: row.UploadMbps, MAC: row.MAC}}
 }

@@ -318,9 +318,15 @@ func (s *Service) unfinished(ctx context.Context) ([]string, error) {
 	return pending, nil
 }
 
-// Eventually polls cond until it holds or timeout passes.
+// minWait is the least Eventually waits: the tests run in parallel, several services to a
+// core, so a job that takes milliseconds on a quiet machine can take seconds on a busy one. A
+// longer wait only delays a failure; it never lets a wrong answer pass.
+const minWait = 30 * time.Second
+
+// Eventually polls cond until it holds or timeout (at least minWait) passes.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	timeout = max(timeout, minWait)
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if cond() {

@@ -1,4 +1,4 @@
-package store_test
+package search_test
 
 import (
 	"context"
@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	subprov "github.com/subprov/subprov"
 	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/search"
 	"github.com/subprov/subprov/store"
 )
 
@@ -75,18 +77,18 @@ func TestSearchTermsLeaveOutPrefixesOfOtherTerms(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
-		src  store.SearchSource
+		src  search.Source
 		want []string
 	}{
-		{"a name both ways and an e-mail", store.SearchSource{Contacts: []store.SearchContact{{FirstName: "Marie", LastName: "Tremblay", Email: "mt@example.ca"}}},
+		{"a name both ways and an e-mail", search.Source{Contacts: []search.Contact{{FirstName: "Marie", LastName: "Tremblay", Email: "mt@example.ca"}}},
 			// marie and tremblay start marietremblay and tremblaymarie
 			[]string{"ca", "exampleca", "marietremblay", "mtexampleca", "tremblaymarie"}},
-		{"a unit with its street", store.SearchSource{CustomerNumbers: []string{"0042-117"},
-			Locations: []store.SearchLocation{{Street: "12 Rue Main", City: "Laval", Unit: "12"}}},
+		{"a unit with its street", search.Source{CustomerNumbers: []string{"0042-117"},
+			Locations: []search.Location{{Street: "12 Rue Main", City: "Laval", Unit: "12"}}},
 			// 12 (the unit) starts 1212ruemain (the unit and street); the street's words start
 			// the street and unit's
 			[]string{"0042117", "117", "1212ruemain", "12ruemain12", "laval", "main12", "ruemain12"}},
-		{"a phone in its forms", store.SearchSource{Contacts: []store.SearchContact{{Phone: "+1 514-555-0123"}}},
+		{"a phone in its forms", search.Source{Contacts: []search.Contact{{Phone: "+1 514-555-0123"}}},
 			// its words and digit forms: none starts another
 			[]string{"0123", "15145550123", "5145550123", "5550123"}},
 	} {
@@ -227,7 +229,7 @@ func seedMarieTremblay(t *testing.T, s *store.Store) *subprov.Subscriber {
 // searchP1 returns the ids an agent's query q finds among provider p1's subscribers.
 func searchP1(t *testing.T, s *store.Store, q string) []string {
 	t.Helper()
-	ids, err := s.SearchSubscribers(context.Background(), "p1", store.QueryTerms(q), 10)
+	ids, err := search.Subscribers(context.Background(), s.SearchR(), "p1", search.QueryTerms(q), 10)
 	if err != nil {
 		t.Fatalf("%q: %v", q, err)
 	}
@@ -265,7 +267,7 @@ func TestIDPrefix(t *testing.T) {
 		{"s100000", "", false},  // seven
 		{"tremblay", "", false}, // a name: no digit
 	} {
-		if got, ok := store.IDPrefix(tc.q); got != tc.want || ok != tc.ok {
+		if got, ok := search.IDPrefix(tc.q); got != tc.want || ok != tc.ok {
 			t.Errorf("IDPrefix(%q) = %q, %v; want %q, %v", tc.q, got, ok, tc.want, tc.ok)
 		}
 	}
@@ -293,7 +295,7 @@ func TestSubscribersByIDPrefix(t *testing.T) {
 		for _, email := range []string{"a@example.ca", "b@example.ca"} {
 			id := ids[email]
 			for _, n := range []int{8, 13, 36} {
-				got, err := s.SubscribersByIDPrefix(ctx, "p1", id[:n], 10)
+				got, err := search.SubscribersByIDPrefix(ctx, s.SearchR(), "p1", id[:n], 10)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -302,8 +304,13 @@ func TestSubscribersByIDPrefix(t *testing.T) {
 				}
 			}
 		}
-		if got, err := s.SubscribersByIDPrefix(ctx, "p1", ids["c@example.ca"], 10); err != nil || len(got) != 0 {
+		if got, err := search.SubscribersByIDPrefix(ctx, s.SearchR(), "p1", ids["c@example.ca"], 10); err != nil || len(got) != 0 {
 			t.Errorf("another provider's subscriber: %v %v", got, err)
 		}
 	})
 }
+
+// now is the tests' clock.
+var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func seedProvider(t *testing.T, s *store.Store, id string) { testdb.SeedProvider(t, s, id, now) }

@@ -1,4 +1,4 @@
-package store
+package engine
 
 import (
 	"context"
@@ -19,23 +19,24 @@ import (
 // Each member keeps the meaning of its own transaction:
 //   - it sees what the members before it wrote, as if they had committed just before it (they
 //     run in order, on one connection, like serial transactions);
-//   - a member whose fn (or search re-index) fails is rolled back to its savepoint, alone, and
-//     gets its error; the others commit;
-//   - no member's InTx returns before the commit is on disk, and a failed commit fails every
+//   - a member whose fn (the store's search re-index included) fails is rolled back to its
+//     savepoint, alone, and gets its error; the others commit;
+//   - no member's Run returns before the commit is on disk, and a failed commit fails every
 //     member that had succeeded;
-//   - its AfterCommit hooks run on its own goroutine after the commit.
+//   - its caller's after-commit work (the store's AfterCommit hooks) runs on the caller's own
+//     goroutine after the commit.
 //
 // A caller's context does not interrupt statements once its transaction has begun (on SQLite,
 // an interrupted write inside a transaction rolls the whole transaction back, other members'
-// work included). Until its turn comes a caller can give up: its InTx returns the context's
+// work included). Until its turn comes a caller can give up: its Run returns the context's
 // error and the committer skips it. Should a savepoint still fail, the group is rolled back and
-// its members are run again one by one, as InTx's contract allows (fn is safe to run again).
-// A member's fn must read through its Tx, never through the read pool, which does not see
-// what the members before it in the group wrote.
+// its members are run again one by one, as the store's InTx allows (fn is safe to run again).
+// A member's fn must read through its transaction, never through the read pool, which does not
+// see what the members before it in the group wrote.
 
-// maxGroup bounds a group: a long queue is committed in several groups, so the first members'
+// MaxGroup bounds a group: a long queue is committed in several groups, so the first members'
 // callers are answered without waiting for the last.
-const maxGroup = 32
+const MaxGroup = 32
 
 // A request's state: queued until the committer takes it for its turn, or until its caller
 // gives up waiting (abandoned); the two race through a compare-and-swap.
@@ -45,11 +46,11 @@ const (
 	abandoned
 )
 
-type txRequest struct {
+type txRequest[T any] struct {
 	ctx      context.Context
-	fn       func(tx *Tx) error
+	fn       func(tx T) error
 	state    atomic.Int32
-	tx       *Tx   // the member's Tx, for its AfterCommit hooks
+	tx       T     // the member's transaction, for its caller's after-commit work
 	err      error // the member's outcome
 	panicked *memberPanic
 	settled  bool // its outcome is final (committed, or failed for good)
@@ -61,11 +62,12 @@ type memberPanic struct{ value any }
 
 func (p *memberPanic) Error() string { return fmt.Sprintf("panic in transaction: %v", p.value) }
 
-// committer owns the SQLite writer for InTx: one goroutine, for the store's life.
-type committer struct {
-	s       *Store
+// Committer owns the SQLite writer for the store's transactions: one goroutine, for the
+// store's life. T is the store's transaction type.
+type Committer[T any] struct {
+	tx      Transactions[T]
 	mu      sync.Mutex
-	queue   []*txRequest
+	queue   []*txRequest[T]
 	wake    chan struct{} // buffer 1: the queue is not empty
 	closed  bool
 	stopped chan struct{}
@@ -74,25 +76,40 @@ type committer struct {
 
 var (
 	errStoreClosed = errors.New("store closed")
-	errGoexit      = errors.New("transaction abandoned: a function in its group called runtime.Goexit")
+	ErrGoexit      = errors.New("transaction abandoned: a function in its group called runtime.Goexit")
 )
 
-func newCommitter(s *Store) *committer {
-	c := &committer{s: s, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+// Transactions is what the committer needs of the store's transactions on the writer.
+type Transactions[T any] struct {
+	// Commit begins a transaction on the writer, runs body in it and commits; it rolls back
+	// when body fails, panics or ends its goroutine.
+	Commit func(body func(tx T) error) error
+	// Member is a group member's own transaction value inside the group's transaction.
+	Member func(group T) T
+	// Exec runs a statement (a savepoint's) on the transaction as it is.
+	Exec func(tx T, stmt string) error
+}
+
+// NewCommitter starts the committer of the transactions tx describes.
+func NewCommitter[T any](tx Transactions[T]) *Committer[T] {
+	c := &Committer[T]{tx: tx, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	go c.loop()
 	return c
 }
 
-// run queues fn and waits for its outcome, or until ctx ends before fn's turn.
-func (c *committer) run(ctx context.Context, fn func(tx *Tx) error) error {
+// Run queues fn and waits for its outcome, or until ctx ends before fn's turn. fn includes
+// whatever its transaction must do before it commits; once Run returns nil, the transaction
+// fn ran in has committed and is returned for the caller's after-commit work.
+func (c *Committer[T]) Run(ctx context.Context, fn func(tx T) error) (T, error) {
+	var none T
 	if err := ctx.Err(); err != nil {
-		return err
+		return none, err
 	}
-	r := &txRequest{ctx: ctx, fn: fn, done: make(chan struct{})}
+	r := &txRequest[T]{ctx: ctx, fn: fn, done: make(chan struct{})}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return errStoreClosed
+		return none, errStoreClosed
 	}
 	c.queue = append(c.queue, r)
 	c.mu.Unlock()
@@ -104,7 +121,7 @@ func (c *committer) run(ctx context.Context, fn func(tx *Tx) error) error {
 	case <-r.done:
 	case <-ctx.Done():
 		if r.state.CompareAndSwap(queued, abandoned) {
-			return ctx.Err()
+			return none, ctx.Err()
 		}
 		<-r.done // its transaction has begun: it runs to its end
 	}
@@ -112,16 +129,23 @@ func (c *committer) run(ctx context.Context, fn func(tx *Tx) error) error {
 		panic(r.panicked.value)
 	}
 	if r.err != nil {
-		return r.err
+		return none, r.err
 	}
-	for _, f := range r.tx.afterCommit {
-		f()
-	}
-	return nil
+	return r.tx, nil
 }
 
-func (c *committer) loop() {
-	var batch []*txRequest
+// Queued is how many transactions wait for the writer, for tests.
+func (c *Committer[T]) Queued() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queue)
+}
+
+// Grouped is how many commits had more than one member, for tests.
+func (c *Committer[T]) Grouped() int64 { return c.grouped.Load() }
+
+func (c *Committer[T]) loop() {
+	var batch []*txRequest[T]
 	normal := false
 	defer func() {
 		if normal {
@@ -129,11 +153,11 @@ func (c *committer) loop() {
 			return
 		}
 		// A member's fn called runtime.Goexit (t.FailNow, say), which ends this goroutine
-		// whatever it recovers (commitTx rolled its transaction back on the way out): fail
+		// whatever it recovers (Commit rolled its transaction back on the way out): fail
 		// what its group had not settled and go on in a new goroutine.
 		for _, r := range batch {
 			if !r.settled {
-				r.err = errGoexit
+				r.err = ErrGoexit
 			}
 			close(r.done)
 		}
@@ -141,7 +165,7 @@ func (c *committer) loop() {
 	}()
 	for {
 		c.mu.Lock()
-		n := min(len(c.queue), maxGroup)
+		n := min(len(c.queue), MaxGroup)
 		batch = c.queue[:n:n]
 		c.queue = c.queue[n:]
 		closed := c.closed
@@ -162,8 +186,8 @@ func (c *committer) loop() {
 	}
 }
 
-// close lets the queued transactions finish, then stops the committer.
-func (c *committer) close() {
+// Close lets the queued transactions finish, then stops the committer.
+func (c *Committer[T]) Close() {
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
@@ -176,7 +200,7 @@ func (c *committer) close() {
 
 // take claims r for its turn: false when its caller gave up, or its context has ended (then
 // it is settled with that error and not run).
-func take(r *txRequest) bool {
+func take[T any](r *txRequest[T]) bool {
 	if !r.state.CompareAndSwap(queued, taken) {
 		return false
 	}
@@ -189,29 +213,29 @@ func take(r *txRequest) bool {
 
 // commit runs batch as one group (a batch of one: as a plain transaction). Each member is
 // taken at its turn, so a caller can give up until then.
-func (c *committer) commit(batch []*txRequest) {
+func (c *Committer[T]) commit(batch []*txRequest[T]) {
 	if len(batch) == 1 {
 		if take(batch[0]) {
 			c.alone(batch[0])
 		}
 		return
 	}
-	var members, rest []*txRequest // taken, in order; not reached when the group broke
-	_, err := c.s.commitTx(context.Background(), func(tx *Tx) error {
+	var members, rest []*txRequest[T] // taken, in order; not reached when the group broke
+	err := c.tx.Commit(func(tx T) error {
 		for i, r := range batch {
 			if !take(r) {
 				continue
 			}
 			members, rest = append(members, r), batch[i+1:]
-			if err := savepoint(tx, "SAVEPOINT member"); err != nil {
+			if err := c.tx.Exec(tx, "SAVEPOINT member"); err != nil {
 				return errBrokenGroup
 			}
-			if r.err = r.member(&Tx{Tx: tx.Tx, d: tx.d, s: tx.s}); r.err != nil {
-				if err := savepoint(tx, "ROLLBACK TO member"); err != nil {
+			if r.err = r.member(c.tx.Member(tx)); r.err != nil {
+				if err := c.tx.Exec(tx, "ROLLBACK TO member"); err != nil {
 					return errBrokenGroup
 				}
 			}
-			if err := savepoint(tx, "RELEASE member"); err != nil {
+			if err := c.tx.Exec(tx, "RELEASE member"); err != nil {
 				return errBrokenGroup
 			}
 		}
@@ -246,15 +270,15 @@ var (
 )
 
 // alone runs r, taken, as a plain transaction.
-func (c *committer) alone(r *txRequest) {
-	_, r.err = c.s.commitTx(context.Background(), r.member)
+func (c *Committer[T]) alone(r *txRequest[T]) {
+	r.err = c.tx.Commit(r.member)
 	r.settled = true
 }
 
-// regroup reruns a group whose savepoints failed (commitTx rolled it back): each alone, the
+// regroup reruns a group whose savepoints failed (Commit rolled it back): each alone, the
 // members taken so far whose own fn had succeeded (their writes went with the rollback), then
 // those not reached yet.
-func (c *committer) regroup(members, rest []*txRequest) {
+func (c *Committer[T]) regroup(members, rest []*txRequest[T]) {
 	for _, r := range members {
 		if r.err == nil && r.panicked == nil {
 			c.alone(r)
@@ -268,9 +292,8 @@ func (c *committer) regroup(members, rest []*txRequest) {
 	}
 }
 
-// member runs the request's fn and its search re-index in tx, turning a panic into an error
-// (the caller re-raises it).
-func (r *txRequest) member(tx *Tx) (err error) {
+// member runs the request's fn in tx, turning a panic into an error (the caller re-raises it).
+func (r *txRequest[T]) member(tx T) (err error) {
 	r.tx = tx
 	defer func() {
 		if v := recover(); v != nil {
@@ -278,13 +301,5 @@ func (r *txRequest) member(tx *Tx) (err error) {
 			err = r.panicked
 		}
 	}()
-	if err := r.fn(tx); err != nil {
-		return err
-	}
-	return tx.beforeCommit(r.ctx)
-}
-
-func savepoint(tx *Tx, stmt string) error {
-	_, err := tx.Tx.ExecContext(context.Background(), stmt)
-	return err
+	return r.fn(tx)
 }

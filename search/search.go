@@ -1,4 +1,9 @@
-package store
+// Package search is agent search's seam: the customer search index (its terms, the search card
+// each result shows, the card's decoder), the index's maintenance inside the transaction that
+// changed a customer, and the searches. It runs its statements through the narrow Querier and
+// Tx the store hands it, written with ? placeholders, so the store keeps the engines and
+// their pools and this package keeps what is searched and how.
+package search
 
 import (
 	"context"
@@ -11,6 +16,9 @@ import (
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
 )
 
 // Customer search index (table customer_search_terms). Every value an agent may search a
@@ -18,7 +26,7 @@ import (
 // service locations) becomes a handful of terms: the value folded to lower-case ASCII words,
 // and the concatenation of its words from each word on ("Marie Tremblay" gives
 // "marietremblay" and "tremblay"; a name is also indexed surname first), less any term that
-// starts another of the customer's (SearchSource.Terms). A query word, or a run of query words
+// starts another of the customer's (Source.Terms). A query word, or a run of query words
 // typed together, then matches by prefix, which is one range scan of the (provider_id, term)
 // primary key on both engines, whatever the number of customers. Phones also get their
 // digit-only forms, so any formatting matches. Each subscriber row lists its terms
@@ -81,7 +89,7 @@ func valueTerms(s string) []string {
 // phoneTerms adds the digit-only forms of a phone: all digits, without a North American
 // country code, and the last seven and four digits.
 func phoneTerms(s string) []string {
-	d := digitsOnly(s)
+	d := DigitsOnly(s)
 	out := valueTerms(s)
 	if len(d) < 4 {
 		return out
@@ -98,11 +106,11 @@ func phoneTerms(s string) []string {
 
 // QueryTerms turns an agent's search text into its words, in the order typed (punctuation
 // inside a word is dropped, so "0042-117" and "ABCD-1234" are whole), or into a single digit
-// string when the text looks like a phone number in any formatting. SearchSubscribers matches
+// string when the text looks like a phone number in any formatting. Subscribers matches
 // each word, or each run of words typed together, as a term prefix.
 func QueryTerms(q string) []string {
 	if isPhoneLike(q) {
-		return []string{cut(digitsOnly(q))}
+		return []string{cut(DigitsOnly(q))}
 	}
 	var out []string
 	for _, chunk := range strings.FieldsFunc(q, func(r rune) bool { return unicode.IsSpace(r) || r == ',' || r == ';' || r == '#' }) {
@@ -195,19 +203,37 @@ func uuidPrefix(q string) (string, bool) {
 	return b.String(), true
 }
 
+// Querier runs reads written with ? placeholders: the store's search reader or a transaction.
+type Querier interface {
+	Query(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRow(ctx context.Context, query string, args ...any) Row
+}
+
+// Row is one row of QueryRow. The store's Scan returns engine errors translated: no row is
+// subprov.ErrNotFound.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// Tx is the transaction the index is maintained in.
+type Tx interface {
+	Querier
+	Exec(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
 // subscribersByIDPrefix is a range of the subscribers primary key: ids are lower-case letters,
 // digits and dashes, which all sort before '{', as the term search's ranges assume too. The
 // provider is checked per row (unindexed), so no engine reads the provider's whole range of an
 // index led by provider_id instead. Arguments: the prefix, the prefix + "{", the provider, the
 // limit.
-var subscribersByIDPrefix = `SELECT id FROM subscribers WHERE id >= ? AND id < ? AND ` + unindexed("provider_id") + ` = ? ORDER BY id LIMIT ?`
+var subscribersByIDPrefix = `SELECT id FROM subscribers WHERE id >= ? AND id < ? AND ` + sqltext.Unindexed("provider_id") + ` = ? ORDER BY id LIMIT ?`
 
 // SubscribersByIDPrefix returns up to max ids of the provider's subscribers that start with
 // prefix (IDPrefix): one range read of the subscribers primary key. Ids stay out of the search
 // index (customer_search_terms): every order would write another row there for a query agents
 // seldom type.
-func (s *Store) SubscribersByIDPrefix(ctx context.Context, providerID, prefix string, max int) ([]string, error) {
-	ids, err := QueryStrings(ctx, s.searchR(), "search subscribers by id", subscribersByIDPrefix, prefix, prefix+"{", providerID, max)
+func SubscribersByIDPrefix(ctx context.Context, q Querier, providerID, prefix string, max int) ([]string, error) {
+	ids, err := queryStrings(ctx, q, "search subscribers by id", subscribersByIDPrefix, prefix, prefix+"{", providerID, max)
 	if err != nil {
 		return nil, err
 	}
@@ -215,9 +241,9 @@ func (s *Store) SubscribersByIDPrefix(ctx context.Context, providerID, prefix st
 	return slices.DeleteFunc(ids, func(id string) bool { return !strings.HasPrefix(id, prefix) }), nil
 }
 
-// SearchContact is one contact's searchable values; the holder's (role "holder") are also on
+// Contact is one contact's searchable values; the holder's (role "holder") are also on
 // the search card.
-type SearchContact struct {
+type Contact struct {
 	Role                                                                 string
 	FirstName, LastName, Email, Phone, Company, Street, City, PostalCode string
 }
@@ -233,21 +259,21 @@ func nameTerms(first, last string) []string {
 	return out
 }
 
-// SearchLocation is one service location's searchable values, and what the search card
+// Location is one service location's searchable values, and what the search card
 // shows of it.
-type SearchLocation struct {
+type Location struct {
 	Street, City, PostalCode, Unit, PostalUnit    string
 	SubscriptionID, BuildingID, Province, Country string // on the card only
 }
 
-// SearchSource is everything agent search finds a subscriber by and shows of it.
-// ReindexSubscriber reads it from the subscriber's rows; bulk loaders (subprov gen) build it
+// Source is everything agent search finds a subscriber by and shows of it.
+// Reindex reads it from the subscriber's rows; bulk loaders (subprov gen) build it
 // from the rows they write, so both index exactly the same terms and write the same card.
-type SearchSource struct {
+type Source struct {
 	CustomerNumber  string   // current, shown on the card
 	CustomerNumbers []string // current and retired
-	Contacts        []SearchContact
-	Locations       []SearchLocation // newest line first
+	Contacts        []Contact
+	Locations       []Location // newest line first
 }
 
 // Terms returns the source's search terms, sorted, without a term that starts another of
@@ -257,7 +283,7 @@ type SearchSource struct {
 // order, so such a subscriber sorts by its longer term, not first as an exact match. A
 // subscriber indexed by an earlier build keeps its extra terms, which still match the same
 // queries, until its next write re-indexes it.
-func (src SearchSource) Terms() []string {
+func (src Source) Terms() []string {
 	var terms []string
 	add := func(ts []string) { terms = append(terms, ts...) }
 	for _, n := range src.CustomerNumbers {
@@ -293,12 +319,12 @@ func withoutPrefixes(sorted []string) []string {
 	return out
 }
 
-// searchSource reads every searchable value of a subscriber, and the terms and card its row
+// readSource reads every searchable value of a subscriber, and the terms and card its row
 // holds (subscribers.search_terms, search_card), in one round trip: each row of the query is
 // the subscriber itself (part 0), one of its contacts (1) or one of its lines with the line's
 // building and suite (2, newest first). The lines' part is written first so that PostgreSQL
 // types the last column, their creation instant, from it rather than from a NULL.
-func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID, listed, card string, src SearchSource, err error) {
+func readSource(ctx context.Context, tx Tx, subscriberID string) (providerID, listed, card string, src Source, err error) {
 	rows, err := tx.Query(ctx, `
 		SELECT 2, s.id, b.id, b.street, b.city, b.postal_code, b.province, b.country,
 			COALESCE(u.unit_number, ''), COALESCE(u.postal_unit, ''), s.created_at
@@ -336,10 +362,10 @@ func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID
 				}
 			}
 		case 1:
-			src.Contacts = append(src.Contacts, SearchContact{Role: v[0].String, FirstName: v[1].String, LastName: v[2].String,
+			src.Contacts = append(src.Contacts, Contact{Role: v[0].String, FirstName: v[1].String, LastName: v[2].String,
 				Email: v[3].String, Phone: v[4].String, Company: v[5].String, Street: v[6].String, City: v[7].String, PostalCode: v[8].String})
 		case 2:
-			src.Locations = append(src.Locations, SearchLocation{SubscriptionID: v[0].String, BuildingID: v[1].String, Street: v[2].String,
+			src.Locations = append(src.Locations, Location{SubscriptionID: v[0].String, BuildingID: v[1].String, Street: v[2].String,
 				City: v[3].String, PostalCode: v[4].String, Province: v[5].String, Country: v[6].String, Unit: v[7].String, PostalUnit: v[8].String})
 		}
 	}
@@ -347,42 +373,22 @@ func (tx *Tx) searchSource(ctx context.Context, subscriberID string) (providerID
 		return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, err)
 	}
 	if !found {
-		return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, errNoRows)
+		return "", "", "", src, fmt.Errorf("search values of %s: %w", subscriberID, subprov.ErrNotFound)
 	}
 	return providerID, listed, card, src, nil
 }
 
-// reindexAtCommit rewrites the subscriber's search terms once, just before tx commits, from
-// its rows as they stand then: a transaction that creates a subscriber and its line (an
-// order) indexes it once, not once per row.
-func (tx *Tx) reindexAtCommit(subscriberID string) {
-	if subscriberID != "" && !slices.Contains(tx.reindex, subscriberID) {
-		tx.reindex = append(tx.reindex, subscriberID)
-	}
-}
-
-// beforeCommit runs the work deferred to the end of tx.
-func (tx *Tx) beforeCommit(ctx context.Context) error {
-	for _, id := range tx.reindex {
-		if err := tx.ReindexSubscriber(ctx, id); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// ReindexSubscriber rewrites a subscriber's search terms from its current rows, inside the
-// transaction that changed them: the terms its row lists and no longer applies are deleted by
-// the index's primary key, the new ones inserted, and the list updated. The insert skips a term
-// already indexed, except for a subscriber this transaction created: its index rows were all
-// written by this transaction along with its list, so a term not in the list has no row.
-// Skipping costs PostgreSQL a second look into the index for every term, and an order's new
-// subscriber has about twenty.
-func (tx *Tx) ReindexSubscriber(ctx context.Context, subscriberID string) error {
+// Reindex rewrites a subscriber's search terms from its current rows, inside the transaction
+// that changed them: the terms its row lists and no longer applies are deleted by the index's
+// primary key, the new ones inserted, and the list updated. The insert skips a term already
+// indexed, except for a subscriber created by tx (created): its index rows were all written by
+// tx along with its list, so a term not in the list has no row. Skipping costs PostgreSQL a
+// second look into the index for every term, and an order's new subscriber has about twenty.
+func Reindex(ctx context.Context, tx Tx, subscriberID string, created bool) error {
 	if subscriberID == "" {
 		return nil
 	}
-	providerID, listed, card, src, err := tx.searchSource(ctx, subscriberID)
+	providerID, listed, card, src, err := readSource(ctx, tx, subscriberID)
 	if err != nil {
 		return err
 	}
@@ -395,13 +401,13 @@ func (tx *Tx) ReindexSubscriber(ctx context.Context, subscriberID string) error 
 	const perStatement = 50
 	for start := 0; start < len(gone); start += perStatement {
 		batch := gone[start:min(start+perStatement, len(gone))]
-		q := `DELETE FROM customer_search_terms WHERE provider_id = ? AND subscriber_id = ? AND term IN (` + placeholders(len(batch)) + `)`
-		if _, err := tx.Exec(ctx, q, anyArgs(providerID, append([]string{subscriberID}, batch...))...); err != nil {
+		q := `DELETE FROM customer_search_terms WHERE provider_id = ? AND subscriber_id = ? AND term IN (` + sqltext.Placeholders(len(batch)) + `)`
+		if _, err := tx.Exec(ctx, q, sqltext.Args(providerID, append([]string{subscriberID}, batch...))...); err != nil {
 			return fmt.Errorf("clear search terms: %w", err)
 		}
 	}
 	onConflict := " ON CONFLICT DO NOTHING"
-	if slices.Contains(tx.created, subscriberID) {
+	if created {
 		onConflict = ""
 	}
 	for start := 0; start < len(added); start += perStatement {
@@ -443,37 +449,6 @@ func termChanges(old, current []string) (gone, added []string) {
 	return gone, added
 }
 
-// BackfillSearchTerms indexes subscribers that have no search terms yet (rows written before
-// the index existed). It runs once per database: a setting records that it finished.
-func (s *Store) BackfillSearchTerms(ctx context.Context) error {
-	const done = "customer_search_terms_backfilled"
-	if _, ok, err := s.Setting(ctx, done); err != nil || ok {
-		return err
-	}
-	after := ""
-	for {
-		ids, err := QueryStrings(ctx, s.R(), "subscribers to index", `SELECT id FROM subscribers WHERE id > ? ORDER BY id LIMIT 500`, after)
-		if err != nil {
-			return err
-		}
-		if len(ids) == 0 {
-			return s.PutSetting(ctx, done, "1")
-		}
-		err = s.InTx(ctx, func(tx *Tx) error {
-			for _, id := range ids {
-				if err := tx.ReindexSubscriber(ctx, id); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		after = ids[len(ids)-1]
-	}
-}
-
 // rangeProbe is how many index rows narrowestFirst counts per prefix at most: enough to tell a
 // selective word from a common one, cheap enough to count for every word of a query.
 const rangeProbe = 512
@@ -482,14 +457,14 @@ const rangeProbe = 512
 // drives the range scan and the others are checked per candidate: "1234 rue sherbrooke" then
 // scans the house number's few hundred rows, not every resident of every Sherbrooke street.
 // Each count stops at rangeProbe rows, so a common word costs one short index walk.
-func (s *Store) narrowestFirst(ctx context.Context, providerID string, prefixes []string) ([]string, error) {
+func narrowestFirst(ctx context.Context, q Querier, providerID string, prefixes []string) ([]string, error) {
 	if len(prefixes) < 2 {
 		return prefixes, nil
 	}
 	counts := make(map[string]int, len(prefixes))
 	for _, p := range prefixes {
 		var n int
-		err := s.searchR().QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM customer_search_terms
+		err := q.QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM customer_search_terms
 			WHERE provider_id = ? AND term >= ? AND term < ? LIMIT ?) probe`, providerID, p, p+"{", rangeProbe).Scan(&n)
 		if err != nil {
 			return nil, fmt.Errorf("search subscribers: probe %q: %w", p, err)
@@ -503,12 +478,12 @@ func (s *Store) narrowestFirst(ctx context.Context, providerID string, prefixes 
 
 // hasTermWithPrefix reports whether any of the provider's customers carries a term starting
 // with p: one index seek.
-func (s *Store) hasTermWithPrefix(ctx context.Context, providerID, p string) (bool, error) {
+func hasTermWithPrefix(ctx context.Context, q Querier, providerID, p string) (bool, error) {
 	var one int
-	err := s.searchR().QueryRow(ctx, `SELECT 1 FROM customer_search_terms WHERE provider_id = ? AND term >= ? AND term < ? LIMIT 1`,
+	err := q.QueryRow(ctx, `SELECT 1 FROM customer_search_terms WHERE provider_id = ? AND term >= ? AND term < ? LIMIT 1`,
 		providerID, p, p+"{").Scan(&one)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case errors.Is(err, subprov.ErrNotFound):
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("search subscribers: probe %q: %w", p, err)
@@ -522,7 +497,7 @@ func (s *Store) hasTermWithPrefix(ctx context.Context, providerID, p string) (bo
 // words joined from each word on), so a common first name and a common surname typed together
 // are one short index range instead of the intersection of two long ones.
 // The caller has found no customer with the whole query as a phrase, so runs start shorter.
-func (s *Store) phrases(ctx context.Context, providerID string, words []string) ([]string, error) {
+func phrases(ctx context.Context, q Querier, providerID string, words []string) ([]string, error) {
 	var out []string
 	for i := 0; i < len(words); {
 		j := len(words)
@@ -530,7 +505,7 @@ func (s *Store) phrases(ctx context.Context, providerID string, words []string) 
 			j-- // the whole query: known absent
 		}
 		for ; j > i+1; j-- {
-			ok, err := s.hasTermWithPrefix(ctx, providerID, cut(strings.Join(words[i:j], "")))
+			ok, err := hasTermWithPrefix(ctx, q, providerID, cut(strings.Join(words[i:j], "")))
 			if err != nil {
 				return nil, err
 			}
@@ -556,7 +531,7 @@ func dedupe(ss []string) []string {
 	return out
 }
 
-// SearchSubscribers returns the ids of a provider's subscribers matching every word of an
+// Subscribers returns the ids of a provider's subscribers matching every word of an
 // agent's query (QueryTerms), at most max distinct ids. Words typed together that stand
 // together in some customer's value are matched as that phrase (see phrases); each phrase or
 // remaining word must then start one of the subscriber's terms. Results come in the order of
@@ -564,29 +539,29 @@ func dedupe(ss []string) []string {
 // term that starts a longer one of the same subscriber, so a search for "tremblay" lists Marie
 // Tremblay among the "tremblaym…" terms. The narrowest phrase is one range of the
 // (provider_id, term) index; each other one is checked against the candidate's listed terms.
-func (s *Store) SearchSubscribers(ctx context.Context, providerID string, words []string, max int) ([]string, error) {
+func Subscribers(ctx context.Context, q Querier, providerID string, words []string, max int) ([]string, error) {
 	if len(words) == 0 {
 		return nil, nil
 	}
 	// The whole query as one phrase first: the usual query (a name, an e-mail, an address, a
 	// unit and its street) is then a single range scan.
-	ids, err := s.searchPrefixes(ctx, providerID, []string{cut(strings.Join(words, ""))}, max)
+	ids, err := searchPrefixes(ctx, q, providerID, []string{cut(strings.Join(words, ""))}, max)
 	if err != nil || len(ids) > 0 || len(words) == 1 {
 		return ids, err
 	}
-	prefixes, err := s.phrases(ctx, providerID, words)
+	prefixes, err := phrases(ctx, q, providerID, words)
 	if err != nil {
 		return nil, err
 	}
-	if prefixes, err = s.narrowestFirst(ctx, providerID, prefixes); err != nil {
+	if prefixes, err = narrowestFirst(ctx, q, providerID, prefixes); err != nil {
 		return nil, err
 	}
-	return s.searchPrefixes(ctx, providerID, prefixes, max)
+	return searchPrefixes(ctx, q, providerID, prefixes, max)
 }
 
 // searchPrefixes returns up to max distinct subscribers carrying a term starting with each
 // of prefixes, driven by the range of the first.
-func (s *Store) searchPrefixes(ctx context.Context, providerID string, prefixes []string, max int) ([]string, error) {
+func searchPrefixes(ctx context.Context, q Querier, providerID string, prefixes []string, max int) ([]string, error) {
 	var b strings.Builder
 	b.WriteString(`SELECT t0.subscriber_id FROM customer_search_terms t0 WHERE t0.provider_id = ? AND t0.term >= ? AND t0.term < ?`)
 	args := []any{providerID, prefixes[0], prefixes[0] + "{"} // '{' sorts right after 'z': the end of the prefix range
@@ -600,7 +575,7 @@ func (s *Store) searchPrefixes(ctx context.Context, providerID string, prefixes 
 	// A subscriber can carry several terms in the range: read a few rows more than max.
 	b.WriteString(` ORDER BY t0.term, t0.subscriber_id LIMIT ?`)
 	args = append(args, 4*max)
-	rows, err := s.searchR().Query(ctx, b.String(), args...)
+	rows, err := q.Query(ctx, b.String(), args...)
 	if err != nil {
 		return nil, fmt.Errorf("search subscribers: %w", err)
 	}
@@ -618,4 +593,38 @@ func (s *Store) searchPrefixes(ctx context.Context, providerID string, prefixes 
 		}
 	}
 	return out, rows.Err()
+}
+
+// DigitsOnly is a phone number's digits: the digit-only forms of phone terms, and the
+// subscribers.phone_digits column.
+func DigitsOnly(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// queryStrings runs a query that selects one text column on q and returns its values; what
+// names the read in errors.
+func queryStrings(ctx context.Context, q Querier, what, query string, args ...any) ([]string, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
 }

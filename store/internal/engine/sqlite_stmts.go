@@ -1,4 +1,4 @@
-package store
+package engine
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // The pure-Go SQLite driver parses and plans a statement again on every call unless it was
 // prepared, and much of the CPU of a simple read or of an order's transaction was the parser
 // (docs/performance.md). Every SQLite
-// connection the store opens therefore goes through sqliteDriverName, modernc's driver with a
+// connection the store opens therefore goes through SQLiteDriver, modernc's driver with a
 // statement cache on each connection: a query text is prepared on first use and its statement
 // reset and reused after. That covers the writer's transactions, the read pool and the job
 // queue's own queries alike, with no caller asking for it.
@@ -21,14 +21,14 @@ import (
 // nested call of the same text on the same connection), the query is run uncached instead.
 // database/sql serialises everything done on one connection, rows' Close included, so the
 // cache needs no lock of its own.
-const sqliteDriverName = "sqlite-stmtcache"
+const SQLiteDriver = "sqlite-stmtcache"
 
 // maxStmtsPerConn bounds a connection's cache. The store's queries are constants, but a few
 // are built with a variable number of placeholders; once full, a new text takes the place of
 // one not in use. Schema statements (migrations) are never cached.
 const maxStmtsPerConn = 512
 
-func init() { sql.Register(sqliteDriverName, cachingDriver{&sqlite.Driver{}}) }
+func init() { sql.Register(SQLiteDriver, cachingDriver{&sqlite.Driver{}}) }
 
 type cachingDriver struct{ base driver.Driver }
 

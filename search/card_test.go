@@ -1,4 +1,4 @@
-package store_test
+package search_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/subprov/subprov/gen"
 	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/search"
 	"github.com/subprov/subprov/store"
 )
 
@@ -64,7 +65,7 @@ func TestSearchCards(t *testing.T) {
 			return out
 		}
 		generated := cards()
-		fromCards, err := s.Candidates(ctx, provider, ids)
+		fromCards, err := search.Candidates(ctx, s.SearchR(), provider, ids)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +83,7 @@ func TestSearchCards(t *testing.T) {
 			t.Fatal(err)
 		}
 		page := []string{ids[5], ids[4], "9e000000-0000-4000-8000-000000000999", ids[0], ids[5], ids[1]}
-		mixed, err := s.Candidates(ctx, provider, page)
+		mixed, err := search.Candidates(ctx, s.SearchR(), provider, page)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +95,7 @@ func TestSearchCards(t *testing.T) {
 		if _, err := rawdb.Writer(s).ExecContext(ctx, `UPDATE subscribers SET search_card = NULL`); err != nil {
 			t.Fatal(err)
 		}
-		fromRows, err := s.Candidates(ctx, provider, ids)
+		fromRows, err := search.Candidates(ctx, s.SearchR(), provider, ids)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +133,7 @@ func TestSearchCards(t *testing.T) {
 				t.Errorf("subscriber 3: card unchanged after a holder change")
 			}
 		}
-		after, err := s.Candidates(ctx, provider, ids[3:4])
+		after, err := search.Candidates(ctx, s.SearchR(), provider, ids[3:4])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,20 +163,20 @@ func TestSearchCards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		moved, err := s.Candidates(ctx, provider, ids[:1])
+		moved, err := search.Candidates(ctx, s.SearchR(), provider, ids[:1])
 		if err != nil || len(moved) != 1 || len(moved[0].Locations) != 1 {
 			t.Fatalf("after the move: %+v, %v", moved, err)
 		}
 		if got := moved[0].Locations[0]; got.Street != "77 Rue Renommée" || got.UnitNumber != "9901" {
 			t.Errorf("after the move the card shows %q unit %q", got.Street, got.UnitNumber)
 		}
-		found, err := s.SearchSubscribers(ctx, provider, store.QueryTerms("9901 Rue Renommee"), 10)
+		found, err := search.Subscribers(ctx, s.SearchR(), provider, search.QueryTerms("9901 Rue Renommee"), 10)
 		if err != nil || !slices.Contains(found, ids[0]) {
 			t.Errorf("search by the new address: %v, %v", found, err)
 		}
 
 		// Another provider's subscribers are never candidates.
-		if other, err := s.Candidates(ctx, "9e000000-0000-4000-8000-000000000999", ids); err != nil || len(other) != 0 {
+		if other, err := search.Candidates(ctx, s.SearchR(), "9e000000-0000-4000-8000-000000000999", ids); err != nil || len(other) != 0 {
 			t.Errorf("another provider: %+v, %v", other, err)
 		}
 	})

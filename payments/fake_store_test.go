@@ -1,4 +1,4 @@
-package store_test
+package payments_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/store"
 )
 
@@ -38,7 +39,7 @@ func TestProcessorCustomerIsScopedToItsProvider(t *testing.T) {
 		ctx := context.Background()
 		seedProcessorProviders(t, s, "pa", "pb")
 		err := s.InTx(ctx, func(tx *store.Tx) error {
-			return tx.UpsertProcessorCustomer(ctx, "cus_a", "pa", []store.ProcessorMethod{
+			return payments.UpsertFakeCustomer(ctx, tx, "cus_a", "pa", []payments.FakeMethod{
 				{ID: "pm_1", Behaviour: "succeeds", Last4: "4242"}, {ID: "pm_2", Behaviour: "declines", Last4: "0002"},
 			}, procNow)
 		})
@@ -55,7 +56,7 @@ func TestProcessorCustomerIsScopedToItsProvider(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				c, err := s.ProcessorCustomer(ctx, tt.provider, tt.id)
+				c, err := payments.ReadFakeCustomer(ctx, s.R(), tt.provider, tt.id)
 				if tt.wantErr {
 					if !errors.Is(err, subprov.ErrNotFound) {
 						t.Fatalf("err = %v, want no rows", err)
@@ -78,17 +79,17 @@ func TestAddProcessorPaymentMethodAppendsOnceByID(t *testing.T) {
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		seedProcessorProviders(t, s, "pa", "pb")
-		add := func(provider, id, customer string) (*store.ProcessorPaymentMethod, error) {
-			var out *store.ProcessorPaymentMethod
+		add := func(provider, id, customer string) (*payments.FakePaymentMethod, error) {
+			var out *payments.FakePaymentMethod
 			err := s.InTx(ctx, func(tx *store.Tx) error {
 				var err error
-				out, err = tx.AddProcessorPaymentMethod(ctx, provider, store.ProcessorPaymentMethod{
+				out, err = payments.AddFakePaymentMethod(ctx, tx, provider, payments.FakePaymentMethod{
 					ID: id, CustomerID: customer, Behaviour: "succeeds", Brand: "visa", Last4: "4242"}, procNow)
 				return err
 			})
 			return out, err
 		}
-		if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.InsertProcessorCustomer(ctx, "pa", "cus_new", procNow) }); err != nil {
+		if err := s.InTx(ctx, func(tx *store.Tx) error { return payments.InsertFakeCustomer(ctx, tx, "pa", "cus_new", procNow) }); err != nil {
 			t.Fatal(err)
 		}
 		for i, id := range []string{"pm_a", "pm_b", "pm_a"} {
@@ -100,7 +101,7 @@ func TestAddProcessorPaymentMethodAppendsOnceByID(t *testing.T) {
 				t.Fatalf("add #%d %s: position %d, want %d", i, id, m.Position, want)
 			}
 		}
-		c, err := s.ProcessorCustomer(ctx, "pa", "cus_new")
+		c, err := payments.ReadFakeCustomer(ctx, s.R(), "pa", "cus_new")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,9 +128,9 @@ func TestInsertProcessorChargeKeepsOneRowPerKey(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c := &store.ProcessorCharge{ID: store.NewID(), ProviderID: "pa", CustomerID: "cus", PaymentMethodID: "pm",
-					IdempotencyKey: "k1", Amount: 1250, Currency: "CAD", Status: store.ProcessorChargeSucceeded, CreatedAt: procNow}
-				got, ins, err := s.InsertProcessorCharge(ctx, c)
+				c := &payments.FakeCharge{ID: store.NewID(), ProviderID: "pa", CustomerID: "cus", PaymentMethodID: "pm",
+					IdempotencyKey: "k1", Amount: 1250, Currency: "CAD", Status: payments.FakeChargeSucceeded, CreatedAt: procNow}
+				got, ins, err := payments.InsertFakeCharge(ctx, s, c)
 				errs[i], inserted[i] = err, ins
 				if got != nil {
 					ids[i] = got.ID
@@ -171,17 +172,17 @@ func TestProcessorRefundTotalMatchesTheKeyPrefixOnly(t *testing.T) {
 			key, status string
 			amount      subprov.Money
 		}{
-			{"refund:pa:ch_1:a", store.ProcessorRefund, 100},
-			{"refund:pa:ch_1:b", store.ProcessorRefund, 250},
-			{"refund:pa:ch_10:a", store.ProcessorRefund, 1000}, // another charge whose id extends ch_1
-			{"refund:pa:chX1:a", store.ProcessorRefund, 1000},  // the "_" of ch_1 must not act as a wildcard
-			{"charge:pa:x", store.ProcessorChargeSucceeded, 5000},
+			{"refund:pa:ch_1:a", payments.FakeRefund, 100},
+			{"refund:pa:ch_1:b", payments.FakeRefund, 250},
+			{"refund:pa:ch_10:a", payments.FakeRefund, 1000}, // another charge whose id extends ch_1
+			{"refund:pa:chX1:a", payments.FakeRefund, 1000},  // the "_" of ch_1 must not act as a wildcard
+			{"charge:pa:x", payments.FakeChargeSucceeded, 5000},
 		}
 		err := s.InTx(ctx, func(tx *store.Tx) error {
 			for _, r := range rows {
-				c := &store.ProcessorCharge{ID: store.NewID(), ProviderID: "pa", CustomerID: "cus", PaymentMethodID: "pm",
+				c := &payments.FakeCharge{ID: store.NewID(), ProviderID: "pa", CustomerID: "cus", PaymentMethodID: "pm",
 					IdempotencyKey: r.key, Amount: r.amount, Currency: "CAD", Status: r.status, CreatedAt: procNow}
-				if err := tx.InsertProcessorCharge(ctx, c); err != nil {
+				if err := payments.InsertFakeChargeTx(ctx, tx, c); err != nil {
 					return err
 				}
 			}
@@ -193,7 +194,7 @@ func TestProcessorRefundTotalMatchesTheKeyPrefixOnly(t *testing.T) {
 		var total subprov.Money
 		err = s.InTx(ctx, func(tx *store.Tx) error {
 			var err error
-			total, err = tx.ProcessorRefundTotal(ctx, "pa", "refund:pa:ch_1:")
+			total, err = payments.FakeRefundTotal(ctx, tx, "pa", "refund:pa:ch_1:")
 			return err
 		})
 		if err != nil {
@@ -203,7 +204,7 @@ func TestProcessorRefundTotalMatchesTheKeyPrefixOnly(t *testing.T) {
 			t.Fatalf("total = %d, want 350", total)
 		}
 		err = s.InTx(ctx, func(tx *store.Tx) error {
-			_, err := tx.LockProcessorCharge(ctx, "pb", "nope")
+			_, err := payments.LockFakeCharge(ctx, tx, "pb", "nope")
 			return err
 		})
 		if !errors.Is(err, subprov.ErrNotFound) {

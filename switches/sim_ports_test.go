@@ -1,4 +1,4 @@
-package store_test
+package switches_test
 
 import (
 	"context"
@@ -12,28 +12,29 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/switches"
 )
 
 func TestSimPorts(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	service := store.SimPortState{Switch: "sw-a", Port: "ge-0/0/12", State: "service", VLAN: 2417,
+	service := switches.SimPortState{Switch: "sw-a", Port: "ge-0/0/12", State: "service", VLAN: 2417,
 		DownloadMbps: 500, UploadMbps: 100, MAC: "aa:bb:cc:dd:ee:ff"}
-	captive := store.SimPortState{Switch: "sw-a", Port: "ge-0/0/12", State: "captive", VLAN: 999}
-	other := store.SimPortState{Switch: "sw-b", Port: "ge-0/0/12", State: "suspended", VLAN: 2001,
+	captive := switches.SimPortState{Switch: "sw-a", Port: "ge-0/0/12", State: "captive", VLAN: 999}
+	other := switches.SimPortState{Switch: "sw-b", Port: "ge-0/0/12", State: "suspended", VLAN: 2001,
 		DownloadMbps: 50, UploadMbps: 10}
 
 	tests := []struct {
 		name   string
-		writes []store.SimPortState
+		writes []switches.SimPortState
 		read   [2]string // switch, port
-		want   *store.SimPortState
+		want   *switches.SimPortState
 	}{
 		{"a port never written is no rows", nil, [2]string{"sw-a", "ge-0/0/12"}, nil},
-		{"a write reads back whole", []store.SimPortState{service}, [2]string{"sw-a", "ge-0/0/12"}, &service},
-		{"a second write replaces the first", []store.SimPortState{service, captive}, [2]string{"sw-a", "ge-0/0/12"}, &captive},
-		{"the same port name on another switch is another port", []store.SimPortState{service, other}, [2]string{"sw-a", "ge-0/0/12"}, &service},
-		{"the other switch keeps its own port", []store.SimPortState{service, other}, [2]string{"sw-b", "ge-0/0/12"}, &other},
+		{"a write reads back whole", []switches.SimPortState{service}, [2]string{"sw-a", "ge-0/0/12"}, &service},
+		{"a second write replaces the first", []switches.SimPortState{service, captive}, [2]string{"sw-a", "ge-0/0/12"}, &captive},
+		{"the same port name on another switch is another port", []switches.SimPortState{service, other}, [2]string{"sw-a", "ge-0/0/12"}, &service},
+		{"the other switch keeps its own port", []switches.SimPortState{service, other}, [2]string{"sw-b", "ge-0/0/12"}, &other},
 	}
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
@@ -43,11 +44,11 @@ func TestSimPorts(t *testing.T) {
 				prefix := string(rune('a'+i)) + "-"
 				for _, w := range tt.writes {
 					w.Switch = prefix + w.Switch
-					if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.PutSimPort(ctx, w, at) }); err != nil {
+					if err := s.InTx(ctx, func(tx *store.Tx) error { return switches.PutSimPort(ctx, tx, w, at) }); err != nil {
 						t.Fatalf("PutSimPort: %v", err)
 					}
 				}
-				got, err := s.SimPort(ctx, prefix+tt.read[0], tt.read[1])
+				got, err := switches.ReadSimPort(ctx, s.R(), prefix+tt.read[0], tt.read[1])
 				if tt.want == nil {
 					if !errors.Is(err, subprov.ErrNotFound) {
 						t.Fatalf("SimPort = %+v, %v; want subprov.ErrNotFound", got, err)
@@ -63,10 +64,10 @@ func TestSimPorts(t *testing.T) {
 					t.Fatalf("SimPort = %+v, want %+v", *got, want)
 				}
 				// The transaction's read sees the same row.
-				var inTx *store.SimPortState
+				var inTx *switches.SimPortState
 				if err := s.InTx(ctx, func(tx *store.Tx) error {
 					var err error
-					inTx, err = tx.SimPort(ctx, want.Switch, want.Port)
+					inTx, err = switches.ReadSimPort(ctx, tx, want.Switch, want.Port)
 					return err
 				}); err != nil {
 					t.Fatalf("tx.SimPort: %v", err)
@@ -83,12 +84,12 @@ func TestPutSimPortStampsUpdatedAt(t *testing.T) {
 	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		p := store.SimPortState{Switch: "sw-a", Port: "1", State: "captive", VLAN: 999}
+		p := switches.SimPortState{Switch: "sw-a", Port: "1", State: "captive", VLAN: 999}
 		for _, at := range []time.Time{
 			time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC),
 			time.Date(2026, 3, 2, 9, 0, 0, 0, time.FixedZone("EST", -5*3600)),
 		} {
-			if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.PutSimPort(ctx, p, at) }); err != nil {
+			if err := s.InTx(ctx, func(tx *store.Tx) error { return switches.PutSimPort(ctx, tx, p, at) }); err != nil {
 				t.Fatal(err)
 			}
 			var got time.Time
@@ -108,17 +109,17 @@ func TestPutSimPortStampsUpdatedAt(t *testing.T) {
 func TestPutSimPortUnlessBound(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	port := func(state, mac string) store.SimPortState {
-		return store.SimPortState{Switch: "sw-a", Port: "ge-0/0/7", State: state, VLAN: 2417, DownloadMbps: 500, UploadMbps: 100, MAC: mac}
+	port := func(state, mac string) switches.SimPortState {
+		return switches.SimPortState{Switch: "sw-a", Port: "ge-0/0/7", State: state, VLAN: 2417, DownloadMbps: 500, UploadMbps: 100, MAC: mac}
 	}
 	const a, b = "aa:aa:aa:aa:aa:aa", "bb:bb:bb:bb:bb:bb"
 	tests := []struct {
 		name       string
-		before     *store.SimPortState // nil: never written
-		write      store.SimPortState
+		before     *switches.SimPortState // nil: never written
+		write      switches.SimPortState
 		written    bool
 		boundTo    string
-		wantOnPort store.SimPortState
+		wantOnPort switches.SimPortState
 	}{
 		{"a port never written takes the write", nil, port("service", a), true, "", port("service", a)},
 		{"the same device again is written", ptr(port("service", a)), port("service", a), true, "", port("service", a)},
@@ -136,17 +137,17 @@ func TestPutSimPortUnlessBound(t *testing.T) {
 				if tt.before != nil {
 					before := *tt.before
 					before.Switch = sw
-					if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.PutSimPort(ctx, before, at) }); err != nil {
+					if err := s.InTx(ctx, func(tx *store.Tx) error { return switches.PutSimPort(ctx, tx, before, at) }); err != nil {
 						t.Fatal(err)
 					}
 				}
 				w := tt.write
 				w.Switch = sw
-				written, boundTo, err := s.PutSimPortUnlessBound(ctx, w, "service", at.Add(time.Minute))
+				written, boundTo, err := switches.PutSimPortUnlessBound(ctx, s, w, "service", at.Add(time.Minute))
 				if err != nil || written != tt.written || boundTo != tt.boundTo {
 					t.Fatalf("PutSimPortUnlessBound = %v, %q, %v; want %v, %q", written, boundTo, err, tt.written, tt.boundTo)
 				}
-				got, err := s.SimPort(ctx, sw, w.Port)
+				got, err := switches.ReadSimPort(ctx, s.R(), sw, w.Port)
 				want := tt.wantOnPort
 				want.Switch = sw
 				if err != nil || *got != want {
@@ -164,7 +165,7 @@ func TestPutSimPortUnlessBound(t *testing.T) {
 					defer wg.Done()
 					p := port("service", fmt.Sprintf("cc:cc:cc:cc:cc:%02x", i))
 					p.Switch = "race"
-					written, _, err := s.PutSimPortUnlessBound(ctx, p, "service", at)
+					written, _, err := switches.PutSimPortUnlessBound(ctx, s, p, "service", at)
 					if err != nil {
 						t.Error(err)
 					}
@@ -178,7 +179,7 @@ func TestPutSimPortUnlessBound(t *testing.T) {
 			if n := wins.Load(); n != 1 {
 				t.Fatalf("%d devices bound the port, want 1", n)
 			}
-			if got, err := s.SimPort(ctx, "race", "ge-0/0/7"); err != nil || got.MAC != winner.Load() {
+			if got, err := switches.ReadSimPort(ctx, s.R(), "race", "ge-0/0/7"); err != nil || got.MAC != winner.Load() {
 				t.Fatalf("port after the race = %+v, %v; want the winner's MAC %v", got, err, winner.Load())
 			}
 		})

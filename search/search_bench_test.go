@@ -1,4 +1,4 @@
-package store_test
+package search_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/subprov/subprov/gen"
 	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/search"
 	"github.com/subprov/subprov/store"
 )
 
@@ -28,7 +29,7 @@ func searchQueries(b *testing.B, st *store.Store) map[string]string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return map[string]string{"name": first + " " + last, "email": email, "phone": store.DigitsOnly(phone), "customer_number": number,
+	return map[string]string{"name": first + " " + last, "email": email, "phone": search.DigitsOnly(phone), "customer_number": number,
 		"address": street, "unit": unit + " " + street}
 }
 
@@ -45,11 +46,11 @@ func BenchmarkAgentSearch(b *testing.B) {
 			b.Run(kind, func(b *testing.B) {
 				b.ReportAllocs() // a search's garbage is a good part of its CPU under load (BENCHMARKS.md)
 				for b.Loop() {
-					ids, err := st.SearchSubscribers(ctx, gen.ProviderID(1), store.QueryTerms(q), agent.MaxMatchCount+1)
+					ids, err := search.Subscribers(ctx, st.SearchR(), gen.ProviderID(1), search.QueryTerms(q), agent.MaxMatchCount+1)
 					if err != nil || len(ids) == 0 {
 						b.Fatalf("%q: %v %v", q, ids, err)
 					}
-					if _, err := st.Candidates(ctx, gen.ProviderID(1), ids[:min(len(ids), 25)]); err != nil {
+					if _, err := search.Candidates(ctx, st.SearchR(), gen.ProviderID(1), ids[:min(len(ids), 25)]); err != nil {
 						b.Fatal(err)
 					}
 				}

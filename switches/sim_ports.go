@@ -1,9 +1,11 @@
-package store
+package switches
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/subprov/subprov/store"
 )
 
 // SimPortState is one port of the built-in simulated switch as the sim driver last wrote it.
@@ -15,17 +17,9 @@ type SimPortState struct {
 	MAC                            string
 }
 
-// SimPort returns a simulated port's state; a port never written wraps subprov.ErrNotFound.
-func (s *Store) SimPort(ctx context.Context, switchName, portName string) (*SimPortState, error) {
-	return simPort(ctx, s.R(), switchName, portName)
-}
-
-// SimPort returns a simulated port's state as the transaction sees it.
-func (tx *Tx) SimPort(ctx context.Context, switchName, portName string) (*SimPortState, error) {
-	return simPort(ctx, tx, switchName, portName)
-}
-
-func simPort(ctx context.Context, q Querier, switchName, portName string) (*SimPortState, error) {
+// ReadSimPort returns a simulated port's state as q (the read pool, or a transaction) sees it;
+// a port never written wraps subprov.ErrNotFound.
+func ReadSimPort(ctx context.Context, q store.Querier, switchName, portName string) (*SimPortState, error) {
 	p := SimPortState{Switch: switchName, Port: portName}
 	err := q.QueryRow(ctx, `SELECT state, vlan, download_mbps, upload_mbps, mac_address FROM sim_ports
 		WHERE switch_name = ? AND port_name = ?`, switchName, portName).
@@ -38,7 +32,7 @@ func simPort(ctx context.Context, q Querier, switchName, portName string) (*SimP
 }
 
 // PutSimPort stores a simulated port's whole state, replacing what was there.
-func (tx *Tx) PutSimPort(ctx context.Context, p SimPortState, now time.Time) error {
+func PutSimPort(ctx context.Context, tx *store.Tx, p SimPortState, now time.Time) error {
 	_, err := putSimPort(ctx, tx, p, "", now)
 	return err
 }
@@ -49,15 +43,15 @@ func (tx *Tx) PutSimPort(ctx context.Context, p SimPortState, now time.Time) err
 // to, read just after ("" when that read fails or the port changed meanwhile: the refusal
 // stands either way). Check and write are one statement, so two activations racing on a port
 // cannot both bind their device.
-func (s *Store) PutSimPortUnlessBound(ctx context.Context, p SimPortState, bound string, now time.Time) (written bool, mac string, err error) {
-	err = s.writeOne(ctx, func(q execer) (err error) {
+func PutSimPortUnlessBound(ctx context.Context, st *store.Store, p SimPortState, bound string, now time.Time) (written bool, mac string, err error) {
+	err = st.WriteOne(ctx, func(q store.Execer) (err error) {
 		written, err = putSimPort(ctx, q, p, bound, now)
 		return err
 	})
 	if err != nil || written {
 		return written, "", err
 	}
-	if cur, err := s.SimPort(ctx, p.Switch, p.Port); err == nil {
+	if cur, err := ReadSimPort(ctx, st.R(), p.Switch, p.Port); err == nil {
 		mac = cur.MAC
 	}
 	return false, mac, nil
@@ -65,7 +59,7 @@ func (s *Store) PutSimPortUnlessBound(ctx context.Context, p SimPortState, bound
 
 // putSimPort upserts the port; with a bound state it leaves a port bound to another device
 // as it is and reports written false.
-func putSimPort(ctx context.Context, q execer, p SimPortState, bound string, now time.Time) (bool, error) {
+func putSimPort(ctx context.Context, q store.Execer, p SimPortState, bound string, now time.Time) (bool, error) {
 	guard := ""
 	args := []any{p.Switch, p.Port, p.State, p.VLAN, p.DownloadMbps, p.UploadMbps, p.MAC, now.UTC()}
 	if bound != "" {

@@ -1,4 +1,4 @@
-package store
+package engine
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// changeFeed tells cached reads whether the database may have changed since they read it. Its
+// ChangeFeed tells cached reads whether the database may have changed since they read it. Its
 // generation moves after every transaction this store commits (at once, before the writer's
 // caller sees the commit return) and whenever a poll of the database's change marker sees a
 // write by another connection or process: SQLite's PRAGMA data_version (which moves when any
@@ -18,7 +18,7 @@ import (
 // A cached read is served only while the poller is alive (its last successful poll is recent),
 // so another process's write is seen within staleAfter at worst; a failing poll turns caching
 // off until one succeeds.
-type changeFeed struct {
+type ChangeFeed struct {
 	gen    atomic.Uint64
 	polled atomic.Int64 // nanoseconds since epoch of the last successful poll (monotonic clock)
 	epoch  time.Time
@@ -34,14 +34,14 @@ const (
 	staleAfter = 100 * time.Millisecond // no successful poll for this long: cached reads are not served
 )
 
-func newChangeFeed(poll func(ctx context.Context) (string, error), closeDB func() error) *changeFeed {
-	return &changeFeed{epoch: time.Now(), poll: poll, closeDB: closeDB}
+func newChangeFeed(poll func(ctx context.Context) (string, error), closeDB func() error) *ChangeFeed {
+	return &ChangeFeed{epoch: time.Now(), poll: poll, closeDB: closeDB}
 }
 
-// sqliteChanges polls PRAGMA data_version on a read-only connection of its own (the value is
+// SQLiteChanges polls PRAGMA data_version on a read-only connection of its own (the value is
 // per connection, so it must always be the same one).
-func sqliteChanges(path string) (*changeFeed, error) {
-	db, err := openSQLiteConn(path, "_pragma=busy_timeout(1000)&mode=ro")
+func SQLiteChanges(path string) (*ChangeFeed, error) {
+	db, err := OpenSQLiteConn(path, "_pragma=busy_timeout(1000)&mode=ro")
 	if err != nil {
 		return nil, err
 	}
@@ -52,9 +52,9 @@ func sqliteChanges(path string) (*changeFeed, error) {
 	}, db.Close), nil
 }
 
-// postgresChanges polls the current snapshot (its xmin, xmax and in-progress transactions) on
+// PostgresChanges polls the current snapshot (its xmin, xmax and in-progress transactions) on
 // the pool. Read-only transactions take no transaction id, so reads never move it.
-func postgresChanges(db *sql.DB) *changeFeed {
+func PostgresChanges(db *sql.DB) *ChangeFeed {
 	return newChangeFeed(func(ctx context.Context) (string, error) {
 		var v string
 		err := db.QueryRowContext(ctx, "SELECT pg_current_snapshot()::text").Scan(&v)
@@ -62,8 +62,8 @@ func postgresChanges(db *sql.DB) *changeFeed {
 	}, func() error { return nil })
 }
 
-// current returns the generation and whether cached reads may be served at all.
-func (f *changeFeed) current() (gen uint64, live bool) {
+// Current returns the generation and whether cached reads may be served at all.
+func (f *ChangeFeed) Current() (gen uint64, live bool) {
 	if f == nil {
 		return 0, false
 	}
@@ -72,16 +72,16 @@ func (f *changeFeed) current() (gen uint64, live bool) {
 	return f.gen.Load(), last != 0 && time.Since(f.epoch).Nanoseconds()-last < staleAfter.Nanoseconds()
 }
 
-// committed records a commit by this store.
-func (f *changeFeed) committed() {
+// Committed records a commit by this store.
+func (f *ChangeFeed) Committed() {
 	if f != nil {
 		f.gen.Add(1)
 	}
 }
 
-// run starts the poller; the first call to current does, so a store that never serves a
+// run starts the poller; the first call to Current does, so a store that never serves a
 // cached read never polls.
-func (f *changeFeed) run() {
+func (f *ChangeFeed) run() {
 	last, settling := "", false
 	f.poller = tick(pollEvery, func(ctx context.Context) {
 		v, err := f.poll(ctx)
@@ -98,8 +98,8 @@ func (f *changeFeed) run() {
 	})
 }
 
-// close stops the poller and releases its connection.
-func (f *changeFeed) close() error {
+// Close stops the poller and releases its connection.
+func (f *ChangeFeed) Close() error {
 	if f == nil {
 		return nil
 	}
@@ -108,9 +108,9 @@ func (f *changeFeed) close() error {
 	return f.closeDB()
 }
 
-// memo remembers values by key, each with the change generation read before it was read
+// Memo remembers values by key, each with the change generation read before it was read
 // from the database: an entry is served only while that generation is current.
-type memo[V any] struct {
+type Memo[V any] struct {
 	mu sync.RWMutex
 	m  map[string]memoEntry[V]
 }
@@ -122,14 +122,14 @@ type memoEntry[V any] struct {
 
 const maxMemoEntries = 10_000
 
-func (c *memo[V]) get(key string, gen uint64) (V, bool) {
+func (c *Memo[V]) get(key string, gen uint64) (V, bool) {
 	c.mu.RLock()
 	e, ok := c.m[key]
 	c.mu.RUnlock()
 	return e.v, ok && e.gen == gen
 }
 
-func (c *memo[V]) put(key string, v V, gen uint64) {
+func (c *Memo[V]) put(key string, v V, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxMemoEntries {
@@ -138,10 +138,10 @@ func (c *memo[V]) put(key string, v V, gen uint64) {
 	c.m[key] = memoEntry[V]{gen: gen, v: v}
 }
 
-// remembered returns what read returns for key, from c while the database has not changed
-// since it was read (see changeFeed).
-func remembered[V any](s *Store, c *memo[V], key string, read func() (V, error)) (V, error) {
-	gen, live := s.changes.current() // read before the value: a commit after this forgets it
+// Remembered returns what read returns for key, from c while the database has not changed
+// since it was read (see ChangeFeed).
+func Remembered[V any](f *ChangeFeed, c *Memo[V], key string, read func() (V, error)) (V, error) {
+	gen, live := f.Current() // read before the value: a commit after this forgets it
 	if live {
 		if v, ok := c.get(key, gen); ok {
 			return v, nil

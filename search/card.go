@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"context"
@@ -8,10 +8,11 @@ import (
 	"slices"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
 )
 
 // A search card is what an agent search result shows of a subscriber, kept on its row
-// (subscribers.search_card) and rewritten with its search terms by ReindexSubscriber, from the
+// (subscribers.search_card) and rewritten with its search terms by Reindex, from the
 // same rows: the holder's name, e-mail and phone, the current customer number and the service
 // locations, newest line first. Reading a page of results is then one primary-key read per
 // hit. Subscribers indexed before the card existed have none; Candidates reads theirs through
@@ -37,7 +38,7 @@ type cardLocation struct {
 }
 
 // Card returns the source's search card (JSON).
-func (src SearchSource) Card() string {
+func (src Source) Card() string {
 	c := searchCard{Number: src.CustomerNumber}
 	for _, h := range src.Contacts {
 		if h.Role == "holder" {
@@ -71,11 +72,11 @@ func (c searchCard) candidate(subscriberID string) subprov.SubscriberMatch {
 // each of a provider's subscribers in ids, in the order of ids (a repeated id answers once, at
 // its first place): a page of search results, from the subscribers' search cards (and the
 // join for any subscriber without one yet).
-func (s *Store) Candidates(ctx context.Context, providerID string, ids []string) ([]subprov.SubscriberMatch, error) {
+func Candidates(ctx context.Context, q Querier, providerID string, ids []string) ([]subprov.SubscriberMatch, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.searchR().Query(ctx, candidateCards(len(ids)), anyArgs(providerID, ids)...)
+	rows, err := q.Query(ctx, candidateCards(len(ids)), sqltext.Args(providerID, ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("search candidates: %w", err)
 	}
@@ -111,7 +112,7 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search candidates: %w", err)
 	}
-	if err := s.joinedCandidates(ctx, providerID, uncarded, at, out); err != nil {
+	if err := joinedCandidates(ctx, q, providerID, uncarded, at, out); err != nil {
 		return nil, err
 	}
 	return slices.DeleteFunc(out, func(c subprov.SubscriberMatch) bool { return c.SubscriberID == "" }), nil
@@ -120,28 +121,28 @@ func (s *Store) Candidates(ctx context.Context, providerID string, ids []string)
 // candidateCards reads the search cards of n of a provider's subscribers, named by id, through
 // the primary key (unindexed). Arguments: the provider, then the ids.
 func candidateCards(n int) string {
-	return `SELECT id, search_card FROM subscribers WHERE ` + providersKeys("provider_id", "id", n)
+	return `SELECT id, search_card FROM subscribers WHERE ` + sqltext.ProvidersKeys("provider_id", "id", n)
 }
 
 // joinedCards reads what a search card shows of n of a provider's subscribers, named by id,
 // from their rows, through the primary key (unindexed). Arguments: the provider, then the ids.
 func joinedCards(n int) string {
 	return `SELECT b.id, COALESCE(b.customer_number, ''), c.firstname, c.lastname, c.email, c.phonenumber,
-			` + serviceLocationColumns + `
+			` + LocationColumns + `
 		FROM subscribers b JOIN contacts c ON c.subscriber_id = b.id AND c.role = 'holder'
-			LEFT JOIN subscriptions s ON s.subscriber_id = b.id AND ` + unindexed("s.provider_id") + ` = b.provider_id
+			LEFT JOIN subscriptions s ON s.subscriber_id = b.id AND ` + sqltext.Unindexed("s.provider_id") + ` = b.provider_id
 			LEFT JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
-		WHERE ` + providersKeys("b.provider_id", "b.id", n) + `
+		WHERE ` + sqltext.ProvidersKeys("b.provider_id", "b.id", n) + `
 		ORDER BY s.created_at DESC, s.id`
 }
 
 // joinedCandidates reads the candidates in ids from their rows (subscribers without a search
 // card) into out, at their places in at.
-func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []string, at map[string]int, out []subprov.SubscriberMatch) error {
+func joinedCandidates(ctx context.Context, q Querier, providerID string, ids []string, at map[string]int, out []subprov.SubscriberMatch) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := s.searchR().Query(ctx, joinedCards(len(ids)), anyArgs(providerID, ids)...)
+	rows, err := q.Query(ctx, joinedCards(len(ids)), sqltext.Args(providerID, ids)...)
 	if err != nil {
 		return fmt.Errorf("search candidates: %w", err)
 	}
@@ -150,7 +151,7 @@ func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []s
 		var c subprov.SubscriberMatch
 		var l subprov.ServiceLocation
 		if err := rows.Scan(append([]any{&c.SubscriberID, &c.CustomerNumber, &c.Holder.FirstName, &c.Holder.LastName, &c.Holder.Email,
-			&c.Holder.PhoneNumber}, serviceLocationFields(&l)...)...); err != nil {
+			&c.Holder.PhoneNumber}, LocationFields(&l)...)...); err != nil {
 			return fmt.Errorf("search candidates: %w", err)
 		}
 		i, ok := at[c.SubscriberID]
@@ -170,4 +171,15 @@ func (s *Store) joinedCandidates(ctx context.Context, providerID string, ids []s
 		return fmt.Errorf("search candidates: %w", err)
 	}
 	return nil
+}
+
+// LocationColumns select a line's ServiceLocation fields (scanned by LocationFields) from
+// subscriptions s, buildings g and units u; all empty when a left join found no line. A
+// card's locations and the store's reads of where lines are select the same.
+const LocationColumns = `COALESCE(s.id, ''), COALESCE(g.id, ''), COALESCE(g.street, ''), COALESCE(g.city, ''),
+	COALESCE(g.postal_code, ''), COALESCE(g.province, ''), COALESCE(g.country, ''), COALESCE(u.unit_number, '')`
+
+// LocationFields are the scan targets of LocationColumns.
+func LocationFields(l *subprov.ServiceLocation) []any {
+	return []any{&l.SubscriptionID, &l.BuildingID, &l.Street, &l.City, &l.PostalCode, &l.Province, &l.Country, &l.UnitNumber}
 }
