@@ -221,7 +221,6 @@ func sessionOf(v *checkout.View) sessionJSON {
 	}
 }
 
-// marketplacePlanJSON is a plan version for display: name, price and the partner's catalog key.
 // marketplacePlanJSON is a plan version as the marketplace reads it; Provider only in the
 // answer of the plan read, not inside a session.
 type marketplacePlanJSON struct {

@@ -59,13 +59,9 @@ type orderResponse struct {
 }
 
 func orderResponseOf(r *provisioning.Result) orderResponse {
-	out := orderResponse{SubscriptionID: r.Subscription.ID, SubscriberID: r.SubscriberID, CustomerNumber: r.CustomerNumber,
+	return orderResponse{SubscriptionID: r.Subscription.ID, SubscriberID: r.SubscriberID, CustomerNumber: r.CustomerNumber,
 		Status: string(r.Subscription.Status), WorkflowState: r.Subscription.WorkflowState, Route: r.Route,
-		BillingOwner: string(r.Subscription.BillingOwner), IdempotentReplay: r.Replay}
-	if r.JobID != "" {
-		out.JobID = &r.JobID
-	}
-	return out
+		BillingOwner: string(r.Subscription.BillingOwner), IdempotentReplay: r.Replay, JobID: api.Optional(r.JobID)}
 }
 
 // ProviderInitiated: POST /partner/provisioning/provider-initiated.

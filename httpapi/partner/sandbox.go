@@ -41,10 +41,9 @@ type webhookConfigRequest struct {
 }
 
 func (q webhookConfigRequest) Valid() map[string]string {
-	if strings.TrimSpace(q.WebhookURL) == "" {
-		return map[string]string{"webhook_url": "required"}
-	}
-	return nil
+	p := map[string]string{}
+	api.Required(p, map[string]string{"webhook_url": q.WebhookURL})
+	return p
 }
 
 // SandboxWebhookConfig: POST /api/v1/sandbox/webhook-config.

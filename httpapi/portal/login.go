@@ -2,7 +2,6 @@ package portal
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/subprov/subprov/httpapi/api"
 )
@@ -27,9 +26,7 @@ type passwordResetRequest struct {
 
 func (q passwordResetRequest) Valid() map[string]string {
 	p := map[string]string{}
-	if strings.TrimSpace(q.Email) == "" {
-		p["email"] = "required"
-	}
+	api.Required(p, map[string]string{"email": q.Email})
 	return p
 }
 

@@ -2,6 +2,7 @@ package portal
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/httpapi/api"
@@ -144,7 +145,7 @@ func (h *Handler) OrderPreview(w http.ResponseWriter, r *http.Request) error {
 	out := orderPreviewJSON{Eligible: len(pv.Blockers) == 0, Route: api.Optional(o.Route), BillingStarts: "activation",
 		StartDate: api.Optional(o.StartDate), PlanVersionID: api.Optional(req.PlanVersionID), UnitID: api.Optional(req.UnitID)}
 	if len(pv.Blockers) > 0 {
-		b := joinSentences(pv.Blockers)
+		b := strings.Join(pv.Blockers, " ")
 		out.Blockers = &b
 	}
 	if o.Plan != nil {
@@ -183,17 +184,6 @@ type endSubscriptionJSON struct {
 	EndDate        string `json:"end_date"`
 	Reason         string `json:"reason"`
 	SubscriptionID string `json:"subscription_id"`
-}
-
-func joinSentences(parts []string) string {
-	out := ""
-	for i, p := range parts {
-		if i > 0 {
-			out += " "
-		}
-		out += p
-	}
-	return out
 }
 
 // PlaceOrder: POST /partner/subscriber/me/orders
