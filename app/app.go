@@ -68,7 +68,13 @@ type App struct {
 	Billing      *billing.Service
 	Install      *install.Service
 	Agent        *agent.Service
-	redis        *redis.Client
+	// The capabilities only the HTTP surfaces call, kept here so that a capability's own
+	// tests (internal/servicetest) call the very services the server is given.
+	Portal         *portal.Service
+	Checkout       *checkout.Service
+	Sandbox        *sandbox.Service
+	Serviceability *serviceability.Service
+	redis          *redis.Client
 }
 
 // Setting keys the app keeps in the database.
@@ -184,22 +190,25 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &jobCollector{st: st})
-	portalService := &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log,
+	a.Portal = &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log,
 		Provisioning: a.Provisioning, Billing: a.Billing}
-	a.Agent = a.newAgent(portalService)
+	a.Agent = a.newAgent(a.Portal)
+	a.Checkout = &checkout.Service{Store: st, Clock: a.Clock, Auth: a.Auth, Provisioning: a.Provisioning, Events: a.Events,
+		Webhooks: a.Webhooks, PublicURL: cfg.PublicURL, Log: log}
+	a.Sandbox = &sandbox.Service{Store: st, Recorder: a.Events, Webhooks: a.Webhooks}
+	a.Serviceability = &serviceability.Service{Store: st, Clock: a.Clock}
 	a.Handler = httpapi.NewServer(httpapi.Deps{
 		Log: log, Store: st, Clock: a.Clock, DevClock: a.DevClock, Faults: a.Faults, Auth: a.Auth, Limiter: limiter,
-		Serviceability: &serviceability.Service{Store: st, Clock: a.Clock},
+		Serviceability: a.Serviceability,
 		Provisioning:   a.Provisioning,
 		Billing:        a.Billing,
 		Install:        a.Install,
-		Portal:         portalService,
+		Portal:         a.Portal,
 		Agent:          a.Agent,
-		Checkout: &checkout.Service{Store: st, Clock: a.Clock, Auth: a.Auth, Provisioning: a.Provisioning, Events: a.Events,
-			Webhooks: a.Webhooks, PublicURL: cfg.PublicURL, Log: log},
-		Sandbox:   &sandbox.Service{Store: st, Recorder: a.Events, Webhooks: a.Webhooks},
-		PublicURL: cfg.PublicURL,
-		Registry:  reg, Ready: a.Ready,
+		Checkout:       a.Checkout,
+		Sandbox:        a.Sandbox,
+		PublicURL:      cfg.PublicURL,
+		Registry:       reg, Ready: a.Ready,
 		// The dev clock and faults are saved only so that they survive a restart: the change
 		// itself has taken effect, so a failed save is logged rather than answered as an error.
 		OnClockChange: func(ctx context.Context) {

@@ -9,7 +9,6 @@ import (
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/faults"
-	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -33,10 +32,7 @@ func TestChangeBillingDayIsTheHolders(t *testing.T) {
 	}
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		f, _ := fixture.Parse(fixture.DemoJSON)
-		if _, err := fixture.Load(ctx, s, f, time.Now()); err != nil {
-			t.Fatal(err)
-		}
+		loadDemo(t, s)
 		p, err := s.Provider(ctx, northwind)
 		if err != nil {
 			t.Fatal(err)

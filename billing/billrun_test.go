@@ -19,6 +19,15 @@ import (
 
 const northwind = "8d0c7f2e-1a3b-4c5d-9e6f-000000000001"
 
+// loadDemo loads the demo fixture now, its logins hashed at the test cost (no test here logs in).
+func loadDemo(t *testing.T, s *store.Store) {
+	t.Helper()
+	f, _ := fixture.Parse(fixture.DemoJSON)
+	if _, err := fixture.LoadAtCost(context.Background(), s, f, time.Now(), identity.TestPasswordCost); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestBillRunOverTenThousandLines: one run invoices every due line once; a second run, as
 // after a crash or a duplicate job, adds nothing.
 func TestBillRunOverTenThousandLines(t *testing.T) {
@@ -29,10 +38,7 @@ func TestBillRunOverTenThousandLines(t *testing.T) {
 	}
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		f, _ := fixture.Parse(fixture.DemoJSON)
-		if _, err := fixture.LoadAtCost(ctx, s, f, time.Now(), identity.TestPasswordCost); err != nil {
-			t.Fatal(err)
-		}
+		loadDemo(t, s)
 		activated := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
 		err := s.InTx(ctx, func(tx *store.Tx) error {
 			for i := 0; i < n; i++ {

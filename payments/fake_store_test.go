@@ -13,23 +13,12 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
-// Own names rather than store_test.go's helpers, so these tests do not depend on that file.
 var procNow = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 func seedProcessorProviders(t *testing.T, s *store.Store, ids ...string) {
 	t.Helper()
-	ctx := context.Background()
-	err := s.InTx(ctx, func(tx *store.Tx) error {
-		for _, id := range ids {
-			p := &subprov.Provider{ID: id, Name: id, TimeZone: "UTC", Currency: "CAD", WebhookSecret: "s-" + id}
-			if err := tx.UpsertProvider(ctx, p, "h-"+id, "", procNow); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, id := range ids {
+		testdb.SeedProvider(t, s, id, procNow)
 	}
 }
 

@@ -13,15 +13,11 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/app"
-	"github.com/subprov/subprov/checkout"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/config"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/testdb"
-	"github.com/subprov/subprov/portal"
-	"github.com/subprov/subprov/sandbox"
-	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/tickets"
 )
 
@@ -69,15 +65,12 @@ const (
 	EmailNoAccount  = "new.neighbour@example.ca" // a Northwind login with no subscriber record
 )
 
-// Env is one engine's services on a fresh store holding the demo fixture.
+// Env is one engine's services on a fresh store holding the demo fixture; the capabilities
+// (Portal, Checkout, Sandbox, Serviceability, ...) are the App's own.
 type Env struct {
 	*app.App
-	Clock          *clock.Adjustable
-	Portal         *portal.Service
-	Checkout       *checkout.Service
-	Sandbox        *sandbox.Service
-	Serviceability *serviceability.Service
-	Desk           *tickets.Builtin
+	Clock *clock.Adjustable
+	Desk  *tickets.Builtin
 }
 
 // Each runs fn once per engine, in parallel with the caller's other parallel tests, each run
@@ -126,15 +119,7 @@ func New(t testing.TB, databaseURL string) *Env {
 	if _, err := fixture.LoadAtCost(ctx, a.Store, f, a.Clock.Now(), cfg.PasswordCost); err != nil {
 		t.Fatalf("load the demo fixture: %v", err)
 	}
-	return &Env{
-		App:            a,
-		Clock:          a.DevClock,
-		Portal:         a.Agent.Portal,
-		Checkout:       &checkout.Service{Store: a.Store, Clock: a.Clock, Auth: a.Auth, Provisioning: a.Provisioning, Events: a.Events, Webhooks: a.Webhooks, PublicURL: cfg.PublicURL, Log: a.Log},
-		Sandbox:        &sandbox.Service{Store: a.Store, Recorder: a.Events, Webhooks: a.Webhooks},
-		Serviceability: &serviceability.Service{Store: a.Store, Clock: a.Clock},
-		Desk:           &tickets.Builtin{Clock: a.Clock},
-	}
+	return &Env{App: a, Clock: a.DevClock, Desk: &tickets.Builtin{Clock: a.Clock}}
 }
 
 // Provider reads a provider of the fixture.
