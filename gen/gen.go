@@ -820,11 +820,11 @@ func (g *generator) subscriber(ctx context.Context, n int, loc location) {
 		Locations: []search.Location{{Street: b.Street, City: b.City, PostalCode: b.PostalCode, Unit: loc.unitNumber,
 			SubscriptionID: id(kindLine, g.p, n), BuildingID: b.ID, Province: b.Province, Country: b.Country}}}
 	terms := src.Terms()
-	g.subscribers.add(ctx, sub.ID, g.providerID, strings.ToLower(email), sub.CustomerNumber, custID, methodID,
+	g.subscribers.add(ctx, sub.ID, g.providerID, subprov.NormalizeEmail(email), sub.CustomerNumber, custID, methodID,
 		store.SubscriberSearchText(sub), strings.Join(terms, " "), src.Card(), search.DigitsOnly(phone), created, created)
 	g.contacts.add(ctx, id(kindContact, g.p, n), sub.ID, "holder", first, last, email, phone, company, created)
 	if HasLogin(n) {
-		g.accounts.add(ctx, id(kindAccount, g.p, n), strings.ToLower(email), g.providerID, sub.ID, g.hash, created, created)
+		g.accounts.add(ctx, id(kindAccount, g.p, n), subprov.NormalizeEmail(email), g.providerID, sub.ID, g.hash, created, created)
 	}
 	g.line(ctx, sub, n, loc, platform, created)
 	g.indexer.add(terms, n)

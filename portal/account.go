@@ -41,6 +41,26 @@ func noSubscriber() error {
 	return &subprov.Error{Code: subprov.ENOTFOUND, Reason: "no_subscriber", Message: "No subscriber record found for this account"}
 }
 
+// holder admits the holder of a subscriber record to what is the holder's alone
+// (Account.CheckHolder); an authorized user is refused before anything is read.
+func holder(acc *subprov.AccountLogin) error {
+	if err := acc.CheckHolder(); err != nil {
+		return err
+	}
+	if acc.SubscriberID == "" {
+		return noSubscriber()
+	}
+	return nil
+}
+
+// holderAccount is account for the holder's own operations (holder).
+func (s *Service) holderAccount(ctx context.Context, acc *subprov.AccountLogin) (*subprov.Provider, error) {
+	if err := holder(acc); err != nil {
+		return nil, err
+	}
+	return s.Store.Provider(ctx, acc.ProviderID)
+}
+
 // UpdateOwnContact changes the signed-in person's own details (never the e-mail, which is the
 // login). For the holder, a billing contact that describes the same person follows the change;
 // one the provider split off is left alone.

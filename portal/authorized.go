@@ -32,11 +32,8 @@ func (s *Service) AuthorizedUsers(ctx context.Context, acc *subprov.AccountLogin
 // five per account (the subscriber row is locked so concurrent adds cannot pass the limit);
 // an e-mail that already has a portal login anywhere is refused.
 func (s *Service) AddAuthorizedUser(ctx context.Context, acc *subprov.AccountLogin, in AuthorizedUserInput) (*subprov.AuthorizedUser, error) {
-	if err := acc.CheckHolder(); err != nil {
+	if err := holder(acc); err != nil {
 		return nil, err
-	}
-	if acc.SubscriberID == "" {
-		return nil, noSubscriber()
 	}
 	email := subprov.NormalizeEmail(in.Email)
 	problems := map[string]string{}
@@ -100,11 +97,8 @@ func (s *Service) invite(ctx context.Context, tx *store.Tx, providerID, userID, 
 
 // ResendInvite mails a fresh set-up link while the person has not chosen a password.
 func (s *Service) ResendInvite(ctx context.Context, acc *subprov.AccountLogin, id string) (*subprov.AuthorizedUser, error) {
-	if err := acc.CheckHolder(); err != nil {
+	if err := holder(acc); err != nil {
 		return nil, err
-	}
-	if acc.SubscriberID == "" {
-		return nil, noSubscriber()
 	}
 	var out *subprov.AuthorizedUser
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
@@ -129,11 +123,8 @@ func (s *Service) ResendInvite(ctx context.Context, acc *subprov.AccountLogin, i
 
 // RemoveAuthorizedUser deletes the person and their login.
 func (s *Service) RemoveAuthorizedUser(ctx context.Context, acc *subprov.AccountLogin, id string) error {
-	if err := acc.CheckHolder(); err != nil {
+	if err := holder(acc); err != nil {
 		return err
-	}
-	if acc.SubscriberID == "" {
-		return noSubscriber()
 	}
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
 		u, err := tx.AuthorizedUser(ctx, acc.SubscriberID, id)

@@ -116,10 +116,7 @@ func (s *Service) window(p *subprov.Provider, b *subprov.Building) (string, stri
 // OrderOptions lists what the caller can order in a building: whether it is served, the
 // route, every suite with its availability, the caller's running line and its postal label.
 func (s *Service) OrderOptions(ctx context.Context, acc *subprov.AccountLogin, buildingID string) (*OrderOptions, error) {
-	if err := acc.CheckHolder(); err != nil {
-		return nil, err
-	}
-	p, err := s.account(ctx, acc)
+	p, err := s.holderAccount(ctx, acc)
 	if err != nil {
 		return nil, err
 	}
@@ -209,10 +206,7 @@ func PromoLive(plan *subprov.PlanVersion, today string) *subprov.Money {
 // checkOrder applies the order rules in the order a person would fix them; it returns what
 // it resolved so far with the first problem. It writes nothing.
 func (s *Service) checkOrder(ctx context.Context, acc *subprov.AccountLogin, r OrderRequest) (*OrderPlan, error) {
-	if err := acc.CheckHolder(); err != nil {
-		return nil, err
-	}
-	p, err := s.account(ctx, acc)
+	p, err := s.holderAccount(ctx, acc)
 	if err != nil {
 		return nil, err
 	}

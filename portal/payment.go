@@ -29,13 +29,7 @@ func processorError(err error) error {
 // connected resolves the provider for the payment-method operations, which are the holder's
 // alone: the card pays for every line of the account.
 func (s *Service) connected(ctx context.Context, acc *subprov.AccountLogin) (*subprov.Provider, error) {
-	if err := acc.CheckHolder(); err != nil {
-		return nil, err
-	}
-	if acc.SubscriberID == "" {
-		return nil, noSubscriber()
-	}
-	p, err := s.Store.Provider(ctx, acc.ProviderID)
+	p, err := s.holderAccount(ctx, acc)
 	if err != nil {
 		return nil, err
 	}

@@ -164,10 +164,7 @@ func notEligible(v *ReactivationView) error {
 
 // Reactivate acts on the preview's case for one of the holder's cancelled lines.
 func (s *Service) Reactivate(ctx context.Context, acc *subprov.AccountLogin, subscriptionID string) (*ReactivationResult, error) {
-	if err := acc.CheckHolder(); err != nil {
-		return nil, err
-	}
-	p, err := s.account(ctx, acc)
+	p, err := s.holderAccount(ctx, acc)
 	if err != nil {
 		return nil, err
 	}
