@@ -233,7 +233,7 @@ var subscribersByIDPrefix = `SELECT id FROM subscribers WHERE id >= ? AND id < ?
 // index (customer_search_terms): every order would write another row there for a query agents
 // seldom type.
 func SubscribersByIDPrefix(ctx context.Context, q Querier, providerID, prefix string, max int) ([]string, error) {
-	ids, err := queryStrings(ctx, q, "search subscribers by id", subscribersByIDPrefix, prefix, prefix+"{", providerID, max)
+	ids, err := sqltext.Strings(ctx, q, "search subscribers by id", subscribersByIDPrefix, prefix, prefix+"{", providerID, max)
 	if err != nil {
 		return nil, err
 	}
@@ -605,26 +605,4 @@ func DigitsOnly(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// queryStrings runs a query that selects one text column on q and returns its values; what
-// names the read in errors.
-func queryStrings(ctx context.Context, q Querier, what, query string, args ...any) ([]string, error) {
-	rows, err := q.Query(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
 )
 
 // LockSubscriber serialises changes to one subscriber's account (the authorized-user limit).
@@ -44,7 +45,7 @@ func (tx *Tx) AuthorizedUsers(ctx context.Context, subscriberID string) ([]*subp
 }
 
 func authorizedUsers(ctx context.Context, q Querier, subscriberID string) ([]*subprov.AuthorizedUser, error) {
-	return queryAll(ctx, q, "authorized users", scanAuthorized, `SELECT `+authorizedColumns+` FROM authorized_users a LEFT JOIN accounts acc ON acc.authorized_user_id = a.id
+	return sqltext.QueryAll(ctx, q, "authorized users", scanAuthorized, `SELECT `+authorizedColumns+` FROM authorized_users a LEFT JOIN accounts acc ON acc.authorized_user_id = a.id
 		WHERE a.subscriber_id = ? ORDER BY a.created_at, a.id`, subscriberID)
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
 )
 
 const buildingColumns = `b.id, b.street, b.city, b.postal_code, b.province, b.country, b.line_type, b.orderable, b.earliest_service_date, b.presale`
@@ -163,7 +164,7 @@ func (s *Store) SearchBuildings(ctx context.Context, providerID string, tokens [
 	}
 	q += ` ORDER BY b.street, b.city, b.id LIMIT ?`
 	args = append(args, limit)
-	return queryAll(ctx, s.R(), "search buildings", scanBuilding, q, args...)
+	return sqltext.QueryAll(ctx, s.R(), "search buildings", scanBuilding, q, args...)
 }
 
 // liveOnUnit is true while a line holds the suite (holdsPlace): pending, running or

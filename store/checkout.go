@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
 )
 
 const checkoutColumns = `id, provider_id, plan_version_id, building_id, COALESCE(unit_id, ''), location_hash, mac_address, delivery_mode,
@@ -113,7 +114,7 @@ func (tx *Tx) CompleteCheckoutSession(ctx context.Context, id, subscriptionID st
 
 // CheckoutSessionsOfAccount lists the sessions created while signed in to an account, newest first.
 func (s *Store) CheckoutSessionsOfAccount(ctx context.Context, accountID string) ([]*subprov.CheckoutSession, error) {
-	return queryAll(ctx, s.R(), "checkout sessions of account", scanCheckoutSession,
+	return sqltext.QueryAll(ctx, s.R(), "checkout sessions of account", scanCheckoutSession,
 		`SELECT `+checkoutColumns+` FROM checkout_sessions WHERE account_id = ? ORDER BY created_at DESC, id`, accountID)
 }
 

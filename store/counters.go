@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // counterBlock is the part of a provider's customer-number counter this process reserved and
@@ -31,11 +29,6 @@ const customerBlock = 32
 // errCounterHere: no block could be reserved outside the caller's transaction (the provider
 // row is not committed yet, or stays locked); the caller advances the counter itself.
 var errCounterHere = errors.New("advance the counter in the transaction")
-
-func isLockTimeout(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
-}
 
 func newCounterBlocks(db *sql.DB) *counterBlocks {
 	return &counterBlocks{db: db, blocks: map[string]*counterBlock{}}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
 )
 
 // InsertCreditNote stores a credit note and its billing-system document. The note keeps its
@@ -42,7 +43,7 @@ func scanCredit(row interface{ Scan(...any) error }) (*subprov.CreditNote, error
 }
 
 func listCredits(ctx context.Context, q Querier, where string, args ...any) ([]*subprov.CreditNote, error) {
-	return queryAll(ctx, q, "list credit notes", scanCredit, `SELECT `+creditColumns+` FROM credit_notes `+where, args...)
+	return sqltext.QueryAll(ctx, q, "list credit notes", scanCredit, `SELECT `+creditColumns+` FROM credit_notes `+where, args...)
 }
 
 // OpenCredits lists a line's open credit notes with money left, oldest first, through q (a

@@ -1,20 +1,15 @@
 package store
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/jackc/pgx/v5/pgconn"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Dialect is every real difference between the two engines, in one place: placeholders, the
-// few DDL types that differ, and how each engine reports a unique violation or a retryable
-// conflict. Everything else in the store is portable SQL.
+// few DDL types that differ, and (in errors.go, with the other engine error codes) how each
+// engine reports a retryable conflict. Everything else in the store is portable SQL.
 type Dialect int
 
 const (
@@ -146,17 +141,4 @@ func (d Dialect) pendingEvents() string {
 		return "events INDEXED BY events_pending"
 	}
 	return "events"
-}
-
-// Retryable reports whether a whole transaction may simply be run again.
-func (d Dialect) Retryable(err error) bool {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return pgErr.Code == "40001" || pgErr.Code == "40P01"
-	}
-	var sqErr *sqlite.Error
-	if errors.As(err, &sqErr) {
-		return sqErr.Code()&0xff == sqlite3.SQLITE_BUSY
-	}
-	return false
 }

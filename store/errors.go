@@ -57,6 +57,25 @@ func isUniqueViolation(err error) bool {
 	return false
 }
 
+// Retryable reports whether a whole transaction may simply be run again.
+func (d Dialect) Retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "40001" || pgErr.Code == "40P01"
+	}
+	var sqErr *sqlite.Error
+	if errors.As(err, &sqErr) {
+		return sqErr.Code()&0xff == sqlite3.SQLITE_BUSY
+	}
+	return false
+}
+
+// isLockTimeout reports whether err is PostgreSQL's lock_timeout expiring.
+func isLockTimeout(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
+}
+
 // Row is one row of QueryRow, whose Scan returns a translated error.
 type Row struct{ row *sql.Row }
 

@@ -417,7 +417,7 @@ func (s *Store) ProvidersWithDueEvents(ctx context.Context, now, leaseNow time.T
 // event's seq is its recording order, so it orders exactly even when two events share a
 // created_at; production events not numbered yet follow in recording order (rec).
 func (s *Store) EventsOfProvider(ctx context.Context, providerID string, limit int) ([]*subprov.WebhookEvent, error) {
-	return queryAll(ctx, s.R(), "events of provider "+providerID, scanEvent, `SELECT `+eventColumns+` FROM events WHERE provider_id = ?
+	return sqltext.QueryAll(ctx, s.R(), "events of provider "+providerID, scanEvent, `SELECT `+eventColumns+` FROM events WHERE provider_id = ?
 		ORDER BY seq DESC, rec DESC, id DESC LIMIT ?`, providerID, limit)
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
 )
 
 // UpsertInstallWindow creates or replaces a window (fixtures and operator setup).
@@ -188,7 +189,7 @@ func (tx *Tx) SetSubscriptionAppointment(ctx context.Context, subscriptionID str
 // DueInvitations lists customer-booked jobs whose invitation is due on or before day (the
 // latest "today" of any time zone; the caller checks each provider's own today).
 func (s *Store) DueInvitations(ctx context.Context, day string, limit int) ([]*subprov.InstallJob, error) {
-	return queryAll(ctx, s.R(), "due invitations", func(r rowScanner) (*subprov.InstallJob, error) { return scanInstallJob(r) },
+	return sqltext.QueryAll(ctx, s.R(), "due invitations", func(r rowScanner) (*subprov.InstallJob, error) { return scanInstallJob(r) },
 		`SELECT `+installJobColumns+` FROM install_jobs j
 		WHERE j.state = 'open' AND j.booking = 'customer' AND j.invitation_due_on IS NOT NULL AND j.invitation_due_on <= ?
 		ORDER BY j.invitation_due_on, j.id LIMIT ?`, day, limit)

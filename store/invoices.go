@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
 )
 
 // InsertInvoice stores an invoice with its lines unless the line already has one of the same
@@ -60,7 +61,7 @@ func scanInvoice(row interface{ Scan(...any) error }) (*subprov.Invoice, error) 
 }
 
 func (s *Store) listInvoices(ctx context.Context, q Querier, where string, args ...any) ([]*subprov.Invoice, error) {
-	return queryAll(ctx, q, "list invoices", scanInvoice, `SELECT `+invoiceColumns+` FROM invoices `+where, args...)
+	return sqltext.QueryAll(ctx, q, "list invoices", scanInvoice, `SELECT `+invoiceColumns+` FROM invoices `+where, args...)
 }
 
 // Invoice returns one of a provider's invoices.
@@ -134,7 +135,7 @@ func (tx *Tx) RecordCharge(ctx context.Context, c subprov.ChargeAttempt, next *t
 
 // LockUnpaidInvoices reads a line's open invoices for update, oldest first.
 func (tx *Tx) LockUnpaidInvoices(ctx context.Context, subscriptionID string) ([]subprov.UnpaidInvoice, error) {
-	return queryAll(ctx, tx, "unpaid invoices", func(row rowScanner) (subprov.UnpaidInvoice, error) {
+	return sqltext.QueryAll(ctx, tx, "unpaid invoices", func(row rowScanner) (subprov.UnpaidInvoice, error) {
 		var u subprov.UnpaidInvoice
 		var total int64
 		err := row.Scan(&u.ID, &total, &u.Attempted)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
 )
 
 // UpsertPlan writes a plan by id.
@@ -89,7 +90,7 @@ func (s *Store) PlanVersion(ctx context.Context, providerID, id string) (*subpro
 
 // SellablePlanVersions lists a provider's sellable plan versions, cheapest first.
 func (s *Store) SellablePlanVersions(ctx context.Context, providerID string) ([]*subprov.PlanVersion, error) {
-	return queryAll(ctx, s.R(), "sellable plans", scanPlanVersion, `SELECT `+planVersionColumns+` FROM plan_versions v JOIN plans p ON p.id = v.plan_id
+	return sqltext.QueryAll(ctx, s.R(), "sellable plans", scanPlanVersion, `SELECT `+planVersionColumns+` FROM plan_versions v JOIN plans p ON p.id = v.plan_id
 		WHERE v.provider_id = ? AND v.sellable = TRUE ORDER BY v.monthly_price_minor, p.name, v.id`, providerID)
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
 	"github.com/subprov/subprov/store/internal/engine"
 )
 
@@ -80,7 +81,7 @@ func (s *Store) ProviderByWebhookSecretHash(ctx context.Context, h string) (*sub
 
 // Providers lists every provider, sandbox ones last.
 func (s *Store) Providers(ctx context.Context) ([]*subprov.Provider, error) {
-	return queryAll(ctx, s.R(), "list providers", scanProvider, `SELECT `+providerColumns+` FROM providers ORDER BY sandbox, name`)
+	return sqltext.QueryAll(ctx, s.R(), "list providers", scanProvider, `SELECT `+providerColumns+` FROM providers ORDER BY sandbox, name`)
 }
 
 // UpsertAPIKey writes an API key by its hash.

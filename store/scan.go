@@ -3,11 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/subprov/subprov/internal/sqltext"
 )
 
 // NewID returns a new UUID string; every id the service creates is one.
@@ -65,29 +66,8 @@ func (n nullTimeScan) ptr() *time.Time { return timePtr(n.NullTime) }
 // QueryStrings runs a query that selects one text column on q and returns its values; what
 // names the read in errors.
 func QueryStrings(ctx context.Context, q Querier, what, query string, args ...any) ([]string, error) {
-	return queryAll(ctx, q, what, func(r rowScanner) (id string, err error) { return id, r.Scan(&id) }, query, args...)
+	return sqltext.Strings(ctx, q, what, query, args...)
 }
 
 // rowScanner is a row being read: *sql.Row or *sql.Rows.
 type rowScanner = interface{ Scan(...any) error }
-
-// queryAll runs query on q and reads every row with scan; what names the read in errors.
-func queryAll[T any](ctx context.Context, q Querier, what string, scan func(rowScanner) (T, error), query string, args ...any) ([]T, error) {
-	rows, err := q.Query(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	return out, nil
-}

@@ -55,7 +55,7 @@ func (r *subscriptionRow) value() *subprov.Subscription {
 
 // listSubscriptions runs a subscription query (the part after FROM subscriptions s).
 func listSubscriptions(ctx context.Context, q Querier, what, rest string, args ...any) ([]*subprov.Subscription, error) {
-	return queryAll(ctx, q, what, scanSubscription, `SELECT `+subscriptionColumns+` FROM subscriptions s `+rest, args...)
+	return sqltext.QueryAll(ctx, q, what, scanSubscription, `SELECT `+subscriptionColumns+` FROM subscriptions s `+rest, args...)
 }
 
 // Subscription returns one of a provider's subscriptions.

@@ -52,7 +52,7 @@ func (s *Store) TicketsSince(ctx context.Context, providerID string, since time.
 
 // queryTickets runs a query selecting ticketColumns and scans every row.
 func queryTickets(ctx context.Context, q Querier, query string, args ...any) ([]*subprov.Ticket, error) {
-	return queryAll(ctx, q, "list tickets", scanTicket, query, args...)
+	return sqltext.QueryAll(ctx, q, "list tickets", scanTicket, query, args...)
 }
 
 // TicketsByEmail lists a provider's customer-facing tickets (not operator tickets) opened

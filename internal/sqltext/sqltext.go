@@ -1,9 +1,14 @@
-// Package sqltext builds the parts of SQL statements that the store and agent search both
-// write with ? placeholders: lists of placeholders and their arguments, and the keyed
-// condition that keeps the planner on a statement's ids.
+// Package sqltext holds what the store and agent search both need of the statements they
+// write with ? placeholders: lists of placeholders and their arguments, the keyed condition
+// that keeps the planner on a statement's ids, and the loop that reads a statement's rows.
 package sqltext
 
-import "strings"
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
 
 // Placeholders is a list of n placeholders: "?, ?, ?".
 func Placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
@@ -30,4 +35,36 @@ func Unindexed(col string) string { return col + " || ''" }
 // keyCol in a list of n. Arguments: the provider, then the keys.
 func ProvidersKeys(providerCol, keyCol string, n int) string {
 	return Unindexed(providerCol) + ` = ? AND ` + keyCol + ` IN (` + Placeholders(n) + `)`
+}
+
+// Querier runs a read: the store's read pool or transaction, or the querier it hands search.
+type Querier interface {
+	Query(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// QueryAll runs query on q and reads every row with scan; what names the read in errors.
+func QueryAll[T any](ctx context.Context, q Querier, what string, scan func(interface{ Scan(...any) error }) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}
+
+// Strings runs a query that selects one text column on q and returns its values; what names
+// the read in errors.
+func Strings(ctx context.Context, q Querier, what, query string, args ...any) ([]string, error) {
+	return QueryAll(ctx, q, what, func(r interface{ Scan(...any) error }) (v string, err error) { return v, r.Scan(&v) }, query, args...)
 }
