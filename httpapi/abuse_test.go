@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +11,7 @@ import (
 )
 
 // TestPagesCarrySecurityHeaders: every server-rendered page (and every API answer) forbids
-// framing, sniffing, referrers and caching, and limits where scripts come from.
+// framing, sniffing, referrers and caching, and runs no inline script (no page has any).
 func TestPagesCarrySecurityHeaders(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
@@ -20,19 +21,34 @@ func TestPagesCarrySecurityHeaders(t *testing.T) {
 			"Referrer-Policy":        "no-referrer",
 			"Cache-Control":          "no-store",
 		}
-		for _, path := range []string{"/book?token=" + fixture.DemoBookingToken, "/book", "/sandbox/checkout", "/docs", "/partner/subscriber/me", "/nope"} {
+		for _, path := range []string{"/book?token=" + fixture.DemoBookingToken, "/book", "/sandbox/checkout", "/docs", "/partner/subscriber/me", "/nope",
+			"/portal/reset-password?token=unknown", "/portal/activate?token=unknown"} {
 			res := s.Do(apptest.Request{Method: "GET", Path: path})
 			for h, v := range want {
 				if got := res.Header.Get(h); got != v {
 					t.Errorf("%s: %s = %q, want %q", path, h, got, v)
 				}
 			}
-			if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "default-src 'self'") {
-				t.Errorf("%s: Content-Security-Policy %q", path, csp)
+			csp := map[string]string{}
+			for _, d := range strings.Split(res.Header.Get("Content-Security-Policy"), ";") {
+				name, value, _ := strings.Cut(strings.TrimSpace(d), " ")
+				csp[name] = value
+			}
+			if csp["frame-ancestors"] != "'none'" || csp["default-src"] != "'self'" || csp["script-src"] != "'self'" || csp["object-src"] != "'none'" {
+				t.Errorf("%s: Content-Security-Policy %q: want frame-ancestors 'none', default-src and script-src 'self' (no inline script), object-src 'none'",
+					path, res.Header.Get("Content-Security-Policy"))
+			}
+			// No page needs inline script: none would run under this policy.
+			if page := strings.ToLower(string(res.Raw)); inlineScript.MatchString(page) {
+				t.Errorf("%s: the page has inline script (%q), which its policy refuses", path, inlineScript.FindString(page))
 			}
 		}
 	})
 }
+
+// inlineScript finds script in a page: a <script> element (no page has one), an event
+// handler attribute, or a javascript: URL.
+var inlineScript = regexp.MustCompile(`<script(\s[^>]*)?>|\son[a-z]+\s*=|javascript:`)
 
 // TestRequestSizeLimit: a body over 1 MiB is refused with 413 before anything is decoded or
 // written, on every surface.
