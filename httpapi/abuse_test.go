@@ -81,6 +81,14 @@ func TestLogsCarryNoSecretsOrPersonalData(t *testing.T) {
 		s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/login", Body: map[string]string{"email": "marie.tremblay@example.ca", "password": "wrong-password-xyz"}})
 		s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/password-reset", Body: map[string]string{"email": "marie.tremblay@example.ca"}})
 		session := verify(t, s, fixture.DemoAgentKey, marieID, "marie.tremblay@example.ca")
+		// A code by SMS: in dev mode without a gateway it is logged (masked), not sent.
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/issue", Headers: apptest.Key(fixture.DemoOtherProviderKey),
+			Body: map[string]string{"customer_id": liamID, "channel": "sms"}}); res.Status != 202 {
+			t.Fatalf("sms code: %d %s", res.Status, res.Raw)
+		}
+		if !strings.Contains(s.Logs(), `"to":"***-***-0123"`) {
+			t.Fatalf("the dev SMS was not logged with its number masked")
+		}
 		s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/" + marieID, Headers: agentHeaders(fixture.DemoAgentKey, session)})
 		res := (&hook{}).post(s, order(map[string]any{"location_hash": hashKing1206, "subscriber": map[string]any{"firstname": "Lou", "lastname": "Gauthier",
 			"email": email, "phonenumber": phone}, "billing": map[string]any{"owner": "platform", "processor_customer_id": "cus_demo_visa"}}))
@@ -110,7 +118,7 @@ func TestLogsCarryNoSecretsOrPersonalData(t *testing.T) {
 			"store API key": storeKey, "webhook secret": northwindSecret, "sandbox secret": sandboxSecret,
 			"subscriber JWT": strings.TrimPrefix(marie["Authorization"], "Bearer "), "verified session": session,
 			"reset token": resetToken, "holder e-mail": "marie.tremblay@example.ca", "order e-mail": email, "phone": phone,
-			"phone digits": "5145550199", "device secret": deviceSecret,
+			"phone digits": "5145550199", "device secret": deviceSecret, "texted phone": "604-555-0123", "texted phone digits": "6045550123",
 		} {
 			if secret != "" && strings.Contains(logs, secret) {
 				t.Errorf("the logs contain the %s", name)
