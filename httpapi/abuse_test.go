@@ -101,6 +101,7 @@ func TestLogsCarryNoSecretsOrPersonalData(t *testing.T) {
 		apptest.Eventually(t, 15*time.Second, "the order's first invoice paid", func() bool {
 			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND status = 'paid'`, res.JSON["subscription_id"]) == 1
 		})
+		awaitPasswordResets(t, s)
 		var resetLink string
 		for _, m := range s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=marie.tremblay@example.ca", Headers: s.Operator()}).JSON["messages"].([]any) {
 			if links, _ := m.(map[string]any)["links"].([]any); len(links) > 0 {

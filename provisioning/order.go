@@ -233,7 +233,9 @@ func Orderable(b *subprov.Building, field string) error {
 // placeAtPort places an order that names a port.
 func (s *Service) placeAtPort(ctx context.Context, p *subprov.Provider, o *Order, pl *placement) (*placement, error) {
 	// As for a suite: a port outside the provider's coverage answers as an unknown one.
-	noPort := func() error { return invalid("location_hash", "no port with this location_hash or location_identifier") }
+	noPort := func() error {
+		return invalid("location_hash", "no port with this location_hash or location_identifier")
+	}
 	loc, err := s.Store.LocationByPortFor(ctx, p.ID, o.LocationHash, o.LocationIdentifier)
 	if err != nil {
 		if errors.Is(err, subprov.ErrNotFound) {
