@@ -271,7 +271,9 @@ func TestCodeIssueLimitSaysTheRealWait(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				s.DevClock.Advance(tt.advance)
 				res := issue()
-				agentError(t, res, 429, "rate_limited")
+				if res.Status != 429 || string(res.Raw) != "{\"detail\":\"Rate limit exceeded\"}\n" {
+					t.Fatalf("%d %s, want the documented 429", res.Status, res.Raw)
+				}
 				secs, err := strconv.Atoi(res.Header.Get("Retry-After"))
 				wait := start.Add(10 * time.Minute).Sub(s.Clock.Now())
 				if err != nil || secs < tt.min || secs > tt.max || float64(secs) < wait.Seconds()-5 {
@@ -317,6 +319,7 @@ func TestDevClockStaysInRange(t *testing.T) {
 					t.Fatalf("%d %s, want %d", res.Status, res.Raw, tt.status)
 				}
 				if tt.status != 422 {
+					op = s.Operator() // the clock moved past the old token's lifetime
 					return
 				}
 				if !strings.Contains(string(res.Raw), `"loc":["body","`+tt.field+`"]`) || !strings.Contains(string(res.Raw), "100 years") {
@@ -355,7 +358,9 @@ func TestDuplicateFieldsAreRefused(t *testing.T) {
 				const written = `SELECT (SELECT COUNT(*) FROM subscriptions) + (SELECT COUNT(*) FROM verification_codes)`
 				before, clock, faults := count(t, s, written), s.Clock.Now(), s.Faults.All()
 				res := s.Do(apptest.Request{Method: "POST", Path: tt.path, Headers: tt.h, Body: tt.body})
-				if res.Status != 422 || !strings.Contains(string(res.Raw), "duplicate field") || !strings.Contains(string(res.Raw), tt.field) {
+				raw := string(res.Raw)
+				named := strings.Contains(raw, `"loc":["body","`+strings.ReplaceAll(tt.field, ".", `","`)+`"]`) || strings.Contains(raw, `"`+tt.field+`"`)
+				if res.Status != 422 || !strings.Contains(raw, "duplicate field") || !named {
 					t.Fatalf("%d %s, want 422 naming %s as a duplicate field", res.Status, res.Raw, tt.field)
 				}
 				if count(t, s, written) != before || s.Clock.Now().Sub(clock) > time.Minute || fmt.Sprint(s.Faults.All()) != fmt.Sprint(faults) {
