@@ -54,6 +54,18 @@ func (tx *Tx) PortHolders(ctx context.Context, portID string) ([]subprov.PortHol
 	return out, nil
 }
 
+// LatestLineOnPort returns the newest line ever on a port (to name its provider and
+// subscriber on an operator ticket about the port); none wraps subprov.ErrNotFound.
+func (s *Store) LatestLineOnPort(ctx context.Context, portID string) (*subprov.Subscription, error) {
+	var r subscriptionRow
+	err := s.R().QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s WHERE s.port_id = ?
+		ORDER BY s.created_at DESC, s.id DESC LIMIT 1`, portID).Scan(r.dest()...)
+	if err != nil {
+		return nil, fmt.Errorf("latest line on port %s: %w", portID, err)
+	}
+	return r.value(), nil
+}
+
 // SetPortWant records a port's desired setting inside tx, locking its row: the version goes up
 // by one when the setting differs from the one kept (changed true), and stays when it is the
 // same. It returns the version the port must reach.
