@@ -52,8 +52,11 @@ func (s *Sim) Name() string { return s.hw.Name() }
 func (s *Sim) Read(ctx context.Context, p Port) (State, error) { return s.d.Read(ctx, p) }
 
 func (s *Sim) Converge(ctx context.Context, p Port, want State) error {
-	if err := s.refuse("converge", p, want.Mode == ModeService); err != nil {
-		return err
+	// A request that is wrong is refused as such under any fault: a retry cannot help it.
+	if _, err := validState(want); err == nil && validPort(p) == nil {
+		if err := s.refuse("converge", p, want.Mode == ModeService); err != nil {
+			return err
+		}
 	}
 	return s.d.Converge(ctx, p, want)
 }
