@@ -58,7 +58,9 @@ func (ConvergePort) Kind() string { return "port.converge" }
 
 // InsertOpts: the handler counts its own attempts (and marks the port unconverged on the
 // last), so the queue's limit is the handler's.
-func (ConvergePort) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: ConvergeAttempts} }
+func (ConvergePort) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: ConvergeAttempts}
+}
 
 // ConvergeAttempts is how often a port.converge job tries before the port is marked
 // unconverged (with the queue's backoff, about four minutes).
