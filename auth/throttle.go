@@ -91,14 +91,14 @@ func (s *Service) begin(ctx context.Context, kind, client, email string) (*attem
 			a.ticket = res.Ticket
 		}
 	}
-	now := s.Clock.Now()
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		t, err := tx.LoginThrottle(ctx, a.login)
 		if err != nil {
 			return err
 		}
+		now := s.Clock.Now() // read with the row locked: no failure recorded since is later
 		t = remembered(t, now)
-		if t.Until.After(now) {
+		if throttleDelay(t.Failures) > 0 && t.Until.After(now) {
 			return RateLimited(t.Until.Sub(now))
 		}
 		if d := throttleDelay(t.Failures + 1); d > 0 {
@@ -127,16 +127,16 @@ func remembered(t store.LoginThrottle, now time.Time) store.LoginThrottle {
 // clears the login's run and gives the place back.
 func (a *attempt) end(ctx context.Context, ok bool) error {
 	ctx = context.WithoutCancel(ctx) // the outcome is recorded even if the client has gone
-	now := a.s.Clock.Now()
 	if ok {
 		a.giveBack(ctx)
 		return a.s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.SetLoginThrottle(ctx, a.login, store.LoginThrottle{}) })
 	}
 	return a.s.Store.InTx(ctx, func(tx *store.Tx) error {
-		t, err := tx.LockLoginThrottle(ctx, a.login, now)
+		t, err := tx.LockLoginThrottle(ctx, a.login, a.s.Clock.Now())
 		if err != nil {
 			return err
 		}
+		now := a.s.Clock.Now()
 		t = remembered(t, now)
 		t.Failures++
 		if next := now.Add(throttleDelay(t.Failures)); next.After(t.Until) {
@@ -149,14 +149,14 @@ func (a *attempt) end(ctx context.Context, ok bool) error {
 	})
 }
 
-// abandon ends an attempt that was no guess (a new password refused for its form): nothing is
-// counted, the client's place is given back and the slot it took is freed.
+// abandon ends an attempt that could not be checked (the account could not be read): nothing
+// is counted, the client's place is given back and the slot it took is freed.
 func (a *attempt) abandon(ctx context.Context) error {
 	ctx = context.WithoutCancel(ctx)
 	a.giveBack(ctx)
-	now := a.s.Clock.Now()
 	return a.s.Store.InTx(ctx, func(tx *store.Tx) error {
 		t, err := tx.LoginThrottle(ctx, a.login)
+		now := a.s.Clock.Now()
 		if err != nil || t.Failures == 0 || !t.Until.After(now) {
 			return err
 		}
