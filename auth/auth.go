@@ -64,25 +64,17 @@ type Token struct {
 // access token. A wrong e-mail and a wrong password answer alike and take the same time, and
 // both count as failures under the limits on guessing (throttle.go), which answer alike too.
 func (s *Service) LoginSubscriber(ctx context.Context, email, password, client string) (*Token, error) {
-	a, err := s.begin(ctx, loginSubscriber, client, email)
-	if err != nil {
+	var acc *subprov.AccountLogin
+	ok, err := s.attempt(ctx, loginSubscriber, email, password, client, func() (string, error) {
+		var err error
+		acc, err = s.Store.AccountByEmail(ctx, subprov.NormalizeEmail(email))
+		if err != nil {
+			return "", err
+		}
+		return acc.PasswordHash, nil // "" when no password is set yet: no password matches
+	})
+	if err != nil || !ok {
 		return nil, err
-	}
-	acc, err := s.Store.AccountByEmail(ctx, subprov.NormalizeEmail(email))
-	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
-		return nil, errors.Join(err, a.abandon(ctx))
-	}
-	ok := false
-	if err == nil && acc.PasswordSet {
-		ok = identity.CheckPassword(acc.PasswordHash, password)
-	} else {
-		s.PasswordCost.BurnCheck(password)
-	}
-	if err := a.end(ctx, ok); err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, invalidCredentials()
 	}
 	now := s.Clock.Now()
 	tok, err := s.Signer.IssueGeneration(identity.AudienceSubscriber, acc.ID, acc.ProviderID, acc.ID, acc.TokenGeneration, now, subprov.SubscriberTokenLifetime)
@@ -90,6 +82,34 @@ func (s *Service) LoginSubscriber(ctx context.Context, email, password, client s
 		return nil, err
 	}
 	return &Token{AccessToken: tok, ExpiresIn: int(subprov.SubscriberTokenLifetime.Seconds())}, nil
+}
+
+// attempt checks password against the hash load reads for the login of kind with email, from
+// client, under the limits on guessing (throttle.go): ok, or the invalid_credentials error for
+// a wrong password and for an e-mail without a login (load: subprov.ErrNotFound) alike, in the
+// same time; or the 429 of the limits.
+func (s *Service) attempt(ctx context.Context, kind, email, password, client string, load func() (string, error)) (bool, error) {
+	a, err := s.begin(ctx, kind, client, email)
+	if err != nil {
+		return false, err
+	}
+	hash, err := load()
+	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
+		return false, errors.Join(err, a.abandon(ctx))
+	}
+	ok := false
+	if hash != "" {
+		ok = identity.CheckPassword(hash, password)
+	} else {
+		s.PasswordCost.BurnCheck(password)
+	}
+	if err := a.end(ctx, ok); err != nil {
+		return false, err
+	}
+	if !ok {
+		return false, invalidCredentials()
+	}
+	return true, nil
 }
 
 // checkAccountPassword checks a signed-in account's password from client under the limits on
@@ -108,25 +128,15 @@ func (s *Service) checkAccountPassword(ctx context.Context, acc *subprov.Account
 // LoginOperator checks a dashboard login from client and issues an access token, under the
 // limits on guessing as the subscriber login.
 func (s *Service) LoginOperator(ctx context.Context, email, password, client string) (*Token, error) {
-	a, err := s.begin(ctx, loginOperator, client, email)
-	if err != nil {
+	var op *subprov.Operator
+	ok, err := s.attempt(ctx, loginOperator, email, password, client, func() (string, error) {
+		var hash string
+		var err error
+		op, hash, err = s.Store.OperatorByEmail(ctx, subprov.NormalizeEmail(email))
+		return hash, err
+	})
+	if err != nil || !ok {
 		return nil, err
-	}
-	op, hash, err := s.Store.OperatorByEmail(ctx, subprov.NormalizeEmail(email))
-	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
-		return nil, errors.Join(err, a.abandon(ctx))
-	}
-	ok := false
-	if err == nil {
-		ok = identity.CheckPassword(hash, password)
-	} else {
-		s.PasswordCost.BurnCheck(password)
-	}
-	if err := a.end(ctx, ok); err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, invalidCredentials()
 	}
 	tok, err := s.Signer.Issue(identity.AudienceOperator, op.ID, "", "", s.Clock.Now(), subprov.OperatorTokenLifetime)
 	if err != nil {

@@ -64,8 +64,8 @@ type attempt struct {
 	ticket string
 }
 
-// RateLimited is the 429 of a password attempt that must wait, with its Retry-After.
-func RateLimited(wait time.Duration) error {
+// rateLimited is the 429 of a password attempt that must wait, with its Retry-After.
+func rateLimited(wait time.Duration) error {
 	return &subprov.Error{Code: subprov.ERATELIMITED, Reason: "rate_limited", Message: "Too many failed attempts; wait before trying again",
 		Extra: map[string]any{"retry_after": int(max(1, math.Ceil(wait.Seconds())))}}
 }
@@ -86,7 +86,7 @@ func (s *Service) begin(ctx context.Context, kind, client, email string) (*attem
 			s.limiterDown(err) // the login's throttle still holds
 			a.key = ""
 		case !res.Allowed:
-			return nil, RateLimited(res.RetryAfter)
+			return nil, rateLimited(res.RetryAfter)
 		default:
 			a.ticket = res.Ticket
 		}
@@ -99,7 +99,7 @@ func (s *Service) begin(ctx context.Context, kind, client, email string) (*attem
 		now := s.Clock.Now() // read with the row locked: no failure recorded since is later
 		t = remembered(t, now)
 		if throttleDelay(t.Failures) > 0 && t.Until.After(now) {
-			return RateLimited(t.Until.Sub(now))
+			return rateLimited(t.Until.Sub(now))
 		}
 		if d := throttleDelay(t.Failures + 1); d > 0 {
 			t.Until = now.Add(d) // taken as if this attempt failed; a success clears it
