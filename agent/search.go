@@ -185,19 +185,8 @@ func MaskEmail(email string) string {
 	return firstRune(local) + "***@" + firstRune(domain) + "***" + tld
 }
 
-// MaskPhone keeps only the last four digits: "***-***-0142".
-func MaskPhone(phone string) string {
-	digits := make([]byte, 0, len(phone))
-	for i := 0; i < len(phone); i++ {
-		if phone[i] >= '0' && phone[i] <= '9' {
-			digits = append(digits, phone[i])
-		}
-	}
-	if len(digits) < 4 {
-		return ""
-	}
-	return "***-***-" + string(digits[len(digits)-4:])
-}
+// MaskPhone keeps only the last four digits: "***-***-0142" (subprov.MaskPhone).
+func MaskPhone(phone string) string { return subprov.MaskPhone(phone) }
 
 func firstRune(s string) string {
 	r, _ := utf8.DecodeRuneInString(s)

@@ -26,10 +26,9 @@ const (
 	// two (a slow mail, a spam folder), a switch to SMS and a code spent on wrong checks, and
 	// still bounds a flood to 30 messages an hour; sixty a key is an agent's resends over many
 	// calls at once.
-	issueWindow      = 10 * time.Minute
-	maxPerCustomer   = 5
-	maxPerKey        = 60
-	retryAfterSecond = 60
+	issueWindow    = 10 * time.Minute
+	maxPerCustomer = 5
+	maxPerKey      = 60
 )
 
 // Channels of a one-time code.
@@ -56,9 +55,36 @@ func verificationFailed() error {
 	return subprov.Errorf(subprov.EUNAUTHORIZED, "verification_failed", "The code is wrong, expired or used up; issue a new one")
 }
 
-func rateLimited() error {
+// rateLimited is the issue limit's 429; retry_after (Retry-After) is the whole seconds until a
+// code leaves the window and the limit lets the next one through.
+func rateLimited(wait time.Duration) error {
+	secs := max(int((wait+time.Second-1)/time.Second), 1)
 	return &subprov.Error{Code: subprov.ERATELIMITED, Reason: "rate_limited", Message: "Too many codes issued; wait before resending",
-		Extra: map[string]any{"retry_after": retryAfterSecond}}
+		Extra: map[string]any{"retry_after": secs}}
+}
+
+// issueWait is how long until each limit the counts reach lets a code through: until enough
+// of the oldest codes in the window leave it that one fewer than the limit remain.
+func (s *Service) issueWait(ctx context.Context, c Caller, customerID string, perCustomer, perKey int, now time.Time) (time.Duration, error) {
+	since := now.Add(-issueWindow)
+	var wait time.Duration
+	for _, l := range []struct {
+		count, max              int
+		provider, customer, key string
+	}{
+		{perCustomer, maxPerCustomer, c.Provider.ID, customerID, ""},
+		{perKey, maxPerKey, "", "", c.Key.ID},
+	} {
+		if l.count < l.max {
+			continue
+		}
+		at, err := s.Store.UnverifiedCodeIssuedAt(ctx, l.provider, l.customer, l.key, since, l.count-l.max)
+		if err != nil {
+			return 0, err
+		}
+		wait = max(wait, at.Add(issueWindow).Sub(now))
+	}
+	return wait, nil
 }
 
 // IssueCode sends a 6-digit one-time code to the customer by e-mail (default) or SMS. Only a
@@ -93,7 +119,11 @@ func (s *Service) IssueCode(ctx context.Context, c Caller, customerID, channel s
 		return nil, err
 	}
 	if perCustomer >= maxPerCustomer || perKey >= maxPerKey {
-		return nil, rateLimited()
+		wait, err := s.issueWait(ctx, c, rec.ID, perCustomer, perKey, now)
+		if err != nil {
+			return nil, err
+		}
+		return nil, rateLimited(wait)
 	}
 	code, err := newCode()
 	if err != nil {

@@ -139,8 +139,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Install = &install.Service{Store: st, Clock: a.Clock, Mail: a.Outbox, Completer: a.Provisioning, PublicURL: cfg.PublicURL, Log: log}
 	a.Provisioning.Installs = a.Install
 	a.Billing.Ports = a.Provisioning
+	a.Auth = &auth.Service{Store: st, Clock: a.Clock, Signer: identity.NewSigner(secret), Mail: a.Outbox, PublicURL: cfg.PublicURL,
+		PasswordCost: cfg.PasswordCost}
 	a.Jobs, err = jobs.New(st, jobs.Handlers{
 		DeliverMail:     a.Outbox.Deliver,
+		PasswordReset:   a.Auth.SendPasswordReset,
 		ProvisionPort:   a.Provisioning.ProvisionPort,
 		DeprovisionPort: a.Provisioning.DeprovisionPort,
 		ConvergePort:    a.Provisioning.ConvergePort,
@@ -155,14 +158,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		st.Close()
 		return nil, err
 	}
-	a.Outbox.Jobs, a.Events.Jobs, a.Webhooks.Jobs, a.Provisioning.Jobs, a.Billing.Jobs = a.Jobs, a.Jobs, a.Jobs, a.Jobs, a.Jobs
+	a.Outbox.Jobs, a.Events.Jobs, a.Webhooks.Jobs, a.Provisioning.Jobs, a.Billing.Jobs, a.Auth.Jobs = a.Jobs, a.Jobs, a.Jobs, a.Jobs, a.Jobs, a.Jobs
 	if cfg.Workers {
 		// This process delivers webhooks itself as soon as an event commits (Serve starts the
 		// dispatcher); a process without workers enqueues a webhooks.flush job instead.
 		a.Events.Wake = a.Webhooks.Wake
 	}
-	a.Auth = &auth.Service{Store: st, Clock: a.Clock, Signer: identity.NewSigner(secret), Mail: a.Outbox, PublicURL: cfg.PublicURL,
-		PasswordCost: cfg.PasswordCost}
 
 	var limiter ratelimit.Limiter = ratelimit.NewMemory()
 	if cfg.RedisURL != "" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/ratelimit"
 	"github.com/subprov/subprov/store"
 )
@@ -30,6 +31,7 @@ type Service struct {
 	Clock     subprov.Clock
 	Signer    *identity.Signer
 	Mail      Mailer
+	Jobs      jobs.Enqueuer // the password-reset job
 	PublicURL string
 	// PasswordCost is what hashing a new password costs; the zero value is the production cost.
 	PasswordCost identity.PasswordCost
@@ -269,10 +271,20 @@ func (s *Service) CheckVerifiedSession(token, providerID, customerID string) err
 	return nil
 }
 
-// RequestPasswordReset mails a 15-minute single-use reset link when the e-mail has a login,
-// and does nothing otherwise; the caller always answers the same (no account enumeration).
+// RequestPasswordReset asks for a 15-minute single-use reset link for email. It only enqueues
+// the job that looks the address up and mails the link (SendPasswordReset), and does so for
+// every address, so the request writes the same and takes the same time whether or not the
+// e-mail has a login; the caller always answers the same (no account enumeration).
 func (s *Service) RequestPasswordReset(ctx context.Context, email string) error {
-	acc, err := s.Store.AccountByEmail(ctx, subprov.NormalizeEmail(email))
+	job := jobs.SendPasswordReset{Email: subprov.NormalizeEmail(email), RequestedAt: s.Clock.Now()}
+	return s.Store.InTx(ctx, func(tx *store.Tx) error { return s.Jobs.Enqueue(ctx, tx, job) })
+}
+
+// SendPasswordReset is the auth.password_reset job: it mails a reset link when the e-mail has
+// a login, and does nothing otherwise. A link issued since the request answers it already, so
+// a run repeated after a crash mails no second one.
+func (s *Service) SendPasswordReset(ctx context.Context, args jobs.SendPasswordReset) error {
+	acc, err := s.Store.AccountByEmail(ctx, args.Email)
 	if err != nil {
 		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
@@ -280,6 +292,10 @@ func (s *Service) RequestPasswordReset(ctx context.Context, email string) error 
 		return err
 	}
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+		done, err := tx.TokenIssuedSince(ctx, acc.ID, TokenPasswordReset.Name, args.RequestedAt)
+		if err != nil || done {
+			return err
+		}
 		return s.MailToken(ctx, tx, acc.ID, acc.Email, acc.ProviderID, TokenPasswordReset)
 	})
 }

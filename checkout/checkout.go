@@ -235,9 +235,16 @@ func (s *Service) authorize(ctx context.Context, sess *subprov.CheckoutSession, 
 }
 
 // session loads a session, checks its age, then the caller's secret, then whether it was
-// cancelled.
+// cancelled. An unknown id is judged as a live one is: a missing or unknown secret is 401
+// for both, so only a caller with a provider's secret learns which ids exist (and then only
+// its own: another provider's session is 404 as an unknown one).
 func (s *Service) session(ctx context.Context, id, secret string) (*subprov.CheckoutSession, *subprov.Provider, error) {
 	sess, err := s.load(ctx, id)
+	if errors.Is(err, errSessionNotFound) {
+		if _, aerr := s.Auth.WebhookSecret(ctx, secret); aerr != nil {
+			return nil, nil, aerr
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -252,8 +259,9 @@ func (s *Service) session(ctx context.Context, id, secret string) (*subprov.Chec
 }
 
 // Check runs the checks a call naming session id makes before anything else, in their order:
-// the session exists (404), is not expired by age (410, and marked expired), the secret is its
-// provider's (401 missing or unknown, 404 another provider's), and it is not cancelled (410).
+// the session is not expired by age (410, and marked expired), the secret is a provider's (401
+// missing or unknown, for an unknown session too), the session exists and is that provider's
+// (404 unknown or another provider's), and it is not cancelled (410).
 // The HTTP layer runs it when a body does not decode, so such a call answers what the
 // session's state and the caller's secret call for before the body's problems.
 func (s *Service) Check(ctx context.Context, id, secret string) error {

@@ -181,8 +181,9 @@ type AnonymousInput struct {
 
 // AnonymousComplete provisions without a subscriber record (docs/checkout.md, Anonymous complete). It
 // routes on the delivery mode (the session's with option A): direct provisions at once,
-// home_drop takes the install route. It is idempotent by external_subscription_id or a
-// completed session, so a retry after a 5xx or a timeout is safe.
+// home_drop takes the install route. It is idempotent by a completed session, and by
+// external_subscription_id with the same plan at the same place, so a retry after a 5xx or a
+// timeout is safe; the id with another plan or place is 409 external_id_in_use.
 func (s *Service) AnonymousComplete(ctx context.Context, secret string, in AnonymousInput) (*provisioning.Result, error) {
 	var sess *subprov.CheckoutSession
 	var p *subprov.Provider
@@ -215,14 +216,9 @@ func (s *Service) AnonymousComplete(ctx context.Context, secret string, in Anony
 		}
 		return s.anonymousReplay(ctx, sub)
 	}
-	if ex, err := s.Store.SubscriptionByExternalID(ctx, p.ID, in.ExternalSubscriptionID); err == nil {
-		if !ex.Anonymous {
-			return nil, subprov.Errorf(subprov.ECONFLICT, "external_id_in_use", "external_id_in_use: external_subscription_id already names another line")
-		}
-		return s.anonymousReplay(ctx, ex)
-	} else if !errors.Is(err, subprov.ErrNotFound) {
-		return nil, err
-	}
+	// A known external_subscription_id is judged where every order's is (provisioning's
+	// replay): the same suite and plan is the idempotent replay, anything else 409
+	// external_id_in_use, as on the other order routes.
 	o := &provisioning.Order{ExternalSubscriptionID: in.ExternalSubscriptionID, Anonymous: true, ContactEmail: in.ContactEmail,
 		Source: "anonymous_checkout", Routing: provisioning.ByDeliveryMode}
 	if sess != nil {

@@ -4,6 +4,7 @@
 package clock
 
 import (
+	"errors"
 	"sync"
 	"time"
 )
@@ -50,6 +51,43 @@ func (c *Adjustable) Advance(d time.Duration) time.Time {
 	c.mu.Unlock()
 	c.notify()
 	return c.Now()
+}
+
+// MaxOffset is the farthest the adjustable clock moves from the wall clock, either way: 100
+// years, beyond any billing, expiry or booking horizon and well inside what a time.Duration
+// holds (292 years), so the offset never overflows and the clock never jumps back.
+const MaxOffset = 100 * 365 * 24 * time.Hour
+
+// ErrOutOfRange refuses a move that would put the clock more than MaxOffset from the wall clock.
+var ErrOutOfRange = errors.New("the dev clock stays within 100 years of the real time")
+
+// TryAdvance is Advance for a move that must stay within MaxOffset: a larger one changes
+// nothing and gives ErrOutOfRange.
+func (c *Adjustable) TryAdvance(d time.Duration) (time.Time, error) {
+	c.mu.Lock()
+	if d < 0 || d > MaxOffset || c.offset > MaxOffset-d {
+		c.mu.Unlock()
+		return time.Time{}, ErrOutOfRange
+	}
+	c.offset += d
+	c.mu.Unlock()
+	c.notify()
+	return c.Now(), nil
+}
+
+// TrySet is Set for an instant within MaxOffset of the wall clock: another changes nothing
+// and gives ErrOutOfRange.
+func (c *Adjustable) TrySet(t time.Time) (time.Time, error) {
+	c.mu.Lock()
+	off := time.Until(t)
+	if off > MaxOffset || off < -MaxOffset {
+		c.mu.Unlock()
+		return time.Time{}, ErrOutOfRange
+	}
+	c.offset = off
+	c.mu.Unlock()
+	c.notify()
+	return c.Now(), nil
 }
 
 // Set moves the clock to t.

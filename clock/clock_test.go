@@ -1,6 +1,8 @@
 package clock
 
 import (
+	"errors"
+	"math"
 	"testing"
 	"time"
 )
@@ -44,5 +46,48 @@ func TestManual(t *testing.T) {
 	c.Set(start.Add(-time.Hour))
 	if got := c.Now(); !got.Equal(start.Add(-time.Hour)) {
 		t.Fatalf("Set backward: Now = %v", got)
+	}
+}
+
+// TestAdjustableStaysInRange: a move beyond MaxOffset (alone or added to earlier ones) changes
+// nothing; without the bound a huge advance overflowed the offset and moved the clock back.
+func TestAdjustableStaysInRange(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		move func(c *Adjustable) (time.Time, error)
+		ok   bool
+	}{
+		{"advance to the bound", func(c *Adjustable) (time.Time, error) { return c.TryAdvance(MaxOffset - time.Hour) }, true},
+		{"advance past the bound", func(c *Adjustable) (time.Time, error) { return c.TryAdvance(MaxOffset + time.Hour) }, false},
+		{"advance that would overflow", func(c *Adjustable) (time.Time, error) { return c.TryAdvance(time.Duration(math.MaxInt64)) }, false},
+		{"advances that add up past the bound", func(c *Adjustable) (time.Time, error) {
+			if _, err := c.TryAdvance(MaxOffset / 2); err != nil {
+				return time.Time{}, err
+			}
+			return c.TryAdvance(MaxOffset/2 + time.Hour)
+		}, false},
+		{"set within the bound", func(c *Adjustable) (time.Time, error) { return c.TrySet(time.Now().AddDate(50, 0, 0)) }, true},
+		{"set far ahead", func(c *Adjustable) (time.Time, error) { return c.TrySet(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)) }, false},
+		{"set far back", func(c *Adjustable) (time.Time, error) { return c.TrySet(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)) }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewAdjustable(time.Hour)
+			before := c.Now()
+			now, err := tt.move(c)
+			if tt.ok != (err == nil) {
+				t.Fatalf("err %v, want ok %v", err, tt.ok)
+			}
+			if !tt.ok && (!errors.Is(err, ErrOutOfRange) || c.Now().Before(before)) {
+				t.Fatalf("err %v; clock %v, was %v", err, c.Now(), before)
+			}
+			if tt.ok && (now.Sub(before) < 40*365*24*time.Hour) {
+				t.Fatalf("clock %v, was %v", now, before)
+			}
+			if off := c.Offset(); off > MaxOffset || off < -MaxOffset {
+				t.Fatalf("offset %v", off)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +11,7 @@ import (
 )
 
 // TestPagesCarrySecurityHeaders: every server-rendered page (and every API answer) forbids
-// framing, sniffing, referrers and caching, and limits where scripts come from.
+// framing, sniffing, referrers and caching, and runs no inline script (no page has any).
 func TestPagesCarrySecurityHeaders(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
@@ -20,19 +21,34 @@ func TestPagesCarrySecurityHeaders(t *testing.T) {
 			"Referrer-Policy":        "no-referrer",
 			"Cache-Control":          "no-store",
 		}
-		for _, path := range []string{"/book?token=" + fixture.DemoBookingToken, "/book", "/sandbox/checkout", "/docs", "/partner/subscriber/me", "/nope"} {
+		for _, path := range []string{"/book?token=" + fixture.DemoBookingToken, "/book", "/sandbox/checkout", "/docs", "/partner/subscriber/me", "/nope",
+			"/portal/reset-password?token=unknown", "/portal/activate?token=unknown"} {
 			res := s.Do(apptest.Request{Method: "GET", Path: path})
 			for h, v := range want {
 				if got := res.Header.Get(h); got != v {
 					t.Errorf("%s: %s = %q, want %q", path, h, got, v)
 				}
 			}
-			if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "default-src 'self'") {
-				t.Errorf("%s: Content-Security-Policy %q", path, csp)
+			csp := map[string]string{}
+			for _, d := range strings.Split(res.Header.Get("Content-Security-Policy"), ";") {
+				name, value, _ := strings.Cut(strings.TrimSpace(d), " ")
+				csp[name] = value
+			}
+			if csp["frame-ancestors"] != "'none'" || csp["default-src"] != "'self'" || csp["script-src"] != "'self'" || csp["object-src"] != "'none'" {
+				t.Errorf("%s: Content-Security-Policy %q: want frame-ancestors 'none', default-src and script-src 'self' (no inline script), object-src 'none'",
+					path, res.Header.Get("Content-Security-Policy"))
+			}
+			// No page needs inline script: none would run under this policy.
+			if page := strings.ToLower(string(res.Raw)); inlineScript.MatchString(page) {
+				t.Errorf("%s: the page has inline script (%q), which its policy refuses", path, inlineScript.FindString(page))
 			}
 		}
 	})
 }
+
+// inlineScript finds script in a page: a <script> element (no page has one), an event
+// handler attribute, or a javascript: URL.
+var inlineScript = regexp.MustCompile(`<script(\s[^>]*)?>|\son[a-z]+\s*=|javascript:`)
 
 // TestRequestSizeLimit: a body over 1 MiB is refused with 413 before anything is decoded or
 // written, on every surface.
@@ -65,6 +81,14 @@ func TestLogsCarryNoSecretsOrPersonalData(t *testing.T) {
 		s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/login", Body: map[string]string{"email": "marie.tremblay@example.ca", "password": "wrong-password-xyz"}})
 		s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/password-reset", Body: map[string]string{"email": "marie.tremblay@example.ca"}})
 		session := verify(t, s, fixture.DemoAgentKey, marieID, "marie.tremblay@example.ca")
+		// A code by SMS: in dev mode without a gateway it is logged (masked), not sent.
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/agent/verify/issue", Headers: apptest.Key(fixture.DemoOtherProviderKey),
+			Body: map[string]string{"customer_id": liamID, "channel": "sms"}}); res.Status != 202 {
+			t.Fatalf("sms code: %d %s", res.Status, res.Raw)
+		}
+		if !strings.Contains(s.Logs(), `"to":"***-***-0123"`) {
+			t.Fatalf("the dev SMS was not logged with its number masked")
+		}
 		s.Do(apptest.Request{Method: "GET", Path: "/partner/agent/customers/" + marieID, Headers: agentHeaders(fixture.DemoAgentKey, session)})
 		res := (&hook{}).post(s, order(map[string]any{"location_hash": hashKing1206, "subscriber": map[string]any{"firstname": "Lou", "lastname": "Gauthier",
 			"email": email, "phonenumber": phone}, "billing": map[string]any{"owner": "platform", "processor_customer_id": "cus_demo_visa"}}))
@@ -77,6 +101,7 @@ func TestLogsCarryNoSecretsOrPersonalData(t *testing.T) {
 		apptest.Eventually(t, 15*time.Second, "the order's first invoice paid", func() bool {
 			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND status = 'paid'`, res.JSON["subscription_id"]) == 1
 		})
+		awaitPasswordResets(t, s)
 		var resetLink string
 		for _, m := range s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=marie.tremblay@example.ca", Headers: s.Operator()}).JSON["messages"].([]any) {
 			if links, _ := m.(map[string]any)["links"].([]any); len(links) > 0 {
@@ -94,7 +119,7 @@ func TestLogsCarryNoSecretsOrPersonalData(t *testing.T) {
 			"store API key": storeKey, "webhook secret": northwindSecret, "sandbox secret": sandboxSecret,
 			"subscriber JWT": strings.TrimPrefix(marie["Authorization"], "Bearer "), "verified session": session,
 			"reset token": resetToken, "holder e-mail": "marie.tremblay@example.ca", "order e-mail": email, "phone": phone,
-			"phone digits": "5145550199", "device secret": deviceSecret,
+			"phone digits": "5145550199", "device secret": deviceSecret, "texted phone": "604-555-0123", "texted phone digits": "6045550123",
 		} {
 			if secret != "" && strings.Contains(logs, secret) {
 				t.Errorf("the logs contain the %s", name)

@@ -272,6 +272,7 @@ func TestPasswordResetMailsASingleUseLink(t *testing.T) {
 		s.Login(fixture.DemoSubscriberEmail, "a-brand-new-password")
 		// An expired token (15 minutes) is refused.
 		s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/password-reset", Body: map[string]string{"email": fixture.DemoSubscriberEmail}})
+		awaitPasswordResets(t, s)
 		res = s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=" + fixture.DemoSubscriberEmail, Headers: op})
 		link = res.JSON["messages"].([]any)[0].(map[string]any)["links"].([]any)[0].(string)
 		s.DevClock.Advance(16 * time.Minute)
@@ -329,6 +330,7 @@ func TestSettingAPasswordRetiresItsOtherLinks(t *testing.T) {
 			if r := post("/partner/subscriber/auth/password-reset", map[string]string{"email": email}, nil); r.Status != 202 {
 				t.Fatalf("reset %s: %d", email, r.Status)
 			}
+			awaitPasswordResets(t, s)
 			return token(t, email, "/portal/reset-password")
 		}
 		for _, tt := range []struct {

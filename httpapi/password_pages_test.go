@@ -46,6 +46,7 @@ func resetLink(t *testing.T, s *apptest.Service, op map[string]string, email str
 		Body: map[string]string{"email": email}}); res.Status != 202 {
 		t.Fatalf("password reset: %d %s", res.Status, res.Raw)
 	}
+	awaitPasswordResets(t, s)
 	return localURL(s, newestLink(t, s, op, email, "Reset your password"))
 }
 

@@ -23,6 +23,7 @@ import (
 // unregistered (an insert-only process, or a test that does not need it).
 type Handlers struct {
 	DeliverMail     func(ctx context.Context, args DeliverMail) error
+	PasswordReset   func(ctx context.Context, args SendPasswordReset) error
 	ProvisionPort   func(ctx context.Context, args ProvisionPort, attempt int) error
 	DeprovisionPort func(ctx context.Context, args DeprovisionPort) error
 	ConvergePort    func(ctx context.Context, args ConvergePort, attempt int) error
@@ -107,6 +108,7 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 	}
 	workers := river.NewWorkers()
 	addWorker(workers, h.DeliverMail)
+	addWorker(workers, h.PasswordReset)
 	if h.ProvisionPort != nil {
 		river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, j *river.Job[ProvisionPort]) error {
 			return h.ProvisionPort(ctx, j.Args, j.Attempt)

@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"time"
+
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 )
@@ -12,6 +14,19 @@ type DeliverMail struct {
 
 // Kind names the job in the queue.
 func (DeliverMail) Kind() string { return "mail.deliver" }
+
+// SendPasswordReset mails a password-reset link when the e-mail has a portal login. The
+// request only enqueues it, whether or not the address has one, so the request does the same
+// work either way and its answer and timing tell nothing (docs/security.md).
+type SendPasswordReset struct {
+	Email string `json:"email"`
+	// RequestedAt is the service time of the request: a link issued since then answers it
+	// already, so a run repeated after a crash mails no second link.
+	RequestedAt time.Time `json:"requested_at"`
+}
+
+// Kind names the job in the queue.
+func (SendPasswordReset) Kind() string { return "auth.password_reset" }
 
 // ProvisionPort switches on the port of a line on the provision route (VLAN, bandwidth, MAC)
 // and records provisioning.completed or, finally, provisioning.failed.

@@ -192,17 +192,20 @@ func (s *Service) place(ctx context.Context, p *subprov.Provider, o *Order) (*pl
 	if hasPort && (direct || (o.Routing == ByLineType && session)) {
 		return s.placeAtPort(ctx, p, o, pl)
 	}
+	// A suite in a building the provider does not cover answers as an unknown one: an order
+	// never tells which ids exist in other providers' coverage.
+	noUnit := func() error { return invalid("unit_id", "no unit with this id") }
 	unit, err := s.Store.Unit(ctx, o.UnitID)
 	if err != nil {
 		if errors.Is(err, subprov.ErrNotFound) {
-			return nil, invalid("unit_id", "no unit with this id")
+			return nil, noUnit()
 		}
 		return nil, err
 	}
 	b, err := s.Store.CoveredBuilding(ctx, p.ID, unit.BuildingID)
 	if err != nil {
 		if errors.Is(err, subprov.ErrNotFound) {
-			return nil, invalid("unit_id", "the unit is in a building this provider does not cover")
+			return nil, noUnit()
 		}
 		return nil, err
 	}
@@ -229,15 +232,19 @@ func Orderable(b *subprov.Building, field string) error {
 
 // placeAtPort places an order that names a port.
 func (s *Service) placeAtPort(ctx context.Context, p *subprov.Provider, o *Order, pl *placement) (*placement, error) {
+	// As for a suite: a port outside the provider's coverage answers as an unknown one.
+	noPort := func() error {
+		return invalid("location_hash", "no port with this location_hash or location_identifier")
+	}
 	loc, err := s.Store.LocationByPortFor(ctx, p.ID, o.LocationHash, o.LocationIdentifier)
 	if err != nil {
 		if errors.Is(err, subprov.ErrNotFound) {
-			return nil, invalid("location_hash", "no port with this location_hash or location_identifier")
+			return nil, noPort()
 		}
 		return nil, err
 	}
 	if !loc.Covered {
-		return nil, invalid("location_hash", "the port is in a building this provider does not cover")
+		return nil, noPort()
 	}
 	b := &loc.Building
 	if err := Orderable(b, "location_hash"); err != nil {

@@ -11,8 +11,9 @@ import (
 
 // DevOutbox is dev mode's stand-in for a gateway that is not configured: each message is
 // written to the outbox, where GET /api/v1/dev/outbox lists it (`to` the phone number, subject
-// "SMS") beside the mail, and to the log. It reaches no phone. serve uses it only with
-// SUBPROV_DEV=1 and no SUBPROV_SMS_* gateway, so a provider whose sms_configured is true can
+// "SMS") beside the mail, and to the log with the number masked to its last four digits (logs
+// never carry personal data). It reaches no phone. serve uses it only with SUBPROV_DEV=1 and
+// no SUBPROV_SMS_* gateway, so a provider whose sms_configured is true can
 // be tried in the demo and in tests; outside dev mode such a provider's SMS codes answer 503
 // until the gateway is configured.
 type DevOutbox struct {
@@ -31,7 +32,7 @@ func (o *DevOutbox) Send(ctx context.Context, to, body string) error {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	if o.Log != nil {
-		o.Log.Info("sms logged, not sent (dev mode, no SMS gateway configured)", "to", to, "outbox_id", m.ID)
+		o.Log.Info("sms logged, not sent (dev mode, no SMS gateway configured)", "to", subprov.MaskPhone(to), "outbox_id", m.ID)
 	}
 	return nil
 }

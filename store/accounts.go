@@ -144,6 +144,16 @@ func (tx *Tx) InsertToken(ctx context.Context, hash string, t subprov.MailedToke
 	return nil
 }
 
+// TokenIssuedSince reports whether a token of kind was issued for subject at or after t.
+func (tx *Tx) TokenIssuedSince(ctx context.Context, subjectID, kind string, t time.Time) (bool, error) {
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM tokens WHERE subject_id = ? AND kind = ? AND created_at >= ?`,
+		subjectID, kind, t.UTC()).Scan(&n); err != nil {
+		return false, fmt.Errorf("%s tokens issued since: %w", kind, err)
+	}
+	return n > 0, nil
+}
+
 // RetireTokens marks every outstanding token of the kinds given for subject used, so none of
 // them works any more.
 func (tx *Tx) RetireTokens(ctx context.Context, subjectID string, kinds []string, now time.Time) error {

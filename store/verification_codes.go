@@ -47,6 +47,23 @@ func (s *Store) UnverifiedCodesSince(ctx context.Context, providerID, subscriber
 	return perCustomer, perKey, nil
 }
 
+// UnverifiedCodeIssuedAt returns when the code at offset n (0 the oldest) was issued among the
+// codes issued at or after t that verified no session: a customer's (apiKeyID "") or an API
+// key's (providerID and subscriberID ""). The issue limit waits for it to leave its window.
+func (s *Store) UnverifiedCodeIssuedAt(ctx context.Context, providerID, subscriberID, apiKeyID string, t time.Time, n int) (time.Time, error) {
+	q, args := `provider_id = ? AND subscriber_id = ?`, []any{providerID, subscriberID}
+	if apiKeyID != "" {
+		q, args = `api_key_id = ?`, []any{apiKeyID}
+	}
+	var at time.Time
+	err := s.R().QueryRow(ctx, `SELECT created_at FROM verification_codes WHERE `+q+` AND created_at >= ? AND verified_at IS NULL
+		ORDER BY created_at LIMIT 1 OFFSET ?`, append(args, t.UTC(), n)...).Scan(&at)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("issue time of verification code: %w", err)
+	}
+	return at, nil
+}
+
 // LockLiveCode reads a customer's newest live code (unconsumed, unexpired) for update and
 // counts one more check against it.
 func (tx *Tx) LockLiveCode(ctx context.Context, providerID, subscriberID string, now time.Time) (*subprov.VerificationCode, error) {

@@ -26,7 +26,8 @@ type Validator interface {
 }
 
 // Decode reads a JSON object into a new T: a body over 1 MiB is 413; malformed JSON, unknown
-// fields and wrong types are 422 naming the fields; then T's own Valid rules run.
+// fields, fields named twice in one object and wrong types are 422 naming the fields; then T's
+// own Valid rules run.
 func Decode[T any](r *http.Request) (T, error) {
 	body, err := ReadBody(r)
 	if err != nil {
@@ -67,7 +68,7 @@ func ReadBody(r *http.Request) ([]byte, error) {
 
 // DecodeBytes is Decode for a body already read (bulk items are decoded one by one). One 422
 // lists every problem at once, each under its full path ("subscriber.extra", "orders.2"):
-// unknown fields and wrong types at any depth, and T's own rules for the fields that did
+// unknown fields, duplicate fields and wrong types at any depth, and T's own rules for the fields that did
 // decode (a field with a wrong type is reported as that, not also as missing).
 func DecodeBytes[T any](body []byte) (T, error) {
 	var v T
@@ -79,6 +80,7 @@ func DecodeBytes[T any](body []byte) (T, error) {
 		return v, subprov.Invalid(map[string]string{"body": "must be a JSON object"})
 	}
 	problems := map[string]string{}
+	duplicateKeys(body, problems)
 	shapeProblems(reflect.TypeOf(v), body, "", problems)
 	if len(problems) == 0 {
 		dec := json.NewDecoder(bytes.NewReader(body))

@@ -32,15 +32,21 @@ func TestDecodeNamesNestedProblemsByPath(t *testing.T) {
 		{`{"lines": [{"name": "a"}]}`, nil},
 	}
 	for _, tt := range tests {
-		_, err := DecodeBytes[request]([]byte(tt.body))
-		var got map[string]string
-		if e, ok := subprov.AsError(err); ok {
-			got = e.Fields
-		} else if err != nil {
-			t.Fatalf("%s: %v", tt.body, err)
-		}
-		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
-			t.Errorf("%s: problems %v, want %v", tt.body, got, tt.want)
-		}
+		wantProblems[request](t, tt.body, tt.want)
+	}
+}
+
+// wantProblems decodes body as T and checks the problems the 422 names (nil: none).
+func wantProblems[T any](t *testing.T, body string, want map[string]string) {
+	t.Helper()
+	_, err := DecodeBytes[T]([]byte(body))
+	var got map[string]string
+	if e, ok := subprov.AsError(err); ok {
+		got = e.Fields
+	} else if err != nil {
+		t.Fatalf("%s: %v", body, err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("%s: problems %v, want %v", body, got, want)
 	}
 }

@@ -1,11 +1,13 @@
 package dev
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/httpapi/api"
 )
@@ -21,6 +23,12 @@ func (h *Handler) ClockGet(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// The dev clock stays within clock.MaxOffset of the real time: a larger advance (or the sum of
+// several), or a set instant farther away, is 422 and leaves the clock where it was.
+const maxAdvanceSeconds = int64(clock.MaxOffset / time.Second)
+
+var outOfRange = "the dev clock stays within 100 years of the real time (" + strconv.FormatInt(maxAdvanceSeconds, 10) + " seconds)"
+
 type clockRequest struct {
 	AdvanceSeconds *int64  `json:"advance_seconds"`
 	Set            *string `json:"set"`
@@ -35,6 +43,8 @@ func (q clockRequest) Valid() map[string]string {
 		p["set"] = "give advance_seconds or set, not both"
 	case q.AdvanceSeconds != nil && *q.AdvanceSeconds < 0:
 		p["advance_seconds"] = "the clock only moves forward"
+	case q.AdvanceSeconds != nil && *q.AdvanceSeconds > maxAdvanceSeconds:
+		p["advance_seconds"] = outOfRange
 	case q.Set != nil:
 		if _, err := time.Parse(time.RFC3339, *q.Set); err != nil {
 			p["set"] = "want an RFC 3339 instant"
@@ -50,11 +60,16 @@ func (h *Handler) ClockSet(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var now time.Time
+	field := "advance_seconds"
 	if q.AdvanceSeconds != nil {
-		now = h.Clock.Advance(time.Duration(*q.AdvanceSeconds) * time.Second)
+		now, err = h.Clock.TryAdvance(time.Duration(*q.AdvanceSeconds) * time.Second)
 	} else {
 		t, _ := time.Parse(time.RFC3339, *q.Set)
-		now = h.Clock.Set(t)
+		field = "set"
+		now, err = h.Clock.TrySet(t)
+	}
+	if errors.Is(err, clock.ErrOutOfRange) {
+		return subprov.Invalid(map[string]string{field: outOfRange})
 	}
 	if h.OnClockChange != nil {
 		h.OnClockChange(r.Context())
