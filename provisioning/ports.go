@@ -118,7 +118,7 @@ func (s *Service) wantPort(ctx context.Context, tx *store.Tx, portID string) (ch
 	if err != nil {
 		return false, err
 	}
-	port, err := s.Store.PortByID(ctx, portID)
+	port, err := tx.PortByID(ctx, portID)
 	if err != nil {
 		return false, err
 	}

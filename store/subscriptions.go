@@ -433,8 +433,17 @@ func (tx *Tx) MarkDeprovisioned(ctx context.Context, id string, now time.Time) e
 
 // PortByID returns a port.
 func (s *Store) PortByID(ctx context.Context, id string) (*subprov.Port, error) {
+	return portByID(ctx, s.R(), id)
+}
+
+// PortByID returns a port as tx sees it: a transaction never waits for a second connection.
+func (tx *Tx) PortByID(ctx context.Context, id string) (*subprov.Port, error) {
+	return portByID(ctx, tx, id)
+}
+
+func portByID(ctx context.Context, q Querier, id string) (*subprov.Port, error) {
 	var r portRow
-	err := s.R().QueryRow(ctx, `SELECT `+portColumns+` FROM ports pt WHERE pt.id = ?`, id).Scan(r.dest()...)
+	err := q.QueryRow(ctx, `SELECT `+portColumns+` FROM ports pt WHERE pt.id = ?`, id).Scan(r.dest()...)
 	if err != nil {
 		return nil, fmt.Errorf("port %s: %w", id, err)
 	}
