@@ -77,7 +77,7 @@ type Env struct {
 // with its own fresh Env.
 func Each(t *testing.T, fn func(t *testing.T, e *Env)) {
 	t.Helper()
-	testdb.Each(t, func(t *testing.T, u string) {
+	testdb.EachMigrated(t, testdb.AppSchema, func(t *testing.T, u string) {
 		fn(t, New(t, u))
 	})
 }
