@@ -81,11 +81,14 @@ func MigratedURL(t testing.TB, engine string, schema Schema) string {
 		return URL(t, engine)
 	}
 	tmpl, err := template(base, schema)
-	if err != nil {
-		t.Logf("no template database (%v): migrating a fresh one", err)
-		return URL(t, engine)
+	if err == nil {
+		var u string
+		if u, err = newDatabase(t, base, tmpl); err == nil {
+			return u
+		}
 	}
-	return clone(t, base, tmpl)
+	t.Logf("no copy of a template database (%v): migrating a fresh one", err)
+	return URL(t, engine)
 }
 
 // admin is the pool on the configured database that creates and drops the test databases.
@@ -108,32 +111,37 @@ func withDatabase(base, name string) (string, error) {
 		return "", fmt.Errorf("parse %s: %w", PostgresEnv, err)
 	}
 	u.Path = "/" + name
+	if u.RawQuery == "" {
+		// Tests add parameters to a test database's URL with "&".
+		u.RawQuery = "application_name=subprov-test"
+	}
 	return u.String(), nil
 }
 
-// clone creates a copy of the template tmpl, dropped when t ends, and returns its URL.
-func clone(t testing.TB, base, tmpl string) string {
+// newDatabase creates a database for t, a copy of the template tmpl (of the server's default
+// template when empty), dropped when t ends, and returns its URL.
+func newDatabase(t testing.TB, base, tmpl string) (string, error) {
 	t.Helper()
 	db, err := admin(base)
 	if err != nil {
-		t.Fatalf("open postgres: %v", err)
+		return "", err
 	}
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	name := clonePrefix + strconv.FormatInt(time.Now().Unix(), 10) + "_" + hex.EncodeToString(b)
-	if _, err := db.Exec("CREATE DATABASE " + name + " TEMPLATE " + tmpl); err != nil {
-		t.Fatalf("copy template database: %v", err)
+	create := "CREATE DATABASE " + name
+	if tmpl != "" {
+		create += " TEMPLATE " + tmpl
+	}
+	if _, err := db.Exec(create); err != nil {
+		return "", fmt.Errorf("create test database: %w", err)
 	}
 	t.Cleanup(func() {
 		if _, err := db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
 			t.Errorf("drop test database %s: %v", name, err)
 		}
 	})
-	u, err := withDatabase(base, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
+	return withDatabase(base, name)
 }
 
 // template returns the name of the template database migrated to schema, building it the

@@ -1,8 +1,8 @@
 // Package testdb gives tests a fresh, migrated store on each engine: SQLite always, and
-// PostgreSQL when SUBPROV_TEST_POSTGRES_URL is set (CI sets it). An empty PostgreSQL database
-// (URL) is a schema of its own, a migrated one (MigratedURL, for stores and services) a
-// database of its own copied from a template migrated once; each is dropped when the test
-// ends, so tests never see each other's rows.
+// PostgreSQL when SUBPROV_TEST_POSTGRES_URL is set (CI sets it). Each PostgreSQL test database
+// is a database of its own on the server, empty (URL) or copied from a template migrated once
+// (MigratedURL, for stores and services), dropped when the test ends, so tests never see each
+// other's rows.
 package testdb
 
 import (
@@ -61,7 +61,11 @@ func EachStore(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 	EachMigrated(t, StoreSchema, func(t *testing.T, u string) { fn(t, Open(t, u)) })
 }
 
-// URL returns the URL of a fresh, empty database on engine.
+// URL returns the URL of a fresh, empty database on engine. On PostgreSQL it is a database of
+// its own, dropped when the test ends: a migration's advisory lock is the database's, so
+// migrations of other tests (of other processes, other checkouts) on the server do not queue
+// behind each other. Where the role may not create databases it is a schema of the configured
+// database.
 func URL(t testing.TB, engine string) string {
 	t.Helper()
 	if engine == "sqlite" {
@@ -71,6 +75,17 @@ func URL(t testing.TB, engine string) string {
 	if base == "" {
 		t.Skip(PostgresEnv + " is not set")
 	}
+	u, err := newDatabase(t, base, "")
+	if err == nil {
+		return u
+	}
+	t.Logf("no database of its own (%v): a schema", err)
+	return schemaURL(t, base)
+}
+
+// schemaURL returns the URL of a fresh schema of the database at base, dropped when t ends.
+func schemaURL(t testing.TB, base string) string {
+	t.Helper()
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	schema := "t_" + hex.EncodeToString(b)
