@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/rivermigrate"
 
@@ -136,12 +137,32 @@ func newDatabase(t testing.TB, base, tmpl string) (string, error) {
 	if _, err := db.Exec(create); err != nil {
 		return "", fmt.Errorf("create test database: %w", err)
 	}
-	t.Cleanup(func() {
-		if _, err := db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
-			t.Errorf("drop test database %s: %v", name, err)
-		}
-	})
+	t.Cleanup(func() { drop(t, base, name) })
 	return withDatabase(base, name)
+}
+
+// drops bounds the drops in flight, each on a session of its own.
+var drops = make(chan struct{}, 4)
+
+// drop drops the test database name once the statement is sent, without waiting for the
+// server to finish it: DROP DATABASE waits for a checkpoint, seconds on a busy server, and the
+// server finishes a statement it received even if this process has exited by then. A drop
+// that fails leaves a database that a later run drops (dropStale).
+func drop(t testing.TB, base, name string) {
+	drops <- struct{}{}
+	ctx := context.Background()
+	conn, err := pgconn.Connect(ctx, base)
+	if err != nil {
+		<-drops
+		t.Errorf("drop test database %s: %v", name, err)
+		return
+	}
+	sent := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	go func() {
+		defer func() { <-drops }()
+		_, _ = sent.ReadAll()
+		_ = conn.Close(ctx)
+	}()
 }
 
 // template returns the name of the template database migrated to schema, building it the
