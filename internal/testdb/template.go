@@ -97,7 +97,7 @@ func admin(base string) (*sql.DB, error) {
 	adminOnce.Do(func() {
 		adminDB, adminErr = sql.Open("pgx", base)
 		if adminErr == nil {
-			adminDB.SetMaxOpenConns(4)
+			adminDB.SetMaxOpenConns(2)
 			adminDB.SetMaxIdleConns(1)
 			adminDB.SetConnMaxIdleTime(time.Second)
 		}
@@ -141,8 +141,9 @@ func newDatabase(t testing.TB, base, tmpl string) (string, error) {
 	return withDatabase(base, name)
 }
 
-// drops bounds the drops in flight, each on a session of its own.
-var drops = make(chan struct{}, 4)
+// drops bounds the drops in flight, each on a session of its own (the server's sessions are
+// shared by every test process, and a test's service opens several).
+var drops = make(chan struct{}, 2)
 
 // drop drops the test database name once the statement is sent, without waiting for the
 // server to finish it: DROP DATABASE waits for a checkpoint, seconds on a busy server, and the
