@@ -319,8 +319,11 @@ func dropStale(ctx context.Context, conn *sql.Conn, current string) error {
 		return fmt.Errorf("list test databases: %w", err)
 	}
 	for _, name := range stale {
-		if _, err := conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			return fmt.Errorf("drop stale test database: %w", err)
+		// A template is dropped only once it is no longer marked as one.
+		for _, q := range []string{"ALTER DATABASE " + name + " IS_TEMPLATE false", "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("drop stale test database: %w", err)
+			}
 		}
 	}
 	return nil
