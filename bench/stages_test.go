@@ -15,7 +15,7 @@ import (
 // through the HTTP API and delivered as a webhook is timed, its instants in the order the
 // stages happen and within the test's own time, on both engines.
 func TestTimeStagesOfDeliveredOrders(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, u string) {
+	testdb.EachMigrated(t, testdb.StoreSchema, func(t *testing.T, u string) {
 		ctx := context.Background()
 		if _, err := gen.Run(ctx, testdb.Open(t, u), gen.Options{Subscribers: 200, Seed: 1}); err != nil {
 			t.Fatalf("gen: %v", err)

@@ -644,7 +644,7 @@ func sharedLimits(t *testing.T) apptest.Option {
 // sending its body; the request completes and Serve returns without error.
 func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
 	t.Parallel()
-	testdb.Each(t, func(t *testing.T, u string) {
+	testdb.EachMigrated(t, testdb.AppSchema, func(t *testing.T, u string) {
 		s := apptest.Start(t, u)
 		pr, pw := io.Pipe()
 		req, _ := http.NewRequest("POST", s.URL+"/partner/location/", pr)
@@ -683,7 +683,7 @@ func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
 // delivered, not left for the next process.
 func TestGracefulShutdownFinishesInFlightJobs(t *testing.T) {
 	t.Parallel()
-	testdb.Each(t, func(t *testing.T, u string) {
+	testdb.EachMigrated(t, testdb.AppSchema, func(t *testing.T, u string) {
 		started := make(chan struct{}, 1)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			select {

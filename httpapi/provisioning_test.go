@@ -952,7 +952,7 @@ func TestBulk(t *testing.T) {
 // new process on the same database: the event is delivered after the start.
 func TestWebhookSurvivesARestart(t *testing.T) {
 	t.Parallel()
-	testdb.Each(t, func(t *testing.T, u string) {
+	testdb.EachMigrated(t, testdb.AppSchema, func(t *testing.T, u string) {
 		var mu sync.Mutex
 		hang := true
 		var got []string

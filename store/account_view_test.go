@@ -20,7 +20,7 @@ import (
 // login at once.
 func TestRememberedReadsSeeEveryChange(t *testing.T) {
 	// Not parallel: it checks the change feed's wall-clock bound, which a loaded machine stretches.
-	testdb.Each(t, func(t *testing.T, u string) {
+	testdb.EachMigrated(t, testdb.StoreSchema, func(t *testing.T, u string) {
 		ctx := context.Background()
 		s := testdb.Open(t, u)
 		var f fixture.File

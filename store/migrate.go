@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -50,6 +52,21 @@ func LatestVersion() int {
 		return 0
 	}
 	return ms[len(ms)-1].version
+}
+
+// MigrationsDigest is a digest of every embedded migration's name and text: a database migrated
+// by a binary with the same digest has the same schema (test helpers key the databases they
+// migrate once and copy per test on it).
+func MigrationsDigest() string {
+	h := sha256.New()
+	ms, err := migrations()
+	if err != nil {
+		fmt.Fprintf(h, "error: %v", err)
+	}
+	for _, m := range ms {
+		fmt.Fprintf(h, "%d %s %d\n%s\n", m.version, m.name, len(m.sql), m.sql)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Migrate applies every embedded migration not yet applied, each in its own transaction. On

@@ -86,7 +86,7 @@ func Main(m *testing.M) {
 // Each runs fn once per engine against a fresh running service.
 func Each(t *testing.T, fn func(t *testing.T, s *Service), opts ...Option) {
 	t.Helper()
-	testdb.Each(t, func(t *testing.T, u string) { fn(t, Start(t, u, opts...)) })
+	testdb.EachMigrated(t, testdb.AppSchema, func(t *testing.T, u string) { fn(t, Start(t, u, opts...)) })
 }
 
 // Start runs a service on databaseURL with the demo fixture loaded; it stops when t ends.

@@ -40,13 +40,15 @@ func TestCrashSafety(t *testing.T) {
 	bin := proctest.Build(t)
 	for _, engine := range testdb.Engines() {
 		t.Run(engine, func(t *testing.T) {
+			t.Parallel() // each engine has its own database and process
 			seed := *seedFlag
 			if seed == 0 {
 				seed = rand.Uint64()
 			}
 			t.Logf("kill moments seed %d (replay: -crash.seed=%d)", seed, seed)
 			rng := rand.New(rand.NewPCG(seed, 0))
-			url := testdb.URL(t, engine)
+			// The first start finds the database migrated; the kills come later.
+			url := testdb.MigratedURL(t, engine, testdb.AppSchema)
 			w := proctest.NewWorld(suites, clients)
 			p := proctest.NewProcess(t, bin, url, w.Write(t))
 			p.Start()

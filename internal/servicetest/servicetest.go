@@ -77,7 +77,7 @@ type Env struct {
 // with its own fresh Env.
 func Each(t *testing.T, fn func(t *testing.T, e *Env)) {
 	t.Helper()
-	testdb.Each(t, func(t *testing.T, u string) {
+	testdb.EachMigrated(t, testdb.AppSchema, func(t *testing.T, u string) {
 		fn(t, New(t, u))
 	})
 }
@@ -88,8 +88,8 @@ type Rule struct {
 	Test func(t *testing.T, e *Env)
 }
 
-// EachRules runs rules in order as subtests of one Env per engine: a store costs seconds of
-// migrations on PostgreSQL, so rules that keep to rows of their own share one.
+// EachRules runs rules in order as subtests of one Env per engine: each Env costs a database
+// and a service's start, so rules that keep to rows of their own share one.
 func EachRules(t *testing.T, rules ...Rule) {
 	t.Helper()
 	Each(t, func(t *testing.T, e *Env) {

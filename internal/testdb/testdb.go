@@ -1,6 +1,8 @@
 // Package testdb gives tests a fresh, migrated store on each engine: SQLite always, and
-// PostgreSQL when SUBPROV_TEST_POSTGRES_URL is set (CI sets it). Each PostgreSQL store lives in
-// its own schema, dropped when the test ends, so tests never see each other's rows.
+// PostgreSQL when SUBPROV_TEST_POSTGRES_URL is set (CI sets it). Each PostgreSQL test database
+// is a database of its own on the server, empty (URL) or copied from a template migrated once
+// (MigratedURL, for stores and services), dropped when the test ends, so tests never see each
+// other's rows.
 package testdb
 
 import (
@@ -33,10 +35,22 @@ func Engines() []string {
 // calls Each, which returns before they run.
 func Each(t *testing.T, fn func(t *testing.T, databaseURL string)) {
 	t.Helper()
+	each(t, URL, fn)
+}
+
+// EachMigrated is Each for fn that migrates its database to schema before anything else (by
+// Open, or by starting a service): it gets MigratedURL's databases.
+func EachMigrated(t *testing.T, schema Schema, fn func(t *testing.T, databaseURL string)) {
+	t.Helper()
+	each(t, func(t testing.TB, engine string) string { return MigratedURL(t, engine, schema) }, fn)
+}
+
+func each(t *testing.T, newURL func(t testing.TB, engine string) string, fn func(t *testing.T, databaseURL string)) {
+	t.Helper()
 	for _, engine := range Engines() {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
-			fn(t, URL(t, engine))
+			fn(t, newURL(t, engine))
 		})
 	}
 }
@@ -44,10 +58,14 @@ func Each(t *testing.T, fn func(t *testing.T, databaseURL string)) {
 // EachStore runs fn as one subtest per engine with a fresh, migrated store.
 func EachStore(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 	t.Helper()
-	Each(t, func(t *testing.T, u string) { fn(t, Open(t, u)) })
+	EachMigrated(t, StoreSchema, func(t *testing.T, u string) { fn(t, Open(t, u)) })
 }
 
-// URL returns the URL of a fresh, empty database on engine.
+// URL returns the URL of a fresh, empty database on engine. On PostgreSQL it is a database of
+// its own, dropped when the test ends: a migration's advisory lock is the database's, so
+// migrations of other tests (of other processes, other checkouts) on the server do not queue
+// behind each other. Where the role may not create databases it is a schema of the configured
+// database.
 func URL(t testing.TB, engine string) string {
 	t.Helper()
 	if engine == "sqlite" {
@@ -57,6 +75,17 @@ func URL(t testing.TB, engine string) string {
 	if base == "" {
 		t.Skip(PostgresEnv + " is not set")
 	}
+	u, err := newDatabase(t, base, "")
+	if err == nil {
+		return u
+	}
+	t.Logf("no database of its own (%v): a schema", err)
+	return schemaURL(t, base)
+}
+
+// schemaURL returns the URL of a fresh schema of the database at base, dropped when t ends.
+func schemaURL(t testing.TB, base string) string {
+	t.Helper()
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	schema := "t_" + hex.EncodeToString(b)
@@ -134,6 +163,6 @@ func Scale(env string, def int) int {
 func EachBenchStore(b *testing.B, fn func(b *testing.B, s *store.Store)) {
 	b.Helper()
 	for _, engine := range Engines() {
-		b.Run(engine, func(b *testing.B) { fn(b, Open(b, URL(b, engine))) })
+		b.Run(engine, func(b *testing.B) { fn(b, Open(b, MigratedURL(b, engine, StoreSchema))) })
 	}
 }
