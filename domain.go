@@ -131,6 +131,25 @@ type PlanVersion struct {
 	PromoEndsOn    string // YYYY-MM-DD, "" when no campaign
 }
 
+// PromoOn returns the campaign price live on day (YYYY-MM-DD, the provider's calendar), nil
+// for none: PromoPrice until PromoEndsOn inclusive, or for good when the campaign has no end.
+func (v *PlanVersion) PromoOn(day string) *Money {
+	if v == nil || v.PromoPrice == nil || (v.PromoEndsOn != "" && v.PromoEndsOn < day) {
+		return nil
+	}
+	return v.PromoPrice
+}
+
+// PriceOn is the monthly price of the plan version on day (YYYY-MM-DD, the provider's
+// calendar): its live campaign's price, else MonthlyPrice. It is the one rule that prices a
+// day of service, for what the portal shows and for what every invoice bills.
+func (v *PlanVersion) PriceOn(day string) Money {
+	if promo := v.PromoOn(day); promo != nil {
+		return *promo
+	}
+	return v.MonthlyPrice
+}
+
 // Contact is a person's contact details.
 type Contact struct {
 	ID          string

@@ -44,7 +44,7 @@ var dunningWaits = []time.Duration{3 * 24 * time.Hour, 4 * 24 * time.Hour, 7 * 2
 
 // Activated issues the first invoice of a platform-billed line when it goes live (port live,
 // or the technician completed the install): the plan's setup fee plus the current calendar
-// month prorated from today to the month's end. It is charged at once to the adopted card.
+// month prorated from today to the month's end (FirstInvoiceQuote, what the portal quoted). It is charged at once to the adopted card.
 // Partner-billed lines are never invoiced.
 func (s *Service) Activated(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error {
 	if sub.BillingOwner != subprov.BillingPlatform {
@@ -54,18 +54,8 @@ func (s *Service) Activated(ctx context.Context, tx *store.Tx, p *subprov.Provid
 	if err != nil {
 		return err
 	}
-	now := s.Clock.Now()
-	today := LocalDay(now, p.Location())
-	period := PeriodOf(today)
-	days, in := DaysFrom(today), period.Days()
-	var lines []subprov.InvoiceLine
-	if plan.SetupFee > 0 {
-		lines = append(lines, subprov.InvoiceLine{Kind: "setup_fee", Description: "Setup fee — " + plan.PlanName, UnitPrice: plan.SetupFee, Amount: plan.SetupFee})
-	}
-	lines = append(lines, subprov.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Days: days, DaysInPeriod: in,
-		Description: fmt.Sprintf("%s, %s to %s", plan.PlanName, today.Format("2 Jan"), period.Day(in).Format("2 Jan 2006")),
-		Amount:      Prorate(plan.MonthlyPrice, days, in)})
-	_, err = s.issue(ctx, tx, p, sub, "first", "", period, today, lines, now)
+	q := s.FirstInvoiceQuote(p, plan)
+	_, err = s.issue(ctx, tx, p, sub, q.Kind, "", q.Period, q.Day, q.Lines, s.Clock.Now())
 	return err
 }
 
@@ -139,7 +129,8 @@ type spend struct {
 
 // newDraft prices an invoice: lines plus the next_invoice_line adjustments (kind "first" is
 // given none), tax on the net, then open credits deducted from the total, oldest first; an
-// invoice left at zero is paid at once, any other is charged from now.
+// invoice left at zero is paid at once, any other is charged from its date (chargeableFrom):
+// now, or, for one dated later (a cancellation's final invoice, dated on its end date), then.
 func newDraft(p *subprov.Provider, sub *subprov.Subscription, kind string, period Period, date time.Time, lines []subprov.InvoiceLine,
 	adjustments []subprov.Adjustment, credits []*subprov.CreditNote, customerNumber string, now time.Time) *draft {
 	d := &draft{}
@@ -162,7 +153,11 @@ func newDraft(p *subprov.Provider, sub *subprov.Subscription, kind string, perio
 	d.inv = &subprov.Invoice{ID: store.NewOrderedID(), ProviderID: p.ID, SubscriberID: sub.SubscriberID, SubscriptionID: sub.ID,
 		CustomerNumber: customerNumber, InvoiceDate: date.Format(time.DateOnly), Period: period.String(), Kind: kind, Status: "open",
 		Net: net, Tax: tax, Total: total, Currency: p.Currency}
-	d.chargeAt = &now
+	due := chargeableFrom(d.inv.InvoiceDate, p.Location())
+	d.chargeAt = &due
+	if due.Before(now) {
+		d.chargeAt = &now
+	}
 	if total <= 0 {
 		d.inv.Status, d.chargeAt = "paid", nil // fully covered by credit: nothing to charge
 	}
@@ -202,6 +197,17 @@ func (d *draft) settle(ctx context.Context, tx *store.Tx, now time.Time) error {
 
 func (d *draft) auditDetails() string {
 	return fmt.Sprintf(`{"invoice_id":%q,"total":"%s","kind":%q}`, d.inv.ID, d.inv.Total, d.inv.Kind)
+}
+
+// chargeableFrom is the first instant AutoPay charges an invoice dated date (YYYY-MM-DD): the
+// start of that day in the provider's time zone. AutoPay never charges an invoice before its
+// date (a card saved meanwhile included); only an operator's retry (RetryNow) does.
+func chargeableFrom(date string, loc *time.Location) time.Time {
+	d, err := time.ParseInLocation(time.DateOnly, date, loc)
+	if err != nil {
+		return time.Time{} // no date to wait for
+	}
+	return d
 }
 
 // SweepCharges enqueues an AutoPay attempt for every open invoice whose attempt is due. The
@@ -408,8 +414,8 @@ func (s *Service) line(ctx context.Context, subscriptionID string) (*subprov.Sub
 	return sub, p, nil
 }
 
-// RetryNow makes an open invoice's next AutoPay attempt due at once (an operator, or the
-// subscriber after updating the card).
+// RetryNow makes an open invoice's next AutoPay attempt due at once: an operator's retry,
+// which charges even an invoice dated later (a cancellation's final invoice) on the spot.
 func (s *Service) RetryNow(ctx context.Context, invoiceID string) (*subprov.Invoice, error) {
 	now := s.Clock.Now()
 	var inv *subprov.Invoice

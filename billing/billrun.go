@@ -188,9 +188,7 @@ func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.P
 			return 0, fmt.Errorf("subscriber for invoice: %s: %w", sub.SubscriberID, subprov.ErrNotFound)
 		}
 		plan := plans[sub.PlanVersionID]
-		line := subprov.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Amount: plan.MonthlyPrice,
-			Description: fmt.Sprintf("%s, %s", plan.PlanName, period.First().Format("January 2006"))}
-		d := newDraft(p, sub, "recurring", period, period.Day(sub.BillingDay), []subprov.InvoiceLine{line}, adjustments[sub.ID],
+		d := newDraft(p, sub, "recurring", period, period.Day(sub.BillingDay), monthLines(plan, period), adjustments[sub.ID],
 			credits[sub.ID], numbers[sub.SubscriberID], now)
 		d.inv.Number = docNumbers[i]
 		drafts[i], batch[i] = d, subprov.IssuedInvoice{Invoice: d.inv, Lines: d.lines, NextChargeAt: d.chargeAt}

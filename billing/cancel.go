@@ -17,10 +17,11 @@ import (
 // cancellation is the money of ending a line, worked out once for its quote and its booking.
 type cancellation struct {
 	lines        []provisioning.CancelQuoteLine
-	credit       subprov.Money         // gross credit note for the unused days, 0 for none
+	credit       subprov.Money         // gross credit note, 0 for none
 	final        []subprov.InvoiceLine // the final invoice's own lines (issue folds in the plan changes)
 	finalInvoice bool                  // whether a final invoice is issued
 	adjustments  []subprov.Adjustment  // plan-change lines not yet invoiced, which the cancellation settles
+	carries      []subprov.Adjustment  // plan-change corrections under 0.50 carried so far, settled with them
 	period       Period
 	endDay       time.Time
 }
@@ -29,15 +30,18 @@ type cancellation struct {
 // of the end date. If that month was invoiced, the unused days (end date to month end) at the
 // line's price come back as a credit note and every open credit is swept into the refund; if
 // not, a final invoice bills the days served (from the month's start, or activation, to the
-// day before the end date) minus open credits. A line waiting for its install or reinstall has
-// neither. Plan-change lines waiting for the next invoice (upgrades) are settled here, as no
-// monthly invoice will come to carry them: in an invoiced month they are taken off the unused
-// days (the month costs the old price up to the change and the new one after it, until the end
-// date), and when they exceed them the customer owes the difference on a final invoice; in a
-// month not invoiced the final invoice carries them, as issue folds them into every invoice.
-// The quote and the booking both read this, so the quote is what the cancellation writes.
-// Amounts are gross. Credits are negative, charges positive, so a negative total is money
-// going back to the customer.
+// day before the end date) minus open credits. Each day is at the plan's price that day
+// (PlanVersion.PriceOn: a live promotion's), as the month was invoiced. A line waiting for its
+// install or reinstall has neither. What plan changes left to settle is settled here, as no
+// later invoice or correction will come to carry it: the lines waiting for the next invoice
+// (upgrades), and the corrections under 0.50 carried to the next change. In an invoiced month
+// they are taken off the unused days (the month costs the old price up to the change and the
+// new one after it, until the end date), and when they exceed them the customer owes the
+// difference on a final invoice; in a month not invoiced the final invoice carries them, as
+// issue folds the upgrades into every invoice (a carried credit larger than what is owed comes
+// back as a credit note). The quote and the booking both read this, so the quote is what the
+// cancellation writes. Amounts are gross. Credits are negative, charges positive, so a
+// negative total is money going back to the customer.
 func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) (*cancellation, error) {
 	loc := p.Location()
 	endDay := LocalDay(endedAt, loc)
@@ -57,41 +61,49 @@ func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *sub
 	if status == subprov.StatusCancelled && sub.StatusBeforeCancel != "" {
 		status = sub.StatusBeforeCancel
 	}
-	var adjusted subprov.Money
+	var adjusted, carried subprov.Money
 	if status != subprov.StatusPendingInstall {
 		adjs, err := s.Store.OpenAdjustments(ctx, q, sub.ID)
 		if err != nil {
 			return nil, err
 		}
 		for _, a := range adjs {
-			if a.Kind == "next_invoice_line" { // as newDraft folds them; carries wait for the next correction
+			switch a.Kind {
+			case "next_invoice_line": // as newDraft folds them
 				c.adjustments = append(c.adjustments, a)
 				adjusted += a.Amount
+			case "carry":
+				c.carries = append(c.carries, a)
+				carried += a.Amount
 			}
 		}
 	}
+	pending := pendingPhrase(adjusted, carried)
+	toSettle := len(c.adjustments)+len(c.carries) > 0
+	// owed is the net the cancellation settles: positive is a final invoice, negative a credit note.
+	var owed subprov.Money
+	var desc string
 	switch {
 	case status == subprov.StatusPendingInstall:
 		// A line waiting for its install, or for a reinstall after a technician reactivation,
 		// has been billed nothing since it last ended (billing starts at the visit): no days
 		// come back and none were served.
 	case invoiced:
-		unused := DaysFrom(endDay)
-		unusedNet := Prorate(plan.MonthlyPrice, unused, in)
-		days := fmt.Sprintf("Unused days %s to %s (%d of %d)", endDay.Format("2 Jan"), period.Day(in).Format("2 Jan 2006"), unused, in)
-		switch net := unusedNet - adjusted; {
-		case net > 0:
-			c.credit = net + Tax(net, p.TaxRateBP)
-			if adjusted > 0 {
-				days += fmt.Sprintf(", less plan changes not yet invoiced (%s)", adjusted)
-			}
-			c.lines = append(c.lines, provisioning.CancelQuoteLine{Type: "credit_note", Amount: -c.credit, Description: days})
-		case len(c.adjustments) > 0:
+		runs := planRuns(plan, endDay, period.Day(in))
+		unused, unusedNet := DaysFrom(endDay), amountOf(runs)
+		desc = fmt.Sprintf("Unused days %s to %s (%d of %d)", endDay.Format("2 Jan"), period.Day(in).Format("2 Jan 2006"), unused, in)
+		for _, r := range runs {
+			c.final = append(c.final, subprov.InvoiceLine{Kind: "unused_days", UnitPrice: -r.price, Days: r.days, DaysInPeriod: in, Amount: -r.amount,
+				Description: fmt.Sprintf("Unused days %s to %s (%d of %d)%s", r.first.Format("2 Jan"), r.last.Format("2 Jan 2006"), r.days, in, priceNote(plan, r.price))})
+		}
+		owed = adjusted + carried - unusedNet
+		switch {
+		case owed < 0 && pending != "":
+			desc += ", less " + pending
+		case owed >= 0 && toSettle:
 			// The plan changes cost more than the unused days give back (or as much): the
 			// difference is owed, on a final invoice that shows both.
-			c.final, c.finalInvoice = []subprov.InvoiceLine{{Kind: "unused_days", Description: days, UnitPrice: -plan.MonthlyPrice, Days: unused, DaysInPeriod: in, Amount: -unusedNet}}, true
-			c.lines = append(c.lines, provisioning.CancelQuoteLine{Type: "final_invoice", Amount: -net + Tax(-net, p.TaxRateBP),
-				Description: fmt.Sprintf("Plan changes not yet invoiced (%s), less %s", adjusted, strings.ToLower(days[:1])+days[1:])})
+			desc = upperFirst(pending) + ", less " + strings.ToLower(desc[:1]) + desc[1:]
 		}
 	default:
 		start := period.First()
@@ -101,25 +113,36 @@ func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *sub
 			}
 		}
 		served := int(endDay.Sub(start).Hours() / 24)
-		net, desc := adjusted, ""
 		if served > 0 && sub.ActivatedAt != nil { // a line that never went live served nothing
-			servedNet := Prorate(plan.MonthlyPrice, served, in)
-			desc = fmt.Sprintf("Days served %s to %s (%d of %d)", start.Format("2 Jan"), endDay.AddDate(0, 0, -1).Format("2 Jan 2006"), served, in)
-			c.final = []subprov.InvoiceLine{{Kind: "final", Description: desc, UnitPrice: servedNet, Amount: servedNet}}
-			net += servedNet
+			last := endDay.AddDate(0, 0, -1)
+			for _, r := range planRuns(plan, start, last) {
+				c.final = append(c.final, subprov.InvoiceLine{Kind: "final", UnitPrice: r.amount, Amount: r.amount,
+					Description: fmt.Sprintf("Days served %s to %s (%d of %d)%s", r.first.Format("2 Jan"), r.last.Format("2 Jan 2006"), r.days, in, priceNote(plan, r.price))})
+				owed += r.amount
+			}
+			desc = fmt.Sprintf("Days served %s to %s (%d of %d)", start.Format("2 Jan"), last.Format("2 Jan 2006"), served, in)
 		}
-		// The plan changes waiting for the next invoice are on the final invoice, as issue
-		// folds them into every invoice: it is issued for them alone if no day was served.
+		owed += adjusted + carried
+		// What plan changes left is on the final invoice, as issue folds the upgrades into
+		// every invoice: it is issued for them alone if no day was served.
 		switch {
-		case adjusted > 0 && desc == "":
-			desc = fmt.Sprintf("Plan changes not yet invoiced (%s)", adjusted)
-		case adjusted > 0:
-			desc += fmt.Sprintf(", plus plan changes not yet invoiced (%s)", adjusted)
+		case pending != "" && desc == "":
+			desc = upperFirst(pending)
+		case pending != "":
+			desc += ", plus " + pending
 		}
-		if net > 0 {
-			c.finalInvoice = true
-			c.lines = append(c.lines, provisioning.CancelQuoteLine{Type: "final_invoice", Amount: net + Tax(net, p.TaxRateBP), Description: desc})
+	}
+	switch {
+	case owed < 0:
+		c.credit, c.final = -owed+Tax(-owed, p.TaxRateBP), nil
+		c.lines = append(c.lines, provisioning.CancelQuoteLine{Type: "credit_note", Amount: -c.credit, Description: desc})
+	case owed > 0 || (owed == 0 && toSettle):
+		for _, a := range c.carries {
+			c.final = append(c.final, subprov.InvoiceLine{Kind: "plan_change", Description: a.Description + " (correction carried)",
+				UnitPrice: a.Amount, Amount: a.Amount})
 		}
+		c.finalInvoice = true
+		c.lines = append(c.lines, provisioning.CancelQuoteLine{Type: "final_invoice", Amount: owed + Tax(owed, p.TaxRateBP), Description: desc})
 	}
 	credits, err := s.Store.OpenCredits(ctx, q, sub.ID)
 	if err != nil {
@@ -129,6 +152,26 @@ func (s *Service) cancellationMoney(ctx context.Context, q store.Querier, p *sub
 		c.lines = append(c.lines, provisioning.CancelQuoteLine{Type: "open_credit", Amount: -cn.Remaining, Description: "Open credit note " + cn.Number})
 	}
 	return c, nil
+}
+
+// pendingPhrase names what plan changes left to settle: the lines not yet invoiced and the
+// corrections carried, with their net amounts; "" for nothing.
+func pendingPhrase(adjusted, carried subprov.Money) string {
+	var parts []string
+	if adjusted != 0 {
+		parts = append(parts, fmt.Sprintf("plan changes not yet invoiced (%s)", adjusted))
+	}
+	if carried != 0 {
+		parts = append(parts, fmt.Sprintf("corrections carried from plan changes (%s)", carried))
+	}
+	return strings.Join(parts, " and ")
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // QuoteCancellation quotes the money of a cancellation (provisioning.CancellationMoney).
@@ -141,27 +184,36 @@ func (s *Service) QuoteCancellation(ctx context.Context, p *subprov.Provider, su
 }
 
 // ApplyCancellation books what the quote shows, inside the cancellation's transaction: a
-// credit note for the unused days, which uses up the plan-change lines netted against it, or
-// a final invoice, from which open credits are deducted; then a refund job for what open
-// credit is left.
+// credit note for the unused days, which uses up the plan-change lines and carried corrections
+// netted against it, or a final invoice, which carries them and from which open credits are
+// deducted; then a refund job for what open credit is left.
 func (s *Service) ApplyCancellation(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, endedAt time.Time) error {
 	c, err := s.cancellationMoney(ctx, tx, p, sub, endedAt)
 	if err != nil {
 		return err
 	}
 	now := s.Clock.Now()
+	settled := adjustmentIDs(append(append([]subprov.Adjustment{}, c.adjustments...), c.carries...))
 	switch {
 	case c.credit > 0:
 		cn, err := s.IssueCredit(ctx, tx, p, sub, c.credit, "cancellation", "", now)
 		if err != nil {
 			return err
 		}
-		if err := tx.ConsumeAdjustmentsByCredit(ctx, adjustmentIDs(c.adjustments), cn.ID, now); err != nil {
+		if err := tx.ConsumeAdjustmentsByCredit(ctx, settled, cn.ID, now); err != nil {
 			return err
 		}
 	case c.finalInvoice:
-		if _, err := s.issue(ctx, tx, p, sub, "final", CancellationOccasion(sub), c.period, c.endDay, c.final, now); err != nil {
+		// Dated on the end date, and so charged then (newDraft): a cancellation for a later
+		// month is not charged before the days it bills are served.
+		inv, err := s.issue(ctx, tx, p, sub, "final", CancellationOccasion(sub), c.period, c.endDay, c.final, now)
+		if err != nil {
 			return err
+		}
+		if inv != nil { // issue used up the upgrades' lines; the carried corrections are its own lines
+			if err := tx.ConsumeAdjustments(ctx, adjustmentIDs(c.carries), inv.ID, now); err != nil {
+				return err
+			}
 		}
 	}
 	// Credits larger than the final invoice, or swept from an invoiced month, go back.

@@ -33,13 +33,10 @@ func (s *Service) quote(p *subprov.Provider, kind string, lines []subprov.Invoic
 	return q
 }
 
-// restOfMonthLine is the plan's price from today to the month's end.
-func restOfMonthLine(plan *subprov.PlanVersion, today time.Time) subprov.InvoiceLine {
+// restOfMonth is the plan from today to the month's end, each day at its price.
+func restOfMonth(plan *subprov.PlanVersion, today time.Time) []subprov.InvoiceLine {
 	period := PeriodOf(today)
-	days, in := DaysFrom(today), period.Days()
-	return subprov.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Days: days, DaysInPeriod: in,
-		Description: fmt.Sprintf("%s, %s to %s", plan.PlanName, today.Format("2 Jan"), period.Day(in).Format("2 Jan 2006")),
-		Amount:      Prorate(plan.MonthlyPrice, days, in)}
+	return planLines(plan, today, period.Day(period.Days()), "")
 }
 
 // FirstInvoiceQuote is the first invoice of a line that goes live today: the setup fee plus
@@ -50,14 +47,14 @@ func (s *Service) FirstInvoiceQuote(p *subprov.Provider, plan *subprov.PlanVersi
 	if plan.SetupFee > 0 {
 		lines = append(lines, subprov.InvoiceLine{Kind: "setup_fee", Description: "Setup fee — " + plan.PlanName, UnitPrice: plan.SetupFee, Amount: plan.SetupFee})
 	}
-	return s.quote(p, "first", append(lines, restOfMonthLine(plan, today)), today)
+	return s.quote(p, "first", append(lines, restOfMonth(plan, today)...), today)
 }
 
 // RestOfPeriodQuote is the reactivation invoice: the line's own price from today to the end
 // of the current calendar month, no setup fee.
 func (s *Service) RestOfPeriodQuote(p *subprov.Provider, plan *subprov.PlanVersion) *Quote {
 	today := LocalDay(s.Clock.Now(), p.Location())
-	return s.quote(p, "reactivation", []subprov.InvoiceLine{restOfMonthLine(plan, today)}, today)
+	return s.quote(p, "reactivation", restOfMonth(plan, today), today)
 }
 
 // ChargeError turns a processor refusal of an immediate charge into the subscriber's answer.
@@ -199,11 +196,8 @@ func (s *Service) WithdrawCancellation(ctx context.Context, tx *store.Tx, p *sub
 		}
 		endDay := LocalDay(*sub.EndedAt, p.Location())
 		period := PeriodOf(endDay)
-		days, in := DaysFrom(endDay), period.Days()
-		line := subprov.InvoiceLine{Kind: "plan", UnitPrice: plan.MonthlyPrice, Days: days, DaysInPeriod: in,
-			Description: fmt.Sprintf("%s, %s to %s (cancellation withdrawn)", plan.PlanName, endDay.Format("2 Jan"), period.Day(in).Format("2 Jan 2006")),
-			Amount:      Prorate(plan.MonthlyPrice, days, in)}
-		if w.Reinvoiced, err = s.issue(ctx, tx, p, sub, "reactivation", CancellationOccasion(sub), period, LocalDay(now, p.Location()), []subprov.InvoiceLine{line}, now); err != nil {
+		lines := planLines(plan, endDay, period.Day(period.Days()), " (cancellation withdrawn)")
+		if w.Reinvoiced, err = s.issue(ctx, tx, p, sub, "reactivation", CancellationOccasion(sub), period, LocalDay(now, p.Location()), lines, now); err != nil {
 			return nil, err
 		}
 	}

@@ -1022,7 +1022,8 @@ func TestAgentPasswordResetIsAFifteenMinuteLink(t *testing.T) {
 // docs/provisioning.md, Plan change: once per calendar day, UTC for the partner endpoint,
 // the provider's day for the agent (Northwind: America/Toronto, UTC-5 in
 // November). A change through either surface counts against the other, each in its own
-// calendar. Times are set on the dev clock.
+// calendar; both take effect on the provider's day, whose month the money is prorated in.
+// Times are set on the dev clock.
 func TestPlanChangeDayIsTheCallersCalendar(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
@@ -1036,7 +1037,7 @@ func TestPlanChangeDayIsTheCallersCalendar(t *testing.T) {
 			at       string
 			surface  string // agent or partner
 			status   int
-			day      string // the preview's effective_date, in the surface's calendar
+			day      string // the preview's effective_date: the provider's day, whichever calendar limits the surface
 			eligible bool
 		}{
 			{"agent at 22:17 Toronto, Nov 26", "2026-11-27T03:17:00Z", "agent", 200, "2026-11-26", true},
@@ -1044,11 +1045,11 @@ func TestPlanChangeDayIsTheCallersCalendar(t *testing.T) {
 			{"partner the same UTC day as both", "2026-11-27T06:00:00Z", "partner", 409, "2026-11-27", false},
 			{"agent at 18:00 Toronto, Nov 28", "2026-11-28T23:00:00Z", "agent", 200, "2026-11-28", true},
 			{"agent at 19:30 Toronto, still Nov 28 (Nov 29 UTC)", "2026-11-29T00:30:00Z", "agent", 409, "2026-11-28", false},
-			{"partner on Nov 29 UTC: the agent's change was Nov 28 UTC", "2026-11-29T00:45:00Z", "partner", 200, "2026-11-29", true},
+			{"partner on Nov 29 UTC: the agent's change was Nov 28 UTC", "2026-11-29T00:45:00Z", "partner", 200, "2026-11-28", true},
 			{"agent at 00:10 Toronto Nov 29: the partner's change is Nov 28 in Toronto", "2026-11-29T05:10:00Z", "agent", 200, "2026-11-29", true},
-			{"partner on Dec 3 UTC (Dec 2 in Toronto)", "2026-12-03T01:00:00Z", "partner", 200, "2026-12-03", true},
+			{"partner on Dec 3 UTC (Dec 2 in Toronto)", "2026-12-03T01:00:00Z", "partner", 200, "2026-12-02", true},
 			{"agent on Dec 3 in Toronto (Dec 4 UTC): the partner's change was Dec 2 there", "2026-12-04T02:00:00Z", "agent", 200, "2026-12-03", true},
-			{"partner on Dec 4 UTC: the agent's change falls on it", "2026-12-04T04:00:00Z", "partner", 409, "2026-12-04", false},
+			{"partner on Dec 4 UTC: the agent's change falls on it", "2026-12-04T04:00:00Z", "partner", 409, "2026-12-03", false},
 		}
 		for _, st := range steps {
 			res := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/clock", Headers: op, Body: map[string]string{"set": st.at}})

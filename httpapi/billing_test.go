@@ -65,17 +65,18 @@ func TestFirstAndRecurringInvoices(t *testing.T) {
 			inv := invoicesOf(t, s, id)
 			return len(inv) == 1 && inv[0].status == "paid"
 		})
-		// Setup fee 50.00 + 85.00 x 10/30 = 28.33 -> net 78.33, tax 13% = 10.18, total 88.51.
+		// Fibre 1000 is 85.00, on promotion at 75.00 until 31 January 2027, which is what it bills:
+		// setup fee 50.00 + 75.00 x 10/30 = 25.00 -> net 75.00, tax 13% = 9.75, total 84.75.
 		first := invoicesOf(t, s, id)[0]
-		if first.kind != "first" || first.period != "2026-11" || first.date != "2026-11-21" || first.net != 7833 || first.tax != 1018 || first.total != 8851 {
+		if first.kind != "first" || first.period != "2026-11" || first.date != "2026-11-21" || first.net != 7500 || first.tax != 975 || first.total != 8475 {
 			t.Fatalf("first invoice %+v", first)
 		}
 		lines := count(t, s, `SELECT COUNT(*) FROM invoice_lines l JOIN invoices i ON i.id = l.invoice_id
-			WHERE i.subscription_id = ? AND ((l.kind = 'setup_fee' AND l.amount_minor = 5000) OR (l.kind = 'plan' AND l.days = 10 AND l.days_in_period = 30 AND l.unit_price_minor = 8500 AND l.amount_minor = 2833))`, id)
+			WHERE i.subscription_id = ? AND ((l.kind = 'setup_fee' AND l.amount_minor = 5000) OR (l.kind = 'plan' AND l.days = 10 AND l.days_in_period = 30 AND l.unit_price_minor = 7500 AND l.amount_minor = 2500))`, id)
 		if lines != 2 {
 			t.Fatal("first invoice lines do not show unit price, days and days_in_period")
 		}
-		// December: nothing before the billing day (the 5th), the full month on it.
+		// December: nothing before the billing day (the 5th), the full month on it (75.00).
 		s.DevClock.Set(time.Date(2026, 12, 4, 15, 0, 0, 0, time.UTC))
 		s.Settle(t)
 		if n := len(invoicesOf(t, s, id)); n != 1 {
@@ -87,7 +88,7 @@ func TestFirstAndRecurringInvoices(t *testing.T) {
 			return len(inv) == 2 && inv[1].status == "paid"
 		})
 		dec := invoicesOf(t, s, id)[1]
-		if dec.kind != "recurring" || dec.period != "2026-12" || dec.date != "2026-12-05" || dec.net != 8500 || dec.total != 9605 {
+		if dec.kind != "recurring" || dec.period != "2026-12" || dec.date != "2026-12-05" || dec.net != 7500 || dec.total != 8475 {
 			t.Fatalf("recurring invoice %+v", dec)
 		}
 		// A second bill run for the same period adds nothing.
@@ -210,26 +211,30 @@ func TestPlanChangeMoney(t *testing.T) {
 			}
 			return pv, ap
 		}
-		// Downgrade 85.00 -> 60.00 with 10 of 30 days left: 8.33 credited now.
+		// Downgrade from Fibre 1000 at its promotional 75.00 (what November was invoiced at) to
+		// 60.00 with 10 of 30 days left: 5.00 credited now.
 		_, ap := change(planFibre500)
 		adj := ap.JSON["one_time_adjustment"].(map[string]any)
-		if adj["type"] != "credit" || adj["amount"] != 8.33 || adj["days"] != 10.0 || adj["days_in_period"] != 30.0 || adj["proration_factor"] != 0.3333 {
+		if adj["type"] != "credit" || adj["amount"] != 5.0 || adj["days"] != 10.0 || adj["days_in_period"] != 30.0 || adj["proration_factor"] != 0.3333 {
 			t.Fatalf("downgrade adjustment %v", adj)
 		}
-		if n := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND state = 'open' AND amount_minor = 941`, id); n != 1 {
-			t.Fatal("no open credit note of 8.33 + 13% tax = 9.41")
+		if n := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND state = 'open' AND amount_minor = 565`, id); n != 1 {
+			t.Fatal("no open credit note of 5.00 + 13% tax = 5.65")
 		}
-		// Next day, upgrade 60.00 -> 85.00 with 9 days left: 7.50 on the next invoice.
+		// Next day, upgrade 60.00 -> 75.00 with 9 days left: 4.50 on the next invoice.
 		s.DevClock.Set(time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC))
 		_, ap = change(planFibre1000)
 		adj = ap.JSON["one_time_adjustment"].(map[string]any)
-		if adj["type"] != "next_invoice_line" || adj["amount"] != 7.5 || adj["days"] != 9.0 {
+		if adj["type"] != "next_invoice_line" || adj["amount"] != 4.5 || adj["days"] != 9.0 {
 			t.Fatalf("upgrade adjustment %v", adj)
 		}
-		// A plan 0.10 dearer the day after: 0.10 x 8/30 = 0.03 is below 0.50: none, carried.
+		// A plan 0.10 dearer the day after, on the same promotion: 0.10 x 8/30 = 0.03 is below
+		// 0.50: none, carried.
+		promo := subprov.Money(7510)
 		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 			return tx.UpsertPlanVersion(ctx, &subprov.PlanVersion{ID: "pv-1000-plus", PlanID: "p1000000-0000-4000-8000-000000001000",
-				ProviderID: northwind, MonthlyPrice: 8510, DownloadMbps: 1000, UploadMbps: 1000, Sellable: true}, time.Now())
+				ProviderID: northwind, MonthlyPrice: 8510, DownloadMbps: 1000, UploadMbps: 1000, Sellable: true,
+				PromoPrice: &promo, PromoEndsOn: "2027-01-31"}, time.Now())
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -240,11 +245,11 @@ func TestPlanChangeMoney(t *testing.T) {
 		if adj["type"] != "none" || adj["amount"] != 0.0 {
 			t.Fatalf("small correction %v", adj)
 		}
-		// December: 85.10 + the 7.50 line = 92.60 net, 12.04 tax, 104.64, minus the 9.41 credit = 95.23.
+		// December: 75.10 + the 4.50 line = 79.60 net, 10.35 tax, 89.95, minus the 5.65 credit = 84.30.
 		s.DevClock.Set(time.Date(2026, 12, 5, 15, 0, 0, 0, time.UTC))
 		apptest.Eventually(t, 15*time.Second, "the December invoice", func() bool { return len(invoicesOf(t, s, id)) == 2 })
 		dec := invoicesOf(t, s, id)[1]
-		if dec.net != 9260 || dec.tax != 1204 || dec.total != 9523 {
+		if dec.net != 7960 || dec.tax != 1035 || dec.total != 8430 {
 			t.Fatalf("December invoice %+v", dec)
 		}
 		if n := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND state = 'applied' AND remaining_minor = 0`, id); n != 1 {
@@ -507,30 +512,31 @@ func TestCancellationMoney(t *testing.T) {
 				t.Fatalf("cancel: %d %s", r.Status, r.Raw)
 			}
 		}
-		// November is invoiced for line a: 25 to 30 Nov unused, 85.00 x 6/30 = 17.00 + 13% = 19.21 back.
+		// November is invoiced for line a (Fibre 1000 at its promotional 75.00): 25 to 30 Nov
+		// unused, 75.00 x 6/30 = 15.00 + 13% = 16.95 back.
 		q := quote(a, "2026-11-25")
 		lines := q.JSON["lines"].([]any)
-		if q.JSON["total"] != -19.21 || len(lines) != 1 || lines[0].(map[string]any)["type"] != "credit_note" {
+		if q.JSON["total"] != -16.95 || len(lines) != 1 || lines[0].(map[string]any)["type"] != "credit_note" {
 			t.Fatalf("invoiced-month quote: %s", q.Raw)
 		}
 		cancel(a, "2026-11-25")
 		apptest.Eventually(t, 15*time.Second, "the refund", func() bool {
-			return count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND amount_minor = 1921 AND state = 'refunded'`, a) == 1
+			return count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND amount_minor = 1695 AND state = 'refunded'`, a) == 1
 		})
-		if n := count(t, s, `SELECT COUNT(*) FROM processor_charges WHERE status = 'refund' AND amount_minor = 1921`); n != 1 {
+		if n := count(t, s, `SELECT COUNT(*) FROM processor_charges WHERE status = 'refund' AND amount_minor = 1695`); n != 1 {
 			t.Fatal("the refund did not reach the processor")
 		}
 		// Line b's December is not invoiced on 3 December (billing day 5): 1 and 2 Dec served,
-		// 85.00 x 2/31 = 5.48 + 0.71 tax = 6.19 on a final invoice.
+		// 75.00 x 2/31 = 4.84 + 0.63 tax = 5.47 on a final invoice.
 		s.DevClock.Set(time.Date(2026, 12, 3, 15, 0, 0, 0, time.UTC))
 		op = s.Operator()
 		q = quote(b, "2026-12-03")
-		if q.JSON["total"] != 6.19 || q.JSON["lines"].([]any)[0].(map[string]any)["type"] != "final_invoice" {
+		if q.JSON["total"] != 5.47 || q.JSON["lines"].([]any)[0].(map[string]any)["type"] != "final_invoice" {
 			t.Fatalf("uninvoiced-month quote: %s", q.Raw)
 		}
 		cancel(b, "2026-12-03")
-		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'final' AND total_minor = 619`, b); n != 1 {
-			t.Fatal("no final invoice of 6.19")
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'final' AND total_minor = 547`, b); n != 1 {
+			t.Fatal("no final invoice of 5.47")
 		}
 	})
 }
@@ -871,7 +877,9 @@ func TestCancellationSettlesPlanChanges(t *testing.T) {
 // and the cancellation run one computation, so the preview's lines and total are the
 // documents the cancellation writes, in every case: the credit note for the unused days, the
 // final invoice (net plus tax, with any upgrade's pending line folded in as on every invoice),
-// and each open credit swept into the refund or spent on the final invoice.
+// and each open credit swept into the refund or spent on the final invoice. Days are at the
+// price the plan has on them (a live promotion's), and a correction under 0.50 carried from a
+// plan change is settled with the rest.
 func TestCancelPreviewIsWhatTheCancelWrites(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -908,6 +916,20 @@ func TestCancelPreviewIsWhatTheCancelWrites(t *testing.T) {
 		// May not invoiced: 45.00 x 2/31 = 2.90 + 0.38, from which the open 3.39 is taken.
 		{name: "month not invoiced, a credit open", plan: planFibre500, changeTo: planFibre150, orderAt: "2027-04-20T15:00:00Z",
 			changeAt: "2027-04-25T15:00:00Z", cancelAt: "2027-05-03T15:00:00Z", end: "2027-05-03", lines: []string{"final_invoice 3.28", "open_credit -3.39"}},
+		// An upgrade on 31 May, 15.00 x 1/31 = 0.48, is below 0.50 and carried to the next
+		// change; the cancellation settles it. June not invoiced, no day served: 0.48 + 0.06.
+		{name: "month not invoiced, a correction carried", plan: planFibre150, changeTo: planFibre500, orderAt: "2027-05-20T15:00:00Z",
+			changeAt: "2027-05-31T15:00:00Z", cancelAt: "2027-05-31T16:00:00Z", end: "2027-06-01", lines: []string{"final_invoice 0.54"}},
+		// June invoiced at 60.00: 11 unused days = 22.00, less the carried 0.48 = 21.52 + 2.80.
+		{name: "month invoiced, a correction carried", plan: planFibre150, changeTo: planFibre500, orderAt: "2027-05-20T15:00:00Z",
+			changeAt: "2027-05-31T15:00:00Z", cancelAt: "2027-06-06T15:00:00Z", end: "2027-06-20", lines: []string{"credit_note -24.32"}},
+		// Fibre 1000 (85.00) is on promotion at 75.00 until 31 January 2027, and December was
+		// invoiced at it: 11 unused days at 75.00 = 26.61 + 3.46 come back.
+		{name: "month invoiced, a promotion live", plan: planFibre1000, orderAt: "2026-12-10T15:00:00Z", cancelAt: "2026-12-11T15:00:00Z",
+			end: "2026-12-21", lines: []string{"credit_note -30.07"}},
+		// January not invoiced: 1 and 2 January at 75.00 = 4.84 + 0.63.
+		{name: "month not invoiced, a promotion live", plan: planFibre1000, orderAt: "2026-12-10T15:00:00Z", cancelAt: "2027-01-03T15:00:00Z",
+			end: "2027-01-03", lines: []string{"final_invoice 5.47"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -957,10 +979,74 @@ func TestCancelPreviewIsWhatTheCancelWrites(t *testing.T) {
 				if fmt.Sprint(written) != fmt.Sprint(quoted) || q.JSON["total"] != float64(sum)/100 {
 					t.Fatalf("the cancellation wrote %v (total %d), the preview quoted %v (total %v)", written, sum, quoted, q.JSON["total"])
 				}
-				if n := count(t, s, `SELECT COUNT(*) FROM billing_adjustments WHERE subscription_id = ? AND kind = 'next_invoice_line' AND consumed_at IS NULL`, id); n != 0 {
-					t.Fatal("an upgrade's line is left open on the cancelled line")
+				if n := count(t, s, `SELECT COUNT(*) FROM billing_adjustments WHERE subscription_id = ? AND consumed_at IS NULL`, id); n != 0 {
+					t.Fatal("an upgrade's line or a carried correction is left open on the cancelled line")
 				}
 			})
 		})
 	}
+}
+
+// TestCancelPreviewAnswersAsTheCancel: the preview of a cancellation names the month of its
+// end date (a 1st included) and refuses what the cancellation refuses, with the same answer:
+// a line already cancelled is 409, not a quote of money that would never move.
+func TestCancelPreviewAnswersAsTheCancel(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := setClock(t, s, s.Operator(), "2027-03-20T15:00:00Z")
+		preview := func(end string) *apptest.Response {
+			return s.Do(apptest.Request{Method: "GET", Path: "/api/v1/subscription/" + marieLine + "/cancel/preview?end_date=" + end, Headers: op})
+		}
+		for _, tt := range []struct{ end, period string }{{"2027-03-31", "2027-03"}, {"2027-04-01", "2027-04"}, {"2027-05-01", "2027-05"}} {
+			if q := preview(tt.end); q.Status != 200 || q.JSON["period"] != tt.period {
+				t.Errorf("preview for %s: %d %s, want period %s", tt.end, q.Status, q.Raw, tt.period)
+			}
+		}
+		cancelLine(t, s, op, marieLine, "2027-04-01")
+		again := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/subscription/" + marieLine + "/cancel", Headers: op, Body: map[string]string{"end_date": "2027-04-01"}})
+		q := preview("2027-04-01")
+		if again.Status != 409 || q.Status != again.Status || detailCode(q) != detailCode(again) || q.JSON["lines"] != nil {
+			t.Fatalf("a cancelled line: cancel %d %s, preview %d %s", again.Status, again.Raw, q.Status, q.Raw)
+		}
+	})
+}
+
+// TestFinalInvoiceChargedOnItsDate: a cancellation for a later month writes its final invoice
+// at once, dated on the end date, and AutoPay charges it on that date, not before: no days
+// are charged weeks before they are served.
+func TestFinalInvoiceChargedOnItsDate(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := setClock(t, s, s.Operator(), "2027-04-20T15:00:00Z")
+		id := (&hook{}).post(s, order(map[string]any{"plan_version_id": planFibre150, "location_hash": "lh_7f3a9c1206", "subscriber": person("later@example.ca"),
+			"billing": map[string]any{"owner": "platform", "processor_customer_id": "cus_demo_visa", "billing_day": 5}})).JSON["subscription_id"].(string)
+		apptest.Eventually(t, 15*time.Second, "the first invoice paid", func() bool {
+			inv := invoicesOf(t, s, id)
+			return len(inv) == 1 && inv[0].status == "paid"
+		})
+		// June 1 and 2 served: 45.00 x 2/30 = 3.00 + 0.39, on a final invoice dated 3 June.
+		cancelLine(t, s, op, id, "2027-06-03")
+		final := func() invoiceRow {
+			for _, inv := range invoicesOf(t, s, id) {
+				if inv.kind == "final" {
+					return inv
+				}
+			}
+			t.Fatal("no final invoice")
+			return invoiceRow{}
+		}
+		if f := final(); f.date != "2027-06-03" || f.total != 339 || f.status != "open" {
+			t.Fatalf("final invoice %+v", f)
+		}
+		for _, at := range []string{"2027-04-21T15:00:00Z", "2027-06-03T03:59:00Z"} { // the last, 23:59 on 2 June in Toronto
+			op = setClock(t, s, op, at)
+			s.Settle(t)
+			if f := final(); f.status != "open" || count(t, s, `SELECT COUNT(*) FROM charges c JOIN invoices i ON i.id = c.invoice_id
+				WHERE i.subscription_id = ? AND i.kind = 'final'`, id) != 0 {
+				t.Fatalf("the final invoice was charged before its date, at %s: %+v", at, f)
+			}
+		}
+		setClock(t, s, op, "2027-06-03T04:00:00Z") // midnight in Toronto
+		apptest.Eventually(t, 15*time.Second, "the final invoice charged on its date", func() bool { return final().status == "paid" })
+	})
 }

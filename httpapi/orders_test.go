@@ -116,10 +116,11 @@ func TestOrderPreview(t *testing.T) {
 			}
 			return r
 		}
-		// Provision: 50.00 setup + 85.00 x 10/30 = 28.33; promo 75.00 until 31 Jan 2027.
+		// Provision: promo 75.00 until 31 Jan 2027, which the first invoice bills: 50.00 setup +
+		// 75.00 x 10/30 = 25.00.
 		r := pv(marie, portalOrder(bldKing, planFibre1000, unitKing1205, nil))
 		promo, _ := r.JSON["promo"].(map[string]any)
-		if r.JSON["eligible"] != true || r.JSON["blockers"] != nil || r.JSON["route"] != "provision" || r.JSON["first_charge"] != 78.33 ||
+		if r.JSON["eligible"] != true || r.JSON["blockers"] != nil || r.JSON["route"] != "provision" || r.JSON["first_charge"] != 75.0 ||
 			r.JSON["billing_starts"] != "now" || promo["price"] != 75.0 || promo["ends_on"] != "2027-01-31" || r.JSON["booking"] != nil {
 			t.Fatalf("provision preview: %s", r.Raw)
 		}
@@ -300,11 +301,11 @@ func TestPlaceOrder(t *testing.T) {
 		if r.Status != 201 || r.JSON["booking"] != "customer" {
 			t.Fatalf("third-line order: %d %s", r.Status, r.Raw)
 		}
-		// Provision route: 78.33 net + 10.18 tax charged at once, the port switched on.
+		// Provision route: 75.00 net + 9.75 tax charged at once, the port switched on.
 		r = post(marie, portalOrder(bldKing, planFibre1000, unitKing1205, nil))
 		fc, _ := r.JSON["first_charge"].(map[string]any)
 		if r.Status != 201 || r.JSON["route"] != "provision" || r.JSON["booking"] != nil || r.JSON["status"] != "ACTIVE" ||
-			fc["net"] != 78.33 || fc["total"] != 88.51 || fc["status"] != "paid" {
+			fc["net"] != 75.0 || fc["total"] != 84.75 || fc["status"] != "paid" {
 			t.Fatalf("provision order: %d %s", r.Status, r.Raw)
 		}
 		king := r.JSON["subscription_id"].(string)

@@ -267,9 +267,10 @@ func TestReactivationWithdraw(t *testing.T) {
 }
 
 // TestReactivationWithdrawAfterPaidFinalInvoice: a cancellation in a month not yet invoiced
-// bills the days served by a final invoice, which AutoPay charges at once; withdrawing it keeps
-// those days paid and invoices the rest of the month, so the month costs its price once and
-// the bill run adds no recurring invoice on top.
+// bills the days served by a final invoice dated on the end date, which AutoPay charges only
+// then; an operator's retry charges it at once. Withdrawing the cancellation keeps those days
+// paid and invoices the rest of the month, so the month costs its price once and the bill run
+// adds no recurring invoice on top.
 func TestReactivationWithdrawAfterPaidFinalInvoice(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
@@ -280,6 +281,7 @@ func TestReactivationWithdrawAfterPaidFinalInvoice(t *testing.T) {
 				marieLine, kind, status)
 		}
 		x.cancel(marieLine, "2026-12-15")
+		chargeFinalNow(t, s, x.op, marieLine)
 		apptest.Eventually(t, 15*time.Second, "the final invoice charged", func() bool { return december("final", "paid") > 0 })
 		if got := december("final", "paid"); got != 2710 { // 60.00 x 14/31, 1 to 14 December
 			t.Fatalf("final invoice net %d, want 2710", got)
@@ -325,6 +327,20 @@ func TestReactivationWithdrawAfterPaidFinalInvoice(t *testing.T) {
 	})
 }
 
+// chargeFinalNow has an operator retry a line's final invoice, which AutoPay leaves until its
+// date (the end date): it must still be waiting for it, not yet claimed.
+func chargeFinalNow(t *testing.T, s *apptest.Service, op map[string]string, line string) {
+	t.Helper()
+	var id string
+	if err := s.Store.R().QueryRow(context.Background(), `SELECT id FROM invoices WHERE subscription_id = ? AND kind = 'final' AND status = 'open'
+		AND charge_queued_at IS NULL`, line).Scan(&id); err != nil {
+		t.Fatalf("the final invoice waiting for its date: %v", err)
+	}
+	if r := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/invoices/" + id + "/retry-charge", Headers: op}); r.Status != 202 {
+		t.Fatalf("retry-charge: %d %s", r.Status, r.Raw)
+	}
+}
+
 // TestReactivationWithdrawKeepsAFinalInvoiceBeingCharged: an unpaid final invoice whose
 // AutoPay attempt is under way is not voided (the charge may still land on it): it stands as a
 // paid one does, and the rest of the month is invoiced.
@@ -337,6 +353,7 @@ func TestReactivationWithdrawKeepsAFinalInvoiceBeingCharged(t *testing.T) {
 		// sweep (store.ClaimCharge), stays in flight, retried with the same key.
 		setFault(s, x.op, "processor", "down")
 		x.cancel(marieLine, "2026-12-15")
+		chargeFinalNow(t, s, x.op, marieLine)
 		apptest.Eventually(t, 15*time.Second, "AutoPay to claim the final invoice", func() bool {
 			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'final' AND status = 'open' AND charge_queued_at IS NOT NULL`, marieLine) == 1
 		})
@@ -503,7 +520,7 @@ func TestResume(t *testing.T) {
 		king5 := x.portalLine(marie, bldKing, planFibre1000, unitKing1205, "2026-12-01")
 		x.cancel(king5, "2026-11-21")
 		r = x.preview(marie)
-		if r.JSON["case"] != "resume" || r.JSON["path"] != "activate" || r.JSON["billing"].(map[string]any)["first_charge"] != 78.33 || r.JSON["billing_starts"] != "now" {
+		if r.JSON["case"] != "resume" || r.JSON["path"] != "activate" || r.JSON["billing"].(map[string]any)["first_charge"] != 75.0 || r.JSON["billing_starts"] != "now" {
 			t.Fatalf("activate preview: %s", r.Raw)
 		}
 		x.saveCard(marie, "4000000000000002")
@@ -519,7 +536,7 @@ func TestResume(t *testing.T) {
 		if r.Status != 200 || r.JSON["status"] != "ACTIVE" || r.JSON["provisioned"] != false {
 			t.Fatalf("activate with a failing switch: %d %s", r.Status, r.Raw)
 		}
-		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'first' AND status = 'paid' AND total_minor = 8851`, king5); n != 1 {
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND kind = 'first' AND status = 'paid' AND total_minor = 8475`, king5); n != 1 {
 			t.Fatal("the first invoice is not paid")
 		}
 		if n := count(t, s, `SELECT COUNT(*) FROM tickets WHERE subscriber_id = ? AND kind = 'operator'`, marieSubscriber); n != 1 {
@@ -830,16 +847,17 @@ func TestReactivationWithdrawPutsBackANettedPlanChange(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		x := newReactivation(t, s)
 		marie := s.Login("marie.tremblay@example.ca", "demo-password-1")
-		// 60.00 -> 85.00 on 21 November, 10 of 30 days left: 8.33 for December's invoice.
+		// 60.00 -> Fibre 1000 at its promotional 75.00 on 21 November, 10 of 30 days left: 5.00
+		// for December's invoice.
 		if r := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriptions/" + marieLine + "/change-plan", Headers: apptest.Key(storeKey),
 			Body: map[string]string{"plan_version_id": planFibre1000}}); r.Status != 200 {
 			t.Fatalf("change plan: %d %s", r.Status, r.Raw)
 		}
-		// Cancelled for the 25th: 6 unused days at 85.00 = 17.00, less 8.33 = 8.67 + 1.13 tax.
+		// Cancelled for the 25th: 6 unused days at 75.00 = 15.00, less 5.00 = 10.00 + 1.30 tax.
 		setFault(s, x.op, "processor", "down") // the credit stays open
 		x.cancel(marieLine, "2026-11-25")
-		if n := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND reason = 'cancellation' AND amount_minor = 980`, marieLine); n != 1 {
-			t.Fatal("no cancellation credit of 9.80")
+		if n := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE subscription_id = ? AND reason = 'cancellation' AND amount_minor = 1130`, marieLine); n != 1 {
+			t.Fatal("no cancellation credit of 11.30")
 		}
 		r := x.act(marie, marieLine)
 		if billing, _ := r.JSON["billing"].(map[string]any); r.Status != 200 || len(billing["voided_credit_notes"].([]any)) != 1 {
@@ -849,8 +867,8 @@ func TestReactivationWithdrawPutsBackANettedPlanChange(t *testing.T) {
 		if err := s.Billing.BillRun(context.Background(), billRun(northwind, "2026-12")); err != nil {
 			t.Fatal(err)
 		}
-		// December: 85.00 + the upgrade's 8.33.
-		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND period = '2026-12' AND kind = 'recurring' AND net_minor = 9333`, marieLine); n != 1 {
+		// December: 75.00 + the upgrade's 5.00.
+		if n := count(t, s, `SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND period = '2026-12' AND kind = 'recurring' AND net_minor = 8000`, marieLine); n != 1 {
 			t.Fatalf("December does not carry the upgrade: %+v", invoicesOf(t, s, marieLine))
 		}
 	})

@@ -195,14 +195,6 @@ func (o *OrderPlan) Booking() string {
 	return "operator"
 }
 
-// PromoLive returns the plan version's live campaign price, or nil.
-func PromoLive(plan *subprov.PlanVersion, today string) *subprov.Money {
-	if plan == nil || plan.PromoPrice == nil || (plan.PromoEndsOn != "" && plan.PromoEndsOn < today) {
-		return nil
-	}
-	return plan.PromoPrice
-}
-
 // checkOrder applies the order rules in the order a person would fix them; it returns what
 // it resolved so far with the first problem. It writes nothing.
 func (s *Service) checkOrder(ctx context.Context, acc *subprov.AccountLogin, r OrderRequest) (*OrderPlan, error) {

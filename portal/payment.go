@@ -3,6 +3,7 @@ package portal
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/payments"
@@ -93,7 +94,8 @@ func (s *Service) StartCardSetup(ctx context.Context, acc *subprov.AccountLogin)
 
 // ConfirmCardSetup completes one of the account's own setups and makes the new card the one
 // AutoPay charges for every platform-billed line of the account; unpaid invoices are retried
-// with it at once. A setup opened for another account's processor customer answers 404, as an
+// with it at once, but one dated later (a cancellation's final invoice, dated on its end date)
+// still waits for its date: AutoPay charges nothing before its date. A setup opened for another account's processor customer answers 404, as an
 // unknown one does, and nothing is confirmed: the processor attaches a card to the setup's own
 // customer, whoever confirms it.
 func (s *Service) ConfirmCardSetup(ctx context.Context, acc *subprov.AccountLogin, setupIntentID, testCard string) (*payments.Method, error) {
@@ -117,7 +119,7 @@ func (s *Service) ConfirmCardSetup(ctx context.Context, acc *subprov.AccountLogi
 		if err := tx.SetSubscriberPaymentMethod(ctx, acc.SubscriberID, customer, m.ID, now); err != nil {
 			return err
 		}
-		open, err := tx.OpenInvoiceIDsOfSubscriber(ctx, acc.SubscriberID)
+		open, err := tx.OpenInvoiceIDsOfSubscriber(ctx, acc.SubscriberID, now.In(p.Location()).Format(time.DateOnly))
 		if err != nil {
 			return err
 		}

@@ -360,26 +360,6 @@ func paymentMethod(t *testing.T, e *servicetest.Env) {
 	}
 }
 
-func TestPromoLive(t *testing.T) {
-	price := subprov.Money(7500)
-	tests := []struct {
-		name string
-		plan *subprov.PlanVersion
-		want bool
-	}{
-		{"no plan", nil, false},
-		{"no campaign", &subprov.PlanVersion{}, false},
-		{"a campaign with no end", &subprov.PlanVersion{PromoPrice: &price}, true},
-		{"a campaign ending today", &subprov.PlanVersion{PromoPrice: &price, PromoEndsOn: "2027-01-31"}, true},
-		{"a campaign that ended yesterday", &subprov.PlanVersion{PromoPrice: &price, PromoEndsOn: "2027-01-30"}, false},
-	}
-	for _, tt := range tests {
-		if got := portal.PromoLive(tt.plan, "2027-01-31"); (got != nil) != tt.want {
-			t.Errorf("%s: %v, want live %v", tt.name, got, tt.want)
-		}
-	}
-}
-
 // TestAccount runs the rules that keep to rows of their own on one store per engine.
 func TestAccount(t *testing.T) {
 	servicetest.EachRules(t,

@@ -48,6 +48,13 @@ func endOfService(p *subprov.Provider, endDate string, now time.Time) (time.Time
 	return time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc).UTC(), nil
 }
 
+// cancelledStatus is the status a cancellation gives sub, or the 409 when the line cannot be
+// cancelled (it is already): the one check the preview and the cancellation share, so the
+// preview never quotes a cancellation that would be refused.
+func cancelledStatus(sub *subprov.Subscription) (subprov.Status, error) {
+	return Next(sub.Status, ActCancel)
+}
+
 // QuoteCancellation previews a cancellation for end_date without changing anything.
 func (s *Service) QuoteCancellation(ctx context.Context, subscriptionID, endDate string) (*CancelQuote, error) {
 	sub, p, err := s.operatorSubscription(ctx, subscriptionID)
@@ -58,8 +65,13 @@ func (s *Service) QuoteCancellation(ctx context.Context, subscriptionID, endDate
 	if err != nil {
 		return nil, err
 	}
+	// The preview answers as the cancellation would: a line it refuses is refused here too,
+	// before anything is quoted.
+	if _, err := cancelledStatus(sub); err != nil {
+		return nil, err
+	}
 	q := &CancelQuote{Subscription: sub, EndDate: strings.TrimSpace(endDate), EndedAt: endedAt,
-		Period: endedAt.In(p.Location()).Add(-time.Nanosecond).Format("2006-01"), Lines: []CancelQuoteLine{}}
+		Period: endedAt.In(p.Location()).Format("2006-01"), Lines: []CancelQuoteLine{}}
 	if sub.BillingOwner == subprov.BillingPlatform {
 		if money, ok := s.Billing.(CancellationMoney); ok {
 			lines, err := money.QuoteCancellation(ctx, p, sub, endedAt)
@@ -96,7 +108,7 @@ func (s *Service) Cancel(ctx context.Context, subscriptionID, endDate, reason, a
 		if err != nil {
 			return err
 		}
-		to, err := Next(sub.Status, ActCancel)
+		to, err := cancelledStatus(sub)
 		if err != nil {
 			return err
 		}

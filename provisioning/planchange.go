@@ -101,9 +101,10 @@ func (d changeDay) limitReached() error {
 }
 
 // PreviewPlanChange quotes a plan change without applying it; cal is the caller's calendar for
-// the once-a-day limit and the effective date. An ineligible line is not an error: the quote
-// says why in Blockers. A target that is the line's own plan is (422), or, once the day's
-// change is made, 409 plan_change_limit: sent again, the day's change is a second one.
+// the once-a-day limit; the effective date is the provider's day, as the money's. An
+// ineligible line is not an error: the quote says why in Blockers. A target that is the
+// line's own plan is (422), or, once the day's change is made, 409 plan_change_limit: sent
+// again, the day's change is a second one.
 func (s *Service) PreviewPlanChange(ctx context.Context, p *subprov.Provider, subscriptionID, planVersionID string, cal Calendar) (*PlanChangeQuote, error) {
 	sub, err := s.Store.Subscription(ctx, p.ID, subscriptionID)
 	if err != nil {
@@ -133,7 +134,8 @@ func (s *Service) quote(ctx context.Context, p *subprov.Provider, sub *subprov.S
 	if !to.Sellable {
 		return nil, subprov.Invalid(map[string]string{"plan_version_id": "this plan version is no longer sold"})
 	}
-	day := planChangeDay(p, cal, s.Clock.Now())
+	now := s.Clock.Now()
+	day := planChangeDay(p, cal, now)
 	changed, err := s.Store.PlanChangedBetween(ctx, s.Store.R(), sub.ID, day.Start, day.End)
 	if err != nil {
 		return nil, err
@@ -145,7 +147,7 @@ func (s *Service) quote(ctx context.Context, p *subprov.Provider, sub *subprov.S
 		return nil, subprov.Invalid(map[string]string{"plan_version_id": "the line already has this plan version"})
 	}
 	q := &PlanChangeQuote{Subscription: sub, From: from, To: to, RecurringChange: to.MonthlyPrice - from.MonthlyPrice,
-		EffectiveDate: day.Date, Eligible: true, Blockers: []string{}, day: day}
+		EffectiveDate: planChangeDay(p, ProviderDay, now).Date, Eligible: true, Blockers: []string{}, day: day}
 	if _, err := Next(sub.Status, ActChangePlan); err != nil {
 		q.Eligible = false
 		q.Blockers = append(q.Blockers, fmt.Sprintf("the line is %s; only an ACTIVE line can change plan", sub.Status))

@@ -278,9 +278,11 @@ func (tx *Tx) SetSubscriberProcessorCustomer(ctx context.Context, subscriberID, 
 	return nil
 }
 
-// OpenInvoiceIDsOfSubscriber lists a subscriber's unpaid invoices.
-func (tx *Tx) OpenInvoiceIDsOfSubscriber(ctx context.Context, subscriberID string) ([]string, error) {
-	return QueryStrings(ctx, tx, "open invoices", `SELECT id FROM invoices WHERE subscriber_id = ? AND status = 'open'`, subscriberID)
+// OpenInvoiceIDsOfSubscriber lists a subscriber's unpaid invoices dated on or before datedBy
+// (YYYY-MM-DD).
+func (tx *Tx) OpenInvoiceIDsOfSubscriber(ctx context.Context, subscriberID, datedBy string) ([]string, error) {
+	return QueryStrings(ctx, tx, "open invoices", `SELECT id FROM invoices WHERE subscriber_id = ? AND status = 'open' AND invoice_date <= ?`,
+		subscriberID, datedBy)
 }
 
 // InvoiceAddress reads the postal address kept on a subscriber's billing contact (the

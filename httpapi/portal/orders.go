@@ -69,7 +69,7 @@ type promoJSON struct {
 
 // promoOf is the plan's promotion live today, nil for none.
 func promoOf(pv *subprov.PlanVersion, today string) *promoJSON {
-	price := portal.PromoLive(pv, today)
+	price := pv.PromoOn(today)
 	if price == nil {
 		return nil
 	}
