@@ -53,35 +53,41 @@ var accessToken = regexp.MustCompile(`"access_token":"([^"]+)"`)
 // startDemo runs `subprov demo` on databaseURL until stop is called, and returns its base URL.
 func startDemo(t *testing.T, databaseURL string) (base string, stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	e := env(map[string]string{"DATABASE_URL": databaseURL, "SUBPROV_LOG_FORMAT": "json"})
+	return startServer(t, []string{"demo", "--addr", "127.0.0.1:0"}, e, regexp.MustCompile(`running at (http://127\.0\.0\.1:\d+)`))
+}
+
+// startServer runs a server command until stop is called, and returns the base URL it prints
+// (listening, on stdout or in its logs).
+func startServer(t *testing.T, args []string, e func(string) string, listening *regexp.Regexp) (base string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"demo", "--addr", "127.0.0.1:0"}, e, &out, &errOut) }()
+	go func() { done <- run(ctx, args, e, &out, &errOut) }()
 	stop = func() {
 		cancel()
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Fatalf("demo returned %v", err)
+				t.Fatalf("%s returned %v", args[0], err)
 			}
 		case <-time.After(40 * time.Second):
-			t.Fatal("demo did not stop")
+			t.Fatalf("%s did not stop", args[0])
 		}
 	}
-	running := regexp.MustCompile(`running at (http://127\.0\.0\.1:\d+)`)
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if m := running.FindStringSubmatch(out.String()); m != nil {
+		if m := listening.FindStringSubmatch(out.String() + errOut.String()); m != nil {
 			return m[1], stop
 		}
 		select {
 		case err := <-done:
-			t.Fatalf("demo stopped: %v\n%s", err, errOut.String())
+			t.Fatalf("%s stopped: %v\n%s", args[0], err, errOut.String())
 		default:
 		}
 	}
 	stop()
-	t.Fatalf("demo printed no base URL:\n%s", errOut.String())
+	t.Fatalf("%s printed no base URL:\n%s", args[0], errOut.String())
 	return "", nil
 }
 
@@ -223,6 +229,43 @@ func TestSeedUpdate(t *testing.T) {
 		}
 		if out := seed("--update"); !strings.HasPrefix(out, file+": nothing to change\n"+file+": left as they were:") {
 			t.Errorf("a second --update printed:\n%s", out)
+		}
+	})
+}
+
+// TestServeSeedRestartKeepsChanges: serve loads SUBPROV_SEED at every start; a restart keeps
+// a billing day changed since instead of putting the file's back.
+func TestServeSeedRestartKeepsChanges(t *testing.T) {
+	keepGCPercent(t)
+	const doc = `{"providers": [{"id": "p1", "name": "P", "time_zone": "America/Toronto", "currency": "CAD", "webhook_secret": "whsec_serve_seed"}],
+		"buildings": [{"id": "b1", "provider_ids": ["p1"], "street": "1 Main St", "line_type": "third"}],
+		"units": [{"id": "u1", "building_id": "b1", "unit_number": "1"}],
+		"plans": [{"id": "pl1", "provider_id": "p1", "name": "Fibre", "versions": [{"id": "pv1", "monthly_price": "50.00", "download_mbps": 100, "upload_mbps": 100}]}],
+		"subscribers": [{"id": "s1", "provider_id": "p1", "holder": {"firstname": "Ann", "lastname": "Holder", "email": "holder@example.ca"},
+			"subscriptions": [{"id": "c1", "plan_version_id": "pv1", "unit_id": "u1", "status": "ACTIVE", "started_at": "2026-01-05"}]}]}`
+	testdb.Each(t, func(t *testing.T, u string) {
+		ctx := context.Background()
+		file := filepath.Join(t.TempDir(), "seed.json")
+		if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e := env(map[string]string{"DATABASE_URL": u, "SUBPROV_SEED": file, "SUBPROV_ADDR": "127.0.0.1:0", "SUBPROV_LOG_FORMAT": "json"})
+		serve := func() {
+			_, stop := startServer(t, []string{"serve"}, e, regexp.MustCompile(`"url":"(http://127\.0\.0\.1:\d+)"`))
+			stop()
+		}
+		serve()
+		s := testdb.Open(t, u)
+		defer s.Close()
+		day := 9
+		if err := s.InTx(ctx, func(tx *store.Tx) error {
+			return tx.UpdateSubscription(ctx, "c1", subprov.SubscriptionChange{BillingDay: &day}, time.Now())
+		}); err != nil {
+			t.Fatal(err)
+		}
+		serve()
+		if got := testdb.Strings(t, s.R().Query, `SELECT CAST(billing_day AS TEXT) FROM subscriptions WHERE id = 'c1'`); len(got) != 1 || got[0] != "9" {
+			t.Errorf("after a restart the billing day is %v, want 9", got)
 		}
 	})
 }
