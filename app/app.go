@@ -131,17 +131,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Events = &events.Recorder{Clock: a.Clock}
 	a.Webhooks = &events.Deliverer{Store: st, Clock: a.Clock, Log: log}
 	processor := payments.NewRouter(payments.NewFake(st, a.Faults, a.Clock), stripe)
-	a.Billing = &billing.Service{Store: st, Clock: a.Clock, Processor: processor, Mail: a.Outbox, Switch: driver, Log: log,
+	a.Billing = &billing.Service{Store: st, Clock: a.Clock, Processor: processor, Mail: a.Outbox, Log: log,
 		Ledger: &billing.BuiltinLedger{Store: st, Faults: a.Faults}}
 	a.Provisioning = &provisioning.Service{Store: st, Clock: a.Clock, Switch: driver, Events: a.Events, Log: log,
 		Processor: processor, Tickets: &tickets.Builtin{Clock: a.Clock}, Billing: a.Billing}
 	// Installations (issue 8): install jobs, booking invitations and the booking page.
 	a.Install = &install.Service{Store: st, Clock: a.Clock, Mail: a.Outbox, Completer: a.Provisioning, PublicURL: cfg.PublicURL, Log: log}
 	a.Provisioning.Installs = a.Install
+	a.Billing.Ports = a.Provisioning
 	a.Jobs, err = jobs.New(st, jobs.Handlers{
 		DeliverMail:     a.Outbox.Deliver,
 		ProvisionPort:   a.Provisioning.ProvisionPort,
 		DeprovisionPort: a.Provisioning.DeprovisionPort,
+		ConvergePort:    a.Provisioning.ConvergePort,
 		FlushWebhooks:   a.Webhooks.Flush,
 		ChargeInvoice:   a.Billing.Charge,
 		BillRun:         a.Billing.BillRun,

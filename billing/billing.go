@@ -12,7 +12,6 @@ import (
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/store"
-	"github.com/subprov/subprov/switches"
 )
 
 // Mailer queues a message inside the caller's transaction.
@@ -27,9 +26,15 @@ type Service struct {
 	Processor payments.Processor
 	Jobs      jobs.Enqueuer
 	Mail      Mailer
-	Switch    switches.Driver
+	Ports     Ports
 	Ledger    Ledger
 	Log       *slog.Logger
+}
+
+// Ports lets a line's port follow its status inside the transaction that changes it; the
+// provisioning service implements it.
+type Ports interface {
+	FollowPort(ctx context.Context, tx *store.Tx, portID string) error
 }
 
 // Dunning: after a declined AutoPay attempt the card is tried again after these waits; the
@@ -344,45 +349,26 @@ func (s *Service) restoreIfPaidUp(ctx context.Context, tx *store.Tx, sub *subpro
 	return s.Jobs.Enqueue(ctx, tx, jobs.SetLineService{SubscriptionID: sub.ID, On: true, Reason: "dunning"})
 }
 
-// SetLineService is the line.service job: cut a line off for non-payment (port suspended,
-// status SUSPENDED) or restore it (port restored, ACTIVE). The port is written first, so a
-// switch failure retries without changing the status.
+// SetLineService is the line.service job: cut a line off for non-payment (SUSPENDED) or
+// restore it (ACTIVE), with its port's desired setting in the same transaction; the port
+// follows through its port.converge job, which retries a switch that does not take it.
 func (s *Service) SetLineService(ctx context.Context, a jobs.SetLineService) error {
-	sub, err := s.Store.SubscriptionByID(ctx, a.SubscriptionID)
-	if err != nil {
-		if errors.Is(err, subprov.ErrNotFound) {
-			return nil
-		}
-		return err
-	}
 	action := provisioning.ActSuspend
 	if a.On {
 		action = provisioning.ActRestore
 	}
-	to, err := provisioning.Next(sub.Status, action)
-	if err != nil || (action == provisioning.ActSuspend && sub.Status != subprov.StatusActive) {
-		return nil // nothing to do from here (already suspended, cancelled, …)
-	}
-	if sub.PortID != "" {
-		port, err := s.Store.PortByID(ctx, sub.PortID)
-		if err != nil {
-			return err
-		}
-		sp := switches.Port{Switch: port.Switch, Name: port.Name}
-		if a.On {
-			err = s.Switch.Restore(ctx, sp)
-		} else {
-			err = s.Switch.Suspend(ctx, sp)
-		}
-		if err != nil && !errors.Is(err, switches.ErrNotConfigured) {
-			return fmt.Errorf("line service %s: %w", sub.ID, err)
-		}
-	}
 	now := s.Clock.Now()
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
-		cur, err := tx.LockSubscription(ctx, "", sub.ID)
-		if err != nil || cur.Status != sub.Status {
+		sub, err := tx.LockSubscription(ctx, "", a.SubscriptionID)
+		if err != nil {
+			if errors.Is(err, subprov.ErrNotFound) {
+				return nil
+			}
 			return err
+		}
+		to, err := provisioning.Next(sub.Status, action)
+		if err != nil || (action == provisioning.ActSuspend && sub.Status != subprov.StatusActive) {
+			return nil // nothing to do from here (already suspended, cancelled, …)
 		}
 		if a.On {
 			if reason, err := tx.SuspendedFor(ctx, sub.ID); err != nil || reason != a.Reason {
@@ -397,6 +383,9 @@ func (s *Service) SetLineService(ctx context.Context, a jobs.SetLineService) err
 			reason = ""
 		}
 		if err := tx.SetSuspendedFor(ctx, sub.ID, reason, now); err != nil {
+			return err
+		}
+		if err := s.Ports.FollowPort(ctx, tx, sub.PortID); err != nil {
 			return err
 		}
 		return tx.InsertAudit(ctx, sub.ProviderID, "billing", map[bool]string{true: "subscription.restored_after_payment", false: "subscription.cut_off_for_" + a.Reason}[a.On], sub.ID, "", now)

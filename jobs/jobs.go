@@ -25,6 +25,7 @@ type Handlers struct {
 	DeliverMail     func(ctx context.Context, args DeliverMail) error
 	ProvisionPort   func(ctx context.Context, args ProvisionPort, attempt int) error
 	DeprovisionPort func(ctx context.Context, args DeprovisionPort) error
+	ConvergePort    func(ctx context.Context, args ConvergePort, attempt int) error
 	FlushWebhooks   func(ctx context.Context, args FlushWebhooks) error
 	ChargeInvoice   func(ctx context.Context, args ChargeInvoice) error
 	BillRun         func(ctx context.Context, args BillRun) error
@@ -112,6 +113,11 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 		}))
 	}
 	addWorker(workers, h.DeprovisionPort)
+	if h.ConvergePort != nil {
+		river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, j *river.Job[ConvergePort]) error {
+			return h.ConvergePort(ctx, j.Args, j.Attempt)
+		}))
+	}
 	addWorker(workers, h.FlushWebhooks)
 	addWorker(workers, h.ChargeInvoice)
 	addWorker(workers, h.BillRun)
@@ -164,6 +170,10 @@ func (c *Client) Stop(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Snooze is what a handler returns to run its job again after d without counting an attempt
+// (the work is waiting for something, not failing).
+func Snooze(d time.Duration) error { return river.JobSnooze(d) }
 
 // Enqueuer inserts a job inside a transaction; *Client is one.
 type Enqueuer interface {

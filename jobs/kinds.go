@@ -46,6 +46,26 @@ type DeprovisionPort struct {
 // Kind names the job in the queue.
 func (DeprovisionPort) Kind() string { return "port.deprovision" }
 
+// ConvergePort writes a switch port to its desired setting (the port_states row), read when
+// the job runs. Any number may be queued for one port: one converger at a time holds the
+// port, and a job that finds the port already converged changes nothing.
+type ConvergePort struct {
+	PortID string `json:"port_id"`
+}
+
+// Kind names the job in the queue.
+func (ConvergePort) Kind() string { return "port.converge" }
+
+// InsertOpts: the handler counts its own attempts (and marks the port unconverged on the
+// last), so the queue's limit is the handler's.
+func (ConvergePort) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: ConvergeAttempts}
+}
+
+// ConvergeAttempts is how often a port.converge job tries before the port is marked
+// unconverged (with the queue's backoff, about four minutes).
+const ConvergeAttempts = 8
+
 // FlushWebhooks delivers a provider's due webhook events in order.
 type FlushWebhooks struct {
 	ProviderID string `json:"provider_id"`

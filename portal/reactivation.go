@@ -240,8 +240,9 @@ func (s *Service) withdraw(ctx context.Context, p *subprov.Provider, v *Reactiva
 	return res, nil
 }
 
-// reactivateRemote switches the port on first and only on a confirmed write puts the line
-// back to ACTIVE, invoicing the rest of the month through AutoPay.
+// reactivateRemote puts the line back ACTIVE with its port switched on from here, and only once
+// the switch confirms it invoices the rest of the month through AutoPay; a port that does not
+// switch on leaves the line cancelled as it was (provisioning.ReinstateLive).
 func (s *Service) reactivateRemote(ctx context.Context, p *subprov.Provider, v *ReactivationView, actor string) (*ReactivationResult, error) {
 	sub := v.Subscription
 	if sub.BillingOwner == subprov.BillingPlatform {
@@ -249,17 +250,8 @@ func (s *Service) reactivateRemote(ctx context.Context, p *subprov.Provider, v *
 			return nil, err
 		}
 	}
-	vlan, err := s.Provisioning.SwitchOnNow(ctx, p, sub, v.portID)
-	if err != nil {
-		return nil, err
-	}
 	res := &ReactivationResult{View: v, Provisioned: boolPtr(true)}
-	r := provisioning.Reinstatement{Reinstatement: subprov.Reinstatement{Status: subprov.StatusActive, WorkflowState: provisioning.WorkflowProvisioned,
-		PortID: &v.portID, VLAN: &vlan}}
-	out, err := s.Provisioning.Reinstate(ctx, p, sub.ID, r, func(tx *store.Tx, cur *subprov.Subscription) error {
-		if err := s.Provisioning.MarkPortLive(ctx, tx, cur, vlan); err != nil {
-			return err
-		}
+	out, err := s.Provisioning.ReinstateLive(ctx, p, sub.ID, v.portID, func(tx *store.Tx, cur *subprov.Subscription) error {
 		inv, err := s.Billing.InvoiceRestOfPeriod(ctx, tx, p, cur, v.plan, billing.CancellationOccasion(sub))
 		if err != nil {
 			return err
@@ -345,16 +337,8 @@ func (s *Service) resumeActivate(ctx context.Context, p *subprov.Provider, v *Re
 		return nil, err
 	}
 	res.Subscription = out
-	vlan, perr := s.Provisioning.SwitchOnNow(ctx, p, out, v.portID)
-	if perr != nil {
-		res.Provisioned = boolPtr(false)
-		if err := s.Provisioning.MarkPortFailed(ctx, out); err != nil {
-			return nil, err
-		}
-		return res, nil
-	}
-	res.Provisioned = boolPtr(true)
-	err = s.Store.InTx(ctx, func(tx *store.Tx) error { return s.Provisioning.MarkPortLive(ctx, tx, out, vlan) })
+	provisioned, err := s.Provisioning.SwitchOnResumed(ctx, p, out)
+	res.Provisioned = boolPtr(provisioned)
 	return res, err
 }
 

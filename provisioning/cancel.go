@@ -110,6 +110,10 @@ func (s *Service) Cancel(ctx context.Context, subscriptionID, endDate, reason, a
 			return err
 		}
 		sub.Status, sub.CanceledAt, sub.EndedAt, sub.CancelReason, sub.StatusBeforeCancel = to, &now, &endedAt, reason, before
+		sub.WorkflowState = WorkflowCancelled
+		if err := s.FollowPort(ctx, tx, sub.PortID); err != nil { // the port keeps serving until the line ends
+			return err
+		}
 		if sub.BillingOwner == subprov.BillingPlatform {
 			if money, ok := s.Billing.(CancellationMoney); ok {
 				if err := money.ApplyCancellation(ctx, tx, p, sub, endedAt); err != nil {

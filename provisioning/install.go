@@ -84,7 +84,7 @@ func (s *Service) CompleteInstall(ctx context.Context, providerID, subscriptionI
 			return err
 		}
 		if sub.PortID != "" {
-			if _, err := s.enqueueProvision(ctx, tx, sub.ID, false); err != nil {
+			if _, err := s.enqueueProvision(ctx, tx, sub, false); err != nil {
 				return err
 			}
 		}

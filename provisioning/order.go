@@ -370,7 +370,7 @@ func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order)
 			if _, err := s.Events.Record(ctx, tx, p, subprov.EventSubscriptionActivated, sub, nil); err != nil {
 				return err
 			}
-			jobID, err := s.enqueueProvision(ctx, tx, sub.ID, false)
+			jobID, err := s.enqueueProvision(ctx, tx, sub, false)
 			if err != nil {
 				return err
 			}
@@ -460,10 +460,14 @@ func (s *Service) RouteOf(ctx context.Context, q store.Querier, sub *subprov.Sub
 	return "install", nil
 }
 
-// enqueueProvision queues the line's port job and returns the id partners know it by
+// enqueueProvision records the line's port's desired setting and queues the job that converges
+// it and reports the outcome, returning the id partners know the job by
 // (jobs.ProvisionPort.JobID): the outcome's webhook names the same id.
-func (s *Service) enqueueProvision(ctx context.Context, tx *store.Tx, subscriptionID string, quiet bool) (string, error) {
-	job := jobs.ProvisionPort{SubscriptionID: subscriptionID, Quiet: quiet}
+func (s *Service) enqueueProvision(ctx context.Context, tx *store.Tx, sub *subprov.Subscription, quiet bool) (string, error) {
+	if _, err := s.wantPort(ctx, tx, sub.PortID); err != nil {
+		return "", err
+	}
+	job := jobs.ProvisionPort{SubscriptionID: sub.ID, Quiet: quiet}
 	if err := s.Jobs.Enqueue(ctx, tx, job); err != nil {
 		return "", err
 	}

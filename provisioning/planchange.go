@@ -10,7 +10,6 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/store"
-	"github.com/subprov/subprov/switches"
 )
 
 // Adjustment is the one-time money effect of a plan change on a platform-billed line; the
@@ -168,13 +167,15 @@ func (s *Service) quote(ctx context.Context, p *subprov.Provider, sub *subprov.S
 	return q, nil
 }
 
-// ChangePlan applies a plan change at once: the port's bandwidth is written first (so the
-// answer can say whether the switch confirmed it), then the change is recorded, at most once
-// per calendar day of cal. Under the subscription's row lock it looks for any change, through
-// any surface, made within the caller's day, so changes through the agent (the provider's day)
-// and the partner endpoint (the UTC day) count against each other and two racing calls record
-// one change. An unconfirmed bandwidth write still applies the plan, answers
-// bandwidth_updated false and raises an operator ticket; it is not a reason to retry.
+// ChangePlan applies a plan change at once, at most once per calendar day of cal. Under the
+// subscription's row lock it looks for any change, through any surface, made within the
+// caller's day, so changes through the agent (the provider's day) and the partner endpoint
+// (the UTC day) count against each other and two racing calls record one change; the port's
+// desired bandwidth is committed with the change, so the refused call never touches the
+// switch. Then, for a port in service, the request waits for the switch (up to AwaitTimeout):
+// a bandwidth the switch does not confirm still applies the plan, answers bandwidth_updated
+// false and raises an operator ticket (the port.converge job keeps at it); it is not a reason
+// to retry. A line still being provisioned gets the new bandwidth from its provisioning job.
 func (s *Service) ChangePlan(ctx context.Context, p *subprov.Provider, subscriptionID, planVersionID, actor string, cal Calendar) (*PlanChangeResult, error) {
 	q, err := s.PreviewPlanChange(ctx, p, subscriptionID, planVersionID, cal)
 	if err != nil {
@@ -187,23 +188,9 @@ func (s *Service) ChangePlan(ctx context.Context, p *subprov.Provider, subscript
 		return nil, q.day.limitReached()
 	}
 	sub := q.Subscription
-	bandwidthUpdated := true
-	var port switches.Port
-	// Only a port in service is rewritten; a line still being provisioned gets the new plan's
-	// bandwidth from its provisioning job, which reads the plan when it runs.
-	if sub.PortID != "" && (sub.WorkflowState == WorkflowProvisioned || sub.WorkflowState == WorkflowInstalled) {
-		var err error
-		port, _, err = s.portAndPlan(ctx, sub)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.Switch.SetBandwidth(ctx, port, q.To.DownloadMbps, q.To.UploadMbps); err != nil {
-			s.Log.Warn("plan change: bandwidth not confirmed", "subscription_id", sub.ID, "err", err)
-			bandwidthUpdated = false
-		}
-	}
 	now := s.Clock.Now()
-	res := &PlanChangeResult{Quote: q, BandwidthUpdated: bandwidthUpdated, AppliedAt: now}
+	res := &PlanChangeResult{Quote: q, BandwidthUpdated: true, AppliedAt: now}
+	var inService bool
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
 		cur, err := tx.LockSubscription(ctx, p.ID, sub.ID)
 		if err != nil {
@@ -232,6 +219,10 @@ func (s *Service) ChangePlan(ctx context.Context, p *subprov.Provider, subscript
 		if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{PlanVersionID: &q.To.ID}, now); err != nil {
 			return err
 		}
+		if err := s.FollowPort(ctx, tx, cur.PortID); err != nil {
+			return err
+		}
+		inService = cur.PortID != "" && (cur.WorkflowState == WorkflowProvisioned || cur.WorkflowState == WorkflowInstalled)
 		if sub.BillingOwner == subprov.BillingPlatform {
 			if money, ok := s.Billing.(PlanChangeMoney); ok {
 				adj, err := money.ApplyPlanChange(ctx, tx, p, cur, q.From, q.To)
@@ -241,26 +232,33 @@ func (s *Service) ChangePlan(ctx context.Context, p *subprov.Provider, subscript
 				q.Adjustment = adj
 			}
 		}
-		details := fmt.Sprintf(`{"from":%q,"to":%q,"bandwidth_updated":%t}`, q.From.ID, q.To.ID, bandwidthUpdated)
-		if err := tx.InsertAudit(ctx, p.ID, actor, "subscription.plan_changed", sub.ID, details, now); err != nil {
-			return err
-		}
-		if !bandwidthUpdated {
-			return s.Tickets.Open(ctx, tx, &subprov.Ticket{ProviderID: p.ID, SubscriberID: sub.SubscriberID, Kind: "operator",
-				Subject: "Confirm bandwidth after plan change", InternalNote: fmt.Sprintf("Subscription %s changed to %s (%d/%d Mbps); the switch did not confirm the bandwidth.",
-					sub.ID, q.To.PlanName, q.To.DownloadMbps, q.To.UploadMbps)})
-		}
-		return nil
+		details := fmt.Sprintf(`{"from":%q,"to":%q}`, q.From.ID, q.To.ID)
+		return tx.InsertAudit(ctx, p.ID, actor, "subscription.plan_changed", sub.ID, details, now)
 	})
 	if err != nil {
-		if bandwidthUpdated && sub.PortID != "" {
-			// The change did not stand: put the port back on the line's current plan.
-			if e := s.Switch.SetBandwidth(ctx, port, q.From.DownloadMbps, q.From.UploadMbps); e != nil && !errors.Is(e, context.Canceled) {
-				s.Log.Error("plan change: could not restore bandwidth", "subscription_id", sub.ID, "err", e)
-			}
-		}
 		return nil, err
 	}
 	sub.PlanVersionID = q.To.ID
+	if !inService {
+		return res, nil
+	}
+	werr := s.awaitPort(ctx, sub.PortID, AwaitTimeout)
+	if werr == nil {
+		return res, nil
+	}
+	s.Log.Warn("plan change: bandwidth not confirmed", "subscription_id", sub.ID, "err", werr)
+	res.BandwidthUpdated = false
+	err = s.Store.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		if err := tx.InsertAudit(ctx, p.ID, actor, "subscription.bandwidth_unconfirmed", sub.ID,
+			fmt.Sprintf(`{"to":%q,"reason":%q}`, q.To.ID, failureReason(werr)), s.Clock.Now()); err != nil {
+			return err
+		}
+		return s.Tickets.Open(ctx, tx, &subprov.Ticket{ProviderID: p.ID, SubscriberID: sub.SubscriberID, Kind: "operator",
+			Subject: "Confirm bandwidth after plan change", InternalNote: fmt.Sprintf("Subscription %s changed to %s (%d/%d Mbps); the switch did not confirm the bandwidth (%s).",
+				sub.ID, q.To.PlanName, q.To.DownloadMbps, q.To.UploadMbps, failureReason(werr))})
+	})
+	if err != nil {
+		return nil, err
+	}
 	return res, nil
 }

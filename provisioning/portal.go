@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/store"
@@ -82,7 +81,7 @@ func (s *Service) PlacePortalLine(ctx context.Context, p *subprov.Provider, l *P
 			return err
 		}
 		sub.ActivatedAt, sub.StartedAt = &now, today
-		if _, err := s.enqueueProvision(ctx, tx, sub.ID, true); err != nil {
+		if _, err := s.enqueueProvision(ctx, tx, sub, true); err != nil {
 			return err
 		}
 		return also(tx, sub)
@@ -108,10 +107,18 @@ type Reinstatement struct {
 
 // Reinstate undoes a line's cancellation in one transaction, opening an install job of the
 // given kind when the line waits for a visit, and returns the line as it now is (no
-// canceled_at or ended_at; the caller knows the cancellation it undid). A suite someone else
-// took since loses at the live-location constraint: 409, nothing changed.
+// canceled_at or ended_at; the caller knows the cancellation it undid). The line's port follows
+// it. A suite someone else took since loses at the live-location constraint: 409, nothing
+// changed.
 func (s *Service) Reinstate(ctx context.Context, p *subprov.Provider, subscriptionID string, r Reinstatement, also Also) (*subprov.Subscription, error) {
+	out, _, err := s.reinstate(ctx, p, subscriptionID, r, also)
+	return out, err
+}
+
+// reinstate is Reinstate, also returning the cancellation it undid.
+func (s *Service) reinstate(ctx context.Context, p *subprov.Provider, subscriptionID string, r Reinstatement, also Also) (*subprov.Subscription, *subprov.Cancellation, error) {
 	var out *subprov.Subscription
+	var undone *subprov.Cancellation
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		sub, err := tx.LockSubscription(ctx, p.ID, subscriptionID)
 		if err != nil {
@@ -123,6 +130,9 @@ func (s *Service) Reinstate(ctx context.Context, p *subprov.Provider, subscripti
 		if sub.Status != subprov.StatusCancelled {
 			return subprov.Errorf(subprov.ECONFLICT, "not_cancelled", "The line is not cancelled")
 		}
+		if undone, err = tx.CancellationOf(ctx, sub.ID); err != nil {
+			return err
+		}
 		now := s.Clock.Now()
 		if err := tx.ReinstateSubscription(ctx, sub.ID, r.Reinstatement, now); err != nil {
 			if errors.Is(err, subprov.ErrDuplicate) {
@@ -131,6 +141,9 @@ func (s *Service) Reinstate(ctx context.Context, p *subprov.Provider, subscripti
 			return err
 		}
 		if sub, err = tx.LockSubscription(ctx, p.ID, subscriptionID); err != nil {
+			return err
+		}
+		if err := s.FollowPort(ctx, tx, sub.PortID); err != nil {
 			return err
 		}
 		if r.InstallKind != "" {
@@ -144,9 +157,112 @@ func (s *Service) Reinstate(ctx context.Context, p *subprov.Provider, subscripti
 			}
 		}
 		out = sub // the line as it now is: no cancellation
+		if also == nil {
+			return nil
+		}
 		return also(tx, sub)
 	})
-	return out, err
+	return out, undone, err
+}
+
+// ReinstateLive puts a cancelled line back in service on portID while the subscriber waits: the
+// line is reinstated ACTIVE with its port's desired setting in service, the request waits for
+// the switch (up to ReactivationTimeout), and only a confirmed port runs also (the money,
+// mail and audit of the reactivation) with the line marked provisioned. A port that does not
+// switch on puts the cancellation back as it was, raises an operator ticket and answers
+// PortWriteError; nothing else was written.
+func (s *Service) ReinstateLive(ctx context.Context, p *subprov.Provider, subscriptionID, portID string, also Also) (*subprov.Subscription, error) {
+	if p.Sandbox {
+		return nil, PortWriteError(fmt.Errorf("%w: sandbox providers have no switch", switches.ErrUnavailable))
+	}
+	port, err := s.Store.PortByID(ctx, portID)
+	if err != nil {
+		return nil, err
+	}
+	vlan := switches.ServiceVLAN(switches.Port{Switch: port.Switch, Name: port.Name})
+	r := Reinstatement{Reinstatement: subprov.Reinstatement{Status: subprov.StatusActive, WorkflowState: WorkflowProvisioning,
+		PortID: &portID, VLAN: &vlan}}
+	sub, undone, err := s.reinstate(ctx, p, subscriptionID, r, nil)
+	if err != nil {
+		return nil, err
+	}
+	werr := s.awaitPort(ctx, portID, ReactivationTimeout)
+	if werr == nil {
+		werr = s.Store.InTx(ctx, func(tx *store.Tx) error {
+			cur, err := tx.LockSubscription(ctx, p.ID, sub.ID)
+			if err != nil {
+				return err
+			}
+			if err := s.MarkPortLive(ctx, tx, cur, vlan); err != nil {
+				return err
+			}
+			*sub = *cur
+			return also(tx, cur)
+		})
+		if werr == nil {
+			return sub, nil
+		}
+	}
+	s.Log.Warn("reactivation: port did not switch on; cancellation put back", "subscription_id", sub.ID, "err", werr)
+	err = s.Store.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		if err := tx.RestoreCancellation(ctx, sub.ID, undone, s.Clock.Now()); err != nil {
+			return err
+		}
+		if err := s.FollowPort(ctx, tx, portID); err != nil {
+			return err
+		}
+		return s.portTicket(ctx, tx, p, sub, port, werr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var ce *ConvergeError
+	if !errors.As(werr, &ce) {
+		return nil, werr // the reactivation's own writes failed, not the switch
+	}
+	return nil, PortWriteError(werr)
+}
+
+// SwitchOnResumed waits (up to ReactivationTimeout) for the port of a line just put back
+// ACTIVE and paid for: a confirmed port marks it provisioned; one that will not switch on
+// leaves it ACTIVE with workflow provisioning_failed, its port back on the captive portal and
+// the provider's ticket. A portal reactivation calls it, so it records no event.
+func (s *Service) SwitchOnResumed(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription) (provisioned bool, err error) {
+	port, err := s.Store.PortByID(ctx, sub.PortID)
+	if err != nil {
+		return false, err
+	}
+	werr := s.awaitPort(ctx, sub.PortID, ReactivationTimeout)
+	if p.Sandbox {
+		werr = &ConvergeError{Reason: "switch_unavailable", Err: fmt.Errorf("%w: sandbox providers have no switch", switches.ErrUnavailable)}
+	}
+	err = s.Store.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		cur, err := tx.LockSubscription(ctx, p.ID, sub.ID)
+		if err != nil {
+			return err
+		}
+		defer func() { *sub = *cur }()
+		if werr == nil {
+			return s.MarkPortLive(ctx, tx, cur, switches.ServiceVLAN(switches.Port{Switch: port.Switch, Name: port.Name}))
+		}
+		if err := tx.UpdateSubscription(ctx, cur.ID, subprov.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioningFailed)}, s.Clock.Now()); err != nil {
+			return err
+		}
+		cur.WorkflowState = WorkflowProvisioningFailed
+		if err := s.FollowPort(ctx, tx, cur.PortID); err != nil {
+			return err
+		}
+		return s.portTicket(ctx, tx, p, cur, port, werr)
+	})
+	return werr == nil && err == nil, err
+}
+
+// portTicket raises the operator ticket of a port that would not switch on for a subscriber.
+func (s *Service) portTicket(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, port *subprov.Port, cause error) error {
+	reason := failureReason(cause)
+	s.Log.Warn("port did not switch on", "subscription_id", sub.ID, "reason", reason, "err", cause)
+	return s.Tickets.Open(ctx, tx, &subprov.Ticket{ProviderID: p.ID, SubscriberID: sub.SubscriberID, Kind: "operator", Priority: "high",
+		Subject: "Port did not switch on for a subscriber", InternalNote: fmt.Sprintf("Subscription %s on %s/%s: %s", sub.ID, port.Switch, port.Name, reason)})
 }
 
 func installUnavailable() error {
@@ -162,45 +278,6 @@ func PortWriteError(err error) error {
 	return subprov.Errorf(subprov.ECONFLICT, "provisioning_failed", "The switch did not confirm the port; an operator was asked to look at it and nothing was changed")
 }
 
-// SwitchOnNow writes the line's port (VLAN, bandwidth, device MAC) and waits for the
-// switch's read-back, up to a minute. A failed write leaves no half-configured port behind
-// (a port another device uses is not touched) and raises an operator ticket.
-func (s *Service) SwitchOnNow(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, portID string) (int, error) {
-	port, err := s.Store.PortByID(ctx, portID)
-	if err != nil {
-		return 0, err
-	}
-	plan, err := s.Store.PlanVersion(ctx, p.ID, sub.PlanVersionID)
-	if err != nil {
-		return 0, err
-	}
-	sp := switches.Port{Switch: port.Switch, Name: port.Name}
-	vlan := switches.ServiceVLAN(sp)
-	wctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if p.Sandbox {
-		err = fmt.Errorf("%w: sandbox providers have no switch", switches.ErrUnavailable)
-	} else {
-		err = s.Switch.Activate(wctx, sp, switches.Config{VLAN: vlan, DownloadMbps: plan.DownloadMbps, UploadMbps: plan.UploadMbps, MAC: sub.MACAddress})
-	}
-	if err == nil {
-		return vlan, nil
-	}
-	if !p.Sandbox && !errors.Is(err, switches.ErrPortInUse) {
-		_ = s.Switch.ResetToCaptive(ctx, sp)
-	}
-	reason := failureReason(err)
-	s.Log.Warn("port did not switch on", "subscription_id", sub.ID, "reason", reason, "err", err)
-	terr := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		return s.Tickets.Open(ctx, tx, &subprov.Ticket{ProviderID: p.ID, SubscriberID: sub.SubscriberID, Kind: "operator", Priority: "high",
-			Subject: "Port did not switch on for a subscriber", InternalNote: fmt.Sprintf("Subscription %s on %s/%s: %s", sub.ID, port.Switch, port.Name, reason)})
-	})
-	if terr != nil {
-		return 0, terr
-	}
-	return 0, PortWriteError(err)
-}
-
 // MarkPortLive records that a live line's port is switched on. A portal reactivation calls
 // it, so it records no event (the subscriber surface emits none).
 func (s *Service) MarkPortLive(ctx context.Context, tx *store.Tx, sub *subprov.Subscription, vlan int) error {
@@ -209,19 +286,6 @@ func (s *Service) MarkPortLive(ctx context.Context, tx *store.Tx, sub *subprov.S
 	}
 	sub.WorkflowState, sub.VLAN = WorkflowProvisioned, vlan
 	return nil
-}
-
-// MarkPortFailed records that a live, paid line's port would not switch on: the line stays
-// ACTIVE with workflow provisioning_failed and the provider gets the ticket (SwitchOnNow
-// raised it). A portal reactivation calls it, so it records no event.
-func (s *Service) MarkPortFailed(ctx context.Context, sub *subprov.Subscription) error {
-	return s.Store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioningFailed)}, s.Clock.Now()); err != nil {
-			return err
-		}
-		sub.WorkflowState = WorkflowProvisioningFailed
-		return nil
-	})
 }
 
 // WorkflowOf is the workflow state a reinstated line returns to.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/jobs"
@@ -26,12 +27,14 @@ func (s *Service) recordOutcome(ctx context.Context, tx *store.Tx, p *subprov.Pr
 	return err
 }
 
-// ProvisionPort is the port.provision job: switch the line's port on (VLAN, bandwidth, MAC
-// binding), confirmed by read-back, then record provisioning.completed (recordOutcome). A transient switch
+// ProvisionPort is the port.provision job: converge the line's port to its desired setting
+// (the order committed it: in service with the line's VLAN, bandwidth and MAC binding, or
+// suspended with them if the line was suspended meanwhile), confirmed by read-back, then mark
+// the line provisioned and record provisioning.completed (recordOutcome). A transient switch
 // failure is retried by the queue; a refusal (another device on the port, a write the switch
-// does not confirm) or the last attempt records provisioning.failed, resets the port so no
-// half-configured port stays behind, and raises an operator ticket. Running it again after a
-// crash changes nothing: a provisioned line is left alone.
+// does not confirm) or the last attempt records provisioning.failed, puts the port back on
+// the captive portal (its desired setting follows the failed line) and raises an operator
+// ticket. Running it again after a crash changes nothing: a provisioned line is left alone.
 func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attempt int) error {
 	line, err := s.Store.LineToProvision(ctx, a.SubscriptionID)
 	if err != nil {
@@ -40,22 +43,21 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 		}
 		return err
 	}
-	sub, p, plan := line.Line, line.Provider, line.Plan
-	if sub.Status != subprov.StatusActive || sub.WorkflowState != WorkflowProvisioning || line.Port == nil {
+	sub, p := line.Line, line.Provider
+	live := sub.Status == subprov.StatusActive || sub.Status == subprov.StatusSuspended
+	if !live || sub.WorkflowState != WorkflowProvisioning || line.Port == nil {
 		return nil
 	}
 	port := switches.Port{Switch: line.Port.Switch, Name: line.Port.Name}
-	vlan := sub.VLAN
-	if vlan == 0 {
-		vlan = switches.ServiceVLAN(port) // a line that reached its port through an install
-	}
-	cfg := switches.Config{VLAN: vlan, DownloadMbps: plan.DownloadMbps, UploadMbps: plan.UploadMbps, MAC: sub.MACAddress}
 	if p.Sandbox {
 		// Sandbox buildings are not wired to a real switch: the job ends as provisioning.failed.
 		err = fmt.Errorf("%w: sandbox providers have no switch", switches.ErrUnavailable)
 		attempt = maxProvisionAttempts
 	} else {
-		err = s.Switch.Activate(ctx, port, cfg)
+		err = s.convergeLine(ctx, line.Port.ID)
+	}
+	if errors.Is(err, errPortBusy) {
+		return jobs.Snooze(time.Second)
 	}
 	if err == nil {
 		return s.Store.InTx(ctx, func(tx *store.Tx) error {
@@ -64,6 +66,10 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 				return err
 			}
 			now := s.Clock.Now()
+			vlan := cur.VLAN
+			if vlan == 0 {
+				vlan = switches.ServiceVLAN(port) // a line that reached its port through an install
+			}
 			change := subprov.SubscriptionChange{WorkflowState: strPtr(WorkflowProvisioned), VLAN: &vlan}
 			firstActivation := cur.ActivatedAt == nil // a provision-route line goes live now; an installed one already did
 			if firstActivation {
@@ -74,7 +80,7 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 			if err := tx.UpdateSubscription(ctx, sub.ID, change, now); err != nil {
 				return err
 			}
-			cur.WorkflowState = WorkflowProvisioned
+			cur.WorkflowState, cur.VLAN = WorkflowProvisioned, vlan
 			if err := s.recordOutcome(ctx, tx, p, cur, a, ""); err != nil {
 				return err
 			}
@@ -89,11 +95,6 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 		return fmt.Errorf("provision %s (attempt %d): %w", sub.ID, attempt, err)
 	}
 	s.Log.Warn("provisioning failed", "subscription_id", sub.ID, "attempt", attempt, "err", err)
-	if !p.Sandbox && !errors.Is(err, switches.ErrPortInUse) {
-		// Leave no half-configured port: put it back on the captive portal (best effort; a
-		// port another device uses is not touched).
-		_ = s.Switch.ResetToCaptive(ctx, port)
-	}
 	reason := failureReason(err)
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
 		cur, err := tx.LockSubscription(ctx, "", sub.ID)
@@ -104,6 +105,10 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 			return err
 		}
 		cur.WorkflowState = WorkflowProvisioningFailed
+		// Leave no half-configured port: the failed line asks for the captive portal.
+		if err := s.FollowPort(ctx, tx, cur.PortID); err != nil {
+			return err
+		}
 		if err := s.recordOutcome(ctx, tx, p, cur, a, reason); err != nil {
 			return err
 		}
@@ -112,13 +117,30 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 	})
 }
 
+// convergeLine converges a line's port for the job that provisions it. A port with no desired
+// setting yet (a job queued before port states were kept) gets it from its lines first.
+func (s *Service) convergeLine(ctx context.Context, portID string) error {
+	c, err := s.convergePort(ctx, portID)
+	if err != nil || c != nil {
+		return err
+	}
+	if err := s.Store.InTx(ctx, func(tx *store.Tx) error { _, err := s.wantPort(ctx, tx, portID); return err }); err != nil {
+		return err
+	}
+	_, err = s.convergePort(ctx, portID)
+	return err
+}
+
 func failureReason(err error) string {
+	var ce *ConvergeError
 	switch {
+	case errors.As(err, &ce) && ce.Reason != "":
+		return ce.Reason
 	case errors.Is(err, switches.ErrPortInUse):
 		return "port_in_use"
 	case errors.Is(err, switches.ErrUnconfirmed):
 		return "switch_write_unconfirmed"
-	case errors.Is(err, switches.ErrInvalid), errors.Is(err, switches.ErrNotConfigured):
+	case errors.Is(err, switches.ErrInvalid):
 		return "switch_rejected"
 	default:
 		return "switch_unavailable"
@@ -145,11 +167,12 @@ func (s *Service) startBilling(ctx context.Context, tx *store.Tx, p *subprov.Pro
 	return s.Billing.Activated(ctx, tx, p, sub)
 }
 
-// DeprovisionPort is the port.deprovision job: reset an ended line's port to the captive
-// portal, then mark it deprovisioned, which frees its place for the next order. Resetting
-// twice is harmless. A port that another line's service runs on is left alone and an operator
-// is asked to look: no order can take a place before its line is deprovisioned, but a
-// database from before that rule may hold a place twice (migration 0022).
+// DeprovisionPort is the port.deprovision job: mark an ended line deprovisioned, which frees
+// its place for the next order and lets its port follow the lines that still hold it (the
+// captive portal when none does; the port.converge job writes it). A port that another line's
+// service runs on stays as that line asks, and an operator is asked to look: no order can take
+// a place before its line is deprovisioned, but a database from before that rule may hold a
+// place twice (migration 0022). Running it twice is harmless.
 func (s *Service) DeprovisionPort(ctx context.Context, a jobs.DeprovisionPort) error {
 	sub, err := s.Store.SubscriptionByID(ctx, a.SubscriptionID)
 	if err != nil {
@@ -174,10 +197,6 @@ func (s *Service) DeprovisionPort(ctx context.Context, a jobs.DeprovisionPort) e
 					sub.ID, port.Switch, port.Name, other)}
 		case !errors.Is(err, subprov.ErrNotFound):
 			return err
-		default:
-			if err := s.Switch.ResetToCaptive(ctx, switches.Port{Switch: port.Switch, Name: port.Name}); err != nil {
-				return fmt.Errorf("deprovision %s: %w", sub.ID, err)
-			}
 		}
 	}
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
@@ -186,7 +205,10 @@ func (s *Service) DeprovisionPort(ctx context.Context, a jobs.DeprovisionPort) e
 				return err
 			}
 		}
-		return tx.MarkDeprovisioned(ctx, sub.ID, s.Clock.Now())
+		if err := tx.MarkDeprovisioned(ctx, sub.ID, s.Clock.Now()); err != nil {
+			return err
+		}
+		return s.FollowPort(ctx, tx, sub.PortID)
 	})
 }
 

@@ -3,10 +3,10 @@ package provisioning
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/store"
-	"github.com/subprov/subprov/switches"
 )
 
 // Service actions of the marketplace's subscription-status call.
@@ -28,8 +28,10 @@ const partnerSuspension = "partner"
 // SetServiceStatus suspends or restores a line addressed by the partner's external id
 // (docs/checkout.md, Suspend/restore): ACTIVE→SUSPENDED; SUSPENDED→ACTIVE only when the port
 // re-opens, else 409 and it stays SUSPENDED; on PENDING_INSTALL suspend is a hold and restore
-// lifts it; everything else is 409. The switch is written before the status, so a switch
-// failure changes nothing.
+// lifts it; everything else is 409. The status and the port's desired setting are committed
+// together, then the request waits for the switch (up to AwaitTimeout): port_changed says
+// whether it confirmed. A suspension stands either way (the port.converge job keeps at it); a
+// restore the switch does not confirm is put back in a second transaction and answered 409.
 func (s *Service) SetServiceStatus(ctx context.Context, p *subprov.Provider, externalID, action string) (*StatusResult, error) {
 	if action != ServiceSuspend && action != ServiceRestore {
 		return nil, subprov.Invalid(map[string]string{"action": "want suspend or restore"})
@@ -51,61 +53,74 @@ func (s *Service) SetServiceStatus(ctx context.Context, p *subprov.Provider, ext
 	if sub.Status == subprov.StatusPendingInstall {
 		return s.setHold(ctx, p, sub, action == ServiceSuspend)
 	}
-	portChanged, err := s.writePortService(ctx, sub, action == ServiceRestore)
-	if err != nil {
-		return nil, err
-	}
-	to, _ := Next(sub.Status, act)
+	from := sub.Status
+	to, _ := Next(from, act)
+	var liftedReason string // a restore's: the suspension it lifted, put back if the port stays shut
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
 		cur, err := tx.LockSubscription(ctx, p.ID, sub.ID)
 		if err != nil {
 			return err
 		}
-		if cur.Status != sub.Status {
+		if cur.Status != from {
 			return subprov.Errorf(subprov.ECONFLICT, "invalid_transition", "The subscription changed status meanwhile (now %s); nothing was done", cur.Status)
 		}
-		now := s.Clock.Now()
-		if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{Status: &to}, now); err != nil {
+		if liftedReason, err = tx.SuspendedFor(ctx, sub.ID); err != nil {
 			return err
 		}
 		reason := partnerSuspension
 		if action == ServiceRestore {
 			reason = ""
 		}
-		if err := tx.SetSuspendedFor(ctx, sub.ID, reason, now); err != nil {
+		if err := s.setStatus(ctx, tx, cur, to, reason); err != nil {
 			return err
 		}
-		sub.Status = to
-		return tx.InsertAudit(ctx, p.ID, "partner", map[string]string{ServiceSuspend: "subscription.suspended", ServiceRestore: "subscription.restored"}[action], sub.ID, "", now)
+		*sub = *cur
+		return tx.InsertAudit(ctx, p.ID, "partner", map[string]string{ServiceSuspend: "subscription.suspended", ServiceRestore: "subscription.restored"}[action], sub.ID, "", s.Clock.Now())
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &StatusResult{Subscription: sub, PortChanged: portChanged}, nil
+	if sub.PortID == "" {
+		return &StatusResult{Subscription: sub}, nil
+	}
+	werr := s.awaitPort(ctx, sub.PortID, AwaitTimeout)
+	if werr == nil {
+		return &StatusResult{Subscription: sub, PortChanged: true}, nil
+	}
+	if action == ServiceSuspend {
+		s.Log.Warn("suspend: the switch has not confirmed yet; the port follows", "subscription_id", sub.ID, "err", werr)
+		return &StatusResult{Subscription: sub}, nil
+	}
+	s.Log.Warn("restore: port did not re-open; put back", "subscription_id", sub.ID, "err", werr)
+	err = s.Store.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		cur, err := tx.LockSubscription(ctx, p.ID, sub.ID)
+		if err != nil || cur.Status != to {
+			return err // changed meanwhile: the later change stands
+		}
+		if err := s.setStatus(ctx, tx, cur, from, liftedReason); err != nil {
+			return err
+		}
+		return tx.InsertAudit(ctx, p.ID, "partner", "subscription.restore_reverted", sub.ID,
+			fmt.Sprintf(`{"reason":%q}`, failureReason(werr)), s.Clock.Now())
+	})
+	if err != nil {
+		return nil, err
+	}
+	return nil, subprov.Errorf(subprov.ECONFLICT, "port_not_reopened", "The port could not be re-opened (%s); the subscription stays SUSPENDED", failureReason(werr))
 }
 
-// writePortService suspends or re-opens the line's port; a line without a port has nothing to
-// write. A restore the switch does not confirm is 409: the line stays SUSPENDED.
-func (s *Service) writePortService(ctx context.Context, sub *subprov.Subscription, on bool) (bool, error) {
-	if sub.PortID == "" {
-		return false, nil
+// setStatus moves a line locked in tx to status with its suspension reason ("" for none) and
+// lets its port follow.
+func (s *Service) setStatus(ctx context.Context, tx *store.Tx, sub *subprov.Subscription, status subprov.Status, suspendedFor string) error {
+	now := s.Clock.Now()
+	if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{Status: &status}, now); err != nil {
+		return err
 	}
-	port, err := s.Store.PortByID(ctx, sub.PortID)
-	if err != nil {
-		return false, err
+	if err := tx.SetSuspendedFor(ctx, sub.ID, suspendedFor, now); err != nil {
+		return err
 	}
-	sp := switches.Port{Switch: port.Switch, Name: port.Name}
-	if !on {
-		if err := s.Switch.Suspend(ctx, sp); err != nil && !errors.Is(err, switches.ErrNotConfigured) {
-			return false, subprov.Errorf(subprov.EUNAVAILABLE, "switch_unavailable", "The switch did not take the suspension; nothing changed, retry later")
-		}
-		return true, nil
-	}
-	if err := s.Switch.Restore(ctx, sp); err != nil {
-		s.Log.Warn("restore: port did not re-open", "subscription_id", sub.ID, "err", err)
-		return false, subprov.Errorf(subprov.ECONFLICT, "port_not_reopened", "The port could not be re-opened (%s); the subscription stays SUSPENDED", failureReason(err))
-	}
-	return true, nil
+	sub.Status = status
+	return s.FollowPort(ctx, tx, sub.PortID)
 }
 
 // setHold puts a PENDING_INSTALL line on hold or lifts the hold through the install route.

@@ -32,75 +32,23 @@ func (c confirmed) Read(ctx context.Context, p Port) (State, error) {
 	return s, nil
 }
 
-func (c confirmed) Activate(ctx context.Context, p Port, cfg Config) error {
-	return c.apply(ctx, "activate", p, func(State) (State, error) {
-		cfg, err := validConfig(cfg)
-		if err != nil {
-			return State{}, err
-		}
-		return State{Mode: ModeService, Config: cfg}, nil
-	})
+func (c confirmed) Converge(ctx context.Context, p Port, want State) error {
+	want, err := validState(want)
+	if err != nil {
+		return fmt.Errorf("converge %s: %w", p, err)
+	}
+	return c.apply(ctx, "converge", p, want)
 }
 
-func (c confirmed) Suspend(ctx context.Context, p Port) error {
-	return c.apply(ctx, "suspend", p, func(cur State) (State, error) {
-		switch cur.Mode {
-		case ModeService, ModeSuspended:
-			return State{Mode: ModeSuspended, Config: cur.Config}, nil
-		default:
-			// An off or captive port carries no service, but "suspended" would invent a config
-			// that Restore would later switch on; the caller's view of the line is wrong.
-			return State{}, fmt.Errorf("%w: port is %s", ErrNotConfigured, cur.Mode)
-		}
-	})
-}
-
-func (c confirmed) Restore(ctx context.Context, p Port) error {
-	return c.apply(ctx, "restore", p, func(cur State) (State, error) {
-		switch cur.Mode {
-		case ModeService, ModeSuspended:
-			return State{Mode: ModeService, Config: cur.Config}, nil
-		default:
-			return State{}, fmt.Errorf("%w: port is %s, nothing to restore", ErrNotConfigured, cur.Mode)
-		}
-	})
-}
-
-func (c confirmed) ResetToCaptive(ctx context.Context, p Port) error {
-	return c.apply(ctx, "reset to captive", p, func(State) (State, error) {
-		return State{Mode: ModeCaptive, Config: Config{VLAN: CaptiveVLAN}}, nil
-	})
-}
-
-func (c confirmed) SetBandwidth(ctx context.Context, p Port, down, up int) error {
-	return c.apply(ctx, "set bandwidth", p, func(cur State) (State, error) {
-		if down <= 0 || up <= 0 {
-			return State{}, fmt.Errorf("%w: bandwidth %d/%d Mbps must be positive", ErrInvalid, down, up)
-		}
-		switch cur.Mode {
-		case ModeService, ModeSuspended:
-			// A suspended port takes the new bandwidth too, so Restore brings back the current plan.
-			cur.DownloadMbps, cur.UploadMbps = down, up
-			return cur, nil
-		default:
-			return State{}, fmt.Errorf("%w: port is %s", ErrNotConfigured, cur.Mode)
-		}
-	})
-}
-
-// apply reads the port, works out the intended state from it, writes it unless the port already
-// shows it, and reads back. Errors name the operation and port and keep errors.Is working.
-func (c confirmed) apply(ctx context.Context, op string, p Port, intend func(cur State) (State, error)) error {
+// apply reads the port, writes want unless the port already shows it, and reads back. Errors
+// name the operation and port and keep errors.Is working.
+func (c confirmed) apply(ctx context.Context, op string, p Port, want State) error {
 	if err := validPort(p); err != nil {
 		return fmt.Errorf("%s %s: %w", op, p, err)
 	}
 	cur, err := c.raw.Read(ctx, p)
 	if err != nil {
 		return fmt.Errorf("%s %s: read: %w", op, p, err)
-	}
-	want, err := intend(cur)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", op, p, err)
 	}
 	if cur == want {
 		return nil
@@ -125,6 +73,27 @@ func validPort(p Port) error {
 		return fmt.Errorf("%w: port needs a switch and a name", ErrInvalid)
 	}
 	return nil
+}
+
+// validState checks an intended state and returns it in the form the switch reads back.
+func validState(s State) (State, error) {
+	switch s.Mode {
+	case ModeService, ModeSuspended:
+		cfg, err := validConfig(s.Config)
+		return State{Mode: s.Mode, Config: cfg}, err
+	case ModeCaptive:
+		if s != CaptiveState {
+			return State{}, fmt.Errorf("%w: a captive port carries VLAN %d alone, not %v", ErrInvalid, CaptiveVLAN, s)
+		}
+		return s, nil
+	case ModeOff:
+		if s != (State{Mode: ModeOff}) {
+			return State{}, fmt.Errorf("%w: an off port carries no config, not %v", ErrInvalid, s)
+		}
+		return s, nil
+	default:
+		return State{}, fmt.Errorf("%w: unknown port mode %q", ErrInvalid, s.Mode)
+	}
 }
 
 // validConfig checks a service config and returns it with the MAC in the form the switch reads

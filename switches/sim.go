@@ -28,12 +28,13 @@ type Sim struct {
 //
 //	fail        -> every write returns ErrUnavailable (nothing changes)
 //	unconfirmed -> the write is silently dropped, so Confirmed's read-back reports ErrUnconfirmed
-//	port_in_use -> Activate and Restore return ErrPortInUse (nothing changes); other writes work
+//	port_in_use -> a write that puts the port in service returns ErrPortInUse (nothing
+//	               changes); other writes work
 //
-// Without faults, Activate on a port in service with a different non-empty MAC bound returns
-// ErrPortInUse (another device is on the port); the same MAC is idempotent. An operation whose
-// port already shows the intended state writes nothing, so under "unconfirmed" it succeeds:
-// there is no write left to confirm.
+// Without faults, putting in service a port in service with a different non-empty MAC bound
+// returns ErrPortInUse (another device is on the port); the same MAC is idempotent. A
+// convergence whose port already shows the intended state writes nothing, so under
+// "unconfirmed" it succeeds: there is no write left to confirm.
 func NewSim(st *store.Store, f *faults.Switches, clk subprov.Clock) Driver {
 	hw := simHardware{st: st, faults: f, clk: clk}
 	return &Sim{faults: f, hw: hw, d: Confirmed(hw)}
@@ -50,39 +51,14 @@ func (s *Sim) Name() string { return s.hw.Name() }
 
 func (s *Sim) Read(ctx context.Context, p Port) (State, error) { return s.d.Read(ctx, p) }
 
-func (s *Sim) Activate(ctx context.Context, p Port, c Config) error {
-	if err := s.refuse("activate", p, true); err != nil {
-		return err
+func (s *Sim) Converge(ctx context.Context, p Port, want State) error {
+	// A request that is wrong is refused as such under any fault: a retry cannot help it.
+	if _, err := validState(want); err == nil && validPort(p) == nil {
+		if err := s.refuse("converge", p, want.Mode == ModeService); err != nil {
+			return err
+		}
 	}
-	return s.d.Activate(ctx, p, c)
-}
-
-func (s *Sim) Suspend(ctx context.Context, p Port) error {
-	if err := s.refuse("suspend", p, false); err != nil {
-		return err
-	}
-	return s.d.Suspend(ctx, p)
-}
-
-func (s *Sim) Restore(ctx context.Context, p Port) error {
-	if err := s.refuse("restore", p, true); err != nil {
-		return err
-	}
-	return s.d.Restore(ctx, p)
-}
-
-func (s *Sim) ResetToCaptive(ctx context.Context, p Port) error {
-	if err := s.refuse("reset to captive", p, false); err != nil {
-		return err
-	}
-	return s.d.ResetToCaptive(ctx, p)
-}
-
-func (s *Sim) SetBandwidth(ctx context.Context, p Port, down, up int) error {
-	if err := s.refuse("set bandwidth", p, false); err != nil {
-		return err
-	}
-	return s.d.SetBandwidth(ctx, p, down, up)
+	return s.d.Converge(ctx, p, want)
 }
 
 // refuse applies the faults that answer before the switch is even read: "fail" refuses every

@@ -78,31 +78,38 @@ var (
 	ErrUnconfirmed = errors.New("switch write not confirmed")
 	// ErrPortInUse means a different MAC is learned or bound on the port.
 	ErrPortInUse = errors.New("another device is on the port")
-	// ErrNotConfigured means the port has no kept service config to act on (it is off or on
-	// the captive portal), so Restore, Suspend or SetBandwidth has nothing to work with.
-	ErrNotConfigured = errors.New("port has no service configuration")
-	// ErrInvalid means the request itself is wrong (empty port, bad VLAN, bandwidth or MAC);
+	// ErrInvalid means the request itself is wrong (empty port, unknown mode, bad VLAN,
+	// bandwidth or MAC);
 	// retrying cannot help.
 	ErrInvalid = errors.New("invalid switch request")
 )
 
-// Driver is what provisioning uses to run a subscriber's port. Every write returns only once
-// the port has been read back in the intended state, and every write is idempotent: a job run
-// twice after a crash leaves the port as one run would.
+// Driver is what provisioning uses to run a subscriber's port: read it, and converge it to a
+// whole intended state. Converge returns only once the port has been read back in that state,
+// and is idempotent: a port that already shows it is not written (nor bounced) again, so a job
+// run twice after a crash leaves the port as one run would. What a port should be doing is
+// decided from the lines that hold it (the provisioning package); drivers only read and write.
 type Driver interface {
 	Name() string
 	// Read returns the port's current state; a port never configured reads as ModeOff.
 	Read(ctx context.Context, p Port) (State, error)
-	// Activate puts the port in service with the VLAN, bandwidth and MAC binding of c.
-	Activate(ctx context.Context, p Port, c Config) error
-	// Suspend takes service off the port and keeps its config for Restore.
-	Suspend(ctx context.Context, p Port) error
-	// Restore puts a suspended port back in service with the kept config.
-	Restore(ctx context.Context, p Port) error
-	// ResetToCaptive moves the port to CaptiveVLAN with no binding and bandwidth 0.
-	ResetToCaptive(ctx context.Context, p Port) error
-	// SetBandwidth changes the bandwidth of a port in service or suspended (kept for Restore).
-	SetBandwidth(ctx context.Context, p Port, down, up int) error
+	// Converge puts the port in state want: ModeService or ModeSuspended with a service
+	// config (VLAN, bandwidth, MAC binding), ModeCaptive (CaptiveState), or ModeOff.
+	Converge(ctx context.Context, p Port, want State) error
+}
+
+// CaptiveState is the state of a port on the captive portal: CaptiveVLAN, no binding, no
+// bandwidth.
+var CaptiveState = State{Mode: ModeCaptive, Config: Config{VLAN: CaptiveVLAN}}
+
+// StateOf is the driver state of a port setting as the database keeps it.
+func StateOf(s subprov.PortSetting) State {
+	return State{Mode: Mode(s.Mode), Config: Config{VLAN: s.VLAN, DownloadMbps: s.DownloadMbps, UploadMbps: s.UploadMbps, MAC: s.MAC}}
+}
+
+// Setting is the state as the database keeps it.
+func (s State) Setting() subprov.PortSetting {
+	return subprov.PortSetting{Mode: string(s.Mode), VLAN: s.VLAN, DownloadMbps: s.DownloadMbps, UploadMbps: s.UploadMbps, MAC: s.MAC}
 }
 
 // Raw is the whole of what a real switch driver implements: read a port, and write a port's

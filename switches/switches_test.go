@@ -2,12 +2,14 @@ package switches_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/internal/testdb"
@@ -22,13 +24,18 @@ var (
 	other = switches.Config{VLAN: 2417, DownloadMbps: 500, UploadMbps: 100, MAC: "aa:bb:cc:dd:ee:02"}  // another device
 	noMAC = switches.Config{VLAN: 2417, DownloadMbps: 500, UploadMbps: 100}
 
-	off       = switches.State{Mode: switches.ModeOff}
-	captive   = switches.State{Mode: switches.ModeCaptive, Config: switches.Config{VLAN: switches.CaptiveVLAN}}
-	serviceA  = switches.State{Mode: switches.ModeService, Config: cfgA}
-	suspended = switches.State{Mode: switches.ModeSuspended, Config: cfgA}
+	off            = switches.State{Mode: switches.ModeOff}
+	captive        = switches.State{Mode: switches.ModeCaptive, Config: switches.Config{VLAN: switches.CaptiveVLAN}}
+	serviceA       = switches.State{Mode: switches.ModeService, Config: cfgA}
+	serviceB       = switches.State{Mode: switches.ModeService, Config: cfgB}
+	serviceNoMAC   = switches.State{Mode: switches.ModeService, Config: noMAC}
+	serviceOther   = switches.State{Mode: switches.ModeService, Config: other}
+	suspended      = switches.State{Mode: switches.ModeSuspended, Config: cfgA}
+	suspendedB     = switches.State{Mode: switches.ModeSuspended, Config: cfgB}
+	suspendedOther = switches.State{Mode: switches.ModeSuspended, Config: other}
 )
 
-// rig is one simulated switch over a store, with its fault switches and clock.
+// rig is one simulated switch over a store, with its own fault switches and clock.
 type rig struct {
 	st  *store.Store
 	d   switches.Driver
@@ -47,26 +54,15 @@ func newRig(t *testing.T, st *store.Store) *rig {
 	return &rig{st: st, d: d, f: f, clk: clk}
 }
 
-// put brings a fresh port into mode with the healthy switch, the way production would.
-func (r *rig) put(t *testing.T, p switches.Port, mode switches.Mode) {
+// put brings a port into state s with the healthy switch, the way production would; off is a
+// port never written.
+func (r *rig) put(t *testing.T, p switches.Port, s switches.State) {
 	t.Helper()
-	ctx := context.Background()
-	var err error
-	switch mode {
-	case switches.ModeOff:
-	case switches.ModeService:
-		err = r.d.Activate(ctx, p, cfgA)
-	case switches.ModeSuspended:
-		err = errors.Join(r.d.Activate(ctx, p, cfgA), r.d.Suspend(ctx, p))
-	case switches.ModeCaptive:
-		err = r.d.ResetToCaptive(ctx, p)
-	case "service-no-mac":
-		err = r.d.Activate(ctx, p, noMAC)
-	default:
-		t.Fatalf("unknown start mode %q", mode)
+	if err := r.d.Converge(context.Background(), p, s); err != nil {
+		t.Fatalf("put %s in %v: %v", p, s, err)
 	}
-	if err != nil {
-		t.Fatalf("put %s in %s: %v", p, mode, err)
+	if got := r.read(t, p); got != s {
+		t.Fatalf("put %s in %v: reads %v", p, s, got)
 	}
 }
 
@@ -79,221 +75,108 @@ func (r *rig) read(t *testing.T, p switches.Port) switches.State {
 	return s
 }
 
-// updatedAt is when the sim last wrote the port, to tell "changed nothing" from "wrote the same".
+// updatedAt is when the sim last wrote the port (the zero time for a port never written), to
+// tell "changed nothing" from "wrote the same again".
 func (r *rig) updatedAt(t *testing.T, p switches.Port) time.Time {
 	t.Helper()
 	var at time.Time
 	err := r.st.R().QueryRow(context.Background(), `SELECT updated_at FROM sim_ports WHERE switch_name = ? AND port_name = ?`,
 		p.Switch, p.Name).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, subprov.ErrNotFound) {
+		return time.Time{}
+	}
 	if err != nil {
 		t.Fatalf("updated_at of %s: %v", p, err)
 	}
 	return at
 }
 
-type op struct {
-	name string
-	do   func(ctx context.Context, d switches.Driver, p switches.Port) error
+// checkErr fails t unless err is want (nil: no error); a converge's error names the port.
+func checkErr(t *testing.T, what string, p switches.Port, err, want error) {
+	t.Helper()
+	if !errors.Is(err, want) || (want == nil) != (err == nil) {
+		t.Fatalf("%s = %v, want %v", what, err, want)
+	}
+	if err != nil && !strings.HasPrefix(err.Error(), "converge "+p.String()+":") {
+		t.Errorf("%s: error %q does not name the operation and port", what, err)
+	}
 }
 
-func activate(c switches.Config) op {
-	return op{"activate", func(ctx context.Context, d switches.Driver, p switches.Port) error { return d.Activate(ctx, p, c) }}
-}
-
-var (
-	suspend        = op{"suspend", func(ctx context.Context, d switches.Driver, p switches.Port) error { return d.Suspend(ctx, p) }}
-	restore        = op{"restore", func(ctx context.Context, d switches.Driver, p switches.Port) error { return d.Restore(ctx, p) }}
-	resetToCaptive = op{"reset to captive", func(ctx context.Context, d switches.Driver, p switches.Port) error { return d.ResetToCaptive(ctx, p) }}
-)
-
-func setBandwidth(down, up int) op {
-	return op{"set bandwidth", func(ctx context.Context, d switches.Driver, p switches.Port) error {
-		return d.SetBandwidth(ctx, p, down, up)
-	}}
-}
-
-// Every operation runs twice, as a job may after a crash: both runs answer the same and the
-// port ends as one run leaves it.
-func TestOperations(t *testing.T) {
+// Every start mode to every target: the port ends in the target, except that a port serving
+// one device is not put in service for another (or for none). Each converge runs twice, as a
+// job may after a crash: both runs answer the same, and the second writes nothing.
+func TestConverge(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name    string
-		from    switches.Mode
-		op      op
-		wantErr error
-		want    switches.State
+	starts := []struct {
+		name string
+		s    switches.State
 	}{
-		{"activate an unconfigured port", switches.ModeOff, activate(cfgA), nil, serviceA},
-		{"activate a captive port", switches.ModeCaptive, activate(cfgA), nil, serviceA},
-		{"activate a suspended port", switches.ModeSuspended, activate(cfgA), nil, serviceA},
-		{"activate the same config again changes nothing", switches.ModeService, activate(cfgA), nil, serviceA},
-		{"activate the same device with a new plan", switches.ModeService, activate(cfgB), nil, switches.State{Mode: switches.ModeService, Config: cfgB}},
-		{"activate without a MAC binding", switches.ModeOff, activate(noMAC), nil, switches.State{Mode: switches.ModeService, Config: noMAC}},
-		{"activate binds a MAC on a port in service without one", "service-no-mac", activate(cfgA), nil, serviceA},
-		{"activate takes any MAC spelling and binds the canonical form", switches.ModeOff,
-			activate(switches.Config{VLAN: 2417, DownloadMbps: 500, UploadMbps: 100, MAC: "AA-BB-CC-DD-EE-01"}), nil, serviceA},
-		{"activate over another device is port in use", switches.ModeService, activate(other), switches.ErrPortInUse, serviceA},
-		{"activate without binding over a bound device is port in use", switches.ModeService, activate(noMAC), switches.ErrPortInUse, serviceA},
-		{"activate on the captive VLAN is invalid", switches.ModeOff, activate(switches.Config{VLAN: switches.CaptiveVLAN, DownloadMbps: 1, UploadMbps: 1}), switches.ErrInvalid, off},
-		{"activate on VLAN 0 is invalid", switches.ModeOff, activate(switches.Config{DownloadMbps: 1, UploadMbps: 1}), switches.ErrInvalid, off},
-		{"activate on VLAN 4095 is invalid", switches.ModeOff, activate(switches.Config{VLAN: 4095, DownloadMbps: 1, UploadMbps: 1}), switches.ErrInvalid, off},
-		{"activate without bandwidth is invalid", switches.ModeOff, activate(switches.Config{VLAN: 2001, UploadMbps: 1}), switches.ErrInvalid, off},
-		{"activate with a malformed MAC is invalid", switches.ModeOff, activate(switches.Config{VLAN: 2001, DownloadMbps: 1, UploadMbps: 1, MAC: "aa:bb"}), switches.ErrInvalid, off},
-
-		{"suspend a port in service keeps its config", switches.ModeService, suspend, nil, suspended},
-		{"suspend a suspended port changes nothing", switches.ModeSuspended, suspend, nil, suspended},
-		{"suspend an unconfigured port has nothing to suspend", switches.ModeOff, suspend, switches.ErrNotConfigured, off},
-		{"suspend a captive port has nothing to suspend", switches.ModeCaptive, suspend, switches.ErrNotConfigured, captive},
-
-		{"restore a suspended port brings back its config", switches.ModeSuspended, restore, nil, serviceA},
-		{"restore a port in service changes nothing", switches.ModeService, restore, nil, serviceA},
-		{"restore an unconfigured port has nothing to restore", switches.ModeOff, restore, switches.ErrNotConfigured, off},
-		{"restore a captive port has nothing to restore", switches.ModeCaptive, restore, switches.ErrNotConfigured, captive},
-
-		{"reset a port in service to captive", switches.ModeService, resetToCaptive, nil, captive},
-		{"reset a suspended port to captive", switches.ModeSuspended, resetToCaptive, nil, captive},
-		{"reset an unconfigured port to captive", switches.ModeOff, resetToCaptive, nil, captive},
-		{"reset a captive port changes nothing", switches.ModeCaptive, resetToCaptive, nil, captive},
-
-		{"set bandwidth on a port in service", switches.ModeService, setBandwidth(1000, 250), nil, switches.State{Mode: switches.ModeService, Config: cfgB}},
-		{"set bandwidth on a suspended port is kept for restore", switches.ModeSuspended, setBandwidth(1000, 250), nil, switches.State{Mode: switches.ModeSuspended, Config: cfgB}},
-		{"set the same bandwidth changes nothing", switches.ModeService, setBandwidth(500, 100), nil, serviceA},
-		{"set bandwidth on an unconfigured port", switches.ModeOff, setBandwidth(1000, 250), switches.ErrNotConfigured, off},
-		{"set bandwidth on a captive port", switches.ModeCaptive, setBandwidth(1000, 250), switches.ErrNotConfigured, captive},
-		{"set zero bandwidth is invalid", switches.ModeService, setBandwidth(0, 250), switches.ErrInvalid, serviceA},
+		{"off", off},
+		{"captive", captive},
+		{"service", serviceA},
+		{"service without binding", serviceNoMAC},
+		{"suspended", suspended},
+		{"service with another device", serviceOther},
 	}
-	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
-		r := newRig(t, st)
-		ctx := context.Background()
-		for i, tt := range tests {
-			t.Run(tt.name, func(t *testing.T) {
-				p := switches.Port{Switch: "sw-a", Name: fmt.Sprintf("ge-0/0/%d", i)}
-				r.put(t, p, tt.from)
-				for run := 1; run <= 2; run++ {
-					err := tt.op.do(ctx, r.d, p)
-					if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
-						t.Fatalf("run %d: %s = %v, want %v", run, tt.op.name, err, tt.wantErr)
-					}
-					if err != nil && !strings.HasPrefix(err.Error(), tt.op.name+" "+p.String()+":") {
-						t.Errorf("run %d: error %q does not name the operation and port", run, err)
-					}
-					if got := r.read(t, p); got != tt.want {
-						t.Fatalf("run %d: port reads %v, want %v", run, got, tt.want)
-					}
-				}
-			})
-		}
-	})
-}
-
-func TestEmptyPortIsInvalid(t *testing.T) {
-	t.Parallel()
-	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
-		r := newRig(t, st)
-		ctx := context.Background()
-		for _, p := range []switches.Port{{Switch: "sw-a"}, {Name: "ge-0/0/1"}} {
-			if _, err := r.d.Read(ctx, p); !errors.Is(err, switches.ErrInvalid) {
-				t.Errorf("read %+v = %v, want ErrInvalid", p, err)
-			}
-			if err := r.d.Activate(ctx, p, cfgA); !errors.Is(err, switches.ErrInvalid) {
-				t.Errorf("activate %+v = %v, want ErrInvalid", p, err)
-			}
-		}
-	})
-}
-
-// A write that finds the port already as intended writes nothing: the row is not even touched.
-func TestRepeatedWriteTouchesNothing(t *testing.T) {
-	t.Parallel()
-	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
-		r := newRig(t, st)
-		ctx := context.Background()
-		p := switches.Port{Switch: "sw-a", Name: "ge-0/0/1"}
-		r.put(t, p, switches.ModeService)
-		first := r.updatedAt(t, p)
-		r.clk.Advance(time.Hour)
-		for _, o := range []op{activate(cfgA), restore, setBandwidth(500, 100)} {
-			if err := o.do(ctx, r.d, p); err != nil {
-				t.Fatalf("%s: %v", o.name, err)
-			}
-		}
-		if got := r.updatedAt(t, p); !got.Equal(first) {
-			t.Fatalf("updated_at moved from %v to %v on writes that change nothing", first, got)
-		}
-		if err := r.d.Suspend(ctx, p); err != nil {
-			t.Fatal(err)
-		}
-		if got := r.updatedAt(t, p); !got.Equal(r.clk.Now()) {
-			t.Fatalf("a real change stamps updated_at %v, want %v", got, r.clk.Now())
-		}
-	})
-}
-
-// Each dev fault, for each write, from a port where the write would change something.
-func TestFaults(t *testing.T) {
-	t.Parallel()
-	type write struct {
-		op       op
-		from     switches.Mode
-		intended switches.State // what the healthy switch would leave
-	}
-	writes := []write{
-		{activate(cfgA), switches.ModeCaptive, serviceA},
-		{suspend, switches.ModeService, suspended},
-		{restore, switches.ModeSuspended, serviceA},
-		{resetToCaptive, switches.ModeService, captive},
-		{setBandwidth(1000, 250), switches.ModeService, switches.State{Mode: switches.ModeService, Config: cfgB}},
-	}
-	startState := map[switches.Mode]switches.State{switches.ModeCaptive: captive, switches.ModeService: serviceA, switches.ModeSuspended: suspended}
-	tests := []struct {
-		fault string
-		// wantErr for a write named op; nil means the write goes through.
-		wantErr func(op string) error
+	targets := []struct {
+		name string
+		want switches.State // what is asked
+		ends switches.State // what the port then reads
 	}{
-		{"fail", func(string) error { return switches.ErrUnavailable }},
-		{"unconfirmed", func(string) error { return switches.ErrUnconfirmed }},
-		{"port_in_use", func(op string) error {
-			if op == "activate" || op == "restore" {
-				return switches.ErrPortInUse
-			}
-			return nil
-		}},
-		{"ok", func(string) error { return nil }},
+		{"off", off, off},
+		{"captive", captive, captive},
+		{"service", serviceA, serviceA},
+		{"service on a new plan", serviceB, serviceB},
+		{"service without binding", serviceNoMAC, serviceNoMAC},
+		{"service in another spelling of the MAC", switches.State{Mode: switches.ModeService,
+			Config: switches.Config{VLAN: 2417, DownloadMbps: 500, UploadMbps: 100, MAC: "AA-BB-CC-DD-EE-01"}}, serviceA},
+		{"suspended", suspended, suspended},
+		{"suspended on a new plan", suspendedB, suspendedB},
+		{"suspended for another device", suspendedOther, suspendedOther},
+	}
+	// The pairs the switch refuses with ErrPortInUse, leaving the port as it was.
+	refused := map[[2]string]bool{
+		{"service", "service without binding"}:                                    true,
+		{"service with another device", "service"}:                                true,
+		{"service with another device", "service on a new plan"}:                  true,
+		{"service with another device", "service without binding"}:                true,
+		{"service with another device", "service in another spelling of the MAC"}: true,
 	}
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		r := newRig(t, st)
 		ctx := context.Background()
-		n := 0
-		for _, tt := range tests {
-			for _, w := range writes {
-				n++
-				t.Run(tt.fault+"/"+w.op.name, func(t *testing.T) {
-					p := switches.Port{Switch: "sw-f", Name: fmt.Sprintf("ge-0/0/%d", n)}
-					r.f.Apply(map[string]string{"switch": "ok"})
-					r.put(t, p, w.from)
-					before := r.updatedAt(t, p)
-					r.clk.Advance(time.Minute)
-					r.f.Apply(map[string]string{"switch": tt.fault})
-					defer r.f.Apply(map[string]string{"switch": "ok"})
-
-					wantErr := tt.wantErr(w.op.name)
-					err := w.op.do(ctx, r.d, p)
-					if !errors.Is(err, wantErr) || (wantErr == nil) != (err == nil) {
-						t.Fatalf("%s under %s = %v, want %v", w.op.name, tt.fault, err, wantErr)
+		i := 0
+		for _, from := range starts {
+			for _, to := range targets {
+				i++
+				t.Run(from.name+" to "+to.name, func(t *testing.T) {
+					p := switches.Port{Switch: "sw-a", Name: fmt.Sprintf("ge-0/0/%d", i)}
+					r.clk.Set(start)
+					if from.s != off {
+						r.put(t, p, from.s)
 					}
-					// Reads work under every fault: the faults are about writes.
-					got := r.read(t, p)
-					if wantErr != nil {
-						if want := startState[w.from]; got != want {
-							t.Fatalf("port changed to %v, want it left %v", got, want)
-						}
-						if at := r.updatedAt(t, p); !at.Equal(before) {
-							t.Fatalf("port row rewritten at %v", at)
-						}
-						return
+					var wantErr error
+					ends := to.ends
+					if refused[[2]string{from.name, to.name}] {
+						wantErr, ends = switches.ErrPortInUse, from.s
 					}
-					if got != w.intended {
-						t.Fatalf("port reads %v, want %v", got, w.intended)
+					wrote := r.updatedAt(t, p)
+					for run := 1; run <= 2; run++ {
+						r.clk.Advance(time.Minute)
+						err := r.d.Converge(ctx, p, to.want)
+						checkErr(t, fmt.Sprintf("run %d: converge", run), p, err, wantErr)
+						if got := r.read(t, p); got != ends {
+							t.Fatalf("run %d: port reads %v, want %v", run, got, ends)
+						}
+						at := r.updatedAt(t, p)
+						changes := run == 1 && wantErr == nil && ends != from.s
+						if changes && !at.Equal(r.clk.Now()) {
+							t.Fatalf("run %d: updated_at %v, want the write's %v", run, at, r.clk.Now())
+						}
+						if !changes && !at.Equal(wrote) {
+							t.Fatalf("run %d: updated_at moved from %v to %v on a converge that changes nothing", run, wrote, at)
+						}
+						wrote = at
 					}
 				})
 			}
@@ -301,41 +184,181 @@ func TestFaults(t *testing.T) {
 	})
 }
 
-// "fail" refuses even a write that would change nothing; "unconfirmed" lets it pass, because the
-// port already shows the intended state and there is no write to confirm.
-func TestFaultsOnWritesThatChangeNothing(t *testing.T) {
+// Targets no switch can take are ErrInvalid, on every validation rule, and change nothing; the
+// edges of each rule are taken.
+func TestConvergeInvalid(t *testing.T) {
 	t.Parallel()
+	svc := func(vlan, down, up int, mac string) switches.State {
+		return switches.State{Mode: switches.ModeService, Config: switches.Config{VLAN: vlan, DownloadMbps: down, UploadMbps: up, MAC: mac}}
+	}
+	susp := func(vlan, down, up int, mac string) switches.State {
+		s := svc(vlan, down, up, mac)
+		s.Mode = switches.ModeSuspended
+		return s
+	}
+	p := switches.Port{Switch: "sw-a", Name: "ge-0/0/1"}
 	tests := []struct {
-		fault   string
+		name    string
+		p       switches.Port
+		want    switches.State
 		wantErr error
 	}{
-		{"fail", switches.ErrUnavailable},
-		{"unconfirmed", nil},
-		{"port_in_use", switches.ErrPortInUse},
+		{"service on VLAN 0", p, svc(0, 500, 100, cfgA.MAC), switches.ErrInvalid},
+		{"service on a negative VLAN", p, svc(-1, 500, 100, cfgA.MAC), switches.ErrInvalid},
+		{"service on VLAN 4095", p, svc(4095, 500, 100, cfgA.MAC), switches.ErrInvalid},
+		{"service on the captive VLAN", p, svc(switches.CaptiveVLAN, 500, 100, cfgA.MAC), switches.ErrInvalid},
+		{"service without download", p, svc(2417, 0, 100, cfgA.MAC), switches.ErrInvalid},
+		{"service without upload", p, svc(2417, 500, 0, cfgA.MAC), switches.ErrInvalid},
+		{"service with negative bandwidth", p, svc(2417, -500, 100, cfgA.MAC), switches.ErrInvalid},
+		{"service with a malformed MAC", p, svc(2417, 500, 100, "aa:bb"), switches.ErrInvalid},
+		{"suspended on VLAN 0", p, susp(0, 500, 100, cfgA.MAC), switches.ErrInvalid},
+		{"suspended on the captive VLAN", p, susp(switches.CaptiveVLAN, 500, 100, cfgA.MAC), switches.ErrInvalid},
+		{"suspended without bandwidth", p, susp(2417, 0, 0, cfgA.MAC), switches.ErrInvalid},
+		{"suspended with a malformed MAC", p, susp(2417, 500, 100, "not a mac"), switches.ErrInvalid},
+		{"captive on a service VLAN", p, switches.State{Mode: switches.ModeCaptive, Config: switches.Config{VLAN: 2417}}, switches.ErrInvalid},
+		{"captive without its VLAN", p, switches.State{Mode: switches.ModeCaptive}, switches.ErrInvalid},
+		{"captive with bandwidth", p, switches.State{Mode: switches.ModeCaptive, Config: switches.Config{VLAN: switches.CaptiveVLAN, DownloadMbps: 1, UploadMbps: 1}}, switches.ErrInvalid},
+		{"captive with a MAC", p, switches.State{Mode: switches.ModeCaptive, Config: switches.Config{VLAN: switches.CaptiveVLAN, MAC: cfgA.MAC}}, switches.ErrInvalid},
+		{"off with a VLAN", p, switches.State{Mode: switches.ModeOff, Config: switches.Config{VLAN: 2417}}, switches.ErrInvalid},
+		{"off with bandwidth", p, switches.State{Mode: switches.ModeOff, Config: switches.Config{DownloadMbps: 1}}, switches.ErrInvalid},
+		{"off with a MAC", p, switches.State{Mode: switches.ModeOff, Config: switches.Config{MAC: cfgA.MAC}}, switches.ErrInvalid},
+		{"an unknown mode", p, switches.State{Mode: "bridged", Config: cfgA}, switches.ErrInvalid},
+		{"no mode", p, switches.State{Config: cfgA}, switches.ErrInvalid},
+		{"a port without a name", switches.Port{Switch: "sw-a"}, serviceNoMAC, switches.ErrInvalid},
+		{"a port without a switch", switches.Port{Name: "ge-0/0/1"}, serviceNoMAC, switches.ErrInvalid},
+		{"a port without either", switches.Port{}, off, switches.ErrInvalid},
+
+		{"service on VLAN 1", p, svc(1, 1, 1, ""), nil},
+		{"service on VLAN 4094", p, svc(4094, 1, 1, ""), nil},
+		{"service just below the captive VLAN", p, svc(switches.CaptiveVLAN-1, 1, 1, ""), nil},
+		{"suspended on VLAN 4094", p, susp(4094, 1, 1, ""), nil},
 	}
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
 		r := newRig(t, st)
 		ctx := context.Background()
 		for i, tt := range tests {
-			t.Run(tt.fault, func(t *testing.T) {
-				p := switches.Port{Switch: "sw-n", Name: fmt.Sprintf("ge-0/0/%d", i)}
-				r.f.Apply(map[string]string{"switch": "ok"})
-				r.put(t, p, switches.ModeService)
-				r.f.Apply(map[string]string{"switch": tt.fault})
-				defer r.f.Apply(map[string]string{"switch": "ok"})
-				err := r.d.Activate(ctx, p, cfgA)
-				if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
-					t.Fatalf("activate again under %s = %v, want %v", tt.fault, err, tt.wantErr)
+			t.Run(tt.name, func(t *testing.T) {
+				// Each case on its own switch, in service without binding, so any write shows.
+				p := tt.p
+				if p.Switch != "" {
+					p.Switch = fmt.Sprintf("%s-%d", p.Switch, i)
 				}
-				if got := r.read(t, p); got != serviceA {
-					t.Fatalf("port reads %v, want %v", got, serviceA)
+				r.clk.Set(start)
+				if p.Switch != "" && p.Name != "" {
+					r.put(t, p, serviceNoMAC)
+				}
+				r.clk.Advance(time.Minute)
+				err := r.d.Converge(ctx, p, tt.want)
+				checkErr(t, "converge", p, err, tt.wantErr)
+				if tt.wantErr == nil {
+					if got := r.read(t, p); got != tt.want {
+						t.Fatalf("port reads %v, want %v", got, tt.want)
+					}
+					return
+				}
+				if p.Switch == "" || p.Name == "" {
+					if _, err := r.d.Read(ctx, p); !errors.Is(err, switches.ErrInvalid) {
+						t.Fatalf("read %+v = %v, want ErrInvalid", p, err)
+					}
+					var n int
+					if err := st.R().QueryRow(ctx, `SELECT COUNT(*) FROM sim_ports WHERE switch_name = '' OR port_name = ''`).Scan(&n); err != nil || n != 0 {
+						t.Fatalf("%d ports without a switch or name written (%v)", n, err)
+					}
+					return
+				}
+				if got := r.read(t, p); got != serviceNoMAC {
+					t.Fatalf("port reads %v after an invalid converge, want it left %v", got, serviceNoMAC)
+				}
+				if at := r.updatedAt(t, p); !at.Equal(start) {
+					t.Fatalf("port row rewritten at %v by an invalid converge", at)
 				}
 			})
 		}
 	})
 }
 
-// The port lives in the database: a new Sim over a reopened store reads what the first wrote.
+// Each dev fault, converging to each mode, from a port the converge changes and from one that
+// already shows the target. "fail" refuses every converge; "port_in_use" only those whose
+// target is service; "unconfirmed" drops the write, so only a converge with nothing to write
+// succeeds.
+func TestFaults(t *testing.T) {
+	t.Parallel()
+	type conv struct {
+		name     string
+		from, to switches.State
+	}
+	converges := []conv{
+		{"captive to service", captive, serviceA},
+		{"service to a new plan", serviceA, serviceB},
+		{"service to suspended", serviceA, suspended},
+		{"suspended to service", suspended, serviceA},
+		{"service to captive", serviceA, captive},
+		{"service to off", serviceA, off},
+		{"off to captive", off, captive},
+		{"service already", serviceA, serviceA},
+		{"suspended already", suspended, suspended},
+		{"captive already", captive, captive},
+		{"off already", off, off},
+	}
+	tests := []struct {
+		fault   string
+		wantErr func(c conv) error // nil: the converge goes through
+	}{
+		{"ok", func(conv) error { return nil }},
+		{"fail", func(conv) error { return switches.ErrUnavailable }},
+		{"port_in_use", func(c conv) error {
+			if c.to.Mode == switches.ModeService {
+				return switches.ErrPortInUse
+			}
+			return nil
+		}},
+		{"unconfirmed", func(c conv) error {
+			if c.from != c.to {
+				return switches.ErrUnconfirmed
+			}
+			return nil
+		}},
+	}
+	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		n := 0
+		for _, tt := range tests {
+			for _, c := range converges {
+				n++
+				t.Run(tt.fault+"/"+c.name, func(t *testing.T) {
+					r := newRig(t, st)
+					p := switches.Port{Switch: "sw-f", Name: fmt.Sprintf("ge-0/0/%d", n)}
+					if c.from != off {
+						r.put(t, p, c.from)
+					}
+					before := r.updatedAt(t, p)
+					r.clk.Advance(time.Minute)
+					r.f.Apply(map[string]string{"switch": tt.fault})
+
+					wantErr := tt.wantErr(c)
+					checkErr(t, "converge under "+tt.fault, p, r.d.Converge(ctx, p, c.to), wantErr)
+					// Reads work under every fault: the faults are about writes.
+					got := r.read(t, p)
+					if wantErr == nil {
+						if got != c.to {
+							t.Fatalf("port reads %v, want %v", got, c.to)
+						}
+						return
+					}
+					if got != c.from {
+						t.Fatalf("port changed to %v, want it left %v", got, c.from)
+					}
+					if at := r.updatedAt(t, p); !at.Equal(before) {
+						t.Fatalf("port row rewritten at %v", at)
+					}
+				})
+			}
+		}
+	})
+}
+
+// The port lives in the database: a new Sim over a reopened store reads what the first wrote,
+// binding included, and the first sees what the second writes.
 func TestSimIsDurable(t *testing.T) {
 	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
@@ -343,38 +366,48 @@ func TestSimIsDurable(t *testing.T) {
 		first := newRig(t, st)
 		a := switches.Port{Switch: "sw-a", Name: "ge-0/0/1"}
 		b := switches.Port{Switch: "sw-a", Name: "ge-0/0/2"}
-		first.put(t, a, switches.ModeSuspended)
-		first.put(t, b, switches.ModeCaptive)
+		c := switches.Port{Switch: "sw-a", Name: "ge-0/0/3"}
+		first.put(t, a, suspended)
+		first.put(t, b, captive)
+		first.put(t, c, serviceA)
 
 		second := newRig(t, testdb.Open(t, st.URL))
-		if got := second.read(t, a); got != suspended {
-			t.Fatalf("%s reads %v in a new sim, want %v", a, got, suspended)
+		for _, tt := range []struct {
+			p    switches.Port
+			want switches.State
+		}{{a, suspended}, {b, captive}, {c, serviceA}} {
+			if got := second.read(t, tt.p); got != tt.want {
+				t.Fatalf("%s reads %v in a new sim, want %v", tt.p, got, tt.want)
+			}
 		}
-		if got := second.read(t, b); got != captive {
-			t.Fatalf("%s reads %v in a new sim, want %v", b, got, captive)
+		if err := second.d.Converge(ctx, c, serviceOther); !errors.Is(err, switches.ErrPortInUse) {
+			t.Fatalf("a new sim puts another device on a bound port: %v, want ErrPortInUse", err)
 		}
-		// The kept config survives too: the new sim restores what the first suspended.
-		if err := second.d.Restore(ctx, a); err != nil {
+		if err := second.d.Converge(ctx, a, serviceA); err != nil {
 			t.Fatal(err)
 		}
 		if got := first.read(t, a); got != serviceA {
-			t.Fatalf("the first sim reads %v after the second restored, want %v", got, serviceA)
+			t.Fatalf("the first sim reads %v after the second converged, want %v", got, serviceA)
 		}
 	})
 }
 
-// fakeRaw is an in-memory switch that can be told to lie.
+// fakeRaw is an in-memory switch that can be told to fail or lie.
 type fakeRaw struct {
-	ports   map[switches.Port]switches.State
-	writes  int
-	lie     func(want switches.State) switches.State // what a write actually stores
-	readErr error                                    // returned by reads after the first write
+	ports         map[switches.Port]switches.State
+	reads, writes int
+	failRead      int // the read (1-based) that fails with readErr; 0: none
+	readErr       error
+	writeErr      error                                    // every write fails with it, storing nothing
+	lie           func(want switches.State) switches.State // what a write actually stores
+	written       []switches.State
 }
 
 func (f *fakeRaw) Name() string { return "fake" }
 
 func (f *fakeRaw) Read(_ context.Context, p switches.Port) (switches.State, error) {
-	if f.writes > 0 && f.readErr != nil {
+	f.reads++
+	if f.reads == f.failRead {
 		return switches.State{}, f.readErr
 	}
 	if s, ok := f.ports[p]; ok {
@@ -385,6 +418,10 @@ func (f *fakeRaw) Read(_ context.Context, p switches.Port) (switches.State, erro
 
 func (f *fakeRaw) Write(_ context.Context, p switches.Port, want switches.State) error {
 	f.writes++
+	f.written = append(f.written, want)
+	if f.writeErr != nil {
+		return f.writeErr
+	}
 	if f.lie != nil {
 		want = f.lie(want)
 	}
@@ -392,51 +429,126 @@ func (f *fakeRaw) Write(_ context.Context, p switches.Port, want switches.State)
 	return nil
 }
 
+// Confirmed over any raw driver: it validates, reads first, writes only what changes, and
+// confirms the write by reading it back.
 func TestConfirmed(t *testing.T) {
 	t.Parallel()
 	p := switches.Port{Switch: "sw-x", Name: "1"}
 	dropped := errors.New("connection reset")
+	refused := fmt.Errorf("switch says no: %w", switches.ErrUnavailable)
+	spelled := switches.State{Mode: switches.ModeService, Config: cfgA}
+	spelled.MAC = "AA:BB:CC:DD:EE:01"
 	tests := []struct {
 		name       string
-		lie        func(switches.State) switches.State
-		readErr    error
+		on         switches.State // the port before
+		want       switches.State
+		raw        fakeRaw
 		wantErr    error
-		wantWrites int
+		wantReads  int
+		wantWrites []switches.State
+		ends       switches.State
 	}{
-		{"an honest switch is confirmed", nil, nil, nil, 1},
-		{"a switch that drops the write is unconfirmed", func(switches.State) switches.State { return off }, nil, switches.ErrUnconfirmed, 1},
-		{"a switch that stores another VLAN is unconfirmed", func(s switches.State) switches.State { s.VLAN++; return s }, nil, switches.ErrUnconfirmed, 1},
-		{"a switch that ignores the MAC binding is unconfirmed", func(s switches.State) switches.State { s.MAC = ""; return s }, nil, switches.ErrUnconfirmed, 1},
-		{"a read-back that fails is that failure", nil, dropped, dropped, 1},
+		{"an honest switch is confirmed", off, serviceA, fakeRaw{}, nil, 2, []switches.State{serviceA}, serviceA},
+		{"the MAC is written in the form read back", captive, spelled, fakeRaw{}, nil, 2, []switches.State{serviceA}, serviceA},
+		{"a port already as intended is not written", suspended, suspended, fakeRaw{}, nil, 1, nil, suspended},
+		{"an invalid target is neither read nor written", serviceA, switches.State{Mode: switches.ModeCaptive}, fakeRaw{}, switches.ErrInvalid, 0, nil, serviceA},
+		{"a first read that fails is that failure, and nothing is written", captive, serviceA,
+			fakeRaw{failRead: 1, readErr: dropped}, dropped, 1, nil, captive},
+		{"a write that fails is that failure, not read back", captive, serviceA,
+			fakeRaw{writeErr: refused}, switches.ErrUnavailable, 1, []switches.State{serviceA}, captive},
+		{"a read-back that fails is that failure", captive, serviceA,
+			fakeRaw{failRead: 2, readErr: dropped}, dropped, 2, []switches.State{serviceA}, serviceA},
+		{"a switch that drops the write is unconfirmed", captive, serviceA,
+			fakeRaw{lie: func(switches.State) switches.State { return captive }}, switches.ErrUnconfirmed, 2, []switches.State{serviceA}, captive},
+		{"a switch that stores another VLAN is unconfirmed", off, serviceA,
+			fakeRaw{lie: func(s switches.State) switches.State { s.VLAN++; return s }}, switches.ErrUnconfirmed, 2, []switches.State{serviceA},
+			switches.State{Mode: switches.ModeService, Config: switches.Config{VLAN: 2418, DownloadMbps: 500, UploadMbps: 100, MAC: cfgA.MAC}}},
+		{"a switch that ignores the MAC binding is unconfirmed", off, serviceA,
+			fakeRaw{lie: func(s switches.State) switches.State { s.MAC = ""; return s }}, switches.ErrUnconfirmed, 2, []switches.State{serviceA}, serviceNoMAC},
+		{"a switch that keeps the old bandwidth is unconfirmed", serviceA, serviceB,
+			fakeRaw{lie: func(s switches.State) switches.State { s.Config = cfgA; return s }}, switches.ErrUnconfirmed, 2, []switches.State{serviceB}, serviceA},
+		{"a switch that does not suspend is unconfirmed", serviceA, suspended,
+			fakeRaw{lie: func(s switches.State) switches.State { s.Mode = switches.ModeService; return s }}, switches.ErrUnconfirmed, 2, []switches.State{suspended}, serviceA},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			raw := &fakeRaw{ports: map[switches.Port]switches.State{}, lie: tt.lie, readErr: tt.readErr}
-			d := switches.Confirmed(raw)
-			err := d.Activate(context.Background(), p, cfgA)
-			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
-				t.Fatalf("activate = %v, want %v", err, tt.wantErr)
+			raw := tt.raw
+			raw.ports = map[switches.Port]switches.State{}
+			raw.ports[p] = tt.on
+			d := switches.Confirmed(&raw)
+			checkErr(t, "converge", p, d.Converge(context.Background(), p, tt.want), tt.wantErr)
+			if raw.reads != tt.wantReads {
+				t.Errorf("%d reads, want %d", raw.reads, tt.wantReads)
 			}
-			if err != nil && !strings.HasPrefix(err.Error(), "activate sw-x/1:") {
-				t.Errorf("error %q does not name the operation and port", err)
+			if fmt.Sprint(raw.written) != fmt.Sprint(tt.wantWrites) {
+				t.Errorf("wrote %v, want %v", raw.written, tt.wantWrites)
 			}
-			if raw.writes != tt.wantWrites {
-				t.Fatalf("%d writes, want %d", raw.writes, tt.wantWrites)
+			if got := raw.ports[p]; got != tt.ends {
+				t.Errorf("port holds %v, want %v", got, tt.ends)
 			}
 			if d.Name() != "fake" {
-				t.Fatalf("Name() = %q, want the raw driver's", d.Name())
+				t.Errorf("Name() = %q, want the raw driver's", d.Name())
 			}
 		})
 	}
-	t.Run("a port already as intended is not written", func(t *testing.T) {
-		raw := &fakeRaw{ports: map[switches.Port]switches.State{p: serviceA}}
-		if err := switches.Confirmed(raw).Activate(context.Background(), p, cfgA); err != nil {
-			t.Fatal(err)
+}
+
+func TestConfirmedRead(t *testing.T) {
+	t.Parallel()
+	dropped := errors.New("connection reset")
+	p := switches.Port{Switch: "sw-x", Name: "1"}
+	tests := []struct {
+		name      string
+		p         switches.Port
+		failRead  int
+		want      switches.State
+		wantErr   error
+		wantReads int
+	}{
+		{"a port is read from the switch", p, 0, suspended, nil, 1},
+		{"a port never configured reads off", switches.Port{Switch: "sw-x", Name: "2"}, 0, off, nil, 1},
+		{"a read that fails is that failure", p, 1, switches.State{}, dropped, 1},
+		{"an empty port is invalid and not read", switches.Port{Switch: "sw-x"}, 0, switches.State{}, switches.ErrInvalid, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw := &fakeRaw{ports: map[switches.Port]switches.State{p: suspended}, failRead: tt.failRead, readErr: dropped}
+			got, err := switches.Confirmed(raw).Read(context.Background(), tt.p)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) || got != tt.want {
+				t.Fatalf("read = %v, %v; want %v, %v", got, err, tt.want, tt.wantErr)
+			}
+			if err != nil && !strings.HasPrefix(err.Error(), "read "+tt.p.String()+":") {
+				t.Errorf("error %q does not name the operation and port", err)
+			}
+			if raw.reads != tt.wantReads {
+				t.Fatalf("%d reads, want %d", raw.reads, tt.wantReads)
+			}
+		})
+	}
+}
+
+// A state and the database's port setting convert into each other field by field.
+func TestStateOfSetting(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		s       switches.State
+		setting subprov.PortSetting
+	}{
+		{off, subprov.PortSetting{Mode: "off"}},
+		{captive, subprov.PortSetting{Mode: "captive", VLAN: 999}},
+		{serviceA, subprov.PortSetting{Mode: "service", VLAN: 2417, DownloadMbps: 500, UploadMbps: 100, MAC: "aa:bb:cc:dd:ee:01"}},
+		{suspendedOther, subprov.PortSetting{Mode: "suspended", VLAN: 2417, DownloadMbps: 500, UploadMbps: 100, MAC: "aa:bb:cc:dd:ee:02"}},
+		{switches.State{Mode: switches.ModeService, Config: switches.Config{VLAN: 1, DownloadMbps: 2, UploadMbps: 3}},
+			subprov.PortSetting{Mode: "service", VLAN: 1, DownloadMbps: 2, UploadMbps: 3}},
+	}
+	for _, tt := range tests {
+		if got := tt.s.Setting(); got != tt.setting {
+			t.Errorf("%v.Setting() = %+v, want %+v", tt.s, got, tt.setting)
 		}
-		if raw.writes != 0 {
-			t.Fatalf("%d writes, want none", raw.writes)
+		if got := switches.StateOf(tt.setting); got != tt.s {
+			t.Errorf("StateOf(%+v) = %v, want %v", tt.setting, got, tt.s)
 		}
-	})
+	}
 }
 
 func TestServiceVLAN(t *testing.T) {
@@ -462,6 +574,10 @@ func TestServiceVLAN(t *testing.T) {
 	// Pinned so a change of hash, which would move every live line's VLAN, fails loudly.
 	if got := switches.ServiceVLAN(switches.Port{Switch: "sw-a", Name: "ge-0/0/12"}); got != pinnedVLAN {
 		t.Fatalf("ServiceVLAN(sw-a/ge-0/0/12) = %d, want %d", got, pinnedVLAN)
+	}
+	// The separator keeps a switch and port name from running into each other.
+	if switches.ServiceVLAN(switches.Port{Switch: "a/b", Name: "c"}) == switches.ServiceVLAN(switches.Port{Switch: "a", Name: "b/c"}) {
+		t.Fatal("a/b + c and a + b/c share a VLAN")
 	}
 }
 
@@ -501,9 +617,9 @@ func TestCounters(t *testing.T) {
 		paused := switches.Port{Switch: "sw-a", Name: "ge-0/0/2"}
 		portal := switches.Port{Switch: "sw-a", Name: "ge-0/0/3"}
 		never := switches.Port{Switch: "sw-a", Name: "ge-0/0/4"}
-		r.put(t, serving, switches.ModeService)
-		r.put(t, paused, switches.ModeSuspended)
-		r.put(t, portal, switches.ModeCaptive)
+		r.put(t, serving, serviceA)
+		r.put(t, paused, suspended)
+		r.put(t, portal, captive)
 
 		feb := time.Date(2026, 2, 10, 0, 0, 0, 0, time.UTC) // any instant in the month names it
 		for _, p := range []switches.Port{serving, paused} {

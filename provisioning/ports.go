@@ -1,0 +1,267 @@
+package provisioning
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/switches"
+)
+
+// Port state: the database is the one source of what each port should be doing. Every
+// transaction that changes a line recomputes its port's desired setting from the lines that
+// hold the port (DesiredPort) and commits it with the change; every switch write is one
+// operation, converging the port to the setting it reads when it runs, by one converger per
+// port at a time (a lease in port_states). So however orders, suspends, restores, plan
+// changes, holds, cancellations and deprovisioning interleave, the port ends as the lines say.
+
+// Convergence timing.
+const (
+	// convergeTimeout bounds one attempt's switch read, write and read-back.
+	convergeTimeout = 30 * time.Second
+	// leaseFor is how long a converger holds a port; a process that dies holding it holds
+	// it no longer than this.
+	leaseFor = convergeTimeout + 15*time.Second
+	// AwaitTimeout is how long a request that reports the switch's answer waits for it.
+	AwaitTimeout = 30 * time.Second
+	// ReactivationTimeout is AwaitTimeout for a reactivation, which switches a port on from
+	// the captive portal.
+	ReactivationTimeout = time.Minute
+	// maxConvergeAttempts is how often the port.converge job tries before the port is
+	// marked unconverged and an operator ticket is opened.
+	maxConvergeAttempts = jobs.ConvergeAttempts
+)
+
+// errPortBusy means another converger holds the port's lease.
+var errPortBusy = errors.New("another converger holds the port")
+
+// ConvergeError is a port that did not reach its desired setting: Reason is the failure's code
+// (port_in_use, switch_write_unconfirmed, switch_rejected, switch_unavailable, timeout).
+type ConvergeError struct {
+	Reason string
+	Err    error // the switch's error, when this process made the attempt
+}
+
+func (e *ConvergeError) Error() string {
+	if e.Err != nil {
+		return e.Reason + ": " + e.Err.Error()
+	}
+	return e.Reason
+}
+
+func (e *ConvergeError) Unwrap() error { return e.Err }
+
+// lineMode is what a line asks of its port: service while it runs, suspended (its config kept)
+// while suspended, the captive portal otherwise. A cancelled line keeps what it had until it
+// is deprovisioned; a line whose provisioning failed asks for the captive portal.
+func lineMode(l *subprov.Subscription) switches.Mode {
+	status := l.Status
+	if status == subprov.StatusCancelled {
+		if l.WorkflowState == WorkflowDeprovisioned {
+			return switches.ModeCaptive
+		}
+		status = l.StatusBeforeCancel
+	}
+	if l.WorkflowState == WorkflowProvisioningFailed {
+		return switches.ModeCaptive
+	}
+	switch status {
+	case subprov.StatusActive:
+		return switches.ModeService
+	case subprov.StatusSuspended:
+		return switches.ModeSuspended
+	default:
+		return switches.ModeCaptive
+	}
+}
+
+var modeRank = map[switches.Mode]int{switches.ModeCaptive: 0, switches.ModeSuspended: 1, switches.ModeService: 2}
+
+// DesiredPort decides what port p should be doing from the lines that hold it (oldest first):
+// the setting of the line that asks the most of it (service, then suspended; the newest on a
+// tie), with the line's VLAN, its plan's bandwidth and its device's MAC binding; the captive
+// portal when no line asks for service. wired is false when a sandbox line holds the port:
+// sandbox buildings are not wired to a switch.
+func DesiredPort(p switches.Port, holders []subprov.PortHolder) (want switches.State, wired bool) {
+	var best *subprov.PortHolder
+	for i := range holders {
+		h := &holders[i]
+		if h.Sandbox {
+			return switches.State{}, false
+		}
+		if best == nil || modeRank[lineMode(h.Line)] >= modeRank[lineMode(best.Line)] {
+			best = h
+		}
+	}
+	if best == nil || lineMode(best.Line) == switches.ModeCaptive {
+		return switches.CaptiveState, true
+	}
+	vlan := best.Line.VLAN
+	if vlan == 0 {
+		vlan = switches.ServiceVLAN(p)
+	}
+	return switches.State{Mode: lineMode(best.Line), Config: switches.Config{VLAN: vlan, DownloadMbps: best.DownloadMbps,
+		UploadMbps: best.UploadMbps, MAC: best.Line.MACAddress}}, true
+}
+
+// wantPort recomputes a port's desired setting inside the transaction that changed one of its
+// lines; changed reports whether it moved. A line without a port has nothing to decide.
+func (s *Service) wantPort(ctx context.Context, tx *store.Tx, portID string) (changed bool, err error) {
+	if portID == "" {
+		return false, nil
+	}
+	holders, err := tx.PortHolders(ctx, portID)
+	if err != nil {
+		return false, err
+	}
+	port, err := s.Store.PortByID(ctx, portID)
+	if err != nil {
+		return false, err
+	}
+	want, wired := DesiredPort(switches.Port{Switch: port.Switch, Name: port.Name}, holders)
+	if !wired {
+		return false, nil
+	}
+	_, changed, err = tx.SetPortWant(ctx, portID, want.Setting(), s.Clock.Now())
+	return changed, err
+}
+
+// FollowPort recomputes a port's desired setting inside tx and, when it moved, queues the
+// port's convergence, so the switch follows once tx commits even if no request waits for it.
+func (s *Service) FollowPort(ctx context.Context, tx *store.Tx, portID string) error {
+	changed, err := s.wantPort(ctx, tx, portID)
+	if err != nil || !changed {
+		return err
+	}
+	return s.Jobs.Enqueue(ctx, tx, jobs.ConvergePort{PortID: portID})
+}
+
+// convergePort is the one switch write: take the port's lease, write the desired setting read
+// with it, record the outcome, and go again while the desired setting moved on meanwhile. It
+// returns the port's state after, nil when the port has no desired setting (never held, or
+// sandbox); errPortBusy when another converger holds the lease; or the attempt's
+// *ConvergeError.
+func (s *Service) convergePort(ctx context.Context, portID string) (*subprov.PortConvergence, error) {
+	token := store.NewID()
+	port, err := s.Store.PortByID(ctx, portID)
+	if err != nil {
+		return nil, err
+	}
+	sp := switches.Port{Switch: port.Switch, Name: port.Name}
+	for {
+		now := s.Clock.Now()
+		c, ok, err := s.Store.LeasePort(ctx, portID, token, now.Add(leaseFor), now)
+		if errors.Is(err, subprov.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errPortBusy
+		}
+		wctx, cancel := context.WithTimeout(ctx, convergeTimeout)
+		werr := s.Switch.Converge(wctx, sp, switches.StateOf(c.Want))
+		cancel()
+		failure := ""
+		if werr != nil {
+			failure = failureReason(werr)
+		}
+		after, err := s.Store.FinishConverge(context.WithoutCancel(ctx), portID, token, c.Version, failure, s.Clock.Now())
+		if err != nil {
+			return nil, err
+		}
+		if werr != nil {
+			s.Log.Warn("port did not converge", "port", sp.String(), "version", c.Version, "reason", failure, "err", werr)
+			return after, &ConvergeError{Reason: failure, Err: werr}
+		}
+		if after.Version == c.Version {
+			return after, nil
+		}
+	}
+}
+
+// awaitPort converges a port to the desired setting committed now and waits, up to timeout,
+// for the switch to confirm it (or a later one): by converging itself, or, while another
+// process holds the port, by watching its outcome. A port with nothing desired is done at once.
+func (s *Service) awaitPort(ctx context.Context, portID string, timeout time.Duration) error {
+	if portID == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := s.Store.PortConvergence(ctx, portID)
+	if errors.Is(err, subprov.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	version := c.Version
+	poll := 10 * time.Millisecond
+	for {
+		c, err := s.convergePort(ctx, portID)
+		switch {
+		case err == nil:
+			return nil // converged to the latest setting, which is version or later
+		case !errors.Is(err, errPortBusy):
+			if ctx.Err() != nil {
+				return &ConvergeError{Reason: "timeout", Err: err}
+			}
+			return err
+		}
+		if c, err = s.Store.PortConvergence(ctx, portID); err != nil {
+			if ctx.Err() != nil {
+				return &ConvergeError{Reason: "timeout", Err: err}
+			}
+			return err
+		}
+		if c.Converged(version) {
+			return nil
+		}
+		if c.Failed(version) {
+			return &ConvergeError{Reason: c.Failure}
+		}
+		select {
+		case <-ctx.Done():
+			return &ConvergeError{Reason: "timeout", Err: ctx.Err()}
+		case <-time.After(poll):
+		}
+		poll = min(2*poll, 250*time.Millisecond)
+	}
+}
+
+// ConvergePort is the port.converge job: converge the port to its desired setting. A port
+// another converger holds is tried again shortly; a failure is retried with backoff, and when
+// the retries run out the port is marked unconverged and one operator ticket is opened for it
+// (not one per attempt). The lines keep their status: the port is what is behind.
+func (s *Service) ConvergePort(ctx context.Context, a jobs.ConvergePort, attempt int) error {
+	_, cerr := s.convergePort(ctx, a.PortID)
+	switch {
+	case cerr == nil:
+		return nil
+	case errors.Is(cerr, errPortBusy):
+		return jobs.Snooze(time.Second)
+	case attempt < maxConvergeAttempts:
+		return fmt.Errorf("converge port %s (attempt %d): %w", a.PortID, attempt, cerr)
+	}
+	line, lerr := s.Store.LatestLineOnPort(ctx, a.PortID)
+	if lerr != nil && !errors.Is(lerr, subprov.ErrNotFound) {
+		return lerr
+	}
+	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+		flagged, err := tx.MarkUnconverged(ctx, a.PortID, s.Clock.Now())
+		if err != nil || !flagged || line == nil {
+			return err
+		}
+		s.Log.Error("port unconverged: retries ran out", "port_id", a.PortID, "err", cerr)
+		return s.Tickets.Open(ctx, tx, &subprov.Ticket{ProviderID: line.ProviderID, SubscriberID: line.SubscriberID, Kind: "operator",
+			Priority: "high", Subject: "Switch port does not follow its line",
+			InternalNote: fmt.Sprintf("Port %s did not reach its desired setting after %d attempts (%s); subscription %s. "+
+				"The line keeps its status; the port is marked unconverged until a convergence succeeds.", a.PortID, attempt, failureReason(cerr), line.ID)})
+	})
+}

@@ -1,0 +1,59 @@
+package provisioning_test
+
+import (
+	"testing"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/provisioning"
+	"github.com/subprov/subprov/switches"
+)
+
+func TestDesiredPort(t *testing.T) {
+	t.Parallel()
+	port := switches.Port{Switch: "sw-a", Name: "ge-0/0/1"}
+	line := func(status subprov.Status, workflow string, before subprov.Status) subprov.PortHolder {
+		return subprov.PortHolder{Line: &subprov.Subscription{Status: status, WorkflowState: workflow, StatusBeforeCancel: before,
+			VLAN: 2345, MACAddress: "aa:bb:cc:dd:ee:ff"}, DownloadMbps: 500, UploadMbps: 100}
+	}
+	cfg := switches.Config{VLAN: 2345, DownloadMbps: 500, UploadMbps: 100, MAC: "aa:bb:cc:dd:ee:ff"}
+	service := switches.State{Mode: switches.ModeService, Config: cfg}
+	suspended := switches.State{Mode: switches.ModeSuspended, Config: cfg}
+	noVLAN := line(subprov.StatusActive, provisioning.WorkflowProvisioning, "")
+	noVLAN.Line.VLAN = 0
+	sandbox := line(subprov.StatusActive, provisioning.WorkflowProvisioned, "")
+	sandbox.Sandbox = true
+	tests := []struct {
+		name    string
+		holders []subprov.PortHolder
+		want    switches.State
+		wired   bool
+	}{
+		{"no line: captive portal", nil, switches.CaptiveState, true},
+		{"active, still provisioning", []subprov.PortHolder{line(subprov.StatusActive, provisioning.WorkflowProvisioning, "")}, service, true},
+		{"active, provisioned", []subprov.PortHolder{line(subprov.StatusActive, provisioning.WorkflowProvisioned, "")}, service, true},
+		{"active, installed", []subprov.PortHolder{line(subprov.StatusActive, provisioning.WorkflowInstalled, "")}, service, true},
+		{"active, provisioning failed", []subprov.PortHolder{line(subprov.StatusActive, provisioning.WorkflowProvisioningFailed, "")}, switches.CaptiveState, true},
+		{"suspended keeps its config", []subprov.PortHolder{line(subprov.StatusSuspended, provisioning.WorkflowProvisioned, "")}, suspended, true},
+		{"suspended before its port came up", []subprov.PortHolder{line(subprov.StatusSuspended, provisioning.WorkflowProvisioning, "")}, suspended, true},
+		{"pending install", []subprov.PortHolder{line(subprov.StatusPendingInstall, provisioning.WorkflowAwaitingInstall, "")}, switches.CaptiveState, true},
+		{"cancelled, still serving", []subprov.PortHolder{line(subprov.StatusCancelled, provisioning.WorkflowCancelled, subprov.StatusActive)}, service, true},
+		{"cancelled while suspended", []subprov.PortHolder{line(subprov.StatusCancelled, provisioning.WorkflowCancelled, subprov.StatusSuspended)}, suspended, true},
+		{"cancelled while pending install", []subprov.PortHolder{line(subprov.StatusCancelled, provisioning.WorkflowCancelled, subprov.StatusPendingInstall)}, switches.CaptiveState, true},
+		{"deprovisioned", []subprov.PortHolder{line(subprov.StatusCancelled, provisioning.WorkflowDeprovisioned, subprov.StatusActive)}, switches.CaptiveState, true},
+		{"the VLAN derived from the port when the line has none", []subprov.PortHolder{noVLAN},
+			switches.State{Mode: switches.ModeService, Config: switches.Config{VLAN: switches.ServiceVLAN(port), DownloadMbps: 500, UploadMbps: 100, MAC: "aa:bb:cc:dd:ee:ff"}}, true},
+		{"service wins over an older suspended line", []subprov.PortHolder{line(subprov.StatusSuspended, provisioning.WorkflowProvisioned, ""),
+			line(subprov.StatusActive, provisioning.WorkflowProvisioned, "")}, service, true},
+		{"service wins over a newer pending line", []subprov.PortHolder{line(subprov.StatusActive, provisioning.WorkflowProvisioned, ""),
+			line(subprov.StatusPendingInstall, provisioning.WorkflowAwaitingInstall, "")}, service, true},
+		{"a sandbox line: not wired", []subprov.PortHolder{sandbox}, switches.State{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, wired := provisioning.DesiredPort(port, tt.holders)
+			if got != tt.want || wired != tt.wired {
+				t.Errorf("DesiredPort = %v, wired %t; want %v, wired %t", got, wired, tt.want, tt.wired)
+			}
+		})
+	}
+}
