@@ -28,7 +28,9 @@ type AccountView struct {
 type AccountLogin struct {
 	Account
 	PasswordHash string
-	LockedUntil  *time.Time
+	// TokenGeneration is the generation the login's access tokens must carry: a password
+	// change or reset moves it on, which ends every token issued before.
+	TokenGeneration int64
 }
 
 // MailedToken is a single-use mailed token as stored (by hash).

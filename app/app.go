@@ -178,6 +178,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		log.Warn("rate limits are off (SUBPROV_RATE_LIMITS=0): for load tests only")
 		limiter = nil
 	}
+	a.Auth.Limiter, a.Auth.Log = limiter, log
 	if cfg.SeedFile != "" {
 		sum, err := fixture.LoadFile(ctx, st, cfg.SeedFile, a.Clock.Now())
 		if err != nil {
@@ -213,6 +214,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Registry:       reg, Ready: a.Ready,
 		// The dev clock and faults are saved only so that they survive a restart: the change
 		// itself has taken effect, so a failed save is logged rather than answered as an error.
+		TrustedProxies: cfg.TrustedProxies,
 		OnClockChange: func(ctx context.Context) {
 			if err := st.PutSetting(ctx, settingClockOffset, strconv.FormatInt(int64(a.DevClock.Offset()), 10)); err != nil {
 				log.Warn("save the dev clock", "err", err)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/mail"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/ratelimit"
 	"github.com/subprov/subprov/store"
 )
 
@@ -31,14 +33,12 @@ type Service struct {
 	PublicURL string
 	// PasswordCost is what hashing a new password costs; the zero value is the production cost.
 	PasswordCost identity.PasswordCost
+	// Limiter counts the failed password attempts of one client on one login (throttle.go),
+	// in-process or shared through Redis; nil counts none (the login's throttle still holds).
+	Limiter ratelimit.Limiter
+	// Log takes the warning when the limiter is unavailable.
+	Log *slog.Logger
 }
-
-// Login lockout: after this many failures in a row an account refuses logins for a while,
-// whatever the password, so online guessing is bounded even across IPs.
-const (
-	maxLoginFailures = 10
-	lockoutFor       = 15 * time.Minute
-)
 
 func invalidCredentials() error {
 	return subprov.Errorf(subprov.EUNAUTHORIZED, "invalid_credentials", "Invalid e-mail or password")
@@ -60,63 +60,83 @@ type Token struct {
 	ExpiresIn   int
 }
 
-// LoginSubscriber checks a portal login and issues a one-hour access token. A wrong e-mail and
-// a wrong password answer alike and take the same time.
-func (s *Service) LoginSubscriber(ctx context.Context, email, password string) (*Token, error) {
-	now := s.Clock.Now()
-	acc, err := s.Store.AccountByEmail(ctx, subprov.NormalizeEmail(email))
-	if err != nil {
-		if errors.Is(err, subprov.ErrNotFound) {
-			s.PasswordCost.BurnCheck(password)
-			return nil, invalidCredentials()
+// LoginSubscriber checks a portal login from client (its address) and issues a one-hour
+// access token. A wrong e-mail and a wrong password answer alike and take the same time, and
+// both count as failures under the limits on guessing (throttle.go), which answer alike too.
+func (s *Service) LoginSubscriber(ctx context.Context, email, password, client string) (*Token, error) {
+	var acc *subprov.AccountLogin
+	ok, err := s.attempt(ctx, loginSubscriber, email, password, client, func() (string, error) {
+		var err error
+		acc, err = s.Store.AccountByEmail(ctx, subprov.NormalizeEmail(email))
+		if err != nil {
+			return "", err
 		}
+		return acc.PasswordHash, nil // "" when no password is set yet: no password matches
+	})
+	if err != nil || !ok {
 		return nil, err
 	}
-	if !acc.PasswordSet {
-		s.PasswordCost.BurnCheck(password)
-		return nil, invalidCredentials()
-	}
-	ok, err := s.CheckAccountPassword(ctx, acc, password)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, invalidCredentials()
-	}
-	tok, err := s.Signer.Issue(identity.AudienceSubscriber, acc.ID, acc.ProviderID, acc.ID, now, subprov.SubscriberTokenLifetime)
+	now := s.Clock.Now()
+	tok, err := s.Signer.IssueGeneration(identity.AudienceSubscriber, acc.ID, acc.ProviderID, acc.ID, acc.TokenGeneration, now, subprov.SubscriberTokenLifetime)
 	if err != nil {
 		return nil, err
 	}
 	return &Token{AccessToken: tok, ExpiresIn: int(subprov.SubscriberTokenLifetime.Seconds())}, nil
 }
 
-// CheckAccountPassword checks an account's password under the login lockout, for the login
-// and for a password change's current password: a wrong one counts as a failure, a right one
-// starts the count again, and while the account is locked every password is wrong. The hash
-// is checked in every case, so a locked account answers in the same time. A stolen access token
-// therefore guesses no faster than the login form.
-func (s *Service) CheckAccountPassword(ctx context.Context, acc *subprov.AccountLogin, password string) (bool, error) {
-	now := s.Clock.Now()
-	ok := identity.CheckPassword(acc.PasswordHash, password)
-	if acc.LockedUntil != nil && acc.LockedUntil.After(now) {
-		return false, nil
+// attempt checks password against the hash load reads for the login of kind with email, from
+// client, under the limits on guessing (throttle.go): ok, or the invalid_credentials error for
+// a wrong password and for an e-mail without a login (load: subprov.ErrNotFound) alike, in the
+// same time; or the 429 of the limits.
+func (s *Service) attempt(ctx context.Context, kind, email, password, client string, load func() (string, error)) (bool, error) {
+	a, err := s.begin(ctx, kind, client, email)
+	if err != nil {
+		return false, err
 	}
-	// As at the login: a failure counts, a success starts the count again.
-	return ok, s.Store.RecordLogin(ctx, acc.ID, ok, now, maxLoginFailures, lockoutFor)
+	hash, err := load()
+	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
+		return false, errors.Join(err, a.abandon(ctx))
+	}
+	ok := false
+	if hash != "" {
+		ok = identity.CheckPassword(hash, password)
+	} else {
+		s.PasswordCost.BurnCheck(password)
+	}
+	if err := a.end(ctx, ok); err != nil {
+		return false, err
+	}
+	if !ok {
+		return false, invalidCredentials()
+	}
+	return true, nil
 }
 
-// LoginOperator checks a dashboard login and issues an access token.
-func (s *Service) LoginOperator(ctx context.Context, email, password string) (*Token, error) {
-	op, hash, err := s.Store.OperatorByEmail(ctx, subprov.NormalizeEmail(email))
+// checkAccountPassword checks a signed-in account's password from client under the limits on
+// guessing, as the login does: a wrong one is a failure of the account's login, a right one
+// ends its run of failures. A stolen access token therefore guesses no faster than the login
+// form.
+func (s *Service) checkAccountPassword(ctx context.Context, acc *subprov.AccountLogin, password, client string) (bool, error) {
+	a, err := s.begin(ctx, loginSubscriber, client, acc.Email)
 	if err != nil {
-		if errors.Is(err, subprov.ErrNotFound) {
-			s.PasswordCost.BurnCheck(password)
-			return nil, invalidCredentials()
-		}
-		return nil, err
+		return false, err
 	}
-	if !identity.CheckPassword(hash, password) {
-		return nil, invalidCredentials()
+	ok := identity.CheckPassword(acc.PasswordHash, password)
+	return ok, a.end(ctx, ok)
+}
+
+// LoginOperator checks a dashboard login from client and issues an access token, under the
+// limits on guessing as the subscriber login.
+func (s *Service) LoginOperator(ctx context.Context, email, password, client string) (*Token, error) {
+	var op *subprov.Operator
+	ok, err := s.attempt(ctx, loginOperator, email, password, client, func() (string, error) {
+		var hash string
+		var err error
+		op, hash, err = s.Store.OperatorByEmail(ctx, subprov.NormalizeEmail(email))
+		return hash, err
+	})
+	if err != nil || !ok {
+		return nil, err
 	}
 	tok, err := s.Signer.Issue(identity.AudienceOperator, op.ID, "", "", s.Clock.Now(), subprov.OperatorTokenLifetime)
 	if err != nil {
@@ -126,8 +146,11 @@ func (s *Service) LoginOperator(ctx context.Context, email, password string) (*T
 }
 
 // bearerSubject verifies a bearer token for audience and loads what its subject names; a
-// bad token and a subject that no longer exists are the same 401.
-func bearerSubject[T any](s *Service, ctx context.Context, bearer, audience string, load func(context.Context, string) (T, error)) (T, error) {
+// bad token, a subject that no longer exists and, for a subscriber, a token of an earlier
+// generation of its login (issued before a password change or reset) are the same 401. The
+// generation is read with the login, on every request, so a token ended on one process is
+// refused on every other as soon as the change commits.
+func bearerSubject[T any](s *Service, ctx context.Context, bearer, audience string, load func(context.Context, string) (T, error), generation func(T) int64) (T, error) {
 	var zero T
 	c, err := s.Signer.Verify(bearer, audience, s.Clock.Now())
 	if err != nil {
@@ -140,24 +163,29 @@ func bearerSubject[T any](s *Service, ctx context.Context, bearer, audience stri
 		}
 		return zero, err
 	}
+	if generation != nil && generation(v) != c.Generation {
+		return zero, unauthorized("Invalid or expired token")
+	}
 	return v, nil
 }
 
 // Subscriber resolves a subscriber bearer token to its account.
 func (s *Service) Subscriber(ctx context.Context, bearer string) (*subprov.AccountLogin, error) {
-	return bearerSubject(s, ctx, bearer, identity.AudienceSubscriber, s.Store.Account)
+	return bearerSubject(s, ctx, bearer, identity.AudienceSubscriber, s.Store.Account,
+		func(a *subprov.AccountLogin) int64 { return a.TokenGeneration })
 }
 
 // SubscriberView resolves a subscriber bearer token as Subscriber does (signature, algorithm,
 // audience, expiry, and a login that still exists) and reads the login's account record in the
 // same query, so GET /partner/subscriber/me costs one database round trip.
 func (s *Service) SubscriberView(ctx context.Context, bearer string) (*subprov.AccountView, error) {
-	return bearerSubject(s, ctx, bearer, identity.AudienceSubscriber, s.Store.AccountView)
+	return bearerSubject(s, ctx, bearer, identity.AudienceSubscriber, s.Store.AccountView,
+		func(v *subprov.AccountView) int64 { return v.Account.TokenGeneration })
 }
 
 // Operator resolves a dashboard bearer token to its operator.
 func (s *Service) Operator(ctx context.Context, bearer string) (*subprov.Operator, error) {
-	return bearerSubject(s, ctx, bearer, identity.AudienceOperator, s.Store.Operator)
+	return bearerSubject(s, ctx, bearer, identity.AudienceOperator, s.Store.Operator, nil)
 }
 
 // APIKey resolves an X-API-Key to its key and provider.
@@ -300,10 +328,11 @@ func (s *Service) hashNewPassword(field, password string) (string, error) {
 // ChangePassword changes a signed-in person's own password. The current password is checked
 // first: a wrong one is 400 "Current password is incorrect" whatever the new one is
 // (docs/http.md, subscriber portal), so only a caller who knows it learns what is wrong with the new
-// one. It is checked under the login lockout (CheckAccountPassword). Without a current
-// password there is nothing to check: 422 names it, and the new password too if that is wrong
-// as well.
-func (s *Service) ChangePassword(ctx context.Context, acc *subprov.AccountLogin, current, next string) error {
+// one. It is checked from client under the limits on guessing, as at the login
+// (checkAccountPassword). Without a current password there is nothing to check: 422 names it,
+// and the new password too if that is wrong as well. The change ends every access token of the
+// login issued before it, the caller's included (SetPassword).
+func (s *Service) ChangePassword(ctx context.Context, acc *subprov.AccountLogin, current, next, client string) error {
 	if current == "" {
 		problems := map[string]string{"current_password": "required"}
 		if p := subprov.PasswordProblem(next); p != "" {
@@ -311,7 +340,7 @@ func (s *Service) ChangePassword(ctx context.Context, acc *subprov.AccountLogin,
 		}
 		return subprov.Invalid(problems)
 	}
-	ok, err := s.CheckAccountPassword(ctx, acc, current)
+	ok, err := s.checkAccountPassword(ctx, acc, current, client)
 	if err != nil {
 		return err
 	}
@@ -393,7 +422,8 @@ func (s *Service) CheckLink(ctx context.Context, token string, kinds ...TokenKin
 // links and the reset link.
 var passwordLinks = kindNames(slices.Concat(ActivationLinks, ResetLinks))
 
-// SetPassword stores an account's new password hash in tx and retires every outstanding link
+// SetPassword stores an account's new password hash in tx, ends every access token of the
+// login issued before (its token generation moves on), and retires every outstanding link
 // that would set it again (set-up, activation, reset): links are single use (docs/security.md),
 // and once the account has a password of its choosing, from a link or a change in the portal,
 // an older link must not take it over.

@@ -5,6 +5,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -36,6 +37,9 @@ type Config struct {
 	CPEACSURL     string // SUBPROV_CPE_ACS_URL: GenieACS NBI base URL ("" = CPE status unknown)
 	AgentAPIKey   string // SUBPROV_AGENT_API_KEY: the key subprov mcp acts with
 	PprofAddr     string // SUBPROV_PPROF_ADDR: loopback address of the pprof endpoints ("" = off)
+	// TrustedProxies (SUBPROV_TRUSTED_PROXIES) are the load balancers and proxies whose
+	// X-Forwarded-For is believed; none by default.
+	TrustedProxies []netip.Prefix
 	// RedisPrefix namespaces rate-limit keys in a shared Redis (tests use a random one).
 	RedisPrefix string
 	// PasswordCost is the argon2id cost of new password hashes. No variable sets it: the zero
@@ -69,6 +73,7 @@ var Vars = []Var{
 	{"SUBPROV_SMS_FROM", "", "SMS sender number"},
 	{"SUBPROV_CPE_ACS_URL", "", "GenieACS NBI base URL for modem status in the agent's network health; unset: modem status unknown"},
 	// Performance (issue 9): load tests on loopback measure the service, not the limiter.
+	{"SUBPROV_TRUSTED_PROXIES", "", "comma-separated CIDRs or addresses of the load balancers and proxies in front of subprov; from them X-Forwarded-For is believed, and its right-most address that is not a trusted proxy is the client the rate limits and login limits count by; unset: the peer address is the client and X-Forwarded-For is ignored"},
 	{"SUBPROV_RATE_LIMITS", "1", "0 turns off the per-route rate limits (load tests only; never in production)"},
 	{"SUBPROV_PPROF_ADDR", "", "loopback host:port serving Go's /debug/pprof/ profiles (profiling only); unset: off"},
 	{"SUBPROV_AGENT_API_KEY", "", "subprov mcp: the agent API key (feature agent_api_access) its tools act with; --api-key overrides"},
@@ -113,6 +118,11 @@ func FromEnv(getenv func(string) string, isTerminal bool) (Config, error) {
 			return c, fmt.Errorf("SUBPROV_PPROF_ADDR %q: want a loopback host:port (profiles are never served on the network)", c.PprofAddr)
 		}
 	}
+	proxies, err := ParsePrefixes(get("SUBPROV_TRUSTED_PROXIES", ""))
+	if err != nil {
+		return c, fmt.Errorf("SUBPROV_TRUSTED_PROXIES: %w", err)
+	}
+	c.TrustedProxies = proxies
 	dev, err := parseBool(get("SUBPROV_DEV", "0"))
 	if err != nil {
 		return c, fmt.Errorf("SUBPROV_DEV: %w", err)
@@ -136,6 +146,29 @@ func FromEnv(getenv func(string) string, isTerminal bool) (Config, error) {
 		return c, fmt.Errorf("SUBPROV_SWITCH_DRIVER %q: the only driver built in is sim", c.SwitchDriver)
 	}
 	return c, nil
+}
+
+// ParsePrefixes reads a comma-separated list of CIDRs and addresses (an address is a prefix of
+// its full length).
+func ParsePrefixes(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(f); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q: want a CIDR (10.0.0.0/8) or an address", f)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
 }
 
 func parseBool(s string) (bool, error) {

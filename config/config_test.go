@@ -1,6 +1,9 @@
 package config
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestFromEnv(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -35,5 +38,35 @@ func TestFromEnv(t *testing.T) {
 				t.Fatalf("unexpected config %+v", c)
 			}
 		})
+	}
+}
+
+// TestTrustedProxies: SUBPROV_TRUSTED_PROXIES takes CIDRs and bare addresses, none by default,
+// and refuses anything else.
+func TestTrustedProxies(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want string
+		err  bool
+	}{
+		{"", "[]", false},
+		{"10.0.0.0/8", "[10.0.0.0/8]", false},
+		{" 10.1.2.3/8 , 192.0.2.10, 2001:db8::/32 ", "[10.0.0.0/8 192.0.2.10/32 2001:db8::/32]", false},
+		{"::ffff:192.0.2.10", "[192.0.2.10/32]", false},
+		{"10.0.0.0/33", "", true},
+		{"proxy.example", "", true},
+	} {
+		c, err := FromEnv(func(k string) string {
+			if k == "SUBPROV_TRUSTED_PROXIES" {
+				return tt.in
+			}
+			return ""
+		}, false)
+		if (err != nil) != tt.err {
+			t.Fatalf("%q: err %v", tt.in, err)
+		}
+		if got := fmt.Sprint(c.TrustedProxies); err == nil && got != tt.want {
+			t.Fatalf("%q: %s, want %s", tt.in, got, tt.want)
+		}
 	}
 }

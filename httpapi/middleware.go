@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -226,7 +227,7 @@ func (s *server) failuresOf(rt route, r *http.Request) *failureLimit {
 		return nil
 	}
 	return &failureLimit{s: s, surface: rt.surface, limit: rt.failures,
-		key: "failed " + rt.method + " " + rt.path + "|ip:" + clientIP(r)} // the /api/v1 mirror shares it
+		key: "failed " + rt.method + " " + rt.path + "|ip:" + s.clientIP(r)} // the /api/v1 mirror shares it
 }
 
 // admit takes the attempt's place in the window and reports whether the attempt may be made;
@@ -290,7 +291,7 @@ func (s *server) limiterDown(err error) {
 func (s *server) bucketOf(r *http.Request) string {
 	raw := r.Header.Get("X-API-Key")
 	if raw == "" {
-		return "ip:" + clientIP(r)
+		return "ip:" + s.clientIP(r)
 	}
 	l := &keyLookup{raw: raw}
 	l.key, l.provider, l.err = s.Auth.APIKey(r.Context(), raw)
@@ -298,7 +299,7 @@ func (s *server) bucketOf(r *http.Request) string {
 		info.apiKey = l
 	}
 	if l.err != nil {
-		return "ip:" + clientIP(r)
+		return "ip:" + s.clientIP(r)
 	}
 	return "key:" + identity.HashSecret(raw)
 }
@@ -311,12 +312,56 @@ type keyLookup struct {
 	err      error
 }
 
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
+// clientIP is the address of the client that sent r, which rate limits and the limits on
+// guessing passwords count by. It is the peer's address, unless the peer is a trusted proxy
+// (Deps.TrustedProxies): then X-Forwarded-For is read from the right, past every trusted
+// proxy, and the first address that is not one is the client (each proxy appends the address
+// it received the request from, so only the addresses appended by trusted proxies are known
+// to be true, and anything further left may have been written by the client). A header with
+// nothing but trusted proxies names the left-most of them; one that does not parse is ignored.
+func (s *server) clientIP(r *http.Request) string {
+	peer := remoteAddr(r)
+	if len(s.TrustedProxies) == 0 || !s.trusted(peer) {
+		return peer.String()
 	}
-	return host
+	client := peer
+	values := r.Header.Values("X-Forwarded-For")
+	for i := len(values) - 1; i >= 0; i-- {
+		hops := strings.Split(values[i], ",")
+		for j := len(hops) - 1; j >= 0; j-- {
+			a, err := netip.ParseAddr(strings.TrimSpace(hops[j]))
+			if err != nil {
+				return client.String()
+			}
+			client = a.Unmap()
+			if !s.trusted(client) {
+				return client.String()
+			}
+		}
+	}
+	return client.String()
+}
+
+// trusted reports whether a is one of the trusted proxies.
+func (s *server) trusted(a netip.Addr) bool {
+	for _, p := range s.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// remoteAddr is r's peer address; an unparsable one (a test's handler-level request) is the
+// unspecified address.
+func remoteAddr(r *http.Request) netip.Addr {
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		return ap.Addr().Unmap()
+	}
+	if a, err := netip.ParseAddr(r.RemoteAddr); err == nil {
+		return a.Unmap()
+	}
+	return netip.IPv4Unspecified()
 }
 
 // routeLimit is a route's limit with the bucket name shared by its /partner and /api/v1 forms.

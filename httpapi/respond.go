@@ -56,6 +56,9 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 		e = &subprov.Error{Code: subprov.EINTERNAL, Reason: "internal", Message: "Internal server error"}
 	}
 	status := api.Status(e.Code)
+	if secs, ok := e.Extra["retry_after"].(int); ok && e.Code == subprov.ERATELIMITED && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", strconv.Itoa(secs)) // a capability's limit (auth's limits on guessing)
+	}
 	if sf == surfacePage {
 		if e.Code == subprov.ERATELIMITED {
 			e = &subprov.Error{Code: e.Code, Message: "Too many attempts from your network in a short time. Please wait a minute, then try again."}

@@ -20,7 +20,8 @@ type route struct {
 	limit   ratelimit.Limit
 	// failures, when set, limits the route's failed attempts from one client IP instead of
 	// its requests (failureLimit): a route that takes a password or a mailed link is limited
-	// to stop guessing, which only failures do.
+	// to stop guessing, which only failures do. A route that takes a password is limited per
+	// login as well, by auth.
 	failures ratelimit.Limit
 	handle   func(w http.ResponseWriter, r *http.Request) error
 }
@@ -37,11 +38,17 @@ func (rt route) paths() []string {
 // their own (docs/http.md, Rate limits): generous for reads, tight for guesses.
 var (
 	defaultLimit = ratelimit.PerMinute(600)
-	// failedLoginLimit bounds guessing a password (or a mailed link) from one client IP to 10
-	// failed attempts a minute; successful logins are not counted, however many one address
-	// (a shared office, a test suite) makes one after another. Guessing one account from many addresses is
-	// bounded by the account's lockout (auth.CheckAccountPassword).
-	failedLoginLimit = ratelimit.PerMinute(10)
+	// failedPasswordLimit bounds the failed password attempts (logins, a password change's
+	// current password) of one client IP across every login to 100 a minute; successful ones
+	// are not counted, however many one address (a shared office, a test suite) makes. It is the
+	// per-client bound of the limits on guessing (auth, throttle.go): one login is guessed from
+	// one address at most 10 times a minute, and from every address at once ever more slowly
+	// after 10 failures in a row, so one client's failures, up to this bound, never refuse the
+	// right password of another login behind the same address (a NAT, a load balancer).
+	failedPasswordLimit = ratelimit.PerMinute(100)
+	// failedLinkLimit bounds guessing a mailed link (reset, set-up, activation) from one client
+	// IP to 10 failed attempts a minute.
+	failedLinkLimit = ratelimit.PerMinute(10)
 	// resetRequestLimit counts every password-reset request from one client IP: the request
 	// has no failure to count (it answers 202 whether or not the address has an account, so
 	// that nobody learns which do), and what it costs is a mail sent to someone else's inbox.
@@ -62,16 +69,16 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/docs", handle: s.handleDocs},
 
 		// Logins (docs/security.md).
-		{method: "POST", path: "/partner/subscriber/auth/login", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.portal.SubscriberLogin},
+		{method: "POST", path: "/partner/subscriber/auth/login", surface: surfaceSubscriber, failures: failedPasswordLimit, handle: s.portal.SubscriberLogin},
 		{method: "POST", path: "/partner/subscriber/auth/password-reset", surface: surfaceSubscriber, limit: resetRequestLimit, handle: s.portal.PasswordReset},
-		{method: "POST", path: "/partner/subscriber/auth/password-reset/confirm", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.portal.PasswordResetConfirm},
-		{method: "POST", path: "/partner/subscriber/auth/activate", surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.portal.Activate},
+		{method: "POST", path: "/partner/subscriber/auth/password-reset/confirm", surface: surfaceSubscriber, failures: failedLinkLimit, handle: s.portal.PasswordResetConfirm},
+		{method: "POST", path: "/partner/subscriber/auth/activate", surface: surfaceSubscriber, failures: failedLinkLimit, handle: s.portal.Activate},
 		// The pages the links in set-up, activation and reset mails open.
 		{method: "GET", path: "/portal/reset-password", surface: surfacePage, handle: s.pages.PasswordPage},
-		{method: "POST", path: "/portal/reset-password", surface: surfacePage, failures: failedLoginLimit, handle: s.pages.PasswordSet},
+		{method: "POST", path: "/portal/reset-password", surface: surfacePage, failures: failedLinkLimit, handle: s.pages.PasswordSet},
 		{method: "GET", path: "/portal/activate", surface: surfacePage, handle: s.pages.PasswordPage},
-		{method: "POST", path: "/portal/activate", surface: surfacePage, failures: failedLoginLimit, handle: s.pages.PasswordSet},
-		{method: "POST", path: "/api/v1/auth/login", failures: failedLoginLimit, handle: s.partner.OperatorLogin},
+		{method: "POST", path: "/portal/activate", surface: surfacePage, failures: failedLinkLimit, handle: s.pages.PasswordSet},
+		{method: "POST", path: "/api/v1/auth/login", failures: failedPasswordLimit, handle: s.partner.OperatorLogin},
 
 		// Serviceability and location.
 		{method: "GET", path: "/partner/serviceability/autocomplete", auth: credAPIKey, limit: ratelimit.PerMinute(300), handle: s.partner.Autocomplete},
@@ -115,7 +122,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/partner/subscriber/me", auth: credSubscriberView, surface: surfaceSubscriber, handle: s.portal.Me},
 		{method: "GET", path: "/partner/subscriber/me/details", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.MyDetails},
 		{method: "PATCH", path: "/partner/subscriber/me/contact", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.MyContact},
-		{method: "PATCH", path: "/partner/subscriber/me/password", auth: credSubscriber, surface: surfaceSubscriber, failures: failedLoginLimit, handle: s.portal.MyPassword},
+		{method: "PATCH", path: "/partner/subscriber/me/password", auth: credSubscriber, surface: surfaceSubscriber, failures: failedPasswordLimit, handle: s.portal.MyPassword},
 		{method: "GET", path: "/partner/subscriber/me/payment-method", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.PaymentMethod},
 		{method: "POST", path: "/partner/subscriber/me/payment-method/setup", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.PaymentSetup},
 		{method: "POST", path: "/partner/subscriber/me/payment-method/confirm", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.PaymentConfirm},
@@ -227,6 +234,7 @@ func (s *server) adapt(rt route) http.Handler {
 			writeError(w, r, rt.surface, err)
 			return
 		}
+		c.Client = s.clientIP(r)
 		r = r.WithContext(api.WithCaller(r.Context(), c))
 		err = rt.handle(w, r)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -50,6 +51,9 @@ type Deps struct {
 	Ready          func(ctx context.Context) error
 	OnClockChange  func(ctx context.Context) // persists the dev clock
 	OnFaultsChange func(ctx context.Context) // persists the fault switches
+	// TrustedProxies are the peers whose X-Forwarded-For is believed (SUBPROV_TRUSTED_PROXIES);
+	// none by default.
+	TrustedProxies []netip.Prefix
 }
 
 // NewServer returns the service's whole HTTP handler.

@@ -22,6 +22,9 @@ type Claims struct {
 	jwt.RegisteredClaims
 	ProviderID string `json:"pid,omitempty"`
 	AccountID  string `json:"aid,omitempty"`
+	// Generation is the token generation of the subscriber's login when the token was issued;
+	// a token of an earlier one is refused (auth).
+	Generation int64 `json:"gen,omitempty"`
 }
 
 // Signer issues and verifies HS256 tokens with the service secret.
@@ -55,6 +58,11 @@ func NewSigner(secret string) *Signer {
 
 // Issue returns a signed token for subject with the given audience and lifetime from now.
 func (s *Signer) Issue(audience, subject, providerID, accountID string, now time.Time, ttl time.Duration) (string, error) {
+	return s.IssueGeneration(audience, subject, providerID, accountID, 0, now, ttl)
+}
+
+// IssueGeneration is Issue for a login whose tokens are of generation.
+func (s *Signer) IssueGeneration(audience, subject, providerID, accountID string, generation int64, now time.Time, ttl time.Duration) (string, error) {
 	c := Claims{
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   subject,
@@ -65,6 +73,7 @@ func (s *Signer) Issue(audience, subject, providerID, accountID string, now time
 		},
 		ProviderID: providerID,
 		AccountID:  accountID,
+		Generation: generation,
 	}
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(s.key)
 	if err != nil {

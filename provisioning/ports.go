@@ -204,7 +204,7 @@ func (s *Service) awaitPort(ctx context.Context, portID string, timeout time.Dur
 	version := c.Version
 	poll := 10 * time.Millisecond
 	for {
-		c, err := s.convergePort(ctx, portID)
+		_, err := s.convergePort(ctx, portID)
 		switch {
 		case err == nil:
 			return nil // converged to the latest setting, which is version or later

@@ -147,18 +147,6 @@ func failureReason(err error) string {
 	}
 }
 
-func (s *Service) portAndPlan(ctx context.Context, sub *subprov.Subscription) (switches.Port, *subprov.PlanVersion, error) {
-	port, err := s.Store.PortByID(ctx, sub.PortID)
-	if err != nil {
-		return switches.Port{}, nil, err
-	}
-	plan, err := s.Store.PlanVersion(ctx, sub.ProviderID, sub.PlanVersionID)
-	if err != nil {
-		return switches.Port{}, nil, err
-	}
-	return switches.Port{Switch: port.Switch, Name: port.Name}, plan, nil
-}
-
 // startBilling marks the start of service and hands platform-billed lines to billing.
 func (s *Service) startBilling(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription) error {
 	if s.Billing == nil {

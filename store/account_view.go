@@ -18,7 +18,7 @@ import (
 // column types from its first SELECT, so the session-only instants (the last four columns, NULL
 // in the first branch) reach Go as the stored text and are scanned with textTime. Scoping:
 // the subscriber, its lines and their plan versions must belong to the login's provider.
-const accountViewQuery = `SELECT 1, a.id, a.email, a.provider_id, a.subscriber_id, a.authorized_user_id, a.password_hash, a.locked_until,
+const accountViewQuery = `SELECT 1, a.id, a.email, a.provider_id, a.subscriber_id, a.authorized_user_id, a.password_hash, a.token_generation,
 		p.name, p.brand_color, p.support_group,
 		b.id, b.customer_number, h.firstname, h.lastname, h.email,
 		s.id, s.status, s.plan_version_id, s.building_id, s.unit_id, s.created_at,
@@ -86,7 +86,7 @@ func scanAccountView(v *subprov.AccountView, rows *sql.Rows) error {
 	var kind int
 	var a subprov.AccountLogin
 	var accID, email, providerID, sub, au, hash sql.NullString
-	var locked sql.NullTime
+	var generation sql.NullInt64
 	var pName, pColor, pGroup sql.NullString
 	var bID, bNumber, hFirst, hLast, hEmail sql.NullString
 	var id, status, planID, buildingID, unitID sql.NullString
@@ -98,7 +98,7 @@ func scanAccountView(v *subprov.AccountView, rows *sql.Rows) error {
 	var price, down, up sql.NullInt64
 	var cProvider, cMode, cAccount, cSubscription, cHash, cMAC, cRef sql.NullString
 	var redirected, expired, completed, cancelled textTime
-	if err := rows.Scan(&kind, &accID, &email, &providerID, &sub, &au, &hash, &locked,
+	if err := rows.Scan(&kind, &accID, &email, &providerID, &sub, &au, &hash, &generation,
 		&pName, &pColor, &pGroup,
 		&bID, &bNumber, &hFirst, &hLast, &hEmail,
 		&id, &status, &planID, &buildingID, &unitID, &created,
@@ -120,7 +120,7 @@ func scanAccountView(v *subprov.AccountView, rows *sql.Rows) error {
 		a.ID, a.Email, a.ProviderID = accID.String, email.String, providerID.String
 		a.SubscriberID, a.AuthorizedUserID, a.PasswordHash = sub.String, au.String, hash.String
 		a.PasswordSet = hash.Valid && hash.String != ""
-		a.LockedUntil = timePtr(locked)
+		a.TokenGeneration = generation.Int64
 		v.Account = &a
 		v.Provider = subprov.Provider{ID: providerID.String, Name: pName.String, BrandColor: pColor.String, SupportGroup: pGroup.String}
 		if bID.Valid {

@@ -10,18 +10,16 @@ import (
 	"github.com/subprov/subprov"
 )
 
-const accountColumns = `id, email, provider_id, subscriber_id, authorized_user_id, password_hash, locked_until`
+const accountColumns = `id, email, provider_id, subscriber_id, authorized_user_id, password_hash, token_generation`
 
 func scanAccount(row interface{ Scan(...any) error }) (*subprov.AccountLogin, error) {
 	var a subprov.AccountLogin
 	var sub, au, hash sql.NullString
-	var locked sql.NullTime
-	if err := row.Scan(&a.ID, &a.Email, &a.ProviderID, &sub, &au, &hash, &locked); err != nil {
+	if err := row.Scan(&a.ID, &a.Email, &a.ProviderID, &sub, &au, &hash, &a.TokenGeneration); err != nil {
 		return nil, err
 	}
 	a.SubscriberID, a.AuthorizedUserID, a.PasswordHash = sub.String, au.String, hash.String
 	a.PasswordSet = hash.Valid && hash.String != ""
-	a.LockedUntil = timePtr(locked)
 	return &a, nil
 }
 
@@ -83,33 +81,75 @@ func (tx *Tx) AccountPassword(ctx context.Context, email string) (hash string, b
 	return h.String, byFixture, true, nil
 }
 
-// SetPassword stores a new password hash, set by the login's owner, and clears any lockout.
+// SetPassword stores a new password hash, set by the login's owner (no fixture load changes it
+// from now on), and moves the login's token generation on, so every access token issued
+// before stops working.
 func (tx *Tx) SetPassword(ctx context.Context, accountID, hash string, now time.Time) error {
-	_, err := tx.Exec(ctx, `UPDATE accounts SET password_hash = ?, password_set_at = ?, password_by_fixture = FALSE, failed_logins = 0,
-		locked_until = NULL WHERE id = ?`, hash, now.UTC(), accountID)
+	_, err := tx.Exec(ctx, `UPDATE accounts SET password_hash = ?, password_set_at = ?, password_by_fixture = FALSE,
+		token_generation = token_generation + 1 WHERE id = ?`, hash, now.UTC(), accountID)
 	if err != nil {
 		return fmt.Errorf("set password: %w", err)
 	}
 	return nil
 }
 
-// RecordLogin counts a failed login (locking the account for lockFor after maxFailures in a
-// row) or resets the count on success.
-func (s *Store) RecordLogin(ctx context.Context, accountID string, ok bool, now time.Time, maxFailures int, lockFor time.Duration) error {
-	return s.InTx(ctx, func(tx *Tx) error {
-		var err error
-		if ok {
-			_, err = tx.Exec(ctx, `UPDATE accounts SET failed_logins = 0, locked_until = NULL WHERE id = ?`, accountID)
-		} else {
-			_, err = tx.Exec(ctx, `UPDATE accounts SET failed_logins = failed_logins + 1,
-				locked_until = CASE WHEN failed_logins + 1 >= ? THEN ? ELSE locked_until END WHERE id = ?`,
-				maxFailures, now.Add(lockFor).UTC(), accountID)
-		}
-		if err != nil {
-			return fmt.Errorf("record login: %w", err)
-		}
-		return nil
-	})
+// LoginThrottle is a login's run of failed password attempts: how many in a row, and when the
+// login takes its next attempt. The zero value is a login without failures.
+type LoginThrottle struct {
+	Failures int
+	Until    time.Time
+}
+
+// LoginThrottle reads a login's throttle inside a write transaction, locking its row on
+// PostgreSQL (SQLite's single writer serialises the transaction), so two attempts cannot
+// both take the next slot. A login without a row has no failures.
+func (tx *Tx) LoginThrottle(ctx context.Context, login string) (LoginThrottle, error) {
+	var t LoginThrottle
+	err := tx.QueryRow(ctx, `SELECT failures, throttled_until FROM login_throttles WHERE login = ?`+tx.d.ForUpdate(), login).Scan(&t.Failures, &t.Until)
+	if errors.Is(err, sql.ErrNoRows) {
+		return LoginThrottle{}, nil
+	}
+	if err != nil {
+		return t, fmt.Errorf("login throttle: %w", err)
+	}
+	t.Until = t.Until.UTC()
+	return t, nil
+}
+
+// LockLoginThrottle is LoginThrottle with the row created first when there is none, so that
+// concurrent failures of a login without failures yet are counted one after the other.
+func (tx *Tx) LockLoginThrottle(ctx context.Context, login string, now time.Time) (LoginThrottle, error) {
+	if _, err := tx.Exec(ctx, `INSERT INTO login_throttles (login, failures, throttled_until) VALUES (?, 0, ?) ON CONFLICT (login) DO NOTHING`,
+		login, now.UTC()); err != nil {
+		return LoginThrottle{}, fmt.Errorf("login throttle: %w", err)
+	}
+	return tx.LoginThrottle(ctx, login)
+}
+
+// SetLoginThrottle stores a login's throttle; the zero value deletes it.
+func (tx *Tx) SetLoginThrottle(ctx context.Context, login string, t LoginThrottle) error {
+	var err error
+	if t == (LoginThrottle{}) {
+		_, err = tx.Exec(ctx, `DELETE FROM login_throttles WHERE login = ?`, login)
+	} else {
+		_, err = tx.Exec(ctx, `INSERT INTO login_throttles (login, failures, throttled_until) VALUES (?, ?, ?)
+			ON CONFLICT (login) DO UPDATE SET failures = excluded.failures, throttled_until = excluded.throttled_until`,
+			login, t.Failures, t.Until.UTC())
+	}
+	if err != nil {
+		return fmt.Errorf("set login throttle: %w", err)
+	}
+	return nil
+}
+
+// ForgetLoginThrottles deletes up to n throttles whose next attempt was due before cutoff:
+// each failure recorded clears a few, so the table holds about the logins failing lately.
+func (tx *Tx) ForgetLoginThrottles(ctx context.Context, cutoff time.Time, n int) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM login_throttles WHERE login IN
+		(SELECT login FROM login_throttles WHERE throttled_until < ? ORDER BY throttled_until LIMIT ?)`, cutoff.UTC(), n); err != nil {
+		return fmt.Errorf("forget login throttles: %w", err)
+	}
+	return nil
 }
 
 // InsertToken stores the hash of a single-use token.

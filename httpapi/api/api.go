@@ -61,6 +61,9 @@ type Caller struct {
 	Account  *subprov.AccountLogin
 	Operator *subprov.Operator
 	View     *subprov.AccountView // a subscriber view route: the account record read with the login
+	// Client is the calling client's address: the peer's, or behind a trusted proxy the one it
+	// forwarded (SUBPROV_TRUSTED_PROXIES). The limits on guessing passwords count by it.
+	Client string
 }
 
 type ctxKey int

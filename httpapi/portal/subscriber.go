@@ -378,7 +378,7 @@ func (h *Handler) MyPassword(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Auth.ChangePassword(r.Context(), api.CallerOf(r).Account, q.CurrentPassword, q.NewPassword); err != nil {
+	if err := h.Auth.ChangePassword(r.Context(), api.CallerOf(r).Account, q.CurrentPassword, q.NewPassword, api.CallerOf(r).Client); err != nil {
 		return err
 	}
 	api.JSON(w, http.StatusOK, api.Success("Password changed"))
