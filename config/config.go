@@ -62,7 +62,7 @@ var Vars = []Var{
 	{"SUBPROV_SECRET", "", "key for signing JWTs and tokens; unset: generated and stored in the database on first start"},
 	{"SUBPROV_PUBLIC_URL", "http:// + SUBPROV_ADDR", "base of links in e-mails (booking, set-up, reset)"},
 	{"SUBPROV_DEV", "0", "1 turns on dev mode: /api/v1/dev/clock, /faults, /outbox"},
-	{"SUBPROV_SEED", "", "fixture file loaded at start"},
+	{"SUBPROV_SEED", "", "fixture file loaded at start: creates missing rows, never changes one"},
 	{"SUBPROV_SWITCH_DRIVER", "sim", "switch driver name"},
 	{"SUBPROV_LOG_FORMAT", "text on a terminal, else json", "log format: text or json"},
 	{"STRIPE_API_KEY", "", "Stripe secret key for providers whose payment_processor is stripe (connected accounts)"},

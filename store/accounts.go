@@ -41,8 +41,9 @@ func (s *Store) Account(ctx context.Context, id string) (*subprov.AccountLogin, 
 	return a, nil
 }
 
-// UpsertAccount writes a login by e-mail. A nil passwordHash leaves an existing password alone
-// (so re-seeding never resets a password a person has since changed unless the fixture says so).
+// UpsertAccount writes a login by e-mail (fixture loads). A password hash given is the
+// fixture's: the login is marked as having its password from the fixture (password_by_fixture)
+// until its owner sets one (SetPassword). A nil passwordHash leaves an existing password alone.
 func (tx *Tx) UpsertAccount(ctx context.Context, a *subprov.Account, passwordHash *string, now time.Time) (string, error) {
 	var hash any
 	var setAt any
@@ -50,25 +51,42 @@ func (tx *Tx) UpsertAccount(ctx context.Context, a *subprov.Account, passwordHas
 		hash, setAt = *passwordHash, now.UTC()
 	}
 	var id string
-	err := tx.QueryRow(ctx, `INSERT INTO accounts (id, email, provider_id, subscriber_id, authorized_user_id, password_hash, password_set_at, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	err := tx.QueryRow(ctx, `INSERT INTO accounts (id, email, provider_id, subscriber_id, authorized_user_id, password_hash, password_set_at,
+			password_by_fixture, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (email) DO UPDATE SET provider_id = excluded.provider_id, subscriber_id = excluded.subscriber_id,
 			authorized_user_id = excluded.authorized_user_id,
 			password_hash = COALESCE(excluded.password_hash, accounts.password_hash),
-			password_set_at = COALESCE(excluded.password_set_at, accounts.password_set_at)
+			password_set_at = COALESCE(excluded.password_set_at, accounts.password_set_at),
+			password_by_fixture = CASE WHEN excluded.password_hash IS NULL THEN accounts.password_by_fixture ELSE excluded.password_by_fixture END
 		RETURNING id`,
-		a.ID, a.Email, a.ProviderID, nullStr(a.SubscriberID), nullStr(a.AuthorizedUserID), hash, setAt, now.UTC()).Scan(&id)
+		a.ID, a.Email, a.ProviderID, nullStr(a.SubscriberID), nullStr(a.AuthorizedUserID), hash, setAt, passwordHash != nil, now.UTC()).Scan(&id)
 	if err != nil {
 		return "", fmt.Errorf("upsert account: %w", err)
 	}
 	return id, nil
 }
 
-// SetPassword stores a new password hash and moves the login's token generation on, so every
-// access token issued before stops working.
+// AccountPassword reads the password of the login with email: its hash ("" when none is
+// set), whether a fixture set it (rather than its owner), and whether the login exists.
+func (tx *Tx) AccountPassword(ctx context.Context, email string) (hash string, byFixture, found bool, err error) {
+	var h sql.NullString
+	err = tx.QueryRow(ctx, `SELECT password_hash, password_by_fixture FROM accounts WHERE email = ?`, email).Scan(&h, &byFixture)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", false, false, nil
+	case err != nil:
+		return "", false, false, fmt.Errorf("account password: %w", err)
+	}
+	return h.String, byFixture, true, nil
+}
+
+// SetPassword stores a new password hash, set by the login's owner (no fixture load changes it
+// from now on), and moves the login's token generation on, so every access token issued
+// before stops working.
 func (tx *Tx) SetPassword(ctx context.Context, accountID, hash string, now time.Time) error {
-	_, err := tx.Exec(ctx, `UPDATE accounts SET password_hash = ?, password_set_at = ?, token_generation = token_generation + 1 WHERE id = ?`,
-		hash, now.UTC(), accountID)
+	_, err := tx.Exec(ctx, `UPDATE accounts SET password_hash = ?, password_set_at = ?, password_by_fixture = FALSE,
+		token_generation = token_generation + 1 WHERE id = ?`, hash, now.UTC(), accountID)
 	if err != nil {
 		return fmt.Errorf("set password: %w", err)
 	}

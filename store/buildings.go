@@ -246,7 +246,16 @@ func (s *Store) LocationByPortFor(ctx context.Context, providerID, hash, identif
 
 // CoveringProviders returns the ids of providers covering a building.
 func (s *Store) CoveringProviders(ctx context.Context, buildingID string) ([]string, error) {
-	return QueryStrings(ctx, s.R(), "coverage of "+buildingID, `SELECT provider_id FROM building_providers WHERE building_id = ? ORDER BY provider_id`, buildingID)
+	return coveringProviders(ctx, s.R(), buildingID)
+}
+
+// CoveringProviders is the same read inside tx.
+func (tx *Tx) CoveringProviders(ctx context.Context, buildingID string) ([]string, error) {
+	return coveringProviders(ctx, tx, buildingID)
+}
+
+func coveringProviders(ctx context.Context, q Querier, buildingID string) ([]string, error) {
+	return QueryStrings(ctx, q, "coverage of "+buildingID, `SELECT provider_id FROM building_providers WHERE building_id = ? ORDER BY provider_id`, buildingID)
 }
 
 // PortIDOfUnit returns the port wired to a suite, or "" when the suite has none.

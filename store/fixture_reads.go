@@ -2,8 +2,13 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/subprov/subprov"
 )
@@ -97,4 +102,89 @@ func (tx *Tx) UnlessDuplicate(ctx context.Context, write func() error) (refused 
 		return false, fmt.Errorf("release savepoint: %w", err)
 	}
 	return refused, nil
+}
+
+// Field is one column of a row read as text, for a report of what a write changed.
+type Field struct {
+	Column, Value string
+	Null          bool
+}
+
+// identifier is a table or column name this file builds into a query: code gives them, never
+// input, and they are checked all the same.
+var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// RowFields reads the row of table whose key columns hold the key values (given as pairs:
+// column, value, column, value…), every column as text in the table's order; nil when there
+// is no such row. A fixture load in update mode reads each row before and after it writes it
+// to report what changed.
+func (tx *Tx) RowFields(ctx context.Context, table string, key ...any) ([]Field, error) {
+	if !identifier.MatchString(table) || len(key) == 0 || len(key)%2 != 0 {
+		return nil, fmt.Errorf("row of %q: bad table or key", table)
+	}
+	var where []string
+	var args []any
+	for i := 0; i < len(key); i += 2 {
+		col, ok := key[i].(string)
+		if !ok || !identifier.MatchString(col) {
+			return nil, fmt.Errorf("row of %s: bad key column %v", table, key[i])
+		}
+		where = append(where, col+" = ?")
+		args = append(args, key[i+1])
+	}
+	rows, err := tx.Query(ctx, `SELECT * FROM `+table+` WHERE `+strings.Join(where, " AND "), args...)
+	if err != nil {
+		return nil, fmt.Errorf("row of %s: %w", table, err)
+	}
+	defer rows.Close()
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, fmt.Errorf("row of %s: %w", table, err)
+	}
+	if !rows.Next() {
+		return nil, rows.Err()
+	}
+	vals := make([]any, len(types))
+	dest := make([]any, len(types))
+	for i := range vals {
+		dest[i] = &vals[i]
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return nil, fmt.Errorf("row of %s: %w", table, err)
+	}
+	fields := make([]Field, len(types))
+	for i, ct := range types {
+		fields[i] = Field{Column: ct.Name()}
+		switch v := vals[i].(type) {
+		case nil:
+			fields[i].Null = true
+		case []byte:
+			fields[i].Value = string(v)
+		case time.Time:
+			fields[i].Value = v.UTC().Format(time.RFC3339Nano)
+		case int64:
+			// SQLite keeps a boolean as 0 or 1; its declared type tells it from a number.
+			if strings.Contains(strings.ToUpper(ct.DatabaseTypeName()), "BOOL") {
+				fields[i].Value = strconv.FormatBool(v != 0)
+			} else {
+				fields[i].Value = strconv.FormatInt(v, 10)
+			}
+		default:
+			fields[i].Value = fmt.Sprint(v)
+		}
+	}
+	return fields, rows.Err()
+}
+
+// OperatorPasswordHash is the password hash of the operator with email; found is false when
+// there is none.
+func (tx *Tx) OperatorPasswordHash(ctx context.Context, email string) (hash string, found bool, err error) {
+	err = tx.QueryRow(ctx, `SELECT password_hash FROM operators WHERE email = ?`, email).Scan(&hash)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("operator password: %w", err)
+	}
+	return hash, true, nil
 }

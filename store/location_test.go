@@ -49,6 +49,11 @@ func TestLocationHolderMigrationKeepsExistingLines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Portal logins need a column of a later migration (0029): the lines are what counts here.
+		f.Accounts = nil
+		for i := range f.Subscribers {
+			f.Subscribers[i].Holder.Password = nil
+		}
 		if _, err := fixture.LoadAtCost(ctx, s, f, now, identity.TestPasswordCost); err != nil {
 			t.Fatal(err)
 		}

@@ -84,11 +84,12 @@ func (s *Store) Providers(ctx context.Context) ([]*subprov.Provider, error) {
 	return sqltext.QueryAll(ctx, s.R(), "list providers", scanProvider, `SELECT `+providerColumns+` FROM providers ORDER BY sandbox, name`)
 }
 
-// UpsertAPIKey writes an API key by its hash.
+// UpsertAPIKey writes an API key by its hash. A revoked key stays revoked: a fixture cannot
+// say a key is revoked, so loading it must not bring one back.
 func (tx *Tx) UpsertAPIKey(ctx context.Context, k *subprov.APIKey, keyHash string, now time.Time) error {
 	_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, provider_id, prefix, key_hash, features, created_at)
 		VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (key_hash) DO UPDATE SET provider_id = excluded.provider_id, features = excluded.features, revoked_at = NULL`,
+		ON CONFLICT (key_hash) DO UPDATE SET provider_id = excluded.provider_id, features = excluded.features`,
 		k.ID, k.ProviderID, k.Prefix, keyHash, strings.Join(k.Features, ","), now.UTC())
 	if err != nil {
 		return fmt.Errorf("upsert api key %s…: %w", k.Prefix, err)

@@ -17,7 +17,9 @@ func nowUTC() time.Time { return time.Now().UTC() }
 func cmdDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlags("demo", "demo [--addr HOST:PORT]", "Serves subprov on an embedded SQLite database under ./data/ (demo.db) with the built-in demo\n"+
 		"fixture loaded and dev mode on, then prints the base URL, every credential and a working curl\n"+
-		"line for each route. DATABASE_URL, if set, is used instead of ./data/demo.db.")
+		"line for each route. DATABASE_URL, if set, is used instead of ./data/demo.db. The fixture only\n"+
+		"creates the rows that are missing: a restart keeps everything done in the demo (a changed\n"+
+		"password, billing day or plan); delete ./data/demo.db to start over.")
 	addr := fs.String("addr", "", "listen address (overrides SUBPROV_ADDR)")
 	if done, err := parse(fs, args, stdout, stderr); done {
 		return err

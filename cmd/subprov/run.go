@@ -58,7 +58,8 @@ Commands:
   serve       run the HTTP server and the job workers (--no-workers: HTTP only)
   worker      run only the job workers (scale-out: N 'serve --no-workers' + M 'worker')
   migrate     apply database migrations and exit (serve also applies them at start)
-  seed FILE   load a fixture file (JSON, docs/fixtures.md); idempotent, all or nothing
+  seed FILE   load a fixture file (JSON, docs/fixtures.md): creates missing rows, never changes one;
+              --update overwrites and prints every change (never a password its owner set)
   mcp         serve the support-agent tools over MCP on stdio (--api-key or SUBPROV_AGENT_API_KEY)
   gen         fill the database with deterministic test data at scale (default 1,000,000 subscribers)
 
@@ -287,9 +288,16 @@ func migratedStore(ctx context.Context, getenv func(string) string, stderr io.Wr
 }
 
 func cmdSeed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := newFlags("seed", "seed FILE", "Loads a fixture file into DATABASE_URL (migrating first). Safe to run twice: rows are\n"+
-		"upserted by id. Unknown keys and bad values are reported by path and nothing is written.\n"+
-		"Every message about the file starts with its name as given (FILE: …).")
+	fs := newFlags("seed", "seed [--update] FILE", "Loads a fixture file into DATABASE_URL (migrating first), in one transaction. Rows that are\n"+
+		"not in the database yet are created; a row that is already there (by its id, or its e-mail, key,\n"+
+		"switch and port) is left exactly as it is, whatever the API changed in it since. Loading twice\n"+
+		"changes nothing. Unknown keys and bad values are reported by path and nothing is written.\n"+
+		"Every message about the file starts with its name as given (FILE: …).\n\n"+
+		"--update also overwrites the rows already there with the file's values and prints, row by\n"+
+		"row, every field it changed (old -> new; secrets only as changed). It never changes a password\n"+
+		"a login's owner set (by a reset or activation link or a password change): those are listed as\n"+
+		"left as they were.")
+	update := fs.Bool("update", false, "overwrite rows already there with the file's values and print every field changed")
 	if done, err := parse(fs, args, stdout, stderr, "FILE"); done {
 		return err
 	}
@@ -299,10 +307,34 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	defer st.Close()
-	sum, err := fixture.LoadFile(ctx, st, file, nowUTC())
+	sum, err := fixture.LoadFileWith(ctx, st, file, nowUTC(), fixture.Options{Update: *update})
 	if err != nil {
 		return err
 	}
+	if *update {
+		if len(sum.Changes) == 0 {
+			fmt.Fprintf(stdout, "%s: nothing to change\n", file)
+		} else {
+			fmt.Fprintf(stdout, "%s: changed:\n", file)
+			printChanges(stdout, sum.Changes)
+		}
+		if len(sum.Notes) > 0 {
+			fmt.Fprintf(stdout, "%s: left as they were:\n", file)
+			printChanges(stdout, sum.Notes)
+		}
+	}
 	fmt.Fprintf(stdout, "%s: loaded %s\n", file, sum)
 	return nil
+}
+
+// printChanges lists changes row by row: the row once, then each of its changes indented.
+func printChanges(w io.Writer, changes []fixture.Change) {
+	row := ""
+	for _, c := range changes {
+		if c.Row != row {
+			row = c.Row
+			fmt.Fprintf(w, "  %s\n", row)
+		}
+		fmt.Fprintf(w, "    %s\n", c.What())
+	}
 }

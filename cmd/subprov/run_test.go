@@ -52,7 +52,7 @@ func TestHelpTeachesEveryCommand(t *testing.T) {
 		{[]string{"serve", "--help"}, []string{"-no-workers", "-addr", "scale-out", "SUBPROV_ADDR", exitHelpLine}, nil},
 		{[]string{"worker", "--help"}, []string{"job workers", exitHelpLine}, []string{"-addr", "-no-workers", "Flags:"}},
 		{[]string{"migrate", "--help"}, []string{"pending schema and job-queue migration", exitHelpLine}, nil},
-		{[]string{"seed", "--help"}, []string{"Safe to run twice", "nothing is written", "starts with its name", exitHelpLine}, nil},
+		{[]string{"seed", "--help"}, []string{"Loading twice", "left exactly as it is", "--update", "never changes a password", "nothing is written", "starts with its name", exitHelpLine}, nil},
 		{[]string{"demo", "--help"}, []string{"./data/", "curl", exitHelpLine}, nil},
 		{[]string{"mcp", "--help"}, []string{"--api-key", "SUBPROV_AGENT_API_KEY", "apply_plan_change", exitHelpLine}, nil},
 		{[]string{"gen", "--help"}, []string{"--subscribers", exitHelpLine}, nil},
@@ -99,7 +99,12 @@ func TestSeedAndMigrate(t *testing.T) {
 			if err := run(context.Background(), []string{"seed", good}, e, &out, &errOut); err != nil {
 				t.Fatalf("seed run %d: %v", i+1, err)
 			}
-			if !strings.HasPrefix(out.String(), good+": loaded ") || !strings.Contains(out.String(), "1 providers") {
+			// Loaded again, the provider is there: kept as it is, not written again.
+			want := []string{"1 providers", "0 rows updated, 0 kept"}
+			if i == 1 {
+				want = []string{"0 providers", "0 rows updated, 1 kept as they were"}
+			}
+			if !strings.HasPrefix(out.String(), good+": loaded ") || !strings.Contains(out.String(), want[0]) || !strings.Contains(out.String(), want[1]) {
 				t.Fatalf("seed output %q", out.String())
 			}
 		}
@@ -137,8 +142,8 @@ func TestUsageErrors(t *testing.T) {
 		{nil, []string{"subprov: no command", "Commands:"}},
 		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`, "Commands:"}},
 		{[]string{"migrate", "extra"}, []string{`subprov migrate: unexpected argument "extra"`, "Usage: subprov migrate"}},
-		{[]string{"seed"}, []string{"subprov seed: missing FILE", "Usage: subprov seed FILE", exitHelpLine}},
-		{[]string{"seed", "a.json", "b.json"}, []string{`subprov seed: unexpected argument "b.json"`, "Usage: subprov seed FILE"}},
+		{[]string{"seed"}, []string{"subprov seed: missing FILE", "Usage: subprov seed [--update] FILE", exitHelpLine}},
+		{[]string{"seed", "a.json", "b.json"}, []string{`subprov seed: unexpected argument "b.json"`, "Usage: subprov seed [--update] FILE"}},
 		{[]string{"seed", "--force", "a.json"}, []string{"subprov seed: flag provided but not defined: -force"}},
 		{[]string{"serve", "now"}, []string{`subprov serve: unexpected argument "now"`, "-no-workers"}},
 		{[]string{"serve", "--port", "80"}, []string{"subprov serve: flag provided but not defined: -port"}},
