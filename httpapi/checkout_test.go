@@ -551,15 +551,8 @@ func TestSubscriptionStatusGuards(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
-		res := complete(s, completeBody(map[string]any{"plan_version_id": planFibre500, "location_hash": hashKing1206, "external_subscription_id": "mkt-live"}))
-		if res.Status != 200 {
-			t.Fatalf("complete: %d %s", res.Status, res.Raw)
-		}
-		live := res.JSON["subscription_id"].(string)
-		apptest.Eventually(t, 10*time.Second, "provisioned", func() bool {
-			return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND workflow_state = 'provisioned'`, live) == 1
-		})
-		res = complete(s, completeBody(map[string]any{"plan_version_id": planFibre150, "unit_id": unitMais2B, "delivery_mode": "home_drop", "external_subscription_id": "mkt-install"}))
+		live := liveLineAt(t, s, hashKing1206, "mkt-live")
+		res := complete(s, completeBody(map[string]any{"plan_version_id": planFibre150, "unit_id": unitMais2B, "delivery_mode": "home_drop", "external_subscription_id": "mkt-install"}))
 		if res.Status != 200 || res.JSON["status"] != "PENDING_INSTALL" {
 			t.Fatalf("complete install: %d %s", res.Status, res.Raw)
 		}

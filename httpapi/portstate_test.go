@@ -91,6 +91,19 @@ func checkPortsFollowLines(t *testing.T, s *apptest.Service, portIDs []string) {
 	}
 }
 
+// liveLineAt orders a line through checkout at a port, with an external id, and waits for its
+// port to be live.
+func liveLineAt(t *testing.T, s *apptest.Service, locationHash, externalID string) string {
+	t.Helper()
+	res := complete(s, completeBody(map[string]any{"plan_version_id": planFibre500, "location_hash": locationHash, "external_subscription_id": externalID}))
+	if res.Status != 200 {
+		t.Fatalf("complete: %d %s", res.Status, res.Raw)
+	}
+	id := res.JSON["subscription_id"].(string)
+	awaitLine(t, s, "the port to be live", id, `workflow_state = 'provisioned'`)
+	return id
+}
+
 func changePlan(s *apptest.Service, sub, plan string) *apptest.Response {
 	return s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriptions/" + sub + "/change-plan", Headers: apptest.Key(storeKey),
 		Body: map[string]string{"plan_version_id": plan}})
@@ -176,12 +189,7 @@ func TestRestoreThatTheSwitchRefusesIsPutBack(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		op := s.Operator()
-		res := complete(s, completeBody(map[string]any{"plan_version_id": planFibre500, "location_hash": hashKing1206, "external_subscription_id": "shut"}))
-		if res.Status != 200 {
-			t.Fatalf("complete: %d %s", res.Status, res.Raw)
-		}
-		id := res.JSON["subscription_id"].(string)
-		awaitLine(t, s, "the port to be live", id, `workflow_state = 'provisioned'`)
+		id := liveLineAt(t, s, hashKing1206, "shut")
 		if r := status(s, northwindSecret, "suspend", "shut"); r.Status != 200 || r.JSON["port_changed"] != true {
 			t.Fatalf("suspend: %d %s", r.Status, r.Raw)
 		}
@@ -298,12 +306,7 @@ func TestARestoreWaitsForAnotherProcessConvergingThePort(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		ctx := context.Background()
-		res := complete(s, completeBody(map[string]any{"plan_version_id": planFibre500, "location_hash": hashKing1206, "external_subscription_id": "elsewhere"}))
-		if res.Status != 200 {
-			t.Fatalf("complete: %d %s", res.Status, res.Raw)
-		}
-		id := res.JSON["subscription_id"].(string)
-		awaitLine(t, s, "the port to be live", id, `workflow_state = 'provisioned'`)
+		id := liveLineAt(t, s, hashKing1206, "elsewhere")
 		if r := status(s, northwindSecret, "suspend", "elsewhere"); r.Status != 200 {
 			t.Fatalf("suspend: %d %s", r.Status, r.Raw)
 		}
