@@ -55,6 +55,20 @@ func (e *ConvergeError) Error() string {
 
 func (e *ConvergeError) Unwrap() error { return e.Err }
 
+// reasonErrors are the switch errors each failure reason stands for, so errors.Is answers
+// alike whether this process made the attempt or read another's outcome.
+var reasonErrors = map[string]error{
+	"port_in_use":              switches.ErrPortInUse,
+	"switch_write_unconfirmed": switches.ErrUnconfirmed,
+	"switch_rejected":          switches.ErrInvalid,
+	"switch_unavailable":       switches.ErrUnavailable,
+}
+
+// Is reports whether the failure's reason is the switch error target.
+func (e *ConvergeError) Is(target error) bool {
+	return target != nil && reasonErrors[e.Reason] == target
+}
+
 // lineMode is what a line asks of its port: service while it runs, suspended (its config kept)
 // while suspended, the captive portal otherwise. A cancelled line keeps what it had until it
 // is deprovisioned; a line whose provisioning failed asks for the captive portal.

@@ -1,6 +1,7 @@
 package provisioning_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/subprov/subprov"
@@ -55,5 +56,32 @@ func TestDesiredPort(t *testing.T) {
 				t.Errorf("DesiredPort = %v, wired %t; want %v, wired %t", got, wired, tt.want, tt.wired)
 			}
 		})
+	}
+}
+
+// A convergence that failed in another process is known by its reason alone; it answers
+// errors.Is like the switch error it stands for.
+func TestConvergeErrorIsItsSwitchError(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		reason string
+		want   error
+	}{
+		{"port_in_use", switches.ErrPortInUse},
+		{"switch_write_unconfirmed", switches.ErrUnconfirmed},
+		{"switch_rejected", switches.ErrInvalid},
+		{"switch_unavailable", switches.ErrUnavailable},
+	}
+	all := []error{switches.ErrPortInUse, switches.ErrUnconfirmed, switches.ErrInvalid, switches.ErrUnavailable}
+	for _, tt := range tests {
+		err := error(&provisioning.ConvergeError{Reason: tt.reason})
+		for _, target := range all {
+			if got := errors.Is(err, target); got != (target == tt.want) {
+				t.Errorf("%s: errors.Is(%v) = %t", tt.reason, target, got)
+			}
+		}
+	}
+	if errors.Is(&provisioning.ConvergeError{Reason: "timeout"}, switches.ErrUnavailable) {
+		t.Error("a time-out is no switch error")
 	}
 }
