@@ -104,7 +104,8 @@ func (s *Store) PortConvergence(ctx context.Context, portID string) (*subprov.Po
 
 // LeasePort takes the port's convergence lease for token until until, unless another token
 // holds a lease that has not run out at now: then ok is false. With the lease it returns the
-// desired setting to write, read in the same transaction.
+// desired setting to write, read in the same transaction. A port with no desired setting
+// wraps subprov.ErrNotFound.
 func (s *Store) LeasePort(ctx context.Context, portID, token string, until, now time.Time) (c *subprov.PortConvergence, ok bool, err error) {
 	err = s.InTx(ctx, func(tx *Tx) error {
 		res, err := tx.Exec(ctx, `UPDATE port_states SET lease_token = ?, lease_until = ?
@@ -113,8 +114,14 @@ func (s *Store) LeasePort(ctx context.Context, portID, token string, until, now 
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
+		n, err := res.RowsAffected()
+		if err != nil {
 			return err
+		}
+		if n == 0 {
+			// Held by another, or no desired setting at all: say which.
+			var one int
+			return tx.QueryRow(ctx, `SELECT 1 FROM port_states WHERE port_id = ?`, portID).Scan(&one)
 		}
 		ok = true
 		c, err = scanPortState(tx.QueryRow(ctx, `SELECT `+portStateColumns+` FROM port_states WHERE port_id = ?`, portID))
