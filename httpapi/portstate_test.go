@@ -13,6 +13,8 @@ import (
 
 	"github.com/subprov/subprov/config"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/internal/rawdb"
+	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/switches"
 )
 
@@ -350,4 +352,28 @@ func TestARestoreWaitsForAnotherProcessConvergingThePort(t *testing.T) {
 		}
 		checkPortsFollowLines(t, s, []string{portID})
 	})
+}
+
+// A port job queued by an earlier version, before desired settings were kept, finds none: it
+// computes the setting from the port's lines and converges it. The queue is not worked here, so
+// the job runs only when the test calls it.
+func TestAPortJobFromBeforePortStatesComputesTheSetting(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		res := complete(s, completeBody(map[string]any{"plan_version_id": planFibre500, "location_hash": hashKing1206, "external_subscription_id": "queued-earlier"}))
+		if res.Status != 200 {
+			t.Fatalf("complete: %d %s", res.Status, res.Raw)
+		}
+		id := res.JSON["subscription_id"].(string)
+		if _, err := rawdb.Writer(s.Store).Exec(`DELETE FROM port_states`); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Provisioning.ProvisionPort(context.Background(), jobs.ProvisionPort{SubscriptionID: id}, 1); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND workflow_state = 'provisioned'`, id); n != 1 {
+			t.Fatal("the line is not provisioned")
+		}
+		checkPortsFollowLines(t, s, []string{portIDOf(t, s, id)})
+	}, func(c *config.Config) { c.Workers = false })
 }
