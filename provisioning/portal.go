@@ -147,7 +147,7 @@ func (s *Service) reinstate(ctx context.Context, p *subprov.Provider, subscripti
 			return err
 		}
 		if r.InstallKind != "" {
-			b, err := s.Store.CoveredBuilding(ctx, p.ID, sub.BuildingID)
+			b, err := tx.CoveredBuilding(ctx, p.ID, sub.BuildingID)
 			if err != nil || !b.LineType.Valid() {
 				return installUnavailable()
 			}

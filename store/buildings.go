@@ -134,7 +134,17 @@ func (tx *Tx) UpsertPort(ctx context.Context, p *subprov.Port, now time.Time) er
 
 // CoveredBuilding returns a building only if providerID covers it.
 func (s *Store) CoveredBuilding(ctx context.Context, providerID, buildingID string) (*subprov.Building, error) {
-	b, err := scanBuilding(s.R().QueryRow(ctx, `SELECT `+buildingColumns+` FROM buildings b
+	return coveredBuilding(ctx, s.R(), providerID, buildingID)
+}
+
+// CoveredBuilding is Store.CoveredBuilding as tx sees it: a transaction never waits for a
+// second connection.
+func (tx *Tx) CoveredBuilding(ctx context.Context, providerID, buildingID string) (*subprov.Building, error) {
+	return coveredBuilding(ctx, tx, providerID, buildingID)
+}
+
+func coveredBuilding(ctx context.Context, q Querier, providerID, buildingID string) (*subprov.Building, error) {
+	b, err := scanBuilding(q.QueryRow(ctx, `SELECT `+buildingColumns+` FROM buildings b
 		JOIN building_providers bp ON bp.building_id = b.id AND bp.provider_id = ? WHERE b.id = ?`, providerID, buildingID))
 	if err != nil {
 		return nil, fmt.Errorf("building %s of provider %s: %w", buildingID, providerID, err)
