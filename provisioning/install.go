@@ -58,7 +58,7 @@ func (s *Service) CompleteInstall(ctx context.Context, providerID, subscriptionI
 		if sub.PortID != "" {
 			change.WorkflowState = strPtr(WorkflowProvisioning)
 			if sub.VLAN == 0 {
-				port, err := s.Store.PortByID(ctx, sub.PortID)
+				port, err := tx.PortByID(ctx, sub.PortID)
 				if err != nil {
 					return err
 				}
