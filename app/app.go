@@ -138,7 +138,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// Installations (issue 8): install jobs, booking invitations and the booking page.
 	a.Install = &install.Service{Store: st, Clock: a.Clock, Mail: a.Outbox, Completer: a.Provisioning, PublicURL: cfg.PublicURL, Log: log}
 	a.Provisioning.Installs = a.Install
-	a.Billing.Ports = a.Provisioning
+	a.Billing.Lines = a.Provisioning
 	a.Auth = &auth.Service{Store: st, Clock: a.Clock, Signer: identity.NewSigner(secret), Mail: a.Outbox, PublicURL: cfg.PublicURL,
 		PasswordCost: cfg.PasswordCost}
 	a.Jobs, err = jobs.New(st, jobs.Handlers{

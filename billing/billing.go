@@ -26,15 +26,15 @@ type Service struct {
 	Processor payments.Processor
 	Jobs      jobs.Enqueuer
 	Mail      Mailer
-	Ports     Ports
+	Lines     Lines
 	Ledger    Ledger
 	Log       *slog.Logger
 }
 
-// Ports lets a line's port follow its status inside the transaction that changes it; the
-// provisioning service implements it.
-type Ports interface {
-	FollowPort(ctx context.Context, tx *store.Tx, portID string) error
+// Lines moves a line's status with its suspension reason and lets its port follow, inside the
+// transaction that changes it; the provisioning service implements it.
+type Lines interface {
+	SetStatus(ctx context.Context, tx *store.Tx, sub *subprov.Subscription, status subprov.Status, suspendedFor string) error
 }
 
 // Dunning: after a declined AutoPay attempt the card is tried again after these waits; the
@@ -381,17 +381,11 @@ func (s *Service) SetLineService(ctx context.Context, a jobs.SetLineService) err
 				return err
 			}
 		}
-		if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{Status: &to}, now); err != nil {
-			return err
-		}
 		reason := a.Reason
 		if a.On {
 			reason = ""
 		}
-		if err := tx.SetSuspendedFor(ctx, sub.ID, reason, now); err != nil {
-			return err
-		}
-		if err := s.Ports.FollowPort(ctx, tx, sub.PortID); err != nil {
+		if err := s.Lines.SetStatus(ctx, tx, sub, to, reason); err != nil {
 			return err
 		}
 		return tx.InsertAudit(ctx, sub.ProviderID, "billing", map[bool]string{true: "subscription.restored_after_payment", false: "subscription.cut_off_for_" + a.Reason}[a.On], sub.ID, "", now)

@@ -93,15 +93,20 @@ func checkPortsFollowLines(t *testing.T, s *apptest.Service, portIDs []string) {
 	}
 }
 
-// liveLineAt orders a line through checkout at a port, with an external id, and waits for its
-// port to be live.
-func liveLineAt(t *testing.T, s *apptest.Service, locationHash, externalID string) string {
+// lineAt orders a line through checkout at a port, with an external id, and returns its id.
+func lineAt(t *testing.T, s *apptest.Service, locationHash, externalID string) string {
 	t.Helper()
 	res := complete(s, completeBody(map[string]any{"plan_version_id": planFibre500, "location_hash": locationHash, "external_subscription_id": externalID}))
 	if res.Status != 200 {
 		t.Fatalf("complete: %d %s", res.Status, res.Raw)
 	}
-	id := res.JSON["subscription_id"].(string)
+	return res.JSON["subscription_id"].(string)
+}
+
+// liveLineAt is lineAt, waiting for the line's port to be live.
+func liveLineAt(t *testing.T, s *apptest.Service, locationHash, externalID string) string {
+	t.Helper()
+	id := lineAt(t, s, locationHash, externalID)
 	awaitLine(t, s, "the port to be live", id, `workflow_state = 'provisioned'`)
 	return id
 }
@@ -166,11 +171,7 @@ func TestRacingPlanChangesLeaveThePortOnThePlanThatStood(t *testing.T) {
 func TestRestoreOfALineSuspendedBeforeItsPortCameUp(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
-		res := complete(s, completeBody(map[string]any{"plan_version_id": planFibre500, "location_hash": hashKing1206, "external_subscription_id": "early"}))
-		if res.Status != 200 {
-			t.Fatalf("complete: %d %s", res.Status, res.Raw)
-		}
-		id := res.JSON["subscription_id"].(string)
+		id := lineAt(t, s, hashKing1206, "early")
 		if r := status(s, northwindSecret, "suspend", "early"); r.Status != 200 || r.JSON["subscription_status"] != "SUSPENDED" {
 			t.Fatalf("suspend: %d %s", r.Status, r.Raw)
 		}
@@ -360,11 +361,7 @@ func TestARestoreWaitsForAnotherProcessConvergingThePort(t *testing.T) {
 func TestAPortJobFromBeforePortStatesComputesTheSetting(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
-		res := complete(s, completeBody(map[string]any{"plan_version_id": planFibre500, "location_hash": hashKing1206, "external_subscription_id": "queued-earlier"}))
-		if res.Status != 200 {
-			t.Fatalf("complete: %d %s", res.Status, res.Raw)
-		}
-		id := res.JSON["subscription_id"].(string)
+		id := lineAt(t, s, hashKing1206, "queued-earlier")
 		if _, err := rawdb.Writer(s.Store).Exec(`DELETE FROM port_states`); err != nil {
 			t.Fatal(err)
 		}

@@ -71,7 +71,7 @@ func (s *Service) SetServiceStatus(ctx context.Context, p *subprov.Provider, ext
 		if action == ServiceRestore {
 			reason = ""
 		}
-		if err := s.setStatus(ctx, tx, cur, to, reason); err != nil {
+		if err := s.SetStatus(ctx, tx, cur, to, reason); err != nil {
 			return err
 		}
 		*sub = *cur
@@ -97,7 +97,7 @@ func (s *Service) SetServiceStatus(ctx context.Context, p *subprov.Provider, ext
 		if err != nil || cur.Status != to {
 			return err // changed meanwhile: the later change stands
 		}
-		if err := s.setStatus(ctx, tx, cur, from, liftedReason); err != nil {
+		if err := s.SetStatus(ctx, tx, cur, from, liftedReason); err != nil {
 			return err
 		}
 		return tx.InsertAudit(ctx, p.ID, "partner", "subscription.restore_reverted", sub.ID,
@@ -109,9 +109,9 @@ func (s *Service) SetServiceStatus(ctx context.Context, p *subprov.Provider, ext
 	return nil, subprov.Errorf(subprov.ECONFLICT, "port_not_reopened", "The port could not be re-opened (%s); the subscription stays SUSPENDED", failureReason(werr))
 }
 
-// setStatus moves a line locked in tx to status with its suspension reason ("" for none) and
-// lets its port follow.
-func (s *Service) setStatus(ctx context.Context, tx *store.Tx, sub *subprov.Subscription, status subprov.Status, suspendedFor string) error {
+// SetStatus moves a line locked in tx to status with its suspension reason ("" for none) and
+// lets its port follow: the partner's suspend and restore, and billing's cut-off and restore.
+func (s *Service) SetStatus(ctx context.Context, tx *store.Tx, sub *subprov.Subscription, status subprov.Status, suspendedFor string) error {
 	now := s.Clock.Now()
 	if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{Status: &status}, now); err != nil {
 		return err
