@@ -67,12 +67,6 @@ func (k *APIKey) HasFeature(f string) bool {
 	return false
 }
 
-// Operator is a dashboard user of the platform.
-type Operator struct {
-	ID    string
-	Email string
-}
-
 // Building is an address the network reaches. Coverage (which providers sell there) is a
 // separate relation: one building can be served by several providers.
 type Building struct {

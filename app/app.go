@@ -20,6 +20,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/agent"
+	"github.com/subprov/subprov/audit"
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/checkout"
@@ -30,6 +31,7 @@ import (
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/httpapi"
+	"github.com/subprov/subprov/httpapi/ops"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/install"
 	"github.com/subprov/subprov/jobs"
@@ -211,8 +213,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Agent:          a.Agent,
 		Checkout:       a.Checkout,
 		Sandbox:        a.Sandbox,
-		PublicURL:      cfg.PublicURL,
-		Registry:       reg, Ready: a.Ready,
+		Ops: ops.Handler{
+			Audit: &audit.Service{Store: st},
+		},
+		PublicURL: cfg.PublicURL,
+		Registry:  reg, Ready: a.Ready,
 		// The dev clock and faults are saved only so that they survive a restart: the change
 		// itself has taken effect, so a failed save is logged rather than answered as an error.
 		TrustedProxies: cfg.TrustedProxies,

@@ -135,12 +135,17 @@ func (s *Service) LoginOperator(ctx context.Context, email, password, client str
 		var hash string
 		var err error
 		op, hash, err = s.Store.OperatorByEmail(ctx, subprov.NormalizeEmail(email))
+		if err == nil && op.DisabledAt != nil {
+			// A disabled operator's right password is still a wrong one: the same answer, and
+			// the same hashing cost, as any other.
+			return "", nil
+		}
 		return hash, err
 	})
 	if err != nil || !ok {
 		return nil, err
 	}
-	tok, err := s.Signer.Issue(identity.AudienceOperator, op.ID, "", "", s.Clock.Now(), subprov.OperatorTokenLifetime)
+	tok, err := s.Signer.IssueGeneration(identity.AudienceOperator, op.ID, op.ProviderID, "", op.TokenGeneration, s.Clock.Now(), subprov.OperatorTokenLifetime)
 	if err != nil {
 		return nil, err
 	}
@@ -185,9 +190,17 @@ func (s *Service) SubscriberView(ctx context.Context, bearer string) (*subprov.A
 		func(v *subprov.AccountView) int64 { return v.Account.TokenGeneration })
 }
 
-// Operator resolves a dashboard bearer token to its operator.
+// Operator resolves a dashboard bearer token to its operator. A disabled operator's tokens,
+// and those issued before its password or second factor last changed, are refused on every
+// process as soon as the change commits: the operator is read on every request.
 func (s *Service) Operator(ctx context.Context, bearer string) (*subprov.Operator, error) {
-	return bearerSubject(s, ctx, bearer, identity.AudienceOperator, s.Store.Operator, nil)
+	return bearerSubject(s, ctx, bearer, identity.AudienceOperator, s.Store.Operator,
+		func(o *subprov.Operator) int64 {
+			if o.DisabledAt != nil {
+				return -1 // no token's generation
+			}
+			return o.TokenGeneration
+		})
 }
 
 // APIKey resolves an X-API-Key to its key and provider.

@@ -205,7 +205,7 @@ func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.P
 		if err := d.settle(ctx, tx, now); err != nil {
 			return 0, err
 		}
-		audits = append(audits, subprov.AuditEntry{ProviderID: p.ID, Actor: "billing", Action: "invoice.issued", SubjectID: d.inv.SubscriptionID,
+		audits = append(audits, subprov.AuditEntry{ProviderID: p.ID, Actor: subprov.Actor{Type: subprov.ActorSystem, ID: "billing"}, Action: "invoice.issued", ObjectType: "subscription", ObjectID: d.inv.SubscriptionID,
 			Details: d.auditDetails()})
 	}
 	return len(audits), tx.InsertAudits(ctx, audits, now)

@@ -97,6 +97,7 @@ var authzRoutes = map[string]authzRow{
 	"PATCH /partner/subscriber/me/billing-day":                                 {"holder"},
 	"PATCH /partner/subscriber/me/invoice-contact":                             {"holder"},
 	"POST /partner/subscriber/me/invoice-contact/use-holder":                   {"holder"},
+	"GET /api/v1/audit":                                                        {"operator"},
 	"GET /api/v1/install-jobs":                                                 {"operator"},
 	"GET /api/v1/install-jobs/{job_id}":                                        {"operator"},
 	"GET /api/v1/install-jobs/{job_id}/slots":                                  {"operator"},

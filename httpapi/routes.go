@@ -13,9 +13,13 @@ import (
 // its errors use, its rate limit, and its handler. A /partner route is also served under
 // /api/v1 with identical authentication (docs/http.md).
 type route struct {
-	method  string
-	path    string
-	auth    credential
+	method string
+	path   string
+	auth   credential
+	// perm is the permission an operator's role needs for a credOperator route (PermNone: any
+	// operator, for its own password and second factor). The role is checked before anything
+	// else, so a role without it gets 403 for any id; the capability checks it again.
+	perm    subprov.Permission
 	surface surface
 	limit   ratelimit.Limit
 	// failures, when set, limits the route's failed attempts from one client IP instead of
@@ -85,7 +89,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/partner/serviceability/check", auth: credAPIKey, limit: ratelimit.PerMinute(120), handle: s.partner.Check},
 		{method: "GET", path: "/partner/serviceability/units", auth: credAPIKey, limit: ratelimit.PerMinute(300), handle: s.partner.Units},
 		{method: "POST", path: "/partner/location/", handle: s.partner.Location},
-		{method: "POST", path: "/partner/location/details", auth: credOperator, handle: s.partner.LocationDetails},
+		{method: "POST", path: "/partner/location/details", auth: credOperator, perm: subprov.PermReadNetwork, handle: s.partner.LocationDetails},
 
 		// Provisioning (API key), the CPE's configuration pull, and cancellation (dashboard).
 		{method: "POST", path: "/partner/provisioning/provider-initiated", auth: credAPIKey, limit: ratelimit.PerMinute(120), handle: s.partner.ProviderInitiated},
@@ -94,9 +98,9 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/partner/subscriptions/{subscription_id}/change-plan/preview", auth: credAPIKey, handle: s.partner.ChangePlanPreview},
 		{method: "POST", path: "/partner/subscriptions/{subscription_id}/change-plan", auth: credAPIKey, handle: s.partner.ChangePlan},
 		{method: "POST", path: "/partner/cpe/config", auth: credDevice, handle: s.partner.DevicePull},
-		{method: "POST", path: "/api/v1/subscription/{subscription_id}/cancel", auth: credOperator, handle: s.partner.Cancel},
-		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel", auth: credOperator, handle: s.partner.Cancellation},
-		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel/preview", auth: credOperator, handle: s.partner.CancelPreview},
+		{method: "POST", path: "/api/v1/subscription/{subscription_id}/cancel", auth: credOperator, perm: subprov.PermLineActions, handle: s.partner.Cancel},
+		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel", auth: credOperator, perm: subprov.PermRead, handle: s.partner.Cancellation},
+		{method: "GET", path: "/api/v1/subscription/{subscription_id}/cancel/preview", auth: credOperator, perm: subprov.PermRead, handle: s.partner.CancelPreview},
 
 		// External checkout (marketplace hand-over) and the marketplace's plan read.
 		{method: "POST", path: "/partner/external-checkout/sessions", auth: credOptionalSubscriber, handle: s.checkout.CreateSession},
@@ -110,10 +114,10 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/partner/marketplace/plans/{plan_version_id}", handle: s.checkout.MarketplacePlan},
 
 		// Sandbox (dashboard) and the sandbox payment page a sandbox provider's checkout URL points to.
-		{method: "GET", path: "/api/v1/sandbox/provider-info", auth: credOperator, handle: s.partner.SandboxProviderInfo},
-		{method: "POST", path: "/api/v1/sandbox/webhook-config", auth: credOperator, handle: s.partner.SandboxWebhookConfig},
-		{method: "GET", path: "/api/v1/sandbox/webhook-events", auth: credOperator, handle: s.partner.SandboxEvents},
-		{method: "POST", path: "/api/v1/sandbox/webhook-events/{event_id}/replay", auth: credOperator, handle: s.partner.SandboxReplay},
+		{method: "GET", path: "/api/v1/sandbox/provider-info", auth: credOperator, perm: subprov.PermAdminister, handle: s.partner.SandboxProviderInfo},
+		{method: "POST", path: "/api/v1/sandbox/webhook-config", auth: credOperator, perm: subprov.PermAdminister, handle: s.partner.SandboxWebhookConfig},
+		{method: "GET", path: "/api/v1/sandbox/webhook-events", auth: credOperator, perm: subprov.PermRead, handle: s.partner.SandboxEvents},
+		{method: "POST", path: "/api/v1/sandbox/webhook-events/{event_id}/replay", auth: credOperator, perm: subprov.PermSupport, handle: s.partner.SandboxReplay},
 		{method: "GET", path: "/sandbox/checkout", surface: surfacePage, handle: s.pages.PayPage},
 		{method: "POST", path: "/sandbox/checkout", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.pages.Pay},
 		{method: "POST", path: "/sandbox/checkout/cancel", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.pages.PayCancel},
@@ -141,7 +145,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/partner/subscriber/me/subscriptions/{subscription_id}/reactivation", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.Reactivate},
 
 		// Billing (dashboard) and the subscriber's billing documents.
-		{method: "POST", path: "/api/v1/invoices/{invoice_id}/retry-charge", auth: credOperator, handle: s.partner.RetryCharge},
+		{method: "POST", path: "/api/v1/invoices/{invoice_id}/retry-charge", auth: credOperator, perm: subprov.PermInvoices, handle: s.partner.RetryCharge},
 		{method: "GET", path: "/partner/subscriber/me/invoices", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.MyInvoices},
 		{method: "GET", path: "/partner/subscriber/me/credit-notes", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.MyCreditNotes},
 		{method: "GET", path: "/api/v1/credit-notes/{credit_note_id}/pdf", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.CreditNotePDF},
@@ -151,12 +155,12 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/partner/subscriber/me/invoice-contact/use-holder", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.UseHolder},
 
 		// Installations (issue 8): the operator's install queue and the customer's booking page.
-		{method: "GET", path: "/api/v1/install-jobs", auth: credOperator, handle: s.partner.InstallJobs},
-		{method: "GET", path: "/api/v1/install-jobs/{job_id}", auth: credOperator, handle: s.partner.InstallJob},
-		{method: "GET", path: "/api/v1/install-jobs/{job_id}/slots", auth: credOperator, handle: s.partner.InstallJobSlots},
-		{method: "POST", path: "/api/v1/install-jobs/{job_id}/assign", auth: credOperator, handle: s.partner.AssignInstallJob},
-		{method: "POST", path: "/api/v1/install-jobs/{job_id}/book", auth: credOperator, handle: s.partner.BookInstallJob},
-		{method: "POST", path: "/api/v1/install-jobs/{job_id}/complete", auth: credOperator, handle: s.partner.CompleteInstallJob},
+		{method: "GET", path: "/api/v1/install-jobs", auth: credOperator, perm: subprov.PermReadNetwork, handle: s.partner.InstallJobs},
+		{method: "GET", path: "/api/v1/install-jobs/{job_id}", auth: credOperator, perm: subprov.PermReadNetwork, handle: s.partner.InstallJob},
+		{method: "GET", path: "/api/v1/install-jobs/{job_id}/slots", auth: credOperator, perm: subprov.PermReadNetwork, handle: s.partner.InstallJobSlots},
+		{method: "POST", path: "/api/v1/install-jobs/{job_id}/assign", auth: credOperator, perm: subprov.PermInstall, handle: s.partner.AssignInstallJob},
+		{method: "POST", path: "/api/v1/install-jobs/{job_id}/book", auth: credOperator, perm: subprov.PermInstall, handle: s.partner.BookInstallJob},
+		{method: "POST", path: "/api/v1/install-jobs/{job_id}/complete", auth: credOperator, perm: subprov.PermInstall, handle: s.partner.CompleteInstallJob},
 		{method: "GET", path: "/book", surface: surfacePage, handle: s.pages.BookingPage},
 		{method: "POST", path: "/book", surface: surfacePage, limit: ratelimit.PerMinute(60), handle: s.pages.BookingConfirm},
 		// Support-agent API (issue 7): agent key on every call; the verified session is
@@ -176,15 +180,20 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/partner/agent/customers/{customerId}/plan-change/preview", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.PlanPreview},
 		{method: "POST", path: "/partner/agent/customers/{customerId}/plan-change", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.PlanChange},
 		{method: "POST", path: "/partner/agent/tickets", auth: credAgentKey, surface: surfaceAgent, handle: s.agent.OpenTicket},
+
+		// The operations surface (package ops, docs/operations.md): dashboard JWT, each route
+		// with the permission its role must hold; the capability checks it again, and scope.
+		// Audit log.
+		{method: "GET", path: "/api/v1/audit", auth: credOperator, perm: subprov.PermRead, handle: s.ops.AuditEntries},
 	}
 	if s.DevClock != nil {
 		// Dev mode: absent, so 404, when dev mode is off.
 		rs = append(rs,
-			route{method: "GET", path: "/api/v1/dev/clock", auth: credOperator, handle: s.dev.ClockGet},
-			route{method: "POST", path: "/api/v1/dev/clock", auth: credOperator, handle: s.dev.ClockSet},
-			route{method: "GET", path: "/api/v1/dev/faults", auth: credOperator, handle: s.dev.FaultsGet},
-			route{method: "POST", path: "/api/v1/dev/faults", auth: credOperator, handle: s.dev.FaultsSet},
-			route{method: "GET", path: "/api/v1/dev/outbox", auth: credOperator, handle: s.dev.Outbox},
+			route{method: "GET", path: "/api/v1/dev/clock", auth: credOperator, perm: subprov.PermRead, handle: s.dev.ClockGet},
+			route{method: "POST", path: "/api/v1/dev/clock", auth: credOperator, perm: subprov.PermAdminister, handle: s.dev.ClockSet},
+			route{method: "GET", path: "/api/v1/dev/faults", auth: credOperator, perm: subprov.PermRead, handle: s.dev.FaultsGet},
+			route{method: "POST", path: "/api/v1/dev/faults", auth: credOperator, perm: subprov.PermAdminister, handle: s.dev.FaultsSet},
+			route{method: "GET", path: "/api/v1/dev/outbox", auth: credOperator, perm: subprov.PermRead, handle: s.dev.Outbox},
 		)
 	}
 	for _, rt := range rs {
@@ -234,8 +243,15 @@ func (s *server) adapt(rt route) http.Handler {
 			writeError(w, r, rt.surface, err)
 			return
 		}
+		if rt.auth == credOperator {
+			if err := c.Operator.Authorize(rt.perm); err != nil {
+				writeError(w, r, rt.surface, err)
+				return
+			}
+		}
 		c.Client = s.clientIP(r)
-		r = r.WithContext(api.WithCaller(r.Context(), c))
+		ctx := subprov.WithRequest(r.Context(), subprov.Request{ID: api.RequestID(r), IP: c.Client, Actor: c.Actor()})
+		r = r.WithContext(api.WithCaller(ctx, c))
 		err = rt.handle(w, r)
 		if err != nil {
 			writeError(w, r, rt.surface, err)

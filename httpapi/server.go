@@ -20,6 +20,7 @@ import (
 	"github.com/subprov/subprov/checkout"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/faults"
+	"github.com/subprov/subprov/httpapi/ops"
 	"github.com/subprov/subprov/install"
 	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/provisioning"
@@ -47,6 +48,8 @@ type Deps struct {
 	Sandbox        *sandbox.Service
 	PublicURL      string // base of links and of the sandbox payment page
 	Agent          *agent.Service
+	// Ops holds the capabilities of the operations surface, as its handler calls them.
+	Ops            ops.Handler
 	Registry       *prometheus.Registry
 	Ready          func(ctx context.Context) error
 	OnClockChange  func(ctx context.Context) // persists the dev clock
@@ -100,7 +103,11 @@ func Routes() []RouteInfo {
 	var out []RouteInfo
 	for _, r := range addRoutes(s.mux, s) {
 		for _, p := range r.paths() {
-			out = append(out, RouteInfo{Method: r.method, Path: p, Auth: r.auth.String(), Surface: r.surface.String()})
+			ri := RouteInfo{Method: r.method, Path: p, Auth: r.auth.String(), Surface: r.surface.String()}
+			if r.auth == credOperator {
+				ri.Perm = r.perm.String()
+			}
+			out = append(out, ri)
 		}
 	}
 	return out
@@ -110,4 +117,6 @@ func Routes() []RouteInfo {
 // (partner, subscriber, agent or page).
 type RouteInfo struct {
 	Method, Path, Auth, Surface string
+	// Perm is the permission an operator route's role must hold ("" on other routes).
+	Perm string
 }

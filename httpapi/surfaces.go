@@ -4,6 +4,7 @@ import (
 	"github.com/subprov/subprov/httpapi/agent"
 	"github.com/subprov/subprov/httpapi/checkout"
 	"github.com/subprov/subprov/httpapi/dev"
+	"github.com/subprov/subprov/httpapi/ops"
 	"github.com/subprov/subprov/httpapi/pages"
 	"github.com/subprov/subprov/httpapi/partner"
 	"github.com/subprov/subprov/httpapi/portal"
@@ -17,6 +18,7 @@ type surfaces struct {
 	checkout *checkout.Handler
 	pages    *pages.Handler
 	dev      *dev.Handler
+	ops      *ops.Handler
 }
 
 func newSurfaces(d Deps) surfaces {
@@ -29,5 +31,6 @@ func newSurfaces(d Deps) surfaces {
 		pages:    &pages.Handler{Auth: d.Auth, Checkout: d.Checkout, Install: d.Install},
 		dev: &dev.Handler{Store: d.Store, Clock: d.DevClock, Faults: d.Faults,
 			OnClockChange: d.OnClockChange, OnFaultsChange: d.OnFaultsChange},
+		ops: &d.Ops,
 	}
 }

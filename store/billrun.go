@@ -196,19 +196,3 @@ func (tx *Tx) InsertInvoices(ctx context.Context, invs []subprov.IssuedInvoice, 
 	}
 	return inserted, nil
 }
-
-// InsertAudits is InsertAudit for a batch.
-func (tx *Tx) InsertAudits(ctx context.Context, audits []subprov.AuditEntry, now time.Time) error {
-	rows := make([][]any, len(audits))
-	for i, a := range audits {
-		details := a.Details
-		if details == "" {
-			details = "{}"
-		}
-		rows[i] = []any{NewOrderedID(), nullStr(a.ProviderID), a.Actor, a.Action, a.SubjectID, details, now.UTC()}
-	}
-	if err := tx.insertRows(ctx, `INSERT INTO audit_log (id, provider_id, actor, action, subject_id, details, created_at)`, "", rows, nil); err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	return nil
-}

@@ -132,37 +132,6 @@ func (s *Store) readAPIKey(ctx context.Context, h string) (*subprov.APIKey, *sub
 	return &k, p, nil
 }
 
-// UpsertOperator writes a dashboard user by e-mail.
-func (tx *Tx) UpsertOperator(ctx context.Context, id, email, passwordHash string, now time.Time) error {
-	_, err := tx.Exec(ctx, `INSERT INTO operators (id, email, password_hash, created_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (email) DO UPDATE SET password_hash = excluded.password_hash`, id, email, passwordHash, now.UTC())
-	if err != nil {
-		return fmt.Errorf("upsert operator: %w", err)
-	}
-	return nil
-}
-
-// OperatorByEmail returns an operator and its password hash.
-func (s *Store) OperatorByEmail(ctx context.Context, email string) (*subprov.Operator, string, error) {
-	var o subprov.Operator
-	var hash string
-	err := s.R().QueryRow(ctx, `SELECT id, email, password_hash FROM operators WHERE email = ?`, email).Scan(&o.ID, &o.Email, &hash)
-	if err != nil {
-		return nil, "", fmt.Errorf("operator by email: %w", err)
-	}
-	return &o, hash, nil
-}
-
-// Operator returns an operator by id.
-func (s *Store) Operator(ctx context.Context, id string) (*subprov.Operator, error) {
-	var o subprov.Operator
-	err := s.R().QueryRow(ctx, `SELECT id, email FROM operators WHERE id = ?`, id).Scan(&o.ID, &o.Email)
-	if err != nil {
-		return nil, fmt.Errorf("operator %s: %w", id, err)
-	}
-	return &o, nil
-}
-
 func or(s, def string) string {
 	if s == "" {
 		return def

@@ -378,19 +378,6 @@ func (s *Store) PlanChangedBetween(ctx context.Context, q Querier, subscriptionI
 	return n > 0, nil
 }
 
-// InsertAudit records a money-moving or otherwise audited action.
-func (tx *Tx) InsertAudit(ctx context.Context, providerID, actor, action, subjectID, details string, now time.Time) error {
-	if details == "" {
-		details = "{}"
-	}
-	_, err := tx.Exec(ctx, `INSERT INTO audit_log (id, provider_id, actor, action, subject_id, details, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		NewID(), nullStr(providerID), actor, action, subjectID, details, now.UTC())
-	if err != nil {
-		return fmt.Errorf("audit %s: %w", action, err)
-	}
-	return nil
-}
-
 // DueDeprovisions lists ended lines whose port has not been reset yet and are not queued.
 func (s *Store) DueDeprovisions(ctx context.Context, now time.Time, limit int) ([]string, error) {
 	return QueryStrings(ctx, s.R(), "due deprovisions", `SELECT id FROM subscriptions WHERE status = 'CANCELLED' AND ended_at <= ?

@@ -66,6 +66,21 @@ type Caller struct {
 	Client string
 }
 
+// Actor is who the caller is, as the audit log records it.
+func (c *Caller) Actor() subprov.Actor {
+	switch {
+	case c.Operator != nil:
+		return subprov.OperatorActor(c.Operator)
+	case c.Account != nil:
+		return subprov.Actor{Type: subprov.ActorSubscriber, ID: c.Account.ID}
+	case c.APIKey != nil && c.APIKey.HasFeature(subprov.FeatureAgentAPI):
+		return subprov.Actor{Type: subprov.ActorAgent, ID: c.APIKey.ID}
+	case c.APIKey != nil:
+		return subprov.Actor{Type: subprov.ActorAPIKey, ID: c.APIKey.ID}
+	}
+	return subprov.Actor{}
+}
+
 type ctxKey int
 
 const (

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/app"
 	"github.com/subprov/subprov/config"
 	"github.com/subprov/subprov/fixture"
@@ -29,6 +30,7 @@ import (
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/scheduler"
+	"github.com/subprov/subprov/store"
 )
 
 // Service is a running subprov.
@@ -244,6 +246,36 @@ func (s *Service) Operator() map[string]string {
 		s.t.Fatalf("operator login: %d %s", res.Status, res.Raw)
 	}
 	return map[string]string{"Authorization": "Bearer " + res.JSON["access_token"].(string)}
+}
+
+// OperatorAs creates an operator with role and scope (providerID "" for every provider),
+// named by the role and scope so that each test's is its own, and returns a bearer header
+// for it.
+func (s *Service) OperatorAs(role subprov.Role, providerID string) map[string]string {
+	s.t.Helper()
+	email := fmt.Sprintf("%s.%s@ops.test", role, or(providerID, "platform"))
+	const password = "operator-test-password"
+	hash, err := identity.TestPasswordCost.Hash(password)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	ctx := context.Background()
+	op := &subprov.Operator{ID: store.NewID(), Email: email, Role: role, ProviderID: providerID}
+	if err := s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.UpsertOperator(ctx, op, hash, s.Clock.Now()) }); err != nil {
+		s.t.Fatalf("operator %s: %v", email, err)
+	}
+	res := s.Do(Request{Method: "POST", Path: "/api/v1/auth/login", Body: map[string]string{"email": email, "password": password}})
+	if res.Status != 200 {
+		s.t.Fatalf("operator login %s: %d %s", email, res.Status, res.Raw)
+	}
+	return map[string]string{"Authorization": "Bearer " + res.JSON["access_token"].(string)}
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // Key returns an X-API-Key header.

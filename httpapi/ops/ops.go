@@ -1,0 +1,13 @@
+// Package ops is the operations surface (/api/v1, dashboard JWT): what the platform's and the
+// providers' staff use to run subprov, and what the web console is built on. Each file serves
+// one family of routes; the capability it calls checks the operator's role and scope.
+package ops
+
+import (
+	"github.com/subprov/subprov/audit"
+)
+
+// Handler serves the operations routes.
+type Handler struct {
+	Audit *audit.Service
+}
