@@ -30,6 +30,17 @@ type SubscriptionChange struct {
 	BookingLinkSent    *bool
 	VLAN               *int
 	BillingDay         *int
+	// StatusReason is why Status changed ("" for no reason given), kept in the line's status
+	// history.
+	StatusReason string
+}
+
+// StatusChange is one entry of a line's status history: the status it took, when, and the
+// reason it was given ("" for none).
+type StatusChange struct {
+	Status Status
+	At     time.Time
+	Reason string
 }
 
 // PlanChange is one recorded plan change: the day it counts for, in the calendar (time zone)

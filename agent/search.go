@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -72,27 +71,9 @@ func (s *Service) Search(ctx context.Context, c Caller, q string, limit int) (*S
 		return nil, subprov.Invalid(map[string]string{"query:limit": "must be an integer from 1 to 100"})
 	}
 	out := &SearchResult{Results: []Candidate{}}
-	terms := search.QueryTerms(q)
-	if len(terms) == 0 {
-		return out, nil
-	}
-	ids, err := search.Subscribers(ctx, s.Store.SearchR(), c.Provider.ID, terms, MaxMatchCount+1)
+	ids, err := search.Match(ctx, s.Store.SearchR(), c.Provider.ID, q, MaxMatchCount+1)
 	if err != nil {
 		return nil, err
-	}
-	// A customer id, or its first 8 or more hex digits, matches through the subscribers'
-	// primary key (one more indexed read, only for a query of that shape), listed first.
-	if prefix, ok := search.IDPrefix(q); ok {
-		byID, err := search.SubscribersByIDPrefix(ctx, s.Store.SearchR(), c.Provider.ID, prefix, MaxMatchCount+1)
-		if err != nil {
-			return nil, err
-		}
-		for _, id := range ids {
-			if !slices.Contains(byID, id) {
-				byID = append(byID, id)
-			}
-		}
-		ids = byID[:min(len(byID), MaxMatchCount+1)]
 	}
 	out.Capped = len(ids) > MaxMatchCount
 	out.MatchCount, out.Ambiguous = min(len(ids), MaxMatchCount), len(ids) > 1

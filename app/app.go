@@ -47,6 +47,7 @@ import (
 	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/sms"
 	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/subscribers"
 	"github.com/subprov/subprov/switches"
 	"github.com/subprov/subprov/tickets"
 )
@@ -214,7 +215,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Checkout:       a.Checkout,
 		Sandbox:        a.Sandbox,
 		Ops: ops.Handler{
-			Audit: &audit.Service{Store: st},
+			Audit:       &audit.Service{Store: st},
+			Subscribers: &subscribers.Service{Store: st, Clock: a.Clock, Provisioning: a.Provisioning},
 		},
 		PublicURL: cfg.PublicURL,
 		Registry:  reg, Ready: a.Ready,

@@ -185,6 +185,15 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		// with the permission its role must hold; the capability checks it again, and scope.
 		// Audit log.
 		{method: "GET", path: "/api/v1/audit", auth: credOperator, perm: subprov.PermRead, handle: s.ops.AuditEntries},
+		// Subscribers and lines.
+		{method: "GET", path: "/api/v1/subscribers", auth: credOperator, perm: subprov.PermRead, handle: s.ops.SubscriberList},
+		{method: "GET", path: "/api/v1/subscribers/{subscriber_id}", auth: credOperator, perm: subprov.PermRead, handle: s.ops.Subscriber},
+		{method: "POST", path: "/api/v1/subscriptions/{subscription_id}/suspend", auth: credOperator, perm: subprov.PermLineActions, handle: s.ops.SuspendLine},
+		{method: "POST", path: "/api/v1/subscriptions/{subscription_id}/restore", auth: credOperator, perm: subprov.PermLineActions, handle: s.ops.RestoreLine},
+		{method: "POST", path: "/api/v1/subscriptions/{subscription_id}/plan-change/preview", auth: credOperator, perm: subprov.PermRead, handle: s.ops.PlanChangePreview},
+		{method: "POST", path: "/api/v1/subscriptions/{subscription_id}/plan-change", auth: credOperator, perm: subprov.PermLineActions, handle: s.ops.PlanChange},
+		{method: "POST", path: "/api/v1/subscriptions/{subscription_id}/reprovision", auth: credOperator, perm: subprov.PermLineActions, handle: s.ops.Reprovision},
+		{method: "POST", path: "/api/v1/subscriptions/{subscription_id}/notes", auth: credOperator, perm: subprov.PermLineActions, handle: s.ops.LineNote},
 	}
 	if s.DevClock != nil {
 		// Dev mode: absent, so 404, when dev mode is off.

@@ -66,6 +66,9 @@ func (DeprovisionPort) Kind() string { return "port.deprovision" }
 // port, and a job that finds the port already converged changes nothing.
 type ConvergePort struct {
 	PortID string `json:"port_id"`
+	// JobID names a convergence an operator asked for (a reprovision), as its answer and audit
+	// entry do; "" for the convergence a line's change queues.
+	JobID string `json:"job_id,omitempty"`
 }
 
 // Kind names the job in the queue.

@@ -235,7 +235,10 @@ func (s *Service) ChangePlan(ctx context.Context, p *subprov.Provider, subscript
 			}
 		}
 		details := fmt.Sprintf(`{"from":%q,"to":%q}`, q.From.ID, q.To.ID)
-		return tx.InsertAudit(ctx, p.ID, actor, "subscription.plan_changed", sub.ID, details, now)
+		e := subprov.NewAudit(ctx, p.ID, "subscription.plan_changed", "subscription", sub.ID)
+		e.Actor, e.Details = subprov.ActorNamed(ctx, actor), details
+		e.Changes.Set("plan_version_id", q.From.ID, q.To.ID)
+		return tx.RecordAudit(ctx, e, now)
 	})
 	if err != nil {
 		return nil, err

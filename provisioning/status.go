@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/store"
@@ -43,6 +44,35 @@ func (s *Service) SetServiceStatus(ctx context.Context, p *subprov.Provider, ext
 		}
 		return nil, err
 	}
+	return s.setServiceStatus(ctx, p, sub, action, partnerMove(action))
+}
+
+// statusMove is who suspends or restores a line and how it is recorded: whose suspension it
+// is (SuspendedFor, which dunning's restore checks so it never lifts another's), the scope
+// the line must be in when it is locked, the reason given (kept in the status history), and
+// the audit entry written in the transaction of the change (before is the line as it was).
+type statusMove struct {
+	suspendedFor string
+	scope        subprov.Scope
+	reason       string
+	// holds: the audit entry is written for a hold too (the install route audits the hold
+	// itself, which is all the partner's records).
+	holds bool
+	audit func(ctx context.Context, tx *store.Tx, sub *subprov.Subscription, before subprov.Subscription, now time.Time) error
+}
+
+// partnerMove is the marketplace's suspend or restore, audited as the partner's.
+func partnerMove(action string) statusMove {
+	name := map[string]string{ServiceSuspend: "subscription.suspended", ServiceRestore: "subscription.restored"}[action]
+	return statusMove{suspendedFor: partnerSuspension, scope: subprov.Everything,
+		audit: func(ctx context.Context, tx *store.Tx, sub *subprov.Subscription, _ subprov.Subscription, now time.Time) error {
+			return tx.InsertAudit(ctx, sub.ProviderID, "partner", name, sub.ID, "", now)
+		}}
+}
+
+// setServiceStatus suspends or restores sub as SetServiceStatus describes, recorded as move
+// says.
+func (s *Service) setServiceStatus(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, action string, move statusMove) (*StatusResult, error) {
 	act := ActSuspend
 	if action == ServiceRestore {
 		act = ActRestore
@@ -51,13 +81,13 @@ func (s *Service) SetServiceStatus(ctx context.Context, p *subprov.Provider, ext
 		return nil, err
 	}
 	if sub.Status == subprov.StatusPendingInstall {
-		return s.setHold(ctx, p, sub, action == ServiceSuspend)
+		return s.setHold(ctx, p, sub, action == ServiceSuspend, move)
 	}
 	from := sub.Status
 	to, _ := Next(from, act)
 	var liftedReason string // a restore's: the suspension it lifted, put back if the port stays shut
-	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
-		cur, err := tx.LockSubscription(ctx, p.ID, sub.ID)
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		cur, err := s.lockInScope(ctx, tx, move.scope, sub.ID)
 		if err != nil {
 			return err
 		}
@@ -67,15 +97,19 @@ func (s *Service) SetServiceStatus(ctx context.Context, p *subprov.Provider, ext
 		if liftedReason, err = tx.SuspendedFor(ctx, sub.ID); err != nil {
 			return err
 		}
-		reason := partnerSuspension
+		suspendedFor, reason := move.suspendedFor, move.reason
 		if action == ServiceRestore {
-			reason = ""
+			suspendedFor = ""
 		}
-		if err := s.SetStatus(ctx, tx, cur, to, reason); err != nil {
+		if reason == "" {
+			reason = suspendedFor
+		}
+		before := *cur
+		if err := s.setStatus(ctx, tx, cur, to, suspendedFor, reason); err != nil {
 			return err
 		}
 		*sub = *cur
-		return tx.InsertAudit(ctx, p.ID, "partner", map[string]string{ServiceSuspend: "subscription.suspended", ServiceRestore: "subscription.restored"}[action], sub.ID, "", s.Clock.Now())
+		return move.audit(ctx, tx, cur, before, s.Clock.Now())
 	})
 	if err != nil {
 		return nil, err
@@ -97,7 +131,7 @@ func (s *Service) SetServiceStatus(ctx context.Context, p *subprov.Provider, ext
 		if err != nil || cur.Status != to {
 			return err // changed meanwhile: the later change stands
 		}
-		if err := s.SetStatus(ctx, tx, cur, from, liftedReason); err != nil {
+		if err := s.setStatus(ctx, tx, cur, from, liftedReason, "port_not_reopened"); err != nil {
 			return err
 		}
 		return tx.InsertAudit(ctx, p.ID, "partner", "subscription.restore_reverted", sub.ID,
@@ -109,11 +143,29 @@ func (s *Service) SetServiceStatus(ctx context.Context, p *subprov.Provider, ext
 	return nil, subprov.Errorf(subprov.ECONFLICT, "port_not_reopened", "The port could not be re-opened (%s); the subscription stays SUSPENDED", failureReason(werr))
 }
 
+// lockInScope locks a line inside tx; a line outside scope is not found, as an unknown id.
+func (s *Service) lockInScope(ctx context.Context, tx *store.Tx, scope subprov.Scope, id string) (*subprov.Subscription, error) {
+	cur, err := tx.LockSubscription(ctx, scope.ProviderID, id)
+	if errors.Is(err, subprov.ErrNotFound) {
+		return nil, subprov.NotFound("Subscription")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cur, scope.Check(cur.ProviderID, "Subscription")
+}
+
 // SetStatus moves a line locked in tx to status with its suspension reason ("" for none) and
 // lets its port follow: the partner's suspend and restore, and billing's cut-off and restore.
+// The status history records the suspension's reason as the move's.
 func (s *Service) SetStatus(ctx context.Context, tx *store.Tx, sub *subprov.Subscription, status subprov.Status, suspendedFor string) error {
+	return s.setStatus(ctx, tx, sub, status, suspendedFor, suspendedFor)
+}
+
+// setStatus is SetStatus with the reason the status history records.
+func (s *Service) setStatus(ctx context.Context, tx *store.Tx, sub *subprov.Subscription, status subprov.Status, suspendedFor, reason string) error {
 	now := s.Clock.Now()
-	if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{Status: &status}, now); err != nil {
+	if err := tx.UpdateSubscription(ctx, sub.ID, subprov.SubscriptionChange{Status: &status, StatusReason: reason}, now); err != nil {
 		return err
 	}
 	if err := tx.SetSuspendedFor(ctx, sub.ID, suspendedFor, now); err != nil {
@@ -125,20 +177,28 @@ func (s *Service) SetStatus(ctx context.Context, tx *store.Tx, sub *subprov.Subs
 
 // setHold puts a PENDING_INSTALL line on hold or lifts the hold through the install route.
 // Suspending a held line answers it as it is; restoring a line that is not held is 409.
-func (s *Service) setHold(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, hold bool) (*StatusResult, error) {
+// The install route audits the hold; move adds its own entry when it records more (the
+// operator's reason).
+func (s *Service) setHold(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, hold bool, move statusMove) (*StatusResult, error) {
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		cur, err := tx.LockSubscription(ctx, p.ID, sub.ID)
+		cur, err := s.lockInScope(ctx, tx, move.scope, sub.ID)
 		if err != nil {
 			return err
 		}
 		if cur.Status != subprov.StatusPendingInstall {
 			return subprov.Errorf(subprov.ECONFLICT, "invalid_transition", "The subscription changed status meanwhile (now %s); nothing was done", cur.Status)
 		}
+		before := *cur
 		*sub = *cur
 		if hold {
-			return s.Installs.Hold(ctx, tx, p, sub)
+			err = s.Installs.Hold(ctx, tx, p, sub)
+		} else {
+			err = s.Installs.Restore(ctx, tx, p, sub)
 		}
-		return s.Installs.Restore(ctx, tx, p, sub)
+		if err != nil || !move.holds {
+			return err
+		}
+		return move.audit(ctx, tx, sub, before, s.Clock.Now())
 	})
 	if err != nil {
 		return nil, err

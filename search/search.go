@@ -606,3 +606,35 @@ func DigitsOnly(s string) string {
 	}
 	return b.String()
 }
+
+// Match returns the ids of a provider's subscribers that an agent's query text matches, at
+// most max: a customer id, or its first 8 or more characters (IDPrefix), first, through the
+// subscribers' primary key; then every subscriber carrying each word of the text (QueryTerms,
+// Subscribers). It is the one matcher of customer search, for the agent surface and the
+// operations surface alike.
+func Match(ctx context.Context, q Querier, providerID, text string, max int) ([]string, error) {
+	terms := QueryTerms(text)
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	ids, err := Subscribers(ctx, q, providerID, terms, max)
+	if err != nil {
+		return nil, err
+	}
+	// A customer id, or its first 8 or more hex digits, matches through the subscribers'
+	// primary key (one more indexed read, only for a query of that shape), listed first.
+	prefix, ok := IDPrefix(text)
+	if !ok {
+		return ids, nil
+	}
+	byID, err := SubscribersByIDPrefix(ctx, q, providerID, prefix, max)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if !slices.Contains(byID, id) {
+			byID = append(byID, id)
+		}
+	}
+	return byID[:min(len(byID), max)], nil
+}

@@ -138,7 +138,7 @@ func (tx *Tx) InsertSubscription(ctx context.Context, s *subprov.Subscription, n
 	}
 	s.CreatedAt, s.UpdatedAt = now.UTC(), now.UTC()
 	tx.reindexAtCommit(s.SubscriberID) // the line's building and suite are search terms
-	return true, nil
+	return true, tx.recordStatus(ctx, s.ID, s.Status, "", now)
 }
 
 // UpdateSubscription applies a partial update.
@@ -194,6 +194,9 @@ func (tx *Tx) UpdateSubscription(ctx context.Context, id string, c subprov.Subsc
 	args = append(args, id)
 	if _, err := tx.Exec(ctx, `UPDATE subscriptions SET `+strings.Join(sets, ", ")+` WHERE id = ?`, args...); err != nil {
 		return fmt.Errorf("update subscription %s: %w", id, err)
+	}
+	if c.Status != nil {
+		return tx.recordStatus(ctx, id, *c.Status, c.StatusReason, now)
 	}
 	return nil
 }
@@ -566,7 +569,7 @@ func (tx *Tx) ReinstateSubscription(ctx context.Context, id string, r subprov.Re
 	if err != nil {
 		return fmt.Errorf("reinstate subscription %s: %w", id, err)
 	}
-	return nil
+	return tx.recordStatus(ctx, id, r.Status, "reinstated", now)
 }
 
 func ptrArg[T any](p *T) any {

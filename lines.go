@@ -1,0 +1,19 @@
+package subprov
+
+// SubscriberSummary is a subscriber as the operations surface lists it: its record and holder.
+type SubscriberSummary struct {
+	ID, ProviderID, CustomerNumber string
+	Holder                         Contact
+}
+
+// LineSummary is a line with what an operator sees of it at a glance: its plan's name, where
+// it is, and the switch port it holds (Switch and Port "" when none).
+type LineSummary struct {
+	SubscriptionID, SubscriberID string
+	Status                       Status
+	PlanVersionID, PlanName      string
+	BuildingID, UnitID           string
+	UnitNumber                   string
+	Address                      Address
+	Switch, Port                 string
+}
