@@ -54,11 +54,20 @@ func testRoleThenScope(t *testing.T, e *servicetest.Env) {
 	viewer := operator(subprov.RoleViewer, servicetest.Northwind)
 	installer := operator(subprov.RoleInstaller, "")
 	calls := map[string]func(op *subprov.Operator, id string) error{
-		"get":       func(op *subprov.Operator, _ string) error { _, err := s.Get(ctx, op, servicetest.SubscriberMarie); return err },
-		"suspend":   func(op *subprov.Operator, id string) error { _, err := s.Suspend(ctx, op, id, "why"); return err },
-		"restore":   func(op *subprov.Operator, id string) error { _, err := s.Restore(ctx, op, id, "why"); return err },
-		"preview":   func(op *subprov.Operator, id string) error { _, err := s.PreviewPlanChange(ctx, op, id, planFibre1); return err },
-		"change":    func(op *subprov.Operator, id string) error { _, err := s.ChangePlan(ctx, op, id, planFibre1); return err },
+		"get": func(op *subprov.Operator, _ string) error {
+			_, err := s.Get(ctx, op, servicetest.SubscriberMarie)
+			return err
+		},
+		"suspend": func(op *subprov.Operator, id string) error { _, err := s.Suspend(ctx, op, id, "why"); return err },
+		"restore": func(op *subprov.Operator, id string) error { _, err := s.Restore(ctx, op, id, "why"); return err },
+		"preview": func(op *subprov.Operator, id string) error {
+			_, err := s.PreviewPlanChange(ctx, op, id, planFibre1)
+			return err
+		},
+		"change": func(op *subprov.Operator, id string) error {
+			_, err := s.ChangePlan(ctx, op, id, planFibre1)
+			return err
+		},
 		"reprovide": func(op *subprov.Operator, id string) error { _, err := s.Reprovision(ctx, op, id); return err },
 		"note":      func(op *subprov.Operator, id string) error { _, err := s.AddNote(ctx, op, id, "a note"); return err },
 	}
