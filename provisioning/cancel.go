@@ -114,7 +114,7 @@ func (s *Service) Cancel(ctx context.Context, subscriptionID, endDate, reason, a
 		}
 		before := sub.Status
 		change := subprov.SubscriptionChange{Status: &to, CanceledAt: &now, EndedAt: &endedAt, CancelReason: &reason,
-			StatusBeforeCancel: &before, WorkflowState: strPtr(WorkflowCancelled)}
+			StatusBeforeCancel: &before, WorkflowState: strPtr(WorkflowCancelled), StatusReason: reason}
 		if err := tx.UpdateSubscription(ctx, sub.ID, change, now); err != nil {
 			return err
 		}

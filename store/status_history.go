@@ -20,11 +20,14 @@ func (tx *Tx) recordStatus(ctx context.Context, subscriptionID string, status su
 	return nil
 }
 
-// recordFirstStatus starts the history of a line loaded from a fixture, unless it has one.
-func (tx *Tx) recordFirstStatus(ctx context.Context, subscriptionID string, status subprov.Status, now time.Time) error {
+// startHistory gives a line without a status history (loaded from a fixture or in bulk) its
+// status before the change about to be made, dated when the line was created, so that its
+// history starts where the line did.
+func (tx *Tx) startHistory(ctx context.Context, subscriptionID string) error {
 	_, err := tx.Exec(ctx, `INSERT INTO subscription_status_history (id, subscription_id, status, reason, at)
-		SELECT ?, ?, ?, '', ? WHERE NOT EXISTS (SELECT 1 FROM subscription_status_history WHERE subscription_id = ?)`,
-		NewOrderedID(), subscriptionID, string(status), now.UTC(), subscriptionID)
+		SELECT ?, id, status, '', created_at FROM subscriptions s WHERE id = ?
+			AND NOT EXISTS (SELECT 1 FROM subscription_status_history h WHERE h.subscription_id = s.id)`,
+		NewOrderedID(), subscriptionID)
 	if err != nil {
 		return fmt.Errorf("status history of %s: %w", subscriptionID, err)
 	}
@@ -32,7 +35,7 @@ func (tx *Tx) recordFirstStatus(ctx context.Context, subscriptionID string, stat
 }
 
 // StatusHistory lists the statuses each of the lines had, oldest first, by line id. A line
-// loaded in bulk without a history has none listed.
+// loaded from a fixture or in bulk has none listed until its status first changes.
 func (s *Store) StatusHistory(ctx context.Context, subscriptionIDs []string) (map[string][]subprov.StatusChange, error) {
 	out := make(map[string][]subprov.StatusChange, len(subscriptionIDs))
 	if len(subscriptionIDs) == 0 {

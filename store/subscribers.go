@@ -148,9 +148,6 @@ func (tx *Tx) UpsertSubscription(ctx context.Context, s *subprov.Subscription, n
 	if err != nil {
 		return fmt.Errorf("upsert subscription %s: %w", s.ID, err)
 	}
-	if err := tx.recordFirstStatus(ctx, s.ID, s.Status, now); err != nil {
-		return err
-	}
 	return tx.ReindexSubscriber(ctx, s.SubscriberID)
 }
 

@@ -192,6 +192,11 @@ func (tx *Tx) UpdateSubscription(ctx context.Context, id string, c subprov.Subsc
 		add("billing_day", *c.BillingDay)
 	}
 	args = append(args, id)
+	if c.Status != nil {
+		if err := tx.startHistory(ctx, id); err != nil {
+			return err
+		}
+	}
 	if _, err := tx.Exec(ctx, `UPDATE subscriptions SET `+strings.Join(sets, ", ")+` WHERE id = ?`, args...); err != nil {
 		return fmt.Errorf("update subscription %s: %w", id, err)
 	}
@@ -559,6 +564,9 @@ func (s *Store) LatestCancelled(ctx context.Context, providerID, subscriberID st
 // ReinstateSubscription undoes a line's cancellation: canceled_at, ended_at, the reason and
 // the deprovisioner's marks are cleared, so a later cancellation runs from scratch.
 func (tx *Tx) ReinstateSubscription(ctx context.Context, id string, r subprov.Reinstatement, now time.Time) error {
+	if err := tx.startHistory(ctx, id); err != nil {
+		return err
+	}
 	_, err := tx.Exec(ctx, `UPDATE subscriptions SET status = ?, workflow_state = ?, canceled_at = NULL, ended_at = NULL,
 			cancel_reason = '', status_before_cancel = '', deprovision_queued_at = NULL, deprovisioned_at = NULL,
 			port_id = COALESCE(?, port_id), vlan = COALESCE(?, vlan), activated_at = COALESCE(?, activated_at),
