@@ -244,7 +244,7 @@ func (s *Service) line(ctx context.Context, scope subprov.Scope, subscriptionID 
 	return l, nil
 }
 
-// errNotFound maps a line missing in the store to the surface's not found.
+// notFound maps a line missing in the store to the surface's not found.
 func notFound(err error) error {
 	if errors.Is(err, subprov.ErrNotFound) {
 		return subprov.NotFound("Subscription")
