@@ -1,12 +1,14 @@
 package httpapi_test
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"testing"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/store"
 )
 
 // The operations surface's subscribers and lines (docs/operations.md, Subscribers and lines).
@@ -114,7 +116,16 @@ func contains(ss []string, s string) bool {
 func TestOpsSubscriberAccount(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		invoice, creditNote := northwindBillingDocuments(t, s) // moves the clock: log in after
 		nw := s.OperatorAs(subprov.RoleViewer, northwind)
+		ctx := context.Background()
+		if err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+			return tx.InsertTicket(ctx, &subprov.Ticket{ID: store.NewID(), ProviderID: northwind, Number: "T-9001", SubscriberID: marieID,
+				Kind: "operator", Subject: "Switch port does not follow its line", Priority: "high", Status: "open", Group: "Northwind Tier 1",
+				CreatedAt: s.Clock.Now()})
+		}); err != nil {
+			t.Fatal(err)
+		}
 		res := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/subscribers/" + marieID, Headers: nw})
 		if res.Status != 200 {
 			t.Fatalf("%d %s", res.Status, res.Raw)
@@ -133,6 +144,17 @@ func TestOpsSubscriberAccount(t *testing.T) {
 			if _, ok := res.JSON[list].([]any); !ok {
 				t.Errorf("%s is not a list: %s", list, res.Raw)
 			}
+		}
+		first := func(list string) map[string]any {
+			rows, _ := res.JSON[list].([]any)
+			if len(rows) == 0 {
+				return map[string]any{}
+			}
+			return rows[0].(map[string]any)
+		}
+		if first("invoices")["id"] != invoice || first("credit_notes")["id"] != creditNote || first("tickets")["number"] != "T-9001" ||
+			first("tickets")["kind"] != "operator" {
+			t.Errorf("documents %s", res.Raw)
 		}
 		jean := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/subscribers/" + jeanID, Headers: nw})
 		if l := jean.JSON["lines"].([]any)[0].(map[string]any); l["port"] != nil || l["status"] != "PENDING_INSTALL" {
@@ -279,6 +301,32 @@ func TestOpsLineActions(t *testing.T) {
 		}
 		if es := auditOf(t, s, notes[0].(map[string]any)["id"].(string), "note.created"); len(es) != 1 {
 			t.Errorf("note.created: %d entries", len(es))
+		}
+	})
+}
+
+// TestOpsRestoreWhenThePortStaysShut: a restore the switch refuses puts the line back to
+// SUSPENDED and answers 409, as the partner's restore does; the history says why.
+func TestOpsRestoreWhenThePortStaysShut(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		admin := s.Operator()
+		line := "/api/v1/subscriptions/" + marieLine
+		if res := s.Do(apptest.Request{Method: "POST", Path: line + "/suspend", Headers: admin, Body: map[string]string{"reason": "Unpaid elsewhere"}}); res.Status != 200 {
+			t.Fatalf("suspend %d %s", res.Status, res.Raw)
+		}
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/dev/faults", Headers: admin, Body: map[string]string{"switch": "fail"}}); res.Status != 200 {
+			t.Fatalf("fault %d %s", res.Status, res.Raw)
+		}
+		if res := s.Do(apptest.Request{Method: "POST", Path: line + "/restore", Headers: admin, Body: map[string]string{"reason": "Paid"}}); res.Status != 409 {
+			t.Fatalf("restore with the switch failing: %d %s", res.Status, res.Raw)
+		}
+		acct := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/subscribers/" + marieID, Headers: admin})
+		l := acct.JSON["lines"].([]any)[0].(map[string]any)
+		h := l["history"].([]any)
+		last := h[len(h)-1].(map[string]any)
+		if l["status"] != "SUSPENDED" || last["status"] != "SUSPENDED" || last["reason"] != "port_not_reopened" {
+			t.Errorf("line after a refused restore %v", l)
 		}
 	})
 }
