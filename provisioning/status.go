@@ -44,7 +44,7 @@ func (s *Service) SetServiceStatus(ctx context.Context, p *subprov.Provider, ext
 		}
 		return nil, err
 	}
-	return s.setServiceStatus(ctx, p, sub, action, partnerMove(action))
+	return s.setServiceStatus(ctx, p, sub, action, partnerMove(p, action))
 }
 
 // statusMove is who suspends or restores a line and how it is recorded: whose suspension it
@@ -61,10 +61,11 @@ type statusMove struct {
 	audit func(ctx context.Context, tx *store.Tx, sub *subprov.Subscription, before subprov.Subscription, now time.Time) error
 }
 
-// partnerMove is the marketplace's suspend or restore, audited as the partner's.
-func partnerMove(action string) statusMove {
+// partnerMove is the marketplace's suspend or restore of one of p's lines, audited as the
+// partner's.
+func partnerMove(p *subprov.Provider, action string) statusMove {
 	name := map[string]string{ServiceSuspend: "subscription.suspended", ServiceRestore: "subscription.restored"}[action]
-	return statusMove{suspendedFor: partnerSuspension, scope: subprov.Everything,
+	return statusMove{suspendedFor: partnerSuspension, scope: subprov.Scope{ProviderID: p.ID},
 		audit: func(ctx context.Context, tx *store.Tx, sub *subprov.Subscription, _ subprov.Subscription, now time.Time) error {
 			return tx.InsertAudit(ctx, sub.ProviderID, "partner", name, sub.ID, "", now)
 		}}
