@@ -98,6 +98,14 @@ var authzRoutes = map[string]authzRow{
 	"PATCH /partner/subscriber/me/invoice-contact":                             {"holder"},
 	"POST /partner/subscriber/me/invoice-contact/use-holder":                   {"holder"},
 	"GET /api/v1/audit":                                                        {"operator"},
+	"GET /api/v1/providers":                                                    {"operator"},
+	"POST /api/v1/providers":                                                   {"operator"},
+	"GET /api/v1/providers/{provider_id}":                                      {"operator"},
+	"PATCH /api/v1/providers/{provider_id}":                                    {"operator"},
+	"GET /api/v1/providers/{provider_id}/api-keys":                             {"operator"},
+	"POST /api/v1/providers/{provider_id}/api-keys":                            {"operator"},
+	"DELETE /api/v1/providers/{provider_id}/api-keys/{key_id}":                 {"operator"},
+	"POST /api/v1/providers/{provider_id}/webhook-secret/rotate":               {"operator"},
 	"GET /api/v1/install-jobs":                                                 {"operator"},
 	"GET /api/v1/install-jobs/{job_id}":                                        {"operator"},
 	"GET /api/v1/install-jobs/{job_id}/slots":                                  {"operator"},
@@ -204,6 +212,8 @@ func newAuthzWorld(t *testing.T, s *apptest.Service) *authzWorld {
 		"invoiceId":                firstOr(t, s, `SELECT id FROM invoices WHERE provider_id = ?`, northwind),
 		"job_id":                   firstOr(t, s, `SELECT id FROM install_jobs WHERE provider_id = ?`, northwind),
 		"customerId":               marieID,
+		"provider_id":              northwind,
+		"key_id":                   store.NewID(), // no key: an operator route must not revoke the keys the other checks use
 	}
 	return w
 }
