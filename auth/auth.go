@@ -42,7 +42,9 @@ type Service struct {
 	Log *slog.Logger
 	// KeyUsage is told of every request an API key authenticates (nil: none is kept); it
 	// records the key's last use without a database write per request (providers.Usage).
-	KeyUsage interface{ Touch(keyID string, at time.Time) }
+	KeyUsage interface {
+		Touch(keyID string, at time.Time)
+	}
 }
 
 func invalidCredentials() error {
