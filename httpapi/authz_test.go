@@ -98,14 +98,6 @@ var authzRoutes = map[string]authzRow{
 	"PATCH /partner/subscriber/me/invoice-contact":                             {"holder"},
 	"POST /partner/subscriber/me/invoice-contact/use-holder":                   {"holder"},
 	"GET /api/v1/audit":                                                        {"operator"},
-	"GET /api/v1/providers":                                                    {"operator"},
-	"POST /api/v1/providers":                                                   {"operator"},
-	"GET /api/v1/providers/{provider_id}":                                      {"operator"},
-	"PATCH /api/v1/providers/{provider_id}":                                    {"operator"},
-	"GET /api/v1/providers/{provider_id}/api-keys":                             {"operator"},
-	"POST /api/v1/providers/{provider_id}/api-keys":                            {"operator"},
-	"DELETE /api/v1/providers/{provider_id}/api-keys/{key_id}":                 {"operator"},
-	"POST /api/v1/providers/{provider_id}/webhook-secret/rotate":               {"operator"},
 	"GET /api/v1/install-jobs":                                                 {"operator"},
 	"GET /api/v1/install-jobs/{job_id}":                                        {"operator"},
 	"GET /api/v1/install-jobs/{job_id}/slots":                                  {"operator"},
@@ -138,6 +130,16 @@ var authzRoutes = map[string]authzRow{
 	"GET /api/v1/dev/faults":                                                 {"operator"},
 	"POST /api/v1/dev/faults":                                                {"operator"},
 	"GET /api/v1/dev/outbox":                                                 {"operator"},
+
+	// Providers, API keys and webhook secrets.
+	"GET /api/v1/providers":                                      {"operator"},
+	"POST /api/v1/providers":                                     {"operator"},
+	"GET /api/v1/providers/{provider_id}":                        {"operator"},
+	"PATCH /api/v1/providers/{provider_id}":                      {"operator"},
+	"GET /api/v1/providers/{provider_id}/api-keys":               {"operator"},
+	"POST /api/v1/providers/{provider_id}/api-keys":              {"operator"},
+	"DELETE /api/v1/providers/{provider_id}/api-keys/{key_id}":   {"operator"},
+	"POST /api/v1/providers/{provider_id}/webhook-secret/rotate": {"operator"},
 }
 
 // authzRowOf finds the row of a served route: its own, or its /partner original's for an
@@ -212,8 +214,11 @@ func newAuthzWorld(t *testing.T, s *apptest.Service) *authzWorld {
 		"invoiceId":                firstOr(t, s, `SELECT id FROM invoices WHERE provider_id = ?`, northwind),
 		"job_id":                   firstOr(t, s, `SELECT id FROM install_jobs WHERE provider_id = ?`, northwind),
 		"customerId":               marieID,
-		"provider_id":              northwind,
-		"key_id":                   store.NewID(), // no key: an operator route must not revoke the keys the other checks use
+
+		// Providers: a key id that names no key, so that no operator route revokes a key the
+		// other checks use.
+		"provider_id": northwind,
+		"key_id":      store.NewID(),
 	}
 	return w
 }
