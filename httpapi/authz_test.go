@@ -98,14 +98,6 @@ var authzRoutes = map[string]authzRow{
 	"PATCH /partner/subscriber/me/invoice-contact":                             {"holder"},
 	"POST /partner/subscriber/me/invoice-contact/use-holder":                   {"holder"},
 	"GET /api/v1/audit":                                                        {"operator"},
-	"GET /api/v1/subscribers":                                                  {"operator"},
-	"GET /api/v1/subscribers/{subscriber_id}":                                  {"operator"},
-	"POST /api/v1/subscriptions/{subscription_id}/suspend":                     {"operator"},
-	"POST /api/v1/subscriptions/{subscription_id}/restore":                     {"operator"},
-	"POST /api/v1/subscriptions/{subscription_id}/plan-change/preview":         {"operator"},
-	"POST /api/v1/subscriptions/{subscription_id}/plan-change":                 {"operator"},
-	"POST /api/v1/subscriptions/{subscription_id}/reprovision":                 {"operator"},
-	"POST /api/v1/subscriptions/{subscription_id}/notes":                       {"operator"},
 	"GET /api/v1/install-jobs":                                                 {"operator"},
 	"GET /api/v1/install-jobs/{job_id}":                                        {"operator"},
 	"GET /api/v1/install-jobs/{job_id}/slots":                                  {"operator"},
@@ -138,6 +130,26 @@ var authzRoutes = map[string]authzRow{
 	"GET /api/v1/dev/faults":                                                 {"operator"},
 	"POST /api/v1/dev/faults":                                                {"operator"},
 	"GET /api/v1/dev/outbox":                                                 {"operator"},
+
+	// Providers, API keys and webhook secrets.
+	"GET /api/v1/providers":                                      {"operator"},
+	"POST /api/v1/providers":                                     {"operator"},
+	"GET /api/v1/providers/{provider_id}":                        {"operator"},
+	"PATCH /api/v1/providers/{provider_id}":                      {"operator"},
+	"GET /api/v1/providers/{provider_id}/api-keys":               {"operator"},
+	"POST /api/v1/providers/{provider_id}/api-keys":              {"operator"},
+	"DELETE /api/v1/providers/{provider_id}/api-keys/{key_id}":   {"operator"},
+	"POST /api/v1/providers/{provider_id}/webhook-secret/rotate": {"operator"},
+
+	// Subscribers and lines.
+	"GET /api/v1/subscribers":                                          {"operator"},
+	"GET /api/v1/subscribers/{subscriber_id}":                          {"operator"},
+	"POST /api/v1/subscriptions/{subscription_id}/suspend":             {"operator"},
+	"POST /api/v1/subscriptions/{subscription_id}/restore":             {"operator"},
+	"POST /api/v1/subscriptions/{subscription_id}/plan-change/preview": {"operator"},
+	"POST /api/v1/subscriptions/{subscription_id}/plan-change":         {"operator"},
+	"POST /api/v1/subscriptions/{subscription_id}/reprovision":         {"operator"},
+	"POST /api/v1/subscriptions/{subscription_id}/notes":               {"operator"},
 }
 
 // authzRowOf finds the row of a served route: its own, or its /partner original's for an
@@ -212,7 +224,14 @@ func newAuthzWorld(t *testing.T, s *apptest.Service) *authzWorld {
 		"invoiceId":                firstOr(t, s, `SELECT id FROM invoices WHERE provider_id = ?`, northwind),
 		"job_id":                   firstOr(t, s, `SELECT id FROM install_jobs WHERE provider_id = ?`, northwind),
 		"customerId":               marieID,
-		"subscriber_id":            marieID,
+
+		// Providers: a key id that names no key, so that no operator route revokes a key the
+		// other checks use.
+		"provider_id": northwind,
+		"key_id":      store.NewID(),
+
+		// Subscribers and lines.
+		"subscriber_id": marieID,
 	}
 	return w
 }

@@ -5,11 +5,13 @@ package ops
 
 import (
 	"github.com/subprov/subprov/audit"
+	"github.com/subprov/subprov/providers"
 	"github.com/subprov/subprov/subscribers"
 )
 
 // Handler serves the operations routes.
 type Handler struct {
 	Audit       *audit.Service
+	Providers   *providers.Service
 	Subscribers *subscribers.Service
 }
