@@ -40,6 +40,16 @@ var bolaOperatorRoutes = map[string]bool{
 	"POST /api/v1/install-jobs/{job_id}/book":                   true,
 	"POST /api/v1/install-jobs/{job_id}/complete":               true,
 	"GET /partner/marketplace/plans/{plan_version_id}":          true, // public: sellable plans of every provider
+
+	// Subscribers and lines: a provider's operator is isolated from other providers by
+	// TestOperatorScope (scope_test.go).
+	"GET /api/v1/subscribers/{subscriber_id}":                          true,
+	"POST /api/v1/subscriptions/{subscription_id}/suspend":             true,
+	"POST /api/v1/subscriptions/{subscription_id}/restore":             true,
+	"POST /api/v1/subscriptions/{subscription_id}/plan-change/preview": true,
+	"POST /api/v1/subscriptions/{subscription_id}/plan-change":         true,
+	"POST /api/v1/subscriptions/{subscription_id}/reprovision":         true,
+	"POST /api/v1/subscriptions/{subscription_id}/notes":               true,
 }
 
 // bolaProbed are the id-taking provider routes TestProviderIsolation probes.
