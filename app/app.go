@@ -49,6 +49,7 @@ import (
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
 	"github.com/subprov/subprov/tickets"
+	"github.com/subprov/subprov/webhookevents"
 )
 
 // App is one running subprov process.
@@ -214,7 +215,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Checkout:       a.Checkout,
 		Sandbox:        a.Sandbox,
 		Ops: ops.Handler{
-			Audit: &audit.Service{Store: st},
+			Audit:  &audit.Service{Store: st},
+			Events: &webhookevents.Service{Store: st, Webhooks: a.Webhooks, Sandbox: a.Sandbox},
 		},
 		PublicURL: cfg.PublicURL,
 		Registry:  reg, Ready: a.Ready,

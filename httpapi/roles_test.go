@@ -38,6 +38,9 @@ var operatorPerms = map[string]string{
 	"POST /api/v1/dev/faults":                                   "administer",
 	"GET /api/v1/dev/outbox":                                    "read",
 	"GET /api/v1/audit":                                         "read",
+	"GET /api/v1/webhook-events":                                "read",
+	"GET /api/v1/webhook-events/{event_id}":                     "read",
+	"POST /api/v1/webhook-events/{event_id}/replay":             "support",
 }
 
 // operatorRoutes are the served operator routes, each once (a /partner route's /api/v1

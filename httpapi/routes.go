@@ -185,6 +185,10 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		// with the permission its role must hold; the capability checks it again, and scope.
 		// Audit log.
 		{method: "GET", path: "/api/v1/audit", auth: credOperator, perm: subprov.PermRead, handle: s.ops.AuditEntries},
+		// Webhook events.
+		{method: "GET", path: "/api/v1/webhook-events", auth: credOperator, perm: subprov.PermRead, handle: s.ops.WebhookEvents},
+		{method: "GET", path: "/api/v1/webhook-events/{event_id}", auth: credOperator, perm: subprov.PermRead, handle: s.ops.WebhookEvent},
+		{method: "POST", path: "/api/v1/webhook-events/{event_id}/replay", auth: credOperator, perm: subprov.PermSupport, handle: s.ops.ReplayWebhookEvent},
 	}
 	if s.DevClock != nil {
 		// Dev mode: absent, so 404, when dev mode is off.

@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
+)
+
+// WebhookEventFilter narrows the operations surface's list of webhook events; "" matches
+// anything.
+type WebhookEventFilter struct {
+	ProviderID string // the reader's scope, or the provider asked for
+	Type       string
+	State      string // delivery state
+}
+
+// WebhookEvents lists events newest first, page.Limit+1 of them after the page's position
+// (an event's created_at and id, as WebhookEventKey gives it).
+func (s *Store) WebhookEvents(ctx context.Context, f WebhookEventFilter, page subprov.Page) ([]*subprov.WebhookEvent, error) {
+	var where []string
+	var args []any
+	for _, c := range []struct{ col, v string }{{"provider_id", f.ProviderID}, {"type", f.Type}, {"delivery_state", f.State}} {
+		if c.v != "" {
+			where = append(where, c.col+" = ?")
+			args = append(args, c.v)
+		}
+	}
+	if !page.First() {
+		at, err := time.Parse(time.RFC3339Nano, page.After[0])
+		if err != nil || len(page.After) != 2 {
+			return nil, subprov.Invalid(map[string]string{"cursor": "is not a cursor this list issued"})
+		}
+		where = append(where, "(created_at < ? OR (created_at = ? AND id < ?))")
+		args = append(args, at.UTC(), at.UTC(), page.After[1])
+	}
+	q := `SELECT ` + eventColumns + ` FROM events`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	q += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	args = append(args, page.Limit+1)
+	return sqltext.QueryAll(ctx, s.R(), "webhook events", scanEvent, q, args...)
+}
+
+// WebhookEventKey is an event's position in the list's order, for the next page's cursor.
+func WebhookEventKey(e *subprov.WebhookEvent) []string {
+	return []string{e.CreatedAt.UTC().Format(time.RFC3339Nano), e.ID}
+}
+
+// WebhookEvent returns one event of the provider, or of any provider when providerID is "";
+// another provider's event is subprov.ErrNotFound.
+func (s *Store) WebhookEvent(ctx context.Context, providerID, id string) (*subprov.WebhookEvent, error) {
+	if providerID != "" {
+		return s.Event(ctx, providerID, id)
+	}
+	e, err := scanEvent(s.R().QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = ?`, id))
+	if err != nil {
+		return nil, fmt.Errorf("event %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// LastWebhookAttempts returns the latest attempt of each of the events named that has one,
+// by event id.
+func (s *Store) LastWebhookAttempts(ctx context.Context, eventIDs []string) (map[string]*subprov.WebhookAttempt, error) {
+	out := map[string]*subprov.WebhookAttempt{}
+	if len(eventIDs) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(eventIDs))
+	for i, id := range eventIDs {
+		args[i] = id
+	}
+	rows, err := s.R().Query(ctx, `SELECT id, event_id, url, status_code, latency_ms, error, attempted_at FROM webhook_attempts
+		WHERE event_id IN (`+sqltext.Placeholders(len(eventIDs))+`) ORDER BY event_id, attempted_at, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("last webhook attempts: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a subprov.WebhookAttempt
+		var status sql.NullInt64
+		if err := rows.Scan(&a.ID, &a.EventID, &a.URL, &status, &a.LatencyMS, &a.Error, &a.AttemptedAt); err != nil {
+			return nil, fmt.Errorf("scan webhook attempt: %w", err)
+		}
+		a.StatusCode = int(status.Int64)
+		a.AttemptedAt = a.AttemptedAt.UTC()
+		out[a.EventID] = &a // ordered by time: the last one stays
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("last webhook attempts: %w", err)
+	}
+	return out, nil
+}
+
+// RecordReplay records one more delivery attempt of an event of providerID, asked for by an
+// operator, and moves the event to state: its retry schedule, if it has one, is kept while it
+// stays pending.
+func (tx *Tx) RecordReplay(ctx context.Context, providerID string, a *subprov.WebhookAttempt, state string) error {
+	if err := tx.InsertWebhookAttempt(ctx, providerID, a); err != nil {
+		return err
+	}
+	if state != subprov.WebhookPending {
+		return tx.markEvent(ctx, providerID, a.EventID, state, nil)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE events SET attempts = attempts + 1 WHERE id = ? AND provider_id = ?`, a.EventID, providerID); err != nil {
+		return fmt.Errorf("count replay of event %s: %w", a.EventID, err)
+	}
+	return nil
+}
