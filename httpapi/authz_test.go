@@ -100,7 +100,7 @@ var authzRoutes = map[string]authzRow{
 	"GET /api/v1/audit":                                                        {"operator"},
 	"GET /api/v1/webhook-events":                                               {"operator"},
 	"GET /api/v1/webhook-events/{event_id}":                                    {"operator"},
-	"POST /api/v1/webhook-events/{event_id}/replay":                             {"operator"},
+	"POST /api/v1/webhook-events/{event_id}/replay":                            {"operator"},
 	"GET /api/v1/install-jobs":                                                 {"operator"},
 	"GET /api/v1/install-jobs/{job_id}":                                        {"operator"},
 	"GET /api/v1/install-jobs/{job_id}/slots":                                  {"operator"},
