@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,9 +20,16 @@ type WebhookEventFilter struct {
 	State      string // delivery state
 }
 
+// ListedEvent is an event as the list reads it: with its recording order, which orders the
+// events of one instant.
+type ListedEvent struct {
+	*subprov.WebhookEvent
+	Rec int64
+}
+
 // WebhookEvents lists events newest first, page.Limit+1 of them after the page's position
-// (an event's created_at and id, as WebhookEventKey gives it).
-func (s *Store) WebhookEvents(ctx context.Context, f WebhookEventFilter, page subprov.Page) ([]*subprov.WebhookEvent, error) {
+// (an event's created_at, recording order and id, as WebhookEventKey gives it).
+func (s *Store) WebhookEvents(ctx context.Context, f WebhookEventFilter, page subprov.Page) ([]ListedEvent, error) {
 	var where []string
 	var args []any
 	for _, c := range []struct{ col, v string }{{"provider_id", f.ProviderID}, {"type", f.Type}, {"delivery_state", f.State}} {
@@ -31,25 +39,51 @@ func (s *Store) WebhookEvents(ctx context.Context, f WebhookEventFilter, page su
 		}
 	}
 	if !page.First() {
-		at, err := time.Parse(time.RFC3339Nano, page.After[0])
-		if err != nil || len(page.After) != 2 {
-			return nil, subprov.Invalid(map[string]string{"cursor": "is not a cursor this list issued"})
+		if len(page.After) != 3 {
+			return nil, badCursor()
 		}
-		where = append(where, "(created_at < ? OR (created_at = ? AND id < ?))")
-		args = append(args, at.UTC(), at.UTC(), page.After[1])
+		at, err := time.Parse(time.RFC3339Nano, page.After[0])
+		rec, rerr := strconv.ParseInt(page.After[1], 10, 64)
+		if err != nil || rerr != nil {
+			return nil, badCursor()
+		}
+		where = append(where, "(created_at < ? OR (created_at = ? AND (rec < ? OR (rec = ? AND id < ?))))")
+		args = append(args, at.UTC(), at.UTC(), rec, rec, page.After[2])
 	}
-	q := `SELECT ` + eventColumns + ` FROM events`
+	q := `SELECT ` + eventColumns + `, rec FROM events`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
-	q += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	q += ` ORDER BY created_at DESC, rec DESC, id DESC LIMIT ?`
 	args = append(args, page.Limit+1)
-	return sqltext.QueryAll(ctx, s.R(), "webhook events", scanEvent, q, args...)
+	return sqltext.QueryAll(ctx, s.R(), "webhook events", scanListedEvent, q, args...)
 }
 
+func badCursor() error {
+	return subprov.Invalid(map[string]string{"cursor": "is not a cursor this list issued"})
+}
+
+func scanListedEvent(row interface{ Scan(...any) error }) (ListedEvent, error) {
+	var rec sql.NullInt64
+	e, err := scanEvent(scanThenRest{row, &rec})
+	if err != nil {
+		return ListedEvent{}, err
+	}
+	return ListedEvent{WebhookEvent: e, Rec: rec.Int64}, nil
+}
+
+// scanThenRest scans a row into the destinations asked for and then into rest: a row of
+// more columns than a scanner of its first ones knows.
+type scanThenRest struct {
+	row  interface{ Scan(...any) error }
+	rest any
+}
+
+func (s scanThenRest) Scan(dest ...any) error { return s.row.Scan(append(dest, s.rest)...) }
+
 // WebhookEventKey is an event's position in the list's order, for the next page's cursor.
-func WebhookEventKey(e *subprov.WebhookEvent) []string {
-	return []string{e.CreatedAt.UTC().Format(time.RFC3339Nano), e.ID}
+func WebhookEventKey(e ListedEvent) []string {
+	return []string{e.CreatedAt.UTC().Format(time.RFC3339Nano), strconv.FormatInt(e.Rec, 10), e.ID}
 }
 
 // WebhookEvent returns one event of the provider, or of any provider when providerID is "";

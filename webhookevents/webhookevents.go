@@ -70,13 +70,14 @@ func (s *Service) List(ctx context.Context, op *subprov.Operator, f Filter, page
 	for i, e := range evs {
 		ids[i] = e.ID
 	}
+	// The events' latest attempts, in one read for the page.
 	last, err := s.Store.LastWebhookAttempts(ctx, ids)
 	if err != nil {
 		return nil, "", err
 	}
 	out := make([]Listed, len(evs))
 	for i, e := range evs {
-		out[i] = Listed{WebhookEvent: e, LastAttempt: last[e.ID]}
+		out[i] = Listed{WebhookEvent: e.WebhookEvent, LastAttempt: last[e.ID]}
 	}
 	return out, next, nil
 }
