@@ -52,14 +52,14 @@ type Delivery struct {
 // SetWebhookURL saves the sandbox receiver and pings it: the ping event is recorded with the
 // change and sent once, synchronously, after the change committed.
 func (s *Service) SetWebhookURL(ctx context.Context, scope subprov.Scope, raw string) (*subprov.Provider, *Delivery, error) {
+	p, err := s.Provider(ctx, scope)
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := events.CheckWebhookTarget(ctx, raw); err != nil {
 		if errors.Is(err, events.ErrBadWebhookURL) {
 			return nil, nil, subprov.Invalid(map[string]string{"webhook_url": err.Error()})
 		}
-		return nil, nil, err
-	}
-	p, err := s.Provider(ctx, scope)
-	if err != nil {
 		return nil, nil, err
 	}
 	p.WebhookURL = raw
