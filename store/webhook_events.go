@@ -30,6 +30,16 @@ type ListedEvent struct {
 // WebhookEvents lists events newest first, page.Limit+1 of them after the page's position
 // (an event's created_at, recording order and id, as WebhookEventKey gives it).
 func (s *Store) WebhookEvents(ctx context.Context, f WebhookEventFilter, page subprov.Page) ([]ListedEvent, error) {
+	q, args, err := webhookEventsQuery(f, page)
+	if err != nil {
+		return nil, err
+	}
+	return sqltext.QueryAll(ctx, s.R(), "webhook events", scanListedEvent, q, args...)
+}
+
+// webhookEventsQuery is the read of one page of the list: a range of events_listed, or of
+// events_provider_listed for one provider's events, walked backwards from the page's position.
+func webhookEventsQuery(f WebhookEventFilter, page subprov.Page) (string, []any, error) {
 	var where []string
 	var args []any
 	for _, c := range []struct{ col, v string }{{"provider_id", f.ProviderID}, {"type", f.Type}, {"delivery_state", f.State}} {
@@ -40,12 +50,12 @@ func (s *Store) WebhookEvents(ctx context.Context, f WebhookEventFilter, page su
 	}
 	if !page.First() {
 		if len(page.After) != 3 {
-			return nil, badCursor()
+			return "", nil, badCursor()
 		}
 		at, err := time.Parse(time.RFC3339Nano, page.After[0])
 		rec, rerr := strconv.ParseInt(page.After[1], 10, 64)
 		if err != nil || rerr != nil {
-			return nil, badCursor()
+			return "", nil, badCursor()
 		}
 		where = append(where, "(created_at < ? OR (created_at = ? AND (rec < ? OR (rec = ? AND id < ?))))")
 		args = append(args, at.UTC(), at.UTC(), rec, rec, page.After[2])
@@ -56,7 +66,7 @@ func (s *Store) WebhookEvents(ctx context.Context, f WebhookEventFilter, page su
 	}
 	q += ` ORDER BY created_at DESC, rec DESC, id DESC LIMIT ?`
 	args = append(args, page.Limit+1)
-	return sqltext.QueryAll(ctx, s.R(), "webhook events", scanListedEvent, q, args...)
+	return q, args, nil
 }
 
 func badCursor() error {
