@@ -98,9 +98,6 @@ var authzRoutes = map[string]authzRow{
 	"PATCH /partner/subscriber/me/invoice-contact":                             {"holder"},
 	"POST /partner/subscriber/me/invoice-contact/use-holder":                   {"holder"},
 	"GET /api/v1/audit":                                                        {"operator"},
-	"GET /api/v1/webhook-events":                                               {"operator"},
-	"GET /api/v1/webhook-events/{event_id}":                                    {"operator"},
-	"POST /api/v1/webhook-events/{event_id}/replay":                            {"operator"},
 	"GET /api/v1/install-jobs":                                                 {"operator"},
 	"GET /api/v1/install-jobs/{job_id}":                                        {"operator"},
 	"GET /api/v1/install-jobs/{job_id}/slots":                                  {"operator"},
@@ -133,6 +130,21 @@ var authzRoutes = map[string]authzRow{
 	"GET /api/v1/dev/faults":                                                 {"operator"},
 	"POST /api/v1/dev/faults":                                                {"operator"},
 	"GET /api/v1/dev/outbox":                                                 {"operator"},
+
+	// Providers, API keys and webhook secrets.
+	"GET /api/v1/providers":                                      {"operator"},
+	"POST /api/v1/providers":                                     {"operator"},
+	"GET /api/v1/providers/{provider_id}":                        {"operator"},
+	"PATCH /api/v1/providers/{provider_id}":                      {"operator"},
+	"GET /api/v1/providers/{provider_id}/api-keys":               {"operator"},
+	"POST /api/v1/providers/{provider_id}/api-keys":              {"operator"},
+	"DELETE /api/v1/providers/{provider_id}/api-keys/{key_id}":   {"operator"},
+	"POST /api/v1/providers/{provider_id}/webhook-secret/rotate": {"operator"},
+
+	// Webhook events.
+	"GET /api/v1/webhook-events":                    {"operator"},
+	"GET /api/v1/webhook-events/{event_id}":         {"operator"},
+	"POST /api/v1/webhook-events/{event_id}/replay": {"operator"},
 }
 
 // authzRowOf finds the row of a served route: its own, or its /partner original's for an
@@ -207,6 +219,11 @@ func newAuthzWorld(t *testing.T, s *apptest.Service) *authzWorld {
 		"invoiceId":                firstOr(t, s, `SELECT id FROM invoices WHERE provider_id = ?`, northwind),
 		"job_id":                   firstOr(t, s, `SELECT id FROM install_jobs WHERE provider_id = ?`, northwind),
 		"customerId":               marieID,
+
+		// Providers: a key id that names no key, so that no operator route revokes a key the
+		// other checks use.
+		"provider_id": northwind,
+		"key_id":      store.NewID(),
 	}
 	return w
 }

@@ -38,9 +38,21 @@ var operatorPerms = map[string]string{
 	"POST /api/v1/dev/faults":                                   "administer",
 	"GET /api/v1/dev/outbox":                                    "read",
 	"GET /api/v1/audit":                                         "read",
-	"GET /api/v1/webhook-events":                                "read",
-	"GET /api/v1/webhook-events/{event_id}":                     "read",
-	"POST /api/v1/webhook-events/{event_id}/replay":             "support",
+
+	// Providers, API keys and webhook secrets.
+	"GET /api/v1/providers":                                      "read",
+	"POST /api/v1/providers":                                     "administer",
+	"GET /api/v1/providers/{provider_id}":                        "read",
+	"PATCH /api/v1/providers/{provider_id}":                      "administer",
+	"GET /api/v1/providers/{provider_id}/api-keys":               "read",
+	"POST /api/v1/providers/{provider_id}/api-keys":              "administer",
+	"DELETE /api/v1/providers/{provider_id}/api-keys/{key_id}":   "administer",
+	"POST /api/v1/providers/{provider_id}/webhook-secret/rotate": "administer",
+
+	// Webhook events.
+	"GET /api/v1/webhook-events":                    "read",
+	"GET /api/v1/webhook-events/{event_id}":         "read",
+	"POST /api/v1/webhook-events/{event_id}/replay": "support",
 }
 
 // operatorRoutes are the served operator routes, each once (a /partner route's /api/v1

@@ -5,11 +5,13 @@ package ops
 
 import (
 	"github.com/subprov/subprov/audit"
+	"github.com/subprov/subprov/providers"
 	"github.com/subprov/subprov/webhookevents"
 )
 
 // Handler serves the operations routes.
 type Handler struct {
-	Audit  *audit.Service
-	Events *webhookevents.Service
+	Audit     *audit.Service
+	Providers *providers.Service
+	Events    *webhookevents.Service
 }
