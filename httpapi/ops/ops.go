@@ -5,9 +5,17 @@ package ops
 
 import (
 	"github.com/subprov/subprov/audit"
+	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/privacy"
+	"github.com/subprov/subprov/tickets"
 )
 
 // Handler serves the operations routes.
 type Handler struct {
 	Audit *audit.Service
+	// Billing serves invoices, credit notes and bill runs; Tickets the ticket queue; Privacy
+	// the subscribers' deletion requests.
+	Billing *billing.Service
+	Tickets *tickets.Service
+	Privacy *privacy.Service
 }
