@@ -98,6 +98,15 @@ var authzRoutes = map[string]authzRow{
 	"PATCH /partner/subscriber/me/invoice-contact":                             {"holder"},
 	"POST /partner/subscriber/me/invoice-contact/use-holder":                   {"holder"},
 	"GET /api/v1/audit":                                                        {"operator"},
+	"GET /api/v1/invoices":                                                     {"operator"},
+	"GET /api/v1/invoices/{invoice_id}/document":                               {"operator"},
+	"POST /api/v1/invoices/{invoice_id}/credit-notes":                          {"operator"},
+	"GET /api/v1/bill-runs":                                                    {"operator"},
+	"GET /api/v1/tickets":                                                      {"operator"},
+	"PATCH /api/v1/tickets/{ticket_id}":                                        {"operator"},
+	"GET /api/v1/privacy-requests":                                             {"operator"},
+	"POST /api/v1/privacy-requests/{request_id}/approve":                       {"operator"},
+	"POST /api/v1/privacy-requests/{request_id}/reject":                        {"operator"},
 	"GET /api/v1/install-jobs":                                                 {"operator"},
 	"GET /api/v1/install-jobs/{job_id}":                                        {"operator"},
 	"GET /api/v1/install-jobs/{job_id}/slots":                                  {"operator"},
@@ -204,6 +213,8 @@ func newAuthzWorld(t *testing.T, s *apptest.Service) *authzWorld {
 		"invoiceId":                firstOr(t, s, `SELECT id FROM invoices WHERE provider_id = ?`, northwind),
 		"job_id":                   firstOr(t, s, `SELECT id FROM install_jobs WHERE provider_id = ?`, northwind),
 		"customerId":               marieID,
+		"ticket_id":                firstOr(t, s, `SELECT id FROM tickets WHERE provider_id = ?`, northwind),
+		"request_id":               firstOr(t, s, `SELECT id FROM privacy_requests WHERE provider_id = ?`, northwind),
 	}
 	return w
 }

@@ -23,6 +23,8 @@ var scopeObjects = map[string]string{
 	"invoice_id":      `SELECT id FROM invoices WHERE provider_id = ? ORDER BY id`,
 	"job_id":          `SELECT id FROM install_jobs WHERE provider_id = ? ORDER BY id`,
 	"event_id":        `SELECT id FROM events WHERE provider_id = ? ORDER BY id`,
+	"ticket_id":       `SELECT id FROM tickets WHERE provider_id = ? ORDER BY id`,
+	"request_id":      `SELECT id FROM privacy_requests WHERE provider_id = ? ORDER BY id`,
 }
 
 // scopeNotYet are operator routes that do not honour scope yet. It only shrinks.
@@ -50,6 +52,9 @@ func TestOperatorScope(t *testing.T) {
 			_, err := s.Events.Record(ctx, tx, p, "subscription.updated", sub, nil)
 			return err
 		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Privacy.Request(ctx, northwind, marieID); err != nil { // a privacy request and its ticket to name
 			t.Fatal(err)
 		}
 		ids := map[string]string{}
