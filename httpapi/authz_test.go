@@ -97,6 +97,7 @@ var authzRoutes = map[string]authzRow{
 	"PATCH /partner/subscriber/me/billing-day":                                 {"holder"},
 	"PATCH /partner/subscriber/me/invoice-contact":                             {"holder"},
 	"POST /partner/subscriber/me/invoice-contact/use-holder":                   {"holder"},
+	"POST /partner/subscriber/me/privacy/deletion-request":                     {"holder"},
 	"GET /api/v1/audit":                                                        {"operator"},
 	"GET /api/v1/invoices":                                                     {"operator"},
 	"GET /api/v1/invoices/{invoice_id}/document":                               {"operator"},

@@ -336,3 +336,31 @@ func TestOperatorPrivacyRequests(t *testing.T) {
 		}
 	})
 }
+
+// TestSubscriberDeletionRequest: the holder asks for the deletion of the account's personal
+// data; the request waits for an operator with a ticket, and asking again answers the same.
+func TestSubscriberDeletionRequest(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		marie := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
+		var tickets []any
+		for _, path := range []string{"/partner/subscriber/me/privacy/deletion-request", "/api/v1/subscriber/me/privacy/deletion-request"} {
+			res := s.Do(apptest.Request{Method: "POST", Path: path, Headers: marie})
+			if res.Status != 202 || res.JSON["ticket_id"] == "" {
+				t.Fatalf("%s: %d %s", path, res.Status, res.Raw)
+			}
+			tickets = append(tickets, res.JSON["ticket_id"])
+		}
+		if tickets[0] != tickets[1] {
+			t.Errorf("asking again opened another ticket: %v", tickets)
+		}
+		res := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/privacy-requests?status=pending", Headers: s.OperatorAs(subprov.RoleSupport, northwind)})
+		rs := res.JSON["privacy_requests"].([]any)
+		if len(rs) != 1 || rs[0].(map[string]any)["subscriber_id"] != marieID || rs[0].(map[string]any)["ticket_id"] != tickets[0] {
+			t.Fatalf("pending requests: %s", res.Raw)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM audit_log WHERE action = 'privacy_request.created' AND actor_type = 'subscriber'`); n != 1 {
+			t.Errorf("the request audited %d times", n)
+		}
+	})
+}
