@@ -103,6 +103,12 @@ func LinesLive() *subprov.Error { return subprov.Errorf(subprov.ECONFLICT, "line
 // refused (409 lines_live) and nothing changes. The audit entry names the request only.
 func (s *Service) Approve(ctx context.Context, op *subprov.Operator, id string) (*subprov.PrivacyRequest, error) {
 	return s.decide(ctx, op, id, func(tx *store.Tx, req *subprov.PrivacyRequest) error {
+		// The subscriber's row stays locked until the erasure commits, so a change to the
+		// account that locks it too (adding an authorized user) waits rather than slipping in
+		// between the check of the lines and the erasure.
+		if _, _, err := tx.SubscriberNumber(ctx, req.SubscriberID); err != nil {
+			return err
+		}
 		live, err := tx.LiveLines(ctx, req.SubscriberID, s.Clock.Now())
 		if err != nil {
 			return err
