@@ -97,17 +97,7 @@ var authzRoutes = map[string]authzRow{
 	"PATCH /partner/subscriber/me/billing-day":                                 {"holder"},
 	"PATCH /partner/subscriber/me/invoice-contact":                             {"holder"},
 	"POST /partner/subscriber/me/invoice-contact/use-holder":                   {"holder"},
-	"POST /partner/subscriber/me/privacy/deletion-request":                     {"holder"},
 	"GET /api/v1/audit":                                                        {"operator"},
-	"GET /api/v1/invoices":                                                     {"operator"},
-	"GET /api/v1/invoices/{invoice_id}/document":                               {"operator"},
-	"POST /api/v1/invoices/{invoice_id}/credit-notes":                          {"operator"},
-	"GET /api/v1/bill-runs":                                                    {"operator"},
-	"GET /api/v1/tickets":                                                      {"operator"},
-	"PATCH /api/v1/tickets/{ticket_id}":                                        {"operator"},
-	"GET /api/v1/privacy-requests":                                             {"operator"},
-	"POST /api/v1/privacy-requests/{request_id}/approve":                       {"operator"},
-	"POST /api/v1/privacy-requests/{request_id}/reject":                        {"operator"},
 	"GET /api/v1/install-jobs":                                                 {"operator"},
 	"GET /api/v1/install-jobs/{job_id}":                                        {"operator"},
 	"GET /api/v1/install-jobs/{job_id}/slots":                                  {"operator"},
@@ -140,6 +130,28 @@ var authzRoutes = map[string]authzRow{
 	"GET /api/v1/dev/faults":                                                 {"operator"},
 	"POST /api/v1/dev/faults":                                                {"operator"},
 	"GET /api/v1/dev/outbox":                                                 {"operator"},
+
+	// Providers, API keys and webhook secrets.
+	"GET /api/v1/providers":                                      {"operator"},
+	"POST /api/v1/providers":                                     {"operator"},
+	"GET /api/v1/providers/{provider_id}":                        {"operator"},
+	"PATCH /api/v1/providers/{provider_id}":                      {"operator"},
+	"GET /api/v1/providers/{provider_id}/api-keys":               {"operator"},
+	"POST /api/v1/providers/{provider_id}/api-keys":              {"operator"},
+	"DELETE /api/v1/providers/{provider_id}/api-keys/{key_id}":   {"operator"},
+	"POST /api/v1/providers/{provider_id}/webhook-secret/rotate": {"operator"},
+
+	// Billing, tickets and privacy requests (and the subscriber's deletion request).
+	"POST /partner/subscriber/me/privacy/deletion-request": {"holder"},
+	"GET /api/v1/invoices":                                 {"operator"},
+	"GET /api/v1/invoices/{invoice_id}/document":           {"operator"},
+	"POST /api/v1/invoices/{invoice_id}/credit-notes":      {"operator"},
+	"GET /api/v1/bill-runs":                                {"operator"},
+	"GET /api/v1/tickets":                                  {"operator"},
+	"PATCH /api/v1/tickets/{ticket_id}":                    {"operator"},
+	"GET /api/v1/privacy-requests":                         {"operator"},
+	"POST /api/v1/privacy-requests/{request_id}/approve":   {"operator"},
+	"POST /api/v1/privacy-requests/{request_id}/reject":    {"operator"},
 }
 
 // authzRowOf finds the row of a served route: its own, or its /partner original's for an
@@ -214,8 +226,15 @@ func newAuthzWorld(t *testing.T, s *apptest.Service) *authzWorld {
 		"invoiceId":                firstOr(t, s, `SELECT id FROM invoices WHERE provider_id = ?`, northwind),
 		"job_id":                   firstOr(t, s, `SELECT id FROM install_jobs WHERE provider_id = ?`, northwind),
 		"customerId":               marieID,
-		"ticket_id":                firstOr(t, s, `SELECT id FROM tickets WHERE provider_id = ?`, northwind),
-		"request_id":               firstOr(t, s, `SELECT id FROM privacy_requests WHERE provider_id = ?`, northwind),
+
+		// Providers: a key id that names no key, so that no operator route revokes a key the
+		// other checks use.
+		"provider_id": northwind,
+		"key_id":      store.NewID(),
+
+		// Tickets and privacy requests.
+		"ticket_id":  firstOr(t, s, `SELECT id FROM tickets WHERE provider_id = ?`, northwind),
+		"request_id": firstOr(t, s, `SELECT id FROM privacy_requests WHERE provider_id = ?`, northwind),
 	}
 	return w
 }

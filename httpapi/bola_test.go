@@ -39,13 +39,14 @@ var bolaOperatorRoutes = map[string]bool{
 	"POST /api/v1/install-jobs/{job_id}/assign":                 true,
 	"POST /api/v1/install-jobs/{job_id}/book":                   true,
 	"POST /api/v1/install-jobs/{job_id}/complete":               true,
-	// Operator routes that honour an operator's scope: TestOperatorScope probes them.
+	"GET /partner/marketplace/plans/{plan_version_id}":          true, // public: sellable plans of every provider
+
+	// Billing, tickets and privacy requests: scoped operator routes, probed by TestOperatorScope.
 	"GET /api/v1/invoices/{invoice_id}/document":         true,
 	"POST /api/v1/invoices/{invoice_id}/credit-notes":    true,
 	"PATCH /api/v1/tickets/{ticket_id}":                  true,
 	"POST /api/v1/privacy-requests/{request_id}/approve": true,
 	"POST /api/v1/privacy-requests/{request_id}/reject":  true,
-	"GET /partner/marketplace/plans/{plan_version_id}":   true, // public: sellable plans of every provider
 }
 
 // bolaProbed are the id-taking provider routes TestProviderIsolation probes.

@@ -38,15 +38,27 @@ var operatorPerms = map[string]string{
 	"POST /api/v1/dev/faults":                                   "administer",
 	"GET /api/v1/dev/outbox":                                    "read",
 	"GET /api/v1/audit":                                         "read",
-	"GET /api/v1/invoices":                                      "read",
-	"GET /api/v1/invoices/{invoice_id}/document":                "read",
-	"POST /api/v1/invoices/{invoice_id}/credit-notes":           "invoices",
-	"GET /api/v1/bill-runs":                                     "read",
-	"GET /api/v1/tickets":                                       "read",
-	"PATCH /api/v1/tickets/{ticket_id}":                         "support",
-	"GET /api/v1/privacy-requests":                              "read",
-	"POST /api/v1/privacy-requests/{request_id}/approve":        "line_actions",
-	"POST /api/v1/privacy-requests/{request_id}/reject":         "line_actions",
+
+	// Providers, API keys and webhook secrets.
+	"GET /api/v1/providers":                                      "read",
+	"POST /api/v1/providers":                                     "administer",
+	"GET /api/v1/providers/{provider_id}":                        "read",
+	"PATCH /api/v1/providers/{provider_id}":                      "administer",
+	"GET /api/v1/providers/{provider_id}/api-keys":               "read",
+	"POST /api/v1/providers/{provider_id}/api-keys":              "administer",
+	"DELETE /api/v1/providers/{provider_id}/api-keys/{key_id}":   "administer",
+	"POST /api/v1/providers/{provider_id}/webhook-secret/rotate": "administer",
+
+	// Billing, tickets and privacy requests.
+	"GET /api/v1/invoices":                               "read",
+	"GET /api/v1/invoices/{invoice_id}/document":         "read",
+	"POST /api/v1/invoices/{invoice_id}/credit-notes":    "invoices",
+	"GET /api/v1/bill-runs":                              "read",
+	"GET /api/v1/tickets":                                "read",
+	"PATCH /api/v1/tickets/{ticket_id}":                  "support",
+	"GET /api/v1/privacy-requests":                       "read",
+	"POST /api/v1/privacy-requests/{request_id}/approve": "line_actions",
+	"POST /api/v1/privacy-requests/{request_id}/reject":  "line_actions",
 }
 
 // operatorRoutes are the served operator routes, each once (a /partner route's /api/v1

@@ -23,8 +23,12 @@ var scopeObjects = map[string]string{
 	"invoice_id":      `SELECT id FROM invoices WHERE provider_id = ? ORDER BY id`,
 	"job_id":          `SELECT id FROM install_jobs WHERE provider_id = ? ORDER BY id`,
 	"event_id":        `SELECT id FROM events WHERE provider_id = ? ORDER BY id`,
-	"ticket_id":       `SELECT id FROM tickets WHERE provider_id = ? ORDER BY id`,
-	"request_id":      `SELECT id FROM privacy_requests WHERE provider_id = ? ORDER BY id`,
+	"provider_id":     `SELECT id FROM providers WHERE id = ?`,
+	"key_id":          `SELECT id FROM api_keys WHERE provider_id = ? ORDER BY id`,
+
+	// Tickets and privacy requests.
+	"ticket_id":  `SELECT id FROM tickets WHERE provider_id = ? ORDER BY id`,
+	"request_id": `SELECT id FROM privacy_requests WHERE provider_id = ? ORDER BY id`,
 }
 
 // scopeNotYet are operator routes that do not honour scope yet. It only shrinks.

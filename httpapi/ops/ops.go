@@ -7,12 +7,14 @@ import (
 	"github.com/subprov/subprov/audit"
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/privacy"
+	"github.com/subprov/subprov/providers"
 	"github.com/subprov/subprov/tickets"
 )
 
 // Handler serves the operations routes.
 type Handler struct {
-	Audit *audit.Service
+	Audit     *audit.Service
+	Providers *providers.Service
 	// Billing serves invoices, credit notes and bill runs; Tickets the ticket queue; Privacy
 	// the subscribers' deletion requests.
 	Billing *billing.Service
