@@ -53,6 +53,16 @@ var operatorPerms = map[string]string{
 	"GET /api/v1/webhook-events":                    "read",
 	"GET /api/v1/webhook-events/{event_id}":         "read",
 	"POST /api/v1/webhook-events/{event_id}/replay": "support",
+	// Billing, tickets and privacy requests.
+	"GET /api/v1/invoices":                               "read",
+	"GET /api/v1/invoices/{invoice_id}/document":         "read",
+	"POST /api/v1/invoices/{invoice_id}/credit-notes":    "invoices",
+	"GET /api/v1/bill-runs":                              "read",
+	"GET /api/v1/tickets":                                "read",
+	"PATCH /api/v1/tickets/{ticket_id}":                  "support",
+	"GET /api/v1/privacy-requests":                       "read",
+	"POST /api/v1/privacy-requests/{request_id}/approve": "line_actions",
+	"POST /api/v1/privacy-requests/{request_id}/reject":  "line_actions",
 }
 
 // operatorRoutes are the served operator routes, each once (a /partner route's /api/v1

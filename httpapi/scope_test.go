@@ -25,6 +25,10 @@ var scopeObjects = map[string]string{
 	"event_id":        `SELECT id FROM events WHERE provider_id = ? ORDER BY id`,
 	"provider_id":     `SELECT id FROM providers WHERE id = ?`,
 	"key_id":          `SELECT id FROM api_keys WHERE provider_id = ? ORDER BY id`,
+
+	// Tickets and privacy requests.
+	"ticket_id":  `SELECT id FROM tickets WHERE provider_id = ? ORDER BY id`,
+	"request_id": `SELECT id FROM privacy_requests WHERE provider_id = ? ORDER BY id`,
 }
 
 func TestOperatorScope(t *testing.T) {
@@ -38,6 +42,9 @@ func TestOperatorScope(t *testing.T) {
 			_, err := s.Events.Record(ctx, tx, p, "subscription.updated", sub, nil)
 			return err
 		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Privacy.Request(ctx, northwind, marieID); err != nil { // a privacy request and its ticket to name
 			t.Fatal(err)
 		}
 		ids := map[string]string{}
