@@ -27,14 +27,7 @@ const operatorSuspension = "operator"
 // ScopedLine reads a line and its provider for an operator: a line outside scope is not
 // found, as an unknown id.
 func (s *Service) ScopedLine(ctx context.Context, scope subprov.Scope, id string) (*subprov.Subscription, *subprov.Provider, error) {
-	sub, p, err := s.operatorSubscription(ctx, strings.TrimSpace(id))
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := scope.Check(sub.ProviderID, "Subscription"); err != nil {
-		return nil, nil, err
-	}
-	return sub, p, nil
+	return s.operatorSubscription(ctx, scope, strings.TrimSpace(id))
 }
 
 // checkReason refuses a reason that is missing or too long.

@@ -75,8 +75,8 @@ func (h *Handler) Subscriber(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := accountJSON{ID: a.ID, ProviderID: a.ProviderID, CustomerNumber: api.Optional(a.CustomerNumber), Holder: contactOf(a.Holder),
 		AuthorizedUsers: make([]authorizedUserJSON, len(a.AuthorizedUsers)), Lines: make([]lineJSON, len(a.Lines)),
-		Invoices: make([]invoiceJSON, len(a.Invoices)), CreditNotes: make([]creditNoteJSON, len(a.CreditNotes)),
-		Tickets: make([]ticketJSON, len(a.Tickets)), Notes: make([]noteJSON, len(a.Notes))}
+		Invoices: make([]accountInvoiceJSON, len(a.Invoices)), CreditNotes: make([]accountCreditNoteJSON, len(a.CreditNotes)),
+		Tickets: make([]accountTicketJSON, len(a.Tickets)), Notes: make([]noteJSON, len(a.Notes))}
 	if a.Invoice != nil {
 		c := contactOf(*a.Invoice)
 		out.InvoiceContact = &c
@@ -89,16 +89,16 @@ func (h *Handler) Subscriber(w http.ResponseWriter, r *http.Request) error {
 		out.Lines[i] = lineOf(&a.Lines[i])
 	}
 	for i, inv := range a.Invoices {
-		out.Invoices[i] = invoiceJSON{ID: inv.ID, Number: inv.Number, CustomerNumber: inv.CustomerNumber, InvoiceDate: inv.InvoiceDate,
+		out.Invoices[i] = accountInvoiceJSON{ID: inv.ID, Number: inv.Number, CustomerNumber: inv.CustomerNumber, InvoiceDate: inv.InvoiceDate,
 			Period: inv.Period, Kind: inv.Kind, Status: inv.Status, Net: inv.Net, Tax: inv.Tax, Total: inv.Total, Currency: inv.Currency,
 			SubscriptionID: inv.SubscriptionID, PaidAt: instant(inv.PaidAt)}
 	}
 	for i, c := range a.CreditNotes {
-		out.CreditNotes[i] = creditNoteJSON{ID: c.ID, Number: c.Number, State: c.State, Amount: c.Amount, Currency: c.Currency,
+		out.CreditNotes[i] = accountCreditNoteJSON{ID: c.ID, Number: c.Number, State: c.State, Amount: c.Amount, Currency: c.Currency,
 			Reason: c.Reason, CreatedAt: c.CreatedAt.UTC().Format(time.RFC3339)}
 	}
 	for i, t := range a.Tickets {
-		out.Tickets[i] = ticketJSON{ID: t.ID, Number: t.Number, Kind: t.Kind, Subject: t.Subject, Status: t.Status, Priority: t.Priority,
+		out.Tickets[i] = accountTicketJSON{ID: t.ID, Number: t.Number, Kind: t.Kind, Subject: t.Subject, Status: t.Status, Priority: t.Priority,
 			Group: t.Group, CreatedAt: t.CreatedAt.UTC().Format(time.RFC3339)}
 	}
 	for i, n := range a.Notes {
@@ -109,17 +109,17 @@ func (h *Handler) Subscriber(w http.ResponseWriter, r *http.Request) error {
 }
 
 type accountJSON struct {
-	ID              string               `json:"id"`
-	ProviderID      string               `json:"provider_id"`
-	CustomerNumber  *string              `json:"customer_number"`
-	Holder          contactJSON          `json:"holder"`
-	InvoiceContact  *contactJSON         `json:"invoice_contact"`
-	AuthorizedUsers []authorizedUserJSON `json:"authorized_users"`
-	Lines           []lineJSON           `json:"lines"`
-	Invoices        []invoiceJSON        `json:"invoices"`
-	CreditNotes     []creditNoteJSON     `json:"credit_notes"`
-	Tickets         []ticketJSON         `json:"tickets"`
-	Notes           []noteJSON           `json:"notes"`
+	ID              string                  `json:"id"`
+	ProviderID      string                  `json:"provider_id"`
+	CustomerNumber  *string                 `json:"customer_number"`
+	Holder          contactJSON             `json:"holder"`
+	InvoiceContact  *contactJSON            `json:"invoice_contact"`
+	AuthorizedUsers []authorizedUserJSON    `json:"authorized_users"`
+	Lines           []lineJSON              `json:"lines"`
+	Invoices        []accountInvoiceJSON    `json:"invoices"`
+	CreditNotes     []accountCreditNoteJSON `json:"credit_notes"`
+	Tickets         []accountTicketJSON     `json:"tickets"`
+	Notes           []noteJSON              `json:"notes"`
 }
 
 type contactJSON struct {
@@ -144,7 +144,7 @@ type authorizedUserJSON struct {
 	Activated      bool   `json:"activated"`
 }
 
-type invoiceJSON struct {
+type accountInvoiceJSON struct {
 	ID             string        `json:"id"`
 	Number         string        `json:"number"`
 	CustomerNumber string        `json:"customer_number"`
@@ -160,7 +160,7 @@ type invoiceJSON struct {
 	PaidAt         *string       `json:"paid_at"`
 }
 
-type creditNoteJSON struct {
+type accountCreditNoteJSON struct {
 	ID        string        `json:"id"`
 	Number    string        `json:"number"`
 	State     string        `json:"state"`
@@ -170,7 +170,7 @@ type creditNoteJSON struct {
 	CreatedAt string        `json:"created_at"`
 }
 
-type ticketJSON struct {
+type accountTicketJSON struct {
 	ID        string `json:"id"`
 	Number    string `json:"number"`
 	Kind      string `json:"kind"`
