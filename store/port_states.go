@@ -196,6 +196,9 @@ func (tx *Tx) CancellationOf(ctx context.Context, id string) (*subprov.Cancellat
 
 // RestoreCancellation puts a line back as c describes (undoing a reinstatement).
 func (tx *Tx) RestoreCancellation(ctx context.Context, id string, c *subprov.Cancellation, now time.Time) error {
+	if err := tx.startHistory(ctx, id); err != nil {
+		return err
+	}
 	_, err := tx.Exec(ctx, `UPDATE subscriptions SET status = ?, status_before_cancel = ?, workflow_state = ?, cancel_reason = ?,
 			port_id = ?, vlan = ?, canceled_at = ?, ended_at = ?, deprovision_queued_at = ?, deprovisioned_at = ?, updated_at = ?
 		WHERE id = ?`, string(c.Status), string(c.StatusBeforeCancel), c.WorkflowState, c.CancelReason, nullStr(c.PortID), c.VLAN,
@@ -203,5 +206,5 @@ func (tx *Tx) RestoreCancellation(ctx context.Context, id string, c *subprov.Can
 	if err != nil {
 		return fmt.Errorf("restore cancellation of %s: %w", id, err)
 	}
-	return nil
+	return tx.recordStatus(ctx, id, c.Status, "reinstatement_undone", now)
 }

@@ -134,6 +134,11 @@ func (tx *Tx) EraseSubscriber(ctx context.Context, subscriberID string, now time
 		{"search terms", `DELETE FROM customer_search_terms WHERE subscriber_id = ?`, []any{subscriberID}},
 		{"verification codes", `DELETE FROM verification_codes WHERE subscriber_id = ?`, []any{subscriberID}},
 		{"notes", `UPDATE notes SET body = ? WHERE subscriber_id = ?`, []any{ErasedText, subscriberID}},
+		// The reasons people gave for the lines' status changes (an operator's words); the
+		// service's own reasons say nothing personal and stay.
+		{"status history", `UPDATE subscription_status_history SET reason = ? WHERE reason NOT IN ` + inList(len(serviceReasons)) + `
+			AND subscription_id IN (SELECT id FROM subscriptions WHERE subscriber_id = ?)`,
+			append(append([]any{ErasedText}, anyList(serviceReasons)...), subscriberID)},
 	}
 	tickets := `subscriber_id = ?`
 	targs := []any{subscriberID}
@@ -159,6 +164,10 @@ func (tx *Tx) EraseSubscriber(ctx context.Context, subscriberID string, now time
 	}
 	return nil
 }
+
+// serviceReasons are the reasons the service itself gives a line's status change in its
+// history (store.Tx.UpdateSubscription's StatusReason), which a privacy deletion keeps.
+var serviceReasons = []string{"", "partner", "dunning", "operator", "reinstated", "reinstatement_undone", "port_not_reopened"}
 
 // MailErased is the status of a message a privacy deletion erased before it was sent: it is
 // never sent.

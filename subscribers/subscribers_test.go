@@ -9,6 +9,7 @@ import (
 	"github.com/subprov/subprov/internal/servicetest"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/provisioning"
+	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/subscribers"
 )
 
@@ -32,6 +33,7 @@ func TestSubscribers(t *testing.T) {
 		servicetest.Rule{Name: "suspend and restore keep the partner's rules", Test: testSuspendRestore},
 		servicetest.Rule{Name: "plan change counts the provider's day", Test: testPlanChangeDay},
 		servicetest.Rule{Name: "reprovision and notes", Test: testReprovisionAndNotes},
+		servicetest.Rule{Name: "a privacy deletion erases the reasons people gave", Test: testErasedReasons},
 	)
 }
 
@@ -260,5 +262,25 @@ func testReprovisionAndNotes(t *testing.T, e *servicetest.Env) {
 	if n := count(t, e, `SELECT COUNT(*) FROM audit_log WHERE subject_id = ? AND action = 'note.created' AND details NOT LIKE '%Prefers%'`,
 		acct.Notes[0].ID); n != 1 {
 		t.Errorf("%d note.created entries", n)
+	}
+}
+
+// testErasedReasons: a privacy deletion erases the reasons operators wrote in a line's status
+// history and keeps the service's own.
+func testErasedReasons(t *testing.T, e *servicetest.Env) {
+	ctx := context.Background()
+	s := service(e)
+	support := operator(subprov.RoleSupport, servicetest.Northwind)
+	if _, err := s.Suspend(ctx, support, lineMarie, "Told us she is in hospital"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Store.InTx(ctx, func(tx *store.Tx) error { return tx.EraseSubscriber(ctx, servicetest.SubscriberMarie, e.Clock.Now()) }); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, e, `SELECT COUNT(*) FROM subscription_status_history WHERE reason LIKE '%hospital%'`); n != 0 {
+		t.Errorf("%d reasons kept", n)
+	}
+	if n := count(t, e, `SELECT COUNT(*) FROM subscription_status_history WHERE subscription_id = ? AND reason = ''`, lineMarie); n == 0 {
+		t.Error("the service's own entries were erased too")
 	}
 }
