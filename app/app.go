@@ -34,6 +34,7 @@ import (
 	"github.com/subprov/subprov/httpapi/ops"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/install"
+	"github.com/subprov/subprov/inventory"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/mail"
 	"github.com/subprov/subprov/monitoring"
@@ -214,7 +215,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Checkout:       a.Checkout,
 		Sandbox:        a.Sandbox,
 		Ops: ops.Handler{
-			Audit: &audit.Service{Store: st},
+			Audit:     &audit.Service{Store: st},
+			Inventory: &inventory.Service{Store: st, Clock: a.Clock},
 		},
 		PublicURL: cfg.PublicURL,
 		Registry:  reg, Ready: a.Ready,

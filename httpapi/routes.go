@@ -185,6 +185,21 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		// with the permission its role must hold; the capability checks it again, and scope.
 		// Audit log.
 		{method: "GET", path: "/api/v1/audit", auth: credOperator, perm: subprov.PermRead, handle: s.ops.AuditEntries},
+		// Inventory, plans and install windows.
+		{method: "GET", path: "/api/v1/buildings", auth: credOperator, perm: subprov.PermReadNetwork, handle: s.ops.Buildings},
+		{method: "POST", path: "/api/v1/buildings", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.CreateBuilding},
+		{method: "POST", path: "/api/v1/buildings/import", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.ImportBuildings},
+		{method: "GET", path: "/api/v1/buildings/{building_id}", auth: credOperator, perm: subprov.PermReadNetwork, handle: s.ops.Building},
+		{method: "PATCH", path: "/api/v1/buildings/{building_id}", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.EditBuilding},
+		{method: "POST", path: "/api/v1/buildings/{building_id}/units", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.CreateUnit},
+		{method: "POST", path: "/api/v1/ports", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.CreatePort},
+		{method: "GET", path: "/api/v1/plans", auth: credOperator, perm: subprov.PermRead, handle: s.ops.Plans},
+		{method: "POST", path: "/api/v1/plans", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.CreatePlan},
+		{method: "POST", path: "/api/v1/plans/{plan_id}/versions", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.CreatePlanVersion},
+		{method: "PATCH", path: "/api/v1/plan-versions/{plan_version_id}", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.EditPlanVersion},
+		{method: "GET", path: "/api/v1/install-windows", auth: credOperator, perm: subprov.PermReadNetwork, handle: s.ops.InstallWindows},
+		{method: "POST", path: "/api/v1/install-windows", auth: credOperator, perm: subprov.PermInstall, handle: s.ops.CreateInstallWindow},
+		{method: "DELETE", path: "/api/v1/install-windows/{window_id}", auth: credOperator, perm: subprov.PermInstall, handle: s.ops.DeleteInstallWindow},
 	}
 	if s.DevClock != nil {
 		// Dev mode: absent, so 404, when dev mode is off.

@@ -171,6 +171,13 @@ var LineTypes = []string{"first", "second", "third"}
 // Check lists the problems of a building's own values.
 func (b Building) Check() Problems {
 	var ps Problems
+	seen := map[string]bool{}
+	for j, pid := range b.ProviderIDs {
+		if seen[pid] {
+			ps.add(fmt.Sprintf("provider_ids[%d]", j), "provider %q named twice", pid)
+		}
+		seen[pid] = true
+	}
 	ps.required("street", b.Street)
 	if b.PostalCode != "" && (b.Country == "" || b.Country == "CA") {
 		if _, ok := address.PostalCode(b.PostalCode); !ok {

@@ -5,9 +5,12 @@ package ops
 
 import (
 	"github.com/subprov/subprov/audit"
+	"github.com/subprov/subprov/inventory"
 )
 
 // Handler serves the operations routes.
 type Handler struct {
 	Audit *audit.Service
+	// Inventory: buildings, units, ports, plans and install windows.
+	Inventory *inventory.Service
 }
