@@ -38,6 +38,20 @@ var operatorPerms = map[string]string{
 	"POST /api/v1/dev/faults":                                   "administer",
 	"GET /api/v1/dev/outbox":                                    "read",
 	"GET /api/v1/audit":                                         "read",
+	"GET /api/v1/buildings":                                     "read_network",
+	"POST /api/v1/buildings":                                    "administer",
+	"POST /api/v1/buildings/import":                             "administer",
+	"GET /api/v1/buildings/{building_id}":                       "read_network",
+	"PATCH /api/v1/buildings/{building_id}":                     "administer",
+	"POST /api/v1/buildings/{building_id}/units":                "administer",
+	"POST /api/v1/ports":                                        "administer",
+	"GET /api/v1/plans":                                         "read",
+	"POST /api/v1/plans":                                        "administer",
+	"POST /api/v1/plans/{plan_id}/versions":                     "administer",
+	"PATCH /api/v1/plan-versions/{plan_version_id}":             "administer",
+	"GET /api/v1/install-windows":                               "read_network",
+	"POST /api/v1/install-windows":                              "install",
+	"DELETE /api/v1/install-windows/{window_id}":                "install",
 }
 
 // operatorRoutes are the served operator routes, each once (a /partner route's /api/v1
