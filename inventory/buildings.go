@@ -439,12 +439,11 @@ func (s *Service) CreatePort(ctx context.Context, op *subprov.Operator, p Port) 
 			return err
 		}
 		ps = append(ps, refs...)
-		switch _, err := store.PortBySwitch(ctx, tx, p.Switch, p.Port); {
-		case err == nil:
-			ps.add("port", "switch %q already has a port %q", p.Switch, p.Port)
-		case !errors.Is(err, subprov.ErrNotFound):
+		taken, err := portTaken(ctx, tx, p)
+		if err != nil {
 			return err
 		}
+		ps = append(ps, taken...)
 		if len(ps) > 0 {
 			return invalid(ps, "body")
 		}
@@ -471,4 +470,29 @@ func (s *Service) CreatePort(ctx context.Context, op *subprov.Operator, p Port) 
 		return nil, err
 	}
 	return &out, nil
+}
+
+// portTaken lists what of a new port another port already has: its switch and name, its
+// location hash or its location identifier.
+func portTaken(ctx context.Context, tx *store.Tx, p Port) (Problems, error) {
+	var ps Problems
+	if p.Switch != "" && p.Port != "" {
+		switch _, err := store.PortBySwitch(ctx, tx, p.Switch, p.Port); {
+		case err == nil:
+			ps.add("port", "switch %q already has a port %q", p.Switch, p.Port)
+		case !errors.Is(err, subprov.ErrNotFound):
+			return nil, err
+		}
+	}
+	hash, ident, err := store.LocationTaken(ctx, tx, deref(p.LocationHash), deref(p.LocationIdentifier))
+	if err != nil {
+		return nil, err
+	}
+	if hash {
+		ps.add("location_hash", "another port already has this location_hash")
+	}
+	if ident {
+		ps.add("location_identifier", "another port already has this location_identifier")
+	}
+	return ps, nil
 }

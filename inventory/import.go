@@ -141,10 +141,15 @@ func (im *importer) parse(data []byte) []importRow {
 		}
 		seen[c] = true
 	}
+	missing := false
 	for _, c := range []string{"street", "unit_number"} {
 		if !seen[c] {
 			im.add(1, c, "required column")
+			missing = true
 		}
+	}
+	if missing {
+		return nil // every row would lack them too
 	}
 	var rows []importRow
 	for {
@@ -300,16 +305,16 @@ func (im *importer) write(ctx context.Context, tx *store.Tx, bs []*importBuildin
 		}
 		ps = append(ps, refs...)
 		im.rowProblems(line, ps, fieldColumn("building_id", "street"))
-		if b.bad || len(ps) > 0 {
-			continue
+		written := !b.bad && len(ps) == 0
+		if written {
+			if err := WriteBuilding(ctx, tx, b.row, at); err != nil {
+				return err
+			}
+			res.BuildingsCreated++
+			res.importedBuildingRows = append(res.importedBuildingRows, b)
 		}
-		if err := WriteBuilding(ctx, tx, b.row, at); err != nil {
-			return err
-		}
-		res.BuildingsCreated++
-		res.importedBuildingRows = append(res.importedBuildingRows, b)
 		for _, u := range b.units {
-			if err := im.unit(ctx, tx, u, res, at); err != nil {
+			if err := im.unit(ctx, tx, u, written, res, at); err != nil {
 				return err
 			}
 		}
@@ -317,20 +322,21 @@ func (im *importer) write(ctx context.Context, tx *store.Tx, bs []*importBuildin
 	return nil
 }
 
-func (im *importer) unit(ctx context.Context, tx *store.Tx, u *importUnit, res *Imported, at time.Time) error {
+// unit checks a unit's row and its port's against the rows already stored and, when neither
+// it nor its building (written) has a problem, writes them.
+func (im *importer) unit(ctx context.Context, tx *store.Tx, u *importUnit, written bool, res *Imported, at time.Time) error {
 	var ps Problems
 	if err := idFree(ctx, tx, &ps, "id", "units", "a unit", u.row.ID); err != nil {
 		return err
 	}
-	if u.port != nil && u.port.Switch != "" && u.port.Port != "" {
-		switch _, err := store.PortBySwitch(ctx, tx, u.port.Switch, u.port.Port); {
-		case err == nil:
-			ps.add("port", "switch %q already has a port %q", u.port.Switch, u.port.Port)
-		case !errors.Is(err, subprov.ErrNotFound):
+	if u.port != nil {
+		taken, err := portTaken(ctx, tx, *u.port)
+		if err != nil {
 			return err
 		}
+		ps = append(ps, taken...)
 	}
-	if u.bad || len(ps) > 0 {
+	if !written || u.bad || len(ps) > 0 {
 		im.rowProblems(u.line, ps, fieldColumn("unit_id", "unit_number"))
 		return nil
 	}

@@ -173,6 +173,18 @@ func PortBySwitch(ctx context.Context, q Querier, switchName, portName string) (
 	return p, nil
 }
 
+// LocationTaken reports whether a port has the location hash, and whether one has the location
+// identifier ("" is never taken).
+func LocationTaken(ctx context.Context, q Querier, hash, identifier string) (hashTaken, identifierTaken bool, err error) {
+	var h, i int
+	err = q.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM ports WHERE location_hash = ?), (SELECT COUNT(*) FROM ports WHERE location_identifier = ?)`,
+		hash, identifier).Scan(&h, &i)
+	if err != nil {
+		return false, false, fmt.Errorf("location taken: %w", err)
+	}
+	return hash != "" && h > 0, identifier != "" && i > 0, nil
+}
+
 func scanPort(r interface{ Scan(...any) error }) (subprov.Port, error) {
 	var p subprov.Port
 	var unit, lh, li sql.NullString
