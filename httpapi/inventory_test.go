@@ -2,10 +2,12 @@ package httpapi_test
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
 )
 
@@ -149,6 +151,11 @@ func TestInventoryEditBuilding(t *testing.T) {
 		ac := call(s, apptest.Key(storeKey), "GET", "/partner/serviceability/autocomplete?q=120+king+ouest", nil)
 		if sg := ac.JSON["suggestions"].([]any); len(sg) != 1 || sg[0].(map[string]any)["earliest_service_date"] != "2027-05-01" {
 			t.Errorf("autocomplete after the edit: %s", ac.Raw)
+		}
+		// The subscribers with a line there are found by the new address (the search index).
+		found := call(s, apptest.Key(fixture.DemoAgentKey), "GET", "/partner/agent/customers/search?q="+url.QueryEscape("King Ouest 1204"), nil)
+		if ids := searchIDs(found); len(ids) != 1 || ids[0] != marieID {
+			t.Errorf("agent search by the new address: %s", found.Raw)
 		}
 		want(t, call(s, fresh, "PATCH", path, map[string]any{"orderable": false}), 409, "the version read before the edit")
 		res = call(s, op, "PATCH", path, map[string]any{"line_type": nil, "earliest_service_date": nil})
