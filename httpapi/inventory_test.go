@@ -466,3 +466,42 @@ func TestInventoryInstallWindows(t *testing.T) {
 		hasAction(t, s, id, "install_window.deleted")
 	})
 }
+
+// Each list pages by its cursor: the pages of two hold, in order, what one page of 200 holds.
+func TestInventoryListsPage(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := s.Operator()
+		ids := func(res *apptest.Response, name string) []string {
+			var out []string
+			for _, o := range res.JSON[name].([]any) {
+				out = append(out, o.(map[string]any)["id"].(string))
+			}
+			return out
+		}
+		for _, tt := range []struct{ path, name string }{
+			{"/api/v1/buildings", "buildings"}, {"/api/v1/plans", "plans"}, {"/api/v1/install-windows", "install_windows"},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				all := call(s, op, "GET", tt.path+"?limit=200", nil)
+				want(t, all, 200, "one page")
+				var paged []string
+				cursor := ""
+				for range 100 {
+					res := call(s, op, "GET", tt.path+"?limit=2&cursor="+url.QueryEscape(cursor), nil)
+					want(t, res, 200, "a page")
+					paged = append(paged, ids(res, tt.name)...)
+					next, _ := res.JSON["next_cursor"].(string)
+					if next == "" {
+						break
+					}
+					cursor = next
+				}
+				if w := ids(all, tt.name); strings.Join(paged, " ") != strings.Join(w, " ") || len(w) < 3 {
+					t.Errorf("pages of two: %v\none page: %v", paged, w)
+				}
+				want(t, call(s, op, "GET", tt.path+"?cursor=bogus", nil), 422, "a cursor no list issued")
+			})
+		}
+	})
+}

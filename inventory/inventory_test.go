@@ -3,6 +3,7 @@ package inventory_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/servicetest"
 	"github.com/subprov/subprov/inventory"
+	"github.com/subprov/subprov/store"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -162,7 +164,31 @@ func TestServiceRoleAndScope(t *testing.T) {
 		}
 		w, err := s.CreateInstallWindow(ctx, installer, inventory.InstallWindow{Weekday: "sunday", Starts: "09:00", Ends: "10:00", Technicians: 1})
 		if err != nil || w.ProviderID != servicetest.Northwind {
-			t.Errorf("an installer's window: %+v %v", w, err)
+			t.Fatalf("an installer's window: %+v %v", w, err)
+		}
+		offered := func() bool { // the windows the install slots are computed from
+			ws, err := e.Store.InstallWindows(ctx, servicetest.Northwind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return slices.ContainsFunc(ws, func(x subprov.InstallWindow) bool { return x.ID == w.ID })
+		}
+		if !offered() {
+			t.Error("a new window's slots are not offered")
+		}
+		if err := s.DeleteInstallWindow(ctx, installer, w.ID); err != nil {
+			t.Fatal(err)
+		}
+		if offered() {
+			t.Error("a removed window's slots are still offered")
+		}
+		var took bool
+		if err := e.Store.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			took, err = tx.TakeSlotPlace(ctx, servicetest.Northwind, subprov.InstallSlot{WindowID: w.ID, Date: "2026-12-06"})
+			return err
+		}); err != nil || took {
+			t.Errorf("a place taken in a removed window: %v %v", took, err)
 		}
 	})
 }
