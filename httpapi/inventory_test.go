@@ -330,6 +330,8 @@ func TestInventoryValidation(t *testing.T) {
 			{"plan version values", "/api/v1/plans/" + planFibre500P + "/versions", map[string]any{"monthly_price": "", "upload_mbps": 1, "download_mbps": 1, "promo_ends_on": "x"},
 				[]string{"monthly_price", "promo_ends_on"}},
 			{"sellable required", "/api/v1/plan-versions/" + planFibre500, map[string]any{}, []string{"sellable"}},
+			{"edit with a wrong type", "/api/v1/buildings/" + buildingKing, map[string]any{"line_type": 5}, []string{"line_type"}},
+			{"edit with nulls", "/api/v1/buildings/" + buildingKing, map[string]any{"orderable": nil, "street": nil}, []string{"orderable", "street"}},
 			{"install window values", "/api/v1/install-windows", map[string]any{"provider_id": northwind, "weekday": "mon", "starts": "8:00", "ends": "07:00", "technicians": 0},
 				[]string{"weekday", "starts", "ends", "technicians"}},
 		}
@@ -338,12 +340,15 @@ func TestInventoryValidation(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				method := "POST"
-				if strings.HasPrefix(tt.path, "/api/v1/plan-versions/") {
+				if strings.HasPrefix(tt.path, "/api/v1/plan-versions/") || tt.path == "/api/v1/buildings/"+buildingKing {
 					method = "PATCH"
 				}
 				res := call(s, op, method, tt.path, tt.body)
 				want(t, res, 422, tt.name)
 				got := problemFields(res)
+				if f := got["line_type"]; tt.name == "edit with a wrong type" && f != "want a string or null" {
+					t.Errorf("line_type: %q", f)
+				}
 				for _, f := range tt.fields {
 					if _, ok := got[f]; !ok {
 						t.Errorf("%s not named: %s", f, res.Raw)
