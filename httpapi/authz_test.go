@@ -144,6 +144,16 @@ var authzRoutes = map[string]authzRow{
 	"GET /api/v1/dev/faults":                                                 {"operator"},
 	"POST /api/v1/dev/faults":                                                {"operator"},
 	"GET /api/v1/dev/outbox":                                                 {"operator"},
+
+	// Providers, API keys and webhook secrets.
+	"GET /api/v1/providers":                                      {"operator"},
+	"POST /api/v1/providers":                                     {"operator"},
+	"GET /api/v1/providers/{provider_id}":                        {"operator"},
+	"PATCH /api/v1/providers/{provider_id}":                      {"operator"},
+	"GET /api/v1/providers/{provider_id}/api-keys":               {"operator"},
+	"POST /api/v1/providers/{provider_id}/api-keys":              {"operator"},
+	"DELETE /api/v1/providers/{provider_id}/api-keys/{key_id}":   {"operator"},
+	"POST /api/v1/providers/{provider_id}/webhook-secret/rotate": {"operator"},
 }
 
 // authzRowOf finds the row of a served route: its own, or its /partner original's for an
@@ -218,9 +228,16 @@ func newAuthzWorld(t *testing.T, s *apptest.Service) *authzWorld {
 		"invoiceId":                firstOr(t, s, `SELECT id FROM invoices WHERE provider_id = ?`, northwind),
 		"job_id":                   firstOr(t, s, `SELECT id FROM install_jobs WHERE provider_id = ?`, northwind),
 		"customerId":               marieID,
-		"building_id":              "b1000000-0000-4000-8000-000000000001",
-		"plan_id":                  "p1000000-0000-4000-8000-000000000500",
-		"window_id":                "iw100000-0000-4000-8000-000000000001",
+
+		// Providers: a key id that names no key, so that no operator route revokes a key the
+		// other checks use.
+		"provider_id": northwind,
+		"key_id":      store.NewID(),
+
+		// Inventory: a building only Northwind covers, a plan and an install window of Northwind's.
+		"building_id": "b1000000-0000-4000-8000-000000000001",
+		"plan_id":     "p1000000-0000-4000-8000-000000000500",
+		"window_id":   "iw100000-0000-4000-8000-000000000001",
 	}
 	return w
 }

@@ -40,6 +40,14 @@ var bolaOperatorRoutes = map[string]bool{
 	"POST /api/v1/install-jobs/{job_id}/book":                   true,
 	"POST /api/v1/install-jobs/{job_id}/complete":               true,
 	"GET /partner/marketplace/plans/{plan_version_id}":          true, // public: sellable plans of every provider
+
+	// Inventory, plans and install windows: an operator's scope is TestOperatorScope's.
+	"GET /api/v1/buildings/{building_id}":           true,
+	"PATCH /api/v1/buildings/{building_id}":         true,
+	"POST /api/v1/buildings/{building_id}/units":    true,
+	"POST /api/v1/plans/{plan_id}/versions":         true,
+	"PATCH /api/v1/plan-versions/{plan_version_id}": true,
+	"DELETE /api/v1/install-windows/{window_id}":    true,
 }
 
 // bolaProbed are the id-taking provider routes TestProviderIsolation probes.

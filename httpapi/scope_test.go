@@ -23,6 +23,8 @@ var scopeObjects = map[string]string{
 	"invoice_id":      `SELECT id FROM invoices WHERE provider_id = ? ORDER BY id`,
 	"job_id":          `SELECT id FROM install_jobs WHERE provider_id = ? ORDER BY id`,
 	"event_id":        `SELECT id FROM events WHERE provider_id = ? ORDER BY id`,
+	"provider_id":     `SELECT id FROM providers WHERE id = ?`,
+	"key_id":          `SELECT id FROM api_keys WHERE provider_id = ? ORDER BY id`,
 	// A building only Northwind covers.
 	"building_id": `SELECT b.id FROM buildings b JOIN building_providers bp ON bp.building_id = b.id AND bp.provider_id = ?
 		WHERE NOT EXISTS (SELECT 1 FROM building_providers o WHERE o.building_id = b.id AND o.provider_id <> bp.provider_id) ORDER BY b.id`,

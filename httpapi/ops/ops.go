@@ -6,11 +6,13 @@ package ops
 import (
 	"github.com/subprov/subprov/audit"
 	"github.com/subprov/subprov/inventory"
+	"github.com/subprov/subprov/providers"
 )
 
 // Handler serves the operations routes.
 type Handler struct {
-	Audit *audit.Service
+	Audit     *audit.Service
+	Providers *providers.Service
 	// Inventory: buildings, units, ports, plans and install windows.
 	Inventory *inventory.Service
 }
