@@ -510,3 +510,47 @@ func TestInventoryListsPage(t *testing.T) {
 		}
 	})
 }
+
+// Two operators creating the same thing at once: one is created, the other is told it is
+// taken; neither overwrites the other.
+func TestInventoryRacingCreates(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		op := s.Operator()
+		for _, tt := range []struct {
+			name, path string
+			body       func(i int) any
+		}{
+			{"a port", "/api/v1/ports", func(i int) any {
+				return map[string]any{"building_id": buildingKing, "switch": "mtl-king-sw9", "port": "ge-0/0/1", "location_identifier": fmt.Sprintf("RACE-%d", i)}
+			}},
+			{"a building id", "/api/v1/buildings", func(i int) any {
+				return map[string]any{"id": "b-race", "street": fmt.Sprintf("%d Rue Course", i+1)}
+			}},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				const n = 4
+				statuses := make(chan int, n)
+				for i := range n {
+					go func() { statuses <- call(s, op, "POST", tt.path, tt.body(i)).Status }()
+				}
+				created := 0
+				for range n {
+					switch st := <-statuses; st {
+					case 201:
+						created++
+					case 422:
+					default:
+						t.Errorf("status %d", st)
+					}
+				}
+				if created != 1 {
+					t.Errorf("%d created, want 1", created)
+				}
+			})
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM audit_log WHERE action = 'port.created'`); n != 1 {
+			t.Errorf("%d port.created entries", n)
+		}
+	})
+}

@@ -477,6 +477,9 @@ func (s *Service) CreatePort(ctx context.Context, op *subprov.Operator, p Port) 
 func portTaken(ctx context.Context, tx *store.Tx, p Port) (Problems, error) {
 	var ps Problems
 	if p.Switch != "" && p.Port != "" {
+		if err := tx.LockName(ctx, "ports:"+p.Switch+"/"+p.Port); err != nil { // the write is an upsert
+			return nil, err
+		}
 		switch _, err := store.PortBySwitch(ctx, tx, p.Switch, p.Port); {
 		case err == nil:
 			ps.add("port", "switch %q already has a port %q", p.Switch, p.Port)

@@ -67,6 +67,9 @@ func notFound(err error, what string) error {
 
 // idFree adds a problem at field "id" when table already has a row with id.
 func idFree(ctx context.Context, tx *store.Tx, ps *Problems, field, table, what, id string) error {
+	if err := tx.LockName(ctx, table+":"+id); err != nil { // the writes are upserts: one create per id at a time
+		return err
+	}
 	found, err := tx.Exists(ctx, table, id)
 	if err != nil {
 		return fmt.Errorf("check %s: %w", table, err)

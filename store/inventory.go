@@ -16,6 +16,20 @@ import (
 // windows (package inventory). Reads that take a Querier serve both the read pool and a write
 // transaction (a create answers with the row as its transaction wrote it).
 
+// LockName holds, until tx ends, a lock on a name no row holds yet (a caller-given id, a
+// switch's port): a create that checks the name is free and then writes it runs one at a
+// time per name, so two racing creates never both find it free. On PostgreSQL it is an
+// advisory lock; SQLite's one writer runs write transactions one at a time already.
+func (tx *Tx) LockName(ctx context.Context, name string) error {
+	if tx.d != Postgres {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, name); err != nil {
+		return fmt.Errorf("lock %s: %w", name, err)
+	}
+	return nil
+}
+
 // BuildingRecord is a building with the providers that cover it and its edit version.
 type BuildingRecord struct {
 	subprov.Building
