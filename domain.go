@@ -318,7 +318,19 @@ type Ticket struct {
 	Group        string
 	Article      string // customer-facing
 	InternalNote string
+	AssignedTo   string // the operator working it, as the operators name each other (an e-mail); "" for nobody
+	Version      int64  // moves on with every operator edit (If-Match)
 	CreatedAt    time.Time
+	UpdatedAt    *time.Time // the last operator edit; nil for none
+}
+
+// TicketComment is an operator's comment on a ticket.
+type TicketComment struct {
+	ID        string
+	TicketID  string
+	Author    string
+	Body      string
+	CreatedAt time.Time
 }
 
 // Event is a webhook event recorded with the state change that caused it.

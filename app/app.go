@@ -41,6 +41,7 @@ import (
 	"github.com/subprov/subprov/outbox"
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/portal"
+	"github.com/subprov/subprov/privacy"
 	"github.com/subprov/subprov/providers"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/ratelimit"
@@ -51,6 +52,7 @@ import (
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
 	"github.com/subprov/subprov/tickets"
+	"github.com/subprov/subprov/webhookevents"
 )
 
 // App is one running subprov process.
@@ -70,6 +72,7 @@ type App struct {
 	Webhooks     *events.Deliverer
 	Provisioning *provisioning.Service
 	Billing      *billing.Service
+	Privacy      *privacy.Service
 	Install      *install.Service
 	Agent        *agent.Service
 	// The capabilities only the HTTP surfaces call, kept here so that a capability's own
@@ -205,6 +208,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Portal = &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log,
 		Provisioning: a.Provisioning, Billing: a.Billing}
 	a.Agent = a.newAgent(a.Portal)
+	a.Privacy = &privacy.Service{Store: st, Clock: a.Clock, Desk: &tickets.Builtin{Clock: a.Clock}}
 	a.Checkout = &checkout.Service{Store: st, Clock: a.Clock, Auth: a.Auth, Provisioning: a.Provisioning, Events: a.Events,
 		Webhooks: a.Webhooks, PublicURL: cfg.PublicURL, Log: log}
 	a.Sandbox = &sandbox.Service{Store: st, Recorder: a.Events, Webhooks: a.Webhooks}
@@ -223,6 +227,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Ops: ops.Handler{
 			Audit:     &audit.Service{Store: st},
 			Providers: a.Providers,
+			Events:    &webhookevents.Service{Store: st, Webhooks: a.Webhooks, Sandbox: a.Sandbox},
+			Billing:   a.Billing,
+			Tickets:   &tickets.Service{Store: st, Clock: a.Clock},
+			Privacy:   a.Privacy,
 			Inventory: &inventory.Service{Store: st, Clock: a.Clock},
 		},
 		PublicURL: cfg.PublicURL,

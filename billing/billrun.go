@@ -35,7 +35,7 @@ func (s *Service) SweepBillRuns(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			run := jobs.BillRun{ProviderID: p.ID, Period: PeriodOf(today).String()}
+			run := jobs.BillRun{ProviderID: p.ID, Period: PeriodOf(today).String(), RunID: store.NewOrderedID()}
 			if from, ok := skippedSince(last, today); ok {
 				run.From = from.String()
 			}
@@ -88,17 +88,31 @@ func (s *Service) BillRun(ctx context.Context, a jobs.BillRun) error {
 			return err
 		}
 	}
-	for pp := from; !period.Before(pp); pp = pp.Next() {
-		if err := s.billPeriod(ctx, p, pp); err != nil {
-			return err
-		}
+	runID := a.RunID
+	if runID == "" {
+		runID = store.NewOrderedID()
 	}
-	return nil
+	if err := s.Store.StartBillRun(ctx, runID, p.ID, a.Period, s.Clock.Now()); err != nil {
+		return err
+	}
+	issued := 0
+	for pp := from; !period.Before(pp) && err == nil; pp = pp.Next() {
+		var n int
+		n, err = s.billPeriod(ctx, p, pp)
+		issued += n
+	}
+	// The record is written after the invoices, in a transaction of its own: a failure to
+	// write it must not fail a run whose invoices stand, so it is logged.
+	if rerr := s.Store.EndBillRun(ctx, runID, issued, err != nil, s.Clock.Now()); rerr != nil {
+		s.Log.Warn("record bill run", "run_id", runID, "err", rerr)
+	}
+	return err
 }
 
 // billPeriod issues one period's due recurring invoices: the store narrows the lines by period
-// and billing day, owesRecurring decides. Invoices are written in batches.
-func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Period) error {
+// and billing day, owesRecurring decides. Invoices are written in batches; it returns how many
+// it issued, also when it stops on an error.
+func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Period) (int, error) {
 	loc := p.Location()
 	now := s.Clock.Now()
 	today := LocalDay(now, loc)
@@ -114,7 +128,7 @@ func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Pe
 	for {
 		candidates, err := s.Store.RecurringCandidates(ctx, p.ID, period.String(), dayOfMonth, month.end, after, 500)
 		if err != nil {
-			return err
+			return issued, err
 		}
 		if len(candidates) == 0 {
 			break
@@ -132,7 +146,7 @@ func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Pe
 		for _, sub := range subs {
 			if plans[sub.PlanVersionID] == nil {
 				if plans[sub.PlanVersionID], err = s.Store.PlanVersion(ctx, p.ID, sub.PlanVersionID); err != nil {
-					return err
+					return issued, err
 				}
 			}
 		}
@@ -142,13 +156,13 @@ func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Pe
 			return err
 		})
 		if err != nil {
-			return err
+			return issued, err
 		}
 	}
 	if issued > 0 {
 		s.Log.Info("bill run", "provider_id", p.ID, "period", period.String(), "invoices", issued)
 	}
-	return nil
+	return issued, nil
 }
 
 // issueRecurring issues the period's recurring invoice of each line of a batch, as issue does

@@ -35,11 +35,16 @@ func (s *Service) InvoicePDF(ctx context.Context, w io.Writer, p *subprov.Provid
 		}
 		return err
 	}
+	return s.renderInvoice(ctx, w, p, inv)
+}
+
+// renderInvoice renders an invoice of provider p as its PDF, for its subscriber or an operator.
+func (s *Service) renderInvoice(ctx context.Context, w io.Writer, p *subprov.Provider, inv *subprov.Invoice) error {
 	lines, err := s.Store.InvoiceLines(ctx, inv.ID)
 	if err != nil {
 		return err
 	}
-	to, err := s.addressee(ctx, p, subscriberID, inv.SubscriptionID, inv.CustomerNumber)
+	to, err := s.addressee(ctx, p, inv.SubscriberID, inv.SubscriptionID, inv.CustomerNumber)
 	if err != nil {
 		return err
 	}

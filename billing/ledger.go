@@ -68,6 +68,12 @@ func (s *Service) IssueCredit(ctx context.Context, tx *store.Tx, p *subprov.Prov
 	if err := tx.InsertCreditNote(ctx, cn, now); err != nil {
 		return nil, err
 	}
-	details := fmt.Sprintf(`{"credit_note_id":%q,"amount":"%s","reason":%q}`, cn.ID, amount, reason)
-	return cn, tx.InsertAudit(ctx, p.ID, "billing", "credit_note.issued", sub.ID, details, now)
+	e := subprov.NewAudit(ctx, p.ID, "credit_note.issued", "credit_note", cn.ID)
+	e.Actor, e.Reason = subprov.ActorNamed(ctx, "billing"), reason
+	e.Changes = subprov.Changes{"amount": {nil, amount.String()}, "subscription_id": {nil, sub.ID}}
+	if invoiceID != "" {
+		e.Changes["invoice_id"] = [2]any{nil, invoiceID}
+	}
+	e.Details = fmt.Sprintf(`{"credit_note_id":%q,"amount":"%s","reason":%q}`, cn.ID, amount, reason)
+	return cn, tx.RecordAudit(ctx, e, now)
 }

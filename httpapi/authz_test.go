@@ -154,6 +154,22 @@ var authzRoutes = map[string]authzRow{
 	"POST /api/v1/providers/{provider_id}/api-keys":              {"operator"},
 	"DELETE /api/v1/providers/{provider_id}/api-keys/{key_id}":   {"operator"},
 	"POST /api/v1/providers/{provider_id}/webhook-secret/rotate": {"operator"},
+
+	// Webhook events.
+	"GET /api/v1/webhook-events":                    {"operator"},
+	"GET /api/v1/webhook-events/{event_id}":         {"operator"},
+	"POST /api/v1/webhook-events/{event_id}/replay": {"operator"},
+	// Billing, tickets and privacy requests (and the subscriber's deletion request).
+	"POST /partner/subscriber/me/privacy/deletion-request": {"holder"},
+	"GET /api/v1/invoices":                                 {"operator"},
+	"GET /api/v1/invoices/{invoice_id}/document":           {"operator"},
+	"POST /api/v1/invoices/{invoice_id}/credit-notes":      {"operator"},
+	"GET /api/v1/bill-runs":                                {"operator"},
+	"GET /api/v1/tickets":                                  {"operator"},
+	"PATCH /api/v1/tickets/{ticket_id}":                    {"operator"},
+	"GET /api/v1/privacy-requests":                         {"operator"},
+	"POST /api/v1/privacy-requests/{request_id}/approve":   {"operator"},
+	"POST /api/v1/privacy-requests/{request_id}/reject":    {"operator"},
 }
 
 // authzRowOf finds the row of a served route: its own, or its /partner original's for an
@@ -233,6 +249,10 @@ func newAuthzWorld(t *testing.T, s *apptest.Service) *authzWorld {
 		// other checks use.
 		"provider_id": northwind,
 		"key_id":      store.NewID(),
+
+		// Tickets and privacy requests.
+		"ticket_id":  firstOr(t, s, `SELECT id FROM tickets WHERE provider_id = ?`, northwind),
+		"request_id": firstOr(t, s, `SELECT id FROM privacy_requests WHERE provider_id = ?`, northwind),
 
 		// Inventory: a building only Northwind covers, a plan and an install window of Northwind's.
 		"building_id": "b1000000-0000-4000-8000-000000000001",

@@ -136,6 +136,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/partner/subscriber/me/authorized-users", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.AddAuthorizedUser},
 		{method: "POST", path: "/partner/subscriber/me/authorized-users/{id}/resend-invite", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.ResendInvite},
 		{method: "DELETE", path: "/partner/subscriber/me/authorized-users/{id}", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.RemoveAuthorizedUser},
+		{method: "POST", path: "/partner/subscriber/me/privacy/deletion-request", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.PrivacyDeletionRequest},
 
 		// Portal orders and reactivation.
 		{method: "GET", path: "/partner/subscriber/me/orders/options", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.OrderOptions},
@@ -194,6 +195,22 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/api/v1/providers/{provider_id}/api-keys", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.CreateAPIKey},
 		{method: "DELETE", path: "/api/v1/providers/{provider_id}/api-keys/{key_id}", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.RevokeAPIKey},
 		{method: "POST", path: "/api/v1/providers/{provider_id}/webhook-secret/rotate", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.RotateWebhookSecret},
+		// Webhook events.
+		{method: "GET", path: "/api/v1/webhook-events", auth: credOperator, perm: subprov.PermRead, handle: s.ops.WebhookEvents},
+		{method: "GET", path: "/api/v1/webhook-events/{event_id}", auth: credOperator, perm: subprov.PermRead, handle: s.ops.WebhookEvent},
+		{method: "POST", path: "/api/v1/webhook-events/{event_id}/replay", auth: credOperator, perm: subprov.PermSupport, handle: s.ops.ReplayWebhookEvent},
+		// Billing: invoices, their PDFs and credit notes, bill runs.
+		{method: "GET", path: "/api/v1/invoices", auth: credOperator, perm: subprov.PermRead, handle: s.ops.ListInvoices},
+		{method: "GET", path: "/api/v1/invoices/{invoice_id}/document", auth: credOperator, perm: subprov.PermRead, handle: s.ops.InvoiceDocument},
+		{method: "POST", path: "/api/v1/invoices/{invoice_id}/credit-notes", auth: credOperator, perm: subprov.PermInvoices, handle: s.ops.CreditInvoice},
+		{method: "GET", path: "/api/v1/bill-runs", auth: credOperator, perm: subprov.PermRead, handle: s.ops.ListBillRuns},
+		// Tickets.
+		{method: "GET", path: "/api/v1/tickets", auth: credOperator, perm: subprov.PermRead, handle: s.ops.ListTickets},
+		{method: "PATCH", path: "/api/v1/tickets/{ticket_id}", auth: credOperator, perm: subprov.PermSupport, handle: s.ops.UpdateTicket},
+		// Privacy requests.
+		{method: "GET", path: "/api/v1/privacy-requests", auth: credOperator, perm: subprov.PermRead, handle: s.ops.PrivacyRequests},
+		{method: "POST", path: "/api/v1/privacy-requests/{request_id}/approve", auth: credOperator, perm: subprov.PermLineActions, handle: s.ops.ApprovePrivacyRequest},
+		{method: "POST", path: "/api/v1/privacy-requests/{request_id}/reject", auth: credOperator, perm: subprov.PermLineActions, handle: s.ops.RejectPrivacyRequest},
 		// Inventory, plans and install windows.
 		{method: "GET", path: "/api/v1/buildings", auth: credOperator, perm: subprov.PermReadNetwork, handle: s.ops.Buildings},
 		{method: "POST", path: "/api/v1/buildings", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.CreateBuilding},

@@ -25,7 +25,8 @@ func newSurfaces(d Deps) surfaces {
 	return surfaces{
 		partner: &partner.Handler{Log: d.Log, Auth: d.Auth, Serviceability: d.Serviceability, Provisioning: d.Provisioning,
 			Billing: d.Billing, Install: d.Install, Sandbox: d.Sandbox, PublicURL: d.PublicURL},
-		portal:   &portal.Handler{Store: d.Store, Clock: d.Clock, Auth: d.Auth, Billing: d.Billing, Checkout: d.Checkout, Portal: d.Portal},
+		portal: &portal.Handler{Store: d.Store, Clock: d.Clock, Auth: d.Auth, Billing: d.Billing, Checkout: d.Checkout, Portal: d.Portal,
+			Privacy: d.Ops.Privacy},
 		agent:    &agent.Handler{Agent: d.Agent},
 		checkout: &checkout.Handler{Auth: d.Auth, Checkout: d.Checkout},
 		pages:    &pages.Handler{Auth: d.Auth, Checkout: d.Checkout, Install: d.Install},

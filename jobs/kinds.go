@@ -103,6 +103,9 @@ type BillRun struct {
 	ProviderID string `json:"provider_id"`
 	Period     string `json:"period"`
 	From       string `json:"from,omitempty"`
+	// RunID names the run in the record of bill runs; every attempt of the job adds to it.
+	// A job queued without one records each attempt as a run of its own.
+	RunID string `json:"run_id,omitempty"`
 }
 
 // Kind names the job in the queue.

@@ -50,8 +50,8 @@ func (o *Outbox) Deliver(ctx context.Context, args jobs.DeliverMail) error {
 		}
 		return err
 	}
-	if m.Status == "sent" || m.Status == "logged" {
-		return nil
+	if m.Status == "sent" || m.Status == "logged" || m.Status == store.MailErased {
+		return nil // sent already, or erased by a privacy deletion before it went
 	}
 	now := o.Clock.Now()
 	if o.Faults.Is("smtp", "down") {

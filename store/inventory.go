@@ -89,10 +89,6 @@ func (s *Store) Buildings(ctx context.Context, f BuildingFilter, page subprov.Pa
 // BuildingKey is a building's position in the list's order, for the next page's cursor.
 func BuildingKey(b *BuildingRecord) []string { return []string{b.Street, b.ID} }
 
-func badCursor() error {
-	return subprov.Invalid(map[string]string{"cursor": "is not a cursor this list issued"})
-}
-
 // withCoverage fills in the providers covering each building.
 func withCoverage(ctx context.Context, q Querier, bs []*BuildingRecord) error {
 	if len(bs) == 0 {

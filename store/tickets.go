@@ -35,12 +35,14 @@ func (tx *Tx) InsertTicket(ctx context.Context, t *subprov.Ticket) error {
 }
 
 const ticketColumns = `id, provider_id, number, COALESCE(subscriber_id, ''), contact_email, kind, subject, priority, status, group_name,
-	article, internal_note, created_at`
+	article, internal_note, created_at, assigned_to, version, updated_at`
 
 func scanTicket(row interface{ Scan(...any) error }) (*subprov.Ticket, error) {
 	var t subprov.Ticket
+	var updated nullTimeScan
 	err := row.Scan(&t.ID, &t.ProviderID, &t.Number, &t.SubscriberID, &t.ContactEmail, &t.Kind, &t.Subject, &t.Priority, &t.Status,
-		&t.Group, &t.Article, &t.InternalNote, &t.CreatedAt)
+		&t.Group, &t.Article, &t.InternalNote, &t.CreatedAt, &t.AssignedTo, &t.Version, &updated)
+	t.UpdatedAt = updated.ptr()
 	return &t, err
 }
 

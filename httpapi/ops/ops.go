@@ -5,14 +5,24 @@ package ops
 
 import (
 	"github.com/subprov/subprov/audit"
+	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/inventory"
+	"github.com/subprov/subprov/privacy"
 	"github.com/subprov/subprov/providers"
+	"github.com/subprov/subprov/tickets"
+	"github.com/subprov/subprov/webhookevents"
 )
 
 // Handler serves the operations routes.
 type Handler struct {
 	Audit     *audit.Service
 	Providers *providers.Service
+	Events    *webhookevents.Service
+	// Billing serves invoices, credit notes and bill runs; Tickets the ticket queue; Privacy
+	// the subscribers' deletion requests.
+	Billing *billing.Service
+	Tickets *tickets.Service
+	Privacy *privacy.Service
 	// Inventory: buildings, units, ports, plans and install windows.
 	Inventory *inventory.Service
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/checkout"
 	"github.com/subprov/subprov/portal"
+	"github.com/subprov/subprov/privacy"
 	"github.com/subprov/subprov/store"
 )
 
@@ -20,4 +21,5 @@ type Handler struct {
 	Billing  *billing.Service
 	Checkout *checkout.Service
 	Portal   *portal.Service
+	Privacy  *privacy.Service
 }
