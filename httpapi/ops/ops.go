@@ -5,9 +5,11 @@ package ops
 
 import (
 	"github.com/subprov/subprov/audit"
+	"github.com/subprov/subprov/operators"
 )
 
 // Handler serves the operations routes.
 type Handler struct {
-	Audit *audit.Service
+	Audit     *audit.Service
+	Operators *operators.Service
 }
