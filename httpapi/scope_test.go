@@ -23,6 +23,7 @@ var scopeObjects = map[string]string{
 	"invoice_id":      `SELECT id FROM invoices WHERE provider_id = ? ORDER BY id`,
 	"job_id":          `SELECT id FROM install_jobs WHERE provider_id = ? ORDER BY id`,
 	"event_id":        `SELECT id FROM events WHERE provider_id = ? ORDER BY id`,
+	"operator_id":     `SELECT id FROM operators WHERE provider_id = ? AND email LIKE 'target.%'`,
 }
 
 // scopeNotYet are operator routes that do not honour scope yet. It only shrinks.
@@ -52,6 +53,7 @@ func TestOperatorScope(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
+		targetOperator(t, s, northwind) // an operator to name
 		ids := map[string]string{}
 		for param, q := range scopeObjects {
 			var id string
