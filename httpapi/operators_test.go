@@ -115,8 +115,8 @@ func TestOperatorsOverHTTP(t *testing.T) {
 			}
 			cur = page.JSON["next_cursor"]
 		}
-		if seen != 2 { // its own admin and the desk
-			t.Errorf("Northwind's admin lists %d operators, want 2", seen)
+		if seen != 3 { // its own admin, the desk and the fixture's support operator
+			t.Errorf("Northwind's admin lists %d operators, want 3", seen)
 		}
 		if res := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/operators/" + night, Headers: nwAdmin}); res.Status != 404 {
 			t.Errorf("a platform operator read by Northwind's admin: %d", res.Status)

@@ -75,7 +75,7 @@ func TestOperatorRules(t *testing.T) {
 				})
 			}
 			all, _, err := svc.All(ctx, subprov.Page{Limit: 50})
-			if err != nil || len(all) != 1 {
+			if err != nil || len(all) != 2 { // the fixture's two
 				t.Fatalf("operators after refused creates: %d, %v", len(all), err)
 			}
 		}},
@@ -107,7 +107,7 @@ func TestOperatorRules(t *testing.T) {
 			for _, o := range list {
 				emails = append(emails, o.Email)
 			}
-			if want := []string{nw.Email, own.Email}; !slices.Equal(emails, want) {
+			if want := []string{nw.Email, own.Email, fixture.DemoSupportEmail}; !slices.Equal(emails, want) {
 				t.Errorf("Northwind's list %v, want %v", emails, want)
 			}
 			viewer := &subprov.Operator{ID: own.ID, Email: own.Email, Role: subprov.RoleSupport, ProviderID: servicetest.Northwind}
