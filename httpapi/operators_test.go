@@ -338,7 +338,8 @@ func TestOperatorPasswordAndSecondFactorOverHTTP(t *testing.T) {
 }
 
 // TestOperatorTokensEndOnEveryProcess: two processes on one PostgreSQL database; disabling an
-// operator on one refuses its token on the other at once (each request reads the operator).
+// operator, a change of its password and a reset of its second factor on one refuse its token
+// on the other at once (each request reads the operator).
 func TestOperatorTokensEndOnEveryProcess(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
@@ -347,16 +348,43 @@ func TestOperatorTokensEndOnEveryProcess(t *testing.T) {
 		}
 		other := apptest.Start(t, s.Config.DatabaseURL)
 		admin := s.Operator()
-		id := targetOperator(t, s, northwind)
-		_, h := operatorLogin(t, other, "target."+northwind+"@ops.test", "target-operator-password", "")
-		if res := other.Do(apptest.Request{Method: "GET", Path: "/api/v1/audit?limit=1", Headers: h}); res.Status == 401 {
-			t.Fatalf("before: %d", res.Status)
+		const password = "process-long-password"
+		tests := []struct {
+			name string
+			end  func(t *testing.T, id string, h map[string]string) *apptest.Response
+		}{
+			{"disabled", func(t *testing.T, id string, _ map[string]string) *apptest.Response {
+				return s.Do(apptest.Request{Method: "PATCH", Path: "/api/v1/operators/" + id, Headers: admin, Body: map[string]any{"disabled": true}})
+			}},
+			{"password changed", func(t *testing.T, _ string, h map[string]string) *apptest.Response {
+				return s.Do(apptest.Request{Method: "PATCH", Path: "/api/v1/operators/me/password", Headers: h,
+					Body: map[string]string{"current_password": password, "new_password": "process-new-password"}})
+			}},
+			{"second factor reset", func(t *testing.T, id string, _ map[string]string) *apptest.Response {
+				return s.Do(apptest.Request{Method: "POST", Path: "/api/v1/operators/" + id + "/totp/reset", Headers: admin})
+			}},
 		}
-		if res := s.Do(apptest.Request{Method: "PATCH", Path: "/api/v1/operators/" + id, Headers: admin, Body: map[string]any{"disabled": true}}); res.Status != 200 {
-			t.Fatalf("disable: %d %s", res.Status, res.Raw)
-		}
-		if res := other.Do(apptest.Request{Method: "GET", Path: "/api/v1/audit?limit=1", Headers: h}); res.Status != 401 {
-			t.Fatalf("the other process after the disabling: %d", res.Status)
+		for i, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				email := fmt.Sprintf("process%d@ops.test", i)
+				res := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/operators", Headers: admin,
+					Body: map[string]any{"email": email, "password": password, "role": "viewer", "provider_id": northwind}})
+				if res.Status != 201 {
+					t.Fatalf("create: %d %s", res.Status, res.Raw)
+				}
+				id := res.JSON["id"].(string)
+				_, here := operatorLogin(t, s, email, password, "")
+				_, there := operatorLogin(t, other, email, password, "")
+				if res := other.Do(apptest.Request{Method: "GET", Path: "/api/v1/audit?limit=1", Headers: there}); res.Status != 200 {
+					t.Fatalf("before: %d", res.Status)
+				}
+				if res := tt.end(t, id, here); res.Status >= 300 {
+					t.Fatalf("%s: %d %s", tt.name, res.Status, res.Raw)
+				}
+				if res := other.Do(apptest.Request{Method: "GET", Path: "/api/v1/audit?limit=1", Headers: there}); res.Status != 401 {
+					t.Fatalf("the other process's token after the change: %d", res.Status)
+				}
+			})
 		}
 	})
 }
