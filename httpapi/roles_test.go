@@ -106,9 +106,11 @@ func TestRoleMatrix(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		w := newAuthzWorld(t, s)
 		routes := operatorRoutes()
+		// The entries operators' calls write: the service's own work (the start-up bill run)
+		// writes entries of the system meanwhile.
 		auditRows := func() int {
 			var n int
-			if err := s.Store.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_log`).Scan(&n); err != nil {
+			if err := s.Store.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_log WHERE actor_type = 'operator'`).Scan(&n); err != nil {
 				t.Fatal(err)
 			}
 			return n
