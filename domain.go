@@ -24,6 +24,7 @@ type Provider struct {
 	PaymentProcessor          string // builtin, stripe, or none (no processor connection)
 	ProcessorAccountID        string // the provider's connected account at the processor
 	CreatedAt                 time.Time
+	Version                   int64 // moves on with every edit on the operations surface (If-Match)
 }
 
 // Location returns the provider's time zone, falling back to UTC for an unknown name.
@@ -55,6 +56,10 @@ type APIKey struct {
 	ProviderID string
 	Prefix     string // first characters of the key, shown to operators; not unique: a provider's keys start alike
 	Features   []string
+	Name       string // the operator's label for the key ("" for a fixture's)
+	CreatedAt  time.Time
+	LastUsedAt *time.Time // recorded in batches: see providers.Usage
+	RevokedAt  *time.Time
 }
 
 // HasFeature reports whether the key carries feature f.

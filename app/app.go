@@ -41,6 +41,7 @@ import (
 	"github.com/subprov/subprov/outbox"
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/portal"
+	"github.com/subprov/subprov/providers"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/ratelimit"
 	"github.com/subprov/subprov/sandbox"
@@ -77,7 +78,10 @@ type App struct {
 	Checkout       *checkout.Service
 	Sandbox        *sandbox.Service
 	Serviceability *serviceability.Service
-	redis          *redis.Client
+	Providers      *providers.Service
+	// KeyUsage keeps the API keys' last uses in memory and writes them in batches (Serve).
+	KeyUsage *providers.Usage
+	redis    *redis.Client
 }
 
 // Setting keys the app keeps in the database.
@@ -147,8 +151,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		st.Close()
 		return nil, err
 	}
+	a.KeyUsage = &providers.Usage{Store: st, Log: log}
 	a.Auth = &auth.Service{Store: st, Clock: a.Clock, Signer: identity.NewSigner(secret), Mail: a.Outbox, PublicURL: cfg.PublicURL,
-		PasswordCost: cfg.PasswordCost, Sealer: sealer}
+		PasswordCost: cfg.PasswordCost, KeyUsage: a.KeyUsage, Sealer: sealer}
 	a.Jobs, err = jobs.New(st, jobs.Handlers{
 		DeliverMail:     a.Outbox.Deliver,
 		PasswordReset:   a.Auth.SendPasswordReset,
@@ -209,6 +214,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Webhooks: a.Webhooks, PublicURL: cfg.PublicURL, Log: log}
 	a.Sandbox = &sandbox.Service{Store: st, Recorder: a.Events, Webhooks: a.Webhooks}
 	a.Serviceability = &serviceability.Service{Store: st, Clock: a.Clock}
+	a.Providers = &providers.Service{Store: st, Clock: a.Clock, Dev: cfg.Dev}
 	a.Handler = httpapi.NewServer(httpapi.Deps{
 		Log: log, Store: st, Clock: a.Clock, DevClock: a.DevClock, Faults: a.Faults, Auth: a.Auth, Limiter: limiter,
 		Serviceability: a.Serviceability,
@@ -221,6 +227,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Sandbox:        a.Sandbox,
 		Ops: ops.Handler{
 			Audit:     &audit.Service{Store: st},
+			Providers: a.Providers,
 			Operators: &operators.Service{Store: st, Auth: a.Auth},
 		},
 		PublicURL: cfg.PublicURL,
@@ -357,6 +364,12 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
+	// Every process, with workers or not, writes the last uses of the API keys it saw.
+	usageDone := make(chan struct{})
+	go func() {
+		defer close(usageDone)
+		a.KeyUsage.Run(ctx, providers.UsageFlushEvery)
+	}()
 	sweepsDone := make(chan struct{})
 	if a.Config.Workers {
 		// Like the workers, the webhook dispatcher drains at shutdown (Stop) rather than
@@ -405,6 +418,10 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		}
 	}
 	<-sweepsDone
+	<-usageDone
+	if err := a.KeyUsage.Flush(sctx); err != nil { // the uses of requests that finished since
+		a.Log.Warn("api key usage: flush failed", "err", err)
+	}
 	if err := a.Jobs.Stop(sctx); err != nil {
 		runErr = errors.Join(runErr, err)
 	}

@@ -40,6 +40,11 @@ type Service struct {
 	Limiter ratelimit.Limiter
 	// Log takes the warning when the limiter is unavailable.
 	Log *slog.Logger
+	// KeyUsage is told of every request an API key authenticates (nil: none is kept); it
+	// records the key's last use without a database write per request (providers.Usage).
+	KeyUsage interface {
+		Touch(keyID string, at time.Time)
+	}
 	// Sealer opens the operators' second-factor keys, sealed at rest.
 	Sealer *identity.Sealer
 }
@@ -192,6 +197,9 @@ func (s *Service) APIKey(ctx context.Context, raw string) (*subprov.APIKey, *sub
 		}
 		return nil, nil, err
 	}
+	if s.KeyUsage != nil {
+		s.KeyUsage.Touch(k.ID, s.Clock.Now())
+	}
 	return k, p, nil
 }
 
@@ -204,21 +212,22 @@ func AgentAccess(k *subprov.APIKey) error {
 	return nil
 }
 
-// WebhookSecret resolves an X-Webhook-Secret to its provider. The lookup is by hash and the
+// WebhookSecret resolves an X-Webhook-Secret to its provider: its current secret, or the one
+// before a rotation until that one's expiry on the service clock. The lookup is by hash and the
 // hash is compared again in constant time, so timing reveals nothing about stored secrets.
 func (s *Service) WebhookSecret(ctx context.Context, raw string) (*subprov.Provider, error) {
 	if raw == "" {
 		return nil, unauthorized("Missing X-Webhook-Secret")
 	}
 	h := identity.HashSecret(raw)
-	p, err := s.Store.ProviderByWebhookSecretHash(ctx, h)
+	p, matched, err := s.Store.ProviderByWebhookSecretHash(ctx, h, s.Clock.Now())
 	if err != nil {
 		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, unauthorized("Invalid webhook secret")
 		}
 		return nil, err
 	}
-	if !identity.EqualHash(identity.HashSecret(p.WebhookSecret), h) {
+	if !identity.EqualHash(matched, h) {
 		return nil, unauthorized("Invalid webhook secret")
 	}
 	return p, nil

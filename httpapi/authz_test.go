@@ -130,14 +130,26 @@ var authzRoutes = map[string]authzRow{
 	"GET /api/v1/dev/faults":                                                 {"operator"},
 	"POST /api/v1/dev/faults":                                                {"operator"},
 	"GET /api/v1/dev/outbox":                                                 {"operator"},
-	"GET /api/v1/operators":                                                  {"operator"},
-	"POST /api/v1/operators":                                                 {"operator"},
-	"GET /api/v1/operators/{operator_id}":                                    {"operator"},
-	"PATCH /api/v1/operators/{operator_id}":                                  {"operator"},
-	"POST /api/v1/operators/{operator_id}/totp/reset":                        {"operator"},
-	"PATCH /api/v1/operators/me/password":                                    {"operator"},
-	"POST /api/v1/operators/me/totp":                                         {"operator"},
-	"POST /api/v1/operators/me/totp/confirm":                                 {"operator"},
+
+	// Providers, API keys and webhook secrets.
+	"GET /api/v1/providers":                                      {"operator"},
+	"POST /api/v1/providers":                                     {"operator"},
+	"GET /api/v1/providers/{provider_id}":                        {"operator"},
+	"PATCH /api/v1/providers/{provider_id}":                      {"operator"},
+	"GET /api/v1/providers/{provider_id}/api-keys":               {"operator"},
+	"POST /api/v1/providers/{provider_id}/api-keys":              {"operator"},
+	"DELETE /api/v1/providers/{provider_id}/api-keys/{key_id}":   {"operator"},
+	"POST /api/v1/providers/{provider_id}/webhook-secret/rotate": {"operator"},
+
+	// Operators and the second factor.
+	"GET /api/v1/operators":                           {"operator"},
+	"POST /api/v1/operators":                          {"operator"},
+	"GET /api/v1/operators/{operator_id}":             {"operator"},
+	"PATCH /api/v1/operators/{operator_id}":           {"operator"},
+	"POST /api/v1/operators/{operator_id}/totp/reset": {"operator"},
+	"PATCH /api/v1/operators/me/password":             {"operator"},
+	"POST /api/v1/operators/me/totp":                  {"operator"},
+	"POST /api/v1/operators/me/totp/confirm":          {"operator"},
 }
 
 // authzRowOf finds the row of a served route: its own, or its /partner original's for an
@@ -212,6 +224,12 @@ func newAuthzWorld(t *testing.T, s *apptest.Service) *authzWorld {
 		"invoiceId":                firstOr(t, s, `SELECT id FROM invoices WHERE provider_id = ?`, northwind),
 		"job_id":                   firstOr(t, s, `SELECT id FROM install_jobs WHERE provider_id = ?`, northwind),
 		"customerId":               marieID,
+
+		// Providers: a key id that names no key, so that no operator route revokes a key the
+		// other checks use.
+		"provider_id": northwind,
+		"key_id":      store.NewID(),
+
 		// An operator no caller of the matrix signs in as: resetting its second factor ends
 		// nobody's token the matrix still uses.
 		"operator_id": targetOperator(t, s, northwind),

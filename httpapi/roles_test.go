@@ -38,14 +38,26 @@ var operatorPerms = map[string]string{
 	"POST /api/v1/dev/faults":                                   "administer",
 	"GET /api/v1/dev/outbox":                                    "read",
 	"GET /api/v1/audit":                                         "read",
-	"GET /api/v1/operators":                                     "administer",
-	"POST /api/v1/operators":                                    "administer",
-	"GET /api/v1/operators/{operator_id}":                       "administer",
-	"PATCH /api/v1/operators/{operator_id}":                     "administer",
-	"POST /api/v1/operators/{operator_id}/totp/reset":           "administer",
-	"PATCH /api/v1/operators/me/password":                       "none",
-	"POST /api/v1/operators/me/totp":                            "none",
-	"POST /api/v1/operators/me/totp/confirm":                    "none",
+
+	// Providers, API keys and webhook secrets.
+	"GET /api/v1/providers":                                      "read",
+	"POST /api/v1/providers":                                     "administer",
+	"GET /api/v1/providers/{provider_id}":                        "read",
+	"PATCH /api/v1/providers/{provider_id}":                      "administer",
+	"GET /api/v1/providers/{provider_id}/api-keys":               "read",
+	"POST /api/v1/providers/{provider_id}/api-keys":              "administer",
+	"DELETE /api/v1/providers/{provider_id}/api-keys/{key_id}":   "administer",
+	"POST /api/v1/providers/{provider_id}/webhook-secret/rotate": "administer",
+
+	// Operators and the second factor.
+	"GET /api/v1/operators":                           "administer",
+	"POST /api/v1/operators":                          "administer",
+	"GET /api/v1/operators/{operator_id}":             "administer",
+	"PATCH /api/v1/operators/{operator_id}":           "administer",
+	"POST /api/v1/operators/{operator_id}/totp/reset": "administer",
+	"PATCH /api/v1/operators/me/password":             "none",
+	"POST /api/v1/operators/me/totp":                  "none",
+	"POST /api/v1/operators/me/totp/confirm":          "none",
 }
 
 // operatorRoutes are the served operator routes, each once (a /partner route's /api/v1

@@ -185,6 +185,15 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		// with the permission its role must hold; the capability checks it again, and scope.
 		// Audit log.
 		{method: "GET", path: "/api/v1/audit", auth: credOperator, perm: subprov.PermRead, handle: s.ops.AuditEntries},
+		// Providers, API keys and webhook secrets.
+		{method: "GET", path: "/api/v1/providers", auth: credOperator, perm: subprov.PermRead, handle: s.ops.ListProviders},
+		{method: "POST", path: "/api/v1/providers", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.CreateProvider},
+		{method: "GET", path: "/api/v1/providers/{provider_id}", auth: credOperator, perm: subprov.PermRead, handle: s.ops.GetProvider},
+		{method: "PATCH", path: "/api/v1/providers/{provider_id}", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.UpdateProvider},
+		{method: "GET", path: "/api/v1/providers/{provider_id}/api-keys", auth: credOperator, perm: subprov.PermRead, handle: s.ops.ListAPIKeys},
+		{method: "POST", path: "/api/v1/providers/{provider_id}/api-keys", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.CreateAPIKey},
+		{method: "DELETE", path: "/api/v1/providers/{provider_id}/api-keys/{key_id}", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.RevokeAPIKey},
+		{method: "POST", path: "/api/v1/providers/{provider_id}/webhook-secret/rotate", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.RotateWebhookSecret},
 		// Operators and the second factor. An operator's own password and second factor need no
 		// permission; the password change limits its failures as a login does.
 		{method: "GET", path: "/api/v1/operators", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.OperatorList},

@@ -23,6 +23,8 @@ var scopeObjects = map[string]string{
 	"invoice_id":      `SELECT id FROM invoices WHERE provider_id = ? ORDER BY id`,
 	"job_id":          `SELECT id FROM install_jobs WHERE provider_id = ? ORDER BY id`,
 	"event_id":        `SELECT id FROM events WHERE provider_id = ? ORDER BY id`,
+	"provider_id":     `SELECT id FROM providers WHERE id = ?`,
+	"key_id":          `SELECT id FROM api_keys WHERE provider_id = ? ORDER BY id`,
 	"operator_id":     `SELECT id FROM operators WHERE provider_id = ? AND email LIKE 'target.%'`,
 }
 

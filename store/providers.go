@@ -12,9 +12,13 @@ import (
 	"github.com/subprov/subprov/store/internal/engine"
 )
 
-const providerColumns = `id, name, time_zone, currency, tax_rate_bp, sandbox, webhook_secret, webhook_url,
+// providerFields are the columns a provider is written with; providerColumns those it is read
+// with (its version is the database's to move).
+const providerFields = `id, name, time_zone, currency, tax_rate_bp, sandbox, webhook_secret, webhook_url,
 	checkout_url, service_provider_document_id, sms_configured, booking_window_days, support_group, brand_color,
 	payment_processor, processor_account_id, created_at`
+
+const providerColumns = providerFields + `, version`
 
 // providerColumnsOf is providerColumns qualified by a table alias, for joins.
 func providerColumnsOf(alias string) string {
@@ -32,7 +36,7 @@ func scanProviderAnd(row rowScanner, extra ...any) (*subprov.Provider, error) {
 	var p subprov.Provider
 	err := row.Scan(append([]any{&p.ID, &p.Name, &p.TimeZone, &p.Currency, &p.TaxRateBP, &p.Sandbox, &p.WebhookSecret, &p.WebhookURL,
 		&p.CheckoutURL, &p.ServiceProviderDocumentID, &p.SMSConfigured, &p.BookingWindowDays, &p.SupportGroup, &p.BrandColor,
-		&p.PaymentProcessor, &p.ProcessorAccountID, &p.CreatedAt}, extra...)...)
+		&p.PaymentProcessor, &p.ProcessorAccountID, &p.CreatedAt, &p.Version}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +46,7 @@ func scanProviderAnd(row rowScanner, extra ...any) (*subprov.Provider, error) {
 // UpsertProvider writes a provider by id; the webhook secret is stored readable (it signs
 // webhooks) and as a lookup hash (it authenticates checkout calls).
 func (tx *Tx) UpsertProvider(ctx context.Context, p *subprov.Provider, secretHash, deviceSecretHash string, now time.Time) error {
-	_, err := tx.Exec(ctx, `INSERT INTO providers (`+providerColumns+`, webhook_secret_hash, device_secret_hash)
+	_, err := tx.Exec(ctx, `INSERT INTO providers (`+providerFields+`, webhook_secret_hash, device_secret_hash)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET name = excluded.name, time_zone = excluded.time_zone, currency = excluded.currency,
 			tax_rate_bp = excluded.tax_rate_bp, sandbox = excluded.sandbox, webhook_secret = excluded.webhook_secret,
@@ -70,13 +74,22 @@ func (s *Store) Provider(ctx context.Context, id string) (*subprov.Provider, err
 	return p, nil
 }
 
-// ProviderByWebhookSecretHash finds the provider whose webhook secret hashes to h.
-func (s *Store) ProviderByWebhookSecretHash(ctx context.Context, h string) (*subprov.Provider, error) {
-	p, err := scanProvider(s.R().QueryRow(ctx, `SELECT `+providerColumns+` FROM providers WHERE webhook_secret_hash = ?`, h))
+// ProviderByWebhookSecretHash finds the provider whose webhook secret hashes to h, or whose
+// previous secret (before a rotation) does and is still accepted at now; it returns the stored
+// hash that matched, for the caller's constant-time comparison.
+func (s *Store) ProviderByWebhookSecretHash(ctx context.Context, h string, now time.Time) (*subprov.Provider, string, error) {
+	var current string
+	var previous *string
+	p, err := scanProviderAnd(s.R().QueryRow(ctx, `SELECT `+providerColumns+`, webhook_secret_hash, previous_webhook_secret_hash
+		FROM providers WHERE webhook_secret_hash = ? OR (previous_webhook_secret_hash = ? AND previous_webhook_secret_expires_at > ?)
+		ORDER BY CASE WHEN webhook_secret_hash = ? THEN 0 ELSE 1 END LIMIT 1`, h, h, now.UTC(), h), &current, &previous)
 	if err != nil {
-		return nil, fmt.Errorf("provider by webhook secret: %w", err)
+		return nil, "", fmt.Errorf("provider by webhook secret: %w", err)
 	}
-	return p, nil
+	if current != h && previous != nil {
+		return p, *previous, nil
+	}
+	return p, current, nil
 }
 
 // Providers lists every provider, sandbox ones last.

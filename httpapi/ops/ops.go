@@ -6,10 +6,12 @@ package ops
 import (
 	"github.com/subprov/subprov/audit"
 	"github.com/subprov/subprov/operators"
+	"github.com/subprov/subprov/providers"
 )
 
 // Handler serves the operations routes.
 type Handler struct {
 	Audit     *audit.Service
 	Operators *operators.Service
+	Providers *providers.Service
 }
