@@ -40,6 +40,11 @@ var bolaOperatorRoutes = map[string]bool{
 	"POST /api/v1/install-jobs/{job_id}/book":                   true,
 	"POST /api/v1/install-jobs/{job_id}/complete":               true,
 	"GET /partner/marketplace/plans/{plan_version_id}":          true, // public: sellable plans of every provider
+
+	// Operators: scoped to the operator's provider, checked by TestOperatorScope.
+	"GET /api/v1/operators/{operator_id}":             true,
+	"PATCH /api/v1/operators/{operator_id}":           true,
+	"POST /api/v1/operators/{operator_id}/totp/reset": true,
 }
 
 // bolaProbed are the id-taking provider routes TestProviderIsolation probes.
