@@ -51,6 +51,7 @@ import (
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
 	"github.com/subprov/subprov/tickets"
+	"github.com/subprov/subprov/webhookevents"
 )
 
 // App is one running subprov process.
@@ -228,6 +229,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Ops: ops.Handler{
 			Audit:     &audit.Service{Store: st},
 			Providers: a.Providers,
+			Events:    &webhookevents.Service{Store: st, Webhooks: a.Webhooks, Sandbox: a.Sandbox},
 			Operators: &operators.Service{Store: st, Auth: a.Auth},
 		},
 		PublicURL: cfg.PublicURL,

@@ -410,15 +410,15 @@ func (s *Service) line(ctx context.Context, subscriptionID string) (*subprov.Sub
 
 // RetryNow makes an open invoice's next AutoPay attempt due at once: an operator's retry,
 // which charges even an invoice dated later (a cancellation's final invoice) on the spot.
-func (s *Service) RetryNow(ctx context.Context, invoiceID string) (*subprov.Invoice, error) {
+func (s *Service) RetryNow(ctx context.Context, scope subprov.Scope, invoiceID string) (*subprov.Invoice, error) {
 	now := s.Clock.Now()
 	var inv *subprov.Invoice
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		st, err := tx.LockInvoice(ctx, invoiceID)
+		if errors.Is(err, subprov.ErrNotFound) || (err == nil && !scope.Allows(st.Invoice.ProviderID)) {
+			return subprov.NotFound("Invoice")
+		}
 		if err != nil {
-			if errors.Is(err, subprov.ErrNotFound) {
-				return subprov.NotFound("Invoice")
-			}
 			return err
 		}
 		inv = st.Invoice

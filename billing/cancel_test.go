@@ -73,7 +73,7 @@ func TestCancellationSettlesCarriedCorrections(t *testing.T) {
 			})
 		}
 		// The last case booked: the carried credit comes back as a credit note and is used up.
-		if _, err := e.Provisioning.Cancel(ctx, marieLine, "2027-04-01", "", "test"); err != nil {
+		if _, err := e.Provisioning.Cancel(ctx, subprov.Everything, marieLine, "2027-04-01", "", "test"); err != nil {
 			t.Fatal(err)
 		}
 		var open, credit int

@@ -141,6 +141,11 @@ var authzRoutes = map[string]authzRow{
 	"DELETE /api/v1/providers/{provider_id}/api-keys/{key_id}":   {"operator"},
 	"POST /api/v1/providers/{provider_id}/webhook-secret/rotate": {"operator"},
 
+	// Webhook events.
+	"GET /api/v1/webhook-events":                    {"operator"},
+	"GET /api/v1/webhook-events/{event_id}":         {"operator"},
+	"POST /api/v1/webhook-events/{event_id}/replay": {"operator"},
+
 	// Operators and the second factor.
 	"GET /api/v1/operators":                           {"operator"},
 	"POST /api/v1/operators":                          {"operator"},

@@ -49,6 +49,11 @@ var operatorPerms = map[string]string{
 	"DELETE /api/v1/providers/{provider_id}/api-keys/{key_id}":   "administer",
 	"POST /api/v1/providers/{provider_id}/webhook-secret/rotate": "administer",
 
+	// Webhook events.
+	"GET /api/v1/webhook-events":                    "read",
+	"GET /api/v1/webhook-events/{event_id}":         "read",
+	"POST /api/v1/webhook-events/{event_id}/replay": "support",
+
 	// Operators and the second factor.
 	"GET /api/v1/operators":                           "administer",
 	"POST /api/v1/operators":                          "administer",

@@ -194,6 +194,10 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/api/v1/providers/{provider_id}/api-keys", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.CreateAPIKey},
 		{method: "DELETE", path: "/api/v1/providers/{provider_id}/api-keys/{key_id}", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.RevokeAPIKey},
 		{method: "POST", path: "/api/v1/providers/{provider_id}/webhook-secret/rotate", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.RotateWebhookSecret},
+		// Webhook events.
+		{method: "GET", path: "/api/v1/webhook-events", auth: credOperator, perm: subprov.PermRead, handle: s.ops.WebhookEvents},
+		{method: "GET", path: "/api/v1/webhook-events/{event_id}", auth: credOperator, perm: subprov.PermRead, handle: s.ops.WebhookEvent},
+		{method: "POST", path: "/api/v1/webhook-events/{event_id}/replay", auth: credOperator, perm: subprov.PermSupport, handle: s.ops.ReplayWebhookEvent},
 		// Operators and the second factor. An operator's own password and second factor need no
 		// permission; the password change limits its failures as a login does.
 		{method: "GET", path: "/api/v1/operators", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.OperatorList},

@@ -28,20 +28,6 @@ var scopeObjects = map[string]string{
 	"operator_id":     `SELECT id FROM operators WHERE provider_id = ? AND email LIKE 'target.%'`,
 }
 
-// scopeNotYet are operator routes that do not honour scope yet. It only shrinks.
-var scopeNotYet = map[string]bool{
-	"POST /api/v1/subscription/{subscription_id}/cancel":        true,
-	"GET /api/v1/subscription/{subscription_id}/cancel":         true,
-	"GET /api/v1/subscription/{subscription_id}/cancel/preview": true,
-	"POST /api/v1/sandbox/webhook-events/{event_id}/replay":     true,
-	"POST /api/v1/invoices/{invoice_id}/retry-charge":           true,
-	"GET /api/v1/install-jobs/{job_id}":                         true,
-	"GET /api/v1/install-jobs/{job_id}/slots":                   true,
-	"POST /api/v1/install-jobs/{job_id}/assign":                 true,
-	"POST /api/v1/install-jobs/{job_id}/book":                   true,
-	"POST /api/v1/install-jobs/{job_id}/complete":               true,
-}
-
 func TestOperatorScope(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
@@ -68,7 +54,7 @@ func TestOperatorScope(t *testing.T) {
 		northwindAdmin := s.OperatorAs(subprov.RoleAdmin, northwind)
 		for i, rt := range operatorRoutes() {
 			key := rt.Method + " " + rt.Path
-			if !strings.Contains(rt.Path, "{") || scopeNotYet[key] {
+			if !strings.Contains(rt.Path, "{") {
 				continue
 			}
 			own, missing := rt.Path, rt.Path
@@ -98,17 +84,4 @@ func TestOperatorScope(t *testing.T) {
 			}
 		}
 	})
-}
-
-func TestScopeNotYetOnlyNamesServedRoutes(t *testing.T) {
-	t.Parallel()
-	served := map[string]bool{}
-	for _, rt := range operatorRoutes() {
-		served[rt.Method+" "+rt.Path] = true
-	}
-	for k := range scopeNotYet {
-		if !served[k] {
-			t.Errorf("scopeNotYet names %s, which is not a served operator route", k)
-		}
-	}
 }

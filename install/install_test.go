@@ -368,7 +368,7 @@ func TestNoContactEmailFlagsTheJob(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := e.svc.Queue(ctx, install.QueueFilter{Flag: install.FlagNoContactEmail})
+		rows, err := e.svc.Queue(ctx, subprov.Everything, install.QueueFilter{Flag: install.FlagNoContactEmail})
 		if err != nil || len(rows) != 1 || rows[0].SubscriptionID != sub.ID || rows[0].Booking != install.BookingCustomer {
 			t.Fatalf("flagged queue %v %v", rows, err)
 		}

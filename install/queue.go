@@ -48,19 +48,27 @@ func oneOf(v string, allowed ...string) bool {
 	return false
 }
 
-// Queue lists install jobs for the operator, oldest first.
-func (s *Service) Queue(ctx context.Context, f QueueFilter) ([]*subprov.InstallQueueEntry, error) {
+// Queue lists the install jobs in scope for the operator, oldest first: a provider-scoped
+// operator's queue holds its provider's jobs only, and asking for another provider's lists
+// nothing.
+func (s *Service) Queue(ctx context.Context, scope subprov.Scope, f QueueFilter) ([]*subprov.InstallQueueEntry, error) {
 	if p := ValidateFilter(&f); len(p) > 0 {
 		return nil, subprov.Invalid(p)
+	}
+	if f.ProviderID != "" && !scope.Allows(f.ProviderID) {
+		return []*subprov.InstallQueueEntry{}, nil
+	}
+	if scope.ProviderID != "" {
+		f.ProviderID = scope.ProviderID
 	}
 	return s.Store.InstallQueue(ctx, f)
 }
 
 func jobNotFound() error { return subprov.NotFound("Install job") }
 
-// Job returns one install job (operator: any provider).
-func (s *Service) Job(ctx context.Context, id string) (*subprov.InstallJob, error) {
-	j, err := s.Store.InstallJob(ctx, "", id)
+// Job returns one install job in scope; another provider's is not found, as an unknown id.
+func (s *Service) Job(ctx context.Context, scope subprov.Scope, id string) (*subprov.InstallJob, error) {
+	j, err := s.Store.InstallJob(ctx, scope.ProviderID, id)
 	if err != nil {
 		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, jobNotFound()
@@ -71,12 +79,9 @@ func (s *Service) Job(ctx context.Context, id string) (*subprov.InstallJob, erro
 }
 
 // lockTarget locks a job and its line for an operator action.
-func (s *Service) lockTarget(ctx context.Context, tx *store.Tx, id string) (*linkTarget, error) {
-	job, err := tx.LockInstallJob(ctx, id)
+func (s *Service) lockTarget(ctx context.Context, tx *store.Tx, scope subprov.Scope, id string) (*linkTarget, error) {
+	job, err := s.lockJob(ctx, tx, scope, id)
 	if err != nil {
-		if errors.Is(err, subprov.ErrNotFound) {
-			return nil, jobNotFound()
-		}
 		return nil, err
 	}
 	sub, err := tx.LockSubscription(ctx, job.ProviderID, job.SubscriptionID)
@@ -97,19 +102,29 @@ func requireActionable(job *subprov.InstallJob) error {
 	return nil
 }
 
-// Assign gives a job to a technician or team ("" unassigns).
-func (s *Service) Assign(ctx context.Context, id, assignee, operator string) (*subprov.InstallJob, error) {
+// lockJob locks one install job in scope for an operator action; another provider's job is
+// not found, as an unknown id.
+func (s *Service) lockJob(ctx context.Context, tx *store.Tx, scope subprov.Scope, id string) (*subprov.InstallJob, error) {
+	job, err := tx.LockInstallJob(ctx, id)
+	if errors.Is(err, subprov.ErrNotFound) || (err == nil && !scope.Allows(job.ProviderID)) {
+		return nil, jobNotFound()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return job, nil
+}
+
+// Assign gives a job in scope to a technician or team ("" unassigns).
+func (s *Service) Assign(ctx context.Context, scope subprov.Scope, id, assignee, operator string) (*subprov.InstallJob, error) {
 	assignee = strings.TrimSpace(assignee)
 	if len(assignee) > 200 {
 		return nil, subprov.Invalid(map[string]string{"assigned_to": "at most 200 characters"})
 	}
 	var out *subprov.InstallJob
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		job, err := tx.LockInstallJob(ctx, id)
+		job, err := s.lockJob(ctx, tx, scope, id)
 		if err != nil {
-			if errors.Is(err, subprov.ErrNotFound) {
-				return jobNotFound()
-			}
 			return err
 		}
 		if job.State == StateDone || job.State == StateCancelled {
@@ -127,8 +142,8 @@ func (s *Service) Assign(ctx context.Context, id, assignee, operator string) (*s
 }
 
 // Slots lists the slots the operator can book for a job.
-func (s *Service) Slots(ctx context.Context, id string) ([]Day, *subprov.Provider, error) {
-	job, err := s.Job(ctx, id)
+func (s *Service) Slots(ctx context.Context, scope subprov.Scope, id string) ([]Day, *subprov.Provider, error) {
+	job, err := s.Job(ctx, scope, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -146,10 +161,10 @@ func (s *Service) Slots(ctx context.Context, id string) ([]Day, *subprov.Provide
 
 // BookForCustomer books (or moves) a job's visit on the customer's behalf: the job's booking
 // becomes `operator` and any live customer link is replaced.
-func (s *Service) BookForCustomer(ctx context.Context, id, slotID, operator string) (*subprov.InstallJob, error) {
+func (s *Service) BookForCustomer(ctx context.Context, scope subprov.Scope, id, slotID, operator string) (*subprov.InstallJob, error) {
 	var out *subprov.InstallJob
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		t, err := s.lockTarget(ctx, tx, id)
+		t, err := s.lockTarget(ctx, tx, scope, id)
 		if err != nil {
 			return err
 		}
@@ -170,8 +185,8 @@ func (s *Service) BookForCustomer(ctx context.Context, id, slotID, operator stri
 
 // Complete records the technician's completion from the queue: the same path as
 // confirm-install, so the line goes ACTIVE and billing starts.
-func (s *Service) Complete(ctx context.Context, id, mac string) (*subprov.Subscription, error) {
-	job, err := s.Job(ctx, id)
+func (s *Service) Complete(ctx context.Context, scope subprov.Scope, id, mac string) (*subprov.Subscription, error) {
+	job, err := s.Job(ctx, scope, id)
 	if err != nil {
 		return nil, err
 	}

@@ -55,9 +55,10 @@ func cancelledStatus(sub *subprov.Subscription) (subprov.Status, error) {
 	return Next(sub.Status, ActCancel)
 }
 
-// QuoteCancellation previews a cancellation for end_date without changing anything.
-func (s *Service) QuoteCancellation(ctx context.Context, subscriptionID, endDate string) (*CancelQuote, error) {
-	sub, p, err := s.operatorSubscription(ctx, subscriptionID)
+// QuoteCancellation previews a cancellation for end_date without changing anything. A line
+// outside scope is not found.
+func (s *Service) QuoteCancellation(ctx context.Context, scope subprov.Scope, subscriptionID, endDate string) (*CancelQuote, error) {
+	sub, p, err := s.operatorSubscription(ctx, scope, subscriptionID)
 	if err != nil {
 		return nil, err
 	}
@@ -88,9 +89,10 @@ func (s *Service) QuoteCancellation(ctx context.Context, subscriptionID, endDate
 }
 
 // Cancel ends a line on end_date (today or later): CANCELLED at once with canceled_at and
-// ended_at set; the port stays up until ended_at, when the deprovisioner resets it.
-func (s *Service) Cancel(ctx context.Context, subscriptionID, endDate, reason, actor string) (*subprov.Subscription, error) {
-	_, p, err := s.operatorSubscription(ctx, subscriptionID)
+// ended_at set; the port stays up until ended_at, when the deprovisioner resets it. A line
+// outside scope is not found, and nothing changes.
+func (s *Service) Cancel(ctx context.Context, scope subprov.Scope, subscriptionID, endDate, reason, actor string) (*subprov.Subscription, error) {
+	_, p, err := s.operatorSubscription(ctx, scope, subscriptionID)
 	if err != nil {
 		return nil, err
 	}
@@ -139,19 +141,24 @@ func (s *Service) Cancel(ctx context.Context, subscriptionID, endDate, reason, a
 	return out, err
 }
 
-// Cancellation returns a line for the operator (GET of the cancellation route).
-func (s *Service) Cancellation(ctx context.Context, subscriptionID string) (*subprov.Subscription, error) {
-	sub, _, err := s.operatorSubscription(ctx, subscriptionID)
+// Cancellation returns a line for the operator (GET of the cancellation route); a line
+// outside scope is not found.
+func (s *Service) Cancellation(ctx context.Context, scope subprov.Scope, subscriptionID string) (*subprov.Subscription, error) {
+	sub, _, err := s.operatorSubscription(ctx, scope, subscriptionID)
 	return sub, err
 }
 
-// operatorSubscription loads a line for the dashboard, which acts across providers.
-func (s *Service) operatorSubscription(ctx context.Context, id string) (*subprov.Subscription, *subprov.Provider, error) {
+// operatorSubscription loads a line for the dashboard: another provider's line than the
+// scope's answers exactly as an unknown id.
+func (s *Service) operatorSubscription(ctx context.Context, scope subprov.Scope, id string) (*subprov.Subscription, *subprov.Provider, error) {
 	sub, err := s.Store.SubscriptionByID(ctx, id)
 	if err != nil {
 		if errors.Is(err, subprov.ErrNotFound) {
 			return nil, nil, subprov.NotFound("Subscription")
 		}
+		return nil, nil, err
+	}
+	if err := scope.Check(sub.ProviderID, "Subscription"); err != nil {
 		return nil, nil, err
 	}
 	p, err := s.provider(ctx, sub.ProviderID)

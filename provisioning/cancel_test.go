@@ -31,7 +31,7 @@ func testCancelPreviewPeriod(t *testing.T, e *servicetest.Env) {
 		{"2027-04-30", "2027-04"},
 		{"2027-05-01", "2027-05"},
 	} {
-		q, err := e.Provisioning.QuoteCancellation(context.Background(), lineMarie, tt.end)
+		q, err := e.Provisioning.QuoteCancellation(context.Background(), subprov.Everything, lineMarie, tt.end)
 		if err != nil {
 			t.Fatalf("quote for %s: %v", tt.end, err)
 		}
@@ -62,8 +62,8 @@ func testCancelPreviewAnswersAsTheCancel(t *testing.T, e *servicetest.Env) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			_, quoted := e.Provisioning.QuoteCancellation(ctx, lineMarie, "2027-04-01")
-			_, cancelled := e.Provisioning.Cancel(ctx, lineMarie, "2027-04-01", "", "test")
+			_, quoted := e.Provisioning.QuoteCancellation(ctx, subprov.Everything, lineMarie, "2027-04-01")
+			_, cancelled := e.Provisioning.Cancel(ctx, subprov.Everything, lineMarie, "2027-04-01", "", "test")
 			if servicetest.Code(quoted) != tt.want || servicetest.Code(cancelled) != tt.want {
 				t.Fatalf("preview %q, cancel %q, want both %q", servicetest.Code(quoted), servicetest.Code(cancelled), tt.want)
 			}

@@ -93,9 +93,9 @@ func (s *Service) PlacePortalLine(ctx context.Context, p *subprov.Provider, l *P
 }
 
 // CancelForMove ends a running line on the move-in date with reason moving (a portal order
-// that replaces it stands already).
+// that replaces it stands already). The portal has checked that the line is the subscriber's.
 func (s *Service) CancelForMove(ctx context.Context, subscriptionID, moveIn, actor string) (*subprov.Subscription, error) {
-	return s.Cancel(ctx, subscriptionID, moveIn, "moving", actor)
+	return s.Cancel(ctx, subprov.Everything, subscriptionID, moveIn, "moving", actor)
 }
 
 // Reinstatement puts a cancelled line back: the state it returns to, and the install job to

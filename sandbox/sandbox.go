@@ -2,6 +2,9 @@
 // sandbox provider's id and webhook secret, points its events at a receiver (saving fires a
 // synchronous service.sandbox.ping), lists the events and replays one. Sandbox events get one
 // delivery attempt with a 10-second timeout and no retries; every attempt is recorded.
+//
+// The sandbox provider is one provider: a provider-scoped operator of another provider finds
+// no sandbox (404), as a deployment without one answers.
 package sandbox
 
 import (
@@ -27,13 +30,14 @@ const (
 	MaxAccepted  = 200 // above this: 422
 )
 
-// Provider returns the sandbox provider, or 404 when the deployment has none.
-func (s *Service) Provider(ctx context.Context) (*subprov.Provider, error) {
+// Provider returns the sandbox provider, or 404 when the deployment has none or it is
+// outside scope.
+func (s *Service) Provider(ctx context.Context, scope subprov.Scope) (*subprov.Provider, error) {
 	p, err := s.Store.SandboxProvider(ctx)
+	if errors.Is(err, subprov.ErrNotFound) || (err == nil && !scope.Allows(p.ID)) {
+		return nil, subprov.NotFound("Sandbox provider")
+	}
 	if err != nil {
-		if errors.Is(err, subprov.ErrNotFound) {
-			return nil, subprov.NotFound("Sandbox provider")
-		}
 		return nil, err
 	}
 	return p, nil
@@ -47,15 +51,15 @@ type Delivery struct {
 
 // SetWebhookURL saves the sandbox receiver and pings it: the ping event is recorded with the
 // change and sent once, synchronously, after the change committed.
-func (s *Service) SetWebhookURL(ctx context.Context, raw string) (*subprov.Provider, *Delivery, error) {
+func (s *Service) SetWebhookURL(ctx context.Context, scope subprov.Scope, raw string) (*subprov.Provider, *Delivery, error) {
+	p, err := s.Provider(ctx, scope)
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := events.CheckWebhookTarget(ctx, raw); err != nil {
 		if errors.Is(err, events.ErrBadWebhookURL) {
 			return nil, nil, subprov.Invalid(map[string]string{"webhook_url": err.Error()})
 		}
-		return nil, nil, err
-	}
-	p, err := s.Provider(ctx)
-	if err != nil {
 		return nil, nil, err
 	}
 	p.WebhookURL = raw
@@ -79,7 +83,7 @@ func (s *Service) SetWebhookURL(ctx context.Context, raw string) (*subprov.Provi
 
 // ListEvents lists the sandbox provider's events, newest first. limit 0 means the default; 1 to
 // 200 are accepted and above 100 clamped to 100; anything else is 422.
-func (s *Service) ListEvents(ctx context.Context, limit int) ([]*subprov.WebhookEvent, error) {
+func (s *Service) ListEvents(ctx context.Context, scope subprov.Scope, limit int) ([]*subprov.WebhookEvent, error) {
 	switch {
 	case limit == 0:
 		limit = DefaultLimit
@@ -88,16 +92,21 @@ func (s *Service) ListEvents(ctx context.Context, limit int) ([]*subprov.Webhook
 	case limit > MaxLimit:
 		limit = MaxLimit
 	}
-	p, err := s.Provider(ctx)
+	p, err := s.Provider(ctx, scope)
 	if err != nil {
 		return nil, err
 	}
 	return s.Store.EventsOfProvider(ctx, p.ID, limit)
 }
 
-// Replay sends one of the sandbox provider's events again, once, to the receiver configured now.
-func (s *Service) Replay(ctx context.Context, eventID string) (*Delivery, error) {
-	p, err := s.Provider(ctx)
+// Replay sends one of the sandbox provider's events again, once, to the receiver configured
+// now, for an operator whose role replays events; the attempt and the audit of the replay
+// (webhook_event.replayed) are recorded together.
+func (s *Service) Replay(ctx context.Context, op *subprov.Operator, eventID string) (*Delivery, error) {
+	if err := op.Authorize(subprov.PermSupport); err != nil {
+		return nil, err
+	}
+	p, err := s.Provider(ctx, op.Scope())
 	if err != nil {
 		return nil, err
 	}
@@ -111,10 +120,19 @@ func (s *Service) Replay(ctx context.Context, eventID string) (*Delivery, error)
 	if p.WebhookURL == "" {
 		return nil, subprov.Errorf(subprov.ECONFLICT, "no_webhook_url", "Set a sandbox webhook URL first (POST /api/v1/sandbox/webhook-config)")
 	}
-	ev := rec.Event
-	att, err := s.Webhooks.SendOnce(ctx, &ev, p.WebhookURL, p.WebhookSecret)
+	att, err := s.Webhooks.Replay(ctx, rec, p.WebhookURL, p.WebhookSecret, func(tx *store.Tx, state string) error {
+		return tx.RecordAudit(ctx, ReplayAudit(ctx, rec, state), s.Webhooks.Clock.Now())
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &Delivery{Event: &ev, Attempt: att}, nil
+	return &Delivery{Event: &rec.Event, Attempt: att}, nil
+}
+
+// ReplayAudit is the audit entry of an operator's replay of ev, which left it in state.
+func ReplayAudit(ctx context.Context, ev *subprov.WebhookEvent, state string) subprov.AuditEntry {
+	e := subprov.NewAudit(ctx, ev.ProviderID, "webhook_event.replayed", "webhook_event", ev.ID)
+	e.Changes.Set("attempts", ev.Attempts, ev.Attempts+1)
+	e.Changes.Set("status", ev.DeliveryState, state)
+	return e
 }

@@ -79,7 +79,7 @@ func listEventsLimit(t *testing.T, e *servicetest.Env) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := e.Sandbox.ListEvents(context.Background(), tt.limit)
+			got, err := e.Sandbox.ListEvents(context.Background(), subprov.Everything, tt.limit)
 			if servicetest.Code(err) != tt.code || len(got) != tt.want {
 				t.Fatalf("ListEvents(%d) = %d events, %v; want %d, %q", tt.limit, len(got), err, tt.want, tt.code)
 			}
@@ -102,7 +102,7 @@ func TestSetWebhookURL(t *testing.T) {
 		ctx := context.Background()
 		rcv := newReceiver(t)
 		for _, url := range []string{"", "ftp://127.0.0.1/hook", "http://example.com/hook", "https://10.0.0.5/hook", "https://169.254.169.254/latest"} {
-			_, _, err := e.Sandbox.SetWebhookURL(ctx, url)
+			_, _, err := e.Sandbox.SetWebhookURL(ctx, subprov.Everything, url)
 			if ee, _ := subprov.AsError(err); servicetest.Code(err) != "invalid/validation_error" || ee.Fields["webhook_url"] == "" {
 				t.Errorf("SetWebhookURL(%q) = %v, want a validation error on webhook_url", url, err)
 			}
@@ -110,10 +110,10 @@ func TestSetWebhookURL(t *testing.T) {
 		if p := e.Provider(t, servicetest.Sandbox); p.WebhookURL != "" {
 			t.Fatalf("a refused URL was saved: %q", p.WebhookURL)
 		}
-		if evs, err := e.Sandbox.ListEvents(ctx, 0); err != nil || len(evs) != 0 {
+		if evs, err := e.Sandbox.ListEvents(ctx, subprov.Everything, 0); err != nil || len(evs) != 0 {
 			t.Fatalf("a refused URL recorded %d pings (%v)", len(evs), err)
 		}
-		p, d, err := e.Sandbox.SetWebhookURL(ctx, rcv.srv.URL+"/hook")
+		p, d, err := e.Sandbox.SetWebhookURL(ctx, subprov.Everything, rcv.srv.URL+"/hook")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,11 +135,11 @@ func replay(t *testing.T, e *servicetest.Env) {
 	ctx := context.Background()
 	own := record(t, e, servicetest.Sandbox, 1)[0]
 	other := record(t, e, servicetest.Northwind, 1)[0]
-	if _, err := e.Sandbox.Replay(ctx, own); servicetest.Code(err) != "conflict/no_webhook_url" {
+	if _, err := e.Sandbox.Replay(ctx, &subprov.Operator{Role: subprov.RoleAdmin}, own); servicetest.Code(err) != "conflict/no_webhook_url" {
 		t.Fatalf("replay with no receiver: %v", err)
 	}
 	rcv := newReceiver(t)
-	if _, _, err := e.Sandbox.SetWebhookURL(ctx, rcv.srv.URL); err != nil {
+	if _, _, err := e.Sandbox.SetWebhookURL(ctx, subprov.Everything, rcv.srv.URL); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -151,7 +151,7 @@ func replay(t *testing.T, e *servicetest.Env) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := e.Sandbox.Replay(ctx, tt.id)
+			d, err := e.Sandbox.Replay(ctx, &subprov.Operator{Role: subprov.RoleAdmin}, tt.id)
 			if servicetest.Code(err) != tt.code {
 				t.Fatalf("Replay = %v, want %q", err, tt.code)
 			}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -269,7 +270,7 @@ type LocationDetails struct {
 }
 
 // LocateDetails resolves a port for the dashboard, with the building's coverage.
-func (s *Service) LocateDetails(ctx context.Context, hash, identifier string) (*LocationDetails, error) {
+func (s *Service) LocateDetails(ctx context.Context, scope subprov.Scope, hash, identifier string) (*LocationDetails, error) {
 	loc, err := s.Locate(ctx, hash, identifier)
 	if err != nil {
 		return nil, err
@@ -278,7 +279,16 @@ func (s *Service) LocateDetails(ctx context.Context, hash, identifier string) (*
 	if err != nil {
 		return nil, err
 	}
-	return &LocationDetails{PortLocation: loc, ProviderIDs: providers}, nil
+	if scope.ProviderID == "" {
+		return &LocationDetails{PortLocation: loc, ProviderIDs: providers}, nil
+	}
+	// A provider-scoped operator sees the buildings its provider covers, whoever's line the
+	// port serves now, and of the covering providers its own only: a building it does not
+	// cover is not found, as an unknown location.
+	if !slices.Contains(providers, scope.ProviderID) {
+		return nil, subprov.NotFound("Location")
+	}
+	return &LocationDetails{PortLocation: loc, ProviderIDs: []string{scope.ProviderID}}, nil
 }
 
 // Locate resolves a port by location_hash (which wins) or location_identifier.

@@ -191,12 +191,12 @@ func unitsAndLocate(t *testing.T, e *servicetest.Env) {
 		{"an unknown hash", "lh_nope", "", "not_found/not_found", ""},
 	}
 	for _, tt := range locate {
-		loc, err := e.Serviceability.LocateDetails(ctx, tt.hash, tt.identifier)
+		loc, err := e.Serviceability.LocateDetails(ctx, subprov.Everything, tt.hash, tt.identifier)
 		if servicetest.Code(err) != tt.code || (err == nil && loc.Port.UnitID != tt.unit) {
 			t.Errorf("locate, %s: %+v, %v; want suite %q, %q", tt.name, loc, err, tt.unit, tt.code)
 		}
 	}
-	loc, err := e.Serviceability.LocateDetails(ctx, "", "VAN-GEO-3001")
+	loc, err := e.Serviceability.LocateDetails(ctx, subprov.Everything, "", "VAN-GEO-3001")
 	if err != nil || fmt.Sprint(loc.ProviderIDs) != fmt.Sprint([]string{servicetest.Maple}) {
 		t.Errorf("the covering providers of a Maple port: %+v %v", loc, err)
 	}

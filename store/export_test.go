@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 
+	"github.com/subprov/subprov"
+
 	"github.com/subprov/subprov/internal/sqltext"
 )
 
@@ -46,4 +48,13 @@ func KeyedStatements(providerID string, ids []string) map[string]Statement {
 		"number events":         {numberEvents(n), append(number, keyed...)},
 		"service locations":     {serviceLocationsOf(n), keyed},
 	}
+}
+
+// WebhookEventsQuery is the read of one page of the operators' list of webhook events.
+func WebhookEventsQuery(f WebhookEventFilter, page subprov.Page) Statement {
+	q, args, err := webhookEventsQuery(f, page)
+	if err != nil {
+		panic(err)
+	}
+	return Statement{q, args}
 }

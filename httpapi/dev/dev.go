@@ -17,6 +17,18 @@ type clockJSON struct {
 	Now string `json:"now"`
 }
 
+// platformOnly refuses, with 403 Forbidden, a provider-scoped operator: dev mode acts on the
+// whole deployment (one clock, one set of fault switches, every provider's mail), so only a
+// platform-wide operator changes the clock or the switches or reads the outbox. Reading the
+// clock and the switches shows nothing of any provider and is open to every operator whose
+// role reads.
+func platformOnly(r *http.Request) error {
+	if op := api.CallerOf(r).Operator; op == nil || !op.Platform() {
+		return subprov.Forbidden()
+	}
+	return nil
+}
+
 // ClockGet: GET /api/v1/dev/clock.
 func (h *Handler) ClockGet(w http.ResponseWriter, r *http.Request) error {
 	api.JSON(w, http.StatusOK, clockJSON{Now: h.Clock.Now().Format(time.RFC3339)})
@@ -55,6 +67,9 @@ func (q clockRequest) Valid() map[string]string {
 
 // ClockSet: POST /api/v1/dev/clock {"advance_seconds": N} or {"set": RFC3339}.
 func (h *Handler) ClockSet(w http.ResponseWriter, r *http.Request) error {
+	if err := platformOnly(r); err != nil {
+		return err
+	}
 	q, err := api.Decode[clockRequest](r)
 	if err != nil {
 		return err
@@ -85,6 +100,9 @@ func (h *Handler) FaultsGet(w http.ResponseWriter, r *http.Request) error {
 
 // FaultsSet: POST /api/v1/dev/faults; an unknown seam or value changes nothing.
 func (h *Handler) FaultsSet(w http.ResponseWriter, r *http.Request) error {
+	if err := platformOnly(r); err != nil {
+		return err
+	}
 	q, err := api.Decode[map[string]string](r)
 	if err != nil {
 		return err
@@ -111,6 +129,9 @@ type outboxMessage struct {
 
 // Outbox: GET /api/v1/dev/outbox?to=ADDRESS, newest first.
 func (h *Handler) Outbox(w http.ResponseWriter, r *http.Request) error {
+	if err := platformOnly(r); err != nil {
+		return err
+	}
 	limit := 50
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)

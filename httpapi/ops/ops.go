@@ -7,6 +7,7 @@ import (
 	"github.com/subprov/subprov/audit"
 	"github.com/subprov/subprov/operators"
 	"github.com/subprov/subprov/providers"
+	"github.com/subprov/subprov/webhookevents"
 )
 
 // Handler serves the operations routes.
@@ -14,4 +15,5 @@ type Handler struct {
 	Audit     *audit.Service
 	Operators *operators.Service
 	Providers *providers.Service
+	Events    *webhookevents.Service
 }

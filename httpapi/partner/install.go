@@ -64,7 +64,7 @@ func (h *Handler) InstallJobs(w http.ResponseWriter, r *http.Request) error {
 		}
 		f.Limit = n
 	}
-	rows, err := h.Install.Queue(r.Context(), f)
+	rows, err := h.Install.Queue(r.Context(), api.CallerOf(r).Operator.Scope(), f)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ type installJobsJSON struct {
 
 // writeInstallJob answers one job as the queue shows it.
 func (h *Handler) writeInstallJob(w http.ResponseWriter, r *http.Request, id string) error {
-	rows, err := h.Install.Queue(r.Context(), install.QueueFilter{ID: id, Limit: 1})
+	rows, err := h.Install.Queue(r.Context(), api.CallerOf(r).Operator.Scope(), install.QueueFilter{ID: id, Limit: 1})
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ type slotsJSON struct {
 
 // InstallJobSlots: GET /api/v1/install-jobs/{job_id}/slots — what can be booked for it.
 func (h *Handler) InstallJobSlots(w http.ResponseWriter, r *http.Request) error {
-	days, _, err := h.Install.Slots(r.Context(), r.PathValue("job_id"))
+	days, _, err := h.Install.Slots(r.Context(), api.CallerOf(r).Operator.Scope(), r.PathValue("job_id"))
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func (h *Handler) AssignInstallJob(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	job, err := h.Install.Assign(r.Context(), r.PathValue("job_id"), *q.AssignedTo, api.CallerOf(r).Operator.Email)
+	job, err := h.Install.Assign(r.Context(), api.CallerOf(r).Operator.Scope(), r.PathValue("job_id"), *q.AssignedTo, api.CallerOf(r).Operator.Email)
 	if err != nil {
 		return err
 	}
@@ -170,7 +170,7 @@ func (h *Handler) BookInstallJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	job, err := h.Install.BookForCustomer(r.Context(), r.PathValue("job_id"), q.SlotID, api.CallerOf(r).Operator.Email)
+	job, err := h.Install.BookForCustomer(r.Context(), api.CallerOf(r).Operator.Scope(), r.PathValue("job_id"), q.SlotID, api.CallerOf(r).Operator.Email)
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func (h *Handler) CompleteInstallJob(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	sub, err := h.Install.Complete(r.Context(), r.PathValue("job_id"), q.MACAddress)
+	sub, err := h.Install.Complete(r.Context(), api.CallerOf(r).Operator.Scope(), r.PathValue("job_id"), q.MACAddress)
 	if err != nil {
 		return err
 	}

@@ -344,7 +344,7 @@ func (h *Handler) Cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sub, err := h.Provisioning.Cancel(r.Context(), r.PathValue("subscription_id"), q.EndDate, q.Reason, "operator:"+api.CallerOf(r).Operator.Email)
+	sub, err := h.Provisioning.Cancel(r.Context(), api.CallerOf(r).Operator.Scope(), r.PathValue("subscription_id"), q.EndDate, q.Reason, "operator:"+api.CallerOf(r).Operator.Email)
 	if err != nil {
 		return err
 	}
@@ -357,7 +357,7 @@ func (h *Handler) Cancel(w http.ResponseWriter, r *http.Request) error {
 
 // Cancellation: GET /api/v1/subscription/{subscription_id}/cancel — the current cancellation.
 func (h *Handler) Cancellation(w http.ResponseWriter, r *http.Request) error {
-	sub, err := h.Provisioning.Cancellation(r.Context(), r.PathValue("subscription_id"))
+	sub, err := h.Provisioning.Cancellation(r.Context(), api.CallerOf(r).Operator.Scope(), r.PathValue("subscription_id"))
 	if err != nil {
 		return err
 	}
@@ -387,7 +387,7 @@ func (h *Handler) CancelPreview(w http.ResponseWriter, r *http.Request) error {
 	if strings.TrimSpace(endDate) == "" {
 		return subprov.Invalid(map[string]string{"query:end_date": "required"})
 	}
-	q, err := h.Provisioning.QuoteCancellation(r.Context(), r.PathValue("subscription_id"), endDate)
+	q, err := h.Provisioning.QuoteCancellation(r.Context(), api.CallerOf(r).Operator.Scope(), r.PathValue("subscription_id"), endDate)
 	if err != nil {
 		return inQuery(err)
 	}

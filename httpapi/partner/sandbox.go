@@ -17,7 +17,7 @@ import (
 
 // SandboxProviderInfo: GET /api/v1/sandbox/provider-info.
 func (h *Handler) SandboxProviderInfo(w http.ResponseWriter, r *http.Request) error {
-	p, err := h.Sandbox.Provider(r.Context())
+	p, err := h.Sandbox.Provider(r.Context(), api.CallerOf(r).Operator.Scope())
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (h *Handler) SandboxWebhookConfig(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	p, d, err := h.Sandbox.SetWebhookURL(r.Context(), strings.TrimSpace(q.WebhookURL))
+	p, d, err := h.Sandbox.SetWebhookURL(r.Context(), api.CallerOf(r).Operator.Scope(), strings.TrimSpace(q.WebhookURL))
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (h *Handler) SandboxEvents(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	evs, err := h.Sandbox.ListEvents(r.Context(), limit)
+	evs, err := h.Sandbox.ListEvents(r.Context(), api.CallerOf(r).Operator.Scope(), limit)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ type sandboxEventJSON struct {
 
 // SandboxReplay: POST /api/v1/sandbox/webhook-events/{event_id}/replay.
 func (h *Handler) SandboxReplay(w http.ResponseWriter, r *http.Request) error {
-	d, err := h.Sandbox.Replay(r.Context(), r.PathValue("event_id"))
+	d, err := h.Sandbox.Replay(r.Context(), api.CallerOf(r).Operator, r.PathValue("event_id"))
 	if err != nil {
 		return err
 	}

@@ -220,7 +220,7 @@ func (h *Handler) LocationDetails(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	l, err := h.Serviceability.LocateDetails(r.Context(), q.LocationHash, q.LocationIdentifier)
+	l, err := h.Serviceability.LocateDetails(r.Context(), api.CallerOf(r).Operator.Scope(), q.LocationHash, q.LocationIdentifier)
 	if err != nil {
 		return err
 	}
