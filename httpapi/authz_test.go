@@ -170,6 +170,16 @@ var authzRoutes = map[string]authzRow{
 	"GET /api/v1/privacy-requests":                         {"operator"},
 	"POST /api/v1/privacy-requests/{request_id}/approve":   {"operator"},
 	"POST /api/v1/privacy-requests/{request_id}/reject":    {"operator"},
+
+	// Operators and the second factor.
+	"GET /api/v1/operators":                           {"operator"},
+	"POST /api/v1/operators":                          {"operator"},
+	"GET /api/v1/operators/{operator_id}":             {"operator"},
+	"PATCH /api/v1/operators/{operator_id}":           {"operator"},
+	"POST /api/v1/operators/{operator_id}/totp/reset": {"operator"},
+	"PATCH /api/v1/operators/me/password":             {"operator"},
+	"POST /api/v1/operators/me/totp":                  {"operator"},
+	"POST /api/v1/operators/me/totp/confirm":          {"operator"},
 }
 
 // authzRowOf finds the row of a served route: its own, or its /partner original's for an
@@ -253,6 +263,9 @@ func newAuthzWorld(t *testing.T, s *apptest.Service) *authzWorld {
 		// Tickets and privacy requests.
 		"ticket_id":  firstOr(t, s, `SELECT id FROM tickets WHERE provider_id = ?`, northwind),
 		"request_id": firstOr(t, s, `SELECT id FROM privacy_requests WHERE provider_id = ?`, northwind),
+		// An operator no caller of the matrix signs in as: resetting its second factor ends
+		// nobody's token the matrix still uses.
+		"operator_id": targetOperator(t, s, northwind),
 
 		// Inventory: a building only Northwind covers, a plan and an install window of Northwind's.
 		"building_id": "b1000000-0000-4000-8000-000000000001",

@@ -64,6 +64,16 @@ var operatorPerms = map[string]string{
 	"POST /api/v1/privacy-requests/{request_id}/approve": "line_actions",
 	"POST /api/v1/privacy-requests/{request_id}/reject":  "line_actions",
 
+	// Operators and the second factor.
+	"GET /api/v1/operators":                           "administer",
+	"POST /api/v1/operators":                          "administer",
+	"GET /api/v1/operators/{operator_id}":             "administer",
+	"PATCH /api/v1/operators/{operator_id}":           "administer",
+	"POST /api/v1/operators/{operator_id}/totp/reset": "administer",
+	"PATCH /api/v1/operators/me/password":             "none",
+	"POST /api/v1/operators/me/totp":                  "none",
+	"POST /api/v1/operators/me/totp/confirm":          "none",
+
 	// Inventory, plans and install windows.
 	"GET /api/v1/buildings":                         "read_network",
 	"POST /api/v1/buildings":                        "administer",
@@ -139,18 +149,25 @@ func TestRoleMatrix(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		w := newAuthzWorld(t, s)
 		routes := operatorRoutes()
+		// The entries operators' calls write: the service's own work (the start-up bill run)
+		// writes entries of the system meanwhile.
 		auditRows := func() int {
 			var n int
-			if err := s.Store.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_log WHERE actor_type <> 'system'`).Scan(&n); err != nil {
+			if err := s.Store.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_log WHERE actor_type = 'operator'`).Scan(&n); err != nil {
 				t.Fatal(err)
 			}
 			return n
+		}
+		// Signed in before counting: each login is an audit entry of its own.
+		headers := map[subprov.Role]map[string]string{}
+		for _, role := range subprov.Roles {
+			headers[role] = s.OperatorAs(role, "")
 		}
 		// Refusals first, and nothing written by any of them; then the roles let through.
 		for _, granted := range []bool{false, true} {
 			before := auditRows()
 			for i, role := range subprov.Roles {
-				h := s.OperatorAs(role, "")
+				h := headers[role]
 				ip := fmt.Sprintf("127.0.1.%d", 10+i)
 				for _, rt := range routes {
 					perm := permissionNamed(t, operatorPerms[rt.Method+" "+rt.Path])

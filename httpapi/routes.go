@@ -211,6 +211,16 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/api/v1/privacy-requests", auth: credOperator, perm: subprov.PermRead, handle: s.ops.PrivacyRequests},
 		{method: "POST", path: "/api/v1/privacy-requests/{request_id}/approve", auth: credOperator, perm: subprov.PermLineActions, handle: s.ops.ApprovePrivacyRequest},
 		{method: "POST", path: "/api/v1/privacy-requests/{request_id}/reject", auth: credOperator, perm: subprov.PermLineActions, handle: s.ops.RejectPrivacyRequest},
+		// Operators and the second factor. An operator's own password and second factor need no
+		// permission; the password change limits its failures as a login does.
+		{method: "GET", path: "/api/v1/operators", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.OperatorList},
+		{method: "POST", path: "/api/v1/operators", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.CreateOperator},
+		{method: "GET", path: "/api/v1/operators/{operator_id}", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.Operator},
+		{method: "PATCH", path: "/api/v1/operators/{operator_id}", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.UpdateOperator},
+		{method: "POST", path: "/api/v1/operators/{operator_id}/totp/reset", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.ResetSecondFactor},
+		{method: "PATCH", path: "/api/v1/operators/me/password", auth: credOperator, perm: subprov.PermNone, failures: failedPasswordLimit, handle: s.ops.MyOperatorPassword},
+		{method: "POST", path: "/api/v1/operators/me/totp", auth: credOperator, perm: subprov.PermNone, handle: s.ops.StartSecondFactor},
+		{method: "POST", path: "/api/v1/operators/me/totp/confirm", auth: credOperator, perm: subprov.PermNone, handle: s.ops.ConfirmSecondFactor},
 		// Inventory, plans and install windows.
 		{method: "GET", path: "/api/v1/buildings", auth: credOperator, perm: subprov.PermReadNetwork, handle: s.ops.Buildings},
 		{method: "POST", path: "/api/v1/buildings", auth: credOperator, perm: subprov.PermAdminister, handle: s.ops.CreateBuilding},

@@ -34,8 +34,9 @@ var scopeObjects = map[string]string{
 	"window_id":       `SELECT id FROM install_windows WHERE provider_id = ? ORDER BY id`,
 
 	// Tickets and privacy requests.
-	"ticket_id":  `SELECT id FROM tickets WHERE provider_id = ? ORDER BY id`,
-	"request_id": `SELECT id FROM privacy_requests WHERE provider_id = ? ORDER BY id`,
+	"ticket_id":   `SELECT id FROM tickets WHERE provider_id = ? ORDER BY id`,
+	"request_id":  `SELECT id FROM privacy_requests WHERE provider_id = ? ORDER BY id`,
+	"operator_id": `SELECT id FROM operators WHERE provider_id = ? AND email LIKE 'target.%'`,
 }
 
 func TestOperatorScope(t *testing.T) {
@@ -54,6 +55,7 @@ func TestOperatorScope(t *testing.T) {
 		if _, err := s.Privacy.Request(ctx, northwind, marieID); err != nil { // a privacy request and its ticket to name
 			t.Fatal(err)
 		}
+		targetOperator(t, s, northwind) // an operator to name
 		ids := map[string]string{}
 		for param, q := range scopeObjects {
 			var id string

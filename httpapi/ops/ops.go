@@ -7,6 +7,7 @@ import (
 	"github.com/subprov/subprov/audit"
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/inventory"
+	"github.com/subprov/subprov/operators"
 	"github.com/subprov/subprov/privacy"
 	"github.com/subprov/subprov/providers"
 	"github.com/subprov/subprov/tickets"
@@ -16,6 +17,7 @@ import (
 // Handler serves the operations routes.
 type Handler struct {
 	Audit     *audit.Service
+	Operators *operators.Service
 	Providers *providers.Service
 	Events    *webhookevents.Service
 	// Billing serves invoices, credit notes and bill runs; Tickets the ticket queue; Privacy
