@@ -34,9 +34,11 @@ import (
 	"github.com/subprov/subprov/httpapi/ops"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/install"
+	"github.com/subprov/subprov/inventory"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/mail"
 	"github.com/subprov/subprov/monitoring"
+	"github.com/subprov/subprov/operators"
 	"github.com/subprov/subprov/outbox"
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/portal"
@@ -149,9 +151,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Install = &install.Service{Store: st, Clock: a.Clock, Mail: a.Outbox, Completer: a.Provisioning, PublicURL: cfg.PublicURL, Log: log}
 	a.Provisioning.Installs = a.Install
 	a.Billing.Lines = a.Provisioning
+	sealer, err := identity.NewSealer(secret)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	a.KeyUsage = &providers.Usage{Store: st, Log: log}
 	a.Auth = &auth.Service{Store: st, Clock: a.Clock, Signer: identity.NewSigner(secret), Mail: a.Outbox, PublicURL: cfg.PublicURL,
-		PasswordCost: cfg.PasswordCost, KeyUsage: a.KeyUsage}
+		PasswordCost: cfg.PasswordCost, KeyUsage: a.KeyUsage, Sealer: sealer}
 	a.Jobs, err = jobs.New(st, jobs.Handlers{
 		DeliverMail:     a.Outbox.Deliver,
 		PasswordReset:   a.Auth.SendPasswordReset,
@@ -231,6 +238,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			Billing:     a.Billing,
 			Tickets:     &tickets.Service{Store: st, Clock: a.Clock},
 			Privacy:     a.Privacy,
+			Operators:   &operators.Service{Store: st, Auth: a.Auth},
+			Inventory:   &inventory.Service{Store: st, Clock: a.Clock},
 			Subscribers: &subscribers.Service{Store: st, Clock: a.Clock, Provisioning: a.Provisioning},
 		},
 		PublicURL: cfg.PublicURL,

@@ -45,6 +45,8 @@ type Service struct {
 	KeyUsage interface {
 		Touch(keyID string, at time.Time)
 	}
+	// Sealer opens the operators' second-factor keys, sealed at rest.
+	Sealer *identity.Sealer
 }
 
 func invalidCredentials() error {
@@ -130,31 +132,6 @@ func (s *Service) checkAccountPassword(ctx context.Context, acc *subprov.Account
 	}
 	ok := identity.CheckPassword(acc.PasswordHash, password)
 	return ok, a.end(ctx, ok)
-}
-
-// LoginOperator checks a dashboard login from client and issues an access token, under the
-// limits on guessing as the subscriber login.
-func (s *Service) LoginOperator(ctx context.Context, email, password, client string) (*Token, error) {
-	var op *subprov.Operator
-	ok, err := s.attempt(ctx, loginOperator, email, password, client, func() (string, error) {
-		var hash string
-		var err error
-		op, hash, err = s.Store.OperatorByEmail(ctx, subprov.NormalizeEmail(email))
-		if err == nil && op.DisabledAt != nil {
-			// A disabled operator's right password is still a wrong one: the same answer, and
-			// the same hashing cost, as any other.
-			return "", nil
-		}
-		return hash, err
-	})
-	if err != nil || !ok {
-		return nil, err
-	}
-	tok, err := s.Signer.IssueGeneration(identity.AudienceOperator, op.ID, op.ProviderID, "", op.TokenGeneration, s.Clock.Now(), subprov.OperatorTokenLifetime)
-	if err != nil {
-		return nil, err
-	}
-	return &Token{AccessToken: tok, ExpiresIn: int(subprov.OperatorTokenLifetime.Seconds())}, nil
 }
 
 // bearerSubject verifies a bearer token for audience and loads what its subject names; a

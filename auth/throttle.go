@@ -125,11 +125,23 @@ func remembered(t store.LoginThrottle, now time.Time) store.LoginThrottle {
 // end records the attempt's outcome: a failure counts for the login (and moves its next slot
 // on by the delay the run has reached) and keeps its place in the client's window; a success
 // clears the login's run and gives the place back.
-func (a *attempt) end(ctx context.Context, ok bool) error {
+func (a *attempt) end(ctx context.Context, ok bool) error { return a.endWith(ctx, ok, nil) }
+
+// endWith is end that also runs record (the login's audit entry) in the transaction that
+// records the outcome.
+func (a *attempt) endWith(ctx context.Context, ok bool, record func(*store.Tx) error) error {
 	ctx = context.WithoutCancel(ctx) // the outcome is recorded even if the client has gone
+	if record == nil {
+		record = func(*store.Tx) error { return nil }
+	}
 	if ok {
 		a.giveBack(ctx)
-		return a.s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.SetLoginThrottle(ctx, a.login, store.LoginThrottle{}) })
+		return a.s.Store.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.SetLoginThrottle(ctx, a.login, store.LoginThrottle{}); err != nil {
+				return err
+			}
+			return record(tx)
+		})
 	}
 	return a.s.Store.InTx(ctx, func(tx *store.Tx) error {
 		t, err := tx.LockLoginThrottle(ctx, a.login, a.s.Clock.Now())
@@ -143,6 +155,9 @@ func (a *attempt) end(ctx context.Context, ok bool) error {
 			t.Until = next
 		}
 		if err := tx.SetLoginThrottle(ctx, a.login, t); err != nil {
+			return err
+		}
+		if err := record(tx); err != nil {
 			return err
 		}
 		return tx.ForgetLoginThrottles(ctx, now.Add(-failureMemory), 4)

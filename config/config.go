@@ -59,7 +59,7 @@ var Vars = []Var{
 	{"REDIS_URL", "", "set: rate limits are shared through Redis; unset: in-process"},
 	{"SMTP_URL", "", "smtp://host:port (plain, loopback) or smtps://user:pass@host:port; unset: mail goes to the log and the outbox table"},
 	{"MAIL_FROM", "no-reply@localhost", "sender address"},
-	{"SUBPROV_SECRET", "", "key for signing JWTs and tokens; unset: generated and stored in the database on first start"},
+	{"SUBPROV_SECRET", "", "key for signing JWTs and tokens and for encrypting operators' second-factor keys; unset: generated and stored in the database on first start"},
 	{"SUBPROV_PUBLIC_URL", "http:// + SUBPROV_ADDR", "base of links in e-mails (booking, set-up, reset)"},
 	{"SUBPROV_DEV", "0", "1 turns on dev mode: /api/v1/dev/clock, /faults, /outbox"},
 	{"SUBPROV_SEED", "", "fixture file loaded at start: creates missing rows, never changes one"},

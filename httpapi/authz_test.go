@@ -98,6 +98,20 @@ var authzRoutes = map[string]authzRow{
 	"PATCH /partner/subscriber/me/invoice-contact":                             {"holder"},
 	"POST /partner/subscriber/me/invoice-contact/use-holder":                   {"holder"},
 	"GET /api/v1/audit":                                                        {"operator"},
+	"GET /api/v1/buildings":                                                    {"operator"},
+	"POST /api/v1/buildings":                                                   {"operator"},
+	"POST /api/v1/buildings/import":                                            {"operator"},
+	"GET /api/v1/buildings/{building_id}":                                      {"operator"},
+	"PATCH /api/v1/buildings/{building_id}":                                    {"operator"},
+	"POST /api/v1/buildings/{building_id}/units":                               {"operator"},
+	"POST /api/v1/ports":                                                       {"operator"},
+	"GET /api/v1/plans":                                                        {"operator"},
+	"POST /api/v1/plans":                                                       {"operator"},
+	"POST /api/v1/plans/{plan_id}/versions":                                    {"operator"},
+	"PATCH /api/v1/plan-versions/{plan_version_id}":                            {"operator"},
+	"GET /api/v1/install-windows":                                              {"operator"},
+	"POST /api/v1/install-windows":                                             {"operator"},
+	"DELETE /api/v1/install-windows/{window_id}":                               {"operator"},
 	"GET /api/v1/install-jobs":                                                 {"operator"},
 	"GET /api/v1/install-jobs/{job_id}":                                        {"operator"},
 	"GET /api/v1/install-jobs/{job_id}/slots":                                  {"operator"},
@@ -156,6 +170,16 @@ var authzRoutes = map[string]authzRow{
 	"GET /api/v1/privacy-requests":                         {"operator"},
 	"POST /api/v1/privacy-requests/{request_id}/approve":   {"operator"},
 	"POST /api/v1/privacy-requests/{request_id}/reject":    {"operator"},
+
+	// Operators and the second factor.
+	"GET /api/v1/operators":                           {"operator"},
+	"POST /api/v1/operators":                          {"operator"},
+	"GET /api/v1/operators/{operator_id}":             {"operator"},
+	"PATCH /api/v1/operators/{operator_id}":           {"operator"},
+	"POST /api/v1/operators/{operator_id}/totp/reset": {"operator"},
+	"PATCH /api/v1/operators/me/password":             {"operator"},
+	"POST /api/v1/operators/me/totp":                  {"operator"},
+	"POST /api/v1/operators/me/totp/confirm":          {"operator"},
 	// Subscribers and lines.
 	"GET /api/v1/subscribers":                                          {"operator"},
 	"GET /api/v1/subscribers/{subscriber_id}":                          {"operator"},
@@ -248,6 +272,15 @@ func newAuthzWorld(t *testing.T, s *apptest.Service) *authzWorld {
 		// Tickets and privacy requests.
 		"ticket_id":  firstOr(t, s, `SELECT id FROM tickets WHERE provider_id = ?`, northwind),
 		"request_id": firstOr(t, s, `SELECT id FROM privacy_requests WHERE provider_id = ?`, northwind),
+		// An operator no caller of the matrix signs in as: resetting its second factor ends
+		// nobody's token the matrix still uses.
+		"operator_id": targetOperator(t, s, northwind),
+
+		// Inventory: a building only Northwind covers, a plan and an install window of Northwind's.
+		"building_id": "b1000000-0000-4000-8000-000000000001",
+		"plan_id":     "p1000000-0000-4000-8000-000000000500",
+		"window_id":   "iw100000-0000-4000-8000-000000000001",
+
 		// Subscribers and lines.
 		"subscriber_id": marieID,
 	}

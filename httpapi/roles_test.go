@@ -63,6 +63,32 @@ var operatorPerms = map[string]string{
 	"GET /api/v1/privacy-requests":                       "read",
 	"POST /api/v1/privacy-requests/{request_id}/approve": "line_actions",
 	"POST /api/v1/privacy-requests/{request_id}/reject":  "line_actions",
+
+	// Operators and the second factor.
+	"GET /api/v1/operators":                           "administer",
+	"POST /api/v1/operators":                          "administer",
+	"GET /api/v1/operators/{operator_id}":             "administer",
+	"PATCH /api/v1/operators/{operator_id}":           "administer",
+	"POST /api/v1/operators/{operator_id}/totp/reset": "administer",
+	"PATCH /api/v1/operators/me/password":             "none",
+	"POST /api/v1/operators/me/totp":                  "none",
+	"POST /api/v1/operators/me/totp/confirm":          "none",
+
+	// Inventory, plans and install windows.
+	"GET /api/v1/buildings":                         "read_network",
+	"POST /api/v1/buildings":                        "administer",
+	"POST /api/v1/buildings/import":                 "administer",
+	"GET /api/v1/buildings/{building_id}":           "read_network",
+	"PATCH /api/v1/buildings/{building_id}":         "administer",
+	"POST /api/v1/buildings/{building_id}/units":    "administer",
+	"POST /api/v1/ports":                            "administer",
+	"GET /api/v1/plans":                             "read",
+	"POST /api/v1/plans":                            "administer",
+	"POST /api/v1/plans/{plan_id}/versions":         "administer",
+	"PATCH /api/v1/plan-versions/{plan_version_id}": "administer",
+	"GET /api/v1/install-windows":                   "read_network",
+	"POST /api/v1/install-windows":                  "install",
+	"DELETE /api/v1/install-windows/{window_id}":    "install",
 	// Subscribers and lines.
 	"GET /api/v1/subscribers":                                          "read",
 	"GET /api/v1/subscribers/{subscriber_id}":                          "read",
@@ -132,18 +158,25 @@ func TestRoleMatrix(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		w := newAuthzWorld(t, s)
 		routes := operatorRoutes()
+		// The entries operators' calls write: the service's own work (the start-up bill run)
+		// writes entries of the system meanwhile.
 		auditRows := func() int {
 			var n int
-			if err := s.Store.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_log WHERE actor_type <> 'system'`).Scan(&n); err != nil {
+			if err := s.Store.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_log WHERE actor_type = 'operator'`).Scan(&n); err != nil {
 				t.Fatal(err)
 			}
 			return n
+		}
+		// Signed in before counting: each login is an audit entry of its own.
+		headers := map[subprov.Role]map[string]string{}
+		for _, role := range subprov.Roles {
+			headers[role] = s.OperatorAs(role, "")
 		}
 		// Refusals first, and nothing written by any of them; then the roles let through.
 		for _, granted := range []bool{false, true} {
 			before := auditRows()
 			for i, role := range subprov.Roles {
-				h := s.OperatorAs(role, "")
+				h := headers[role]
 				ip := fmt.Sprintf("127.0.1.%d", 10+i)
 				for _, rt := range routes {
 					perm := permissionNamed(t, operatorPerms[rt.Method+" "+rt.Path])

@@ -26,9 +26,17 @@ var scopeObjects = map[string]string{
 	"provider_id":     `SELECT id FROM providers WHERE id = ?`,
 	"key_id":          `SELECT id FROM api_keys WHERE provider_id = ? ORDER BY id`,
 
+	// Inventory: a building only Northwind covers, plans, plan versions, install windows.
+	"building_id": `SELECT b.id FROM buildings b JOIN building_providers bp ON bp.building_id = b.id AND bp.provider_id = ?
+		WHERE NOT EXISTS (SELECT 1 FROM building_providers o WHERE o.building_id = b.id AND o.provider_id <> bp.provider_id) ORDER BY b.id`,
+	"plan_id":         `SELECT id FROM plans WHERE provider_id = ? ORDER BY id`,
+	"plan_version_id": `SELECT id FROM plan_versions WHERE provider_id = ? ORDER BY id`,
+	"window_id":       `SELECT id FROM install_windows WHERE provider_id = ? ORDER BY id`,
+
 	// Tickets and privacy requests.
-	"ticket_id":  `SELECT id FROM tickets WHERE provider_id = ? ORDER BY id`,
-	"request_id": `SELECT id FROM privacy_requests WHERE provider_id = ? ORDER BY id`,
+	"ticket_id":   `SELECT id FROM tickets WHERE provider_id = ? ORDER BY id`,
+	"request_id":  `SELECT id FROM privacy_requests WHERE provider_id = ? ORDER BY id`,
+	"operator_id": `SELECT id FROM operators WHERE provider_id = ? AND email LIKE 'target.%'`,
 
 	// Subscribers and lines.
 	"subscriber_id": `SELECT id FROM subscribers WHERE provider_id = ? ORDER BY id`,
@@ -50,6 +58,7 @@ func TestOperatorScope(t *testing.T) {
 		if _, err := s.Privacy.Request(ctx, northwind, marieID); err != nil { // a privacy request and its ticket to name
 			t.Fatal(err)
 		}
+		targetOperator(t, s, northwind) // an operator to name
 		ids := map[string]string{}
 		for param, q := range scopeObjects {
 			var id string

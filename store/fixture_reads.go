@@ -18,7 +18,7 @@ import (
 // go through the read pool.
 
 // referenced lists the tables a fixture may name a row of by id.
-var referenced = map[string]bool{"providers": true, "buildings": true, "units": true}
+var referenced = map[string]bool{"providers": true, "buildings": true, "units": true, "plans": true, "plan_versions": true, "install_windows": true}
 
 // Exists reports whether table holds a row with id; table is one a fixture references.
 func (tx *Tx) Exists(ctx context.Context, table, id string) (bool, error) {

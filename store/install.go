@@ -36,7 +36,7 @@ func (tx *Tx) InstallWindows(ctx context.Context, providerID string) ([]subprov.
 
 func installWindows(ctx context.Context, q Querier, providerID string) ([]subprov.InstallWindow, error) {
 	rows, err := q.Query(ctx, `SELECT id, provider_id, weekday, starts_at, ends_at, technicians FROM install_windows
-		WHERE provider_id = ? ORDER BY weekday, starts_at, id`, providerID)
+		WHERE provider_id = ? AND deleted_at IS NULL ORDER BY weekday, starts_at, id`, providerID)
 	if err != nil {
 		return nil, fmt.Errorf("install windows: %w", err)
 	}
@@ -92,7 +92,7 @@ func (tx *Tx) TakeSlotPlace(ctx context.Context, providerID string, k subprov.In
 	}
 	res, err := tx.Exec(ctx, `UPDATE install_slots SET booked = booked + 1
 		WHERE window_id = ? AND slot_date = ? AND provider_id = ?
-		AND booked < (SELECT w.technicians FROM install_windows w WHERE w.id = ? AND w.provider_id = ?)`,
+		AND booked < (SELECT w.technicians FROM install_windows w WHERE w.id = ? AND w.provider_id = ? AND w.deleted_at IS NULL)`,
 		k.WindowID, k.Date, providerID, k.WindowID, providerID)
 	if err != nil {
 		return false, fmt.Errorf("take slot place: %w", err)

@@ -3,18 +3,20 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/internal/sqltext"
 )
 
-const operatorColumns = `id, email, role, provider_id, disabled_at, version, token_generation, created_at`
+const operatorColumns = `id, email, role, provider_id, disabled_at, version, token_generation, created_at, totp_enabled`
 
 func scanOperatorAnd(row rowScanner, extra ...any) (*subprov.Operator, error) {
 	var o subprov.Operator
 	var provider *string
 	var disabled nullTimeScan
-	if err := row.Scan(append([]any{&o.ID, &o.Email, &o.Role, &provider, &disabled, &o.Version, &o.TokenGeneration, &o.CreatedAt}, extra...)...); err != nil {
+	if err := row.Scan(append([]any{&o.ID, &o.Email, &o.Role, &provider, &disabled, &o.Version, &o.TokenGeneration, &o.CreatedAt, &o.TOTPEnabled}, extra...)...); err != nil {
 		return nil, err
 	}
 	o.ProviderID, o.DisabledAt = deref(provider), disabled.ptr()
@@ -53,4 +55,151 @@ func (s *Store) Operator(ctx context.Context, id string) (*subprov.Operator, err
 		return nil, fmt.Errorf("operator %s: %w", id, err)
 	}
 	return o, nil
+}
+
+func scanOperator(row rowScanner) (*subprov.Operator, error) { return scanOperatorAnd(row) }
+
+// Operators lists the operators of providerID ("" for every operator) by e-mail,
+// page.Limit+1 of them after the page's position (an e-mail, as OperatorKey gives it).
+func (s *Store) Operators(ctx context.Context, providerID string, page subprov.Page) ([]*subprov.Operator, error) {
+	var where []string
+	var args []any
+	if providerID != "" {
+		where, args = append(where, "provider_id = ?"), append(args, providerID)
+	}
+	if !page.First() {
+		where, args = append(where, "email > ?"), append(args, page.After[0])
+	}
+	q := `SELECT ` + operatorColumns + ` FROM operators`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	q += ` ORDER BY email LIMIT ?`
+	args = append(args, page.Limit+1)
+	return sqltext.QueryAll(ctx, s.R(), "operators", scanOperator, q, args...)
+}
+
+// OperatorKey is an operator's position in the list's order, for the next page's cursor.
+func OperatorKey(o *subprov.Operator) []string { return []string{o.Email} }
+
+// LockOperator reads an operator by id for an edit in tx, locked until tx ends.
+func (tx *Tx) LockOperator(ctx context.Context, id string) (*subprov.Operator, error) {
+	o, err := scanOperator(tx.QueryRow(ctx, `SELECT `+operatorColumns+` FROM operators WHERE id = ?`+tx.d.ForUpdate(), id))
+	if err != nil {
+		return nil, fmt.Errorf("operator %s: %w", id, err)
+	}
+	return o, nil
+}
+
+// LockOperatorByEmail reads an operator and its password hash by e-mail for an edit in tx,
+// locked until tx ends.
+func (tx *Tx) LockOperatorByEmail(ctx context.Context, email string) (*subprov.Operator, string, error) {
+	var hash string
+	o, err := scanOperatorAnd(tx.QueryRow(ctx, `SELECT `+operatorColumns+`, password_hash FROM operators WHERE email = ?`+tx.d.ForUpdate(), email), &hash)
+	if err != nil {
+		return nil, "", fmt.Errorf("operator by email: %w", err)
+	}
+	return o, hash, nil
+}
+
+// OperatorPassword is the password hash of the operator with id.
+func (tx *Tx) OperatorPassword(ctx context.Context, id string) (string, error) {
+	var hash string
+	if err := tx.QueryRow(ctx, `SELECT password_hash FROM operators WHERE id = ?`, id).Scan(&hash); err != nil {
+		return "", fmt.Errorf("operator %s password: %w", id, err)
+	}
+	return hash, nil
+}
+
+// LockActivePlatformAdmins locks and lists the ids of the platform-wide admins not disabled,
+// so that two edits that would each leave one of them cannot both commit.
+func (tx *Tx) LockActivePlatformAdmins(ctx context.Context) ([]string, error) {
+	return sqltext.Strings(ctx, tx, "active platform admins", `SELECT id FROM operators
+		WHERE role = 'admin' AND provider_id IS NULL AND disabled_at IS NULL ORDER BY id`+tx.d.ForUpdate())
+}
+
+// InsertOperator creates an operator; an e-mail already taken is subprov.ErrDuplicate.
+func (tx *Tx) InsertOperator(ctx context.Context, o *subprov.Operator, passwordHash string) error {
+	_, err := tx.Exec(ctx, `INSERT INTO operators (id, email, password_hash, role, provider_id, disabled_at, version, token_generation, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		o.ID, o.Email, passwordHash, string(o.Role), nullStr(o.ProviderID), nullTime(o.DisabledAt), o.Version, o.TokenGeneration, o.CreatedAt.UTC())
+	if err != nil {
+		return fmt.Errorf("insert operator: %w", err)
+	}
+	return nil
+}
+
+// SaveOperator writes an operator's role, scope, disabling, version and token generation as o
+// holds them.
+func (tx *Tx) SaveOperator(ctx context.Context, o *subprov.Operator) error {
+	_, err := tx.Exec(ctx, `UPDATE operators SET role = ?, provider_id = ?, disabled_at = ?, version = ?, token_generation = ? WHERE id = ?`,
+		string(o.Role), nullStr(o.ProviderID), nullTime(o.DisabledAt), o.Version, o.TokenGeneration, o.ID)
+	if err != nil {
+		return fmt.Errorf("save operator %s: %w", o.ID, err)
+	}
+	return nil
+}
+
+// SetOperatorPasswordHash stores an operator's new password hash.
+func (tx *Tx) SetOperatorPasswordHash(ctx context.Context, id, hash string) error {
+	if _, err := tx.Exec(ctx, `UPDATE operators SET password_hash = ? WHERE id = ?`, hash, id); err != nil {
+		return fmt.Errorf("operator %s password: %w", id, err)
+	}
+	return nil
+}
+
+// SecondFactor is an operator's second factor as stored: its sealed key ("" when none is
+// being enrolled or on), whether it is on, and the last time step a code was accepted for.
+type SecondFactor struct {
+	Sealed   string
+	Enabled  bool
+	LastStep int64
+}
+
+// LockSecondFactor reads an operator's second factor in tx, locked until tx ends.
+func (tx *Tx) LockSecondFactor(ctx context.Context, operatorID string) (SecondFactor, error) {
+	var f SecondFactor
+	var sealed *string
+	err := tx.QueryRow(ctx, `SELECT totp_secret, totp_enabled, totp_last_step FROM operators WHERE id = ?`+tx.d.ForUpdate(), operatorID).
+		Scan(&sealed, &f.Enabled, &f.LastStep)
+	if err != nil {
+		return f, fmt.Errorf("operator %s second factor: %w", operatorID, err)
+	}
+	f.Sealed = deref(sealed)
+	return f, nil
+}
+
+// SetSecondFactor writes an operator's second factor.
+func (tx *Tx) SetSecondFactor(ctx context.Context, operatorID string, f SecondFactor) error {
+	_, err := tx.Exec(ctx, `UPDATE operators SET totp_secret = ?, totp_enabled = ?, totp_last_step = ? WHERE id = ?`,
+		nullStr(f.Sealed), f.Enabled, f.LastStep, operatorID)
+	if err != nil {
+		return fmt.Errorf("operator %s second factor: %w", operatorID, err)
+	}
+	return nil
+}
+
+// ReplaceRecoveryCodes drops an operator's recovery codes and stores hashes as its new ones.
+func (tx *Tx) ReplaceRecoveryCodes(ctx context.Context, operatorID string, hashes []string) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM operator_recovery_codes WHERE operator_id = ?`, operatorID); err != nil {
+		return fmt.Errorf("operator %s recovery codes: %w", operatorID, err)
+	}
+	for _, h := range hashes {
+		if _, err := tx.Exec(ctx, `INSERT INTO operator_recovery_codes (operator_id, code_hash) VALUES (?, ?)`, operatorID, h); err != nil {
+			return fmt.Errorf("operator %s recovery codes: %w", operatorID, err)
+		}
+	}
+	return nil
+}
+
+// UseRecoveryCode marks an operator's unused recovery code with hash used; false when it has
+// no such unused code.
+func (tx *Tx) UseRecoveryCode(ctx context.Context, operatorID, hash string, now time.Time) (bool, error) {
+	res, err := tx.Exec(ctx, `UPDATE operator_recovery_codes SET used_at = ? WHERE operator_id = ? AND code_hash = ? AND used_at IS NULL`,
+		now.UTC(), operatorID, hash)
+	if err != nil {
+		return false, fmt.Errorf("operator %s recovery code: %w", operatorID, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }

@@ -62,6 +62,8 @@ Commands:
               --update overwrites and prints every change (never a password its owner set)
   mcp         serve the support-agent tools over MCP on stdio (--api-key or SUBPROV_AGENT_API_KEY)
   gen         fill the database with deterministic test data at scale (default 1,000,000 subscribers)
+  operator    add EMAIL --role ROLE [--provider ID]: create or update an operator, the password read
+              from standard input (a fresh database's first admin); list: print every operator
 
 Run 'subprov <command> --help' for a command's flags.
 
@@ -95,6 +97,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdMCP(ctx, rest, getenv, stdout, stderr)
 	case "gen":
 		return cmdGen(ctx, rest, getenv, stdout, stderr)
+	case "operator":
+		return cmdOperator(ctx, rest, getenv, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "subprov: unknown command %q\n\n%s", cmd, usage)
 		return errUsage

@@ -198,6 +198,9 @@ func typeName(t reflect.Type) string {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if n, ok := reflect.New(t).Interface().(interface{ JSONTypeName() string }); ok {
+		return n.JSONTypeName() // a type that decodes itself names what it takes
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return "a string"

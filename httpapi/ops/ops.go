@@ -6,6 +6,8 @@ package ops
 import (
 	"github.com/subprov/subprov/audit"
 	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/inventory"
+	"github.com/subprov/subprov/operators"
 	"github.com/subprov/subprov/privacy"
 	"github.com/subprov/subprov/providers"
 	"github.com/subprov/subprov/subscribers"
@@ -16,6 +18,7 @@ import (
 // Handler serves the operations routes.
 type Handler struct {
 	Audit     *audit.Service
+	Operators *operators.Service
 	Providers *providers.Service
 	Events    *webhookevents.Service
 	// Billing serves invoices, credit notes and bill runs; Tickets the ticket queue; Privacy
@@ -23,6 +26,8 @@ type Handler struct {
 	Billing *billing.Service
 	Tickets *tickets.Service
 	Privacy *privacy.Service
+	// Inventory: buildings, units, ports, plans and install windows.
+	Inventory *inventory.Service
 	// Subscribers serves the subscriber list, accounts and line actions.
 	Subscribers *subscribers.Service
 }

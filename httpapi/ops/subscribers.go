@@ -204,7 +204,7 @@ type lineJSON struct {
 	UnitID         *string              `json:"unit_id"`
 	UnitNumber     *string              `json:"unit_number"`
 	Address        string               `json:"address"`
-	Port           *portJSON            `json:"port"`
+	Port           *linePortJSON        `json:"port"`
 	BillingOwner   subprov.BillingOwner `json:"billing_owner"`
 	BillingDay     int                  `json:"billing_day"`
 	StartedAt      *string              `json:"started_at"`
@@ -213,7 +213,7 @@ type lineJSON struct {
 	History        []historyJSON        `json:"history"`
 }
 
-type portJSON struct {
+type linePortJSON struct {
 	Switch string `json:"switch"`
 	Port   string `json:"port"`
 }
@@ -231,7 +231,7 @@ func lineOf(l *subscribers.Line) lineJSON {
 		StartedAt: api.Optional(l.StartedAt), CanceledAt: instant(l.CanceledAt), EndedAt: instant(l.EndedAt),
 		History: make([]historyJSON, len(l.History))}
 	if l.Switch != "" {
-		out.Port = &portJSON{Switch: l.Switch, Port: l.LineSummary.Port}
+		out.Port = &linePortJSON{Switch: l.Switch, Port: l.LineSummary.Port}
 	}
 	for i, c := range l.History {
 		out.History[i] = historyJSON{Status: c.Status, At: c.At.UTC().Format(time.RFC3339), Reason: api.Optional(c.Reason)}
