@@ -3,7 +3,6 @@ package partner
 import (
 	"testing"
 
-	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/httpapi/api/apitest"
 )
 
@@ -11,7 +10,7 @@ import (
 // them arbitrary bytes; TestEveryRequestTypeIsFuzzed fails when a handler decodes a type
 // that is not listed here.
 var requestDecoders = apitest.Decoders{
-	"api.LoginRequest":      apitest.DecoderOf[api.LoginRequest],
+	"operatorLoginRequest":  apitest.DecoderOf[operatorLoginRequest],
 	"assignRequest":         apitest.DecoderOf[assignRequest],
 	"bookRequest":           apitest.DecoderOf[bookRequest],
 	"bulkRequest":           apitest.DecoderOf[bulkRequest],
