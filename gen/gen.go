@@ -26,6 +26,7 @@ import (
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/rawdb"
+	"github.com/subprov/subprov/providers"
 	"github.com/subprov/subprov/search"
 	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/store"
@@ -712,9 +713,9 @@ func (g *generator) shell(ctx context.Context) error {
 	for k := 0; k < StoreKeys; k++ {
 		keys = append(keys, fixture.APIKey{Key: StoreKey(g.p, k), Features: []string{}})
 	}
-	f := &fixture.File{Providers: []fixture.Provider{{ID: g.providerID, Name: name, TimeZone: "America/Toronto", Currency: "CAD",
-		TaxRateBP: 1300, APIKeys: keys,
-		WebhookSecret: WebhookSecret(g.p), ServiceProviderDocumentID: fmt.Sprintf("gen%03d-spd", g.p), SupportGroup: name + " Tier 1"}}}
+	f := &fixture.File{Providers: []fixture.Provider{{ID: g.providerID, APIKeys: keys, WebhookSecret: WebhookSecret(g.p),
+		Fields: providers.Fields{Name: name, TimeZone: "America/Toronto", Currency: "CAD", TaxRateBP: 1300,
+			ServiceProviderDocumentID: fmt.Sprintf("gen%03d-spd", g.p), SupportGroup: name + " Tier 1"}}}}
 	for k, speed := range []int{150, 500, 1000} {
 		price := subprov.Money(4500 + 2000*k)
 		pv := planVersion{id: PlanVersionID(g.p, k), name: fmt.Sprintf("Fibre %d", speed), price: price, down: speed, up: speed}

@@ -397,7 +397,7 @@ func (s *Service) CreateUnit(ctx context.Context, op *subprov.Operator, building
 			return invalid(ps, "body")
 		}
 		e := subprov.NewAudit(ctx, auditProvider(b), "unit.created", "unit", u.ID)
-		created(&e, map[string]any{"building_id": u.BuildingID, "unit_number": u.UnitNumber, "postal_unit": nullable(deref(u.PostalUnit))})
+		created(&e, map[string]any{"building_id": u.BuildingID, "unit_number": u.UnitNumber, "postal_unit": nullable(subprov.Deref(u.PostalUnit))})
 		if err := tx.RecordAudit(ctx, e, now); err != nil {
 			return err
 		}
@@ -487,7 +487,7 @@ func portTaken(ctx context.Context, tx *store.Tx, p Port) (Problems, error) {
 			return nil, err
 		}
 	}
-	hash, ident, err := store.LocationTaken(ctx, tx, deref(p.LocationHash), deref(p.LocationIdentifier))
+	hash, ident, err := store.LocationTaken(ctx, tx, subprov.Deref(p.LocationHash), subprov.Deref(p.LocationIdentifier))
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@
 package inventory
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -195,7 +196,7 @@ func (b Building) Check() Problems {
 // canonical form, Canada and orderable unless the row says otherwise.
 func (b Building) Value() *subprov.Building {
 	bl := &subprov.Building{ID: b.ID, Street: b.Street, City: b.City, PostalCode: b.PostalCode, Province: b.Province,
-		Country: or(b.Country, "CA"), Orderable: b.Orderable == nil || *b.Orderable, Presale: b.Presale}
+		Country: cmp.Or(b.Country, "CA"), Orderable: b.Orderable == nil || *b.Orderable, Presale: b.Presale}
 	if pc, ok := address.PostalCode(b.PostalCode); ok {
 		bl.PostalCode = pc
 	}
@@ -221,7 +222,7 @@ func (u Unit) Check() Problems {
 
 // Value is the unit as the service keeps it.
 func (u Unit) Value() *subprov.Unit {
-	return &subprov.Unit{ID: u.ID, BuildingID: u.BuildingID, UnitNumber: u.UnitNumber, PostalUnit: deref(u.PostalUnit)}
+	return &subprov.Unit{ID: u.ID, BuildingID: u.BuildingID, UnitNumber: u.UnitNumber, PostalUnit: subprov.Deref(u.PostalUnit)}
 }
 
 // Check lists the problems of a port's own values.
@@ -235,8 +236,8 @@ func (p Port) Check() Problems {
 
 // Value is the port as the service keeps it, under id.
 func (p Port) Value(id string) *subprov.Port {
-	return &subprov.Port{ID: id, BuildingID: p.BuildingID, UnitID: deref(p.UnitID), Switch: p.Switch, Name: p.Port,
-		LocationHash: deref(p.LocationHash), LocationIdentifier: deref(p.LocationIdentifier)}
+	return &subprov.Port{ID: id, BuildingID: p.BuildingID, UnitID: subprov.Deref(p.UnitID), Switch: p.Switch, Name: p.Port,
+		LocationHash: subprov.Deref(p.LocationHash), LocationIdentifier: subprov.Deref(p.LocationIdentifier)}
 }
 
 // Check lists the problems of a plan's own values and of each of its versions'.
@@ -283,7 +284,7 @@ func (v PlanVersion) Value(pl Plan) (*subprov.PlanVersion, error) {
 	}
 	out := &subprov.PlanVersion{ID: v.ID, PlanID: pl.ID, ProviderID: pl.ProviderID, PlanName: pl.Name, MonthlyPrice: price,
 		SetupFee: setup, DownloadMbps: v.DownloadMbps, UploadMbps: v.UploadMbps, StoreProductID: v.StoreProductID,
-		Sellable: v.Sellable == nil || *v.Sellable, PromoEndsOn: deref(v.PromoEndsOn)}
+		Sellable: v.Sellable == nil || *v.Sellable, PromoEndsOn: subprov.Deref(v.PromoEndsOn)}
 	if v.PromoPrice != nil {
 		m, err := subprov.ParseMoney(*v.PromoPrice)
 		if err != nil {
@@ -323,18 +324,4 @@ func (w InstallWindow) Check() Problems {
 func (w InstallWindow) Value() *subprov.InstallWindow {
 	return &subprov.InstallWindow{ID: w.ID, ProviderID: w.ProviderID, Weekday: Weekdays[w.Weekday], Starts: w.Starts,
 		Ends: w.Ends, Technicians: w.Technicians}
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

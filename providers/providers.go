@@ -7,6 +7,7 @@
 package providers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,21 +32,27 @@ type Service struct {
 // Fields are a provider's fields as an operator writes them on creation: a fixture provider
 // row without its id, API keys and webhook secret. Nil means not given (the default).
 type Fields struct {
-	Name                      string
-	TimeZone                  string
-	Currency                  string
-	TaxRateBP                 int
-	Sandbox                   bool
-	WebhookURL                *string
-	CheckoutURL               *string
-	ServiceProviderDocumentID string
-	SMSConfigured             bool
-	BookingWindowDays         *int
-	SupportGroup              string
-	BrandColor                string
-	DeviceSecret              string
-	PaymentProcessor          string
-	ProcessorAccountID        string
+	Name                      string  `json:"name"`
+	TimeZone                  string  `json:"time_zone"`
+	Currency                  string  `json:"currency"`
+	TaxRateBP                 int     `json:"tax_rate_bp"`
+	Sandbox                   bool    `json:"sandbox"`
+	WebhookURL                *string `json:"webhook_url"`
+	CheckoutURL               *string `json:"checkout_url"`
+	ServiceProviderDocumentID string  `json:"service_provider_document_id"`
+	SMSConfigured             bool    `json:"sms_configured"`
+	BookingWindowDays         *int    `json:"booking_window_days"`
+	SupportGroup              string  `json:"support_group"`
+	BrandColor                string  `json:"brand_color"`
+	DeviceSecret              string  `json:"device_secret"`
+	PaymentProcessor          string  `json:"payment_processor"`
+	ProcessorAccountID        string  `json:"processor_account_id"`
+}
+
+// Rules are the fields whose rules a fixture row and the operations surface share.
+func (f Fields) Rules() subprov.ProviderFields {
+	return subprov.ProviderFields{Name: f.Name, TimeZone: f.TimeZone, Currency: f.Currency, TaxRateBP: f.TaxRateBP,
+		PaymentProcessor: f.PaymentProcessor, WebhookURL: f.WebhookURL, CheckoutURL: f.CheckoutURL, BookingWindowDays: f.BookingWindowDays}
 }
 
 // Patch is an edit of a provider: each non-nil field is set. A URL set to "" is removed.
@@ -133,9 +140,7 @@ func (s *Service) Create(ctx context.Context, op *subprov.Operator, f Fields) (*
 	if !op.Platform() {
 		return nil, subprov.Forbidden()
 	}
-	rules := subprov.ProviderFields{Name: f.Name, TimeZone: f.TimeZone, Currency: f.Currency, TaxRateBP: f.TaxRateBP,
-		PaymentProcessor: f.PaymentProcessor, WebhookURL: f.WebhookURL, CheckoutURL: f.CheckoutURL, BookingWindowDays: f.BookingWindowDays}
-	problems := problemsOf(rules)
+	problems := problemsOf(f.Rules())
 	if f.WebhookURL != nil && problems["webhook_url"] == "" {
 		s.checkWebhookURL(ctx, *f.WebhookURL, f.Sandbox, problems)
 	}
@@ -143,9 +148,9 @@ func (s *Service) Create(ctx context.Context, op *subprov.Operator, f Fields) (*
 		return nil, subprov.Invalid(problems)
 	}
 	p := &subprov.Provider{ID: store.NewID(), Name: f.Name, TimeZone: f.TimeZone, Currency: f.Currency, TaxRateBP: f.TaxRateBP,
-		Sandbox: f.Sandbox, WebhookSecret: NewWebhookSecret(), WebhookURL: deref(f.WebhookURL), CheckoutURL: deref(f.CheckoutURL),
+		Sandbox: f.Sandbox, WebhookSecret: NewWebhookSecret(), WebhookURL: subprov.Deref(f.WebhookURL), CheckoutURL: subprov.Deref(f.CheckoutURL),
 		ServiceProviderDocumentID: f.ServiceProviderDocumentID, SMSConfigured: f.SMSConfigured, BookingWindowDays: 21,
-		SupportGroup: or(f.SupportGroup, f.Name+" Support"), BrandColor: f.BrandColor, PaymentProcessor: or(f.PaymentProcessor, "builtin"),
+		SupportGroup: cmp.Or(f.SupportGroup, f.Name+" Support"), BrandColor: f.BrandColor, PaymentProcessor: cmp.Or(f.PaymentProcessor, "builtin"),
 		ProcessorAccountID: f.ProcessorAccountID, Version: 1}
 	if f.BookingWindowDays != nil {
 		p.BookingWindowDays = *f.BookingWindowDays
@@ -325,17 +330,3 @@ func recordFields(c subprov.Changes, before, after *subprov.Provider) {
 
 // NewWebhookSecret generates a webhook secret: 32 random bytes.
 func NewWebhookSecret() string { return "whsec_" + identity.NewToken(32) }
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}

@@ -125,17 +125,10 @@ func scanAudit(r interface{ Scan(...any) error }) (subprov.AuditEntry, error) {
 		return e, err
 	}
 	e.ProviderID, e.Actor.ID, e.Actor.Email, e.Reason, e.RequestID, e.IP =
-		deref(provider), deref(actorID), deref(actorEmail), deref(reason), deref(requestID), deref(ip)
+		subprov.Deref(provider), subprov.Deref(actorID), subprov.Deref(actorEmail), subprov.Deref(reason), subprov.Deref(requestID), subprov.Deref(ip)
 	e.Changes = subprov.Changes{}
 	if err := json.Unmarshal([]byte(changes), &e.Changes); err != nil {
 		return e, fmt.Errorf("audit entry %s: changes: %w", e.ID, err)
 	}
 	return e, nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -19,7 +19,7 @@ func scanOperatorAnd(row rowScanner, extra ...any) (*subprov.Operator, error) {
 	if err := row.Scan(append([]any{&o.ID, &o.Email, &o.Role, &provider, &disabled, &o.Version, &o.TokenGeneration, &o.CreatedAt, &o.TOTPEnabled}, extra...)...); err != nil {
 		return nil, err
 	}
-	o.ProviderID, o.DisabledAt = deref(provider), disabled.ptr()
+	o.ProviderID, o.DisabledAt = subprov.Deref(provider), disabled.ptr()
 	return &o, nil
 }
 
@@ -165,7 +165,7 @@ func (tx *Tx) LockSecondFactor(ctx context.Context, operatorID string) (SecondFa
 	if err != nil {
 		return f, fmt.Errorf("operator %s second factor: %w", operatorID, err)
 	}
-	f.Sealed = deref(sealed)
+	f.Sealed = subprov.Deref(sealed)
 	return f, nil
 }
 

@@ -46,7 +46,7 @@ func (s *Store) Subscribers(ctx context.Context, f SubscriberFilter, page subpro
 		var x subprov.SubscriberSummary
 		var first, last, email, phone *string
 		err := r.Scan(&x.ID, &x.ProviderID, &x.CustomerNumber, &first, &last, &email, &phone)
-		x.Holder = subprov.Contact{FirstName: deref(first), LastName: deref(last), Email: deref(email), PhoneNumber: deref(phone)}
+		x.Holder = subprov.Contact{FirstName: subprov.Deref(first), LastName: subprov.Deref(last), Email: subprov.Deref(email), PhoneNumber: subprov.Deref(phone)}
 		return x, err
 	}, `SELECT b.id, b.provider_id, COALESCE(b.customer_number, ''), h.firstname, h.lastname, h.email, h.phonenumber
 		FROM subscribers b LEFT JOIN contacts h ON h.subscriber_id = b.id AND h.role = 'holder'

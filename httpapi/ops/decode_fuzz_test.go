@@ -5,6 +5,7 @@ import (
 
 	"github.com/subprov/subprov/httpapi/api/apitest"
 	"github.com/subprov/subprov/inventory"
+	"github.com/subprov/subprov/providers"
 )
 
 // requestDecoders decodes a body as each request type the handlers decode. FuzzDecode feeds
@@ -26,7 +27,7 @@ var requestDecoders = apitest.Decoders{
 	"passwordChangeRequest":      apitest.DecoderOf[passwordChangeRequest],
 	"planChangeRequest":          apitest.DecoderOf[planChangeRequest],
 	"providerPatch":              apitest.DecoderOf[providerPatch],
-	"providerBody":               apitest.DecoderOf[providerBody],
+	"providers.Fields":           apitest.DecoderOf[providers.Fields],
 	"reasonRequest":              apitest.DecoderOf[reasonRequest],
 	"rejectRequest":              apitest.DecoderOf[rejectRequest],
 	"rotateBody":                 apitest.DecoderOf[rotateBody],

@@ -69,33 +69,13 @@ func (h *Handler) GetProvider(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// providerBody is POST /api/v1/providers: a fixture provider row without its id, API keys and
-// webhook secret.
-type providerBody struct {
-	Name                      string  `json:"name"`
-	TimeZone                  string  `json:"time_zone"`
-	Currency                  string  `json:"currency"`
-	TaxRateBP                 int     `json:"tax_rate_bp"`
-	Sandbox                   bool    `json:"sandbox"`
-	WebhookURL                *string `json:"webhook_url"`
-	CheckoutURL               *string `json:"checkout_url"`
-	ServiceProviderDocumentID string  `json:"service_provider_document_id"`
-	SMSConfigured             bool    `json:"sms_configured"`
-	BookingWindowDays         *int    `json:"booking_window_days"`
-	SupportGroup              string  `json:"support_group"`
-	BrandColor                string  `json:"brand_color"`
-	DeviceSecret              string  `json:"device_secret"`
-	PaymentProcessor          string  `json:"payment_processor"`
-	ProcessorAccountID        string  `json:"processor_account_id"`
-}
-
 // CreateProvider: POST /api/v1/providers.
 func (h *Handler) CreateProvider(w http.ResponseWriter, r *http.Request) error {
-	b, err := api.Decode[providerBody](r)
+	b, err := api.Decode[providers.Fields](r)
 	if err != nil {
 		return err
 	}
-	c, err := h.Providers.Create(r.Context(), api.CallerOf(r).Operator, providers.Fields(b))
+	c, err := h.Providers.Create(r.Context(), api.CallerOf(r).Operator, b)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/httpapi/api"
-	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/subscribers"
 )
 
@@ -73,12 +72,12 @@ func (h *Handler) Subscriber(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := accountJSON{ID: a.ID, ProviderID: a.ProviderID, CustomerNumber: api.Optional(a.CustomerNumber), Holder: contactOf(a.Holder),
+	out := accountJSON{ID: a.ID, ProviderID: a.ProviderID, CustomerNumber: api.Optional(a.CustomerNumber), Holder: api.ContactOf(a.Holder),
 		AuthorizedUsers: make([]authorizedUserJSON, len(a.AuthorizedUsers)), Lines: make([]lineJSON, len(a.Lines)),
-		Invoices: make([]accountInvoiceJSON, len(a.Invoices)), CreditNotes: make([]accountCreditNoteJSON, len(a.CreditNotes)),
+		Invoices: make([]api.Invoice, len(a.Invoices)), CreditNotes: make([]api.CreditNote, len(a.CreditNotes)),
 		Tickets: make([]accountTicketJSON, len(a.Tickets)), Notes: make([]noteJSON, len(a.Notes))}
 	if a.Invoice != nil {
-		c := contactOf(*a.Invoice)
+		c := api.ContactOf(*a.Invoice)
 		out.InvoiceContact = &c
 	}
 	for i, u := range a.AuthorizedUsers {
@@ -89,13 +88,10 @@ func (h *Handler) Subscriber(w http.ResponseWriter, r *http.Request) error {
 		out.Lines[i] = lineOf(&a.Lines[i])
 	}
 	for i, inv := range a.Invoices {
-		out.Invoices[i] = accountInvoiceJSON{ID: inv.ID, Number: inv.Number, CustomerNumber: inv.CustomerNumber, InvoiceDate: inv.InvoiceDate,
-			Period: inv.Period, Kind: inv.Kind, Status: inv.Status, Net: inv.Net, Tax: inv.Tax, Total: inv.Total, Currency: inv.Currency,
-			SubscriptionID: inv.SubscriptionID, PaidAt: instant(inv.PaidAt)}
+		out.Invoices[i] = api.InvoiceOf(inv)
 	}
 	for i, c := range a.CreditNotes {
-		out.CreditNotes[i] = accountCreditNoteJSON{ID: c.ID, Number: c.Number, State: c.State, Amount: c.Amount, Currency: c.Currency,
-			Reason: c.Reason, CreatedAt: c.CreatedAt.UTC().Format(time.RFC3339)}
+		out.CreditNotes[i] = api.CreditNoteOf(c)
 	}
 	for i, t := range a.Tickets {
 		out.Tickets[i] = accountTicketJSON{ID: t.ID, Number: t.Number, Kind: t.Kind, Subject: t.Subject, Status: t.Status, Priority: t.Priority,
@@ -109,29 +105,17 @@ func (h *Handler) Subscriber(w http.ResponseWriter, r *http.Request) error {
 }
 
 type accountJSON struct {
-	ID              string                  `json:"id"`
-	ProviderID      string                  `json:"provider_id"`
-	CustomerNumber  *string                 `json:"customer_number"`
-	Holder          contactJSON             `json:"holder"`
-	InvoiceContact  *contactJSON            `json:"invoice_contact"`
-	AuthorizedUsers []authorizedUserJSON    `json:"authorized_users"`
-	Lines           []lineJSON              `json:"lines"`
-	Invoices        []accountInvoiceJSON    `json:"invoices"`
-	CreditNotes     []accountCreditNoteJSON `json:"credit_notes"`
-	Tickets         []accountTicketJSON     `json:"tickets"`
-	Notes           []noteJSON              `json:"notes"`
-}
-
-type contactJSON struct {
-	FirstName   string `json:"firstname"`
-	LastName    string `json:"lastname"`
-	Email       string `json:"email"`
-	PhoneNumber string `json:"phonenumber"`
-	Company     string `json:"company"`
-}
-
-func contactOf(c subprov.Contact) contactJSON {
-	return contactJSON{FirstName: c.FirstName, LastName: c.LastName, Email: c.Email, PhoneNumber: c.PhoneNumber, Company: c.Company}
+	ID              string               `json:"id"`
+	ProviderID      string               `json:"provider_id"`
+	CustomerNumber  *string              `json:"customer_number"`
+	Holder          api.Contact          `json:"holder"`
+	InvoiceContact  *api.Contact         `json:"invoice_contact"`
+	AuthorizedUsers []authorizedUserJSON `json:"authorized_users"`
+	Lines           []lineJSON           `json:"lines"`
+	Invoices        []api.Invoice        `json:"invoices"`
+	CreditNotes     []api.CreditNote     `json:"credit_notes"`
+	Tickets         []accountTicketJSON  `json:"tickets"`
+	Notes           []noteJSON           `json:"notes"`
 }
 
 type authorizedUserJSON struct {
@@ -142,32 +126,6 @@ type authorizedUserJSON struct {
 	PhoneNumber    string `json:"phonenumber"`
 	InvitationSent bool   `json:"invitation_sent"`
 	Activated      bool   `json:"activated"`
-}
-
-type accountInvoiceJSON struct {
-	ID             string        `json:"id"`
-	Number         string        `json:"number"`
-	CustomerNumber string        `json:"customer_number"`
-	InvoiceDate    string        `json:"invoice_date"`
-	Period         string        `json:"period"`
-	Kind           string        `json:"kind"`
-	Status         string        `json:"status"`
-	Net            subprov.Money `json:"net"`
-	Tax            subprov.Money `json:"tax"`
-	Total          subprov.Money `json:"total"`
-	Currency       string        `json:"currency"`
-	SubscriptionID string        `json:"subscription_id"`
-	PaidAt         *string       `json:"paid_at"`
-}
-
-type accountCreditNoteJSON struct {
-	ID        string        `json:"id"`
-	Number    string        `json:"number"`
-	State     string        `json:"state"`
-	Amount    subprov.Money `json:"amount"`
-	Currency  string        `json:"currency"`
-	Reason    string        `json:"reason"`
-	CreatedAt string        `json:"created_at"`
 }
 
 type accountTicketJSON struct {
@@ -228,7 +186,7 @@ func lineOf(l *subscribers.Line) lineJSON {
 	out := lineJSON{SubscriptionID: l.Subscription.ID, Status: l.Subscription.Status, PlanVersionID: l.Subscription.PlanVersionID,
 		PlanName: l.PlanName, BuildingID: l.Subscription.BuildingID, UnitID: api.Optional(l.Subscription.UnitID),
 		UnitNumber: api.Optional(l.UnitNumber), Address: addressLine(l.Address), BillingOwner: l.BillingOwner, BillingDay: l.BillingDay,
-		StartedAt: api.Optional(l.StartedAt), CanceledAt: instant(l.CanceledAt), EndedAt: instant(l.EndedAt),
+		StartedAt: api.Optional(l.StartedAt), CanceledAt: api.Instant(l.CanceledAt), EndedAt: api.Instant(l.EndedAt),
 		History: make([]historyJSON, len(l.History))}
 	if l.Switch != "" {
 		out.Port = &linePortJSON{Switch: l.Switch, Port: l.LineSummary.Port}
@@ -237,14 +195,6 @@ func lineOf(l *subscribers.Line) lineJSON {
 		out.History[i] = historyJSON{Status: c.Status, At: c.At.UTC().Format(time.RFC3339), Reason: api.Optional(c.Reason)}
 	}
 	return out
-}
-
-func instant(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := t.UTC().Format(time.RFC3339)
-	return &s
 }
 
 type reasonRequest struct {
@@ -300,28 +250,8 @@ func (h *Handler) PlanChangePreview(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, quoteOf(quote))
+	api.JSON(w, http.StatusOK, api.PlanChangeQuoteOf(quote))
 	return nil
-}
-
-// planChangeQuoteJSON is a plan change's preview, as the partner's preview answers it.
-type planChangeQuoteJSON struct {
-	BillingOwner      subprov.BillingOwner     `json:"billing_owner"`
-	Blockers          []string                 `json:"blockers"`
-	CurrentPlan       api.PlanRef              `json:"current_plan"`
-	EffectiveDate     string                   `json:"effective_date"`
-	Eligible          bool                     `json:"eligible"`
-	NewPlan           api.PlanRef              `json:"new_plan"`
-	Note              string                   `json:"note"`
-	OneTimeAdjustment *provisioning.Adjustment `json:"one_time_adjustment"`
-	RecurringChange   subprov.Money            `json:"recurring_change"`
-	SubscriptionID    string                   `json:"subscription_id"`
-}
-
-func quoteOf(q *provisioning.PlanChangeQuote) planChangeQuoteJSON {
-	return planChangeQuoteJSON{BillingOwner: q.Subscription.BillingOwner, Blockers: q.Blockers, CurrentPlan: api.PlanRefOf(q.From),
-		EffectiveDate: q.EffectiveDate, Eligible: q.Eligible, NewPlan: api.PlanRefOf(q.To), Note: q.Note, OneTimeAdjustment: q.Adjustment,
-		RecurringChange: q.RecurringChange, SubscriptionID: q.Subscription.ID}
 }
 
 // PlanChange: POST /api/v1/subscriptions/{subscription_id}/plan-change.

@@ -233,27 +233,6 @@ type deviceConfigJSON struct {
 	VLAN           int            `json:"vlan"`
 }
 
-// planChangeQuoteJSON is a plan change's preview. Fields are in name order in this and every
-// answer, as the maps the answers once were encoded them.
-type planChangeQuoteJSON struct {
-	BillingOwner      subprov.BillingOwner     `json:"billing_owner"`
-	Blockers          []string                 `json:"blockers"`
-	CurrentPlan       api.PlanRef              `json:"current_plan"`
-	EffectiveDate     string                   `json:"effective_date"`
-	Eligible          bool                     `json:"eligible"`
-	NewPlan           api.PlanRef              `json:"new_plan"`
-	Note              string                   `json:"note"`
-	OneTimeAdjustment *provisioning.Adjustment `json:"one_time_adjustment"`
-	RecurringChange   subprov.Money            `json:"recurring_change"`
-	SubscriptionID    string                   `json:"subscription_id"`
-}
-
-func planChangeQuoteOf(q *provisioning.PlanChangeQuote) planChangeQuoteJSON {
-	return planChangeQuoteJSON{BillingOwner: q.Subscription.BillingOwner, Blockers: q.Blockers, CurrentPlan: api.PlanRefOf(q.From),
-		EffectiveDate: q.EffectiveDate, Eligible: q.Eligible, NewPlan: api.PlanRefOf(q.To), Note: q.Note, OneTimeAdjustment: q.Adjustment,
-		RecurringChange: q.RecurringChange, SubscriptionID: q.Subscription.ID}
-}
-
 // planChangeResultJSON is an applied plan change: its quote without eligibility, and what was done.
 type planChangeResultJSON struct {
 	AppliedAt         string                   `json:"applied_at"`
@@ -276,7 +255,7 @@ func (h *Handler) ChangePlanPreview(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return inQuery(err)
 	}
-	api.JSON(w, http.StatusOK, planChangeQuoteOf(q))
+	api.JSON(w, http.StatusOK, api.PlanChangeQuoteOf(q))
 	return nil
 }
 

@@ -24,22 +24,6 @@ func (h *Handler) subscriberOf(r *http.Request) (string, *subprov.Provider, erro
 	return acc.SubscriberID, p, nil
 }
 
-type invoiceJSON struct {
-	ID             string        `json:"id"`
-	Number         string        `json:"number"`
-	CustomerNumber string        `json:"customer_number"`
-	InvoiceDate    string        `json:"invoice_date"`
-	Period         string        `json:"period"`
-	Kind           string        `json:"kind"`
-	Status         string        `json:"status"`
-	Net            subprov.Money `json:"net"`
-	Tax            subprov.Money `json:"tax"`
-	Total          subprov.Money `json:"total"`
-	Currency       string        `json:"currency"`
-	SubscriptionID string        `json:"subscription_id"`
-	PaidAt         *string       `json:"paid_at"`
-}
-
 // MyInvoices: GET /partner/subscriber/me/invoices — local invoice rows, newest first.
 func (h *Handler) MyInvoices(w http.ResponseWriter, r *http.Request) error {
 	sid, p, err := h.subscriberOf(r)
@@ -50,28 +34,16 @@ func (h *Handler) MyInvoices(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]invoiceJSON, 0, len(invs))
+	out := make([]api.Invoice, 0, len(invs))
 	for _, inv := range invs {
-		out = append(out, invoiceJSON{ID: inv.ID, Number: inv.Number, CustomerNumber: inv.CustomerNumber, InvoiceDate: inv.InvoiceDate,
-			Period: inv.Period, Kind: inv.Kind, Status: inv.Status, Net: inv.Net, Tax: inv.Tax, Total: inv.Total, Currency: inv.Currency,
-			SubscriptionID: inv.SubscriptionID, PaidAt: api.Instant(inv.PaidAt)})
+		out = append(out, api.InvoiceOf(inv))
 	}
 	api.JSON(w, http.StatusOK, invoicesJSON{Invoices: out})
 	return nil
 }
 
 type invoicesJSON struct {
-	Invoices []invoiceJSON `json:"invoices"`
-}
-
-type creditNoteJSON struct {
-	ID        string        `json:"id"`
-	Number    string        `json:"number"`
-	State     string        `json:"state"`
-	Amount    subprov.Money `json:"amount"`
-	Currency  string        `json:"currency"`
-	Reason    string        `json:"reason"`
-	CreatedAt string        `json:"created_at"`
+	Invoices []api.Invoice `json:"invoices"`
 }
 
 // MyCreditNotes: GET /partner/subscriber/me/credit-notes — read live from the billing
@@ -85,17 +57,16 @@ func (h *Handler) MyCreditNotes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]creditNoteJSON, 0, len(cns))
+	out := make([]api.CreditNote, 0, len(cns))
 	for _, c := range cns {
-		out = append(out, creditNoteJSON{ID: c.ID, Number: c.Number, State: c.State, Amount: c.Amount, Currency: c.Currency,
-			Reason: c.Reason, CreatedAt: c.CreatedAt.UTC().Format(time.RFC3339)})
+		out = append(out, api.CreditNoteOf(c))
 	}
 	api.JSON(w, http.StatusOK, creditNotesJSON{CreditNotes: out})
 	return nil
 }
 
 type creditNotesJSON struct {
-	CreditNotes []creditNoteJSON `json:"credit_notes"`
+	CreditNotes []api.CreditNote `json:"credit_notes"`
 }
 
 func writePDF(w http.ResponseWriter, name string, body *bytes.Buffer) error {
@@ -177,18 +148,6 @@ type billingDayJSON struct {
 	SubscriptionID  string  `json:"subscription_id"`
 }
 
-type contactJSON struct {
-	FirstName   string `json:"firstname"`
-	LastName    string `json:"lastname"`
-	Email       string `json:"email"`
-	PhoneNumber string `json:"phonenumber"`
-	Company     string `json:"company"`
-}
-
-func contactOf(c subprov.Contact) contactJSON {
-	return contactJSON{FirstName: c.FirstName, LastName: c.LastName, Email: c.Email, PhoneNumber: c.PhoneNumber, Company: c.Company}
-}
-
 type contactPatchRequest struct {
 	FirstName   *string `json:"firstname"`
 	LastName    *string `json:"lastname"`
@@ -211,7 +170,7 @@ func (h *Handler) InvoiceContact(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, contactResultJSON{Success: true, Contact: contactOf(c), State: "separate"})
+	api.JSON(w, http.StatusOK, contactResultJSON{Success: true, Contact: api.ContactOf(c), State: "separate"})
 	return nil
 }
 
@@ -225,7 +184,7 @@ func (h *Handler) UseHolder(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, contactResultJSON{Success: true, Contact: contactOf(c), State: "shared"})
+	api.JSON(w, http.StatusOK, contactResultJSON{Success: true, Contact: api.ContactOf(c), State: "shared"})
 	return nil
 }
 
@@ -233,7 +192,7 @@ func (h *Handler) UseHolder(w http.ResponseWriter, r *http.Request) error {
 // contact is the holder's own ("shared") or one of its own ("separate"), and is absent from
 // the answer about the signed-in person's own details.
 type contactResultJSON struct {
-	Contact contactJSON `json:"contact"`
+	Contact api.Contact `json:"contact"`
 	State   string      `json:"state,omitempty"`
 	Success bool        `json:"success"`
 }
@@ -324,22 +283,22 @@ func (h *Handler) MyDetails(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, detailsJSON{CustomerNumber: d.CustomerNumber, ContractContact: contactOf(d.ContractContact),
-		InvoiceContact: contactOf(d.InvoiceContact), BillingContactDiffers: d.BillingContactDiffers,
-		User: detailsUserJSON{Contact: contactOf(d.User)}})
+	api.JSON(w, http.StatusOK, detailsJSON{CustomerNumber: d.CustomerNumber, ContractContact: api.ContactOf(d.ContractContact),
+		InvoiceContact: api.ContactOf(d.InvoiceContact), BillingContactDiffers: d.BillingContactDiffers,
+		User: detailsUserJSON{Contact: api.ContactOf(d.User)}})
 	return nil
 }
 
 type detailsJSON struct {
 	BillingContactDiffers bool            `json:"billing_contact_differs"`
-	ContractContact       contactJSON     `json:"contract_contact"`
+	ContractContact       api.Contact     `json:"contract_contact"`
 	CustomerNumber        string          `json:"customer_number"`
-	InvoiceContact        contactJSON     `json:"invoice_contact"`
+	InvoiceContact        api.Contact     `json:"invoice_contact"`
 	User                  detailsUserJSON `json:"user"`
 }
 
 type detailsUserJSON struct {
-	Contact contactJSON `json:"contact"`
+	Contact api.Contact `json:"contact"`
 }
 
 type ownContactRequest struct {
@@ -361,7 +320,7 @@ func (h *Handler) MyContact(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	api.JSON(w, http.StatusOK, contactResultJSON{Success: true, Contact: contactOf(c)})
+	api.JSON(w, http.StatusOK, contactResultJSON{Success: true, Contact: api.ContactOf(c)})
 	return nil
 }
 
