@@ -158,7 +158,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	a.KeyUsage = &providers.Usage{Store: st, Log: log}
 	a.Auth = &auth.Service{Store: st, Clock: a.Clock, Signer: identity.NewSigner(secret), Mail: a.Outbox, PublicURL: cfg.PublicURL,
-		PasswordCost: cfg.PasswordCost, KeyUsage: a.KeyUsage, Sealer: sealer}
+		PasswordCost: cfg.PasswordCost, KeyUsage: a.KeyUsage, Sealer: sealer, Log: log}
 	a.Jobs, err = jobs.New(st, jobs.Handlers{
 		DeliverMail:     a.Outbox.Deliver,
 		PasswordReset:   a.Auth.SendPasswordReset,

@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/identity"
@@ -111,7 +110,13 @@ func (s *Service) useSecondFactor(ctx context.Context, operatorID, code string) 
 		}
 		secret, err := s.Sealer.Open(SecondFactorPurpose(operatorID), f.Sealed)
 		if err != nil {
-			return fmt.Errorf("operator %s second factor: %w", operatorID, err)
+			// Sealed under another SUBPROV_SECRET: no code matches until the key is reset
+			// (subprov operator add --reset-second-factor, or another admin's reset).
+			if s.Log != nil {
+				s.Log.Error("an operator's second-factor key cannot be opened: SUBPROV_SECRET changed since it was enrolled; reset it with subprov operator add --reset-second-factor",
+					"operator_id", operatorID, "err", err)
+			}
+			return nil
 		}
 		now := s.Clock.Now()
 		if step, match := identity.MatchTOTP(string(secret), code, now, f.LastStep); match {

@@ -419,3 +419,30 @@ func TestOperatorFailuresShareTheLoginLimits(t *testing.T) {
 		}
 	})
 }
+
+// A second-factor key the service cannot open (sealed under an earlier SUBPROV_SECRET) refuses
+// the login as a wrong code does, 401, never a 500: the operator gets back in once an admin, or
+// subprov operator add --reset-second-factor, resets it.
+func TestOperatorSecondFactorUnderAnotherSecret(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		ctx := context.Background()
+		id := targetOperator(t, s, "")
+		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+			return tx.SetSecondFactor(ctx, id, store.SecondFactor{Sealed: "v1.sealed-under-another-secret", Enabled: true})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		email := "target.@ops.test"
+		if status, _ := operatorLogin(t, s, email, "target-operator-password", "123456"); status != 401 {
+			t.Fatalf("login with an unreadable key: %d, want 401", status)
+		}
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/operators/" + id + "/totp/reset", Headers: s.Operator()}); res.Status != 200 {
+			t.Fatalf("reset: %d %s", res.Status, res.Raw)
+		}
+		if status, _ := operatorLogin(t, s, email, "target-operator-password", ""); status != 200 {
+			t.Fatalf("login after the reset: %d, want 200", status)
+		}
+	})
+}

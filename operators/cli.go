@@ -67,6 +67,10 @@ func (s *Service) Put(ctx context.Context, n New) (o *subprov.Operator, created 
 	return o, false, err
 }
 
+// System is the operator the command line acts as: a platform admin with no account of its
+// own (its entries in the audit log name the system).
+var System = &subprov.Operator{Role: subprov.RoleAdmin}
+
 // All lists every operator by e-mail, one page at a time, for the command line.
 func (s *Service) All(ctx context.Context, page subprov.Page) ([]*subprov.Operator, string, error) {
 	return s.list(ctx, subprov.Everything, page)

@@ -79,17 +79,20 @@ func operatorService(ctx context.Context, getenv func(string) string, stderr io.
 }
 
 func cmdOperatorAdd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := newFlags("operator add", "operator add EMAIL --role ROLE [--provider ID]",
+	fs := newFlags("operator add", "operator add EMAIL --role ROLE [--provider ID] [--reset-second-factor]",
 		"Creates the operator EMAIL, or updates the operator that has it: its role, its scope and its password,\n"+
 			"and enables it if it was disabled. The password is read from standard input (at least 10 characters;\n"+
 			"one trailing newline is dropped), so it never appears in the process list or the shell's history:\n\n"+
 			"  printf '%s\\n' \"$ADMIN_PASSWORD\" | subprov operator add admin@example.com --role admin\n\n"+
 			"Without --provider the operator is platform-wide (it sees every provider); with it, it sees that\n"+
 			"provider only. Roles: admin, support, billing, installer, viewer (docs/operations.md). A new password\n"+
-			"ends the operator's sessions; its second factor, if on, stays on. The rules are the API's: every\n"+
-			"problem is listed and nothing is written, and the last active platform admin cannot be demoted.")
+			"ends the operator's sessions; its second factor, if on, stays on unless --reset-second-factor turns\n"+
+			"it off (an admin who lost its authenticator and its recovery codes, or after SUBPROV_SECRET changed:\n"+
+			"the operator signs in with its password and enrols again). The rules are the API's: every problem\n"+
+			"is listed and nothing is written, and the last active platform admin cannot be demoted.")
 	role := fs.String("role", "", "the operator's role: admin, support, billing, installer or viewer (required)")
 	provider := fs.String("provider", "", "the id of the provider the operator works for; none for a platform-wide operator")
+	reset := fs.Bool("reset-second-factor", false, "turn the operator's second factor off (its key and recovery codes are dropped)")
 	if done, err := parse(fs, flagsFirst(fs, args), stdout, stderr, "EMAIL"); done {
 		return err
 	}
@@ -117,6 +120,12 @@ func cmdOperatorAdd(ctx context.Context, args []string, getenv func(string) stri
 		verb = "created"
 	}
 	fmt.Fprintf(stdout, "%s operator %s (%s, %s), id %s\n", verb, o.Email, o.Role, scopeOf(o), o.ID)
+	if *reset && o.TOTPEnabled {
+		if _, err := svc.ResetSecondFactor(ctx, operators.System, o.ID); err != nil {
+			return describe(err)
+		}
+		fmt.Fprintf(stdout, "second factor of %s turned off: it signs in with its password and enrols again\n", o.Email)
+	}
 	return nil
 }
 

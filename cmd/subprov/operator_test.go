@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/store"
 )
 
 func TestOperatorCommand(t *testing.T) {
@@ -93,4 +94,52 @@ func writeFile(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// An admin locked out of its second factor (its authenticator lost, or SUBPROV_SECRET changed)
+// gets back in from the command line: --reset-second-factor turns it off; without the flag the
+// second factor stays on.
+func TestOperatorAddResetsSecondFactor(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, u string) {
+		ctx := context.Background()
+		e := env(map[string]string{"DATABASE_URL": u})
+		add := func(args ...string) string {
+			t.Helper()
+			stdin = strings.NewReader("first-admin-password\n")
+			var out, errOut bytes.Buffer
+			if err := run(ctx, append([]string{"operator", "add", "root@example.com", "--role", "admin"}, args...), e, &out, &errOut); err != nil {
+				t.Fatalf("operator add %v: %v %s", args, err, errOut.String())
+			}
+			return out.String()
+		}
+		add()
+		st, err := store.Open(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		enabled := func() bool {
+			o, _, err := st.OperatorByEmail(ctx, "root@example.com")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return o.TOTPEnabled
+		}
+		err = st.InTx(ctx, func(tx *store.Tx) error {
+			o, _, err := st.OperatorByEmail(ctx, "root@example.com")
+			if err != nil {
+				return err
+			}
+			return tx.SetSecondFactor(ctx, o.ID, store.SecondFactor{Sealed: "sealed under another secret", Enabled: true})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := add(); strings.Contains(out, "second factor") || !enabled() {
+			t.Fatalf("without the flag the second factor must stay on: %s", out)
+		}
+		if out := add("--reset-second-factor"); !strings.Contains(out, "second factor of root@example.com turned off") || enabled() {
+			t.Fatalf("--reset-second-factor: %s (still on: %v)", out, enabled())
+		}
+	})
 }
