@@ -61,6 +61,10 @@ func TestRequestSizeLimit(t *testing.T) {
 			{Method: "POST", Path: "/partner/provisioning/provider-initiated", Headers: apptest.Key(storeKey), Body: big},
 			{Method: "POST", Path: "/partner/agent/verify/issue", Headers: apptest.Key(fixture.DemoAgentKey), Body: big},
 			{Method: "POST", Path: "/partner/external-checkout/sessions", Body: big},
+			// The operations surface's edits that read a body (the body is read before the id).
+			{Method: "POST", Path: "/api/v1/invoices/00000000-0000-4000-8000-00000000dead/credit-notes", Headers: s.Operator(), Body: big},
+			{Method: "PATCH", Path: "/api/v1/tickets/00000000-0000-4000-8000-00000000dead", Headers: s.Operator(), Body: big},
+			{Method: "POST", Path: "/api/v1/privacy-requests/00000000-0000-4000-8000-00000000dead/reject", Headers: s.Operator(), Body: big},
 		} {
 			if res := s.Do(r); res.Status != 413 {
 				t.Errorf("%s: %d, want 413: %.200s", r.Path, res.Status, res.Raw)
