@@ -9,6 +9,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/store"
@@ -96,6 +97,18 @@ func (s *Service) List(ctx context.Context, op *subprov.Operator, status string,
 // LinesLive refuses an approval while one of the account's lines still serves or bills.
 func LinesLive() *subprov.Error { return subprov.Errorf(subprov.ECONFLICT, "lines_live", "lines_live") }
 
+// Live reports whether a line still serves or bills at now, which keeps its account's personal
+// data: active, suspended, waiting for its install, or cancelled with its end still ahead.
+func Live(l *subprov.Subscription, now time.Time) bool {
+	switch l.Status {
+	case subprov.StatusActive, subprov.StatusSuspended, subprov.StatusPendingInstall:
+		return true
+	case subprov.StatusCancelled:
+		return l.EndedAt != nil && l.EndedAt.After(now)
+	}
+	return false
+}
+
 // Approve executes a pending request in the operator's scope, in one transaction: the
 // account's logins are removed and its personal data replaced with placeholders
 // (store.Tx.EraseSubscriber), its invoices and credit notes kept. While a line of the account
@@ -109,15 +122,18 @@ func (s *Service) Approve(ctx context.Context, op *subprov.Operator, id string) 
 		if _, _, err := tx.SubscriberNumber(ctx, req.SubscriberID); err != nil {
 			return err
 		}
-		live, err := tx.LiveLines(ctx, req.SubscriberID, s.Clock.Now())
+		lines, err := tx.LinesOfSubscriberTx(ctx, req.SubscriberID)
 		if err != nil {
 			return err
 		}
-		if live > 0 {
-			return LinesLive()
+		now := s.Clock.Now()
+		for _, l := range lines {
+			if Live(l, now) {
+				return LinesLive()
+			}
 		}
 		req.Status = subprov.PrivacyApproved
-		return tx.EraseSubscriber(ctx, req.SubscriberID, s.Clock.Now())
+		return tx.EraseSubscriber(ctx, req.SubscriberID, now)
 	})
 }
 

@@ -78,16 +78,10 @@ func (tx *Tx) DecidePrivacyRequest(ctx context.Context, p *subprov.PrivacyReques
 	return nil
 }
 
-// LiveLines counts a subscriber's lines that still serve or bill: active, suspended, waiting
-// for their install, or cancelled with an end date after now.
-func (tx *Tx) LiveLines(ctx context.Context, subscriberID string, now time.Time) (int, error) {
-	var n int
-	err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM subscriptions WHERE subscriber_id = ?
-		AND (status IN ('ACTIVE', 'SUSPENDED', 'PENDING_INSTALL') OR (status = 'CANCELLED' AND ended_at > ?))`, subscriberID, now.UTC()).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("live lines of %s: %w", subscriberID, err)
-	}
-	return n, nil
+// LinesOfSubscriberTx lists a subscriber's lines inside a write transaction, newest first (the
+// caller holds the subscriber's row locked, so no line is added meanwhile).
+func (tx *Tx) LinesOfSubscriberTx(ctx context.Context, subscriberID string) ([]*subprov.Subscription, error) {
+	return listSubscriptions(ctx, tx, "lines of subscriber", `WHERE s.subscriber_id = ? ORDER BY s.created_at DESC, s.id`, subscriberID)
 }
 
 // ErasedName is the placeholder an erased person's name becomes; ErasedText replaces an
