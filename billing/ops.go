@@ -54,7 +54,14 @@ func (s *Service) ListInvoices(ctx context.Context, op *subprov.Operator, f Invo
 		return []OperatorInvoice{}, "", nil
 	}
 	today := s.today()
-	invs, err := s.Store.Invoices(ctx, store.InvoiceFilter{ProviderID: provider, SubscriberID: f.SubscriberID, Status: f.Status, Today: today}, page)
+	filter := store.InvoiceFilter{ProviderID: provider, SubscriberID: f.SubscriberID, Status: f.Status}
+	switch f.Status { // an open invoice is due on its date: dated before today, it is overdue
+	case InvoiceOpen:
+		filter.DatedFrom = today
+	case InvoiceOverdue:
+		filter.Status, filter.DatedBefore = InvoiceOpen, today
+	}
+	invs, err := s.Store.Invoices(ctx, filter, page)
 	if err != nil {
 		return nil, "", err
 	}

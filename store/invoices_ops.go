@@ -8,32 +8,25 @@ import (
 	"github.com/subprov/subprov/internal/sqltext"
 )
 
-// InvoiceFilter narrows a list of invoices; "" matches anything. Status "overdue" is an open
-// invoice whose due date is before Today, "open" one due Today or later.
+// InvoiceFilter narrows a list of invoices; "" matches anything. DatedBefore and DatedFrom
+// (YYYY-MM-DD) bound the invoice date: before, or on or after.
 type InvoiceFilter struct {
 	ProviderID   string
 	SubscriberID string
-	Status       string // open, overdue, paid, void
-	Today        string // YYYY-MM-DD
+	Status       string // the stored status: open, paid, void
+	DatedBefore  string
+	DatedFrom    string
 }
 
 // Invoices lists invoices newest first, page.Limit+1 after the page's position (InvoiceKey).
 func (s *Store) Invoices(ctx context.Context, f InvoiceFilter, page subprov.Page) ([]*subprov.Invoice, error) {
 	var where []string
 	var args []any
-	for _, c := range []struct{ col, v string }{{"provider_id", f.ProviderID}, {"subscriber_id", f.SubscriberID}} {
+	for _, c := range []struct{ cond, v string }{{"provider_id = ?", f.ProviderID}, {"subscriber_id = ?", f.SubscriberID},
+		{"status = ?", f.Status}, {"invoice_date < ?", f.DatedBefore}, {"invoice_date >= ?", f.DatedFrom}} {
 		if c.v != "" {
-			where, args = append(where, c.col+" = ?"), append(args, c.v)
+			where, args = append(where, c.cond), append(args, c.v)
 		}
-	}
-	switch f.Status {
-	case "":
-	case "open":
-		where, args = append(where, "status = 'open' AND invoice_date >= ?"), append(args, f.Today)
-	case "overdue":
-		where, args = append(where, "status = 'open' AND invoice_date < ?"), append(args, f.Today)
-	default:
-		where, args = append(where, "status = ?"), append(args, f.Status)
 	}
 	w, a, err := newestFirstAfter(page, "created_at")
 	if err != nil {
