@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"reflect"
 	"testing"
 
 	"github.com/subprov/subprov"
@@ -249,9 +250,18 @@ func TestOpsLineActions(t *testing.T) {
 			{"reprovision without a port", support, "/api/v1/subscriptions/" + jeanLine + "/reprovision", map[string]string{}, 409, nil},
 			{"reprovision another provider's", maple, line + "/reprovision", nil, 404, nil},
 			{"note", support, line + "/notes", map[string]string{"note": "Called about Wi-Fi"}, 201, func(t *testing.T, res *apptest.Response) {
-				if res.JSON["note"] != "Called about Wi-Fi" || res.JSON["subscriber_id"] != marieID || res.JSON["subscription_id"] != marieLine ||
+				if res.JSON["note"] != "Called about Wi-Fi" || res.JSON["subscriber_id"] != marieID ||
 					res.JSON["author"] != "operator:support."+northwind+"@ops.test" {
 					t.Errorf("note %s", res.Raw)
+				}
+				// A create answers the object as a read of it returns it.
+				account := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/subscribers/" + marieID, Headers: support})
+				found := false
+				for _, n := range account.JSON["notes"].([]any) {
+					found = found || reflect.DeepEqual(n, map[string]any(res.JSON))
+				}
+				if !found {
+					t.Errorf("the note %s is not in the account as created: %s", res.Raw, account.JSON["notes"])
 				}
 			}},
 			{"empty note", support, line + "/notes", map[string]string{"note": " "}, 422, nil},

@@ -140,12 +140,11 @@ type accountTicketJSON struct {
 }
 
 type noteJSON struct {
-	ID             string  `json:"id"`
-	SubscriberID   string  `json:"subscriber_id"`
-	SubscriptionID *string `json:"subscription_id,omitempty"`
-	Author         string  `json:"author"`
-	Note           string  `json:"note"`
-	CreatedAt      string  `json:"created_at"`
+	ID           string `json:"id"`
+	SubscriberID string `json:"subscriber_id"`
+	Author       string `json:"author"`
+	Note         string `json:"note"`
+	CreatedAt    string `json:"created_at"`
 }
 
 func noteOf(n subprov.CustomerNote) noteJSON {
@@ -301,8 +300,6 @@ func (h *Handler) LineNote(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := noteOf(n.CustomerNote)
-	out.SubscriptionID = &n.SubscriptionID
-	api.JSON(w, http.StatusCreated, out)
+	api.JSON(w, http.StatusCreated, noteOf(n.CustomerNote)) // as the account's notes show it
 	return nil
 }
