@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -31,6 +32,46 @@ func TestPortWithAnotherProvidersUnit(t *testing.T) {
 		}
 		if got, exp := strings.ReplaceAll(string(theirs.Raw), unitKing1205, "ID"), strings.ReplaceAll(string(none.Raw), unknown, "ID"); got != exp {
 			t.Errorf("another provider's unit answers\n%s\nan unknown one\n%s", got, exp)
+		}
+	})
+}
+
+// TestTicketAssignedAcrossProviders: a ticket is assigned to an active operator who sees its
+// provider; another provider's operator is refused exactly as an e-mail nobody has, and
+// nothing changes. The assignee, an e-mail, is audited only as changed.
+func TestTicketAssignedAcrossProviders(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		req, err := s.Privacy.Request(context.Background(), northwind, priyaID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		support := s.OperatorAs(subprov.RoleSupport, northwind)
+		s.OperatorAs(subprov.RoleAdmin, mapleProvider)
+		path := "/api/v1/tickets/" + req.TicketID
+		assign := func(email string) *apptest.Response {
+			return call(s, support, "PATCH", path, map[string]any{"assigned_to": email})
+		}
+		mapleEmail, unknown := "admin."+mapleProvider+"@ops.test", "nobody@ops.test"
+		theirs, none := assign(mapleEmail), assign(unknown)
+		want(t, theirs, 422, "another provider's operator")
+		want(t, none, 422, "an unknown e-mail")
+		if string(theirs.Raw) != string(none.Raw) {
+			t.Errorf("another provider's operator answers %s, an unknown e-mail %s", theirs.Raw, none.Raw)
+		}
+		own := "support." + northwind + "@ops.test"
+		res := assign(own)
+		want(t, res, 200, "its own provider's operator")
+		if res.JSON["assigned_to"] != own || res.JSON["version"] != float64(2) {
+			t.Errorf("ticket %s", res.Raw)
+		}
+		var changes string
+		if err := s.Store.R().QueryRow(context.Background(), `SELECT changes FROM audit_log WHERE action = 'ticket.updated' AND subject_id = ?`,
+			req.TicketID).Scan(&changes); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(changes, "@") || changes != `{"assigned_to":["changed","changed"]}` {
+			t.Errorf("the assignment is audited as %s", changes)
 		}
 	})
 }
