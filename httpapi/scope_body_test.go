@@ -7,6 +7,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/internal/rawdb"
 )
 
 // Ids sent in a body: another provider's object answers exactly as an unknown id, and nothing
@@ -72,6 +73,38 @@ func TestTicketAssignedAcrossProviders(t *testing.T) {
 		}
 		if strings.Contains(changes, "@") || changes != `{"assigned_to":["changed","changed"]}` {
 			t.Errorf("the assignment is audited as %s", changes)
+		}
+	})
+}
+
+// TestRetryChargeChecksRoleAndAudits: an operator's retry of an invoice's charge is audited in
+// its transaction (invoice.charge_retried, naming the operator), and the capability checks
+// the role itself: a viewer is refused whatever the route table says.
+func TestRetryChargeChecksRoleAndAudits(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		ctx := context.Background()
+		id, _ := northwindBillingDocuments(t, s)
+		provider := northwind
+		if _, err := rawdb.Writer(s.Store).Exec(`UPDATE invoices SET status = 'open' WHERE id = '` + id + `'`); err != nil {
+			t.Fatal(err)
+		}
+		viewer := &subprov.Operator{ID: "op-viewer", Email: "viewer@ops.test", Role: subprov.RoleViewer}
+		if _, err := s.Billing.RetryNow(ctx, viewer, id); subprov.ErrorCode(err) != subprov.EFORBIDDEN {
+			t.Errorf("a viewer's retry: %v, want forbidden", err)
+		}
+		billingOp := s.OperatorAs(subprov.RoleBilling, provider)
+		if r := call(s, billingOp, "POST", "/api/v1/invoices/"+id+"/retry-charge", nil); r.Status != 202 {
+			t.Fatalf("retry-charge: %d %s", r.Status, r.Raw)
+		}
+		res := call(s, s.Operator(), "GET", "/api/v1/audit?object_id="+id+"&action=invoice.charge_retried", nil)
+		want(t, res, 200, "audit")
+		es := res.JSON["entries"].([]any)
+		if len(es) != 1 {
+			t.Fatalf("retry audited %d times: %s", len(es), res.Raw)
+		}
+		if a := es[0].(map[string]any)["actor"].(map[string]any); a["email"] != "billing."+provider+"@ops.test" {
+			t.Errorf("retry audited as %v", a)
 		}
 	})
 }
