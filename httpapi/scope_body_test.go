@@ -108,3 +108,35 @@ func TestRetryChargeChecksRoleAndAudits(t *testing.T) {
 		}
 	})
 }
+
+// TestInstallJobWritesCheckRole: assigning, booking and completing an install job check the
+// install permission in the capability itself, not only in the route table: a viewer is
+// refused (403) for any id, and nothing changes.
+func TestInstallJobWritesCheckRole(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		ctx := context.Background()
+		viewer := &subprov.Operator{ID: "op-viewer", Email: "viewer@ops.test", Role: subprov.RoleViewer}
+		var job string
+		if err := s.Store.R().QueryRow(ctx, `SELECT id FROM install_jobs ORDER BY id LIMIT 1`).Scan(&job); err != nil {
+			t.Fatalf("an install job: %v", err)
+		}
+		const audited = `SELECT COUNT(*) FROM audit_log WHERE subject_id = ?`
+		before := count(t, s, audited, job)
+		if _, err := s.Install.Assign(ctx, viewer, job, "Team X"); subprov.ErrorCode(err) != subprov.EFORBIDDEN {
+			t.Errorf("assign: %v, want forbidden", err)
+		}
+		if _, err := s.Install.BookForCustomer(ctx, viewer, job, "x"); subprov.ErrorCode(err) != subprov.EFORBIDDEN {
+			t.Errorf("book: %v, want forbidden", err)
+		}
+		if _, err := s.Install.Complete(ctx, viewer, job, ""); subprov.ErrorCode(err) != subprov.EFORBIDDEN {
+			t.Errorf("complete: %v, want forbidden", err)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM install_jobs WHERE id = ? AND assigned_to = 'Team X'`, job); n != 0 {
+			t.Errorf("a viewer assigned the job")
+		}
+		if after := count(t, s, audited, job); after != before {
+			t.Errorf("refused writes left %d audit entries", after-before)
+		}
+	})
+}
