@@ -409,8 +409,14 @@ func (s *Service) line(ctx context.Context, subscriptionID string) (*subprov.Sub
 }
 
 // RetryNow makes an open invoice's next AutoPay attempt due at once: an operator's retry,
-// which charges even an invoice dated later (a cancellation's final invoice) on the spot.
-func (s *Service) RetryNow(ctx context.Context, scope subprov.Scope, invoiceID string) (*subprov.Invoice, error) {
+// which charges even an invoice dated later (a cancellation's final invoice) on the spot. The
+// operator's role needs the invoices permission (403 for any id); an invoice outside its
+// scope is not found. The retry is audited (invoice.charge_retried) with its scheduling.
+func (s *Service) RetryNow(ctx context.Context, op *subprov.Operator, invoiceID string) (*subprov.Invoice, error) {
+	if err := op.Authorize(subprov.PermInvoices); err != nil {
+		return nil, err
+	}
+	scope := op.Scope()
 	now := s.Clock.Now()
 	var inv *subprov.Invoice
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
@@ -425,7 +431,10 @@ func (s *Service) RetryNow(ctx context.Context, scope subprov.Scope, invoiceID s
 		if inv.Status != "open" {
 			return subprov.Errorf(subprov.ECONFLICT, "not_open", "The invoice is %s", inv.Status)
 		}
-		return tx.ScheduleCharge(ctx, invoiceID, now)
+		if err := tx.ScheduleCharge(ctx, invoiceID, now); err != nil {
+			return err
+		}
+		return tx.RecordAudit(ctx, subprov.NewAudit(ctx, inv.ProviderID, "invoice.charge_retried", "invoice", inv.ID), now)
 	})
 	return inv, err
 }

@@ -116,7 +116,13 @@ func (s *Service) lockJob(ctx context.Context, tx *store.Tx, scope subprov.Scope
 }
 
 // Assign gives a job in scope to a technician or team ("" unassigns).
-func (s *Service) Assign(ctx context.Context, scope subprov.Scope, id, assignee, operator string) (*subprov.InstallJob, error) {
+// The operator's role needs the install permission (403 for any id), checked here as well as
+// by the route.
+func (s *Service) Assign(ctx context.Context, op *subprov.Operator, id, assignee string) (*subprov.InstallJob, error) {
+	if err := op.Authorize(subprov.PermInstall); err != nil {
+		return nil, err
+	}
+	scope, operator := op.Scope(), op.Email
 	assignee = strings.TrimSpace(assignee)
 	if len(assignee) > 200 {
 		return nil, subprov.Invalid(map[string]string{"assigned_to": "at most 200 characters"})
@@ -161,7 +167,12 @@ func (s *Service) Slots(ctx context.Context, scope subprov.Scope, id string) ([]
 
 // BookForCustomer books (or moves) a job's visit on the customer's behalf: the job's booking
 // becomes `operator` and any live customer link is replaced.
-func (s *Service) BookForCustomer(ctx context.Context, scope subprov.Scope, id, slotID, operator string) (*subprov.InstallJob, error) {
+// The operator's role needs the install permission.
+func (s *Service) BookForCustomer(ctx context.Context, op *subprov.Operator, id, slotID string) (*subprov.InstallJob, error) {
+	if err := op.Authorize(subprov.PermInstall); err != nil {
+		return nil, err
+	}
+	scope, operator := op.Scope(), op.Email
 	var out *subprov.InstallJob
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		t, err := s.lockTarget(ctx, tx, scope, id)
@@ -185,8 +196,12 @@ func (s *Service) BookForCustomer(ctx context.Context, scope subprov.Scope, id, 
 
 // Complete records the technician's completion from the queue: the same path as
 // confirm-install, so the line goes ACTIVE and billing starts.
-func (s *Service) Complete(ctx context.Context, scope subprov.Scope, id, mac string) (*subprov.Subscription, error) {
-	job, err := s.Job(ctx, scope, id)
+// The operator's role needs the install permission.
+func (s *Service) Complete(ctx context.Context, op *subprov.Operator, id, mac string) (*subprov.Subscription, error) {
+	if err := op.Authorize(subprov.PermInstall); err != nil {
+		return nil, err
+	}
+	job, err := s.Job(ctx, op.Scope(), id)
 	if err != nil {
 		return nil, err
 	}

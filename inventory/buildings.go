@@ -434,7 +434,19 @@ func (s *Service) CreatePort(ctx context.Context, op *subprov.Operator, p Port) 
 		if err := editable(op, b); err != nil {
 			return err
 		}
-		refs, err := PortRefs(ctx, tx, p)
+		checked := p
+		if p.UnitID != nil {
+			seen, err := unitSeen(ctx, tx, op, *p.UnitID)
+			if err != nil {
+				return err
+			}
+			if !seen {
+				// Another provider's unit is named as unknown: nothing of it (its building) shows.
+				ps.add("unit_id", "no unit with id %q", *p.UnitID)
+				checked.UnitID = nil
+			}
+		}
+		refs, err := PortRefs(ctx, tx, checked)
 		if err != nil {
 			return err
 		}
@@ -470,6 +482,27 @@ func (s *Service) CreatePort(ctx context.Context, op *subprov.Operator, p Port) 
 		return nil, err
 	}
 	return &out, nil
+}
+
+// unitSeen reports whether op sees the unit id: a platform operator every unit (an unknown
+// one is PortRefs' to name), a provider's operator the units of the buildings its provider
+// covers (an unknown unit is not seen either).
+func unitSeen(ctx context.Context, tx *store.Tx, op *subprov.Operator, id string) (bool, error) {
+	if op.Platform() {
+		return true, nil
+	}
+	bid, err := tx.UnitBuildingID(ctx, id)
+	if errors.Is(err, subprov.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("unit_id: building of unit %q: %w", id, err)
+	}
+	b, err := store.BuildingRecordOf(ctx, tx, tx.Dialect(), bid, false)
+	if err != nil {
+		return false, err
+	}
+	return visible(op, b), nil
 }
 
 // portTaken lists what of a new port another port already has: its switch and name, its

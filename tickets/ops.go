@@ -110,6 +110,25 @@ func (u Update) Problems() map[string]string {
 	return p
 }
 
+// assignee is the e-mail a ticket of providerID is assigned to ("" unassigns it): an active
+// operator's who sees the provider's tickets (its own provider's or a platform operator). Any
+// other e-mail, another provider's operator's included, is refused alike (422), so that the
+// edit tells nothing of who works for another provider.
+func assignee(ctx context.Context, tx *store.Tx, providerID, email string) (string, error) {
+	email = subprov.NormalizeEmail(email)
+	if email == "" {
+		return "", nil
+	}
+	o, _, err := tx.LockOperatorByEmail(ctx, email)
+	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
+		return "", err
+	}
+	if err != nil || o.DisabledAt != nil || !o.Scope().Allows(providerID) {
+		return "", subprov.Invalid(map[string]string{"assigned_to": "no active operator of this ticket's provider has this e-mail"})
+	}
+	return email, nil
+}
+
 // Update edits a ticket in the operator's scope: its status, its assignee, and a comment added,
 // under the version the operator read (expected, 0 for none: 409 when it moved on), audited
 // as ticket.updated (a comment's text is recorded only as changed).
@@ -143,8 +162,13 @@ func (s *Service) Update(ctx context.Context, op *subprov.Operator, id string, e
 			t.Status = *u.Status
 		}
 		if u.AssignedTo != nil {
-			a := strings.TrimSpace(*u.AssignedTo)
-			e.Changes.Set("assigned_to", t.AssignedTo, a)
+			a, err := assignee(ctx, tx, t.ProviderID, *u.AssignedTo)
+			if err != nil {
+				return err
+			}
+			if a != t.AssignedTo {
+				e.Changes.SetRedacted("assigned_to") // an operator's e-mail: personal
+			}
 			t.AssignedTo = a
 		}
 		if u.Comment != nil {

@@ -24,6 +24,11 @@ func TestOperatorTicketQueue(t *testing.T) {
 		nw := open(t, e, &subprov.Ticket{ProviderID: servicetest.Northwind, Kind: tickets.KindSupport, Subject: "No sync"})
 		open(t, e, &subprov.Ticket{ProviderID: servicetest.Northwind, Kind: tickets.KindOperator, Subject: "Switch write failed", Group: "NOC"})
 		open(t, e, &subprov.Ticket{ProviderID: servicetest.Maple, Kind: tickets.KindSupport, Subject: "Slow"})
+		for _, o := range []*subprov.Operator{support, maple} {
+			if err := e.Store.InTx(ctx, func(tx *store.Tx) error { return tx.UpsertOperator(ctx, o, "", e.Clock.Now()) }); err != nil {
+				t.Fatal(err)
+			}
+		}
 
 		lists := []struct {
 			name string
@@ -80,6 +85,8 @@ func TestOperatorTicketQueue(t *testing.T) {
 			{"nothing to change", support, nw.ID, 0, tickets.Update{}, subprov.EINVALID, "", "", 0},
 			{"an unknown status", support, nw.ID, 0, tickets.Update{Status: str("done")}, subprov.EINVALID, "", "", 0},
 			{"an empty comment", support, nw.ID, 0, tickets.Update{Comment: str(" ")}, subprov.EINVALID, "", "", 0},
+			{"assigned to another provider's operator", support, nw.ID, 0, tickets.Update{AssignedTo: str("maple@ops.test")}, subprov.EINVALID, "", "", 0},
+			{"assigned to nobody's e-mail", support, nw.ID, 0, tickets.Update{AssignedTo: str("nobody@ops.test")}, subprov.EINVALID, "", "", 0},
 			{"assigned and pending", support, nw.ID, 1, tickets.Update{Status: str("pending"), AssignedTo: str("support@ops.test")}, "", "pending", "support@ops.test", 0},
 			{"a stale version", support, nw.ID, 1, tickets.Update{Status: str("solved")}, subprov.ECONFLICT, "", "", 0},
 			{"a comment", platform, nw.ID, 2, tickets.Update{Comment: str("Asked the customer to reboot")}, "", "pending", "support@ops.test", 1},

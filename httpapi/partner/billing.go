@@ -9,7 +9,7 @@ import (
 // RetryCharge: POST /api/v1/invoices/{invoice_id}/retry-charge (dashboard): the open
 // invoice's next AutoPay attempt is made now instead of on the dunning schedule.
 func (h *Handler) RetryCharge(w http.ResponseWriter, r *http.Request) error {
-	inv, err := h.Billing.RetryNow(r.Context(), api.CallerOf(r).Operator.Scope(), r.PathValue("invoice_id"))
+	inv, err := h.Billing.RetryNow(r.Context(), api.CallerOf(r).Operator, r.PathValue("invoice_id"))
 	if err != nil {
 		return err
 	}

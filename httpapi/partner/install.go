@@ -146,7 +146,7 @@ func (h *Handler) AssignInstallJob(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	job, err := h.Install.Assign(r.Context(), api.CallerOf(r).Operator.Scope(), r.PathValue("job_id"), *q.AssignedTo, api.CallerOf(r).Operator.Email)
+	job, err := h.Install.Assign(r.Context(), api.CallerOf(r).Operator, r.PathValue("job_id"), *q.AssignedTo)
 	if err != nil {
 		return err
 	}
@@ -170,7 +170,7 @@ func (h *Handler) BookInstallJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	job, err := h.Install.BookForCustomer(r.Context(), api.CallerOf(r).Operator.Scope(), r.PathValue("job_id"), q.SlotID, api.CallerOf(r).Operator.Email)
+	job, err := h.Install.BookForCustomer(r.Context(), api.CallerOf(r).Operator, r.PathValue("job_id"), q.SlotID)
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func (h *Handler) CompleteInstallJob(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	sub, err := h.Install.Complete(r.Context(), api.CallerOf(r).Operator.Scope(), r.PathValue("job_id"), q.MACAddress)
+	sub, err := h.Install.Complete(r.Context(), api.CallerOf(r).Operator, r.PathValue("job_id"), q.MACAddress)
 	if err != nil {
 		return err
 	}
