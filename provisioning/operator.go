@@ -129,3 +129,28 @@ func (s *Service) Reprovision(ctx context.Context, scope subprov.Scope, subscrip
 	}
 	return jobID, err
 }
+
+// CancelAs is Cancel for an operator: its role must hold the line actions (403 for any id
+// otherwise, nothing changed) and its scope the line.
+func (s *Service) CancelAs(ctx context.Context, op *subprov.Operator, subscriptionID, endDate, reason string) (*subprov.Subscription, error) {
+	if err := op.Authorize(subprov.PermLineActions); err != nil {
+		return nil, err
+	}
+	return s.Cancel(ctx, op.Scope(), subscriptionID, endDate, reason, "operator:"+op.Email)
+}
+
+// QuoteCancellationAs is QuoteCancellation for an operator whose role may read.
+func (s *Service) QuoteCancellationAs(ctx context.Context, op *subprov.Operator, subscriptionID, endDate string) (*CancelQuote, error) {
+	if err := op.Authorize(subprov.PermRead); err != nil {
+		return nil, err
+	}
+	return s.QuoteCancellation(ctx, op.Scope(), subscriptionID, endDate)
+}
+
+// CancellationAs is Cancellation for an operator whose role may read.
+func (s *Service) CancellationAs(ctx context.Context, op *subprov.Operator, subscriptionID string) (*subprov.Subscription, error) {
+	if err := op.Authorize(subprov.PermRead); err != nil {
+		return nil, err
+	}
+	return s.Cancellation(ctx, op.Scope(), subscriptionID)
+}

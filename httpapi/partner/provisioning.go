@@ -323,7 +323,7 @@ func (h *Handler) Cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sub, err := h.Provisioning.Cancel(r.Context(), api.CallerOf(r).Operator.Scope(), r.PathValue("subscription_id"), q.EndDate, q.Reason, "operator:"+api.CallerOf(r).Operator.Email)
+	sub, err := h.Provisioning.CancelAs(r.Context(), api.CallerOf(r).Operator, r.PathValue("subscription_id"), q.EndDate, q.Reason)
 	if err != nil {
 		return err
 	}
@@ -336,7 +336,7 @@ func (h *Handler) Cancel(w http.ResponseWriter, r *http.Request) error {
 
 // Cancellation: GET /api/v1/subscription/{subscription_id}/cancel — the current cancellation.
 func (h *Handler) Cancellation(w http.ResponseWriter, r *http.Request) error {
-	sub, err := h.Provisioning.Cancellation(r.Context(), api.CallerOf(r).Operator.Scope(), r.PathValue("subscription_id"))
+	sub, err := h.Provisioning.CancellationAs(r.Context(), api.CallerOf(r).Operator, r.PathValue("subscription_id"))
 	if err != nil {
 		return err
 	}
@@ -366,7 +366,7 @@ func (h *Handler) CancelPreview(w http.ResponseWriter, r *http.Request) error {
 	if strings.TrimSpace(endDate) == "" {
 		return subprov.Invalid(map[string]string{"query:end_date": "required"})
 	}
-	q, err := h.Provisioning.QuoteCancellation(r.Context(), api.CallerOf(r).Operator.Scope(), r.PathValue("subscription_id"), endDate)
+	q, err := h.Provisioning.QuoteCancellationAs(r.Context(), api.CallerOf(r).Operator, r.PathValue("subscription_id"), endDate)
 	if err != nil {
 		return inQuery(err)
 	}
