@@ -83,21 +83,17 @@ func notFound() error { return subprov.NotFound("Provider") }
 // read returns a provider in op's scope; another provider's is not found, as an unknown id.
 func (s *Service) read(ctx context.Context, op *subprov.Operator, id string) (*subprov.Provider, error) {
 	p, err := s.Store.Provider(ctx, id)
-	if errors.Is(err, subprov.ErrNotFound) {
-		return nil, notFound()
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !op.Scope().Allows(p.ID) {
-		return nil, notFound()
-	}
-	return p, nil
+	return inScope(op, p, err)
 }
 
 // readForUpdate is read inside a write transaction, locking the provider's row.
 func readForUpdate(ctx context.Context, tx *store.Tx, op *subprov.Operator, id string) (*subprov.Provider, error) {
 	p, err := tx.ProviderForUpdate(ctx, id)
+	return inScope(op, p, err)
+}
+
+// inScope is a provider read for op: not found, as an unknown id, when it is another's.
+func inScope(op *subprov.Operator, p *subprov.Provider, err error) (*subprov.Provider, error) {
 	if errors.Is(err, subprov.ErrNotFound) {
 		return nil, notFound()
 	}
