@@ -133,7 +133,7 @@ func (s *Service) Approve(ctx context.Context, op *subprov.Operator, id string) 
 			}
 		}
 		req.Status = subprov.PrivacyApproved
-		return tx.EraseSubscriber(ctx, req.SubscriberID, now)
+		return tx.EraseSubscriber(ctx, req.SubscriberID, ServiceReasons, now)
 	})
 }
 
@@ -189,3 +189,9 @@ func (s *Service) decide(ctx context.Context, op *subprov.Operator, id string, a
 	}
 	return req, nil
 }
+
+// ServiceReasons are the reasons the service itself gives a line's status change in its
+// history (the partner's and dunning's suspensions, an operator's, a reinstatement and its
+// undoing, a port that did not reopen): they say nothing personal, so a deletion keeps them
+// and erases every other reason, the words a person wrote.
+var ServiceReasons = []string{"", "partner", "dunning", "operator", "reinstated", "reinstatement_undone", "port_not_reopened"}

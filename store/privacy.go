@@ -99,8 +99,9 @@ func ErasedEmail(subscriberID string) string { return "deleted-" + subscriberID 
 // placeholders, inside tx: the names, e-mails, phones and addresses of its contacts and
 // authorized users, its notes, the texts of its tickets and their comments, its search terms,
 // and its mail (queued or sent). Its lines, invoices and credit notes, with their amounts and
-// numbers, are kept.
-func (tx *Tx) EraseSubscriber(ctx context.Context, subscriberID string, now time.Time) error {
+// numbers, are kept, and so are the reasons of its lines' status changes that keepReasons
+// lists (the service's own, which say nothing personal).
+func (tx *Tx) EraseSubscriber(ctx context.Context, subscriberID string, keepReasons []string, now time.Time) error {
 	emails, err := QueryStrings(ctx, tx, "e-mails of the subscriber", `
 		SELECT LOWER(email) FROM subscribers WHERE id = ? AND email <> ''
 		UNION SELECT LOWER(email) FROM contacts WHERE subscriber_id = ? AND email <> ''
@@ -128,11 +129,10 @@ func (tx *Tx) EraseSubscriber(ctx context.Context, subscriberID string, now time
 		{"search terms", `DELETE FROM customer_search_terms WHERE subscriber_id = ?`, []any{subscriberID}},
 		{"verification codes", `DELETE FROM verification_codes WHERE subscriber_id = ?`, []any{subscriberID}},
 		{"notes", `UPDATE notes SET body = ? WHERE subscriber_id = ?`, []any{ErasedText, subscriberID}},
-		// The reasons people gave for the lines' status changes (an operator's words); the
-		// service's own reasons say nothing personal and stay.
-		{"status history", `UPDATE subscription_status_history SET reason = ? WHERE reason NOT IN ` + inList(len(serviceReasons)) + `
+		// The reasons people gave for the lines' status changes (an operator's words).
+		{"status history", `UPDATE subscription_status_history SET reason = ? WHERE reason NOT IN ` + inList(len(keepReasons)) + `
 			AND subscription_id IN (SELECT id FROM subscriptions WHERE subscriber_id = ?)`,
-			append(append([]any{ErasedText}, anyList(serviceReasons)...), subscriberID)},
+			append(append([]any{ErasedText}, anyList(keepReasons)...), subscriberID)},
 	}
 	tickets := `subscriber_id = ?`
 	targs := []any{subscriberID}
@@ -158,10 +158,6 @@ func (tx *Tx) EraseSubscriber(ctx context.Context, subscriberID string, now time
 	}
 	return nil
 }
-
-// serviceReasons are the reasons the service itself gives a line's status change in its
-// history (store.Tx.UpdateSubscription's StatusReason), which a privacy deletion keeps.
-var serviceReasons = []string{"", "partner", "dunning", "operator", "reinstated", "reinstatement_undone", "port_not_reopened"}
 
 // MailErased is the status of a message a privacy deletion erased before it was sent: it is
 // never sent.

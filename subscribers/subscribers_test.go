@@ -8,6 +8,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/internal/servicetest"
 	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/privacy"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/subscribers"
@@ -274,7 +275,9 @@ func testErasedReasons(t *testing.T, e *servicetest.Env) {
 	if _, err := s.Suspend(ctx, support, lineMarie, "Told us she is in hospital"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Store.InTx(ctx, func(tx *store.Tx) error { return tx.EraseSubscriber(ctx, servicetest.SubscriberMarie, e.Clock.Now()) }); err != nil {
+	if err := e.Store.InTx(ctx, func(tx *store.Tx) error {
+		return tx.EraseSubscriber(ctx, servicetest.SubscriberMarie, privacy.ServiceReasons, e.Clock.Now())
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(t, e, `SELECT COUNT(*) FROM subscription_status_history WHERE reason LIKE '%hospital%'`); n != 0 {
