@@ -87,7 +87,11 @@ func (l Lang) T(key string, args ...any) string {
 			args[i] = v.In(l)
 		}
 	}
-	return printers[l].Sprintf(key, args...)
+	p, ok := printers[l]
+	if !ok {
+		p = printers[EN]
+	}
+	return p.Sprintf(key, args...)
 }
 
 // printers are the catalogue's printers by language, built once.
