@@ -9,9 +9,9 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/provisioning"
-	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/store"
 )
 

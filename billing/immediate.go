@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
-	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/locale"
+	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/store"
 )
 

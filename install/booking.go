@@ -27,6 +27,7 @@ type Page struct {
 	State        string
 	Token        string
 	ProviderName string
+	Language     string // the provider's default_language
 	Address      string
 	PlanName     string
 	DownloadMbps int
@@ -105,7 +106,7 @@ func (s *Service) resolve(ctx context.Context, link *subprov.BookingLink, job *s
 
 // page builds the page of a resolved link.
 func (s *Service) page(ctx context.Context, r slotReader, t *linkTarget, token string) (*Page, error) {
-	pg := &Page{State: t.pageState(), Token: token, ProviderName: t.p.Name, Location: t.p.Location()}
+	pg := &Page{State: t.pageState(), Token: token, ProviderName: t.p.Name, Language: t.p.DefaultLanguage, Location: t.p.Location()}
 	if pg.State != PageOpen && pg.State != PageBooked {
 		return pg, nil
 	}
