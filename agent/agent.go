@@ -16,10 +16,10 @@ import (
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/cpe"
 	"github.com/subprov/subprov/faults"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/sms"
-	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/tickets"
 )

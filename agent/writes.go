@@ -9,8 +9,8 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
-	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/locale"
+	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/store"
 )
 

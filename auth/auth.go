@@ -15,8 +15,8 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/jobs"
-	"github.com/subprov/subprov/ratelimit"
 	"github.com/subprov/subprov/locale"
+	"github.com/subprov/subprov/ratelimit"
 	"github.com/subprov/subprov/store"
 )
 

@@ -177,6 +177,7 @@ var Messages = []Message{
 	{"page.password.set.button", "Set password", "Enregistrer le mot de passe"},
 	{"page.password.new", "New password", "Nouveau mot de passe"},
 	{"page.password.min", "At least %d characters.", "Au moins %d caractères."},
+	{"page.password.too_short", "The password needs at least %d characters.", "Le mot de passe doit compter au moins %d caractères."},
 	{"page.password.repeat", "The new password again", "Le nouveau mot de passe, encore une fois"},
 	{"page.password.enter", "Enter a new password.", "Entrez un nouveau mot de passe."},
 	{"page.password.differ", "The two passwords differ. Type the same password twice.", "Les deux mots de passe diffèrent. Tapez deux fois le même mot de passe."},

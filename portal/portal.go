@@ -12,10 +12,10 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/monitoring"
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/provisioning"
-	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/store"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/billing"
-	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/locale"
+	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/store"
 )
 

@@ -87,7 +87,7 @@ func formProblem(l locale.Lang, password, repeat string) string {
 	case pp == "required":
 		return l.T("page.password.enter")
 	case pp != "":
-		return l.T("page.password.min", subprov.MinPasswordLength)
+		return l.T("page.password.too_short", subprov.MinPasswordLength)
 	case password != repeat:
 		return l.T("page.password.differ")
 	}
