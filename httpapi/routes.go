@@ -184,6 +184,8 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 
 		// The operations surface (package ops, docs/operations.md): dashboard JWT, each route
 		// with the permission its role must hold; the capability checks it again, and scope.
+		// What needs attention, counted.
+		{method: "GET", path: "/api/v1/overview", auth: credOperator, perm: subprov.PermRead, handle: s.ops.Overview},
 		// Audit log.
 		{method: "GET", path: "/api/v1/audit", auth: credOperator, perm: subprov.PermRead, handle: s.ops.AuditEntries},
 		// Providers, API keys and webhook secrets.
