@@ -9,8 +9,17 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/install"
+	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/store"
 )
+
+// LineStatuses are the statuses lines are counted by, in the order they are shown.
+var LineStatuses = []subprov.Status{subprov.StatusPendingInstall, subprov.StatusActive, subprov.StatusSuspended, subprov.StatusCancelled}
+
+// InstallStates are the states of install jobs still to be done, counted in this order.
+var InstallStates = []string{install.StateOpen, install.StateBooked, install.StateHeld}
 
 // Service counts for one store.
 type Service struct {
@@ -32,5 +41,6 @@ func (s *Service) Counts(ctx context.Context, by *subprov.Operator) (*Counts, er
 	// An open invoice is due on its date: dated before today (UTC, as the invoice list has it)
 	// it is overdue.
 	today := s.Clock.Now().UTC().Format(time.DateOnly)
-	return s.Store.Overview(ctx, by.Scope().ProviderID, today)
+	return s.Store.Overview(ctx, store.OverviewQuery{ProviderID: by.Scope().ProviderID, InstallStates: InstallStates,
+		FailedWorkflow: provisioning.WorkflowProvisioningFailed, FailedDelivery: subprov.WebhookFailed, OpenInvoice: billing.InvoiceOpen, Today: today})
 }
