@@ -72,9 +72,9 @@ const (
 	ConsoleSessionLifetime = 12 * time.Hour
 	ConsoleSessionIdle     = 30 * time.Minute
 	ConsoleSessionTouch    = time.Minute
-	MinPasswordLength       = 10
-	MaxBulkOrders           = 500
-	MaxAutocomplete         = 15
+	MinPasswordLength      = 10
+	MaxBulkOrders          = 500
+	MaxAutocomplete        = 15
 )
 
 // PasswordProblem says what is wrong with a password someone chooses, "" when nothing: it is

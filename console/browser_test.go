@@ -56,6 +56,17 @@ func signIn(t *testing.T, ctx context.Context, s *apptest.Service, email, passwo
 	}
 }
 
+// signedInAs starts a service and signs a new operator of role in, in a tab of the shared
+// browser.
+func signedInAs(t *testing.T, role subprov.Role) (s *apptest.Service, ctx context.Context, email, password string) {
+	t.Helper()
+	s = startForBrowser(t)
+	email, password = s.PutOperator(role, "")
+	ctx = browsertest.Shared(t, 2*time.Minute)
+	signIn(t, ctx, s, email, password, "")
+	return s, ctx, email, password
+}
+
 func heading(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	h, err := chromedp.Run(ctx, chromedp.Text("h1"))
@@ -103,10 +114,7 @@ func TestConsoleScreenshots(t *testing.T) {
 // signs out, and signs in again with a code; without one it is refused.
 func TestConsoleSecondFactorJourney(t *testing.T) {
 	t.Parallel()
-	s := startForBrowser(t)
-	email, password := s.PutOperator(subprov.RoleSupport, "")
-	ctx := browsertest.Shared(t, 2*time.Minute)
-	signIn(t, ctx, s, email, password, "")
+	s, ctx, email, password := signedInAs(t, subprov.RoleSupport)
 	browse(t, ctx, s, "/console/account/second-factor")
 	if err := chromedp.Do(ctx, chromedp.Click(`main form button[type="submit"]`), chromedp.WaitVisible("svg.qr")); err != nil {
 		t.Fatal(err)
@@ -151,10 +159,7 @@ func TestConsoleSecondFactorJourney(t *testing.T) {
 // script injected into a console page does not run (the Content-Security-Policy).
 func TestConsoleFromOutside(t *testing.T) {
 	t.Parallel()
-	s := startForBrowser(t)
-	email, password := s.PutOperator(subprov.RoleViewer, "")
-	ctx := browsertest.Shared(t, 2*time.Minute)
-	signIn(t, ctx, s, email, password, "")
+	s, ctx, email, password := signedInAs(t, subprov.RoleViewer)
 	if h := heading(t, ctx); h != "Home" {
 		t.Fatalf("signed in: %q", h)
 	}
