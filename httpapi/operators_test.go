@@ -429,7 +429,7 @@ func TestOperatorSecondFactorUnderAnotherSecret(t *testing.T) {
 		ctx := context.Background()
 		id := targetOperator(t, s, "")
 		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-			return tx.SetSecondFactor(ctx, id, store.SecondFactor{Sealed: "v1.sealed-under-another-secret", Enabled: true})
+			return tx.SetSecondFactor(ctx, store.OperatorFactor(id), store.SecondFactor{Sealed: "v1.sealed-under-another-secret", Enabled: true})
 		})
 		if err != nil {
 			t.Fatal(err)
