@@ -8,6 +8,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/payments"
+	"github.com/subprov/subprov/preferences"
 	"github.com/subprov/subprov/store"
 )
 
@@ -221,6 +222,10 @@ func (s *Service) Reinstalled(ctx context.Context, tx *store.Tx, p *subprov.Prov
 	}
 	_, email, err := tx.SubscriberForInvoice(ctx, sub.SubscriberID)
 	if err != nil || email == "" {
+		return err
+	}
+	// A service notice: the recipient's choices may hold it back.
+	if send, err := preferences.Sends(ctx, tx, sub.SubscriberID, email, preferences.MailServiceNotice); err != nil || !send {
 		return err
 	}
 	body := fmt.Sprintf("Hello,\n\nYour %s internet service (%s) is active again: the technician has finished the installation.\n"+
