@@ -155,18 +155,7 @@ func TestSubscriberSecondFactor(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		email, password := fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass
 		h := s.Login(email, password)
-		enrol := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/totp", Headers: h})
-		secret, _ := enrol.JSON["secret"].(string)
-		if enrol.Status != 200 || !strings.HasPrefix(enrol.JSON["otpauth_url"].(string), "otpauth://totp/") {
-			t.Fatalf("start: %d %s", enrol.Status, enrol.Raw)
-		}
-		code := func() string {
-			c, err := identity.TOTPCode(secret, s.Clock.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
-		}
+		code := startSecondFactor(t, s, "/partner/subscriber/me/totp", h)
 		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/totp/confirm", Headers: h, Body: map[string]string{"code": "000000"}}); res.Status != 422 {
 			t.Fatalf("confirm with a wrong code: %d %s", res.Status, res.Raw)
 		}
@@ -295,4 +284,22 @@ func mailsWithSubject(s *apptest.Service, op map[string]string, addr, subject st
 		}
 	}
 	return n
+}
+
+// startSecondFactor starts enrolling a second factor at path (the operator's or the portal's)
+// and returns what gives a current code of the key on the service's clock.
+func startSecondFactor(t *testing.T, s *apptest.Service, path string, h map[string]string) func() string {
+	t.Helper()
+	enrol := s.Do(apptest.Request{Method: "POST", Path: path, Headers: h})
+	secret, _ := enrol.JSON["secret"].(string)
+	if enrol.Status != 200 || !strings.HasPrefix(enrol.JSON["otpauth_url"].(string), "otpauth://totp/") {
+		t.Fatalf("start: %d %s", enrol.Status, enrol.Raw)
+	}
+	return func() string {
+		c, err := identity.TOTPCode(secret, s.Clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
 }
