@@ -25,6 +25,7 @@ import (
 	"github.com/subprov/subprov/httpapi/ops"
 	"github.com/subprov/subprov/install"
 	"github.com/subprov/subprov/portal"
+	"github.com/subprov/subprov/preferences"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/ratelimit"
 	"github.com/subprov/subprov/sandbox"
@@ -46,6 +47,7 @@ type Deps struct {
 	Billing        *billing.Service
 	Install        *install.Service
 	Portal         *portal.Service
+	Preferences    *preferences.Service
 	Checkout       *checkout.Service
 	Sandbox        *sandbox.Service
 	PublicURL      string // base of links and of the sandbox payment page
