@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -84,6 +85,9 @@ type server struct {
 	routes   []route
 	mux      *http.ServeMux
 	patterns map[string]registered // by registered pattern ("GET /partner/…")
+	// docsPage renders the docs page once: it depends only on the embedded OpenAPI document and
+	// the route table, and rendering every description's Markdown is too slow for each request.
+	docsPage func() ([]byte, error)
 }
 
 // registered is what the server keeps of a registered pattern: its route's rate limit and
@@ -94,7 +98,9 @@ type registered struct {
 }
 
 func newServer(d Deps, m *metrics) *server {
-	return &server{Deps: d, surfaces: newSurfaces(d), metrics: m, mux: http.NewServeMux(), patterns: map[string]registered{}}
+	s := &server{Deps: d, surfaces: newSurfaces(d), metrics: m, mux: http.NewServeMux(), patterns: map[string]registered{}}
+	s.docsPage = sync.OnceValues(s.renderDocs)
+	return s
 }
 
 // Routes lists the served routes (method and pattern), for the OpenAPI and auth-matrix tests.
