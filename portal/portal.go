@@ -17,6 +17,7 @@ import (
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/tickets"
 )
 
 // Mailer queues a message inside the caller's transaction.
@@ -37,7 +38,9 @@ type Service struct {
 	// Provisioning and Billing run the line and money steps of orders and reactivation.
 	Provisioning *provisioning.Service
 	Billing      *billing.Service
-	Log          *slog.Logger
+	// Desk opens the tickets the holder's requests raise (paper billing); nil for none.
+	Desk tickets.Desk
+	Log  *slog.Logger
 }
 
 // ContactPatch changes only the fields it carries; an empty string clears a field.
