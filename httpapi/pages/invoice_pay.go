@@ -18,10 +18,10 @@ import (
 
 // invoicePayText is every sentence the pay page shows, in one place.
 var invoicePayText = struct {
-	title, paidTitle, voidTitle, deadTitle     string
-	paid, void, dead, done                     string
-	declined, noCard, busy, unavailable, retry string
-	labels                                     invoicePayLabels
+	title, paidTitle, voidTitle, deadTitle string
+	paid, void, dead, done                 string
+	declined, noCard, busy, unavailable    string
+	labels                                 invoicePayLabels
 }{
 	title: "Pay your invoice", paidTitle: "This invoice is paid", voidTitle: "This invoice is cancelled",
 	deadTitle:   "This link does not work",
@@ -33,7 +33,6 @@ var invoicePayText = struct {
 	noCard:      "There is no saved card on your account. Add one under payment method in your account, then try again.",
 	busy:        "A payment of this invoice is already under way. Check again in a minute.",
 	unavailable: "The payment could not be made right now and nothing was charged. Try again in a few minutes.",
-	retry:       "The payment could not be made. Try again.",
 	labels: invoicePayLabels{Provider: "From", Number: "Invoice", Date: "Date", Period: "Period", Amount: "Amount due",
 		Status: "Status", Card: "The card on file for your account is charged.", Pay: "Pay ", Open: "Open", Paid: "Paid", Void: "Cancelled"},
 }
@@ -109,7 +108,7 @@ func (h *Handler) InvoicePay(w http.ResponseWriter, r *http.Request) error {
 	if inv.Status != "open" {
 		return h.renderInvoice(w, http.StatusGone, inv, p, token, "", "")
 	}
-	msg := invoicePayText.retry
+	var msg string
 	switch subprov.ErrorReason(payErr) {
 	case "card_declined":
 		msg = invoicePayText.declined
