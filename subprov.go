@@ -66,9 +66,15 @@ const (
 	CheckoutSessionTTL      = 2 * time.Hour
 	SubscriberTokenLifetime = time.Hour
 	OperatorTokenLifetime   = 8 * time.Hour
-	MinPasswordLength       = 10
-	MaxBulkOrders           = 500
-	MaxAutocomplete         = 15
+	// A console session ends ConsoleSessionLifetime after its sign-in and after
+	// ConsoleSessionIdle without a request; its last request is recorded at most once every
+	// ConsoleSessionTouch, so a busy session does not write on every page.
+	ConsoleSessionLifetime = 12 * time.Hour
+	ConsoleSessionIdle     = 30 * time.Minute
+	ConsoleSessionTouch    = time.Minute
+	MinPasswordLength      = 10
+	MaxBulkOrders          = 500
+	MaxAutocomplete        = 15
 )
 
 // PasswordProblem says what is wrong with a password someone chooses, "" when nothing: it is

@@ -40,6 +40,7 @@ import (
 	"github.com/subprov/subprov/monitoring"
 	"github.com/subprov/subprov/operators"
 	"github.com/subprov/subprov/outbox"
+	"github.com/subprov/subprov/overview"
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/privacy"
@@ -241,6 +242,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			Operators:   &operators.Service{Store: st, Auth: a.Auth},
 			Inventory:   &inventory.Service{Store: st, Clock: a.Clock},
 			Subscribers: &subscribers.Service{Store: st, Clock: a.Clock, Provisioning: a.Provisioning},
+			Summary:     &overview.Service{Store: st, Clock: a.Clock},
 		},
 		PublicURL: cfg.PublicURL,
 		Registry:  reg, Ready: a.Ready,

@@ -31,6 +31,20 @@ const (
 // that records its outcome for the limits: operator.logged_in or operator.login_failed (for
 // an unknown e-mail too, naming the e-mail).
 func (s *Service) LoginOperator(ctx context.Context, email, password, secondFactor, client string) (*Token, error) {
+	op, err := s.checkOperatorLogin(ctx, email, password, secondFactor, client)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := s.Signer.IssueGeneration(identity.AudienceOperator, op.ID, op.ProviderID, "", op.TokenGeneration, s.Clock.Now(), subprov.OperatorTokenLifetime)
+	if err != nil {
+		return nil, err
+	}
+	return &Token{AccessToken: tok, ExpiresIn: int(subprov.OperatorTokenLifetime.Seconds())}, nil
+}
+
+// checkOperatorLogin is a dashboard login's check, shared by the API's login and the
+// console's sign-in: the operator it signs in, or invalidOperatorLogin (or the limits' 429).
+func (s *Service) checkOperatorLogin(ctx context.Context, email, password, secondFactor, client string) (*subprov.Operator, error) {
 	email = subprov.NormalizeEmail(email)
 	a, err := s.begin(ctx, loginOperator, client, email)
 	if err != nil {
@@ -65,11 +79,7 @@ func (s *Service) LoginOperator(ctx context.Context, email, password, secondFact
 	if !ok {
 		return nil, invalidOperatorLogin()
 	}
-	tok, err := s.Signer.IssueGeneration(identity.AudienceOperator, op.ID, op.ProviderID, "", op.TokenGeneration, s.Clock.Now(), subprov.OperatorTokenLifetime)
-	if err != nil {
-		return nil, err
-	}
-	return &Token{AccessToken: tok, ExpiresIn: int(subprov.OperatorTokenLifetime.Seconds())}, nil
+	return op, nil
 }
 
 // loginAudit is the audit entry of a checked dashboard login: the operator it names (by

@@ -98,6 +98,7 @@ var authzRoutes = map[string]authzRow{
 	"PATCH /partner/subscriber/me/invoice-contact":                             {"holder"},
 	"POST /partner/subscriber/me/invoice-contact/use-holder":                   {"holder"},
 	"GET /api/v1/audit":                                                        {"operator"},
+	"GET /api/v1/overview":                                                     {"operator"},
 	"GET /api/v1/buildings":                                                    {"operator"},
 	"POST /api/v1/buildings":                                                   {"operator"},
 	"POST /api/v1/buildings/import":                                            {"operator"},

@@ -38,6 +38,7 @@ var operatorPerms = map[string]string{
 	"POST /api/v1/dev/faults":                                   "administer",
 	"GET /api/v1/dev/outbox":                                    "read",
 	"GET /api/v1/audit":                                         "read",
+	"GET /api/v1/overview":                                      "read",
 
 	// Providers, API keys and webhook secrets.
 	"GET /api/v1/providers":                                      "read",

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/console"
 	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/ratelimit"
 )
@@ -190,6 +191,8 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 
 		// The operations surface (package ops, docs/operations.md): dashboard JWT, each route
 		// with the permission its role must hold; the capability checks it again, and scope.
+		// What needs attention, counted.
+		{method: "GET", path: "/api/v1/overview", auth: credOperator, perm: subprov.PermRead, handle: s.ops.Overview},
 		// Audit log.
 		{method: "GET", path: "/api/v1/audit", auth: credOperator, perm: subprov.PermRead, handle: s.ops.AuditEntries},
 		// Providers, API keys and webhook secrets.
@@ -275,6 +278,10 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 			s.patterns[pattern] = registered{limit: routeLimit{Limit: rt.limit, name: rt.method + " " + rt.path}, surface: rt.surface}
 		}
 	}
+	// The operator console (package console, docs/console.md): its own pages, sessions and
+	// errors, over the capabilities of the operations surface.
+	mux.Handle(console.Prefix, s.console)
+	mux.Handle("GET /console", http.RedirectHandler(console.Prefix, http.StatusPermanentRedirect))
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		allow, sf := s.methodsAt(r) // with no method served there, sf is the one the path's prefix names
 		if len(allow) > 0 {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/checkout"
 	"github.com/subprov/subprov/clock"
+	"github.com/subprov/subprov/console"
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/httpapi/ops"
 	"github.com/subprov/subprov/install"
@@ -80,6 +82,7 @@ func (s *server) handler() http.Handler {
 type server struct {
 	Deps
 	surfaces
+	console  *console.Handler
 	metrics  *metrics
 	routes   []route
 	mux      *http.ServeMux
@@ -94,7 +97,18 @@ type registered struct {
 }
 
 func newServer(d Deps, m *metrics) *server {
-	return &server{Deps: d, surfaces: newSurfaces(d), metrics: m, mux: http.NewServeMux(), patterns: map[string]registered{}}
+	s := &server{Deps: d, surfaces: newSurfaces(d), metrics: m, mux: http.NewServeMux(), patterns: map[string]registered{}}
+	s.console = &console.Handler{Log: d.Log, Auth: d.Auth, Ops: &s.Ops, ClientIP: s.clientIP, HTTPS: s.overHTTPS}
+	return s
+}
+
+// overHTTPS reports whether r came over HTTPS: directly, by the service's public URL, or as a
+// trusted proxy says (X-Forwarded-Proto).
+func (s *server) overHTTPS(r *http.Request) bool {
+	if r.TLS != nil || strings.HasPrefix(s.PublicURL, "https://") {
+		return true
+	}
+	return s.trusted(remoteAddr(r)) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
 // Routes lists the served routes (method and pattern), for the OpenAPI and auth-matrix tests.

@@ -12,6 +12,15 @@ import (
 
 const operatorColumns = `id, email, role, provider_id, disabled_at, version, token_generation, created_at, totp_enabled`
 
+// operatorColumnsOf is operatorColumns of the operators table named alias in a join.
+func operatorColumnsOf(alias string) string {
+	cols := strings.Split(operatorColumns, ", ")
+	for i, c := range cols {
+		cols[i] = alias + "." + c
+	}
+	return strings.Join(cols, ", ")
+}
+
 func scanOperatorAnd(row rowScanner, extra ...any) (*subprov.Operator, error) {
 	var o subprov.Operator
 	var provider *string

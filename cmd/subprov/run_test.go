@@ -281,7 +281,9 @@ func TestDemoBannerHasACurlLineForEveryCredential(t *testing.T) {
 		"/partner/external-checkout/sessions\" -H", "/partner/external-checkout/sessions/$SESSION", "-X PATCH \"$B/partner/external-checkout/sessions",
 		"/partner/external-checkout/complete", "/partner/external-checkout/anonymous-complete", "/partner/external-checkout/subscriptions/",
 		"/partner/external-checkout/subscription-status", "/partner/marketplace/plans/", "/api/v1/sandbox/provider-info",
-		"/api/v1/sandbox/webhook-config", "/api/v1/sandbox/webhook-events"} {
+		"/api/v1/sandbox/webhook-config", "/api/v1/sandbox/webhook-events",
+		// The operator console and its logins; the operations surface's overview.
+		"http://127.0.0.1:8080/console/", "support@northwind.test / demo-support-pass", "/api/v1/overview"} {
 		if !strings.Contains(b, w) {
 			t.Errorf("banner lacks %s", w)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/inventory"
 	"github.com/subprov/subprov/operators"
+	"github.com/subprov/subprov/overview"
 	"github.com/subprov/subprov/privacy"
 	"github.com/subprov/subprov/providers"
 	"github.com/subprov/subprov/subscribers"
@@ -30,4 +31,6 @@ type Handler struct {
 	Inventory *inventory.Service
 	// Subscribers serves the subscriber list, accounts and line actions.
 	Subscribers *subscribers.Service
+	// Summary counts what needs attention (GET /api/v1/overview, the console's home page).
+	Summary *overview.Service
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/httpapi/api"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/web"
 )
 
@@ -65,7 +66,8 @@ func (h *Handler) renderInvoice(w http.ResponseWriter, status int, inv *subprov.
 	case "void":
 		pg.Heading, pg.Status, pg.Done = t.voidTitle, t.labels.Void, t.void
 	}
-	return api.Pages.Render(w, status, "invoice_pay", web.Page{Title: pg.Heading, Data: pg})
+	// The page's sentences are English until they join the catalogue; the layout takes the language.
+	return api.Pages.Render(w, status, "invoice_pay", web.Page{Title: pg.Heading, Lang: locale.EN, Data: pg})
 }
 
 // InvoicePayPage: GET /portal/pay?token=…. An open invoice shows with its Pay button; a paid
@@ -74,7 +76,7 @@ func (h *Handler) InvoicePayPage(w http.ResponseWriter, r *http.Request) error {
 	token := strings.TrimSpace(r.URL.Query().Get("token"))
 	inv, p, err := h.Billing.PayLinkInvoice(r.Context(), token)
 	if errors.Is(err, billing.ErrDeadPayLink) {
-		return api.Pages.Message(w, http.StatusNotFound, invoicePayText.deadTitle, invoicePayText.dead)
+		return api.Pages.Message(w, http.StatusNotFound, locale.EN, invoicePayText.deadTitle, invoicePayText.dead)
 	}
 	if err != nil {
 		return err
@@ -96,7 +98,7 @@ func (h *Handler) InvoicePay(w http.ResponseWriter, r *http.Request) error {
 	paid, payErr := h.Billing.PayWithLink(r.Context(), token)
 	if errors.Is(payErr, billing.ErrDeadPayLink) {
 		api.AttemptFailed(r)
-		return api.Pages.Message(w, http.StatusNotFound, invoicePayText.deadTitle, invoicePayText.dead)
+		return api.Pages.Message(w, http.StatusNotFound, locale.EN, invoicePayText.deadTitle, invoicePayText.dead)
 	}
 	inv, p, err := h.Billing.PayLinkInvoice(r.Context(), token)
 	if err != nil {

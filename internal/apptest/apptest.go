@@ -253,9 +253,23 @@ func (s *Service) Operator() map[string]string {
 // for it.
 func (s *Service) OperatorAs(role subprov.Role, providerID string) map[string]string {
 	s.t.Helper()
-	email := fmt.Sprintf("%s.%s@ops.test", role, or(providerID, "platform"))
-	const password = "operator-test-password"
-	hash, err := identity.TestPasswordCost.Hash(password)
+	email, password := s.PutOperator(role, providerID)
+	res := s.Do(Request{Method: "POST", Path: "/api/v1/auth/login", Body: map[string]string{"email": email, "password": password}})
+	if res.Status != 200 {
+		s.t.Fatalf("operator login %s: %d %s", email, res.Status, res.Raw)
+	}
+	return map[string]string{"Authorization": "Bearer " + res.JSON["access_token"].(string)}
+}
+
+// OperatorPassword is the password of the operators PutOperator writes.
+const OperatorPassword = "operator-test-password"
+
+// PutOperator writes an operator with role and scope (providerID "" for every provider),
+// named by the role and scope, and returns its e-mail and password.
+func (s *Service) PutOperator(role subprov.Role, providerID string) (email, password string) {
+	s.t.Helper()
+	email = fmt.Sprintf("%s.%s@ops.test", role, or(providerID, "platform"))
+	hash, err := identity.TestPasswordCost.Hash(OperatorPassword)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -264,11 +278,7 @@ func (s *Service) OperatorAs(role subprov.Role, providerID string) map[string]st
 	if err := s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.UpsertOperator(ctx, op, hash, s.Clock.Now()) }); err != nil {
 		s.t.Fatalf("operator %s: %v", email, err)
 	}
-	res := s.Do(Request{Method: "POST", Path: "/api/v1/auth/login", Body: map[string]string{"email": email, "password": password}})
-	if res.Status != 200 {
-		s.t.Fatalf("operator login %s: %d %s", email, res.Status, res.Raw)
-	}
-	return map[string]string{"Authorization": "Bearer " + res.JSON["access_token"].(string)}
+	return email, OperatorPassword
 }
 
 func or(s, def string) string {

@@ -34,23 +34,7 @@ func Path() string {
 // bounded by timeout.
 func New(t testing.TB, timeout time.Duration) context.Context {
 	t.Helper()
-	path := Path()
-	if path == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("Chromium is not installed; .ci/run installs Debian's chromium package")
-		}
-		t.Skip("Chromium not installed (apt-get install chromium); browser test skipped")
-	}
-	opts := append([]chromedp.ExecAllocatorOption{}, chromedp.DefaultExecAllocatorOptions[:]...)
-	opts = append(opts,
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox, // CI runs as root
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), options(require(t), t.TempDir())...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
 	t.Cleanup(func() {
@@ -59,4 +43,30 @@ func New(t testing.TB, timeout time.Duration) context.Context {
 		cancelAlloc()
 	})
 	return ctx
+}
+
+// require is the Chromium executable, or it skips t (fails it under CI).
+func require(t testing.TB) string {
+	t.Helper()
+	path := Path()
+	if path == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("Chromium is not installed; .ci/run installs Debian's chromium package")
+		}
+		t.Skip("Chromium not installed (apt-get install chromium); browser test skipped")
+	}
+	return path
+}
+
+// options are the allocator's options for Chromium at path with its profile in dir.
+func options(path, dir string) []chromedp.ExecAllocatorOption {
+	opts := append([]chromedp.ExecAllocatorOption{}, chromedp.DefaultExecAllocatorOptions[:]...)
+	return append(opts,
+		chromedp.ExecPath(path),
+		chromedp.NoSandbox, // CI runs as root
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(dir),
+	)
 }

@@ -1,0 +1,261 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/config"
+	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/internal/apptest"
+)
+
+func TestMain(m *testing.M) { apptest.Main(m) }
+
+// sessionCookieOf is the Set-Cookie of the session cookie in an answer.
+func sessionCookieOf(t *testing.T, p *apptest.Page) *http.Cookie {
+	t.Helper()
+	for _, c := range (&http.Response{Header: p.Header}).Cookies() {
+		if c.Name == "subprov_console" {
+			return c
+		}
+	}
+	t.Fatalf("no session cookie in %v", p.Header.Values("Set-Cookie"))
+	return nil
+}
+
+func TestConsoleSessionCookie(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		c := s.NewConsole(t)
+		p := c.SignIn(fixture.DemoSupportEmail, fixture.DemoSupportPassword, "")
+		if p.Status != http.StatusSeeOther || p.Location() != "/console/" {
+			t.Fatalf("sign-in: %d %q", p.Status, p.Location())
+		}
+		ck := sessionCookieOf(t, p)
+		raw := strings.Join(p.Header.Values("Set-Cookie"), "\n")
+		if !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Path != "/console/" || ck.Secure {
+			t.Errorf("session cookie over plain HTTP: %+v", ck)
+		}
+		if ck.MaxAge != 0 || !ck.Expires.IsZero() {
+			t.Errorf("session cookie outlives the browser session: %s", raw)
+		}
+		var stored int
+		if err := s.Store.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM console_sessions WHERE id_hash = ?`, ck.Value).Scan(&stored); err != nil || stored != 0 {
+			t.Errorf("the cookie's value is stored as it is (%d, %v)", stored, err)
+		}
+		if home := c.Get("/console/"); home.Status != 200 || !strings.Contains(home.Body, fixture.DemoSupportEmail) {
+			t.Errorf("home: %d", home.Status)
+		}
+	})
+}
+
+func TestConsoleSessionCookieSecureOverHTTPS(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		p := s.NewConsole(t).SignIn(fixture.DemoSupportEmail, fixture.DemoSupportPassword, "")
+		if ck := sessionCookieOf(t, p); !ck.Secure {
+			t.Errorf("session cookie of a service served at an https:// public URL is not Secure: %+v", ck)
+		}
+	}, func(c *config.Config) { c.PublicURL = "https://console.subprov.test" })
+}
+
+// TestConsoleCSRF: a form without its session's token, or with another's, is 403 and changes
+// nothing; so is a sign-in without the sign-in form's token.
+func TestConsoleCSRF(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		c := s.ConsoleAs(t, subprov.RoleSupport, "")
+		other := s.ConsoleAs(t, subprov.RoleViewer, "")
+		change := url.Values{"current_password": {apptest.OperatorPassword}, "new_password": {"a-brand-new-password"}}
+		for name, token := range map[string][]string{"missing": nil, "empty": {""}, "wrong": {"x" + c.CSRF}, "another session's": {other.CSRF}} {
+			f := url.Values{}
+			for k, v := range change {
+				f[k] = v
+			}
+			if token != nil {
+				f["csrf"] = token
+			}
+			if p := c.PostRaw("/console/account/password", f); p.Status != http.StatusForbidden {
+				t.Errorf("%s token: %d, want 403", name, p.Status)
+			}
+		}
+		// Nothing changed: the old password still signs in, and the session still works.
+		s.ConsoleSignIn(t, "support.platform@ops.test", apptest.OperatorPassword, "")
+		if p := c.Get("/console/"); p.Status != 200 {
+			t.Errorf("the session ended: %d", p.Status)
+		}
+		// The sign-in form's own token.
+		anon := s.NewConsole(t)
+		anon.Get("/console/sign-in")
+		if p := anon.PostRaw("/console/sign-in", url.Values{"email": {fixture.DemoSupportEmail}, "password": {fixture.DemoSupportPassword}}); p.Status != http.StatusForbidden {
+			t.Errorf("sign-in without its token: %d, want 403", p.Status)
+		}
+		if p := anon.PostRaw("/console/sign-in", url.Values{"csrf": {"guess"}, "email": {fixture.DemoSupportEmail}, "password": {fixture.DemoSupportPassword}}); p.Status != http.StatusForbidden {
+			t.Errorf("sign-in with a wrong token: %d, want 403", p.Status)
+		}
+		if anon.Cookie("subprov_console") != "" {
+			t.Error("a sign-in refused for its token signed in")
+		}
+	})
+}
+
+// TestConsoleSessionExpiry: a session ends after 30 minutes without a request, and 12 hours
+// after its sign-in however busy, on the service's clock.
+func TestConsoleSessionExpiry(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		idle := s.ConsoleAs(t, subprov.RoleViewer, "")
+		busy := s.ConsoleAs(t, subprov.RoleSupport, "")
+		signedIn := s.Clock.Now()
+		s.DevClock.Advance(29 * time.Minute)
+		for _, c := range []*apptest.Console{idle, busy} {
+			if p := c.Get("/console/"); p.Status != 200 {
+				t.Fatalf("after 29 minutes: %d", p.Status)
+			}
+		}
+		s.DevClock.Advance(15 * time.Minute)
+		if p := busy.Get("/console/"); p.Status != 200 {
+			t.Fatalf("busy after 44 minutes: %d", p.Status)
+		}
+		s.DevClock.Advance(15*time.Minute + time.Second)
+		if p := idle.Get("/console/"); p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Location(), "/console/sign-in") {
+			t.Errorf("after 30 minutes idle: %d %q, want the sign-in page", p.Status, p.Location())
+		}
+		if p := busy.Get("/console/"); p.Status != 200 {
+			t.Fatalf("busy after 59 minutes: %d", p.Status)
+		}
+		// The busy session, seen every 25 minutes, lives until 12 hours after its sign-in.
+		for s.Clock.Now().Sub(signedIn) < 12*time.Hour-25*time.Minute {
+			s.DevClock.Advance(25 * time.Minute)
+			if p := busy.Get("/console/"); p.Status != 200 {
+				t.Fatalf("%s after sign-in: %d", s.Clock.Now().Sub(signedIn), p.Status)
+			}
+		}
+		s.DevClock.Set(signedIn.Add(12 * time.Hour))
+		if p := busy.Get("/console/"); p.Status != http.StatusSeeOther {
+			t.Errorf("12 hours after sign-in: %d, want a redirect to the sign-in page", p.Status)
+		}
+	})
+}
+
+// TestConsoleSessionEndsWithTheOperator: disabling the operator, a change of its password and
+// a reset of its second factor, through the API, end its console session at its next request.
+func TestConsoleSessionEndsWithTheOperator(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		admin := s.Operator()
+		for _, tc := range []struct {
+			role   subprov.Role
+			change func(id string)
+		}{
+			{subprov.RoleViewer, func(id string) {
+				if r := s.Do(apptest.Request{Method: "PATCH", Path: "/api/v1/operators/" + id, Headers: admin, Body: map[string]any{"disabled": true}}); r.Status != 200 {
+					t.Fatalf("disable: %d %s", r.Status, r.Raw)
+				}
+			}},
+			{subprov.RoleBilling, func(string) {
+				h := s.OperatorAs(subprov.RoleBilling, "")
+				if r := s.Do(apptest.Request{Method: "PATCH", Path: "/api/v1/operators/me/password", Headers: h,
+					Body: map[string]string{"current_password": apptest.OperatorPassword, "new_password": "another-long-password"}}); r.Status != 204 {
+					t.Fatalf("password: %d %s", r.Status, r.Raw)
+				}
+			}},
+			{subprov.RoleInstaller, func(id string) {
+				if r := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/operators/" + id + "/totp/reset", Headers: admin, Body: map[string]any{}}); r.Status != 200 {
+					t.Fatalf("reset: %d %s", r.Status, r.Raw)
+				}
+			}},
+		} {
+			c := s.ConsoleAs(t, tc.role, "")
+			op, _, err := s.Store.OperatorByEmail(context.Background(), string(tc.role)+".platform@ops.test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.change(op.ID)
+			if p := c.Get("/console/"); p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Location(), "/console/sign-in") {
+				t.Errorf("%s: after the change %d %q, want the sign-in page", tc.role, p.Status, p.Location())
+			}
+		}
+	})
+}
+
+// TestConsoleSignInFailureIsGeneric: an unknown e-mail, a wrong password and a missing second
+// factor get one answer, with the e-mail kept and the password not.
+func TestConsoleSignInFailureIsGeneric(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		var bodies []string
+		for _, tc := range []struct{ email, password string }{
+			{"nobody@ops.test", "whatever-password"},
+			{fixture.DemoSupportEmail, "wrong-password-1"},
+		} {
+			p := s.NewConsole(t).SignIn(tc.email, tc.password, "123456")
+			if p.Status != http.StatusUnauthorized || !strings.Contains(p.Body, "The e-mail, password or code is not right.") {
+				t.Errorf("%s: %d %s", tc.email, p.Status, p.Body)
+			}
+			if !strings.Contains(p.Body, `value="`+tc.email+`"`) || !strings.Contains(p.Body, `value="123456"`) || strings.Contains(p.Body, tc.password) {
+				t.Errorf("%s: the e-mail and code are not kept, or the password is", tc.email)
+			}
+			bodies = append(bodies, strings.ReplaceAll(strings.ReplaceAll(p.Body, tc.email, ""), csrfOf(p.Body), ""))
+		}
+		if bodies[0] != bodies[1] {
+			t.Error("an unknown e-mail and a wrong password answer differently")
+		}
+	})
+}
+
+func csrfOf(body string) string {
+	_, after, _ := strings.Cut(body, `name="csrf" value="`)
+	v, _, _ := strings.Cut(after, `"`)
+	return v
+}
+
+// TestConsoleHeaders: every console answer carries the policy and the other headers, pages,
+// redirects, errors and assets alike.
+func TestConsoleHeaders(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		signedIn := s.ConsoleAs(t, subprov.RoleViewer, "")
+		anon := s.NewConsole(t)
+		home := signedIn.Get("/console/")
+		asset := match(home.Body, `href="(/console/assets/[^"]+)"`)
+		pages := map[string]*apptest.Page{
+			"home": home, "sign-in": anon.Get("/console/sign-in"), "redirect": anon.Get("/console/"),
+			"not found": signedIn.Get("/console/nowhere"), "asset": signedIn.Get(asset),
+			"refused form": signedIn.PostRaw("/console/account/password", url.Values{}),
+		}
+		for name, p := range pages {
+			h := p.Header
+			if h.Get("Content-Security-Policy") != "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'" ||
+				h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "same-origin" {
+				t.Errorf("%s (%d): headers %v", name, p.Status, h)
+			}
+			if name != "asset" && h.Get("Cache-Control") != "no-store" {
+				t.Errorf("%s: Cache-Control %q", name, h.Get("Cache-Control"))
+			}
+		}
+		if pages["asset"].Status != 200 || !strings.Contains(pages["asset"].Header.Get("Cache-Control"), "immutable") {
+			t.Errorf("asset %s: %d %v", asset, pages["asset"].Status, pages["asset"].Header)
+		}
+		if strings.Contains(home.Body, "style=") || strings.Contains(home.Body, "<style") || strings.Contains(home.Body, "<script>") {
+			t.Error("inline style or script in the page")
+		}
+		if p := s.NewConsole(t).Get("/console"); p.Status != http.StatusPermanentRedirect || p.Location() != "/console/" {
+			t.Errorf("/console: %d %q", p.Status, p.Location())
+		}
+	})
+}
+
+// match is the first submatch of pattern in body, "" if none.
+func match(body, pattern string) string {
+	if m := regexp.MustCompile(pattern).FindStringSubmatch(body); m != nil {
+		return m[1]
+	}
+	return ""
+}

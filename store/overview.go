@@ -1,0 +1,92 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/subprov/subprov/internal/sqltext"
+)
+
+// Overview is the operations surface's summary counts (package overview).
+type Overview struct {
+	Lines              map[string]int // by subscription status
+	Installs           map[string]int // install jobs by state, those still to be done
+	FailedProvisioning int
+	FailingWebhooks    int
+	OverdueInvoices    int
+}
+
+// OverviewQuery is what Overview counts: the provider ("" for every provider), the install
+// job states still to be done, the workflow state of failed provisioning, the delivery state
+// of a failed webhook event, an open invoice's status and today's date.
+type OverviewQuery struct {
+	ProviderID                                  string
+	InstallStates                               []string
+	FailedWorkflow, FailedDelivery, OpenInvoice string
+	Today                                       string
+}
+
+// Overview counts, for one provider or every one, lines by status, install jobs in the states
+// still to be done, lines whose provisioning failed, webhook events whose delivery failed, and
+// open invoices dated before today.
+func (s *Store) Overview(ctx context.Context, q OverviewQuery) (*Overview, error) {
+	scope, args := "", []any{}
+	if q.ProviderID != "" {
+		scope, args = " AND provider_id = ?", []any{q.ProviderID}
+	}
+	states := make([]any, len(q.InstallStates))
+	for i, st := range q.InstallStates {
+		states[i] = st
+	}
+	o := &Overview{Lines: map[string]int{}, Installs: map[string]int{}}
+	groups := []struct {
+		into  map[string]int
+		query string
+		args  []any
+	}{
+		{o.Lines, `SELECT status, COUNT(*) FROM subscriptions WHERE 1 = 1` + scope + ` GROUP BY status`, args},
+		{o.Installs, `SELECT state, COUNT(*) FROM install_jobs WHERE state IN (` + sqltext.Placeholders(len(states)) + `)` + scope + ` GROUP BY state`,
+			append(states, args...)},
+	}
+	for _, g := range groups {
+		if err := countGroups(ctx, s.R(), g.into, g.query, g.args...); err != nil {
+			return nil, err
+		}
+	}
+	counts := []struct {
+		into  *int
+		query string
+		args  []any
+	}{
+		{&o.FailedProvisioning, `SELECT COUNT(*) FROM subscriptions WHERE workflow_state = ?` + scope, append([]any{q.FailedWorkflow}, args...)},
+		{&o.FailingWebhooks, `SELECT COUNT(*) FROM events WHERE delivery_state = ?` + scope, append([]any{q.FailedDelivery}, args...)},
+		{&o.OverdueInvoices, `SELECT COUNT(*) FROM invoices WHERE status = ? AND invoice_date < ?` + scope, append([]any{q.OpenInvoice, q.Today}, args...)},
+	}
+	for _, c := range counts {
+		if err := s.R().QueryRow(ctx, c.query, c.args...).Scan(c.into); err != nil {
+			return nil, fmt.Errorf("overview: %w", err)
+		}
+	}
+	return o, nil
+}
+
+// countGroups reads (key, count) rows into m.
+func countGroups(ctx context.Context, q Querier, m map[string]int, query string, args ...any) error {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("overview: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var n int
+		if err := rows.Scan(&k, &n); err != nil {
+			return fmt.Errorf("overview: %w", err)
+		}
+		m[k] = n
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("overview: %w", err)
+	}
+	return nil
+}
