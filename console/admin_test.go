@@ -49,7 +49,7 @@ func settingsForm(t *testing.T, s *apptest.Service, id string) url.Values {
 	f := url.Values{"name": {p.Name}, "time_zone": {p.TimeZone}, "currency": {p.Currency}, "tax_rate_bp": {strconv.Itoa(p.TaxRateBP)},
 		"webhook_url": {p.WebhookURL}, "checkout_url": {p.CheckoutURL}, "service_provider_document_id": {p.ServiceProviderDocumentID},
 		"booking_window_days": {strconv.Itoa(p.BookingWindowDays)}, "support_group": {p.SupportGroup}, "brand_color": {p.BrandColor},
-		"payment_processor": {p.PaymentProcessor}, "processor_account_id": {p.ProcessorAccountID}, "version": {strconv.FormatInt(p.Version, 10)}}
+		"payment_processor": {p.PaymentProcessor}, "processor_account_id": {p.ProcessorAccountID}, "default_language": {p.DefaultLanguage}, "version": {strconv.FormatInt(p.Version, 10)}}
 	if p.SMSConfigured {
 		f.Set("sms_configured", "on")
 	}
@@ -109,6 +109,7 @@ func TestConsoleProviderSettings(t *testing.T) {
 			{"a private receiver", with(settingsForm(t, s, northwind), "webhook_url", "https://192.168.0.4/hook"), 422, "webhook_url", "192.168.0.4"},
 			{"no scheme", with(settingsForm(t, s, northwind), "webhook_url", "hooks.example"), 422, "webhook_url", "absolute http(s) URL"},
 			{"a tax rate in words", with(settingsForm(t, s, northwind), "tax_rate_bp", "thirteen"), 422, "tax_rate_bp", "whole number"},
+			{"an unknown language", with(settingsForm(t, s, northwind), "default_language", "de"), 422, "default_language", "want one of en, fr"},
 			{"no version", with(settingsForm(t, s, northwind), "version", ""), 400, "", "version it was read at"},
 		} {
 			p := c.Post(path, tc.form)

@@ -46,6 +46,7 @@ var providerFields = []formField{
 	{Name: "brand_color", Label: "Brand colour", Kind: "text", Hint: "like #003366"},
 	{Name: "payment_processor", Label: "Payment processor", Kind: "select", Options: subprov.PaymentProcessors},
 	{Name: "processor_account_id", Label: "Processor account", Kind: "text"},
+	{Name: "default_language", Label: "Default language", Kind: "select", Options: subprov.Languages, Hint: "of what subscribers are sent"},
 }
 
 // newProviderFields are the creation form's: the editable fields, the sandbox flag and the
@@ -61,7 +62,7 @@ func providerValues(p *subprov.Provider) url.Values {
 		"tax_rate_bp": strconv.Itoa(p.TaxRateBP), "webhook_url": p.WebhookURL, "checkout_url": p.CheckoutURL,
 		"service_provider_document_id": p.ServiceProviderDocumentID, "booking_window_days": strconv.Itoa(p.BookingWindowDays),
 		"support_group": p.SupportGroup, "brand_color": p.BrandColor, "payment_processor": p.PaymentProcessor,
-		"processor_account_id": p.ProcessorAccountID} {
+		"processor_account_id": p.ProcessorAccountID, "default_language": p.DefaultLanguage} {
 		v.Set(k, s)
 	}
 	if p.SMSConfigured {
@@ -187,7 +188,8 @@ func (h *Handler) updateFromForm(ctx context.Context, v *View, id string, versio
 		TaxRateBP: formInt(f, "tax_rate_bp", problems), WebhookURL: str("webhook_url"), CheckoutURL: str("checkout_url"),
 		ServiceProviderDocumentID: str("service_provider_document_id"), SMSConfigured: &sms,
 		BookingWindowDays: formInt(f, "booking_window_days", problems), SupportGroup: str("support_group"),
-		BrandColor: str("brand_color"), PaymentProcessor: str("payment_processor"), ProcessorAccountID: str("processor_account_id")}
+		BrandColor: str("brand_color"), PaymentProcessor: str("payment_processor"), ProcessorAccountID: str("processor_account_id"),
+		DefaultLanguage: str("default_language")}
 	if len(problems) > 0 {
 		return nil, subprov.Invalid(problems)
 	}
@@ -204,7 +206,7 @@ func (h *Handler) newProviderPage(w http.ResponseWriter, r *http.Request, v *Vie
 }
 
 func (h *Handler) showNewProvider(w http.ResponseWriter, r *http.Request, v *View, status int) error {
-	defaults := url.Values{"payment_processor": {"builtin"}, "booking_window_days": {"21"}, "tax_rate_bp": {"0"}}
+	defaults := url.Values{"payment_processor": {"builtin"}, "default_language": {"en"}, "booking_window_days": {"21"}, "tax_rate_bp": {"0"}}
 	v.Title, v.Data = "New provider", providerData{New: true, Fields: fill(v, newProviderFields, defaults)}
 	h.render(w, r, v, status, "provider")
 	return nil
@@ -227,7 +229,7 @@ func (h *Handler) createProvider(w http.ResponseWriter, r *http.Request, v *View
 		SMSConfigured: f.Get("sms_configured") != "", BookingWindowDays: formInt(f, "booking_window_days", problems),
 		SupportGroup: strings.TrimSpace(f.Get("support_group")), BrandColor: strings.TrimSpace(f.Get("brand_color")),
 		DeviceSecret: f.Get("device_secret"), PaymentProcessor: f.Get("payment_processor"),
-		ProcessorAccountID: strings.TrimSpace(f.Get("processor_account_id"))}
+		ProcessorAccountID: strings.TrimSpace(f.Get("processor_account_id")), DefaultLanguage: opt("default_language")}
 	if n := formInt(f, "tax_rate_bp", problems); n != nil {
 		fields.TaxRateBP = *n
 	}
