@@ -262,8 +262,13 @@ type secretData struct {
 }
 
 func (h *Handler) showSecret(w http.ResponseWriter, r *http.Request, v *View, d secretData) error {
-	v.Title, v.Data, v.Loc = d.Title, d, d.Provider.Location()
-	h.render(w, r, v, http.StatusOK, "secret_once")
+	return h.renderOf(w, r, v, d.Provider, http.StatusOK, "secret_once", d.Title, d)
+}
+
+// renderOf answers with a page of provider p's: its dates in p's time zone.
+func (h *Handler) renderOf(w http.ResponseWriter, r *http.Request, v *View, p *subprov.Provider, status int, page, title string, data any) error {
+	v.Title, v.Data, v.Loc = title, data, p.Location()
+	h.render(w, r, v, status, page)
 	return nil
 }
 
@@ -304,9 +309,7 @@ func (h *Handler) showAPIKeys(w http.ResponseWriter, r *http.Request, v *View, s
 			d.Selected[f] = true
 		}
 	}
-	v.Title, v.Data, v.Loc = "API keys of "+p.Name, d, p.Location()
-	h.render(w, r, v, status, "api_keys")
-	return nil
+	return h.renderOf(w, r, v, p, status, "api_keys", "API keys of "+p.Name, d)
 }
 
 // issueAPIKey: POST /console/providers/{provider_id}/api-keys (POST .../api-keys). The answer
@@ -354,9 +357,7 @@ func (h *Handler) revokeAPIKeyPage(w http.ResponseWriter, r *http.Request, v *Vi
 	if err != nil {
 		return err
 	}
-	v.Title, v.Data, v.Loc = "Revoke API key "+cmp.Or(k.Name, k.Prefix), revokeData{Provider: p, Key: k}, p.Location()
-	h.render(w, r, v, http.StatusOK, "api_key_revoke")
-	return nil
+	return h.renderOf(w, r, v, p, http.StatusOK, "api_key_revoke", "Revoke API key "+cmp.Or(k.Name, k.Prefix), revokeData{Provider: p, Key: k})
 }
 
 // findKey is one of a provider's keys, read through the capability's list.
@@ -414,9 +415,7 @@ func (h *Handler) showWebhookSecret(w http.ResponseWriter, r *http.Request, v *V
 	if v.Form != nil {
 		d.Overlap = v.Form.Get("overlap_hours")
 	}
-	v.Title, v.Data, v.Loc = "Webhook secret of "+p.Name, d, p.Location()
-	h.render(w, r, v, status, "webhook_secret")
-	return nil
+	return h.renderOf(w, r, v, p, status, "webhook_secret", "Webhook secret of "+p.Name, d)
 }
 
 // rotateWebhookSecret: POST /console/providers/{provider_id}/webhook-secret (POST
