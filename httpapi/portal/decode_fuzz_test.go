@@ -14,14 +14,18 @@ var requestDecoders = apitest.Decoders{
 	"activateRequest":             apitest.DecoderOf[activateRequest],
 	"api.LoginRequest":            apitest.DecoderOf[api.LoginRequest],
 	"authorizedUserRequest":       apitest.DecoderOf[authorizedUserRequest],
+	"autoPayRequest":              apitest.DecoderOf[autoPayRequest],
 	"billingDayRequest":           apitest.DecoderOf[billingDayRequest],
 	"contactPatchRequest":         apitest.DecoderOf[contactPatchRequest],
 	"ownContactRequest":           apitest.DecoderOf[ownContactRequest],
+	"paperBillingRequest":         apitest.DecoderOf[paperBillingRequest],
 	"passwordChangeRequest":       apitest.DecoderOf[passwordChangeRequest],
 	"passwordResetConfirmRequest": apitest.DecoderOf[passwordResetConfirmRequest],
 	"passwordResetRequest":        apitest.DecoderOf[passwordResetRequest],
 	"paymentConfirmRequest":       apitest.DecoderOf[paymentConfirmRequest],
 	"portalOrderRequest":          apitest.DecoderOf[portalOrderRequest],
+	"preferencesPatchRequest":     apitest.DecoderOf[preferencesPatchRequest],
+	"secondFactorCodeRequest":     apitest.DecoderOf[secondFactorCodeRequest],
 }
 
 func TestEveryRequestTypeIsFuzzed(t *testing.T) { apitest.EveryRequestTypeIsFuzzed(t, requestDecoders) }
