@@ -24,8 +24,6 @@ import (
 const (
 	northwind = fixture.DemoProviderID
 	maple     = "8d0c7f2e-1a3b-4c5d-9e6f-000000000002"
-	// marieLine is an active Northwind line of the demo fixture.
-	marieLine = "c1000000-0000-4000-8000-000000000001"
 )
 
 // auditCount counts the audit entries of action on object.

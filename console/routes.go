@@ -47,6 +47,19 @@ func (h *Handler) routes() []route {
 		{method: "POST", path: Prefix + "account/second-factor", perm: subprov.PermNone, handle: h.startSecondFactor},
 		{method: "POST", path: Prefix + "account/second-factor/confirm", perm: subprov.PermNone, handle: h.confirmSecondFactor},
 
+		// Subscribers and their accounts (subscribers.go). The cancellation and plan change pages
+		// are the first step of their action: they need its permission.
+		{method: "GET", path: Prefix + "subscribers", perm: subprov.PermRead, nav: "Subscribers", handle: h.subscriberList},
+		{method: "GET", path: Prefix + "subscribers/{subscriber_id}", perm: subprov.PermRead, handle: h.subscriberPage},
+		{method: "GET", path: Prefix + "subscribers/{subscriber_id}/invoices/{invoice_id}/document", perm: subprov.PermRead, handle: h.invoiceDocument},
+		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/suspend", perm: subprov.PermLineActions, handle: h.lineForm},
+		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/restore", perm: subprov.PermLineActions, handle: h.lineForm},
+		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/reprovision", perm: subprov.PermLineActions, handle: h.lineForm},
+		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/notes", perm: subprov.PermLineActions, handle: h.lineForm},
+		{method: "GET", path: Prefix + "subscriptions/{subscription_id}/cancel", perm: subprov.PermLineActions, handle: h.cancelPage},
+		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/cancel", perm: subprov.PermLineActions, handle: h.cancel},
+		{method: "GET", path: Prefix + "subscriptions/{subscription_id}/plan-change", perm: subprov.PermLineActions, handle: h.planChangePage},
+		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/plan-change", perm: subprov.PermLineActions, handle: h.changePlan},
 		// Providers, their API keys and webhook secrets (providers.go): the capabilities of
 		// /api/v1/providers.
 		{method: "GET", path: Prefix + "providers", perm: subprov.PermRead, nav: "Providers", handle: h.providerList},
