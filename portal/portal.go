@@ -6,15 +6,16 @@ package portal
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/monitoring"
 	"github.com/subprov/subprov/payments"
+	"github.com/subprov/subprov/preferences"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/store"
 )
@@ -22,6 +23,7 @@ import (
 // Mailer queues a message inside the caller's transaction.
 type Mailer interface {
 	QueueText(ctx context.Context, tx *store.Tx, to, subject, body string, links []string) error
+	QueueLocalized(ctx context.Context, tx *store.Tx, providerID, to string, m locale.Mail) error
 }
 
 // Service runs the portal's rules.
@@ -85,7 +87,7 @@ func (s *Service) UpdateInvoiceContact(ctx context.Context, p *subprov.Provider,
 		if err := tx.PutInvoiceContact(ctx, subscriberID, updated, s.Clock.Now()); err != nil {
 			return err
 		}
-		return s.tellBillingAddressChange(ctx, tx, p, current.Email, updated.Email)
+		return s.tellBillingAddressChange(ctx, tx, p, subscriberID, current.Email, updated.Email)
 	})
 	if err != nil {
 		return subprov.Contact{}, err
@@ -110,7 +112,7 @@ func (s *Service) UseHolderForInvoices(ctx context.Context, p *subprov.Provider,
 		if err := tx.DeleteInvoiceContact(ctx, subscriberID); err != nil {
 			return err
 		}
-		return s.tellBillingAddressChange(ctx, tx, p, invoice.Email, holder.Email)
+		return s.tellBillingAddressChange(ctx, tx, p, subscriberID, invoice.Email, holder.Email)
 	})
 	if err != nil {
 		return subprov.Contact{}, err
@@ -119,21 +121,34 @@ func (s *Service) UseHolderForInvoices(ctx context.Context, p *subprov.Provider,
 	return holder, nil
 }
 
-// tellBillingAddressChange mails the old and the new billing address when they differ.
-func (s *Service) tellBillingAddressChange(ctx context.Context, tx *store.Tx, p *subprov.Provider, old, new string) error {
+// tellBillingAddressChange mails the old and the new billing address when they differ: a
+// billing notice, which each recipient's choices may hold back (preferences.Sends).
+func (s *Service) tellBillingAddressChange(ctx context.Context, tx *store.Tx, p *subprov.Provider, subscriberID, old, new string) error {
 	if strings.EqualFold(old, new) {
 		return nil
 	}
-	if old != "" {
-		body := fmt.Sprintf("Hello,\n\nInvoices for your %s internet account will no longer be sent to this address.\n"+
-			"If you did not ask for this change, contact %s support.\n", p.Name, p.Name)
-		if err := s.Mail.QueueText(ctx, tx, old, "Your billing e-mail address was changed", body, nil); err != nil {
+	for _, m := range []struct {
+		to   string
+		mail locale.Mail
+	}{
+		{old, locale.Mail{Subject: locale.Msg("portal.billing_removed.subject"),
+			Body: locale.Texts{locale.Msg("mail.hello"), locale.Msg("portal.billing_removed.body", p.Name, p.Name)}}},
+		{new, locale.Mail{Subject: locale.Msg("portal.billing_added.subject"),
+			Body: locale.Texts{locale.Msg("mail.hello"), locale.Msg("portal.billing_added.body", p.Name)}}},
+	} {
+		if m.to == "" {
+			continue
+		}
+		send, err := preferences.Sends(ctx, tx, subscriberID, m.to, preferences.MailBillingNotice)
+		if err != nil {
 			return err
 		}
-	}
-	if new != "" {
-		body := fmt.Sprintf("Hello,\n\nFrom now on, invoices for a %s internet account are sent to this address.\n", p.Name)
-		return s.Mail.QueueText(ctx, tx, new, "You now receive the invoices of an internet account", body, nil)
+		if !send {
+			continue
+		}
+		if err := s.Mail.QueueLocalized(ctx, tx, p.ID, m.to, m.mail); err != nil {
+			return err
+		}
 	}
 	return nil
 }
