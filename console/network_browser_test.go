@@ -156,7 +156,7 @@ func TestConsoleImportJourney(t *testing.T) {
 func TestConsoleNetworkScreenshots(t *testing.T) {
 	t.Parallel()
 	s := startForBrowser(t)
-	ctx := browsertest.Shared(t, 3*time.Minute)
+	ctx := browsertest.Shared(t, 5*time.Minute) // five sign-ins and every page: longer than one journey
 	pages := []struct {
 		name, path string
 		perm       subprov.Permission
