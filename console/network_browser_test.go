@@ -172,6 +172,10 @@ func TestConsoleNetworkScreenshots(t *testing.T) {
 	for _, role := range subprov.Roles {
 		email, password := s.PutOperator(role, "")
 		signIn(t, ctx, s, email, password, "")
+		// The sign-in page has a heading too: wait for the signed-in page's.
+		if err := chromedp.Do(ctx, chromedp.WaitVisible(".who")); err != nil {
+			t.Fatalf("sign in as %s: %v", role, err)
+		}
 		for _, p := range pages {
 			if !role.Can(p.perm) {
 				continue
@@ -181,6 +185,9 @@ func TestConsoleNetworkScreenshots(t *testing.T) {
 				checkPage(t, ctx, p.name)
 			}
 		}
-		submit(t, ctx, ".who button") // sign out
+		// Sign out, and wait for the sign-in page the next sign-in starts from.
+		if err := chromedp.Do(ctx, chromedp.Click(".who button"), chromedp.WaitVisible("#email")); err != nil {
+			t.Fatalf("sign out as %s: %v", role, err)
+		}
 	}
 }
