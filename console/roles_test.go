@@ -21,8 +21,9 @@ func TestConsoleRoleMatrix(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		ctx := context.Background()
-		// The start-up bill run writes audit entries of its own: it is done before counting.
-		s.AwaitStartupBillRun(t)
+		// The start-up bill run and its charges write audit entries of their own: they are done
+		// before counting.
+		s.Settle(t)
 		consoles := map[subprov.Role]*apptest.Console{}
 		for _, role := range subprov.Roles {
 			consoles[role] = s.ConsoleAs(t, role, "")
