@@ -3,7 +3,6 @@ package console
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -219,7 +218,7 @@ func (h *Handler) createInstallWindow(w http.ResponseWriter, r *http.Request, v 
 	row := inventory.InstallWindow{ProviderID: strings.TrimSpace(f.Get("provider_id")), Weekday: f.Get("weekday"),
 		Starts: strings.TrimSpace(f.Get("starts")), Ends: strings.TrimSpace(f.Get("ends"))}
 	problems := map[string]string{}
-	row.Technicians = formInt(f, "technicians", problems)
+	row.Technicians = subprov.Deref(formInt(f, "technicians", problems))
 	var err error
 	if len(problems) > 0 {
 		err = subprov.Invalid(problems)
@@ -244,16 +243,6 @@ func (h *Handler) deleteInstallWindow(w http.ResponseWriter, r *http.Request, v 
 	}
 	h.redirect(w, r, Prefix+"install-windows", "Install window deleted. Visits already booked in it keep their slot.")
 	return nil
-}
-
-// formInt is a whole number of a form's field; a field that is not one adds its problem.
-func formInt(f url.Values, field string, problems map[string]string) int {
-	s := strings.TrimSpace(f.Get(field))
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		problems[field] = "want a whole number"
-	}
-	return n
 }
 
 // nextPage is the address of a list's next page, the filters kept, "" when there is none.

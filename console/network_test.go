@@ -16,8 +16,6 @@ import (
 
 // The demo fixture's objects the network, install and plan pages are tested on.
 const (
-	northwind     = "8d0c7f2e-1a3b-4c5d-9e6f-000000000001"
-	maple         = "8d0c7f2e-1a3b-4c5d-9e6f-000000000002"
 	kingStreet    = "b1000000-0000-4000-8000-000000000001" // Northwind's alone
 	georgiaStreet = "b1000000-0000-4000-8000-000000000005" // Maple's
 	pendingLine   = "c1000000-0000-4000-8000-000000000003" // waits for its install

@@ -112,7 +112,7 @@ func (h *Handler) plansDone(w http.ResponseWriter, r *http.Request, v *View, err
 func versionForm(f url.Values, problems map[string]string) inventory.PlanVersion {
 	sellable := f.Get("sellable") == "on"
 	return inventory.PlanVersion{MonthlyPrice: strings.TrimSpace(f.Get("monthly_price")), SetupFee: strings.TrimSpace(f.Get("setup_fee")),
-		DownloadMbps: formInt(f, "download_mbps", problems), UploadMbps: formInt(f, "upload_mbps", problems),
+		DownloadMbps: subprov.Deref(formInt(f, "download_mbps", problems)), UploadMbps: subprov.Deref(formInt(f, "upload_mbps", problems)),
 		StoreProductID: strings.TrimSpace(f.Get("store_product_id")), Sellable: &sellable,
 		PromoPrice: optionalField(f, "promo_price"), PromoEndsOn: optionalField(f, "promo_ends_on")}
 }

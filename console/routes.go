@@ -48,6 +48,29 @@ func (h *Handler) routes() []route {
 		{method: "POST", path: Prefix + "account/second-factor", perm: subprov.PermNone, handle: h.startSecondFactor},
 		{method: "POST", path: Prefix + "account/second-factor/confirm", perm: subprov.PermNone, handle: h.confirmSecondFactor},
 
+		// Providers, their API keys and webhook secrets (providers.go): the capabilities of
+		// /api/v1/providers.
+		{method: "GET", path: Prefix + "providers", perm: subprov.PermRead, nav: "Providers", handle: h.providerList},
+		{method: "GET", path: Prefix + "providers/new", perm: subprov.PermAdminister, handle: h.newProviderPage},
+		{method: "POST", path: Prefix + "providers", perm: subprov.PermAdminister, handle: h.createProvider},
+		{method: "GET", path: Prefix + "providers/{provider_id}", perm: subprov.PermRead, handle: h.providerPage},
+		{method: "POST", path: Prefix + "providers/{provider_id}", perm: subprov.PermAdminister, handle: h.updateProvider},
+		{method: "GET", path: Prefix + "providers/{provider_id}/api-keys", perm: subprov.PermRead, handle: h.apiKeys},
+		{method: "POST", path: Prefix + "providers/{provider_id}/api-keys", perm: subprov.PermAdminister, handle: h.issueAPIKey},
+		{method: "GET", path: Prefix + "providers/{provider_id}/api-keys/{key_id}/revoke", perm: subprov.PermAdminister, handle: h.revokeAPIKeyPage},
+		{method: "POST", path: Prefix + "providers/{provider_id}/api-keys/{key_id}/revoke", perm: subprov.PermAdminister, handle: h.revokeAPIKey},
+		{method: "GET", path: Prefix + "providers/{provider_id}/webhook-secret", perm: subprov.PermAdminister, handle: h.webhookSecretPage},
+		{method: "POST", path: Prefix + "providers/{provider_id}/webhook-secret", perm: subprov.PermAdminister, handle: h.rotateWebhookSecret},
+		// Operators (operators.go): the capabilities of /api/v1/operators.
+		{method: "GET", path: Prefix + "operators", perm: subprov.PermAdminister, nav: "Operators", handle: h.operatorList},
+		{method: "GET", path: Prefix + "operators/new", perm: subprov.PermAdminister, handle: h.newOperatorPage},
+		{method: "POST", path: Prefix + "operators", perm: subprov.PermAdminister, handle: h.createOperator},
+		{method: "GET", path: Prefix + "operators/{operator_id}", perm: subprov.PermAdminister, handle: h.operatorPage},
+		{method: "POST", path: Prefix + "operators/{operator_id}/role", perm: subprov.PermAdminister, handle: h.changeOperatorRole},
+		{method: "POST", path: Prefix + "operators/{operator_id}/status", perm: subprov.PermAdminister, handle: h.changeOperatorStatus},
+		{method: "POST", path: Prefix + "operators/{operator_id}/second-factor/reset", perm: subprov.PermAdminister, handle: h.resetOperatorSecondFactor},
+		// The audit log (audit.go): GET /api/v1/audit's capability.
+		{method: "GET", path: Prefix + "audit", perm: subprov.PermRead, nav: "Audit log", handle: h.auditLog},
 		// The install queue and the install windows (installs.go).
 		{method: "GET", path: Prefix + "installs", perm: subprov.PermReadNetwork, nav: "Installs", handle: h.installs},
 		{method: "GET", path: Prefix + "installs/{job_id}", perm: subprov.PermReadNetwork, handle: h.installJobPage},
