@@ -1,7 +1,6 @@
 package console_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,24 +13,6 @@ import (
 	"github.com/subprov/subprov/internal/apptest"
 	"github.com/subprov/subprov/internal/browsertest"
 )
-
-// text is the text of the first element sel matches.
-func text(t *testing.T, ctx context.Context, sel string) string {
-	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(sel))
-	if err != nil {
-		t.Fatalf("text of %s: %v", sel, err)
-	}
-	return s
-}
-
-// submit clicks a button and waits for the page it leads to.
-func submit(t *testing.T, ctx context.Context, button string) {
-	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Click(button), chromedp.WaitVisible("h1")); err != nil {
-		t.Fatalf("click %s: %v", button, err)
-	}
-}
 
 // audited reports whether the audit log, as the API lists it, holds an entry of action.
 func audited(t *testing.T, s *apptest.Service, action string) bool {
@@ -55,24 +36,24 @@ func TestConsoleInstallJourney(t *testing.T) {
 		t.Fatalf("open the job: %v", err)
 	}
 	checkPage(t, ctx, "install-job")
-	if got := text(t, ctx, "#job-status"); got != "open" {
+	if got := pageText(t, ctx, "#job-status"); got != "open" {
 		t.Fatalf("job status %q", got)
 	}
 	if err := chromedp.Do(ctx, chromedp.Click(`input[name="slot_id"]:not([disabled])`)); err != nil {
 		t.Fatal(err)
 	}
-	submit(t, ctx, `form[action$="/book"] button`)
-	if got := text(t, ctx, ".flash"); got != "Visit booked." {
+	press(t, ctx, `form[action$="/book"] button`)
+	if got := pageText(t, ctx, ".flash"); got != "Visit booked." {
 		t.Fatalf("flash after booking %q", got)
 	}
-	if got := text(t, ctx, "#job-status"); got != "booked" {
+	if got := pageText(t, ctx, "#job-status"); got != "booked" {
 		t.Fatalf("after booking, job status %q", got)
 	}
-	submit(t, ctx, `form[action$="/complete"] button`)
-	if got := text(t, ctx, ".flash"); !strings.Contains(got, "Install completed") {
+	press(t, ctx, `form[action$="/complete"] button`)
+	if got := pageText(t, ctx, ".flash"); !strings.Contains(got, "Install completed") {
 		t.Fatalf("flash after completing %q", got)
 	}
-	if got, line := text(t, ctx, "#job-status"), text(t, ctx, "#line-status"); got != "done" || line != "ACTIVE" {
+	if got, line := pageText(t, ctx, "#job-status"), pageText(t, ctx, "#line-status"); got != "done" || line != "ACTIVE" {
 		t.Fatalf("after completing, job %q, line %q", got, line)
 	}
 	// The action forms are gone from a finished job.
@@ -110,22 +91,22 @@ func TestConsoleImportJourney(t *testing.T) {
 	}
 	browse(t, ctx, s, "/console/network")
 	checkPage(t, ctx, "network")
-	before := text(t, ctx, "#results")
+	before := pageText(t, ctx, "#results")
 
 	browse(t, ctx, s, "/console/network/import")
 	if err := chromedp.Do(ctx, chromedp.SetUploadFiles("#file", []string{file("bad.csv", badImport)})); err != nil {
 		t.Fatal(err)
 	}
-	submit(t, ctx, `main form button[type="submit"]`)
+	press(t, ctx, `main form button[type="submit"]`)
 	checkPage(t, ctx, "network-import-problems")
-	if got := text(t, ctx, "table.problems tbody"); !strings.Contains(got, "3") || !strings.Contains(got, "line_type") {
+	if got := pageText(t, ctx, "table.problems tbody"); !strings.Contains(got, "3") || !strings.Contains(got, "line_type") {
 		t.Fatalf("problems %q", got)
 	}
-	if got := text(t, ctx, `[role="alert"]`); !strings.Contains(got, "Nothing was imported") {
+	if got := pageText(t, ctx, `[role="alert"]`); !strings.Contains(got, "Nothing was imported") {
 		t.Fatalf("alert %q", got)
 	}
 	browse(t, ctx, s, "/console/network")
-	if after := text(t, ctx, "#results"); after != before {
+	if after := pageText(t, ctx, "#results"); after != before {
 		t.Fatalf("a refused import changed the building list:\n%s", after)
 	}
 
@@ -133,11 +114,11 @@ func TestConsoleImportJourney(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.SetUploadFiles("#file", []string{file("good.csv", goodImport)})); err != nil {
 		t.Fatal(err)
 	}
-	submit(t, ctx, `main form button[type="submit"]`)
-	if got := text(t, ctx, ".flash"); !strings.Contains(got, "Imported 1 building(s), 2 unit(s)") {
+	press(t, ctx, `main form button[type="submit"]`)
+	if got := pageText(t, ctx, ".flash"); !strings.Contains(got, "Imported 1 building(s), 2 unit(s)") {
 		t.Fatalf("flash %q", got)
 	}
-	if got := text(t, ctx, "#results"); !strings.Contains(got, "700 Rue Import") {
+	if got := pageText(t, ctx, "#results"); !strings.Contains(got, "700 Rue Import") {
 		t.Fatalf("the list does not show the imported building:\n%s", got)
 	}
 	res := s.Do(apptest.Request{Method: "POST", Path: "/partner/serviceability/check", Headers: apptest.Key(storeKey),
