@@ -23,6 +23,7 @@ import (
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/httpapi/ops"
+	"github.com/subprov/subprov/install"
 )
 
 // Handler serves the console.
@@ -38,6 +39,8 @@ type Handler struct {
 	// HTTPS reports whether r came over HTTPS (directly, by the public URL, or through a
 	// trusted proxy): the session cookie is then Secure.
 	HTTPS func(r *http.Request) bool
+	// Install is the install queue's capability (the API's /api/v1/install-jobs routes call it).
+	Install *install.Service
 
 	once sync.Once
 	mux  *http.ServeMux
@@ -111,7 +114,11 @@ func (h *Handler) adapt(rt route) http.Handler {
 			return
 		}
 		if r.Method == http.MethodPost {
-			if err := api.ReadForm(w, r, maxForm); err != nil {
+			read := api.ReadForm
+			if rt.upload {
+				read = readUpload
+			}
+			if err := read(w, r, maxForm); err != nil {
 				h.fail(w, r, v, err)
 				return
 			}

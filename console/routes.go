@@ -17,6 +17,7 @@ type route struct {
 	perm   subprov.Permission
 	public bool   // no session: the sign-in form and the assets
 	nav    string // the label of a navigation section ("": none)
+	upload bool   // a multipart form carrying a file (readUpload)
 	handle func(w http.ResponseWriter, r *http.Request, v *View) error
 }
 
@@ -83,6 +84,29 @@ func (h *Handler) routes() []route {
 		{method: "POST", path: Prefix + "operators/{operator_id}/second-factor/reset", perm: subprov.PermAdminister, handle: h.resetOperatorSecondFactor},
 		// The audit log (audit.go): GET /api/v1/audit's capability.
 		{method: "GET", path: Prefix + "audit", perm: subprov.PermRead, nav: "Audit log", handle: h.auditLog},
+		// The install queue and the install windows (installs.go).
+		{method: "GET", path: Prefix + "installs", perm: subprov.PermReadNetwork, nav: "Installs", handle: h.installs},
+		{method: "GET", path: Prefix + "installs/{job_id}", perm: subprov.PermReadNetwork, handle: h.installJobPage},
+		{method: "POST", path: Prefix + "installs/{job_id}/assign", perm: subprov.PermInstall, handle: h.assignInstallJob},
+		{method: "POST", path: Prefix + "installs/{job_id}/book", perm: subprov.PermInstall, handle: h.bookInstallJob},
+		{method: "POST", path: Prefix + "installs/{job_id}/complete", perm: subprov.PermInstall, handle: h.completeInstallJob},
+		{method: "GET", path: Prefix + "install-windows", perm: subprov.PermReadNetwork, handle: h.installWindows},
+		{method: "POST", path: Prefix + "install-windows", perm: subprov.PermInstall, handle: h.createInstallWindow},
+		{method: "POST", path: Prefix + "install-windows/{window_id}/delete", perm: subprov.PermInstall, handle: h.deleteInstallWindow},
+		// The network: buildings, units, ports and the CSV import (network.go).
+		{method: "GET", path: Prefix + "network", perm: subprov.PermReadNetwork, nav: "Network", handle: h.network},
+		{method: "POST", path: Prefix + "network/buildings", perm: subprov.PermAdminister, handle: h.createBuilding},
+		{method: "GET", path: Prefix + "network/buildings/{building_id}", perm: subprov.PermReadNetwork, handle: h.buildingPage},
+		{method: "POST", path: Prefix + "network/buildings/{building_id}", perm: subprov.PermAdminister, handle: h.editBuilding},
+		{method: "POST", path: Prefix + "network/buildings/{building_id}/units", perm: subprov.PermAdminister, handle: h.createUnit},
+		{method: "POST", path: Prefix + "network/buildings/{building_id}/ports", perm: subprov.PermAdminister, handle: h.createPort},
+		{method: "GET", path: Prefix + "network/import", perm: subprov.PermAdminister, handle: h.importPage},
+		{method: "POST", path: Prefix + "network/import", perm: subprov.PermAdminister, upload: true, handle: h.importBuildings},
+		// Plans and their versions (plans.go).
+		{method: "GET", path: Prefix + "plans", perm: subprov.PermRead, nav: "Plans", handle: h.plans},
+		{method: "POST", path: Prefix + "plans", perm: subprov.PermAdminister, handle: h.createPlan},
+		{method: "POST", path: Prefix + "plans/{plan_id}/versions", perm: subprov.PermAdminister, handle: h.createPlanVersion},
+		{method: "POST", path: Prefix + "plan-versions/{plan_version_id}/sellable", perm: subprov.PermAdminister, handle: h.sellPlanVersion},
 	}
 }
 

@@ -2,7 +2,6 @@ package console
 
 import (
 	"bytes"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -66,7 +65,7 @@ func (h *Handler) subscriberList(w http.ResponseWriter, r *http.Request, v *View
 			subscribers.Filter{Q: d.Q, ProviderID: d.ProviderID, Status: d.Status, WorkflowState: d.WorkflowState}, page)
 	}
 	if err != nil {
-		status, err := refuseQuery(v, q, err)
+		status, err := refuseQuery(v, r, err, nil)
 		if err != nil {
 			return err
 		}
@@ -92,23 +91,6 @@ func (h *Handler) subscriberList(w http.ResponseWriter, r *http.Request, v *View
 
 // subscriberStatuses are the statuses the list filters by, in the order the form offers them.
 var subscriberStatuses = []subprov.Status{subprov.StatusPendingInstall, subprov.StatusActive, subprov.StatusSuspended, subprov.StatusCancelled}
-
-// refuseQuery is View.Refuse for a GET form: it keeps the query's values and maps a 422's
-// fields to them.
-func refuseQuery(v *View, q url.Values, err error) (int, error) {
-	var e *subprov.Error
-	if !errors.As(err, &e) || e.Code == subprov.EINTERNAL {
-		return 0, err
-	}
-	v.Form, v.Errors = q, map[string]string{}
-	for f, p := range e.Fields {
-		v.Errors[f] = p
-	}
-	if len(e.Fields) == 0 {
-		v.Errors[""] = e.Message
-	}
-	return api.Status(e.Code), nil
-}
 
 // accountData is the account page's: the account, its provider and, per line, the plan
 // versions a plan change may pick.
@@ -279,7 +261,7 @@ func (h *Handler) cancelPage(w http.ResponseWriter, r *http.Request, v *View) er
 	if d.EndDate != "" {
 		d.Quote, err = h.Ops.Subscribers.Provisioning.QuoteCancellationAs(r.Context(), v.Operator, id, d.EndDate)
 		if err != nil {
-			if status, err = refuseQuery(v, q, err); err != nil {
+			if status, err = refuseQuery(v, r, err, nil); err != nil {
 				return err
 			}
 		}
@@ -351,7 +333,7 @@ func (h *Handler) planChangePage(w http.ResponseWriter, r *http.Request, v *View
 	if d.PlanVersionID != "" {
 		d.Quote, err = h.Ops.Subscribers.PreviewPlanChange(r.Context(), v.Operator, id, d.PlanVersionID)
 		if err != nil {
-			if status, err = refuseQuery(v, r.URL.Query(), err); err != nil {
+			if status, err = refuseQuery(v, r, err, nil); err != nil {
 				return err
 			}
 		}
