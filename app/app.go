@@ -133,7 +133,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		st.Close()
 		return nil, fmt.Errorf("SMTP_URL: %w", err)
 	}
-	a.Outbox = &outbox.Outbox{Store: st, Transport: transport, Clock: a.Clock, Faults: a.Faults, Log: log}
+	a.Outbox = &outbox.Outbox{Store: st, Transport: transport, Clock: a.Clock, Faults: a.Faults, Log: log,
+		PersonLanguage: preferences.PersonLanguage}
 	driver, err := switches.Open(cfg.SwitchDriver, st, a.Faults, a.Clock)
 	if err != nil {
 		st.Close()

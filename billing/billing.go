@@ -414,10 +414,10 @@ func (s *Service) dunningStep(ctx context.Context, tx *store.Tx, p *subprov.Prov
 	if next != nil {
 		body := locale.Texts{locale.Msg("mail.hello"), locale.Msg(notice+".body", inv.Number, total,
 			locale.DateOf(next.In(p.Location()).Format(time.DateOnly)))}
-		return s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg(notice+".subject", inv.Number), Body: body})
+		return s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg(notice+".subject", inv.Number), Body: body, Account: sub.SubscriberID})
 	}
 	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("billing.suspended.body", inv.Number, total)}
-	if err := s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("billing.suspended.subject", inv.Number), Body: body}); err != nil {
+	if err := s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("billing.suspended.subject", inv.Number), Body: body, Account: sub.SubscriberID}); err != nil {
 		return err
 	}
 	return s.Jobs.Enqueue(ctx, tx, jobs.SetLineService{SubscriptionID: sub.ID, On: false, Reason: "dunning"})

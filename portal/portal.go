@@ -149,6 +149,7 @@ func (s *Service) tellBillingAddressChange(ctx context.Context, tx *store.Tx, p 
 		if !send {
 			continue
 		}
+		m.mail.Account = subscriberID
 		if err := s.Mail.QueueLocalized(ctx, tx, p.ID, m.to, m.mail); err != nil {
 			return err
 		}
