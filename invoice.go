@@ -56,7 +56,11 @@ type UnpaidInvoice struct {
 // InvoiceChargeState is what the charge job needs to know about an invoice.
 type InvoiceChargeState struct {
 	Invoice  *Invoice
-	Attempts int  // every attempt, AutoPay's and pay-now's: the next one's idempotency key counts them
-	PayNow   int  // the attempts the holder made (pay now); dunning counts the others
-	Claimed  bool // an attempt is under way: queued for AutoPay, or a pay-now being charged
+	Attempts int // every attempt, AutoPay's and pay-now's: the next one's idempotency key counts them
+	PayNow   int // the attempts the holder made (pay now); dunning counts the others
+	// ClaimedAt: when an attempt was claimed (queued for AutoPay, or a pay-now being charged);
+	// nil when none is. Billing decides how long a claim stays good.
+	ClaimedAt *time.Time
+	Reminders int        // dunning steps taken by the due date (an invoice the holder pays)
+	RemindAt  *time.Time // the next of them; nil when none is scheduled
 }

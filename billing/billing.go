@@ -42,8 +42,31 @@ type Lines interface {
 
 // Dunning: after a declined AutoPay attempt the card is tried again after these waits; the
 // failure after the last one cuts the line off (suspended through the switch). Paying the
-// invoice restores it. Day 0, 3, 7 and 14 after the invoice.
+// invoice restores it. Day 0, 3, 7 and 14 after the invoice. An invoice the holder pays
+// (AutoPay off) follows the same days from its due date, a reminder in place of each retry.
 var dunningWaits = []time.Duration{3 * 24 * time.Hour, 4 * 24 * time.Hour, 7 * 24 * time.Hour}
+
+// dunningNext is when dunning's step after step (1 for the first: the first declined attempt,
+// or an invoice the holder pays falling due) comes, taken at now; nil when step was the last
+// and the line is cut off.
+func dunningNext(step int, now time.Time) *time.Time {
+	if step < 1 || step > len(dunningWaits) {
+		return nil
+	}
+	t := now.Add(dunningWaits[step-1])
+	return &t
+}
+
+// claimExpiry is how long a claim on an invoice's charge stays under way. A claim older than
+// that was left by a process that died mid-charge: the next pay-now or the charge sweep takes
+// it over and charges under the same idempotency key, so a charge the processor took is
+// answered again, not made twice.
+const claimExpiry = 5 * time.Minute
+
+// claimLive reports whether a charge of the invoice is under way at now.
+func claimLive(st *subprov.InvoiceChargeState, now time.Time) bool {
+	return st.ClaimedAt != nil && now.Sub(*st.ClaimedAt) < claimExpiry
+}
 
 // Activated issues the first invoice of a platform-billed line when it goes live (port live,
 // or the technician completed the install): the plan's setup fee plus the current calendar
@@ -112,10 +135,8 @@ func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, 
 	if err := tx.InsertAudit(ctx, p.ID, "billing", "invoice.issued", sub.ID, d.auditDetails(), now); err != nil {
 		return nil, err
 	}
-	if sub.AutoPayOff && d.inv.Status == "open" {
-		if err := s.mailPayLink(ctx, tx, sub, d.inv, now); err != nil {
-			return nil, err
-		}
+	if err := s.holderPays(ctx, tx, sub, d, now); err != nil {
+		return nil, err
 	}
 	return d.inv, nil
 }
@@ -128,6 +149,7 @@ type draft struct {
 	consumed []string // adjustments folded into the invoice
 	spent    []spend
 	chargeAt *time.Time
+	dueAt    *time.Time // an invoice the holder pays (AutoPay off): when it falls due
 }
 
 type spend struct {
@@ -171,7 +193,7 @@ func newDraft(p *subprov.Provider, sub *subprov.Subscription, kind string, perio
 		d.inv.Status, d.chargeAt = "paid", nil // fully covered by credit: nothing to charge
 	}
 	if sub.AutoPayOff {
-		d.chargeAt = nil // the holder pays it (pay link, pay now)
+		d.dueAt, d.chargeAt = d.chargeAt, nil // the holder pays it (pay link, pay now), dunned from then
 	}
 	return d
 }
@@ -226,13 +248,19 @@ func chargeableFrom(date string, loc *time.Location) time.Time {
 // claim is written in the same transaction as the job, so two sweeps never queue one twice.
 func (s *Service) SweepCharges(ctx context.Context) error {
 	now := s.Clock.Now()
-	ids, err := s.Store.DueCharges(ctx, now, 1000)
+	ids, err := s.Store.DueCharges(ctx, now, now.Add(-claimExpiry), 1000)
 	if err != nil {
 		return err
 	}
-	return jobs.ClaimAndEnqueue(ctx, s.Store, s.Jobs, ids,
-		func(ctx context.Context, tx *store.Tx, id string) (bool, error) { return tx.ClaimCharge(ctx, id, now) },
+	err = jobs.ClaimAndEnqueue(ctx, s.Store, s.Jobs, ids,
+		func(ctx context.Context, tx *store.Tx, id string) (bool, error) {
+			return tx.ClaimCharge(ctx, id, now, now.Add(-claimExpiry))
+		},
 		func(id string) jobs.Args { return jobs.ChargeInvoice{InvoiceID: id} })
+	if err != nil {
+		return err
+	}
+	return s.sweepReminders(ctx, now)
 }
 
 // Charge is the billing.charge job: one AutoPay attempt. Its idempotency key names the
@@ -252,8 +280,8 @@ func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
 		return err
 	}
 	inv := st.Invoice
-	if inv.Status != "open" {
-		return nil
+	if inv.Status != "open" || st.ClaimedAt == nil {
+		return nil // paid, void, or the claim it was queued under settled by another attempt
 	}
 	sub, p, err := s.line(ctx, inv.SubscriptionID)
 	if err != nil || sub == nil {
@@ -329,11 +357,7 @@ func (s *Service) attempt(ctx context.Context, p *subprov.Provider, sub *subprov
 		// Dunning counts AutoPay's attempts only: the holder's own tries do not bring the
 		// cut-off nearer.
 		dunned := st.Attempts - st.PayNow + 1
-		var next *time.Time
-		if dunned <= len(dunningWaits) {
-			t := now.Add(dunningWaits[dunned-1])
-			next = &t
-		}
+		next := dunningNext(dunned, now)
 		return s.Store.InTx(ctx, func(tx *store.Tx) error {
 			ok, err := tx.RecordCharge(ctx, subprov.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
 				Status: "declined", FailureCode: "card_declined"}, next, now)
@@ -343,7 +367,7 @@ func (s *Service) attempt(ctx context.Context, p *subprov.Provider, sub *subprov
 			if err := tx.InsertAudit(ctx, p.ID, "billing", "invoice.charge_declined", sub.ID, fmt.Sprintf(`{"invoice_id":%q,"attempt":%d}`, inv.ID, dunned), now); err != nil {
 				return err
 			}
-			return s.dunningStep(ctx, tx, p, sub, inv, next)
+			return s.dunningStep(ctx, tx, p, sub, inv, next, "billing.declined")
 		})
 	case payNow:
 		s.Log.Warn("pay now: processor unreachable", "invoice_id", inv.ID, "err", err)
@@ -377,18 +401,20 @@ func (s *Service) withoutAutoPay(ctx context.Context, sub *subprov.Subscription,
 	return err
 }
 
-// dunningStep mails the customer after a declined attempt and, after the last one, cuts the
-// line off.
-func (s *Service) dunningStep(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, inv *subprov.Invoice, next *time.Time) error {
+// dunningStep mails the customer after a declined attempt, or an invoice the holder pays
+// still unpaid (notice names the mail: billing.declined, billing.unpaid), with the next date
+// and, after the last step, cuts the line off.
+func (s *Service) dunningStep(ctx context.Context, tx *store.Tx, p *subprov.Provider, sub *subprov.Subscription, inv *subprov.Invoice,
+	next *time.Time, notice string) error {
 	_, email, err := tx.SubscriberForInvoice(ctx, sub.SubscriberID)
 	if err != nil {
 		return err
 	}
 	total := locale.Amount{Money: inv.Total, Currency: inv.Currency}
 	if next != nil {
-		body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("billing.declined.body", inv.Number, total,
+		body := locale.Texts{locale.Msg("mail.hello"), locale.Msg(notice+".body", inv.Number, total,
 			locale.DateOf(next.In(p.Location()).Format(time.DateOnly)))}
-		return s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("billing.declined.subject", inv.Number), Body: body, Account: sub.SubscriberID})
+		return s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg(notice+".subject", inv.Number), Body: body, Account: sub.SubscriberID})
 	}
 	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("billing.suspended.body", inv.Number, total)}
 	if err := s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("billing.suspended.subject", inv.Number), Body: body, Account: sub.SubscriberID}); err != nil {

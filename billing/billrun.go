@@ -219,10 +219,8 @@ func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.P
 		if err := d.settle(ctx, tx, now); err != nil {
 			return 0, err
 		}
-		if subs[i].AutoPayOff && d.inv.Status == "open" {
-			if err := s.mailPayLink(ctx, tx, subs[i], d.inv, now); err != nil {
-				return 0, err
-			}
+		if err := s.holderPays(ctx, tx, subs[i], d, now); err != nil {
+			return 0, err
 		}
 		audits = append(audits, subprov.AuditEntry{ProviderID: p.ID, Actor: subprov.Actor{Type: subprov.ActorSystem, ID: "billing"}, Action: "invoice.issued", ObjectType: "subscription", ObjectID: d.inv.SubscriptionID,
 			Details: d.auditDetails()})

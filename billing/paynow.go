@@ -62,7 +62,7 @@ func (s *Service) pay(ctx context.Context, providerID, subscriberID, invoiceID s
 		switch inv := st.Invoice; {
 		case inv.Status != "open":
 			return errNotPayable("it is " + inv.Status)
-		case st.Claimed:
+		case claimLive(st, s.Clock.Now()):
 			return errNotPayable("a payment of it is under way")
 		}
 		if sub, err = tx.LockSubscription(ctx, providerID, st.Invoice.SubscriptionID); err != nil {
@@ -71,7 +71,8 @@ func (s *Service) pay(ctx context.Context, providerID, subscriberID, invoiceID s
 		if sub.ProcessorCustomerID == "" {
 			return errNoPaymentMethod()
 		}
-		claimed, err := tx.ClaimCharge(ctx, invoiceID, s.Clock.Now())
+		now := s.Clock.Now()
+		claimed, err := tx.ClaimCharge(ctx, invoiceID, now, now.Add(-claimExpiry))
 		if err == nil && !claimed {
 			return errNotPayable("a payment of it is under way")
 		}

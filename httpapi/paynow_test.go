@@ -15,6 +15,8 @@ import (
 	"github.com/subprov/subprov/internal/apptest"
 	"github.com/subprov/subprov/internal/browsertest"
 	"github.com/subprov/subprov/internal/rawdb"
+	"github.com/subprov/subprov/payments"
+	"github.com/subprov/subprov/store"
 )
 
 // mustExec runs a statement on the test database (no parameters: rawdb's pool takes the
@@ -218,7 +220,7 @@ func TestPayNow(t *testing.T) {
 				409, "card_declined", 1},
 			{"a processor that does not answer changes nothing", marie, invoiceID, fault("down"), fault("up"), 502, "processor_unavailable", 0},
 			{"a charge under way is not started again", marie, invoiceID,
-				func() { db(`UPDATE invoices SET charge_queued_at = CURRENT_TIMESTAMP WHERE id = '` + invoiceID + `'`) },
+				func() { claimCharge(t, s, invoiceID, s.Clock.Now()) },
 				func() { db(`UPDATE invoices SET charge_queued_at = NULL WHERE id = '` + invoiceID + `'`) },
 				409, "not_payable", 0},
 		}
@@ -394,4 +396,151 @@ func TestInvoicePayPageInBrowser(t *testing.T) {
 			t.Fatal("the second visit charged again")
 		}
 	})
+}
+
+// claimCharge leaves a claim on the invoice's charge taken at at, as a pay-now or a sweep that
+// died mid-charge leaves it.
+func claimCharge(t *testing.T, s *apptest.Service, invoiceID string, at time.Time) {
+	t.Helper()
+	if err := s.Store.InTx(context.Background(), func(tx *store.Tx) error {
+		_, err := tx.ClaimCharge(context.Background(), invoiceID, at, at)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPayNowTakesOverAnAbandonedClaim: a claim left by a process that died mid-charge holds
+// for a few minutes, then the next pay-now charges under the same idempotency key: once in
+// all, whether or not the processor took the first charge.
+func TestPayNowTakesOverAnAbandonedClaim(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name    string
+		charged bool // the processor took the first charge before the process died
+	}{
+		{"died before charging", false},
+		{"died after the processor charged", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+				ctx := context.Background()
+				invoiceID, _ := marieUnpaidDecember(t, s)
+				marie := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
+				claimCharge(t, s, invoiceID, s.Clock.Now())
+				if tt.charged {
+					var providerID string
+					if err := s.Store.R().QueryRow(ctx, `SELECT provider_id FROM invoices WHERE id = ?`, invoiceID).Scan(&providerID); err != nil {
+						t.Fatal(err)
+					}
+					inv, err := s.Store.Invoice(ctx, providerID, invoiceID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					p, err := s.Store.Provider(ctx, inv.ProviderID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := s.Billing.Processor.Charge(ctx, p, payments.ChargeRequest{CustomerID: "cus_demo_marie", MethodID: "pm_demo_marie",
+						Amount: inv.Total, Currency: inv.Currency, IdempotencyKey: "invoice:" + invoiceID + ":attempt:1"}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				pay := func() *apptest.Response {
+					return s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/invoices/" + invoiceID + "/pay", Headers: marie})
+				}
+				s.DevClock.Set(s.Clock.Now().Add(4 * time.Minute))
+				if res := pay(); res.Status != 409 || detailCode(res) != "not_payable" {
+					t.Fatalf("a fresh claim: %d %s", res.Status, res.Raw)
+				}
+				s.DevClock.Set(s.Clock.Now().Add(2 * time.Minute))
+				if res := pay(); res.Status != 200 || res.JSON["status"] != "paid" {
+					t.Fatalf("an abandoned claim: %d %s", res.Status, res.Raw)
+				}
+				if st := stateOf(t, s, invoiceID); st.status != "paid" || st.succeeded != 1 || st.processorChargesTotal != 1 || st.queued {
+					t.Fatalf("invoice %+v: want one charge", st)
+				}
+			})
+		})
+	}
+}
+
+// TestAutoPayOffInvoiceIsDunned: an invoice of a line with AutoPay off left unpaid is reminded
+// and cut off on dunning's days from its due date (issued 5 December at 15:00: reminders 3 and
+// 7 days on, cut-off 14 days on, the 19th, as for a card declined on the 5th; each step counts
+// from the one before, taken when the clock got there); paying it on the way stops dunning,
+// paying it after the cut-off restores the line.
+func TestAutoPayOffInvoiceIsDunned(t *testing.T) {
+	t.Parallel()
+	day := func(d, h int) time.Time { return time.Date(2026, 12, d, h, 0, 0, 0, time.UTC) }
+	for _, tt := range []struct {
+		name   string
+		payAt  time.Time // zero: not before the cut-off
+		cutOff bool
+	}{
+		{"unpaid", time.Time{}, true},
+		{"paid after the first reminder", day(9, 12), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+				invoiceID, _ := marieUnpaidDecember(t, s)
+				pay := func() *apptest.Response {
+					marie := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
+					return s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/invoices/" + invoiceID + "/pay", Headers: marie})
+				}
+				// Only this invoice is left unpaid (the months the bill run caught up on are paid).
+				mustExec(t, s, `UPDATE invoices SET status = 'paid', remind_at = NULL WHERE subscription_id = '`+marieLine+`' AND id <> '`+invoiceID+`'`)
+				addr := marieBillingAddress(t, s)
+				var number string
+				if err := s.Store.R().QueryRow(context.Background(), `SELECT number FROM invoices WHERE id = ?`, invoiceID).Scan(&number); err != nil {
+					t.Fatal(err)
+				}
+				reminders := func() int {
+					return count(t, s, `SELECT COUNT(*) FROM outbox WHERE to_addr = ? AND subject = ?`, addr, "Reminder — invoice "+number+" unpaid")
+				}
+				cutOff := func() bool {
+					return count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND suspended_for = 'dunning'`, marieLine) == 1
+				}
+				paid := false
+				for _, step := range []struct {
+					at        time.Time
+					reminders int
+					cutOff    bool
+				}{
+					{day(5, 18), 0, false}, {day(8, 14), 0, false}, {day(8, 18), 1, false}, {day(12, 17), 1, false},
+					{day(12, 19), 2, false}, {day(19, 18), 2, false}, {day(19, 20), 2, true}, {day(27, 21), 2, true},
+				} {
+					if !paid && !tt.payAt.IsZero() && !step.at.Before(tt.payAt) {
+						s.DevClock.Set(tt.payAt)
+						s.Settle(t)
+						if res := pay(); res.Status != 200 {
+							t.Fatalf("pay: %d %s", res.Status, res.Raw)
+						}
+						paid = true
+					}
+					s.DevClock.Set(step.at)
+					s.Settle(t)
+					wantReminders, wantCut := step.reminders, step.cutOff && tt.cutOff
+					if paid {
+						wantReminders = min(wantReminders, 1)
+					}
+					if got := reminders(); got != wantReminders || cutOff() != wantCut {
+						t.Fatalf("at %s: %d reminders, cut off %t; want %d, %t", step.at, got, cutOff(), wantReminders, wantCut)
+					}
+				}
+				if !tt.cutOff {
+					return
+				}
+				if res := pay(); res.Status != 200 {
+					t.Fatalf("pay after the cut-off: %d %s", res.Status, res.Raw)
+				}
+				s.Settle(t)
+				if cutOff() {
+					t.Fatal("paying the invoice did not restore the line")
+				}
+			})
+		})
+	}
 }

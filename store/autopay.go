@@ -42,3 +42,18 @@ func (s *Store) TokenSubject(ctx context.Context, hash, kind string, now time.Ti
 	}
 	return subjectID, providerID, nil
 }
+
+// ScheduleReminder sets when an open invoice the holder pays takes its next dunning step (nil:
+// none) and how many it took.
+func (tx *Tx) ScheduleReminder(ctx context.Context, id string, at *time.Time, taken int) error {
+	if _, err := tx.Exec(ctx, `UPDATE invoices SET remind_at = ?, reminders = ? WHERE id = ? AND status = 'open'`, nullTime(at), taken, id); err != nil {
+		return fmt.Errorf("schedule reminder of %s: %w", id, err)
+	}
+	return nil
+}
+
+// DueReminders lists open invoices whose next dunning step by due date is due.
+func (s *Store) DueReminders(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	return QueryStrings(ctx, s.R(), "due reminders", `SELECT id FROM invoices WHERE status = 'open' AND remind_at <= ?
+		ORDER BY remind_at LIMIT ?`, now.UTC(), limit)
+}

@@ -124,7 +124,7 @@ func (tx *Tx) RecordCharge(ctx context.Context, c subprov.ChargeAttempt, next *t
 	}
 	switch {
 	case c.Status == "succeeded":
-		_, err = tx.Exec(ctx, `UPDATE invoices SET status = 'paid', paid_at = ?, payment_intent = ?, next_charge_at = NULL, charge_queued_at = NULL,
+		_, err = tx.Exec(ctx, `UPDATE invoices SET status = 'paid', paid_at = ?, payment_intent = ?, next_charge_at = NULL, charge_queued_at = NULL, remind_at = NULL,
 			charge_attempts = charge_attempts + 1, pay_now_attempts = pay_now_attempts + ? WHERE id = ?`, now.UTC(), c.ProcessorRef, payNow, c.InvoiceID)
 		if err == nil {
 			_, err = tx.Exec(ctx, `UPDATE ledger_documents SET state = 'paid' WHERE invoice_id = ?`, c.InvoiceID)
@@ -165,9 +165,10 @@ func (tx *Tx) DeductFromInvoice(ctx context.Context, invoiceID string, line subp
 	_, err := tx.Exec(ctx, `UPDATE invoices SET total_minor = total_minor + ?,
 			status = CASE WHEN total_minor + ? <= 0 THEN 'paid' ELSE status END,
 			paid_at = CASE WHEN total_minor + ? <= 0 THEN ? ELSE paid_at END,
-			next_charge_at = CASE WHEN total_minor + ? <= 0 THEN NULL ELSE next_charge_at END
+			next_charge_at = CASE WHEN total_minor + ? <= 0 THEN NULL ELSE next_charge_at END,
+			remind_at = CASE WHEN total_minor + ? <= 0 THEN NULL ELSE remind_at END
 		WHERE id = ? AND status = 'open'`,
-		int64(line.Amount), int64(line.Amount), int64(line.Amount), now.UTC(), int64(line.Amount), invoiceID)
+		int64(line.Amount), int64(line.Amount), int64(line.Amount), now.UTC(), int64(line.Amount), int64(line.Amount), invoiceID)
 	if err == nil {
 		_, err = tx.Exec(ctx, `UPDATE ledger_documents SET amount_minor = (SELECT total_minor FROM invoices WHERE id = ?),
 			state = (SELECT status FROM invoices WHERE id = ?) WHERE invoice_id = ?`, invoiceID, invoiceID, invoiceID)
@@ -178,32 +179,37 @@ func (tx *Tx) DeductFromInvoice(ctx context.Context, invoiceID string, line subp
 	return nil
 }
 
-// LockInvoice reads an invoice for update with its attempt count.
+// LockInvoice reads an invoice for update with its attempt count, its claim and its dunning
+// reminders.
 func (tx *Tx) LockInvoice(ctx context.Context, id string) (*subprov.InvoiceChargeState, error) {
 	var st subprov.InvoiceChargeState
-	row := tx.QueryRow(ctx, `SELECT `+invoiceColumns+`, charge_attempts, pay_now_attempts, charge_queued_at IS NOT NULL
+	row := tx.QueryRow(ctx, `SELECT `+invoiceColumns+`, charge_attempts, pay_now_attempts, charge_queued_at, reminders, remind_at
 		FROM invoices WHERE id = ?`+tx.d.ForUpdate(), id)
 	var inv subprov.Invoice
 	var net, tax, total int64
-	var paid sql.NullTime
+	var paid, claimed, remind sql.NullTime
 	if err := row.Scan(&inv.ID, &inv.ProviderID, &inv.SubscriberID, &inv.SubscriptionID, &inv.Number, &inv.CustomerNumber, &inv.InvoiceDate,
-		&inv.Period, &inv.Kind, &inv.Status, &net, &tax, &total, &inv.Currency, &paid, &inv.PaymentIntent, &inv.CreatedAt, &st.Attempts, &st.PayNow, &st.Claimed); err != nil {
+		&inv.Period, &inv.Kind, &inv.Status, &net, &tax, &total, &inv.Currency, &paid, &inv.PaymentIntent, &inv.CreatedAt, &st.Attempts, &st.PayNow,
+		&claimed, &st.Reminders, &remind); err != nil {
 		return nil, fmt.Errorf("lock invoice %s: %w", id, err)
 	}
 	inv.Net, inv.Tax, inv.Total, inv.PaidAt = subprov.Money(net), subprov.Money(tax), subprov.Money(total), timePtr(paid)
-	st.Invoice = &inv
+	st.Invoice, st.ClaimedAt, st.RemindAt = &inv, timePtr(claimed), timePtr(remind)
 	return &st, nil
 }
 
-// DueCharges lists open invoices whose next AutoPay attempt is due and not yet queued.
-func (s *Store) DueCharges(ctx context.Context, now time.Time, limit int) ([]string, error) {
+// DueCharges lists open invoices whose next AutoPay attempt is due and not claimed, a claim
+// taken at or before staleBefore counting as none.
+func (s *Store) DueCharges(ctx context.Context, now, staleBefore time.Time, limit int) ([]string, error) {
 	return QueryStrings(ctx, s.R(), "due charges", `SELECT id FROM invoices WHERE status = 'open' AND next_charge_at <= ?
-		AND charge_queued_at IS NULL ORDER BY next_charge_at LIMIT ?`, now.UTC(), limit)
+		AND (charge_queued_at IS NULL OR charge_queued_at <= ?) ORDER BY next_charge_at LIMIT ?`, now.UTC(), staleBefore.UTC(), limit)
 }
 
-// ClaimCharge marks an invoice's due attempt queued; false if another sweep did.
-func (tx *Tx) ClaimCharge(ctx context.Context, id string, now time.Time) (bool, error) {
-	res, err := tx.Exec(ctx, `UPDATE invoices SET charge_queued_at = ? WHERE id = ? AND charge_queued_at IS NULL AND status = 'open'`, now.UTC(), id)
+// ClaimCharge marks an invoice's attempt under way at now; false if a claim taken after
+// staleBefore holds it (another sweep, another click).
+func (tx *Tx) ClaimCharge(ctx context.Context, id string, now, staleBefore time.Time) (bool, error) {
+	res, err := tx.Exec(ctx, `UPDATE invoices SET charge_queued_at = ? WHERE id = ? AND (charge_queued_at IS NULL OR charge_queued_at <= ?)
+		AND status = 'open'`, now.UTC(), id, staleBefore.UTC())
 	if err != nil {
 		return false, fmt.Errorf("claim charge: %w", err)
 	}
