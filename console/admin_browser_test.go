@@ -18,7 +18,7 @@ import (
 // consoleTab signs an operator in, in a tab of the shared browser.
 func consoleTab(t *testing.T, s *apptest.Service, email, password string) context.Context {
 	t.Helper()
-	ctx := browsertest.Shared(t, 3*time.Minute)
+	ctx := browsertest.Shared(t, 5*time.Minute)
 	signIn(t, ctx, s, email, password, "")
 	return ctx
 }

@@ -62,7 +62,7 @@ func signedInAs(t *testing.T, role subprov.Role) (s *apptest.Service, ctx contex
 	t.Helper()
 	s = startForBrowser(t)
 	email, password = s.PutOperator(role, "")
-	ctx = browsertest.Shared(t, 2*time.Minute)
+	ctx = browsertest.Shared(t, 5*time.Minute)
 	signIn(t, ctx, s, email, password, "")
 	return s, ctx, email, password
 }
@@ -94,7 +94,7 @@ func checkPage(t *testing.T, ctx context.Context, name string) []byte {
 func TestConsoleScreenshots(t *testing.T) {
 	t.Parallel()
 	s := startForBrowser(t)
-	ctx := browsertest.Shared(t, 2*time.Minute)
+	ctx := browsertest.Shared(t, 5*time.Minute)
 	browse(t, ctx, s, "/console/sign-in")
 	checkPage(t, ctx, "sign-in")
 	signIn(t, ctx, s, fixture.DemoOperatorEmail, fixture.DemoOperatorPassword, "")

@@ -79,7 +79,7 @@ func TestConsoleImportJourney(t *testing.T) {
 	t.Parallel()
 	s := startForBrowser(t)
 	email, password := s.PutOperator(subprov.RoleAdmin, northwind)
-	ctx := browsertest.Shared(t, 2*time.Minute)
+	ctx := browsertest.Shared(t, 5*time.Minute)
 	signIn(t, ctx, s, email, password, "")
 	dir := t.TempDir()
 	file := func(name, csv string) string {

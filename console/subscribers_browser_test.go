@@ -151,7 +151,7 @@ func TestConsoleAccountScopeJourney(t *testing.T) {
 	t.Parallel()
 	s := startForBrowser(t)
 	email, password := s.PutOperator(subprov.RoleSupport, mapleProvider)
-	ctx := browsertest.Shared(t, 2*time.Minute)
+	ctx := browsertest.Shared(t, 5*time.Minute)
 	signIn(t, ctx, s, email, password, "")
 	// The status, which the browser does not expose to the page, through the same route.
 	status := s.ConsoleSignIn(t, email, password, "").Get("/console/subscribers/" + marieID).Status
