@@ -120,6 +120,35 @@ func TestOperatorBilling(t *testing.T) {
 			}
 		})
 
+		t.Run("one invoice", func(t *testing.T) {
+			tests := []struct {
+				name string
+				op   *subprov.Operator
+				id   string
+				err  subprov.Code
+			}{
+				{"in scope", billingNW, invoice, ""},
+				{"a viewer reads it", viewer, invoice, ""},
+				{"another provider's", mapleAdmin, invoice, subprov.ENOTFOUND},
+				{"unknown", admin, store.NewID(), subprov.ENOTFOUND},
+				{"a role that does not read invoices", &subprov.Operator{Role: subprov.RoleInstaller}, invoice, subprov.EFORBIDDEN},
+			}
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					inv, err := e.Billing.Invoice(ctx, tt.op, tt.id)
+					if tt.err == "" {
+						if err != nil || inv.ID != invoice || inv.Total != 6780 || inv.State != "open" || inv.Credited != 0 {
+							t.Fatalf("err %v, invoice %+v", err, inv)
+						}
+						return
+					}
+					if subprov.ErrorCode(err) != tt.err {
+						t.Fatalf("err %v, want %s", err, tt.err)
+					}
+				})
+			}
+		})
+
 		t.Run("credit notes up to the total", func(t *testing.T) {
 			tests := []struct {
 				name   string
