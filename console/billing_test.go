@@ -79,7 +79,7 @@ func count(t *testing.T, s *apptest.Service, q string, args ...any) int {
 }
 
 // setUp makes the objects: the clock on 5 December 2026 bills Marie's December; the event is
-// recorded and sent to a receiver answering 200.
+// recorded and delivered to a receiver answering 200.
 func setUp(t *testing.T, s *apptest.Service) objects {
 	t.Helper()
 	ctx := context.Background()
@@ -95,6 +95,10 @@ func setUp(t *testing.T, s *apptest.Service) objects {
 	o.privacy, o.ticket = req.ID, req.TicketID
 	o.receiver = newReceiver(t, s)
 	o.event = recordEvent(t, s)
+	// A provider's events are sent in order: the next one waits until this one is delivered.
+	apptest.Eventually(t, 15*time.Second, "the event delivered", func() bool {
+		return count(t, s, `SELECT COUNT(*) FROM events WHERE id = ? AND delivery_state = 'delivered'`, o.event) == 1
+	})
 	return o
 }
 
@@ -284,16 +288,13 @@ func TestConsoleBillingPages(t *testing.T) {
 
 		t.Run("replay", func(t *testing.T) {
 			path := "/console/webhook-events/" + o.event
-			apptest.Eventually(t, 15*time.Second, "the event delivered", func() bool {
-				return count(t, s, `SELECT COUNT(*) FROM events WHERE id = ? AND delivery_state = 'delivered'`, o.event) == 1
-			})
 			want(t, "the event", support.Get(path), 200, "Replay", "&#34;type&#34;: &#34;subscription.updated&#34;", o.receiver.srv.URL)
 			o.receiver.setAnswer(503)
 			p := support.Post(path+"/replay", url.Values{})
 			if p.Status != http.StatusSeeOther || p.Location() != path {
 				t.Fatalf("replay: %d %s", p.Status, p.Location())
 			}
-			want(t, "after a failing replay", support.Get(path), 200, "the receiver answered 503", "<td data-label=\"Answer\">503</td>")
+			want(t, "after a failing replay", support.Get(path), 200, "the receiver answered 503", "<td data-label=\"Answer\">503</td>", "<dt>Attempts</dt><dd>2</dd>")
 			o.receiver.setAnswer(0)
 			exec(t, s, `UPDATE providers SET webhook_url = '' WHERE id = ?`, northwind)
 			before := o.receiver.received()
@@ -340,5 +341,61 @@ func TestConsoleBillingPages(t *testing.T) {
 			want(t, "rejected", support.Get("/console/privacy-requests?status=rejected"), 200, "The request is rejected.", "rejected: Billing dispute open")
 			want(t, "twice", support.Post("/console/privacy-requests/"+o.privacy+"/reject", url.Values{"reason": {"again"}}), 409, "already rejected")
 		})
+	})
+}
+
+// TestConsoleBillingVisibility: which of the billing, webhook, ticket and privacy controls each
+// role sees on an object's page (the role-visibility table's rows for pages that need an
+// object): billing and admin retry charges and issue credit notes; support and admin replay
+// events, work tickets and decide privacy requests; a viewer sees none; an installer reads
+// none of these pages (403).
+func TestConsoleBillingVisibility(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		o := setUp(t, s)
+		s.Settle(t)
+		exec(t, s, `UPDATE invoices SET status = 'open', paid_at = NULL WHERE id = ?`, o.invoice)
+		retry := `action="/console/invoices/` + o.invoice + `/retry-charge"`
+		credit := `action="/console/invoices/` + o.invoice + `/credit-notes"`
+		replay := `action="/console/webhook-events/` + o.event + `/replay"`
+		edit := `action="/console/tickets/` + o.ticket + `"`
+		approve := `action="/console/privacy-requests/` + o.privacy + `/approve"`
+		reject := `action="/console/privacy-requests/` + o.privacy + `/reject"`
+		invoice, event, ticket, privacy := "/console/invoices/"+o.invoice, "/console/webhook-events/"+o.event, "/console/tickets/"+o.ticket, "/console/privacy-requests"
+		for _, tt := range []struct {
+			role        subprov.Role
+			page        string
+			shown, gone []string
+		}{
+			{subprov.RoleAdmin, invoice, []string{retry, credit, "/document"}, nil},
+			{subprov.RoleBilling, invoice, []string{retry, credit}, nil},
+			{subprov.RoleSupport, invoice, []string{"/document"}, []string{retry, credit}},
+			{subprov.RoleViewer, invoice, []string{"/document"}, []string{retry, credit}},
+			{subprov.RoleAdmin, event, []string{replay}, nil},
+			{subprov.RoleSupport, event, []string{replay}, nil},
+			{subprov.RoleBilling, event, nil, []string{replay}},
+			{subprov.RoleViewer, event, nil, []string{replay}},
+			{subprov.RoleAdmin, ticket, []string{edit}, nil},
+			{subprov.RoleSupport, ticket, []string{edit}, nil},
+			{subprov.RoleBilling, ticket, nil, []string{edit}},
+			{subprov.RoleViewer, ticket, nil, []string{edit}},
+			{subprov.RoleAdmin, privacy, []string{approve, reject}, nil},
+			{subprov.RoleSupport, privacy, []string{approve, reject}, nil},
+			{subprov.RoleBilling, privacy, []string{o.privacy}, []string{approve, reject}},
+			{subprov.RoleViewer, privacy, []string{o.privacy}, []string{approve, reject}},
+		} {
+			c := s.ConsoleAs(t, tt.role, northwind)
+			p := c.Get(tt.page)
+			want(t, tt.page+" as "+string(tt.role), p, 200, tt.shown...)
+			for _, g := range tt.gone {
+				if strings.Contains(p.Body, g) {
+					t.Errorf("%s as %s shows %q", tt.page, tt.role, g)
+				}
+			}
+		}
+		installer := s.ConsoleAs(t, subprov.RoleInstaller, northwind)
+		for _, page := range []string{"/console/invoices", invoice, invoice + "/document", "/console/bill-runs", event, ticket, privacy} {
+			want(t, page+" as installer", installer.Get(page), 403)
+		}
 	})
 }

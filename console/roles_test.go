@@ -88,6 +88,8 @@ var visibility = []struct {
 	{"/console/", subprov.RoleInstaller, []string{"Welcome"}, []string{"overdue invoices", "webhook events failing"}},
 	{"/console/account/second-factor", subprov.RoleInstaller, []string{"Set up a second factor"}, nil},
 	{"/console/account/password", subprov.RoleViewer, []string{`name="current_password"`, `name="new_password"`}, nil},
+	{"/console/invoices", subprov.RoleViewer, []string{`href="/console/invoices"`, `href="/console/webhook-events"`, `href="/console/tickets"`, `href="/console/privacy-requests"`, `href="/console/bill-runs"`}, nil},
+	{"/console/", subprov.RoleInstaller, nil, []string{`href="/console/invoices"`, `href="/console/webhook-events"`, `href="/console/tickets"`, `href="/console/privacy-requests"`}},
 }
 
 // TestConsoleVisibility loads each page of the table as its role and checks what it shows.
