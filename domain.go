@@ -23,6 +23,7 @@ type Provider struct {
 	BrandColor                string
 	PaymentProcessor          string // builtin, stripe, or none (no processor connection)
 	ProcessorAccountID        string // the provider's connected account at the processor
+	DefaultLanguage           string // en or fr: the language of subscribers who chose none
 	CreatedAt                 time.Time
 	Version                   int64 // moves on with every edit on the operations surface (If-Match)
 }

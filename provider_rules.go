@@ -20,7 +20,12 @@ type ProviderFields struct {
 	WebhookURL        *string
 	CheckoutURL       *string
 	BookingWindowDays *int
+	DefaultLanguage   *string // nil for "not given"
 }
+
+// Languages are the languages subprov writes to subscribers in (package locale writes each);
+// a provider's default_language is one of them.
+var Languages = []string{"en", "fr"}
 
 // FieldProblem is one problem with one field, named by its JSON key.
 type FieldProblem struct {
@@ -61,6 +66,9 @@ func (f ProviderFields) Problems() []FieldProblem {
 	}
 	if f.BookingWindowDays != nil && (*f.BookingWindowDays < 0 || *f.BookingWindowDays > 365) {
 		add("booking_window_days", "want 0 to 365")
+	}
+	if f.DefaultLanguage != nil && !slices.Contains(Languages, *f.DefaultLanguage) {
+		add("default_language", "want one of "+strings.Join(Languages, ", "))
 	}
 	return ps
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/cpe"
 	"github.com/subprov/subprov/faults"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/sms"
@@ -26,6 +27,7 @@ import (
 // Mailer queues a message inside a transaction (the outbox).
 type Mailer interface {
 	QueueText(ctx context.Context, tx *store.Tx, to, subject, body string, links []string) error
+	QueueLocalized(ctx context.Context, tx *store.Tx, providerID, to string, m locale.Mail) error
 }
 
 // Service runs the agent rules.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/store"
 )
 
@@ -137,7 +138,7 @@ func (s *Service) IssueCode(ctx context.Context, c Caller, customerID, channel s
 			return err
 		}
 		if channel == ChannelEmail {
-			return s.Mail.QueueText(ctx, tx, to, "Your verification code", codeMail(c.Provider.Name, code), nil)
+			return s.Mail.QueueLocalized(ctx, tx, c.Provider.ID, to, locale.Mail{Subject: locale.Msg("agent.code.subject"), Body: codeMail(c.Provider.Name, code)})
 		}
 		return nil
 	})
@@ -187,9 +188,8 @@ func (s *Service) sendSMS(ctx context.Context, to, body string) error {
 }
 
 // codeMail carries the code as a standalone 6-digit line, so a reader or a mail client picks it out.
-func codeMail(provider, code string) string {
-	return fmt.Sprintf("Hello,\n\n%s support asked to confirm your identity. Your verification code is:\n\n%s\n\n"+
-		"It is valid for 10 minutes. Read it to the support agent only if you are talking to %s support right now.\n", provider, code, provider)
+func codeMail(provider, code string) locale.Localized {
+	return locale.Texts{locale.Msg("mail.hello"), locale.Msg("agent.code.body", provider, code, provider)}
 }
 
 // CheckCode checks a code. The right code yields a verified session bound to (provider,

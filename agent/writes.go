@@ -3,13 +3,13 @@ package agent
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/store"
 )
@@ -259,10 +259,10 @@ func (s *Service) ResendInvoice(ctx context.Context, c Caller, customerID, invoi
 	if to == "" {
 		to = rec.Holder.Email
 	}
-	body := fmt.Sprintf("Hello,\n\nAs requested, here is a copy of your %s invoice.\n\nInvoice: %s\nDate: %s\nPeriod: %s\nTotal: %s %s\nStatus: %s\n\n"+
-		"The PDF is in your customer portal under Invoices.\n", c.Provider.Name, inv.Number, inv.InvoiceDate, inv.Period, inv.Total, inv.Currency, inv.Status)
+	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("agent.invoice.body", c.Provider.Name, inv.Number, locale.DateOf(inv.InvoiceDate),
+		inv.Period, locale.Amount{Money: inv.Total, Currency: inv.Currency}, locale.Msg("status."+inv.Status))}
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
-		return s.Mail.QueueText(ctx, tx, to, "Copy of invoice "+inv.Number, body, nil)
+		return s.Mail.QueueLocalized(ctx, tx, c.Provider.ID, to, locale.Mail{Subject: locale.Msg("agent.invoice.subject", inv.Number), Body: body})
 	})
 	if err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ package auth
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/mail"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/ratelimit"
 	"github.com/subprov/subprov/store"
 )
@@ -23,6 +23,7 @@ import (
 // Mailer queues a message inside a transaction (the outbox).
 type Mailer interface {
 	QueueText(ctx context.Context, tx *store.Tx, to, subject, body string, links []string) error
+	QueueLocalized(ctx context.Context, tx *store.Tx, providerID, to string, m locale.Mail) error
 }
 
 // Service authenticates callers for one store.
@@ -304,17 +305,17 @@ type TokenKind struct {
 	Name     string
 	Lifetime time.Duration
 	Path     string
-	Subject  string
+	Subject  string // catalogue keys
 	Intro    string
 }
 
 var (
 	TokenPasswordReset = TokenKind{"password_reset", subprov.PasswordResetLifetime, "/portal/reset-password",
-		"Reset your password", "Someone asked to reset the password of your internet account. If it was you, choose a new password here (valid 15 minutes):"}
+		"token.password_reset.subject", "token.password_reset.intro"}
 	TokenSetup = TokenKind{"setup", subprov.SetupLinkLifetime, "/portal/activate",
-		"You have been added to an internet account", "You can now manage the internet account. Set your password here (valid 14 days):"}
+		"token.setup.subject", "token.setup.intro"}
 	TokenActivation = TokenKind{"activation", subprov.ActivationLinkLifetime, "/portal/activate",
-		"Activate your internet account", "Activate your account and choose a password here (valid 72 hours):"}
+		"token.activation.subject", "token.activation.intro"}
 )
 
 // MailToken stores a new single-use token of kind for subject and queues the mail with its
@@ -327,8 +328,8 @@ func (s *Service) MailToken(ctx context.Context, tx *store.Tx, subjectID, to, pr
 		return err
 	}
 	link := s.PublicURL + kind.Path + "?token=" + raw
-	body := fmt.Sprintf("Hello,\n\n%s\n\n%s\n\nIf you did not expect this message, you can ignore it.\n", kind.Intro, link)
-	return s.Mail.QueueText(ctx, tx, to, kind.Subject, body, []string{link})
+	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg(kind.Intro), locale.Verbatim(link), locale.Msg("mail.ignore")}
+	return s.Mail.QueueLocalized(ctx, tx, providerID, to, locale.Mail{Subject: locale.Msg(kind.Subject), Body: body, Links: []string{link}})
 }
 
 // hashNewPassword is the hash of a password chosen by its owner, or a 422 naming field when

@@ -9,6 +9,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/store"
@@ -17,6 +18,7 @@ import (
 // Mailer queues a message inside the caller's transaction.
 type Mailer interface {
 	QueueText(ctx context.Context, tx *store.Tx, to, subject, body string, links []string) error
+	QueueLocalized(ctx context.Context, tx *store.Tx, providerID, to string, m locale.Mail) error
 }
 
 // Service is the billing engine.
@@ -328,15 +330,14 @@ func (s *Service) dunningStep(ctx context.Context, tx *store.Tx, p *subprov.Prov
 	if err != nil {
 		return err
 	}
+	total := locale.Amount{Money: inv.Total, Currency: inv.Currency}
 	if next != nil {
-		body := fmt.Sprintf("Hello,\n\nWe could not charge your card for invoice %s (%s %s). We will try again on %s.\n"+
-			"Please update your card in your account to avoid an interruption of service.\n", inv.Number, inv.Total, inv.Currency,
-			next.In(p.Location()).Format("2 January 2006"))
-		return s.Mail.QueueText(ctx, tx, email, "Payment failed — invoice "+inv.Number, body, nil)
+		body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("billing.declined.body", inv.Number, total,
+			locale.DateOf(next.In(p.Location()).Format(time.DateOnly)))}
+		return s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("billing.declined.subject", inv.Number), Body: body})
 	}
-	body := fmt.Sprintf("Hello,\n\nInvoice %s (%s %s) is still unpaid after several attempts, so your internet service has been suspended.\n"+
-		"It is restored as soon as the invoice is paid.\n", inv.Number, inv.Total, inv.Currency)
-	if err := s.Mail.QueueText(ctx, tx, email, "Service suspended — invoice "+inv.Number+" unpaid", body, nil); err != nil {
+	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("billing.suspended.body", inv.Number, total)}
+	if err := s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("billing.suspended.subject", inv.Number), Body: body}); err != nil {
 		return err
 	}
 	return s.Jobs.Enqueue(ctx, tx, jobs.SetLineService{SubscriptionID: sub.ID, On: false, Reason: "dunning"})

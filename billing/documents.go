@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/pdf"
 )
 
@@ -48,7 +49,7 @@ func (s *Service) renderInvoice(ctx context.Context, w io.Writer, p *subprov.Pro
 	if err != nil {
 		return err
 	}
-	doc := pdf.Invoice{ProviderName: p.Name, ProviderColor: p.BrandColor, Currency: inv.Currency, Number: inv.Number,
+	doc := pdf.Invoice{Lang: locale.Choose("", "", p.DefaultLanguage), ProviderName: p.Name, ProviderColor: p.BrandColor, Currency: inv.Currency, Number: inv.Number,
 		CustomerNumber: to.customerNumber, BillTo: to.party, ServiceAddress: to.serviceAddress,
 		InvoiceDate: inv.InvoiceDate, DueDate: inv.InvoiceDate, Period: inv.Period,
 		Net: inv.Net, Tax: inv.Tax, Total: inv.Total, TaxRateBP: p.TaxRateBP, Status: inv.Status}
@@ -77,7 +78,7 @@ func (s *Service) CreditNotePDF(ctx context.Context, w io.Writer, p *subprov.Pro
 	if err != nil {
 		return err
 	}
-	doc := pdf.CreditNote{ProviderName: p.Name, ProviderColor: p.BrandColor, Currency: cn.Currency, Number: cn.Number,
+	doc := pdf.CreditNote{Lang: locale.Choose("", "", p.DefaultLanguage), ProviderName: p.Name, ProviderColor: p.BrandColor, Currency: cn.Currency, Number: cn.Number,
 		CustomerNumber: to.customerNumber, BillTo: to.party,
 		IssueDate: cn.CreatedAt.In(p.Location()).Format("2006-01-02"), State: cn.State, Reason: cn.Reason, Amount: cn.Amount,
 		Lines: []pdf.Line{{Description: "Credit: " + cn.Reason, UnitPrice: cn.Amount, Amount: cn.Amount}}}

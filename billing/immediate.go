@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/store"
 )
@@ -223,7 +224,6 @@ func (s *Service) Reinstalled(ctx context.Context, tx *store.Tx, p *subprov.Prov
 	if err != nil || email == "" {
 		return err
 	}
-	body := fmt.Sprintf("Hello,\n\nYour %s internet service (%s) is active again: the technician has finished the installation.\n"+
-		"Billing resumes today with the rest of this month.\n", p.Name, plan.PlanName)
-	return s.Mail.QueueText(ctx, tx, email, "Your internet service is active again", body, nil)
+	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("billing.reinstalled.body", p.Name, plan.PlanName)}
+	return s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("billing.reinstalled.subject"), Body: body})
 }

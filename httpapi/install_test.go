@@ -134,7 +134,7 @@ func TestThirdLineInstallFromOrderToFirstInvoice(t *testing.T) {
 			t.Fatalf("page does not show address and plan: %q", addr)
 		}
 		first, err := chromedp.Run(ctx, chromedp.Text("fieldset.day legend"))
-		if err != nil || first != "Monday 1 March 2027" {
+		if err != nil || first != "Monday, March 1, 2027" {
 			t.Fatalf("first bookable day %q (nothing before the building's earliest service date) %v", first, err)
 		}
 		if err := chromedp.Do(ctx, chromedp.Click(`input[name="slot"]:not([disabled])`)); err != nil {
@@ -149,7 +149,7 @@ func TestThirdLineInstallFromOrderToFirstInvoice(t *testing.T) {
 			t.Fatalf("after confirming: %q %v", done, err)
 		}
 		when, _ := chromedp.Run(ctx, chromedp.Text("#appointment"))
-		if when != "Monday 1 March 2027, 08:00–12:00" {
+		if when != "Monday, March 1, 2027, 08:00–12:00" {
 			t.Fatalf("appointment shown as %q", when)
 		}
 		job = installJobOf(t, s, op, id)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"net/http"
 	"sort"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/agent"
 	"github.com/subprov/subprov/httpapi/api"
+	"github.com/subprov/subprov/locale"
 )
 
 // surface is a group of routes that shares an error envelope (docs/http.md).
@@ -131,18 +133,16 @@ type agentErrorBody struct {
 // pageTitles are the headings of error pages, by status; the message under it is the coded
 // error's own (never an internal detail: uncoded errors arrive here as "Internal server error").
 var pageTitles = map[int]string{
-	http.StatusBadRequest: "Something is missing", http.StatusNotFound: "Link not found",
-	http.StatusConflict: "This cannot be done now", http.StatusGone: "This link has expired",
-	http.StatusUnprocessableEntity: "Please check the form", http.StatusBadGateway: "Please try again shortly",
-	http.StatusTooManyRequests: "Please wait a moment",
+	http.StatusBadRequest: "page.error.400", http.StatusNotFound: "page.error.404",
+	http.StatusConflict: "page.error.409", http.StatusGone: "page.error.410",
+	http.StatusUnprocessableEntity: "page.error.422", http.StatusBadGateway: "page.error.502",
+	http.StatusTooManyRequests: "page.error.429",
 }
 
 func writePageError(w http.ResponseWriter, r *http.Request, status int, e *subprov.Error) {
-	title := pageTitles[status]
-	if title == "" {
-		title = "Something went wrong"
-	}
-	if err := api.Pages.Message(w, status, title, e.Message); err != nil {
+	l := locale.Choose("", r.Header.Get("Accept-Language"), "")
+	title := l.T(cmp.Or(pageTitles[status], "page.error.other"))
+	if err := api.Pages.Message(w, status, l, title, e.Message); err != nil {
 		logOf(r).Warn("write error page", "err", err)
 	}
 }

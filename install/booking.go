@@ -9,6 +9,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/store"
 )
 
@@ -26,6 +27,7 @@ type Page struct {
 	State        string
 	Token        string
 	ProviderName string
+	Language     string // the provider's default_language
 	Address      string
 	PlanName     string
 	DownloadMbps int
@@ -104,7 +106,7 @@ func (s *Service) resolve(ctx context.Context, link *subprov.BookingLink, job *s
 
 // page builds the page of a resolved link.
 func (s *Service) page(ctx context.Context, r slotReader, t *linkTarget, token string) (*Page, error) {
-	pg := &Page{State: t.pageState(), Token: token, ProviderName: t.p.Name, Location: t.p.Location()}
+	pg := &Page{State: t.pageState(), Token: token, ProviderName: t.p.Name, Language: t.p.DefaultLanguage, Location: t.p.Location()}
 	if pg.State != PageOpen && pg.State != PageBooked {
 		return pg, nil
 	}
@@ -269,13 +271,23 @@ func (s *Service) mailConfirmation(ctx context.Context, tx *store.Tx, t *linkTar
 	if err != nil {
 		return err
 	}
-	body := fmt.Sprintf("Hello,\n\nYour installation appointment is booked:\n\n%s\nat %s\n\n"+
-		"A technician will come during this window. Please make sure someone is home.\n\n%s\n", FormatSlot(slot, t.p.Location()), where, t.p.Name)
-	return s.Mail.QueueText(ctx, tx, email, "Your installation appointment is booked", body, nil)
+	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("booking.confirmed.body", SlotText(slot, t.p.Location()), where),
+		locale.Msg("booking.confirmed.home"), locale.Verbatim(t.p.Name)}
+	return s.Mail.QueueLocalized(ctx, tx, t.p.ID, email, locale.Mail{Subject: locale.Msg("booking.confirmed.subject"), Body: body})
 }
 
 // FormatSlot writes a slot the way a person reads it: "Tuesday 2 March 2027, 08:00–12:00".
-func FormatSlot(slot Slot, loc *time.Location) string {
-	start, end := slot.Start.In(loc), slot.End.In(loc)
-	return fmt.Sprintf("%s, %s–%s", start.Format("Monday 2 January 2006"), start.Format("15:04"), end.Format("15:04"))
+func FormatSlot(slot Slot, loc *time.Location) string { return SlotText(slot, loc).In(locale.EN) }
+
+// SlotText is a slot in words in the reader's language: its day, then its window, in loc.
+func SlotText(slot Slot, loc *time.Location) locale.Localized { return slotText{slot, loc} }
+
+type slotText struct {
+	slot Slot
+	loc  *time.Location
+}
+
+func (s slotText) In(l locale.Lang) string {
+	start, end := s.slot.Start.In(s.loc), s.slot.End.In(s.loc)
+	return l.T("booking.slot", l.Day(start), l.Clock(start), l.Clock(end))
 }

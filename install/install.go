@@ -15,6 +15,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/store"
 )
 
@@ -48,6 +49,7 @@ const BookingPath = "/book"
 // Mailer queues a message inside the caller's transaction.
 type Mailer interface {
 	QueueText(ctx context.Context, tx *store.Tx, to, subject, body string, links []string) error
+	QueueLocalized(ctx context.Context, tx *store.Tx, providerID, to string, m locale.Mail) error
 }
 
 // Completer finishes an install: PENDING_INSTALL becomes ACTIVE and billing starts (the
@@ -205,9 +207,9 @@ func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, p *subprov.P
 		return err
 	}
 	link := s.PublicURL + BookingPath + "?token=" + raw
-	body := fmt.Sprintf("Hello,\n\nYour internet service at %s needs a technician visit. Choose the day and time that suit you here:\n\n%s\n\n"+
-		"The link works once: after you confirm an appointment it shows your booking.\n\n%s\n", where, link, p.Name)
-	return s.Mail.QueueText(ctx, tx, email, "Book your installation appointment", body, []string{link})
+	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("booking.invite.body", where), locale.Verbatim(link),
+		locale.Msg("booking.invite.once"), locale.Verbatim(p.Name)}
+	return s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("booking.invite.subject"), Body: body, Links: []string{link}})
 }
 
 // addressOf is the line's service address on one line: street, suite, city.

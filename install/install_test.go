@@ -13,6 +13,7 @@ import (
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/install"
 	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/store"
 )
 
@@ -33,6 +34,11 @@ type mailbox struct {
 }
 
 type sentMail struct{ to, subject, link string }
+
+// QueueLocalized captures the mail as written in English.
+func (m *mailbox) QueueLocalized(ctx context.Context, tx *store.Tx, _, to string, ml locale.Mail) error {
+	return m.QueueText(ctx, tx, to, ml.Subject.In(locale.EN), ml.Body.In(locale.EN), ml.Links)
+}
 
 func (m *mailbox) QueueText(_ context.Context, _ *store.Tx, to, subject, _ string, links []string) error {
 	m.mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/mail"
 	"github.com/subprov/subprov/store"
 )
@@ -25,6 +26,11 @@ type Outbox struct {
 	Clock     subprov.Clock
 	Faults    *faults.Switches
 	Log       *slog.Logger
+
+	// PersonLanguage is the language the person with this e-mail address chose at the
+	// provider ("" for none), read inside the queueing transaction. Nil while people have no
+	// language preference of their own: the provider's default_language decides alone.
+	PersonLanguage func(ctx context.Context, tx *store.Tx, providerID, email string) (string, error)
 }
 
 // Queue records m in the outbox and enqueues its delivery, both inside tx.
@@ -91,4 +97,31 @@ func (o *Outbox) logger() *slog.Logger {
 func (o *Outbox) QueueText(ctx context.Context, tx *store.Tx, to, subject, body string, links []string) error {
 	_, err := o.Queue(ctx, tx, mail.Message{To: to, Subject: subject, Body: body, Links: links})
 	return err
+}
+
+// LanguageOf is the language to write to the person with e-mail address to at providerID:
+// their own choice, else the provider's default_language (locale.Choose).
+func (o *Outbox) LanguageOf(ctx context.Context, tx *store.Tx, providerID, to string) (locale.Lang, error) {
+	person := ""
+	if o.PersonLanguage != nil {
+		var err error
+		if person, err = o.PersonLanguage(ctx, tx, providerID, to); err != nil {
+			return "", fmt.Errorf("language of %s: %w", providerID, err)
+		}
+	}
+	def, err := tx.ProviderLanguage(ctx, providerID)
+	if err != nil {
+		return "", err
+	}
+	return locale.Choose(person, "", def), nil
+}
+
+// QueueLocalized queues m to a subscriber of providerID inside tx, its subject and body written
+// now in the recipient's language.
+func (o *Outbox) QueueLocalized(ctx context.Context, tx *store.Tx, providerID, to string, m locale.Mail) error {
+	l, err := o.LanguageOf(ctx, tx, providerID, to)
+	if err != nil {
+		return err
+	}
+	return o.QueueText(ctx, tx, to, m.Subject.In(l), m.Body.In(l), m.Links)
 }

@@ -11,12 +11,14 @@ package pdf
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/locale"
 )
 
 // Party is a bill-to block.
@@ -38,8 +40,9 @@ type Line struct {
 // Invoice holds everything printed on an invoice.
 type Invoice struct {
 	ProviderName  string
-	ProviderColor string // "#0b5fff" or "" for the default dark blue
-	Currency      string // ISO code, e.g. "CAD"
+	ProviderColor string      // "#0b5fff" or "" for the default dark blue
+	Currency      string      // ISO code, e.g. "CAD"
+	Lang          locale.Lang // the language it is written in ("" is English)
 
 	Number         string
 	CustomerNumber string
@@ -64,6 +67,7 @@ type CreditNote struct {
 	ProviderName  string
 	ProviderColor string
 	Currency      string
+	Lang          locale.Lang
 
 	Number         string
 	CustomerNumber string
@@ -94,9 +98,11 @@ type options struct {
 }
 
 func renderInvoice(w io.Writer, inv Invoice, opt options) error {
+	l := inv.Lang
 	d := document{
-		kind:     "Invoice",
-		title:    "INVOICE",
+		kind:     l.T("pdf.invoice"),
+		title:    l.T("pdf.invoice.title"),
+		lang:     l,
 		provider: inv.ProviderName,
 		color:    inv.ProviderColor,
 		currency: inv.Currency,
@@ -107,47 +113,49 @@ func renderInvoice(w io.Writer, inv Invoice, opt options) error {
 		lines:    inv.Lines,
 	}
 	d.info = []kv{
-		{"Invoice no.", inv.Number},
-		{"Invoice date", inv.InvoiceDate},
-		{"Due date", inv.DueDate},
-		{"Period", inv.Period},
-		{"Status", statusLabel(inv.Status)},
+		{l.T("pdf.invoice.number"), inv.Number},
+		{l.T("pdf.invoice.date"), l.ISODate(inv.InvoiceDate)},
+		{l.T("pdf.due_date"), l.ISODate(inv.DueDate)},
+		{l.T("pdf.period"), inv.Period},
+		{l.T("pdf.status"), statusLabel(l, inv.Status)},
 	}
 	if inv.ServiceAddress != "" {
-		d.extra = append(d.extra, kv{"Service address", inv.ServiceAddress})
+		d.extra = append(d.extra, kv{l.T("pdf.service_address"), inv.ServiceAddress})
 	}
+	money := func(m subprov.Money) string { return l.Money(m, currencyCode(inv.Currency)) }
 	d.totals = []kv{
-		{"Net", inv.Net.String()},
-		{"Tax at " + formatBP(inv.TaxRateBP), inv.Tax.String()},
+		{l.T("pdf.net"), money(inv.Net)},
+		{l.T("pdf.tax_at", formatBP(l, inv.TaxRateBP)), money(inv.Tax)},
 	}
-	d.grand = kv{"Total " + currencyCode(inv.Currency), inv.Total.String()}
+	d.grand = kv{l.T("pdf.total", currencyCode(inv.Currency)), money(inv.Total)}
 
 	switch strings.ToLower(strings.TrimSpace(inv.Status)) {
 	case "paid":
-		d.stamp = "PAID"
+		d.stamp, d.paid = l.T("pdf.stamp.paid"), true
 		d.stampRGB = rgb{0x1a, 0x7f, 0x37}
 		if inv.PaidOn != "" {
-			d.notes = append(d.notes, "PAID on "+inv.PaidOn+". Thank you!")
+			d.notes = append(d.notes, l.T("pdf.paid_on", l.ISODate(inv.PaidOn)))
 		} else {
-			d.notes = append(d.notes, "PAID. Thank you!")
+			d.notes = append(d.notes, l.T("pdf.paid"))
 		}
 	case "void":
-		d.stamp = "VOID"
+		d.stamp = l.T("pdf.stamp.void")
 		d.stampRGB = rgb{0xb0, 0x20, 0x20}
-		d.notes = append(d.notes, "This invoice has been voided; no payment is due.")
+		d.notes = append(d.notes, l.T("pdf.voided"))
 	default:
 		if inv.DueDate != "" {
-			d.notes = append(d.notes, fmt.Sprintf("Please pay %s %s by %s.",
-				currencyCode(inv.Currency), inv.Total.String(), inv.DueDate))
+			d.notes = append(d.notes, l.T("pdf.please_pay", money(inv.Total), l.ISODate(inv.DueDate)))
 		}
 	}
 	return d.render(w, opt)
 }
 
 func renderCreditNote(w io.Writer, cn CreditNote, opt options) error {
+	l := cn.Lang
 	d := document{
-		kind:     "Credit note",
-		title:    "CREDIT NOTE",
+		kind:     l.T("pdf.credit"),
+		title:    l.T("pdf.credit.title"),
+		lang:     l,
 		provider: cn.ProviderName,
 		color:    cn.ProviderColor,
 		currency: cn.Currency,
@@ -158,60 +166,59 @@ func renderCreditNote(w io.Writer, cn CreditNote, opt options) error {
 		lines:    cn.Lines,
 	}
 	d.info = []kv{
-		{"Credit note no.", cn.Number},
-		{"Issue date", cn.IssueDate},
+		{l.T("pdf.credit.number"), cn.Number},
+		{l.T("pdf.issue_date"), l.ISODate(cn.IssueDate)},
 	}
 	if cn.InvoiceNumber != "" {
-		d.info = append(d.info, kv{"Credits invoice", cn.InvoiceNumber})
+		d.info = append(d.info, kv{l.T("pdf.credits_invoice"), cn.InvoiceNumber})
 	}
-	d.info = append(d.info, kv{"State", creditStateLabel(cn.State)})
+	d.info = append(d.info, kv{l.T("pdf.state"), creditStateLabel(l, cn.State)})
 	if cn.Reason != "" {
-		d.extra = append(d.extra, kv{"Reason", cn.Reason})
+		d.extra = append(d.extra, kv{l.T("pdf.reason"), cn.Reason})
 	}
-	d.grand = kv{"Total credit " + currencyCode(cn.Currency), cn.Amount.String()}
-	d.notes = append(d.notes, "Amounts include applicable taxes.")
-	switch strings.ToLower(strings.TrimSpace(cn.State)) {
-	case "refunded":
-		d.notes = append(d.notes, "This credit has been refunded to your original payment method.")
-	case "paid_out":
-		d.notes = append(d.notes, "This credit has been paid out to you.")
-	case "applied":
-		d.notes = append(d.notes, "This credit has been applied to your account.")
-	case "open":
-		d.notes = append(d.notes, "This credit will be applied to your next invoice.")
+	d.grand = kv{l.T("pdf.total_credit", currencyCode(cn.Currency)), l.Money(cn.Amount, currencyCode(cn.Currency))}
+	d.notes = append(d.notes, l.T("pdf.taxes_included"))
+	if state := strings.ToLower(strings.TrimSpace(cn.State)); slices.Contains(creditStates, state) {
+		d.notes = append(d.notes, l.T("pdf.credit."+state))
 	}
 	return d.render(w, opt)
 }
 
-func statusLabel(s string) string {
+// creditStates are the credit note states with a sentence of their own.
+var creditStates = []string{"refunded", "paid_out", "applied", "open"}
+
+// invoiceStates are the invoice states the catalogue names.
+var invoiceStates = []string{"open", "paid", "void", "overdue", "failed"}
+
+func statusLabel(l locale.Lang, s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return ""
+	}
+	if k := strings.ToLower(s); slices.Contains(invoiceStates, k) {
+		return l.T("status." + k)
 	}
 	r, n := utf8.DecodeRuneInString(s)
 	return string(unicode.ToUpper(r)) + strings.ReplaceAll(s[n:], "_", " ")
 }
 
-func creditStateLabel(s string) string {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "open":
-		return "Open"
-	case "refunded":
-		return "Refunded"
-	case "paid_out":
-		return "Paid out"
-	case "applied":
-		return "Applied to account"
+func creditStateLabel(l locale.Lang, s string) string {
+	if k := strings.ToLower(strings.TrimSpace(s)); slices.Contains(creditStates, k) {
+		return l.T("credit." + k)
 	}
-	return statusLabel(s)
+	return statusLabel(l, s)
 }
 
-// formatBP renders basis points as a percentage with two decimals: 1300 -> "13.00%".
-func formatBP(bp int) string {
+// formatBP renders basis points as a percentage with two decimals: 1300 -> "13.00%", in
+// French "13,00 %".
+func formatBP(l locale.Lang, bp int) string {
 	sign := ""
 	v := int64(bp)
 	if v < 0 {
 		sign, v = "-", -v
+	}
+	if l == locale.FR {
+		return fmt.Sprintf("%s%d,%02d\u00a0%%", sign, v/100, v%100)
 	}
 	return fmt.Sprintf("%s%d.%02d%%", sign, v/100, v%100)
 }

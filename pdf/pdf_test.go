@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/locale"
 )
 
 func sampleParty() Party {
@@ -209,7 +210,37 @@ func TestTextLandsInPDF(t *testing.T) {
 		{
 			name:   "paid invoice",
 			render: func(b *bytes.Buffer) error { return renderInvoice(b, paid, options{}) },
-			want:   []string{"0042-517", "INV-2025-000123", "67.80", "PAID", "2025-03-10"},
+			want:   []string{"0042-517", "INV-2025-000123", "$67.80", "PAID", "March 10, 2025"},
+		},
+		{
+			name: "French invoice",
+			render: func(b *bytes.Buffer) error {
+				inv := sampleInvoice()
+				inv.Lang = locale.FR
+				return renderInvoice(b, inv, options{})
+			},
+			// cp1252: \xe0 à, \xc9 É, \xe9 é, \xa0 no-break space.
+			want: []string{"FACTURE", "NUM\xc9RO DE CLIENT", "67,80\xa0$", "Taxes \xe0 13,00\xa0%", "1er mars 2025",
+				"Veuillez payer 67,80\xa0$ d\x92ici le 15 mars 2025.", "Date d\x92\xe9ch\xe9ance", "Prix unitaire", "FACTURER \xc0",
+				"Des questions? Communiquez avec le soutien de Fibre Qu\xe9bec.", "Montr\xe9al"},
+		},
+		{
+			name: "French paid invoice",
+			render: func(b *bytes.Buffer) error {
+				inv := paid
+				inv.Lang = locale.FR
+				return renderInvoice(b, inv, options{})
+			},
+			want: []string{"PAY\xc9E le 10 mars 2025. Merci!", "Pay\xe9e"},
+		},
+		{
+			name: "French credit note",
+			render: func(b *bytes.Buffer) error {
+				cn := sampleCreditNote()
+				cn.Lang = locale.FR
+				return renderCreditNote(b, cn, options{})
+			},
+			want: []string{"NOTE DE CR\xc9DIT", "Cr\xe9dit total CAD", "Les montants comprennent les taxes applicables."},
 		},
 		{
 			name: "empty invoice",
@@ -327,8 +358,8 @@ func TestHelpers(t *testing.T) {
 		want string
 	}{{1300, "13.00%"}, {975, "9.75%"}, {14975, "149.75%"}, {0, "0.00%"}, {-5, "-0.05%"}}
 	for _, c := range bps {
-		if got := formatBP(c.in); got != c.want {
-			t.Errorf("formatBP(%d) = %q, want %q", c.in, got, c.want)
+		if got := formatBP(locale.EN, c.in); got != c.want {
+			t.Errorf("formatBP(locale.EN, %d) = %q, want %q", c.in, got, c.want)
 		}
 	}
 	lines := []struct {
@@ -346,10 +377,10 @@ func TestHelpers(t *testing.T) {
 	if got := pageSize("EUR"); got != "A4" {
 		t.Errorf("pageSize(EUR) = %q", got)
 	}
-	if got := creditStateLabel("paid_out"); got != "Paid out" {
-		t.Errorf("creditStateLabel(paid_out) = %q", got)
+	if got := creditStateLabel(locale.EN, "paid_out"); got != "Paid out" {
+		t.Errorf("creditStateLabel(locale.EN, paid_out) = %q", got)
 	}
-	if got := statusLabel("élevé"); got != "Élevé" {
-		t.Errorf("statusLabel(élevé) = %q", got)
+	if got := statusLabel(locale.EN, "élevé"); got != "Élevé" {
+		t.Errorf("statusLabel(locale.EN, élevé) = %q", got)
 	}
 }

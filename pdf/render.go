@@ -7,12 +7,15 @@ import (
 	"strings"
 
 	"github.com/go-pdf/fpdf"
+
+	"github.com/subprov/subprov/locale"
 )
 
 // document is the layout-level view shared by invoices and credit notes.
 type document struct {
 	kind     string // "Invoice", "Credit note" (metadata and continuation header)
 	title    string // "INVOICE", "CREDIT NOTE"
+	lang     locale.Lang
 	provider string
 	color    string
 	currency string
@@ -29,6 +32,7 @@ type document struct {
 	grand  kv
 
 	stamp    string
+	paid     bool // the first note is the paid stamp's thanks
 	stampRGB rgb
 	notes    []string
 }
@@ -172,13 +176,13 @@ func (d *document) header(r *renderer) {
 
 	r.font("B", 18)
 	r.textRGB(black)
-	f.CellFormat(titleW, 10, d.title, "", 1, "R", false, 0, "")
+	f.CellFormat(titleW, 10, r.t(d.title), "", 1, "R", false, 0, "")
 
 	if d.number != "" {
 		f.SetX(r.pageW - margin - titleW)
 		r.font("", 11)
 		r.textRGB(grey)
-		f.CellFormat(titleW, 6, r.fit(r.t("No. "+d.number), titleW), "", 1, "R", false, 0, "")
+		f.CellFormat(titleW, 6, r.fit(r.t(d.lang.T("pdf.no", d.number)), titleW), "", 1, "R", false, 0, "")
 	}
 
 	y := f.GetY() + 3
@@ -202,7 +206,7 @@ func (d *document) continuationHeader(r *renderer) {
 	if d.customer != "" {
 		right += " \u00b7 Customer " + d.customer
 	}
-	f.CellFormat(contentW/2, 6, r.fit(r.t(right+" (continued)"), contentW/2), "", 1, "R", false, 0, "")
+	f.CellFormat(contentW/2, 6, r.fit(r.t(d.lang.T("pdf.continued", right)), contentW/2), "", 1, "R", false, 0, "")
 	y := f.GetY() + 1
 	r.draw(r.accent)
 	f.SetLineWidth(0.4)
@@ -220,14 +224,14 @@ func (d *document) footer(r *renderer) {
 	f.Line(margin, f.GetY()-1, r.pageW-margin, f.GetY()-1)
 	r.font("", 8)
 	r.textRGB(grey)
-	msg := "Questions? Contact support."
+	msg := d.lang.T("pdf.questions")
 	if p := strings.TrimSpace(d.provider); p != "" {
-		msg = "Questions? Contact " + p + " support."
+		msg = d.lang.T("pdf.questions_provider", p)
 	}
 	pageW := 30.0
 	f.SetX(margin)
 	f.CellFormat(contentW-pageW, 5, r.fit(r.t(msg), contentW-pageW), "", 0, "L", false, 0, "")
-	f.CellFormat(pageW, 5, fmt.Sprintf("Page %d of {nb}", f.PageNo()), "", 0, "R", false, 0, "")
+	f.CellFormat(pageW, 5, r.t(d.lang.T("pdf.page", strconv.Itoa(f.PageNo()), "{nb}")), "", 0, "R", false, 0, "")
 }
 
 // parties prints the bill-to block on the left and the customer number and dates on the right.
@@ -257,7 +261,7 @@ func (d *document) parties(r *renderer) {
 			f.CellFormat(w, lineH, l, "", 1, "L", false, 0, "")
 		}
 	}
-	label("BILL TO", margin, leftW)
+	label(r.t(d.lang.T("pdf.bill_to")), margin, leftW)
 	p := d.billTo
 	lines(p.Name, margin, leftW, "B", 11, 2)
 	lines(p.Company, margin, leftW, "", 10, 2)
@@ -289,7 +293,7 @@ func (d *document) parties(r *renderer) {
 	f.SetXY(rightX+2, top+1.5)
 	r.font("B", 8)
 	r.textRGB(grey)
-	f.CellFormat(rightW-4, 5, "CUSTOMER NUMBER", "", 2, "L", false, 0, "")
+	f.CellFormat(rightW-4, 5, r.t(d.lang.T("pdf.customer_number")), "", 2, "L", false, 0, "")
 	f.SetX(rightX + 2)
 	r.font("B", 16)
 	r.textRGB(black)
@@ -335,7 +339,7 @@ func (d *document) tableHeader(r *renderer) {
 	}
 	r.font("B", 9)
 	f.SetX(margin)
-	heads := [4]string{"Description", "Unit price", "Days", "Amount"}
+	heads := [4]string{r.t(d.lang.T("pdf.col.description")), r.t(d.lang.T("pdf.col.unit_price")), r.t(d.lang.T("pdf.col.days")), r.t(d.lang.T("pdf.col.amount"))}
 	aligns := [4]string{"L", "R", "C", "R"}
 	for i, h := range heads {
 		ln := 0
@@ -362,7 +366,7 @@ func (d *document) table(r *renderer) {
 		r.font("I", 10)
 		r.textRGB(grey)
 		f.SetX(margin)
-		f.CellFormat(contentW, 9, "No charges", "B", 1, "C", false, 0, "")
+		f.CellFormat(contentW, 9, r.t(d.lang.T("pdf.no_charges")), "B", 1, "C", false, 0, "")
 		return
 	}
 
@@ -386,9 +390,9 @@ func (d *document) table(r *renderer) {
 			f.CellFormat(cols[0], lineH, s, "", 0, "L", false, 0, "")
 		}
 		f.SetXY(margin+cols[0], y+1)
-		f.CellFormat(cols[1], lineH, l.UnitPrice.String(), "", 0, "R", false, 0, "")
+		f.CellFormat(cols[1], lineH, r.t(d.lang.Money(l.UnitPrice, d.currency)), "", 0, "R", false, 0, "")
 		f.CellFormat(cols[2], lineH, days(l), "", 0, "C", false, 0, "")
-		f.CellFormat(cols[3], lineH, l.Amount.String(), "", 0, "R", false, 0, "")
+		f.CellFormat(cols[3], lineH, r.t(d.lang.Money(l.Amount, d.currency)), "", 0, "R", false, 0, "")
 		f.SetXY(margin, y+rowH)
 	}
 	r.draw(rule)
@@ -425,7 +429,7 @@ func (d *document) totalsBlock(r *renderer) {
 		f.SetX(x)
 		r.font("", 10)
 		f.CellFormat(labelW, 6, r.fit(r.t(t.k), labelW), "", 0, "R", false, 0, "")
-		f.CellFormat(valueW, 6, t.v, "", 1, "R", false, 0, "")
+		f.CellFormat(valueW, 6, r.t(t.v), "", 1, "R", false, 0, "")
 	}
 	y := f.GetY() + 1
 	r.draw(r.accent)
@@ -435,7 +439,7 @@ func (d *document) totalsBlock(r *renderer) {
 	f.SetXY(x, y+1)
 	r.font("B", 12)
 	f.CellFormat(labelW, 8, r.fit(r.t(d.grand.k), labelW), "", 0, "R", false, 0, "")
-	f.CellFormat(valueW, 8, d.grand.v, "", 1, "R", false, 0, "")
+	f.CellFormat(valueW, 8, r.t(d.grand.v), "", 1, "R", false, 0, "")
 	bottom := f.GetY()
 
 	if d.stamp != "" {
@@ -448,7 +452,7 @@ func (d *document) totalsBlock(r *renderer) {
 	f.SetY(bottom + 6)
 	for i, n := range d.notes {
 		f.SetX(margin)
-		if i == 0 && d.stamp == "PAID" {
+		if i == 0 && d.paid {
 			r.font("B", 10)
 			r.textRGB(d.stampRGB)
 		} else {
@@ -463,7 +467,7 @@ func (d *document) totalsBlock(r *renderer) {
 func (d *document) drawStamp(r *renderer, cx, cy float64) {
 	f := r.f
 	r.font("B", 26)
-	w := f.GetStringWidth(d.stamp) + 10
+	w := f.GetStringWidth(r.t(d.stamp)) + 10
 	h := 14.0
 	f.TransformBegin()
 	f.TransformRotate(12, cx, cy)
@@ -473,7 +477,7 @@ func (d *document) drawStamp(r *renderer, cx, cy float64) {
 	f.Rect(cx-w/2, cy-h/2, w, h, "D")
 	f.SetLineWidth(0.2)
 	f.SetXY(cx-w/2, cy-h/2)
-	f.CellFormat(w, h, d.stamp, "", 0, "C", false, 0, "")
+	f.CellFormat(w, h, r.t(d.stamp), "", 0, "C", false, 0, "")
 	f.TransformEnd()
 	r.textRGB(black)
 }

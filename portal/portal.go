@@ -6,13 +6,13 @@ package portal
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/monitoring"
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/provisioning"
@@ -22,6 +22,7 @@ import (
 // Mailer queues a message inside the caller's transaction.
 type Mailer interface {
 	QueueText(ctx context.Context, tx *store.Tx, to, subject, body string, links []string) error
+	QueueLocalized(ctx context.Context, tx *store.Tx, providerID, to string, m locale.Mail) error
 }
 
 // Service runs the portal's rules.
@@ -125,15 +126,14 @@ func (s *Service) tellBillingAddressChange(ctx context.Context, tx *store.Tx, p 
 		return nil
 	}
 	if old != "" {
-		body := fmt.Sprintf("Hello,\n\nInvoices for your %s internet account will no longer be sent to this address.\n"+
-			"If you did not ask for this change, contact %s support.\n", p.Name, p.Name)
-		if err := s.Mail.QueueText(ctx, tx, old, "Your billing e-mail address was changed", body, nil); err != nil {
+		body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("portal.billing_removed.body", p.Name, p.Name)}
+		if err := s.Mail.QueueLocalized(ctx, tx, p.ID, old, locale.Mail{Subject: locale.Msg("portal.billing_removed.subject"), Body: body}); err != nil {
 			return err
 		}
 	}
 	if new != "" {
-		body := fmt.Sprintf("Hello,\n\nFrom now on, invoices for a %s internet account are sent to this address.\n", p.Name)
-		return s.Mail.QueueText(ctx, tx, new, "You now receive the invoices of an internet account", body, nil)
+		body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("portal.billing_added.body", p.Name)}
+		return s.Mail.QueueLocalized(ctx, tx, p.ID, new, locale.Mail{Subject: locale.Msg("portal.billing_added.subject"), Body: body})
 	}
 	return nil
 }

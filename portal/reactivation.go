@@ -8,6 +8,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/store"
 )
@@ -257,8 +258,8 @@ func (s *Service) reactivateRemote(ctx context.Context, p *subprov.Provider, v *
 			return err
 		}
 		res.Invoice = inv
-		if err := s.mailHolder(ctx, tx, p, cur.SubscriberID, "Your internet service is back",
-			fmt.Sprintf("Hello,\n\nYour %s internet service (%s) is active again.\n", p.Name, v.plan.PlanName)); err != nil {
+		if err := s.mailHolder(ctx, tx, p, cur.SubscriberID, locale.Mail{Subject: locale.Msg("portal.back.subject"),
+			Body: locale.Texts{locale.Msg("mail.hello"), locale.Msg("portal.back.body", p.Name, v.plan.PlanName)}}); err != nil {
 			return err
 		}
 		return s.audit(ctx, tx, p, actor, "subscription.reactivated", v)
@@ -326,8 +327,8 @@ func (s *Service) resumeActivate(ctx context.Context, p *subprov.Provider, v *Re
 			return err
 		}
 		res.Invoice = inv
-		if err := s.mailHolder(ctx, tx, p, cur.SubscriberID, "Welcome to "+p.Name,
-			fmt.Sprintf("Hello,\n\nWelcome! Your %s internet service (%s) is now active.\n", p.Name, v.plan.PlanName)); err != nil {
+		if err := s.mailHolder(ctx, tx, p, cur.SubscriberID, locale.Mail{Subject: locale.Msg("portal.welcome.subject", p.Name),
+			Body: locale.Texts{locale.Msg("mail.hello"), locale.Msg("portal.welcome.body", p.Name, v.plan.PlanName)}}); err != nil {
 			return err
 		}
 		return s.audit(ctx, tx, p, actor, "subscription.resumed", v)
@@ -345,10 +346,10 @@ func (s *Service) resumeActivate(ctx context.Context, p *subprov.Provider, v *Re
 func boolPtr(b bool) *bool { return &b }
 
 // mailHolder queues a mail to the account holder inside tx.
-func (s *Service) mailHolder(ctx context.Context, tx *store.Tx, p *subprov.Provider, subscriberID, subject, body string) error {
+func (s *Service) mailHolder(ctx context.Context, tx *store.Tx, p *subprov.Provider, subscriberID string, m locale.Mail) error {
 	holder, _, err := tx.Contacts(ctx, subscriberID)
 	if err != nil || holder.Email == "" {
 		return err
 	}
-	return s.Mail.QueueText(ctx, tx, holder.Email, subject, body, nil)
+	return s.Mail.QueueLocalized(ctx, tx, p.ID, holder.Email, m)
 }

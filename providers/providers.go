@@ -47,12 +47,14 @@ type Fields struct {
 	DeviceSecret              string  `json:"device_secret"`
 	PaymentProcessor          string  `json:"payment_processor"`
 	ProcessorAccountID        string  `json:"processor_account_id"`
+	DefaultLanguage           *string `json:"default_language"`
 }
 
 // Rules are the fields whose rules a fixture row and the operations surface share.
 func (f Fields) Rules() subprov.ProviderFields {
 	return subprov.ProviderFields{Name: f.Name, TimeZone: f.TimeZone, Currency: f.Currency, TaxRateBP: f.TaxRateBP,
-		PaymentProcessor: f.PaymentProcessor, WebhookURL: f.WebhookURL, CheckoutURL: f.CheckoutURL, BookingWindowDays: f.BookingWindowDays}
+		PaymentProcessor: f.PaymentProcessor, WebhookURL: f.WebhookURL, CheckoutURL: f.CheckoutURL, BookingWindowDays: f.BookingWindowDays,
+		DefaultLanguage: f.DefaultLanguage}
 }
 
 // Patch is an edit of a provider: each non-nil field is set. A URL set to "" is removed.
@@ -70,6 +72,7 @@ type Patch struct {
 	BrandColor                *string
 	PaymentProcessor          *string
 	ProcessorAccountID        *string
+	DefaultLanguage           *string
 }
 
 // Created is a new provider with the webhook secret generated for it, shown this once.
@@ -147,7 +150,7 @@ func (s *Service) Create(ctx context.Context, op *subprov.Operator, f Fields) (*
 		Sandbox: f.Sandbox, WebhookSecret: NewWebhookSecret(), WebhookURL: subprov.Deref(f.WebhookURL), CheckoutURL: subprov.Deref(f.CheckoutURL),
 		ServiceProviderDocumentID: f.ServiceProviderDocumentID, SMSConfigured: f.SMSConfigured, BookingWindowDays: 21,
 		SupportGroup: cmp.Or(f.SupportGroup, f.Name+" Support"), BrandColor: f.BrandColor, PaymentProcessor: cmp.Or(f.PaymentProcessor, "builtin"),
-		ProcessorAccountID: f.ProcessorAccountID, Version: 1}
+		ProcessorAccountID: f.ProcessorAccountID, DefaultLanguage: cmp.Or(subprov.Deref(f.DefaultLanguage), "en"), Version: 1}
 	if f.BookingWindowDays != nil {
 		p.BookingWindowDays = *f.BookingWindowDays
 	}
@@ -259,6 +262,7 @@ func (p Patch) apply(to *subprov.Provider) {
 	setStr(&to.BrandColor, p.BrandColor)
 	setStr(&to.PaymentProcessor, p.PaymentProcessor)
 	setStr(&to.ProcessorAccountID, p.ProcessorAccountID)
+	setStr(&to.DefaultLanguage, p.DefaultLanguage)
 	if p.TaxRateBP != nil {
 		to.TaxRateBP = *p.TaxRateBP
 	}
@@ -274,7 +278,8 @@ func (p Patch) apply(to *subprov.Provider) {
 // names a payment processor; "" would mean the default, so it is checked as given.
 func fieldsOf(p *subprov.Provider) subprov.ProviderFields {
 	f := subprov.ProviderFields{Name: p.Name, TimeZone: p.TimeZone, Currency: p.Currency, TaxRateBP: p.TaxRateBP,
-		PaymentProcessor: p.PaymentProcessor, WebhookURL: &p.WebhookURL, CheckoutURL: &p.CheckoutURL, BookingWindowDays: &p.BookingWindowDays}
+		PaymentProcessor: p.PaymentProcessor, WebhookURL: &p.WebhookURL, CheckoutURL: &p.CheckoutURL, BookingWindowDays: &p.BookingWindowDays,
+		DefaultLanguage: &p.DefaultLanguage}
 	if p.PaymentProcessor == "" {
 		f.PaymentProcessor = "-" // an emptied processor is not the default: it is refused
 	}
@@ -322,6 +327,7 @@ func recordFields(c subprov.Changes, before, after *subprov.Provider) {
 	c.Set("brand_color", before.BrandColor, after.BrandColor)
 	c.Set("payment_processor", before.PaymentProcessor, after.PaymentProcessor)
 	c.Set("processor_account_id", before.ProcessorAccountID, after.ProcessorAccountID)
+	c.Set("default_language", before.DefaultLanguage, after.DefaultLanguage)
 }
 
 // NewWebhookSecret generates a webhook secret: 32 random bytes.

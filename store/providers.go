@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,7 +18,7 @@ import (
 // with (its version is the database's to move).
 const providerFields = `id, name, time_zone, currency, tax_rate_bp, sandbox, webhook_secret, webhook_url,
 	checkout_url, service_provider_document_id, sms_configured, booking_window_days, support_group, brand_color,
-	payment_processor, processor_account_id, created_at`
+	payment_processor, processor_account_id, default_language, created_at`
 
 const providerColumns = providerFields + `, version`
 
@@ -36,7 +38,7 @@ func scanProviderAnd(row rowScanner, extra ...any) (*subprov.Provider, error) {
 	var p subprov.Provider
 	err := row.Scan(append([]any{&p.ID, &p.Name, &p.TimeZone, &p.Currency, &p.TaxRateBP, &p.Sandbox, &p.WebhookSecret, &p.WebhookURL,
 		&p.CheckoutURL, &p.ServiceProviderDocumentID, &p.SMSConfigured, &p.BookingWindowDays, &p.SupportGroup, &p.BrandColor,
-		&p.PaymentProcessor, &p.ProcessorAccountID, &p.CreatedAt, &p.Version}, extra...)...)
+		&p.PaymentProcessor, &p.ProcessorAccountID, &p.DefaultLanguage, &p.CreatedAt, &p.Version}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +49,7 @@ func scanProviderAnd(row rowScanner, extra ...any) (*subprov.Provider, error) {
 // webhooks) and as a lookup hash (it authenticates checkout calls).
 func (tx *Tx) UpsertProvider(ctx context.Context, p *subprov.Provider, secretHash, deviceSecretHash string, now time.Time) error {
 	_, err := tx.Exec(ctx, `INSERT INTO providers (`+providerFields+`, webhook_secret_hash, device_secret_hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET name = excluded.name, time_zone = excluded.time_zone, currency = excluded.currency,
 			tax_rate_bp = excluded.tax_rate_bp, sandbox = excluded.sandbox, webhook_secret = excluded.webhook_secret,
 			webhook_url = excluded.webhook_url, checkout_url = excluded.checkout_url,
@@ -55,10 +57,10 @@ func (tx *Tx) UpsertProvider(ctx context.Context, p *subprov.Provider, secretHas
 			booking_window_days = excluded.booking_window_days, support_group = excluded.support_group,
 			brand_color = excluded.brand_color, webhook_secret_hash = excluded.webhook_secret_hash,
 			device_secret_hash = excluded.device_secret_hash, payment_processor = excluded.payment_processor,
-			processor_account_id = excluded.processor_account_id`,
+			processor_account_id = excluded.processor_account_id, default_language = excluded.default_language`,
 		p.ID, p.Name, p.TimeZone, p.Currency, p.TaxRateBP, p.Sandbox, p.WebhookSecret, p.WebhookURL, p.CheckoutURL,
 		p.ServiceProviderDocumentID, p.SMSConfigured, p.BookingWindowDays, p.SupportGroup, p.BrandColor,
-		or(p.PaymentProcessor, "builtin"), p.ProcessorAccountID, now.UTC(), secretHash, deviceSecretHash)
+		or(p.PaymentProcessor, "builtin"), p.ProcessorAccountID, or(p.DefaultLanguage, "en"), now.UTC(), secretHash, deviceSecretHash)
 	if err != nil {
 		return fmt.Errorf("upsert provider %s: %w", p.ID, err)
 	}
@@ -168,4 +170,17 @@ func (tx *Tx) SetWebhookURL(ctx context.Context, providerID, url string) error {
 		return fmt.Errorf("set webhook url: %w", err)
 	}
 	return nil
+}
+
+// ProviderLanguage is the default_language of a provider, "" when there is no such provider.
+func (tx *Tx) ProviderLanguage(ctx context.Context, id string) (string, error) {
+	var l string
+	err := tx.QueryRow(ctx, `SELECT default_language FROM providers WHERE id = ?`, id).Scan(&l)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("provider %s language: %w", id, err)
+	}
+	return l, nil
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"github.com/subprov/subprov/locale"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -15,7 +16,7 @@ import (
 func TestMessagePageInBrowser(t *testing.T) {
 	r := MustRenderer()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_ = r.Message(w, 200, "Booking paused", "Your provider paused this booking.")
+		_ = r.Message(w, 200, locale.EN, "Booking paused", "Your provider paused this booking.")
 	}))
 	defer srv.Close()
 	ctx := browsertest.New(t, 60*time.Second)

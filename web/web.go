@@ -13,16 +13,23 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+
+	"github.com/subprov/subprov/locale"
 )
 
 //go:embed templates/*.html
 var files embed.FS
 
-// Page is what every template receives: the document title and the page's own data.
+// Page is what every template receives: the document title, the language it is written in
+// and the page's own data. Templates write text with {{$.T "key" args…}} (package locale).
 type Page struct {
 	Title string
+	Lang  locale.Lang
 	Data  any
 }
+
+// T is the catalogue's text for key in the page's language.
+func (p Page) T(key string, args ...any) string { return p.Lang.T(key, args...) }
 
 // Renderer holds the parsed pages: each page file is parsed on a clone of the layout, so every
 // page defines its own "content" block.
@@ -89,6 +96,6 @@ func (r *Renderer) Render(w http.ResponseWriter, status int, page string, p Page
 
 // Message renders the shared "message" page: a heading and a sentence, for outcomes such as an
 // unknown link, an expired session or a paused booking.
-func (r *Renderer) Message(w http.ResponseWriter, status int, title, text string) error {
-	return r.Render(w, status, "message", Page{Title: title, Data: text})
+func (r *Renderer) Message(w http.ResponseWriter, status int, l locale.Lang, title, text string) error {
+	return r.Render(w, status, "message", Page{Title: title, Lang: l, Data: text})
 }

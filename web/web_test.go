@@ -1,6 +1,7 @@
 package web
 
 import (
+	"github.com/subprov/subprov/locale"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -12,7 +13,7 @@ func TestEveryPageParsesAndMessageRenders(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := httptest.NewRecorder()
-	if err := r.Message(w, 410, "Link expired", "Ask for a <new> link."); err != nil {
+	if err := r.Message(w, 410, locale.EN, "Link expired", "Ask for a <new> link."); err != nil {
 		t.Fatal(err)
 	}
 	body := w.Body.String()

@@ -28,6 +28,7 @@ type providerJSON struct {
 	BrandColor                string  `json:"brand_color"`
 	PaymentProcessor          string  `json:"payment_processor"`
 	ProcessorAccountID        string  `json:"processor_account_id"`
+	DefaultLanguage           string  `json:"default_language"`
 	Version                   int64   `json:"version"`
 	CreatedAt                 string  `json:"created_at"`
 	WebhookSecret             string  `json:"webhook_secret,omitempty"`
@@ -37,7 +38,7 @@ func providerOf(p *subprov.Provider) providerJSON {
 	return providerJSON{ID: p.ID, Name: p.Name, TimeZone: p.TimeZone, Currency: p.Currency, TaxRateBP: p.TaxRateBP, Sandbox: p.Sandbox,
 		WebhookURL: api.Optional(p.WebhookURL), CheckoutURL: api.Optional(p.CheckoutURL), ServiceProviderDocumentID: p.ServiceProviderDocumentID,
 		SMSConfigured: p.SMSConfigured, BookingWindowDays: p.BookingWindowDays, SupportGroup: p.SupportGroup, BrandColor: p.BrandColor,
-		PaymentProcessor: p.PaymentProcessor, ProcessorAccountID: p.ProcessorAccountID, Version: p.Version,
+		PaymentProcessor: p.PaymentProcessor, ProcessorAccountID: p.ProcessorAccountID, DefaultLanguage: p.DefaultLanguage, Version: p.Version,
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339)}
 }
 
@@ -100,6 +101,7 @@ type providerPatch struct {
 	BrandColor                *string `json:"brand_color"`
 	PaymentProcessor          *string `json:"payment_processor"`
 	ProcessorAccountID        *string `json:"processor_account_id"`
+	DefaultLanguage           *string `json:"default_language"`
 }
 
 // UpdateProvider: PATCH /api/v1/providers/{provider_id}.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/install"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/web"
 )
 
@@ -18,12 +19,13 @@ const maxBookingForm = 8 << 10
 // bookingView is what booking.html and booking_done.html receive.
 type bookingView struct {
 	*install.Page
+	Lang  locale.Lang
 	Error string
 }
 
 // SlotLabel is a slot's time range in the provider's time zone.
 func (v bookingView) SlotLabel(sl install.Slot) string {
-	return sl.Start.In(v.Location).Format("15:04") + "–" + sl.End.In(v.Location).Format("15:04")
+	return v.Lang.Clock(sl.Start.In(v.Location)) + "–" + v.Lang.Clock(sl.End.In(v.Location))
 }
 
 // DayLabel is a date the way a person reads it.
@@ -32,7 +34,7 @@ func (v bookingView) DayLabel(d install.Day) string {
 	if err != nil {
 		return d.Date
 	}
-	return t.Format("Monday 2 January 2006")
+	return v.Lang.Day(t)
 }
 
 // When is the booked appointment in words.
@@ -40,25 +42,24 @@ func (v bookingView) When() string {
 	if v.Appointment == nil {
 		return ""
 	}
-	return install.FormatSlot(*v.Appointment, v.Location)
+	return install.SlotText(*v.Appointment, v.Location).In(v.Lang)
 }
 
-// renderBooking shows the page a link leads to.
-func renderBooking(w http.ResponseWriter, status int, pg *install.Page, problem string) error {
+// renderBooking shows the page a link leads to, in the browser's language or else the
+// provider's (the page is opened without a login).
+func renderBooking(w http.ResponseWriter, r *http.Request, status int, pg *install.Page, problem string) error {
+	l := locale.Choose("", r.Header.Get("Accept-Language"), pg.Language)
 	switch pg.State {
 	case install.PageOpen:
-		return api.Pages.Render(w, status, "booking", web.Page{Title: "Book your installation", Data: bookingView{Page: pg, Error: problem}})
+		return api.Pages.Render(w, status, "booking", web.Page{Title: l.T("page.booking.title"), Lang: l, Data: bookingView{Page: pg, Lang: l, Error: problem}})
 	case install.PageBooked:
-		return api.Pages.Render(w, http.StatusOK, "booking_done", web.Page{Title: "Your installation is booked", Data: bookingView{Page: pg}})
+		return api.Pages.Render(w, http.StatusOK, "booking_done", web.Page{Title: l.T("page.booked.title"), Lang: l, Data: bookingView{Page: pg, Lang: l}})
 	case install.PagePaused:
-		return api.Pages.Message(w, http.StatusConflict, "Booking paused",
-			"Your installation booking is paused for now. "+pg.ProviderName+" will send you a new link when it can go ahead.")
+		return api.Pages.Message(w, http.StatusConflict, l, l.T("page.paused.title"), l.T("page.paused.text", pg.ProviderName))
 	case install.PageReplaced:
-		return api.Pages.Message(w, http.StatusGone, "This link was replaced",
-			"A newer booking link was sent to you by e-mail. Please use the link in the most recent message.")
+		return api.Pages.Message(w, http.StatusGone, l, l.T("page.replaced.title"), l.T("page.replaced.text"))
 	}
-	return api.Pages.Message(w, http.StatusGone, "This link has expired",
-		"This installation no longer needs an appointment. Contact "+pg.ProviderName+" if you have a question.")
+	return api.Pages.Message(w, http.StatusGone, l, l.T("page.expired.title"), l.T("page.booking_over.text", pg.ProviderName))
 }
 
 // BookingPage: GET /book?token=TOKEN.
@@ -67,7 +68,7 @@ func (h *Handler) BookingPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return renderBooking(w, http.StatusOK, pg, "")
+	return renderBooking(w, r, http.StatusOK, pg, "")
 }
 
 // BookingConfirm: POST /book (form: token, slot). A refused slot shows the page again
@@ -83,10 +84,10 @@ func (h *Handler) BookingConfirm(w http.ResponseWriter, r *http.Request) error {
 		if perr != nil {
 			return perr
 		}
-		return renderBooking(w, api.Status(e.Code), again, e.Message)
+		return renderBooking(w, r, api.Status(e.Code), again, e.Message)
 	}
 	if err != nil {
 		return err
 	}
-	return renderBooking(w, http.StatusOK, pg, "")
+	return renderBooking(w, r, http.StatusOK, pg, "")
 }

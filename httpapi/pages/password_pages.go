@@ -7,6 +7,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/httpapi/api"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/web"
 )
 
@@ -15,7 +16,7 @@ import (
 // the same service call as the JSON routes (/partner/subscriber/auth/activate and
 // password-reset/confirm), so a person who follows the link from the mail needs nothing else.
 
-// passwordPage is one kind of link's page.
+// passwordPage is one kind of link's page; its texts are catalogue keys.
 type passwordPage struct {
 	title, intro, button string
 	kinds                []auth.TokenKind // the links it accepts
@@ -24,11 +25,11 @@ type passwordPage struct {
 // passwordPages are the pages by path.
 var passwordPages = map[string]passwordPage{
 	auth.TokenPasswordReset.Path: {
-		title: "Choose a new password", intro: "Choose the new password of your internet account.", button: "Change password",
+		title: "page.password.reset.title", intro: "page.password.reset.intro", button: "page.password.reset.button",
 		kinds: auth.ResetLinks,
 	},
 	auth.TokenSetup.Path: { // the activation link's path too
-		title: "Set your password", intro: "Choose the password you will sign in with, together with your e-mail address.", button: "Set password",
+		title: "page.password.set.title", intro: "page.password.set.intro", button: "page.password.set.button",
 		kinds: auth.ActivationLinks,
 	},
 }
@@ -42,15 +43,21 @@ type passwordForm struct {
 	MinLength                           int
 }
 
-func (p passwordPage) render(w http.ResponseWriter, status int, action, token, problem string) error {
-	return api.Pages.Render(w, status, "password", web.Page{Title: p.title, Data: passwordForm{
-		Intro: p.intro, Button: p.button, Action: action, Token: token, Error: problem, MinLength: subprov.MinPasswordLength}})
+// pageLanguage is the language of a page opened without a login: the browser's, else English.
+func pageLanguage(r *http.Request) locale.Lang {
+	return locale.Choose("", r.Header.Get("Accept-Language"), "")
+}
+
+func (p passwordPage) render(w http.ResponseWriter, r *http.Request, status int, action, token, problem string) error {
+	l := pageLanguage(r)
+	return api.Pages.Render(w, status, "password", web.Page{Title: l.T(p.title), Lang: l, Data: passwordForm{
+		Intro: l.T(p.intro), Button: l.T(p.button), Action: action, Token: token, Error: problem, MinLength: subprov.MinPasswordLength}})
 }
 
 // deadLink is the page of a link that is unknown, used or expired.
-func deadLink(w http.ResponseWriter) error {
-	return api.Pages.Message(w, http.StatusGone, "This link no longer works",
-		"The link is invalid, was already used, or has expired. Ask for a new one: the password-reset form of the portal sends one to your e-mail address.")
+func deadLink(w http.ResponseWriter, r *http.Request) error {
+	l := pageLanguage(r)
+	return api.Pages.Message(w, http.StatusGone, l, l.T("page.password.dead.title"), l.T("page.password.dead.text"))
 }
 
 // linkAnswer answers the error of a link check or of a password set: the dead link's page
@@ -59,7 +66,7 @@ func deadLink(w http.ResponseWriter) error {
 func linkAnswer(w http.ResponseWriter, r *http.Request, err error) error {
 	if auth.IsInvalidLink(err) {
 		api.AttemptFailed(r)
-		return deadLink(w)
+		return deadLink(w, r)
 	}
 	return err
 }
@@ -71,18 +78,18 @@ func (h *Handler) PasswordPage(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Auth.CheckLink(r.Context(), token, p.kinds...); err != nil {
 		return linkAnswer(w, r, err)
 	}
-	return p.render(w, http.StatusOK, r.URL.Path, token, "")
+	return p.render(w, r, http.StatusOK, r.URL.Path, token, "")
 }
 
 // formProblem is what keeps the form's password from being set, for the person, or "".
-func formProblem(password, repeat string) string {
+func formProblem(l locale.Lang, password, repeat string) string {
 	switch pp := subprov.PasswordProblem(password); {
 	case pp == "required":
-		return "Enter a new password."
+		return l.T("page.password.enter")
 	case pp != "":
-		return "The password needs " + pp + "."
+		return l.T("page.password.too_short", subprov.MinPasswordLength)
 	case password != repeat:
-		return "The two passwords differ. Type the same password twice."
+		return l.T("page.password.differ")
 	}
 	return ""
 }
@@ -96,15 +103,15 @@ func (h *Handler) PasswordSet(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	token, password := strings.TrimSpace(r.PostForm.Get("token")), r.PostForm.Get("password")
-	if problem := formProblem(password, r.PostForm.Get("repeat")); problem != "" {
+	if problem := formProblem(pageLanguage(r), password, r.PostForm.Get("repeat")); problem != "" {
 		if err := h.Auth.CheckLink(r.Context(), token, p.kinds...); err != nil {
 			return linkAnswer(w, r, err)
 		}
-		return p.render(w, http.StatusUnprocessableEntity, r.URL.Path, token, problem)
+		return p.render(w, r, http.StatusUnprocessableEntity, r.URL.Path, token, problem)
 	}
 	if err := h.Auth.SetPasswordWithLink(r.Context(), token, password, p.kinds...); err != nil {
 		return linkAnswer(w, r, err)
 	}
-	return api.Pages.Message(w, http.StatusOK, "Your password is set",
-		"You can now sign in to your internet account with your e-mail address and the new password.")
+	l := pageLanguage(r)
+	return api.Pages.Message(w, http.StatusOK, l, l.T("page.password.done.title"), l.T("page.password.done.text"))
 }

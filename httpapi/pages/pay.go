@@ -7,6 +7,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/checkout"
 	"github.com/subprov/subprov/httpapi/api"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/serviceability"
 	"github.com/subprov/subprov/web"
 )
@@ -131,5 +132,5 @@ func (h *Handler) PayCancel(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Checkout.CancelPage(r.Context(), r.PostForm.Get("session_id")); err != nil {
 		return err
 	}
-	return api.Pages.Message(w, http.StatusOK, "Checkout cancelled", "Nothing was charged. You can close this page.")
+	return api.Pages.Message(w, http.StatusOK, locale.EN, "Checkout cancelled", "Nothing was charged. You can close this page.")
 }

@@ -1,0 +1,55 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/internal/apptest"
+)
+
+// TestFrenchSubscriberReadsFrench: once an operator sets the provider's default_language to
+// fr, a password reset its subscriber asks for is mailed in French, and the page its link
+// opens is French for a browser that asks for fr-CA; an unsupported language is refused.
+func TestFrenchSubscriberReadsFrench(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		path := "/api/v1/providers/" + fixture.DemoProviderID
+		got := s.Do(apptest.Request{Method: "GET", Path: path, Headers: s.Operator()})
+		if got.Status != 200 || got.JSON["default_language"] != "en" {
+			t.Fatalf("read: %d %s", got.Status, got.Raw)
+		}
+		version := fmt.Sprint(got.JSON["version"])
+		bad := s.Do(apptest.Request{Method: "PATCH", Path: path, Headers: map[string]string{"Authorization": s.Operator()["Authorization"], "If-Match": version},
+			Body: map[string]any{"default_language": "de"}})
+		if bad.Status != 422 || !strings.Contains(string(bad.Raw), "default_language") {
+			t.Fatalf("unsupported language: %d %s", bad.Status, bad.Raw)
+		}
+		res := s.Do(apptest.Request{Method: "PATCH", Path: path, Headers: map[string]string{"Authorization": s.Operator()["Authorization"], "If-Match": version},
+			Body: map[string]any{"default_language": "fr"}})
+		if res.Status != 200 || res.JSON["default_language"] != "fr" {
+			t.Fatalf("patch: %d %s", res.Status, res.Raw)
+		}
+		s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/password-reset", Body: map[string]string{"email": "marie.tremblay@example.ca"}})
+		awaitPasswordResets(t, s)
+		var subject, body, link string
+		for _, m := range s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=marie.tremblay@example.ca", Headers: s.Operator()}).JSON["messages"].([]any) {
+			msg := m.(map[string]any)
+			if links, _ := msg["links"].([]any); len(links) > 0 {
+				subject, body, link = fmt.Sprint(msg["subject"]), fmt.Sprint(msg["body"]), links[0].(string)
+			}
+		}
+		if subject != "Réinitialisez votre mot de passe" || !strings.HasPrefix(body, "Bonjour,") || !strings.Contains(body, "nouveau mot de passe") {
+			t.Fatalf("the reset mail is not French: %q\n%s", subject, body)
+		}
+		page := s.Do(apptest.Request{Method: "GET", Path: link[strings.Index(link, "/portal/"):], Headers: map[string]string{"Accept-Language": "fr-CA,fr;q=0.9"}})
+		if page.Status != 200 || !strings.Contains(string(page.Raw), `<html lang="fr-CA">`) || !strings.Contains(string(page.Raw), "Choisissez un nouveau mot de passe") {
+			t.Fatalf("the reset page is not French: %d %.600s", page.Status, page.Raw)
+		}
+		en := s.Do(apptest.Request{Method: "GET", Path: link[strings.Index(link, "/portal/"):], Headers: map[string]string{"Accept-Language": "en-US"}})
+		if !strings.Contains(string(en.Raw), "Choose a new password") {
+			t.Fatalf("the reset page is not English for an English browser: %.600s", en.Raw)
+		}
+	})
+}
