@@ -31,6 +31,8 @@ type AccountLogin struct {
 	// TokenGeneration is the generation the login's access tokens must carry: a password
 	// change or reset moves it on, which ends every token issued before.
 	TokenGeneration int64
+	// TOTPEnabled is whether the login's second factor is on: its login then needs a code.
+	TOTPEnabled bool
 }
 
 // MailedToken is a single-use mailed token as stored (by hash).

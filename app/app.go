@@ -43,6 +43,7 @@ import (
 	"github.com/subprov/subprov/overview"
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/portal"
+	"github.com/subprov/subprov/preferences"
 	"github.com/subprov/subprov/privacy"
 	"github.com/subprov/subprov/providers"
 	"github.com/subprov/subprov/provisioning"
@@ -81,6 +82,7 @@ type App struct {
 	// The capabilities only the HTTP surfaces call, kept here so that a capability's own
 	// tests (internal/servicetest) call the very services the server is given.
 	Portal         *portal.Service
+	Preferences    *preferences.Service
 	Checkout       *checkout.Service
 	Sandbox        *sandbox.Service
 	Serviceability *serviceability.Service
@@ -215,8 +217,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &jobCollector{st: st})
 	a.Portal = &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log,
 		Provisioning: a.Provisioning, Billing: a.Billing}
+	a.Preferences = &preferences.Service{Store: st, Clock: a.Clock}
 	a.Agent = a.newAgent(a.Portal)
-	a.Privacy = &privacy.Service{Store: st, Clock: a.Clock, Desk: &tickets.Builtin{Clock: a.Clock}}
+	a.Privacy = &privacy.Service{Store: st, Clock: a.Clock, Desk: &tickets.Builtin{Clock: a.Clock}, Links: a.Auth}
 	a.Checkout = &checkout.Service{Store: st, Clock: a.Clock, Auth: a.Auth, Provisioning: a.Provisioning, Events: a.Events,
 		Webhooks: a.Webhooks, PublicURL: cfg.PublicURL, Log: log}
 	a.Sandbox = &sandbox.Service{Store: st, Recorder: a.Events, Webhooks: a.Webhooks}
@@ -229,6 +232,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Billing:        a.Billing,
 		Install:        a.Install,
 		Portal:         a.Portal,
+		Preferences:    a.Preferences,
 		Agent:          a.Agent,
 		Checkout:       a.Checkout,
 		Sandbox:        a.Sandbox,

@@ -73,18 +73,37 @@ type Token struct {
 // LoginSubscriber checks a portal login from client (its address) and issues a one-hour
 // access token. A wrong e-mail and a wrong password answer alike and take the same time, and
 // both count as failures under the limits on guessing (throttle.go), which answer alike too.
-func (s *Service) LoginSubscriber(ctx context.Context, email, password, client string) (*Token, error) {
-	var acc *subprov.AccountLogin
-	ok, err := s.attempt(ctx, loginSubscriber, email, password, client, func() (string, error) {
-		var err error
-		acc, err = s.Store.AccountByEmail(ctx, subprov.NormalizeEmail(email))
-		if err != nil {
-			return "", err
-		}
-		return acc.PasswordHash, nil // "" when no password is set yet: no password matches
-	})
-	if err != nil || !ok {
+// A login with its second factor on must also send a code of it (or one of its unused
+// recovery codes) as secondFactor: checked only after the password is right, a missing or
+// wrong one is a failure like a wrong password, with the same answer.
+func (s *Service) LoginSubscriber(ctx context.Context, email, password, secondFactor, client string) (*Token, error) {
+	email = subprov.NormalizeEmail(email)
+	a, err := s.begin(ctx, loginSubscriber, client, email)
+	if err != nil {
 		return nil, err
+	}
+	acc, err := s.Store.AccountByEmail(ctx, email)
+	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
+		return nil, errors.Join(err, a.abandon(ctx))
+	}
+	ok := false
+	if acc != nil && acc.PasswordHash != "" { // no password set yet: no password matches
+		ok = identity.CheckPassword(acc.PasswordHash, password)
+	} else {
+		s.PasswordCost.BurnCheck(password)
+	}
+	if ok && acc.TOTPEnabled {
+		// The authenticator app names the key by the provider; the owner's name is not needed
+		// to check a code.
+		if ok, err = s.secondFactorAtLogin(ctx, AccountSecondFactor(acc, ""), secondFactor); err != nil {
+			return nil, errors.Join(err, a.abandon(ctx))
+		}
+	}
+	if err := a.end(ctx, ok); err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, invalidCredentials()
 	}
 	now := s.Clock.Now()
 	tok, err := s.Signer.IssueGeneration(identity.AudienceSubscriber, acc.ID, acc.ProviderID, acc.ID, acc.TokenGeneration, now, subprov.SubscriberTokenLifetime)
@@ -94,32 +113,15 @@ func (s *Service) LoginSubscriber(ctx context.Context, email, password, client s
 	return &Token{AccessToken: tok, ExpiresIn: int(subprov.SubscriberTokenLifetime.Seconds())}, nil
 }
 
-// attempt checks password against the hash load reads for the login of kind with email, from
-// client, under the limits on guessing (throttle.go): ok, or the invalid_credentials error for
-// a wrong password and for an e-mail without a login (load: subprov.ErrNotFound) alike, in the
-// same time; or the 429 of the limits.
-func (s *Service) attempt(ctx context.Context, kind, email, password, client string, load func() (string, error)) (bool, error) {
-	a, err := s.begin(ctx, kind, client, email)
-	if err != nil {
-		return false, err
-	}
-	hash, err := load()
-	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
-		return false, errors.Join(err, a.abandon(ctx))
-	}
-	ok := false
-	if hash != "" {
-		ok = identity.CheckPassword(hash, password)
-	} else {
-		s.PasswordCost.BurnCheck(password)
-	}
-	if err := a.end(ctx, ok); err != nil {
-		return false, err
-	}
-	if !ok {
-		return false, invalidCredentials()
-	}
-	return true, nil
+// secondFactorAtLogin uses code of owner's second factor, in a transaction of its own.
+func (s *Service) secondFactorAtLogin(ctx context.Context, owner SecondFactorOwner, code string) (bool, error) {
+	var ok bool
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		ok, err = s.UseSecondFactor(ctx, tx, owner, code)
+		return err
+	})
+	return ok, err
 }
 
 // checkAccountPassword checks a signed-in account's password from client under the limits on

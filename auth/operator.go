@@ -67,7 +67,7 @@ func (s *Service) checkOperatorLogin(ctx context.Context, email, password, secon
 		ok = identity.CheckPassword(hash, password)
 	}
 	if ok && op.TOTPEnabled {
-		if ok, err = s.useSecondFactor(ctx, op.ID, secondFactor); err != nil {
+		if ok, err = s.secondFactorAtLogin(ctx, OperatorSecondFactor(op), secondFactor); err != nil {
 			return nil, errors.Join(err, a.abandon(ctx))
 		}
 		reason = failedSecondFactor
@@ -103,42 +103,6 @@ func loginAudit(ctx context.Context, op *subprov.Operator, email string, ok bool
 // operator's row only.
 func SecondFactorPurpose(operatorID string) string { return "operator totp:" + operatorID }
 
-// useSecondFactor checks code against the operator's second factor, on the service's clock:
-// a code of its key within one step either way, later than the last step accepted (each code
-// signs in once), or one of its unused recovery codes (used up by this). What it accepts is
-// used in the same transaction, so two logins cannot both use one code.
-func (s *Service) useSecondFactor(ctx context.Context, operatorID, code string) (bool, error) {
-	if code == "" {
-		return false, nil
-	}
-	ok := false
-	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		ok = false
-		f, err := tx.LockSecondFactor(ctx, operatorID)
-		if err != nil || !f.Enabled {
-			return err
-		}
-		secret, err := s.Sealer.Open(SecondFactorPurpose(operatorID), f.Sealed)
-		if err != nil {
-			// Sealed under another SUBPROV_SECRET: no code matches until the key is reset
-			// (subprov operator add --reset-second-factor, or another admin's reset).
-			if s.Log != nil {
-				s.Log.Error("an operator's second-factor key cannot be opened: SUBPROV_SECRET changed since it was enrolled; reset it with subprov operator add --reset-second-factor",
-					"operator_id", operatorID, "err", err)
-			}
-			return nil
-		}
-		now := s.Clock.Now()
-		if step, match := identity.MatchTOTP(string(secret), code, now, f.LastStep); match {
-			f.LastStep, ok = step, true
-			return tx.SetSecondFactor(ctx, operatorID, f)
-		}
-		ok, err = tx.UseRecoveryCode(ctx, operatorID, identity.RecoveryCodeHash(code), now)
-		return err
-	})
-	return ok, err
-}
-
 // CheckOperatorPassword checks a signed-in operator's password (its current one, before a
 // change) from client under the limits on guessing, as its login does: a wrong one is a
 // failure of the operator's login, a right one ends its run of failures. A stolen token
@@ -150,10 +114,4 @@ func (s *Service) CheckOperatorPassword(ctx context.Context, op *subprov.Operato
 	}
 	ok := identity.CheckPassword(hash, password)
 	return ok, a.end(ctx, ok)
-}
-
-// ValidTOTPCode reports whether code is a code of secret on the service's clock within one
-// step either way and later than after, and which step it is: for confirming an enrolment.
-func (s *Service) ValidTOTPCode(secret, code string, after int64) (int64, bool) {
-	return identity.MatchTOTP(secret, code, s.Clock.Now(), after)
 }

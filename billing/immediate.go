@@ -9,6 +9,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/payments"
+	"github.com/subprov/subprov/preferences"
 	"github.com/subprov/subprov/store"
 )
 
@@ -222,6 +223,10 @@ func (s *Service) Reinstalled(ctx context.Context, tx *store.Tx, p *subprov.Prov
 	}
 	_, email, err := tx.SubscriberForInvoice(ctx, sub.SubscriberID)
 	if err != nil || email == "" {
+		return err
+	}
+	// A service notice: the recipient's choices may hold it back.
+	if send, err := preferences.Sends(ctx, tx, sub.SubscriberID, email, preferences.MailServiceNotice); err != nil || !send {
 		return err
 	}
 	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("billing.reinstalled.body", p.Name, plan.PlanName)}

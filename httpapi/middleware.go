@@ -273,7 +273,7 @@ func (f *failureLimit) count(r *http.Request, err error) {
 // wrong current password, a mailed link that is unknown, used or expired.
 func wrongSecret(err error) bool {
 	switch subprov.ErrorReason(err) {
-	case "invalid_credentials", "incorrect_password", "invalid_token":
+	case "invalid_credentials", "incorrect_password", "invalid_token", "invalid_code":
 		return true
 	}
 	return false

@@ -239,18 +239,7 @@ func TestOperatorPasswordAndSecondFactorOverHTTP(t *testing.T) {
 
 		// Second factor: start, confirm with a current code of the dev clock, then the login
 		// needs a code, each accepted once, or a recovery code, each accepted once.
-		enrol := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/operators/me/totp", Headers: h})
-		secret, _ := enrol.JSON["secret"].(string)
-		if enrol.Status != 200 || !strings.HasPrefix(enrol.JSON["otpauth_url"].(string), "otpauth://totp/") {
-			t.Fatalf("start: %d %s", enrol.Status, enrol.Raw)
-		}
-		code := func() string {
-			c, err := identity.TOTPCode(secret, s.Clock.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
-		}
+		code := startSecondFactor(t, s, "/api/v1/operators/me/totp", h)
 		if res := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/operators/me/totp/confirm", Headers: h, Body: map[string]string{"code": "000000"}}); res.Status != 422 {
 			t.Fatalf("confirm with a wrong code: %d %s", res.Status, res.Raw)
 		}
@@ -429,7 +418,7 @@ func TestOperatorSecondFactorUnderAnotherSecret(t *testing.T) {
 		ctx := context.Background()
 		id := targetOperator(t, s, "")
 		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-			return tx.SetSecondFactor(ctx, id, store.SecondFactor{Sealed: "v1.sealed-under-another-secret", Enabled: true})
+			return tx.SetSecondFactor(ctx, store.OperatorFactor(id), store.SecondFactor{Sealed: "v1.sealed-under-another-secret", Enabled: true})
 		})
 		if err != nil {
 			t.Fatal(err)

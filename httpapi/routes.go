@@ -83,6 +83,8 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/portal/reset-password", surface: surfacePage, failures: failedLinkLimit, handle: s.pages.PasswordSet},
 		{method: "GET", path: "/portal/activate", surface: surfacePage, handle: s.pages.PasswordPage},
 		{method: "POST", path: "/portal/activate", surface: surfacePage, failures: failedLinkLimit, handle: s.pages.PasswordSet},
+		// The link in the personal-data export mail: the file, or a page when the link is dead.
+		{method: "GET", path: "/portal/privacy/export", surface: surfacePage, failures: failedLinkLimit, handle: s.pages.PrivacyExport},
 		{method: "POST", path: "/api/v1/auth/login", failures: failedPasswordLimit, handle: s.partner.OperatorLogin},
 
 		// Serviceability and location.
@@ -138,6 +140,14 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/partner/subscriber/me/authorized-users/{id}/resend-invite", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.ResendInvite},
 		{method: "DELETE", path: "/partner/subscriber/me/authorized-users/{id}", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.RemoveAuthorizedUser},
 		{method: "POST", path: "/partner/subscriber/me/privacy/deletion-request", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.PrivacyDeletionRequest},
+		// The signed-in person's own settings (holder or authorized user): preferences, the
+		// personal-data export, the second factor (turning it off takes a code: limited as a password).
+		{method: "GET", path: "/partner/subscriber/me/preferences", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.MyPreferences},
+		{method: "PATCH", path: "/partner/subscriber/me/preferences", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.PatchMyPreferences},
+		{method: "POST", path: "/partner/subscriber/me/privacy/export", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.PrivacyExport},
+		{method: "POST", path: "/partner/subscriber/me/totp", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.StartSecondFactor},
+		{method: "POST", path: "/partner/subscriber/me/totp/confirm", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.ConfirmSecondFactor},
+		{method: "DELETE", path: "/partner/subscriber/me/totp", auth: credSubscriber, surface: surfaceSubscriber, failures: failedPasswordLimit, handle: s.portal.TurnOffSecondFactor},
 
 		// Portal orders and reactivation.
 		{method: "GET", path: "/partner/subscriber/me/orders/options", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.OrderOptions},

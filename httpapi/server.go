@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/subprov/subprov/httpapi/ops"
 	"github.com/subprov/subprov/install"
 	"github.com/subprov/subprov/portal"
+	"github.com/subprov/subprov/preferences"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/ratelimit"
 	"github.com/subprov/subprov/sandbox"
@@ -46,6 +48,7 @@ type Deps struct {
 	Billing        *billing.Service
 	Install        *install.Service
 	Portal         *portal.Service
+	Preferences    *preferences.Service
 	Checkout       *checkout.Service
 	Sandbox        *sandbox.Service
 	PublicURL      string // base of links and of the sandbox payment page
@@ -87,6 +90,9 @@ type server struct {
 	routes   []route
 	mux      *http.ServeMux
 	patterns map[string]registered // by registered pattern ("GET /partner/…")
+	// docsPage renders the docs page once: it depends only on the embedded OpenAPI document and
+	// the route table, and rendering every description's Markdown is too slow for each request.
+	docsPage func() ([]byte, error)
 }
 
 // registered is what the server keeps of a registered pattern: its route's rate limit and
@@ -99,6 +105,7 @@ type registered struct {
 func newServer(d Deps, m *metrics) *server {
 	s := &server{Deps: d, surfaces: newSurfaces(d), metrics: m, mux: http.NewServeMux(), patterns: map[string]registered{}}
 	s.console = &console.Handler{Log: d.Log, Auth: d.Auth, Ops: &s.Ops, ClientIP: s.clientIP, HTTPS: s.overHTTPS}
+	s.docsPage = sync.OnceValues(s.renderDocs)
 	return s
 }
 

@@ -184,6 +184,8 @@ var Messages = []Message{
 	{"page.password.dead.title", "This link no longer works", "Ce lien ne fonctionne plus"},
 	{"page.password.dead.text", "The link is invalid, was already used, or has expired. Ask for a new one: the password-reset form of the portal sends one to your e-mail address.",
 		"Le lien est invalide, a déjà servi ou a expiré. Demandez-en un nouveau : le formulaire de réinitialisation du portail en envoie un à votre adresse courriel."},
+	{"page.export.dead.text", "The link is invalid, was already used, or has expired. Ask for a new copy of your data from your account.",
+		"Le lien est invalide, a déjà servi ou a expiré. Demandez une nouvelle copie de vos données depuis votre compte."},
 	{"page.password.done.title", "Your password is set", "Votre mot de passe est enregistré"},
 	{"page.password.done.text", "You can now sign in to your internet account with your e-mail address and the new password.",
 		"Vous pouvez maintenant vous connecter à votre compte Internet avec votre adresse courriel et le nouveau mot de passe."},

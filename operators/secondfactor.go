@@ -2,60 +2,23 @@ package operators
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
-	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/store"
 )
 
-// Issuer is the name authenticator apps show for the second factor's key.
-const Issuer = "subprov"
-
 // RecoveryCodes is how many single-use recovery codes confirming a second factor gives.
-const RecoveryCodes = 10
-
-// Enrolment is a second-factor key being enrolled: its secret (base32, to type into an app)
-// and its otpauth:// URL (to show as a QR code).
-type Enrolment struct {
-	Secret string
-	URL    string
-}
-
-func alreadyOn() error {
-	return subprov.Errorf(subprov.ECONFLICT, "second_factor_on", "The second factor is already on")
-}
+const RecoveryCodes = auth.RecoveryCodes
 
 // StartSecondFactor starts, or before confirmation restarts, the signed-in operator's
 // enrolment of a second factor: a new key, stored sealed. While a second factor is on it is
 // 409: an admin resets it first.
-func (s *Service) StartSecondFactor(ctx context.Context, by *subprov.Operator) (*Enrolment, error) {
+func (s *Service) StartSecondFactor(ctx context.Context, by *subprov.Operator) (*auth.Enrolment, error) {
 	if err := by.Authorize(subprov.PermNone); err != nil {
 		return nil, err
 	}
-	secret, url, err := identity.NewTOTP(Issuer, by.Email)
-	if err != nil {
-		return nil, err
-	}
-	sealed, err := s.Auth.Sealer.Seal(auth.SecondFactorPurpose(by.ID), []byte(secret))
-	if err != nil {
-		return nil, err
-	}
-	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
-		f, err := tx.LockSecondFactor(ctx, by.ID)
-		if err != nil {
-			return err
-		}
-		if f.Enabled {
-			return alreadyOn()
-		}
-		return tx.SetSecondFactor(ctx, by.ID, store.SecondFactor{Sealed: sealed})
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &Enrolment{Secret: secret, URL: url}, nil
+	return s.Auth.StartSecondFactor(ctx, auth.OperatorSecondFactor(by))
 }
 
 // ConfirmSecondFactor turns the signed-in operator's second factor on with a current code of
@@ -68,37 +31,11 @@ func (s *Service) ConfirmSecondFactor(ctx context.Context, by *subprov.Operator,
 	if code == "" {
 		return nil, subprov.Invalid(map[string]string{"code": "required"})
 	}
-	codes := make([]string, RecoveryCodes)
-	hashes := make([]string, RecoveryCodes)
-	for i := range codes {
-		codes[i] = identity.NewRecoveryCode()
-		hashes[i] = identity.RecoveryCodeHash(codes[i])
-	}
+	var codes []string
 	now := s.now()
 	_, err := s.edit(ctx, subprov.Everything, by.ID, func(tx *store.Tx, o *subprov.Operator) error {
-		f, err := tx.LockSecondFactor(ctx, o.ID)
-		if err != nil {
-			return err
-		}
-		switch {
-		case f.Enabled:
-			return alreadyOn()
-		case f.Sealed == "":
-			return subprov.Errorf(subprov.ECONFLICT, "no_enrolment", "No second factor is being enrolled: start the enrolment first")
-		}
-		secret, err := s.Auth.Sealer.Open(auth.SecondFactorPurpose(o.ID), f.Sealed)
-		if err != nil {
-			return fmt.Errorf("operator %s second factor: %w", o.ID, err)
-		}
-		step, ok := s.Auth.ValidTOTPCode(string(secret), code, f.LastStep)
-		if !ok {
-			return subprov.Invalid(map[string]string{"code": "is not a current code of the key being enrolled"})
-		}
-		f.Enabled, f.LastStep = true, step
-		if err := tx.SetSecondFactor(ctx, o.ID, f); err != nil {
-			return err
-		}
-		if err := tx.ReplaceRecoveryCodes(ctx, o.ID, hashes); err != nil {
+		var err error
+		if codes, err = s.Auth.ConfirmSecondFactor(ctx, tx, auth.OperatorSecondFactor(o), code); err != nil {
 			return err
 		}
 		o.TOTPEnabled = true
@@ -126,10 +63,7 @@ func (s *Service) ResetSecondFactor(ctx context.Context, by *subprov.Operator, i
 	}
 	now := s.now()
 	return s.edit(ctx, by.Scope(), id, func(tx *store.Tx, o *subprov.Operator) error {
-		if err := tx.SetSecondFactor(ctx, o.ID, store.SecondFactor{}); err != nil {
-			return err
-		}
-		if err := tx.ReplaceRecoveryCodes(ctx, o.ID, nil); err != nil {
+		if err := auth.TurnOffSecondFactor(ctx, tx, store.OperatorFactor(o.ID)); err != nil {
 			return err
 		}
 		e := subprov.NewAudit(ctx, o.ProviderID, "operator.totp_reset", "operator", o.ID)

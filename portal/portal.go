@@ -15,6 +15,7 @@ import (
 	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/monitoring"
 	"github.com/subprov/subprov/payments"
+	"github.com/subprov/subprov/preferences"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/store"
 )
@@ -86,7 +87,7 @@ func (s *Service) UpdateInvoiceContact(ctx context.Context, p *subprov.Provider,
 		if err := tx.PutInvoiceContact(ctx, subscriberID, updated, s.Clock.Now()); err != nil {
 			return err
 		}
-		return s.tellBillingAddressChange(ctx, tx, p, current.Email, updated.Email)
+		return s.tellBillingAddressChange(ctx, tx, p, subscriberID, current.Email, updated.Email)
 	})
 	if err != nil {
 		return subprov.Contact{}, err
@@ -111,7 +112,7 @@ func (s *Service) UseHolderForInvoices(ctx context.Context, p *subprov.Provider,
 		if err := tx.DeleteInvoiceContact(ctx, subscriberID); err != nil {
 			return err
 		}
-		return s.tellBillingAddressChange(ctx, tx, p, invoice.Email, holder.Email)
+		return s.tellBillingAddressChange(ctx, tx, p, subscriberID, invoice.Email, holder.Email)
 	})
 	if err != nil {
 		return subprov.Contact{}, err
@@ -120,20 +121,34 @@ func (s *Service) UseHolderForInvoices(ctx context.Context, p *subprov.Provider,
 	return holder, nil
 }
 
-// tellBillingAddressChange mails the old and the new billing address when they differ.
-func (s *Service) tellBillingAddressChange(ctx context.Context, tx *store.Tx, p *subprov.Provider, old, new string) error {
+// tellBillingAddressChange mails the old and the new billing address when they differ: a
+// billing notice, which each recipient's choices may hold back (preferences.Sends).
+func (s *Service) tellBillingAddressChange(ctx context.Context, tx *store.Tx, p *subprov.Provider, subscriberID, old, new string) error {
 	if strings.EqualFold(old, new) {
 		return nil
 	}
-	if old != "" {
-		body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("portal.billing_removed.body", p.Name, p.Name)}
-		if err := s.Mail.QueueLocalized(ctx, tx, p.ID, old, locale.Mail{Subject: locale.Msg("portal.billing_removed.subject"), Body: body}); err != nil {
+	for _, m := range []struct {
+		to   string
+		mail locale.Mail
+	}{
+		{old, locale.Mail{Subject: locale.Msg("portal.billing_removed.subject"),
+			Body: locale.Texts{locale.Msg("mail.hello"), locale.Msg("portal.billing_removed.body", p.Name, p.Name)}}},
+		{new, locale.Mail{Subject: locale.Msg("portal.billing_added.subject"),
+			Body: locale.Texts{locale.Msg("mail.hello"), locale.Msg("portal.billing_added.body", p.Name)}}},
+	} {
+		if m.to == "" {
+			continue
+		}
+		send, err := preferences.Sends(ctx, tx, subscriberID, m.to, preferences.MailBillingNotice)
+		if err != nil {
 			return err
 		}
-	}
-	if new != "" {
-		body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("portal.billing_added.body", p.Name)}
-		return s.Mail.QueueLocalized(ctx, tx, p.ID, new, locale.Mail{Subject: locale.Msg("portal.billing_added.subject"), Body: body})
+		if !send {
+			continue
+		}
+		if err := s.Mail.QueueLocalized(ctx, tx, p.ID, m.to, m.mail); err != nil {
+			return err
+		}
 	}
 	return nil
 }

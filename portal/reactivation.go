@@ -9,6 +9,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/locale"
+	"github.com/subprov/subprov/preferences"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/store"
 )
@@ -345,10 +346,14 @@ func (s *Service) resumeActivate(ctx context.Context, p *subprov.Provider, v *Re
 
 func boolPtr(b bool) *bool { return &b }
 
-// mailHolder queues a mail to the account holder inside tx.
+// mailHolder queues a service notice to the account holder inside tx, unless the holder
+// turned service notifications off.
 func (s *Service) mailHolder(ctx context.Context, tx *store.Tx, p *subprov.Provider, subscriberID string, m locale.Mail) error {
 	holder, _, err := tx.Contacts(ctx, subscriberID)
 	if err != nil || holder.Email == "" {
+		return err
+	}
+	if send, err := preferences.Sends(ctx, tx, subscriberID, holder.Email, preferences.MailServiceNotice); err != nil || !send {
 		return err
 	}
 	return s.Mail.QueueLocalized(ctx, tx, p.ID, holder.Email, m)

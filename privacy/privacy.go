@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/tickets"
 )
@@ -24,6 +25,10 @@ type Service struct {
 	Store *store.Store
 	Clock subprov.Clock
 	Desk  tickets.Desk // opens the ticket that tells the provider's staff; nil for none
+	// Links mails the single-use link to a person's export.
+	Links interface {
+		MailToken(ctx context.Context, tx *store.Tx, subjectID, to, providerID string, kind auth.TokenKind) error
+	}
 }
 
 // Request records a subscriber's deletion request of provider providerID, pending an

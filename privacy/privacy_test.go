@@ -88,6 +88,10 @@ func TestPrivacyRequests(t *testing.T) {
 				if n := count(t, e, `SELECT COUNT(*) FROM privacy_requests WHERE id = ? AND status = 'pending'`, req.ID); n != 1 {
 					t.Errorf("a refusal decided the request")
 				}
+				if n := count(t, e, `SELECT COUNT(*) FROM account_preferences`) + count(t, e, `SELECT COUNT(*) FROM tokens WHERE kind = 'privacy_export'`) +
+					count(t, e, `SELECT COUNT(*) FROM account_recovery_codes`); n != 4 {
+					t.Errorf("a refusal erased the person's settings (%d rows left of 4)", n)
+				}
 			})
 		}
 
@@ -108,6 +112,16 @@ func TestPrivacyRequests(t *testing.T) {
 			{"the subscriber's e-mail", `SELECT COUNT(*) FROM subscribers WHERE id = ? AND (email NOT LIKE 'deleted-%' OR search_text <> '' OR phone_digits <> '')`},
 			{"notes", `SELECT COUNT(*) FROM notes WHERE subscriber_id = ? AND body <> '[deleted]'`},
 			{"ticket texts", `SELECT COUNT(*) FROM tickets WHERE subscriber_id = ? AND (subject <> '[deleted]' OR article <> '' OR internal_note <> '')`},
+		}
+		for _, c := range []struct{ what, query string }{
+			{"preferences", `SELECT COUNT(*) FROM account_preferences`},
+			{"second-factor keys", `SELECT COUNT(*) FROM accounts WHERE totp_secret IS NOT NULL`},
+			{"recovery codes", `SELECT COUNT(*) FROM account_recovery_codes`},
+			{"export links", `SELECT COUNT(*) FROM tokens WHERE kind = 'privacy_export'`},
+		} {
+			if n := count(t, e, c.query); n != 0 {
+				t.Errorf("%s: %d rows left", c.what, n)
+			}
 		}
 		for _, c := range erased {
 			if n := count(t, e, c.query, servicetest.SubscriberMarie); n != 0 {
@@ -198,7 +212,11 @@ func TestPrivacyRejection(t *testing.T) {
 func seedPersonalData(t *testing.T, e *servicetest.Env) {
 	t.Helper()
 	ctx := context.Background()
-	err := e.Store.InTx(ctx, func(tx *store.Tx) error {
+	acc, err := e.Store.AccountByEmail(ctx, servicetest.EmailMarie)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.Store.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.InsertNote(ctx, &subprov.CustomerNote{ID: store.NewID(), ProviderID: servicetest.Northwind, SubscriberID: servicetest.SubscriberMarie,
 			Author: "agent", Body: "Marie Tremblay called from 514-555-0142", CreatedAt: e.Clock.Now()}); err != nil {
 			return err
@@ -207,9 +225,23 @@ func seedPersonalData(t *testing.T, e *servicetest.Env) {
 			Subject: "Marie Tremblay: no internet", Article: "Marie's router", InternalNote: "transcript with Marie"}); err != nil {
 			return err
 		}
-		return e.Outbox.QueueText(ctx, tx, servicetest.EmailMarie, "Your invoice, Marie", "Hello Marie Tremblay", nil)
+		if err := e.Outbox.QueueText(ctx, tx, servicetest.EmailMarie, "Your invoice, Marie", "Hello Marie Tremblay", nil); err != nil {
+			return err
+		}
+		// Her own settings: preferences, a second factor with recovery codes.
+		if err := tx.PutPreferences(ctx, acc.ID, store.Preferences{Language: "fr", Billing: true}, e.Clock.Now()); err != nil {
+			return err
+		}
+		if err := tx.SetSecondFactor(ctx, store.AccountFactor(acc.ID), store.SecondFactor{Sealed: "v1.sealed", Enabled: true}); err != nil {
+			return err
+		}
+		return tx.ReplaceRecoveryCodes(ctx, store.AccountFactor(acc.ID), []string{"hash-1", "hash-2"})
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	// And an export link she has not used yet.
+	if err := e.Privacy.RequestExport(ctx, acc); err != nil {
 		t.Fatal(err)
 	}
 }

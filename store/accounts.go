@@ -10,12 +10,12 @@ import (
 	"github.com/subprov/subprov"
 )
 
-const accountColumns = `id, email, provider_id, subscriber_id, authorized_user_id, password_hash, token_generation`
+const accountColumns = `id, email, provider_id, subscriber_id, authorized_user_id, password_hash, token_generation, totp_enabled`
 
 func scanAccount(row interface{ Scan(...any) error }) (*subprov.AccountLogin, error) {
 	var a subprov.AccountLogin
 	var sub, au, hash sql.NullString
-	if err := row.Scan(&a.ID, &a.Email, &a.ProviderID, &sub, &au, &hash, &a.TokenGeneration); err != nil {
+	if err := row.Scan(&a.ID, &a.Email, &a.ProviderID, &sub, &au, &hash, &a.TokenGeneration, &a.TOTPEnabled); err != nil {
 		return nil, err
 	}
 	a.SubscriberID, a.AuthorizedUserID, a.PasswordHash = sub.String, au.String, hash.String
@@ -255,4 +255,22 @@ func (tx *Tx) ChangeHolderEmail(ctx context.Context, providerID, subscriberID, e
 		return false, fmt.Errorf("change login e-mail: %w", err)
 	}
 	return false, nil
+}
+
+// EndAccountTokens ends every access token of a login issued before: its token generation
+// moves on.
+func (tx *Tx) EndAccountTokens(ctx context.Context, accountID string) error {
+	if _, err := tx.Exec(ctx, `UPDATE accounts SET token_generation = token_generation + 1 WHERE id = ?`, accountID); err != nil {
+		return fmt.Errorf("end tokens of %s: %w", accountID, err)
+	}
+	return nil
+}
+
+// AccountByID reads a login by id inside tx.
+func (tx *Tx) AccountByID(ctx context.Context, id string) (*subprov.AccountLogin, error) {
+	a, err := scanAccount(tx.QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts WHERE id = ?`, id))
+	if err != nil {
+		return nil, fmt.Errorf("account %s: %w", id, err)
+	}
+	return a, nil
 }

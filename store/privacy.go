@@ -95,7 +95,8 @@ const (
 // mailbox (the .invalid domain does not exist).
 func ErasedEmail(subscriberID string) string { return "deleted-" + subscriberID + "@erased.invalid" }
 
-// EraseSubscriber removes a subscriber's logins and replaces its personal data with
+// EraseSubscriber removes a subscriber's logins (with their mailed links, export links
+// included, their preferences and their second factors) and replaces its personal data with
 // placeholders, inside tx: the names, e-mails, phones and addresses of its contacts and
 // authorized users, its notes, the texts of its tickets and their comments, its search terms,
 // and its mail (queued or sent). Its lines, invoices and credit notes, with their amounts and
@@ -119,6 +120,9 @@ func (tx *Tx) EraseSubscriber(ctx context.Context, subscriberID string, keepReas
 	steps := []step{
 		{"tokens", `DELETE FROM tokens WHERE subject_id IN (` + logins + `) OR subject_id = ?`, []any{subscriberID, subscriberID, subscriberID}},
 		{"checkout sessions", `UPDATE checkout_sessions SET account_id = NULL WHERE account_id IN (` + logins + `)`, []any{subscriberID, subscriberID}},
+		// The logins' own choices and second factors (the key is in the login's row, gone with it).
+		{"preferences", `DELETE FROM account_preferences WHERE account_id IN (` + logins + `)`, []any{subscriberID, subscriberID}},
+		{"recovery codes", `DELETE FROM account_recovery_codes WHERE account_id IN (` + logins + `)`, []any{subscriberID, subscriberID}},
 		{"logins", `DELETE FROM accounts WHERE id IN (` + logins + `)`, []any{subscriberID, subscriberID}},
 		{"authorized users", `UPDATE authorized_users SET firstname = ?, lastname = '', email = '', phonenumber = '', company = '' WHERE subscriber_id = ?`,
 			[]any{ErasedName, subscriberID}},

@@ -54,13 +54,47 @@ type Store struct {
 // Open connects to the database named by a DATABASE_URL: sqlite://PATH or postgres://…
 func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	switch {
-	case strings.HasPrefix(databaseURL, "sqlite://"), strings.HasPrefix(databaseURL, "sqlite:"):
-		path := strings.TrimPrefix(strings.TrimPrefix(databaseURL, "sqlite:"), "//")
-		return openSQLite(ctx, path, databaseURL)
-	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
+	case isSQLite(databaseURL):
+		return openSQLite(ctx, sqlitePath(databaseURL), databaseURL)
+	case isPostgres(databaseURL):
 		return openPostgres(ctx, databaseURL)
 	default:
 		return nil, fmt.Errorf("DATABASE_URL %q: want sqlite://PATH or postgres://…", redactURL(databaseURL))
+	}
+}
+
+func isSQLite(databaseURL string) bool { return strings.HasPrefix(databaseURL, "sqlite:") }
+
+func sqlitePath(databaseURL string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(databaseURL, "sqlite:"), "//")
+}
+
+func isPostgres(databaseURL string) bool {
+	return strings.HasPrefix(databaseURL, "postgres://") || strings.HasPrefix(databaseURL, "postgresql://")
+}
+
+// Describe names the database a DATABASE_URL points to, for a person: its engine and its file,
+// or its database and host. It never shows the user, the password or the query (where a
+// password may be too): "SQLite file ./data/demo.db", "PostgreSQL database subprov on db:5432".
+func Describe(databaseURL string) string {
+	switch {
+	case isSQLite(databaseURL):
+		return "SQLite file " + sqlitePath(databaseURL)
+	case isPostgres(databaseURL):
+		u, err := url.Parse(databaseURL)
+		if err != nil {
+			return "PostgreSQL"
+		}
+		out := "PostgreSQL"
+		if db := strings.TrimPrefix(u.Path, "/"); db != "" {
+			out += " database " + db
+		}
+		if u.Host != "" {
+			out += " on " + u.Host
+		}
+		return out
+	default:
+		return "an unknown database"
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/subprov/subprov/app"
 	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/store"
 )
 
 func nowUTC() time.Time { return time.Now().UTC() }
@@ -24,23 +25,7 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 	if done, err := parse(fs, args, stdout, stderr); done {
 		return err
 	}
-	env := func(k string) string {
-		switch k {
-		case "SUBPROV_DEV":
-			return "1"
-		case "DATABASE_URL":
-			if v := getenv(k); v != "" {
-				return v
-			}
-			return "sqlite://./data/demo.db"
-		case "SUBPROV_ADDR":
-			if *addr != "" {
-				return *addr
-			}
-		}
-		return getenv(k)
-	}
-	cfg, log, err := loadConfig(env, stderr)
+	cfg, log, err := loadConfig(demoEnv(getenv, *addr), stderr)
 	if err != nil {
 		return err
 	}
@@ -69,16 +54,38 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 		return fmt.Errorf("load demo fixture: %w", err)
 	}
 	log.Info("demo data loaded", "summary", sum.String(), "gogc", gogc)
-	fmt.Fprint(stdout, demoBanner(base))
+	fmt.Fprint(stdout, demoBanner(base, cfg.DatabaseURL))
 	return a.Serve(ctx, ln)
 }
 
-// demoBanner prints what a person needs to try every surface, as copy-paste lines.
-func demoBanner(base string) string {
+// demoEnv is the demo's environment: dev mode on, ./data/demo.db unless DATABASE_URL names
+// another database, and --addr over SUBPROV_ADDR.
+func demoEnv(getenv func(string) string, addr string) func(string) string {
+	return func(k string) string {
+		switch k {
+		case "SUBPROV_DEV":
+			return "1"
+		case "DATABASE_URL":
+			if v := getenv(k); v != "" {
+				return v
+			}
+			return "sqlite://./data/demo.db"
+		case "SUBPROV_ADDR":
+			if addr != "" {
+				return addr
+			}
+		}
+		return getenv(k)
+	}
+}
+
+// demoBanner prints what a person needs to try every surface, as copy-paste lines, and the
+// database the demo keeps its data in (./data/demo.db unless DATABASE_URL names another).
+func demoBanner(base, databaseURL string) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	w("")
-	w("subprov demo is running at %s  (dev mode; data in ./data/demo.db; Ctrl-C to stop)", base)
+	w("subprov demo is running at %s  (dev mode; data in %s; Ctrl-C to stop)", base, store.Describe(databaseURL))
 	w("")
 	w("API reference: %s/docs    OpenAPI: %s/openapi.json    Health: %s/readyz    Metrics: %s/metrics", base, base, base, base)
 	w("")

@@ -27,7 +27,7 @@ func cmdGen(ctx context.Context, args []string, getenv func(string) string, stdo
 	subscribers := fs.Int("subscribers", 1_000_000, "subscribers per provider")
 	providers := fs.Int("providers", 1, "number of providers")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same data")
-	quiet := fs.Bool("quiet", false, "no progress bar")
+	quiet := fs.Bool("quiet", false, "no progress on stderr (a bar on a terminal, a line every tenth or 5 s elsewhere)")
 	if done, err := parse(fs, args, stdout, stderr); done {
 		return err
 	}

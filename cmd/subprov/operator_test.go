@@ -130,7 +130,7 @@ func TestOperatorAddResetsSecondFactor(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return tx.SetSecondFactor(ctx, o.ID, store.SecondFactor{Sealed: "sealed under another secret", Enabled: true})
+			return tx.SetSecondFactor(ctx, store.OperatorFactor(o.ID), store.SecondFactor{Sealed: "sealed under another secret", Enabled: true})
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -266,7 +266,7 @@ func TestServeShutsDownGracefully(t *testing.T) {
 }
 
 func TestDemoBannerHasACurlLineForEveryCredential(t *testing.T) {
-	b := demoBanner("http://127.0.0.1:8080")
+	b := demoBanner("http://127.0.0.1:8080", "sqlite://./data/demo.db")
 	for _, w := range []string{"/partner/agent/customers/search", "/partner/agent/verify/issue", "/partner/agent/verify/check", "/partner/serviceability/autocomplete", "/partner/serviceability/check", "/partner/serviceability/units",
 		"/partner/location/", "/api/v1/location/", "/partner/location/details", "/partner/subscriber/auth/login", "/api/v1/auth/login",
 		"/api/v1/dev/clock", "/api/v1/dev/faults", "/api/v1/dev/outbox", "/docs", "/partner/provisioning/provider-initiated",
@@ -287,6 +287,43 @@ func TestDemoBannerHasACurlLineForEveryCredential(t *testing.T) {
 		if !strings.Contains(b, w) {
 			t.Errorf("banner lacks %s", w)
 		}
+	}
+}
+
+// TestDemoBannerNamesItsDatabase: the banner names the database the demo keeps its data in,
+// the one DATABASE_URL names when it is set, without its user, password or query.
+func TestDemoBannerNamesItsDatabase(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		databaseURL string
+		want        string
+		secrets     []string
+	}{
+		{"default", "", "(dev mode; data in SQLite file ./data/demo.db; Ctrl-C to stop)", nil},
+		{"SQLite", "sqlite:///var/lib/subprov/demo.db", "data in SQLite file /var/lib/subprov/demo.db;", nil},
+		{"PostgreSQL", "postgres://subprov:s3cret-pw@db.example.ca:5432/subprov_demo?sslmode=require&password=q-s3cret",
+			"data in PostgreSQL database subprov_demo on db.example.ca:5432;", []string{"s3cret", "sslmode", "subprov:"}},
+		{"PostgreSQL without a port", "postgresql://dbowner:hunter2@localhost/demo", "data in PostgreSQL database demo on localhost;", []string{"hunter2", "dbowner"}},
+		{"PostgreSQL that does not parse", "postgres://u:pa ss/w0rd@host/db", "data in PostgreSQL;", []string{"pa ss", "w0rd"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			url := demoEnv(env(map[string]string{"DATABASE_URL": tt.databaseURL}), "")("DATABASE_URL")
+			b := demoBanner("http://127.0.0.1:8080", url)
+			if !strings.Contains(b, tt.want) {
+				t.Errorf("banner lacks %q:\n%.300s", tt.want, b)
+			}
+			if tt.databaseURL != "" && strings.Contains(b, "./data/demo.db") {
+				t.Error("banner names ./data/demo.db though DATABASE_URL names another database")
+			}
+			for _, s := range tt.secrets {
+				if strings.Contains(b, s) {
+					t.Errorf("banner shows %q of DATABASE_URL", s)
+				}
+			}
+		})
 	}
 }
 

@@ -139,10 +139,12 @@ func Failed(r *http.Request) bool {
 	return q != nil && q.failed
 }
 
-// LoginRequest is the body of every login, the subscriber's and the operator's.
+// LoginRequest is the body of every login, the subscriber's and the operator's: the e-mail,
+// the password, and the second factor's code (or a recovery code) for a login that has one on.
 type LoginRequest struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
+	TOTP     string `json:"totp"`
 }
 
 func (q LoginRequest) Valid() map[string]string {

@@ -7,6 +7,7 @@ import (
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/checkout"
 	"github.com/subprov/subprov/install"
+	"github.com/subprov/subprov/privacy"
 )
 
 // Handler serves the pages.
@@ -14,4 +15,5 @@ type Handler struct {
 	Auth     *auth.Service
 	Checkout *checkout.Service
 	Install  *install.Service
+	Privacy  *privacy.Service
 }

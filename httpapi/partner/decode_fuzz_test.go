@@ -3,6 +3,7 @@ package partner
 import (
 	"testing"
 
+	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/httpapi/api/apitest"
 )
 
@@ -10,7 +11,7 @@ import (
 // them arbitrary bytes; TestEveryRequestTypeIsFuzzed fails when a handler decodes a type
 // that is not listed here.
 var requestDecoders = apitest.Decoders{
-	"operatorLoginRequest":  apitest.DecoderOf[operatorLoginRequest],
+	"api.LoginRequest":      apitest.DecoderOf[api.LoginRequest],
 	"assignRequest":         apitest.DecoderOf[assignRequest],
 	"bookRequest":           apitest.DecoderOf[bookRequest],
 	"bulkRequest":           apitest.DecoderOf[bulkRequest],

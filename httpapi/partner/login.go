@@ -6,21 +6,9 @@ import (
 	"github.com/subprov/subprov/httpapi/api"
 )
 
-// operatorLoginRequest is the dashboard login's body: the subscriber login's, and the second
-// factor's code (or a recovery code) for an operator who has one on.
-type operatorLoginRequest struct {
-	Email    string `json:"email"`
-	Password string `json:"password"`
-	TOTP     string `json:"totp"`
-}
-
-func (q operatorLoginRequest) Valid() map[string]string {
-	return api.LoginRequest{Email: q.Email, Password: q.Password}.Valid()
-}
-
 // OperatorLogin: POST /api/v1/auth/login (dashboard).
 func (h *Handler) OperatorLogin(w http.ResponseWriter, r *http.Request) error {
-	q, err := api.Decode[operatorLoginRequest](r)
+	q, err := api.Decode[api.LoginRequest](r)
 	if err != nil {
 		return err
 	}

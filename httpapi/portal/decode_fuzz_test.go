@@ -22,6 +22,8 @@ var requestDecoders = apitest.Decoders{
 	"passwordResetRequest":        apitest.DecoderOf[passwordResetRequest],
 	"paymentConfirmRequest":       apitest.DecoderOf[paymentConfirmRequest],
 	"portalOrderRequest":          apitest.DecoderOf[portalOrderRequest],
+	"preferencesPatchRequest":     apitest.DecoderOf[preferencesPatchRequest],
+	"secondFactorCodeRequest":     apitest.DecoderOf[secondFactorCodeRequest],
 }
 
 func TestEveryRequestTypeIsFuzzed(t *testing.T) { apitest.EveryRequestTypeIsFuzzed(t, requestDecoders) }

@@ -12,7 +12,7 @@ func (h *Handler) SubscriberLogin(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	t, err := h.Auth.LoginSubscriber(r.Context(), q.Email, q.Password, api.CallerOf(r).Client)
+	t, err := h.Auth.LoginSubscriber(r.Context(), q.Email, q.Password, q.TOTP, api.CallerOf(r).Client)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/checkout"
 	"github.com/subprov/subprov/portal"
+	"github.com/subprov/subprov/preferences"
 	"github.com/subprov/subprov/privacy"
 	"github.com/subprov/subprov/store"
 )
@@ -22,4 +23,6 @@ type Handler struct {
 	Checkout *checkout.Service
 	Portal   *portal.Service
 	Privacy  *privacy.Service
+	// Preferences keeps the signed-in person's choices.
+	Preferences *preferences.Service
 }
