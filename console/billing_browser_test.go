@@ -174,7 +174,6 @@ func TestConsoleRetryChargeJourney(t *testing.T) {
 	t.Parallel()
 	s := startForBrowser(t)
 	o := setUp(t, s)
-	s.Settle(t)
 	exec(t, s, `UPDATE invoices SET status = 'open', paid_at = NULL WHERE id = ?`, o.invoice) // its AutoPay was declined
 	email, password := s.PutOperator(subprov.RoleBilling, "")
 	ctx := browsertest.Shared(t, 2*time.Minute)
