@@ -62,7 +62,7 @@ func (h *Handler) invoicePage(w http.ResponseWriter, r *http.Request, v *View, s
 	if err != nil {
 		return err
 	}
-	p, err := h.Ops.Providers.Get(v.ctx, v.Operator, inv.ProviderID)
+	p, err := h.providerOf(v, inv.ProviderID)
 	if err != nil {
 		return err
 	}
@@ -92,14 +92,7 @@ func (h *Handler) retryCharge(w http.ResponseWriter, r *http.Request, v *View) e
 	id := r.PathValue("invoice_id")
 	inv, err := h.Ops.Billing.RetryNow(v.ctx, v.Operator, id)
 	if err != nil {
-		if subprov.ErrorCode(err) == subprov.ENOTFOUND {
-			return err
-		}
-		status, err := v.Refuse(r, err)
-		if err != nil {
-			return err
-		}
-		return h.invoicePage(w, r, v, status)
+		return refused(r, v, err, func(status int) error { return h.invoicePage(w, r, v, status) })
 	}
 	h.redirect(w, r, Prefix+"invoices/"+inv.ID, "An AutoPay attempt for invoice "+inv.Number+" is queued.")
 	return nil
@@ -125,14 +118,7 @@ func (h *Handler) creditInvoice(w http.ResponseWriter, r *http.Request, v *View)
 		cn, err = h.Ops.Billing.CreditInvoice(v.ctx, v.Operator, id, c)
 	}
 	if err != nil {
-		if subprov.ErrorCode(err) == subprov.ENOTFOUND {
-			return err
-		}
-		status, err := v.Refuse(r, err)
-		if err != nil {
-			return err
-		}
-		return h.invoicePage(w, r, v, status)
+		return refused(r, v, err, func(status int) error { return h.invoicePage(w, r, v, status) })
 	}
 	h.redirect(w, r, Prefix+"invoices/"+id, fmt.Sprintf("Credit note %s of %s %s issued.", cn.Number, cn.Amount, strings.ToUpper(cn.Currency)))
 	return nil

@@ -2,7 +2,6 @@ package console
 
 import (
 	"cmp"
-	"errors"
 	"net/http"
 	"net/url"
 	"time"
@@ -93,7 +92,7 @@ func (h *Handler) listPage(w http.ResponseWriter, r *http.Request, v *View, l li
 		d.Rows, next, err = read(page, idx)
 	}
 	if err != nil {
-		if status, err = refuseQuery(v, err); err != nil {
+		if status, err = refuseQuery(r, v, err); err != nil {
 			return err
 		}
 	}
@@ -109,17 +108,28 @@ func (h *Handler) listPage(w http.ResponseWriter, r *http.Request, v *View, l li
 
 // refuseQuery shows a list's refused filter (422) beside its field; any other error is
 // returned.
-func refuseQuery(v *View, err error) (int, error) {
-	var e *subprov.Error
-	if !errors.As(err, &e) || e.Code != subprov.EINVALID {
+func refuseQuery(r *http.Request, v *View, err error) (int, error) {
+	if subprov.ErrorCode(err) != subprov.EINVALID {
 		return 0, err
 	}
-	v.Errors = map[string]string{}
-	for f, p := range e.Fields {
-		v.Errors[f] = p
+	return v.Refuse(r, err)
+}
+
+// refused answers a form an object's page sent that the capability refused: an object not
+// found is the error page; any other refusal shows the page again (page, with the refusal's
+// status), the input kept and the error beside its field.
+func refused(r *http.Request, v *View, err error, page func(status int) error) error {
+	if subprov.ErrorCode(err) == subprov.ENOTFOUND {
+		return err
 	}
-	if len(e.Fields) == 0 {
-		v.Errors[""] = e.Message
+	status, err := v.Refuse(r, err)
+	if err != nil {
+		return err
 	}
-	return api.Status(e.Code), nil
+	return page(status)
+}
+
+// providerOf is the provider of an object's page, for its name and time zone.
+func (h *Handler) providerOf(v *View, providerID string) (*subprov.Provider, error) {
+	return h.Ops.Providers.Get(v.ctx, v.Operator, providerID)
 }

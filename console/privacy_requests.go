@@ -66,17 +66,12 @@ func (h *Handler) rejectPrivacyRequest(w http.ResponseWriter, r *http.Request, v
 
 // privacyRefused shows a refused decision on the list, beside its request's row.
 func (h *Handler) privacyRefused(w http.ResponseWriter, r *http.Request, v *View, err error) error {
-	if subprov.ErrorCode(err) == subprov.ENOTFOUND {
-		return err
-	}
 	reason := subprov.ErrorReason(err)
-	status, err := v.Refuse(r, err)
-	if err != nil {
-		return err
-	}
-	if reason == "lines_live" {
-		v.Errors = map[string]string{"": linesLiveMessage}
-	}
-	v.Form.Set("request", r.PathValue("request_id"))
-	return h.privacyPage(w, r, v, status)
+	return refused(r, v, err, func(status int) error {
+		if reason == "lines_live" {
+			v.Errors = map[string]string{"": linesLiveMessage}
+		}
+		v.Form.Set("request", r.PathValue("request_id"))
+		return h.privacyPage(w, r, v, status)
+	})
 }

@@ -52,7 +52,7 @@ func (h *Handler) ticketPage(w http.ResponseWriter, r *http.Request, v *View, st
 	if err != nil {
 		return err
 	}
-	p, err := h.Ops.Providers.Get(v.ctx, v.Operator, t.ProviderID)
+	p, err := h.providerOf(v, t.ProviderID)
 	if err != nil {
 		return err
 	}
@@ -84,20 +84,15 @@ func (h *Handler) updateTicket(w http.ResponseWriter, r *http.Request, v *View) 
 	}
 	_, err = h.Ops.Tickets.Update(v.ctx, v.Operator, id, version, u)
 	if err != nil {
-		if subprov.ErrorCode(err) == subprov.ENOTFOUND {
-			return err
-		}
-		status, err := v.Refuse(r, err)
-		if err != nil {
-			return err
-		}
-		if status == http.StatusConflict {
-			// Someone changed the ticket since: the page shows it as it is now, the comment kept.
-			v.Form.Del("status")
-			v.Form.Del("assigned_to")
-			v.Form.Del("version")
-		}
-		return h.ticketPage(w, r, v, status)
+		return refused(r, v, err, func(status int) error {
+			if status == http.StatusConflict {
+				// Someone changed the ticket since: the page shows it as it is now, the comment kept.
+				v.Form.Del("status")
+				v.Form.Del("assigned_to")
+				v.Form.Del("version")
+			}
+			return h.ticketPage(w, r, v, status)
+		})
 	}
 	h.redirect(w, r, Prefix+"tickets/"+id, "The ticket is updated.")
 	return nil

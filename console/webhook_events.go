@@ -56,7 +56,7 @@ func (h *Handler) webhookEventPage(w http.ResponseWriter, r *http.Request, v *Vi
 	if err != nil {
 		return err
 	}
-	p, err := h.Ops.Providers.Get(v.ctx, v.Operator, d.ProviderID)
+	p, err := h.providerOf(v, d.ProviderID)
 	if err != nil {
 		return err
 	}
@@ -75,14 +75,7 @@ func (h *Handler) webhookEventPage(w http.ResponseWriter, r *http.Request, v *Vi
 func (h *Handler) replayWebhookEvent(w http.ResponseWriter, r *http.Request, v *View) error {
 	d, err := h.Ops.Events.Replay(v.ctx, v.Operator, r.PathValue("event_id"))
 	if err != nil {
-		if subprov.ErrorCode(err) == subprov.ENOTFOUND {
-			return err
-		}
-		status, err := v.Refuse(r, err)
-		if err != nil {
-			return err
-		}
-		return h.webhookEventPage(w, r, v, status)
+		return refused(r, v, err, func(status int) error { return h.webhookEventPage(w, r, v, status) })
 	}
 	flash := "The event was sent again."
 	if n := len(d.Attempts); n > 0 {

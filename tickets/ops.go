@@ -77,6 +77,11 @@ func (s *Service) Get(ctx context.Context, op *subprov.Operator, id string) (*Wo
 	if err != nil {
 		return nil, err
 	}
+	return s.worked(ctx, t)
+}
+
+// worked is one ticket with its comments.
+func (s *Service) worked(ctx context.Context, t *subprov.Ticket) (*Worked, error) {
 	out, _, err := s.withComments(ctx, []*subprov.Ticket{t}, "")
 	if err != nil {
 		return nil, err
@@ -206,9 +211,5 @@ func (s *Service) Update(ctx context.Context, op *subprov.Operator, id string, e
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := s.withComments(ctx, []*subprov.Ticket{t}, "")
-	if err != nil {
-		return nil, err
-	}
-	return &out[0], nil
+	return s.worked(ctx, t)
 }
