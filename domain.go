@@ -234,23 +234,26 @@ type Subscription struct {
 	ProcessorCustomerID    string
 	PaymentMethodID        string
 	ExternalSubscriptionID string
-	Anonymous              bool
-	ContactEmail           string
-	OnHold                 bool
-	AppointmentAt          *time.Time
-	BookingLinkSent        bool
-	Source                 string
-	CheckoutSessionID      string
-	StartedAt              string // YYYY-MM-DD service start, "" before activation
-	ActivatedAt            *time.Time
-	CanceledAt             *time.Time
-	EndedAt                *time.Time
-	CancelReason           string
-	StatusBeforeCancel     Status
-	RequestedStartDate     string
-	VLAN                   int
-	CreatedAt              time.Time
-	UpdatedAt              time.Time
+	// AutoPayOff: the holder turned AutoPay off for the line; its invoices are mailed with a
+	// pay link and not charged until paid from it or from the portal.
+	AutoPayOff         bool
+	Anonymous          bool
+	ContactEmail       string
+	OnHold             bool
+	AppointmentAt      *time.Time
+	BookingLinkSent    bool
+	Source             string
+	CheckoutSessionID  string
+	StartedAt          string // YYYY-MM-DD service start, "" before activation
+	ActivatedAt        *time.Time
+	CanceledAt         *time.Time
+	EndedAt            *time.Time
+	CancelReason       string
+	StatusBeforeCancel Status
+	RequestedStartDate string
+	VLAN               int
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
 }
 
 // Invoice is a local invoice row.

@@ -40,6 +40,9 @@ type ChargeAttempt struct {
 	Status         string // succeeded, declined
 	ProcessorRef   string
 	FailureCode    string
+	// PayNow: the holder's own payment (portal or pay link), not an AutoPay attempt. Its
+	// decline leaves the invoice's AutoPay schedule and dunning as they were.
+	PayNow bool
 }
 
 // UnpaidInvoice is an open invoice of a line: what it still asks for, and whether an AutoPay
@@ -53,5 +56,7 @@ type UnpaidInvoice struct {
 // InvoiceChargeState is what the charge job needs to know about an invoice.
 type InvoiceChargeState struct {
 	Invoice  *Invoice
-	Attempts int
+	Attempts int  // every attempt, AutoPay's and pay-now's: the next one's idempotency key counts them
+	PayNow   int  // the attempts the holder made (pay now); dunning counts the others
+	Claimed  bool // an attempt is under way: queued for AutoPay, or a pay-now being charged
 }

@@ -133,20 +133,22 @@ func (s *Service) IssueCode(ctx context.Context, c Caller, customerID, channel s
 	vc := &subprov.VerificationCode{ID: store.NewID(), ProviderID: c.Provider.ID, SubscriberID: rec.ID, APIKeyID: c.Key.ID, Channel: channel,
 		ExpiresAt: now.Add(codeLifetime), CreatedAt: now}
 	vc.CodeHash = codeHash(vc.ID, code)
+	var smsLang locale.Lang // the holder's language, for a code sent by SMS
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.InsertVerificationCode(ctx, vc); err != nil {
 			return err
 		}
 		if channel == ChannelEmail {
-			return s.Mail.QueueLocalized(ctx, tx, c.Provider.ID, to, locale.Mail{Subject: locale.Msg("agent.code.subject"), Body: codeMail(c.Provider.Name, code)})
+			return s.Mail.QueueLocalized(ctx, tx, c.Provider.ID, to, locale.Mail{Subject: locale.Msg("agent.code.subject"), Body: codeMail(c.Provider.Name, code), Account: rec.ID})
 		}
-		return nil
+		smsLang, err = s.Mail.LanguageOf(ctx, tx, c.Provider.ID, rec.ID, rec.Holder.Email)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	if channel == ChannelSMS {
-		if err := s.sendSMS(ctx, to, fmt.Sprintf("%s verification code: %s (valid 10 minutes)", c.Provider.Name, code)); err != nil {
+		if err := s.sendSMS(ctx, to, smsLang.T("agent.code.sms", c.Provider.Name, code)); err != nil {
 			if derr := s.Store.DeleteVerificationCode(context.WithoutCancel(ctx), vc.ID); derr != nil {
 				s.Log.Error("agent: remove unsent code", "err", derr)
 			}

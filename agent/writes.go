@@ -262,7 +262,7 @@ func (s *Service) ResendInvoice(ctx context.Context, c Caller, customerID, invoi
 	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("agent.invoice.body", c.Provider.Name, inv.Number, locale.DateOf(inv.InvoiceDate),
 		inv.Period, locale.Amount{Money: inv.Total, Currency: inv.Currency}, locale.Msg("status."+inv.Status))}
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
-		return s.Mail.QueueLocalized(ctx, tx, c.Provider.ID, to, locale.Mail{Subject: locale.Msg("agent.invoice.subject", inv.Number), Body: body})
+		return s.Mail.QueueLocalized(ctx, tx, c.Provider.ID, to, locale.Mail{Subject: locale.Msg("agent.invoice.subject", inv.Number), Body: body, Account: rec.ID})
 	})
 	if err != nil {
 		return nil, err

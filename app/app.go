@@ -133,7 +133,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		st.Close()
 		return nil, fmt.Errorf("SMTP_URL: %w", err)
 	}
-	a.Outbox = &outbox.Outbox{Store: st, Transport: transport, Clock: a.Clock, Faults: a.Faults, Log: log}
+	a.Outbox = &outbox.Outbox{Store: st, Transport: transport, Clock: a.Clock, Faults: a.Faults, Log: log,
+		PersonLanguage: preferences.PersonLanguage}
 	driver, err := switches.Open(cfg.SwitchDriver, st, a.Faults, a.Clock)
 	if err != nil {
 		st.Close()
@@ -146,7 +147,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Events = &events.Recorder{Clock: a.Clock}
 	a.Webhooks = &events.Deliverer{Store: st, Clock: a.Clock, Log: log}
 	processor := payments.NewRouter(payments.NewFake(st, a.Faults, a.Clock), stripe)
-	a.Billing = &billing.Service{Store: st, Clock: a.Clock, Processor: processor, Mail: a.Outbox, Log: log,
+	a.Billing = &billing.Service{Store: st, Clock: a.Clock, Processor: processor, Mail: a.Outbox, Log: log, PublicURL: cfg.PublicURL,
 		Ledger: &billing.BuiltinLedger{Store: st, Faults: a.Faults}}
 	a.Provisioning = &provisioning.Service{Store: st, Clock: a.Clock, Switch: driver, Events: a.Events, Log: log,
 		Processor: processor, Tickets: &tickets.Builtin{Clock: a.Clock}, Billing: a.Billing}
@@ -216,7 +217,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &jobCollector{st: st})
 	a.Portal = &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log,
-		Provisioning: a.Provisioning, Billing: a.Billing}
+		Provisioning: a.Provisioning, Billing: a.Billing, Desk: &tickets.Builtin{Clock: a.Clock}}
 	a.Preferences = &preferences.Service{Store: st, Clock: a.Clock}
 	a.Agent = a.newAgent(a.Portal)
 	a.Privacy = &privacy.Service{Store: st, Clock: a.Clock, Desk: &tickets.Builtin{Clock: a.Clock}, Links: a.Auth}

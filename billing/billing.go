@@ -31,6 +31,7 @@ type Service struct {
 	Lines     Lines
 	Ledger    Ledger
 	Log       *slog.Logger
+	PublicURL string // base of the pay links mailed with invoices of lines with AutoPay off
 }
 
 // Lines moves a line's status with its suspension reason and lets its port follow, inside the
@@ -111,6 +112,11 @@ func (s *Service) issue(ctx context.Context, tx *store.Tx, p *subprov.Provider, 
 	if err := tx.InsertAudit(ctx, p.ID, "billing", "invoice.issued", sub.ID, d.auditDetails(), now); err != nil {
 		return nil, err
 	}
+	if sub.AutoPayOff && d.inv.Status == "open" {
+		if err := s.mailPayLink(ctx, tx, sub, d.inv, now); err != nil {
+			return nil, err
+		}
+	}
 	return d.inv, nil
 }
 
@@ -132,7 +138,8 @@ type spend struct {
 // newDraft prices an invoice: lines plus the next_invoice_line adjustments (kind "first" is
 // given none), tax on the net, then open credits deducted from the total, oldest first; an
 // invoice left at zero is paid at once, any other is charged from its date (chargeableFrom):
-// now, or, for one dated later (a cancellation's final invoice, dated on its end date), then.
+// now, or, for one dated later (a cancellation's final invoice, dated on its end date), then;
+// a line with AutoPay off has nothing scheduled.
 func newDraft(p *subprov.Provider, sub *subprov.Subscription, kind string, period Period, date time.Time, lines []subprov.InvoiceLine,
 	adjustments []subprov.Adjustment, credits []*subprov.CreditNote, customerNumber string, now time.Time) *draft {
 	d := &draft{}
@@ -162,6 +169,9 @@ func newDraft(p *subprov.Provider, sub *subprov.Subscription, kind string, perio
 	}
 	if total <= 0 {
 		d.inv.Status, d.chargeAt = "paid", nil // fully covered by credit: nothing to charge
+	}
+	if sub.AutoPayOff {
+		d.chargeAt = nil // the holder pays it (pay link, pay now)
 	}
 	return d
 }
@@ -252,14 +262,28 @@ func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
 	if sub.ProcessorCustomerID == "" {
 		return s.withoutAutoPay(ctx, sub, inv, "no_processor_customer")
 	}
-	attempt := st.Attempts + 1
-	key := fmt.Sprintf("invoice:%s:attempt:%d", inv.ID, attempt)
+	return s.attempt(ctx, p, sub, st, false)
+}
+
+// attempt charges an open invoice whose charge the caller claimed (ClaimCharge): an AutoPay
+// attempt (the charge job) or the holder's pay-now (payNow). Both take the idempotency key
+// invoice:<id>:attempt:<n>, n counting every attempt made, so a charge repeated after a crash or
+// a lost answer is answered by the processor with its first result and charges once, and an
+// AutoPay attempt and a pay-now racing for one attempt are one charge.
+//
+// AutoPay: a decline is dunned (the next attempt scheduled, the customer mailed, the line cut
+// off after the last); an unreachable processor is an error, so the job retries with the same
+// key. Pay-now: a decline is recorded but leaves the AutoPay schedule and dunning as they were
+// (card_declined); no card or no processor connection (no_payment_method) and an unreachable
+// processor (processor_unavailable) give the claim back and record nothing; a payment mails the
+// receipt.
+func (s *Service) attempt(ctx context.Context, p *subprov.Provider, sub *subprov.Subscription, st *subprov.InvoiceChargeState, payNow bool) error {
+	inv := st.Invoice
+	key := fmt.Sprintf("invoice:%s:attempt:%d", inv.ID, st.Attempts+1)
 	ch, err := s.Processor.Charge(ctx, p, payments.ChargeRequest{CustomerID: sub.ProcessorCustomerID, MethodID: sub.PaymentMethodID,
 		Amount: inv.Total, Currency: inv.Currency, IdempotencyKey: key, Description: "Invoice " + inv.Number})
 	now := s.Clock.Now()
 	switch {
-	case errors.Is(err, payments.ErrNotConnected):
-		return s.withoutAutoPay(ctx, sub, inv, "no_processor_connection")
 	case err == nil:
 		return s.Store.InTx(ctx, func(tx *store.Tx) error {
 			// Lock the line first: two invoices of one line paid at once must not each see the
@@ -268,19 +292,46 @@ func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
 				return err
 			}
 			ok, err := tx.RecordCharge(ctx, subprov.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
-				Status: "succeeded", ProcessorRef: ch.ID}, nil, now)
+				Status: "succeeded", ProcessorRef: ch.ID, PayNow: payNow}, nil, now)
 			if err != nil || !ok {
 				return err
 			}
-			if err := tx.InsertAudit(ctx, p.ID, "billing", "invoice.paid", sub.ID, fmt.Sprintf(`{"invoice_id":%q,"charge":%q,"amount":"%s"}`, inv.ID, ch.ID, inv.Total), now); err != nil {
+			if err := tx.InsertAudit(ctx, p.ID, "billing", "invoice.paid", sub.ID, fmt.Sprintf(`{"invoice_id":%q,"charge":%q,"amount":"%s","pay_now":%t}`,
+				inv.ID, ch.ID, inv.Total, payNow), now); err != nil {
 				return err
+			}
+			if payNow {
+				if err := s.mailReceipt(ctx, tx, sub, inv); err != nil {
+					return err
+				}
 			}
 			return s.restoreIfPaidUp(ctx, tx, sub)
 		})
+	case payNow && (errors.Is(err, payments.ErrNotConnected) || errors.Is(err, payments.ErrNoPaymentMethod) || errors.Is(err, payments.ErrCustomerNotFound)):
+		return s.release(ctx, inv.ID, errNoPaymentMethod())
+	case errors.Is(err, payments.ErrNotConnected):
+		return s.withoutAutoPay(ctx, sub, inv, "no_processor_connection")
+	case payNow && errors.Is(err, payments.ErrCardDeclined):
+		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+			ok, err := tx.RecordCharge(ctx, subprov.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
+				Status: "declined", FailureCode: "card_declined", PayNow: true}, nil, now)
+			if err != nil || !ok {
+				return err
+			}
+			return tx.InsertAudit(ctx, p.ID, "billing", "invoice.charge_declined", sub.ID,
+				fmt.Sprintf(`{"invoice_id":%q,"attempt":%d,"pay_now":true}`, inv.ID, st.Attempts+1), now)
+		})
+		if err != nil {
+			return err
+		}
+		return ChargeError(payments.ErrCardDeclined)
 	case errors.Is(err, payments.ErrCardDeclined), errors.Is(err, payments.ErrNoPaymentMethod):
+		// Dunning counts AutoPay's attempts only: the holder's own tries do not bring the
+		// cut-off nearer.
+		dunned := st.Attempts - st.PayNow + 1
 		var next *time.Time
-		if attempt <= len(dunningWaits) {
-			t := now.Add(dunningWaits[attempt-1])
+		if dunned <= len(dunningWaits) {
+			t := now.Add(dunningWaits[dunned-1])
 			next = &t
 		}
 		return s.Store.InTx(ctx, func(tx *store.Tx) error {
@@ -289,11 +340,14 @@ func (s *Service) Charge(ctx context.Context, a jobs.ChargeInvoice) error {
 			if err != nil || !ok {
 				return err
 			}
-			if err := tx.InsertAudit(ctx, p.ID, "billing", "invoice.charge_declined", sub.ID, fmt.Sprintf(`{"invoice_id":%q,"attempt":%d}`, inv.ID, attempt), now); err != nil {
+			if err := tx.InsertAudit(ctx, p.ID, "billing", "invoice.charge_declined", sub.ID, fmt.Sprintf(`{"invoice_id":%q,"attempt":%d}`, inv.ID, dunned), now); err != nil {
 				return err
 			}
 			return s.dunningStep(ctx, tx, p, sub, inv, next)
 		})
+	case payNow:
+		s.Log.Warn("pay now: processor unreachable", "invoice_id", inv.ID, "err", err)
+		return s.release(ctx, inv.ID, ChargeError(payments.ErrUnavailable))
 	default:
 		return fmt.Errorf("charge invoice %s: %w", inv.ID, err) // processor unreachable: retried with the same key
 	}
@@ -334,10 +388,10 @@ func (s *Service) dunningStep(ctx context.Context, tx *store.Tx, p *subprov.Prov
 	if next != nil {
 		body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("billing.declined.body", inv.Number, total,
 			locale.DateOf(next.In(p.Location()).Format(time.DateOnly)))}
-		return s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("billing.declined.subject", inv.Number), Body: body})
+		return s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("billing.declined.subject", inv.Number), Body: body, Account: sub.SubscriberID})
 	}
 	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("billing.suspended.body", inv.Number, total)}
-	if err := s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("billing.suspended.subject", inv.Number), Body: body}); err != nil {
+	if err := s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("billing.suspended.subject", inv.Number), Body: body, Account: sub.SubscriberID}); err != nil {
 		return err
 	}
 	return s.Jobs.Enqueue(ctx, tx, jobs.SetLineService{SubscriptionID: sub.ID, On: false, Reason: "dunning"})

@@ -212,12 +212,17 @@ func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.P
 		return 0, err
 	}
 	var audits []subprov.AuditEntry
-	for _, d := range drafts {
+	for i, d := range drafts {
 		if !inserted[d.inv.ID] {
 			continue
 		}
 		if err := d.settle(ctx, tx, now); err != nil {
 			return 0, err
+		}
+		if subs[i].AutoPayOff && d.inv.Status == "open" {
+			if err := s.mailPayLink(ctx, tx, subs[i], d.inv, now); err != nil {
+				return 0, err
+			}
 		}
 		audits = append(audits, subprov.AuditEntry{ProviderID: p.ID, Actor: subprov.Actor{Type: subprov.ActorSystem, ID: "billing"}, Action: "invoice.issued", ObjectType: "subscription", ObjectID: d.inv.SubscriptionID,
 			Details: d.auditDetails()})

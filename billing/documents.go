@@ -27,8 +27,9 @@ func (s *Service) CreditNotes(ctx context.Context, p *subprov.Provider, subscrib
 	return cns, err
 }
 
-// InvoicePDF renders one of a subscriber's invoices; another subscriber's is not found.
-func (s *Service) InvoicePDF(ctx context.Context, w io.Writer, p *subprov.Provider, subscriberID, invoiceID string) error {
+// InvoicePDF renders one of a subscriber's invoices in lang, the reader's language; another
+// subscriber's is not found.
+func (s *Service) InvoicePDF(ctx context.Context, w io.Writer, p *subprov.Provider, subscriberID, invoiceID string, lang locale.Lang) error {
 	inv, err := s.Store.Invoice(ctx, p.ID, invoiceID)
 	if err != nil || inv.SubscriberID != subscriberID {
 		if err == nil || errors.Is(err, subprov.ErrNotFound) {
@@ -36,11 +37,12 @@ func (s *Service) InvoicePDF(ctx context.Context, w io.Writer, p *subprov.Provid
 		}
 		return err
 	}
-	return s.renderInvoice(ctx, w, p, inv)
+	return s.renderInvoice(ctx, w, p, inv, lang)
 }
 
-// renderInvoice renders an invoice of provider p as its PDF, for its subscriber or an operator.
-func (s *Service) renderInvoice(ctx context.Context, w io.Writer, p *subprov.Provider, inv *subprov.Invoice) error {
+// renderInvoice renders an invoice of provider p as its PDF in lang, for its subscriber or an
+// operator.
+func (s *Service) renderInvoice(ctx context.Context, w io.Writer, p *subprov.Provider, inv *subprov.Invoice, lang locale.Lang) error {
 	lines, err := s.Store.InvoiceLines(ctx, inv.ID)
 	if err != nil {
 		return err
@@ -49,7 +51,7 @@ func (s *Service) renderInvoice(ctx context.Context, w io.Writer, p *subprov.Pro
 	if err != nil {
 		return err
 	}
-	doc := pdf.Invoice{Lang: locale.Choose("", "", p.DefaultLanguage), ProviderName: p.Name, ProviderColor: p.BrandColor, Currency: inv.Currency, Number: inv.Number,
+	doc := pdf.Invoice{Lang: lang, ProviderName: p.Name, ProviderColor: p.BrandColor, Currency: inv.Currency, Number: inv.Number,
 		CustomerNumber: to.customerNumber, BillTo: to.party, ServiceAddress: to.serviceAddress,
 		InvoiceDate: inv.InvoiceDate, DueDate: inv.InvoiceDate, Period: inv.Period,
 		Net: inv.Net, Tax: inv.Tax, Total: inv.Total, TaxRateBP: p.TaxRateBP, Status: inv.Status}
@@ -65,8 +67,9 @@ func (s *Service) renderInvoice(ctx context.Context, w io.Writer, p *subprov.Pro
 	return nil
 }
 
-// CreditNotePDF renders one of a subscriber's credit notes; another subscriber's is not found.
-func (s *Service) CreditNotePDF(ctx context.Context, w io.Writer, p *subprov.Provider, subscriberID, id string) error {
+// CreditNotePDF renders one of a subscriber's credit notes in lang, the reader's language;
+// another subscriber's is not found.
+func (s *Service) CreditNotePDF(ctx context.Context, w io.Writer, p *subprov.Provider, subscriberID, id string, lang locale.Lang) error {
 	cn, err := s.Store.CreditNote(ctx, p.ID, id)
 	if err != nil || cn.SubscriberID != subscriberID || !listed(cn.State) {
 		if err == nil || errors.Is(err, subprov.ErrNotFound) {
@@ -78,7 +81,7 @@ func (s *Service) CreditNotePDF(ctx context.Context, w io.Writer, p *subprov.Pro
 	if err != nil {
 		return err
 	}
-	doc := pdf.CreditNote{Lang: locale.Choose("", "", p.DefaultLanguage), ProviderName: p.Name, ProviderColor: p.BrandColor, Currency: cn.Currency, Number: cn.Number,
+	doc := pdf.CreditNote{Lang: lang, ProviderName: p.Name, ProviderColor: p.BrandColor, Currency: cn.Currency, Number: cn.Number,
 		CustomerNumber: to.customerNumber, BillTo: to.party,
 		IssueDate: cn.CreatedAt.In(p.Location()).Format("2006-01-02"), State: cn.State, Reason: cn.Reason, Amount: cn.Amount,
 		Lines: []pdf.Line{{Description: "Credit: " + cn.Reason, UnitPrice: cn.Amount, Amount: cn.Amount}}}

@@ -230,5 +230,5 @@ func (s *Service) Reinstalled(ctx context.Context, tx *store.Tx, p *subprov.Prov
 		return err
 	}
 	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("billing.reinstalled.body", p.Name, plan.PlanName)}
-	return s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("billing.reinstalled.subject"), Body: body})
+	return s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("billing.reinstalled.subject"), Body: body, Account: sub.SubscriberID})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/store"
 )
 
@@ -93,7 +94,7 @@ func invoiceState(inv *subprov.Invoice, today string) string {
 }
 
 // InvoiceDocument renders an invoice in the operator's scope as its PDF, the document its
-// subscriber downloads.
+// subscriber downloads, in the provider's default language.
 func (s *Service) InvoiceDocument(ctx context.Context, op *subprov.Operator, w io.Writer, invoiceID string) error {
 	if err := op.Authorize(subprov.PermRead); err != nil {
 		return err
@@ -102,7 +103,7 @@ func (s *Service) InvoiceDocument(ctx context.Context, op *subprov.Operator, w i
 	if err != nil {
 		return err
 	}
-	return s.renderInvoice(ctx, w, p, inv)
+	return s.renderInvoice(ctx, w, p, inv, locale.Choose("", "", p.DefaultLanguage))
 }
 
 // Invoice reads one invoice in the operator's scope as the list shows it: its state and what

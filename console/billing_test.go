@@ -17,14 +17,9 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
-// The demo fixture's objects the billing, webhook, ticket and privacy pages are tested on.
-const (
-	northwind = fixture.DemoProviderID
-	maple     = "8d0c7f2e-1a3b-4c5d-9e6f-000000000002"
-	marieID   = "s1000000-0000-4000-8000-000000000001"
-	priyaID   = "s1000000-0000-4000-8000-000000000002"
-	marieLine = "c1000000-0000-4000-8000-000000000001"
-)
+// Priya, of the demo's accounts (subscribers_test.go names the others), asks for her data's
+// deletion.
+const priyaID = "s1000000-0000-4000-8000-000000000002"
 
 // objects are one of each object the pages show, all Northwind's: Marie's December invoice,
 // a webhook event, and Priya's privacy request with its ticket.

@@ -25,8 +25,8 @@ import (
 // go test ./console -run TestConsoleScreenshots -update-docs
 var updateDocs = flag.Bool("update-docs", false, "write the console's screenshot in docs/")
 
-// docsScreenshotPage is the page the README's screenshot shows.
-const docsScreenshotPage = "/console/"
+// docsScreenshotPage is the page the README's screenshot shows: the demo's Marie's account.
+const docsScreenshotPage = "/console/subscribers/" + marieID
 
 // startForBrowser starts a service for the browser tests: pages are the same on both engines,
 // which the HTTP tests cover, so one engine is enough here.
@@ -99,6 +99,9 @@ func TestConsoleScreenshots(t *testing.T) {
 	checkPage(t, ctx, "sign-in")
 	signIn(t, ctx, s, fixture.DemoOperatorEmail, fixture.DemoOperatorPassword, "")
 	pages := map[string]string{"home": "/console/", "password": "/console/account/password", "second-factor": "/console/account/second-factor"}
+	for name, path := range subscriberPages(s) {
+		pages[name] = path
+	}
 	for name, path := range pages {
 		browse(t, ctx, s, path)
 		png := checkPage(t, ctx, name)

@@ -1,9 +1,7 @@
 package console
 
 import (
-	"bytes"
 	"fmt"
-	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -12,7 +10,8 @@ import (
 	"github.com/subprov/subprov/billing"
 )
 
-// Billing: invoices by state, provider and subscriber, an invoice with its PDF, the retry of
+// Billing: invoices by state, provider and subscriber, an invoice with its PDF (invoiceDocument,
+// subscribers.go, serves it here too), the retry of
 // its charge and a credit note against it, and the bill runs. The capabilities are those of
 // GET /api/v1/invoices, GET /api/v1/invoices/{id}/document, POST
 // /api/v1/invoices/{id}/retry-charge, POST /api/v1/invoices/{id}/credit-notes and GET
@@ -72,18 +71,6 @@ func (h *Handler) invoicePage(w http.ResponseWriter, r *http.Request, v *View, s
 	v.Title, v.Data = "Invoice "+inv.Number, d
 	h.render(w, r, v, status, "invoice")
 	return nil
-}
-
-// invoiceDocument: GET /console/invoices/{invoice_id}/document, the invoice's PDF.
-func (h *Handler) invoiceDocument(w http.ResponseWriter, r *http.Request, v *View) error {
-	var buf bytes.Buffer
-	if err := h.Ops.Billing.InvoiceDocument(v.ctx, v.Operator, &buf, r.PathValue("invoice_id")); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/pdf")
-	w.Header().Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": "invoice.pdf"}))
-	_, err := w.Write(buf.Bytes())
-	return err
 }
 
 // retryCharge: POST /console/invoices/{invoice_id}/retry-charge. An invoice that is not open

@@ -92,7 +92,7 @@ func (h *Handler) listPage(w http.ResponseWriter, r *http.Request, v *View, l li
 		d.Rows, next, err = read(page, idx)
 	}
 	if err != nil {
-		if status, err = refuseQuery(r, v, err); err != nil {
+		if status, err = refuseQuery(v, r.URL.Query(), err); err != nil {
 			return err
 		}
 	}
@@ -104,15 +104,6 @@ func (h *Handler) listPage(w http.ResponseWriter, r *http.Request, v *View, l li
 	v.Title, v.Data = l.title, d
 	h.render(w, r, v, status, l.tmpl)
 	return nil
-}
-
-// refuseQuery shows a list's refused filter (422) beside its field; any other error is
-// returned.
-func refuseQuery(r *http.Request, v *View, err error) (int, error) {
-	if subprov.ErrorCode(err) != subprov.EINVALID {
-		return 0, err
-	}
-	return v.Refuse(r, err)
 }
 
 // refused answers a form an object's page sent that the capability refused: an object not

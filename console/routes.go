@@ -47,6 +47,42 @@ func (h *Handler) routes() []route {
 		{method: "POST", path: Prefix + "account/second-factor", perm: subprov.PermNone, handle: h.startSecondFactor},
 		{method: "POST", path: Prefix + "account/second-factor/confirm", perm: subprov.PermNone, handle: h.confirmSecondFactor},
 
+		// Subscribers and their accounts (subscribers.go). The cancellation and plan change pages
+		// are the first step of their action: they need its permission.
+		{method: "GET", path: Prefix + "subscribers", perm: subprov.PermRead, nav: "Subscribers", handle: h.subscriberList},
+		{method: "GET", path: Prefix + "subscribers/{subscriber_id}", perm: subprov.PermRead, handle: h.subscriberPage},
+		{method: "GET", path: Prefix + "subscribers/{subscriber_id}/invoices/{invoice_id}/document", perm: subprov.PermRead, handle: h.invoiceDocument},
+		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/suspend", perm: subprov.PermLineActions, handle: h.lineForm},
+		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/restore", perm: subprov.PermLineActions, handle: h.lineForm},
+		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/reprovision", perm: subprov.PermLineActions, handle: h.lineForm},
+		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/notes", perm: subprov.PermLineActions, handle: h.lineForm},
+		{method: "GET", path: Prefix + "subscriptions/{subscription_id}/cancel", perm: subprov.PermLineActions, handle: h.cancelPage},
+		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/cancel", perm: subprov.PermLineActions, handle: h.cancel},
+		{method: "GET", path: Prefix + "subscriptions/{subscription_id}/plan-change", perm: subprov.PermLineActions, handle: h.planChangePage},
+		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/plan-change", perm: subprov.PermLineActions, handle: h.changePlan},
+		// Providers, their API keys and webhook secrets (providers.go): the capabilities of
+		// /api/v1/providers.
+		{method: "GET", path: Prefix + "providers", perm: subprov.PermRead, nav: "Providers", handle: h.providerList},
+		{method: "GET", path: Prefix + "providers/new", perm: subprov.PermAdminister, handle: h.newProviderPage},
+		{method: "POST", path: Prefix + "providers", perm: subprov.PermAdminister, handle: h.createProvider},
+		{method: "GET", path: Prefix + "providers/{provider_id}", perm: subprov.PermRead, handle: h.providerPage},
+		{method: "POST", path: Prefix + "providers/{provider_id}", perm: subprov.PermAdminister, handle: h.updateProvider},
+		{method: "GET", path: Prefix + "providers/{provider_id}/api-keys", perm: subprov.PermRead, handle: h.apiKeys},
+		{method: "POST", path: Prefix + "providers/{provider_id}/api-keys", perm: subprov.PermAdminister, handle: h.issueAPIKey},
+		{method: "GET", path: Prefix + "providers/{provider_id}/api-keys/{key_id}/revoke", perm: subprov.PermAdminister, handle: h.revokeAPIKeyPage},
+		{method: "POST", path: Prefix + "providers/{provider_id}/api-keys/{key_id}/revoke", perm: subprov.PermAdminister, handle: h.revokeAPIKey},
+		{method: "GET", path: Prefix + "providers/{provider_id}/webhook-secret", perm: subprov.PermAdminister, handle: h.webhookSecretPage},
+		{method: "POST", path: Prefix + "providers/{provider_id}/webhook-secret", perm: subprov.PermAdminister, handle: h.rotateWebhookSecret},
+		// Operators (operators.go): the capabilities of /api/v1/operators.
+		{method: "GET", path: Prefix + "operators", perm: subprov.PermAdminister, nav: "Operators", handle: h.operatorList},
+		{method: "GET", path: Prefix + "operators/new", perm: subprov.PermAdminister, handle: h.newOperatorPage},
+		{method: "POST", path: Prefix + "operators", perm: subprov.PermAdminister, handle: h.createOperator},
+		{method: "GET", path: Prefix + "operators/{operator_id}", perm: subprov.PermAdminister, handle: h.operatorPage},
+		{method: "POST", path: Prefix + "operators/{operator_id}/role", perm: subprov.PermAdminister, handle: h.changeOperatorRole},
+		{method: "POST", path: Prefix + "operators/{operator_id}/status", perm: subprov.PermAdminister, handle: h.changeOperatorStatus},
+		{method: "POST", path: Prefix + "operators/{operator_id}/second-factor/reset", perm: subprov.PermAdminister, handle: h.resetOperatorSecondFactor},
+		// The audit log (audit.go): GET /api/v1/audit's capability.
+		{method: "GET", path: Prefix + "audit", perm: subprov.PermRead, nav: "Audit log", handle: h.auditLog},
 		// Billing, webhook events, tickets and privacy requests.
 		{method: "GET", path: Prefix + "invoices", perm: subprov.PermRead, nav: "Invoices", handle: h.invoices},
 		{method: "GET", path: Prefix + "invoices/{invoice_id}", perm: subprov.PermRead, handle: h.invoice},

@@ -179,6 +179,13 @@ var authzRoutes = map[string]authzRow{
 	"GET /api/v1/privacy-requests":                       {"operator"},
 	"POST /api/v1/privacy-requests/{request_id}/approve": {"operator"},
 	"POST /api/v1/privacy-requests/{request_id}/reject":  {"operator"},
+	// The holder's payments (pay now, AutoPay, paper billing) and the pay link's page.
+	"POST /partner/subscriber/me/invoices/{invoice_id}/pay": {"holder"},
+	"GET /partner/subscriber/me/autopay":                    {"holder"},
+	"PATCH /partner/subscriber/me/autopay":                  {"holder"},
+	"POST /partner/subscriber/me/paper-billing":             {"holder"},
+	"GET /portal/pay":                                       {"none"},
+	"POST /portal/pay":                                      {"none"},
 
 	// Operators and the second factor.
 	"GET /api/v1/operators":                           {"operator"},

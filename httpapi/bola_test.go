@@ -45,6 +45,7 @@ var bolaProbed = []string{
 	"POST /partner/subscriber/me/subscriptions/{subscription_id}/reactivation",
 	"GET /api/v1/credit-notes/{credit_note_id}/pdf",
 	"GET /api/v1/invoices/{invoice_id}/pdf",
+	"POST /partner/subscriber/me/invoices/{invoice_id}/pay",
 	"GET /partner/agent/customers/{customerId}",
 	"GET /partner/agent/customers/{customerId}/billing-summary",
 	"GET /partner/agent/customers/{customerId}/payments",
@@ -140,6 +141,8 @@ func TestProviderIsolation(t *testing.T) {
 				missing: "/api/v1/credit-notes/" + missing + "/pdf", owner: marie, other: liam},
 			"GET /api/v1/invoices/{invoice_id}/pdf": {own: "/api/v1/invoices/" + invoice + "/pdf",
 				missing: "/api/v1/invoices/" + missing + "/pdf", owner: marie, other: liam},
+			"POST /partner/subscriber/me/invoices/{invoice_id}/pay": {own: "/partner/subscriber/me/invoices/" + invoice + "/pay",
+				missing: "/partner/subscriber/me/invoices/" + missing + "/pay", owner: marie, other: liam},
 			"POST /partner/agent/customers/{customerId}/invoices/{invoiceId}/resend": {own: "/partner/agent/customers/" + liamID + "/invoices/" + invoice + "/resend",
 				missing: "/partner/agent/customers/" + liamID + "/invoices/" + missing + "/resend", owner: nil, other: mapleAgent},
 		}

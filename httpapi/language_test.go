@@ -53,3 +53,49 @@ func TestFrenchSubscriberReadsFrench(t *testing.T) {
 		}
 	})
 }
+
+// TestPersonLanguageWins: at an English provider, a subscriber who chose French gets French
+// mail (the password reset, in the dev outbox), her invoice PDF in French through the portal
+// route, and the provider's other subscribers stay English.
+func TestPersonLanguageWins(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		marie := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
+		if res := s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/preferences", Headers: marie,
+			Body: map[string]any{"language": "fr"}}); res.Status != 200 {
+			t.Fatalf("choose French: %d %s", res.Status, res.Raw)
+		}
+		for _, to := range []string{fixture.DemoSubscriberEmail, "priya.patel@example.ca"} {
+			s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/password-reset", Body: map[string]string{"email": to}})
+		}
+		awaitPasswordResets(t, s)
+		for _, tt := range []struct{ to, subject string }{
+			{fixture.DemoSubscriberEmail, "Réinitialisez votre mot de passe"},
+			{"priya.patel@example.ca", "Reset your password"},
+		} {
+			msgs, _ := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/dev/outbox?to=" + tt.to, Headers: s.Operator()}).JSON["messages"].([]any)
+			if len(msgs) == 0 || msgs[0].(map[string]any)["subject"] != tt.subject {
+				t.Errorf("mail to %s: %v, want subject %q", tt.to, msgs, tt.subject)
+			}
+		}
+		invs, _ := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriber/me/invoices", Headers: marie}).JSON["invoices"].([]any)
+		if len(invs) == 0 {
+			t.Fatal("Marie has no invoice")
+		}
+		pdf := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/invoices/" + invs[0].(map[string]any)["id"].(string) + "/pdf", Headers: marie})
+		// The document's title is kept uncompressed, in UTF-16: "Facture …" in French.
+		if pdf.Status != 200 || !strings.Contains(string(pdf.Raw), utf16("Facture ")) {
+			t.Fatalf("invoice PDF is not French: %d", pdf.Status)
+		}
+	})
+}
+
+// utf16 is s as a PDF writes a Unicode string: UTF-16 big-endian.
+func utf16(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteByte(byte(r >> 8))
+		b.WriteByte(byte(r))
+	}
+	return b.String()
+}

@@ -163,6 +163,12 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "GET", path: "/api/v1/credit-notes/{credit_note_id}/pdf", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.CreditNotePDF},
 		{method: "GET", path: "/api/v1/invoices/{invoice_id}/pdf", auth: credSubscriber, surface: surfaceSubscriber, handle: s.portal.InvoicePDF},
 		{method: "PATCH", path: "/partner/subscriber/me/billing-day", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.BillingDay},
+		{method: "POST", path: "/partner/subscriber/me/invoices/{invoice_id}/pay", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.PayInvoice},
+		{method: "GET", path: "/partner/subscriber/me/autopay", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.AutoPay},
+		{method: "PATCH", path: "/partner/subscriber/me/autopay", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.SetAutoPay},
+		{method: "POST", path: "/partner/subscriber/me/paper-billing", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.PaperBilling},
+		{method: "GET", path: "/portal/pay", surface: surfacePage, handle: s.pages.InvoicePayPage},
+		{method: "POST", path: "/portal/pay", surface: surfacePage, limit: ratelimit.PerMinute(60), failures: failedLinkLimit, handle: s.pages.InvoicePay},
 		{method: "PATCH", path: "/partner/subscriber/me/invoice-contact", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.InvoiceContact},
 		{method: "POST", path: "/partner/subscriber/me/invoice-contact/use-holder", auth: credHolder, surface: surfaceSubscriber, handle: s.portal.UseHolder},
 

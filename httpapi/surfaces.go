@@ -29,7 +29,7 @@ func newSurfaces(d Deps) surfaces {
 			Privacy: d.Ops.Privacy, Preferences: d.Preferences},
 		agent:    &agent.Handler{Agent: d.Agent},
 		checkout: &checkout.Handler{Auth: d.Auth, Checkout: d.Checkout},
-		pages:    &pages.Handler{Auth: d.Auth, Checkout: d.Checkout, Install: d.Install, Privacy: d.Ops.Privacy},
+		pages:    &pages.Handler{Auth: d.Auth, Checkout: d.Checkout, Install: d.Install, Privacy: d.Ops.Privacy, Billing: d.Billing},
 		dev: &dev.Handler{Store: d.Store, Clock: d.DevClock, Faults: d.Faults,
 			OnClockChange: d.OnClockChange, OnFaultsChange: d.OnFaultsChange},
 		ops: &d.Ops,

@@ -273,7 +273,7 @@ func (s *Service) mailConfirmation(ctx context.Context, tx *store.Tx, t *linkTar
 	}
 	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("booking.confirmed.body", SlotText(slot, t.p.Location()), where),
 		locale.Msg("booking.confirmed.home"), locale.Verbatim(t.p.Name)}
-	return s.Mail.QueueLocalized(ctx, tx, t.p.ID, email, locale.Mail{Subject: locale.Msg("booking.confirmed.subject"), Body: body})
+	return s.Mail.QueueLocalized(ctx, tx, t.p.ID, email, locale.Mail{Subject: locale.Msg("booking.confirmed.subject"), Body: body, Account: t.sub.SubscriberID})
 }
 
 // FormatSlot writes a slot the way a person reads it: "Tuesday 2 March 2027, 08:00–12:00".

@@ -209,7 +209,7 @@ func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, p *subprov.P
 	link := s.PublicURL + BookingPath + "?token=" + raw
 	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("booking.invite.body", where), locale.Verbatim(link),
 		locale.Msg("booking.invite.once"), locale.Verbatim(p.Name)}
-	return s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("booking.invite.subject"), Body: body, Links: []string{link}})
+	return s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("booking.invite.subject"), Body: body, Links: []string{link}, Account: sub.SubscriberID})
 }
 
 // addressOf is the line's service address on one line: street, suite, city.

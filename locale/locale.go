@@ -144,4 +144,7 @@ type Mail struct {
 	Subject Localized
 	Body    Localized
 	Links   []string
+	// Account is the subscriber id the mail is about, when the sender knows it: a recipient who
+	// is none of the provider's logins is written in the account holder's language.
+	Account string
 }

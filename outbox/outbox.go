@@ -28,9 +28,10 @@ type Outbox struct {
 	Log       *slog.Logger
 
 	// PersonLanguage is the language the person with this e-mail address chose at the
-	// provider ("" for none), read inside the queueing transaction. Nil while people have no
-	// language preference of their own: the provider's default_language decides alone.
-	PersonLanguage func(ctx context.Context, tx *store.Tx, providerID, email string) (string, error)
+	// provider ("" for none), read inside the queueing transaction; subscriberID is the account
+	// the mail is about ("" when unknown), whose holder answers for an address that is no
+	// login. Nil: the provider's default_language decides alone.
+	PersonLanguage func(ctx context.Context, tx *store.Tx, providerID, subscriberID, email string) (string, error)
 }
 
 // Queue records m in the outbox and enqueues its delivery, both inside tx.
@@ -99,13 +100,14 @@ func (o *Outbox) QueueText(ctx context.Context, tx *store.Tx, to, subject, body 
 	return err
 }
 
-// LanguageOf is the language to write to the person with e-mail address to at providerID:
-// their own choice, else the provider's default_language (locale.Choose).
-func (o *Outbox) LanguageOf(ctx context.Context, tx *store.Tx, providerID, to string) (locale.Lang, error) {
+// LanguageOf is the language to write to the person with e-mail address to at providerID
+// about subscriber subscriberID's account ("" when unknown): their own choice, else the
+// provider's default_language (locale.Choose).
+func (o *Outbox) LanguageOf(ctx context.Context, tx *store.Tx, providerID, subscriberID, to string) (locale.Lang, error) {
 	person := ""
 	if o.PersonLanguage != nil {
 		var err error
-		if person, err = o.PersonLanguage(ctx, tx, providerID, to); err != nil {
+		if person, err = o.PersonLanguage(ctx, tx, providerID, subscriberID, to); err != nil {
 			return "", fmt.Errorf("language of %s: %w", providerID, err)
 		}
 	}
@@ -119,7 +121,7 @@ func (o *Outbox) LanguageOf(ctx context.Context, tx *store.Tx, providerID, to st
 // QueueLocalized queues m to a subscriber of providerID inside tx, its subject and body written
 // now in the recipient's language.
 func (o *Outbox) QueueLocalized(ctx context.Context, tx *store.Tx, providerID, to string, m locale.Mail) error {
-	l, err := o.LanguageOf(ctx, tx, providerID, to)
+	l, err := o.LanguageOf(ctx, tx, providerID, m.Account, to)
 	if err != nil {
 		return err
 	}

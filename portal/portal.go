@@ -18,6 +18,7 @@ import (
 	"github.com/subprov/subprov/preferences"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/tickets"
 )
 
 // Mailer queues a message inside the caller's transaction.
@@ -39,7 +40,9 @@ type Service struct {
 	// Provisioning and Billing run the line and money steps of orders and reactivation.
 	Provisioning *provisioning.Service
 	Billing      *billing.Service
-	Log          *slog.Logger
+	// Desk opens the tickets the holder's requests raise (paper billing); nil for none.
+	Desk tickets.Desk
+	Log  *slog.Logger
 }
 
 // ContactPatch changes only the fields it carries; an empty string clears a field.
@@ -146,6 +149,7 @@ func (s *Service) tellBillingAddressChange(ctx context.Context, tx *store.Tx, p 
 		if !send {
 			continue
 		}
+		m.mail.Account = subscriberID
 		if err := s.Mail.QueueLocalized(ctx, tx, p.ID, m.to, m.mail); err != nil {
 			return err
 		}

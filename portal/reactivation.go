@@ -356,5 +356,6 @@ func (s *Service) mailHolder(ctx context.Context, tx *store.Tx, p *subprov.Provi
 	if send, err := preferences.Sends(ctx, tx, subscriberID, holder.Email, preferences.MailServiceNotice); err != nil || !send {
 		return err
 	}
+	m.Account = subscriberID
 	return s.Mail.QueueLocalized(ctx, tx, p.ID, holder.Email, m)
 }

@@ -51,9 +51,27 @@ func Language(p Preferences, provider *subprov.Provider) string {
 	return ProviderLanguage(provider)
 }
 
-// ProviderLanguage is the language a provider's subscribers get until they choose one. The
-// provider default comes from the provider; a provider that names none is served in English.
-func ProviderLanguage(*subprov.Provider) string { return DefaultLanguage }
+// ProviderLanguage is the language a provider's subscribers get until they choose one: the
+// provider's default_language; a provider that names none is served in English.
+func ProviderLanguage(p *subprov.Provider) string {
+	if p != nil && slices.Contains(Languages, p.DefaultLanguage) {
+		return p.DefaultLanguage
+	}
+	return DefaultLanguage
+}
+
+// PersonLanguage is the language chosen by the person a mail to address to at providerID goes
+// to, "" when they chose none (the provider's default then applies), read inside tx. The
+// person is the provider's login with that address; an address that is no login (a separate
+// billing contact) follows the account holder's choice when the mail is about subscriber
+// subscriberID's account ("" when the sender knows no account).
+func PersonLanguage(ctx context.Context, tx *store.Tx, providerID, subscriberID, to string) (string, error) {
+	lang, login, err := tx.PersonLanguage(ctx, providerID, subprov.NormalizeEmail(to))
+	if err != nil || login || subscriberID == "" {
+		return lang, err
+	}
+	return tx.HolderLanguage(ctx, providerID, subscriberID)
+}
 
 // MailKind is what a mail is for, which decides whether a person's choices may hold it back.
 type MailKind string

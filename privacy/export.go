@@ -15,15 +15,9 @@ import (
 // ExportLifetime is how long the link to a personal-data export works.
 const ExportLifetime = 72 * time.Hour
 
-// TokenExport is the mailed link to a person's export (its wording is the mail's).
+// TokenExport is the mailed link to a person's export.
 var TokenExport = auth.TokenKind{Name: "privacy_export", Lifetime: ExportLifetime, Path: "/portal/privacy/export",
-	Subject: exportMailSubject, Intro: exportMailIntro}
-
-// The export mail's texts, kept together.
-const (
-	exportMailSubject = "Your personal data"
-	exportMailIntro   = "You asked for a copy of the personal data held about you. Download it here (the link works once, for 72 hours):"
-)
+	Subject: "token.privacy_export.subject", Intro: "token.privacy_export.intro"}
 
 // RequestExport mails the signed-in person a single-use link to a file of everything held
 // about them. The link's token is stored hashed, as every mailed link's.

@@ -105,7 +105,8 @@ func (s *Store) InvoiceLines(ctx context.Context, invoiceID string) ([]subprov.I
 }
 
 // RecordCharge stores an attempt once per idempotency key; the invoice becomes paid when it
-// succeeded, else its next attempt is scheduled (nil: no more attempts).
+// succeeded, else its next attempt is scheduled (nil: no more attempts), except after a
+// declined pay-now, which leaves the schedule as it was.
 func (tx *Tx) RecordCharge(ctx context.Context, c subprov.ChargeAttempt, next *time.Time, now time.Time) (bool, error) {
 	var id string
 	err := tx.QueryRow(ctx, `INSERT INTO charges (id, provider_id, invoice_id, idempotency_key, amount_minor, status, processor_ref, failure_code, created_at)
@@ -117,13 +118,21 @@ func (tx *Tx) RecordCharge(ctx context.Context, c subprov.ChargeAttempt, next *t
 	if err != nil {
 		return false, fmt.Errorf("record charge: %w", err)
 	}
-	if c.Status == "succeeded" {
+	payNow := 0
+	if c.PayNow {
+		payNow = 1
+	}
+	switch {
+	case c.Status == "succeeded":
 		_, err = tx.Exec(ctx, `UPDATE invoices SET status = 'paid', paid_at = ?, payment_intent = ?, next_charge_at = NULL, charge_queued_at = NULL,
-			charge_attempts = charge_attempts + 1 WHERE id = ?`, now.UTC(), c.ProcessorRef, c.InvoiceID)
+			charge_attempts = charge_attempts + 1, pay_now_attempts = pay_now_attempts + ? WHERE id = ?`, now.UTC(), c.ProcessorRef, payNow, c.InvoiceID)
 		if err == nil {
 			_, err = tx.Exec(ctx, `UPDATE ledger_documents SET state = 'paid' WHERE invoice_id = ?`, c.InvoiceID)
 		}
-	} else {
+	case c.PayNow: // the holder's declined payment: AutoPay's schedule stays as it was
+		_, err = tx.Exec(ctx, `UPDATE invoices SET charge_attempts = charge_attempts + 1, pay_now_attempts = pay_now_attempts + 1,
+			charge_queued_at = NULL WHERE id = ?`, c.InvoiceID)
+	default:
 		_, err = tx.Exec(ctx, `UPDATE invoices SET charge_attempts = charge_attempts + 1, next_charge_at = ?, charge_queued_at = NULL WHERE id = ?`,
 			nullTime(next), c.InvoiceID)
 	}
@@ -172,12 +181,13 @@ func (tx *Tx) DeductFromInvoice(ctx context.Context, invoiceID string, line subp
 // LockInvoice reads an invoice for update with its attempt count.
 func (tx *Tx) LockInvoice(ctx context.Context, id string) (*subprov.InvoiceChargeState, error) {
 	var st subprov.InvoiceChargeState
-	row := tx.QueryRow(ctx, `SELECT `+invoiceColumns+`, charge_attempts FROM invoices WHERE id = ?`+tx.d.ForUpdate(), id)
+	row := tx.QueryRow(ctx, `SELECT `+invoiceColumns+`, charge_attempts, pay_now_attempts, charge_queued_at IS NOT NULL
+		FROM invoices WHERE id = ?`+tx.d.ForUpdate(), id)
 	var inv subprov.Invoice
 	var net, tax, total int64
 	var paid sql.NullTime
 	if err := row.Scan(&inv.ID, &inv.ProviderID, &inv.SubscriberID, &inv.SubscriptionID, &inv.Number, &inv.CustomerNumber, &inv.InvoiceDate,
-		&inv.Period, &inv.Kind, &inv.Status, &net, &tax, &total, &inv.Currency, &paid, &inv.PaymentIntent, &inv.CreatedAt, &st.Attempts); err != nil {
+		&inv.Period, &inv.Kind, &inv.Status, &net, &tax, &total, &inv.Currency, &paid, &inv.PaymentIntent, &inv.CreatedAt, &st.Attempts, &st.PayNow, &st.Claimed); err != nil {
 		return nil, fmt.Errorf("lock invoice %s: %w", id, err)
 	}
 	inv.Net, inv.Tax, inv.Total, inv.PaidAt = subprov.Money(net), subprov.Money(tax), subprov.Money(total), timePtr(paid)

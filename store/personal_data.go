@@ -72,14 +72,7 @@ func (tx *Tx) ExportRecords(ctx context.Context, section ExportSection, args ...
 		}
 		r := Record{}
 		for i, c := range cols {
-			switch v := vals[i].(type) {
-			case []byte:
-				r[c] = string(v)
-			case time.Time:
-				r[c] = v.UTC().Format(time.RFC3339)
-			default:
-				r[c] = v
-			}
+			r[c] = exportValue(c, vals[i])
 		}
 		out = append(out, r)
 	}
@@ -87,4 +80,26 @@ func (tx *Tx) ExportRecords(ctx context.Context, section ExportSection, args ...
 		return nil, fmt.Errorf("export %s: %w", section, err)
 	}
 	return out, nil
+}
+
+// exportBooleans are the export queries' boolean columns, by the name they are read as.
+// SQLite stores a boolean as 0 or 1 and its driver reports no column type to tell them from
+// numbers, so the export names them.
+var exportBooleans = map[string]bool{"second_factor_on": true, "notify_billing": true, "notify_service": true}
+
+// exportValue is one column's value as the export writes it, the same on both engines: a
+// boolean as true or false, a timestamp as RFC 3339 in UTC, text as a string, a number as a
+// number, NULL as null.
+func exportValue(column string, v any) any {
+	switch x := v.(type) {
+	case int64:
+		if exportBooleans[column] {
+			return x != 0
+		}
+	case []byte:
+		return string(x)
+	case time.Time:
+		return x.UTC().Format(time.RFC3339)
+	}
+	return v
 }

@@ -88,3 +88,33 @@ func (tx *Tx) AccountPreferences(ctx context.Context, subscriberID string) ([]Lo
 	}, `SELECT a.email, a.authorized_user_id IS NULL, p.account_id IS NOT NULL, p.language, p.notify_billing, p.notify_service
 		FROM accounts a LEFT JOIN account_preferences p ON p.account_id = a.id WHERE a.subscriber_id = ?`, subscriberID)
 }
+
+// PersonLanguage is the language the login with e-mail address email at providerID chose
+// ("" for none) and whether the address is one of that provider's logins at all.
+func (tx *Tx) PersonLanguage(ctx context.Context, providerID, email string) (lang string, login bool, err error) {
+	var l sql.NullString
+	err = tx.QueryRow(ctx, `SELECT p.language FROM accounts a LEFT JOIN account_preferences p ON p.account_id = a.id
+		WHERE a.email = ? AND a.provider_id = ?`, email, providerID).Scan(&l)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("language of a login of %s: %w", providerID, err)
+	}
+	return l.String, true, nil
+}
+
+// HolderLanguage is the language the holder of subscriber subscriberID at providerID chose, ""
+// for none (or no such holder login).
+func (tx *Tx) HolderLanguage(ctx context.Context, providerID, subscriberID string) (string, error) {
+	var l sql.NullString
+	err := tx.QueryRow(ctx, `SELECT p.language FROM accounts a JOIN account_preferences p ON p.account_id = a.id
+		WHERE a.subscriber_id = ? AND a.provider_id = ? AND a.authorized_user_id IS NULL`, subscriberID, providerID).Scan(&l)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("language of the holder of %s: %w", subscriberID, err)
+	}
+	return l.String, nil
+}

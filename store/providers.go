@@ -14,13 +14,14 @@ import (
 	"github.com/subprov/subprov/store/internal/engine"
 )
 
-// providerFields are the columns a provider is written with; providerColumns those it is read
-// with (its version is the database's to move).
+// providerFields are the columns a provider is written with in one statement; providerColumns
+// those it is read with (its default language is written apart, and its version is the
+// database's to move).
 const providerFields = `id, name, time_zone, currency, tax_rate_bp, sandbox, webhook_secret, webhook_url,
 	checkout_url, service_provider_document_id, sms_configured, booking_window_days, support_group, brand_color,
-	payment_processor, processor_account_id, default_language, created_at`
+	payment_processor, processor_account_id, created_at`
 
-const providerColumns = providerFields + `, version`
+const providerColumns = providerFields + `, default_language, version`
 
 // providerColumnsOf is providerColumns qualified by a table alias, for joins.
 func providerColumnsOf(alias string) string {
@@ -38,7 +39,7 @@ func scanProviderAnd(row rowScanner, extra ...any) (*subprov.Provider, error) {
 	var p subprov.Provider
 	err := row.Scan(append([]any{&p.ID, &p.Name, &p.TimeZone, &p.Currency, &p.TaxRateBP, &p.Sandbox, &p.WebhookSecret, &p.WebhookURL,
 		&p.CheckoutURL, &p.ServiceProviderDocumentID, &p.SMSConfigured, &p.BookingWindowDays, &p.SupportGroup, &p.BrandColor,
-		&p.PaymentProcessor, &p.ProcessorAccountID, &p.DefaultLanguage, &p.CreatedAt, &p.Version}, extra...)...)
+		&p.PaymentProcessor, &p.ProcessorAccountID, &p.CreatedAt, &p.DefaultLanguage, &p.Version}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -46,10 +47,12 @@ func scanProviderAnd(row rowScanner, extra ...any) (*subprov.Provider, error) {
 }
 
 // UpsertProvider writes a provider by id; the webhook secret is stored readable (it signs
-// webhooks) and as a lookup hash (it authenticates checkout calls).
+// webhooks) and as a lookup hash (it authenticates checkout calls). A provider that names no
+// default language keeps the one it has (English for a new one): the language is written only
+// when named, so data written for the schema before languages existed still loads.
 func (tx *Tx) UpsertProvider(ctx context.Context, p *subprov.Provider, secretHash, deviceSecretHash string, now time.Time) error {
 	_, err := tx.Exec(ctx, `INSERT INTO providers (`+providerFields+`, webhook_secret_hash, device_secret_hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET name = excluded.name, time_zone = excluded.time_zone, currency = excluded.currency,
 			tax_rate_bp = excluded.tax_rate_bp, sandbox = excluded.sandbox, webhook_secret = excluded.webhook_secret,
 			webhook_url = excluded.webhook_url, checkout_url = excluded.checkout_url,
@@ -57,10 +60,13 @@ func (tx *Tx) UpsertProvider(ctx context.Context, p *subprov.Provider, secretHas
 			booking_window_days = excluded.booking_window_days, support_group = excluded.support_group,
 			brand_color = excluded.brand_color, webhook_secret_hash = excluded.webhook_secret_hash,
 			device_secret_hash = excluded.device_secret_hash, payment_processor = excluded.payment_processor,
-			processor_account_id = excluded.processor_account_id, default_language = excluded.default_language`,
+			processor_account_id = excluded.processor_account_id`,
 		p.ID, p.Name, p.TimeZone, p.Currency, p.TaxRateBP, p.Sandbox, p.WebhookSecret, p.WebhookURL, p.CheckoutURL,
 		p.ServiceProviderDocumentID, p.SMSConfigured, p.BookingWindowDays, p.SupportGroup, p.BrandColor,
-		or(p.PaymentProcessor, "builtin"), p.ProcessorAccountID, or(p.DefaultLanguage, "en"), now.UTC(), secretHash, deviceSecretHash)
+		or(p.PaymentProcessor, "builtin"), p.ProcessorAccountID, now.UTC(), secretHash, deviceSecretHash)
+	if err == nil && p.DefaultLanguage != "" {
+		_, err = tx.Exec(ctx, `UPDATE providers SET default_language = ? WHERE id = ?`, p.DefaultLanguage, p.ID)
+	}
 	if err != nil {
 		return fmt.Errorf("upsert provider %s: %w", p.ID, err)
 	}

@@ -13,6 +13,8 @@ type SubscriberFilter struct {
 	ProviderID string   // "" for every provider
 	Status     string   // "": any; else subscribers with a line in this status
 	IDs        []string // nil: any; else only these (a search's matches; empty matches none)
+	// WorkflowState: "": any; else subscribers with a line in this workflow state.
+	WorkflowState string
 }
 
 // Subscribers lists subscribers by id, page.Limit+1 after the page's position (an id, as
@@ -30,6 +32,10 @@ func (s *Store) Subscribers(ctx context.Context, f SubscriberFilter, page subpro
 	if f.Status != "" {
 		where = append(where, "EXISTS (SELECT 1 FROM subscriptions s WHERE s.subscriber_id = b.id AND s.status = ?)")
 		args = append(args, f.Status)
+	}
+	if f.WorkflowState != "" {
+		where = append(where, "EXISTS (SELECT 1 FROM subscriptions s WHERE s.subscriber_id = b.id AND s.workflow_state = ?)")
+		args = append(args, f.WorkflowState)
 	}
 	if f.IDs != nil {
 		where = append(where, "b.id IN ("+sqltext.Placeholders(len(f.IDs))+")")

@@ -279,10 +279,10 @@ func (tx *Tx) SetSubscriberProcessorCustomer(ctx context.Context, subscriberID, 
 }
 
 // OpenInvoiceIDsOfSubscriber lists a subscriber's unpaid invoices dated on or before datedBy
-// (YYYY-MM-DD).
+// (YYYY-MM-DD), leaving out those of lines with AutoPay off: their holder pays them.
 func (tx *Tx) OpenInvoiceIDsOfSubscriber(ctx context.Context, subscriberID, datedBy string) ([]string, error) {
-	return QueryStrings(ctx, tx, "open invoices", `SELECT id FROM invoices WHERE subscriber_id = ? AND status = 'open' AND invoice_date <= ?`,
-		subscriberID, datedBy)
+	return QueryStrings(ctx, tx, "open invoices", `SELECT i.id FROM invoices i JOIN subscriptions s ON s.id = i.subscription_id
+		WHERE i.subscriber_id = ? AND i.status = 'open' AND i.invoice_date <= ? AND NOT s.autopay_off`, subscriberID, datedBy)
 }
 
 // InvoiceAddress reads the postal address kept on a subscriber's billing contact (the

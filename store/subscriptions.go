@@ -18,7 +18,7 @@ const subscriptionColumns = `s.id, s.provider_id, COALESCE(s.subscriber_id, ''),
 	COALESCE(s.processor_customer_id, ''), COALESCE(s.payment_method_id, ''), COALESCE(s.external_subscription_id, ''), s.anonymous,
 	s.contact_email, s.on_hold, s.appointment_at, s.booking_link_sent, s.source, COALESCE(s.checkout_session_id, ''),
 	COALESCE(s.started_at, ''), s.activated_at, s.canceled_at, s.ended_at, s.cancel_reason, s.status_before_cancel,
-	COALESCE(s.requested_start_date, ''), s.vlan, s.created_at, s.updated_at`
+	COALESCE(s.requested_start_date, ''), s.vlan, s.created_at, s.updated_at, s.autopay_off`
 
 func scanSubscription(row interface{ Scan(...any) error }) (*subprov.Subscription, error) {
 	var r subscriptionRow
@@ -42,7 +42,7 @@ func (r *subscriptionRow) dest() []any {
 		&s.WorkflowState, &r.mode, &s.MACAddress, &r.owner, &s.BillingDay, &s.ProcessorCustomerID, &s.PaymentMethodID,
 		&s.ExternalSubscriptionID, &s.Anonymous, &s.ContactEmail, &s.OnHold, &r.appt, &s.BookingLinkSent, &s.Source,
 		&s.CheckoutSessionID, &s.StartedAt, &r.activated, &r.canceled, &r.ended, &s.CancelReason, &r.before, &s.RequestedStartDate,
-		&s.VLAN, &s.CreatedAt, &s.UpdatedAt}
+		&s.VLAN, &s.CreatedAt, &s.UpdatedAt, &s.AutoPayOff}
 }
 
 func (r *subscriptionRow) value() *subprov.Subscription {

@@ -34,6 +34,9 @@ type Filter struct {
 	Q          string // agent search's query: name, e-mail, phone, customer number, address, id
 	ProviderID string
 	Status     string // subscribers with a line in this status
+	// WorkflowState: subscribers with a line in this workflow state (provisioning_failed:
+	// the lines whose switch did not confirm their port, which the overview counts).
+	WorkflowState string
 }
 
 // Listed is a subscriber with its lines, as the list shows it.
@@ -43,6 +46,10 @@ type Listed struct {
 }
 
 var statuses = []subprov.Status{subprov.StatusPendingInstall, subprov.StatusActive, subprov.StatusSuspended, subprov.StatusCancelled}
+
+// WorkflowStates are the workflow states the list filters by, in the order a form offers them.
+var WorkflowStates = []string{provisioning.WorkflowProvisioning, provisioning.WorkflowProvisioned, provisioning.WorkflowProvisioningFailed,
+	provisioning.WorkflowAwaitingInstall, provisioning.WorkflowInstalled, provisioning.WorkflowCancelled, provisioning.WorkflowDeprovisioned}
 
 // List lists the subscribers in the operator's scope by id, one page at a time. A provider
 // operator asking for another provider's subscribers gets an empty list. With q, only the
@@ -59,6 +66,9 @@ func (s *Service) List(ctx context.Context, op *subprov.Operator, f Filter, page
 	if f.Status != "" && !slices.Contains(statuses, subprov.Status(f.Status)) {
 		problems["status"] = "want PENDING_INSTALL, ACTIVE, SUSPENDED or CANCELLED"
 	}
+	if f.WorkflowState != "" && !slices.Contains(WorkflowStates, f.WorkflowState) {
+		problems["workflow_state"] = "want one of " + strings.Join(WorkflowStates, ", ")
+	}
 	if len(problems) > 0 {
 		return nil, "", subprov.Invalid(problems)
 	}
@@ -69,7 +79,7 @@ func (s *Service) List(ctx context.Context, op *subprov.Operator, f Filter, page
 		}
 		providerID = op.ProviderID
 	}
-	filter := store.SubscriberFilter{ProviderID: providerID, Status: f.Status}
+	filter := store.SubscriberFilter{ProviderID: providerID, Status: f.Status, WorkflowState: f.WorkflowState}
 	if q != "" {
 		ids, err := s.match(ctx, providerID, q)
 		if err != nil {
@@ -138,11 +148,14 @@ type Account struct {
 	Notes           []subprov.CustomerNote
 }
 
-// Line is a line with its place, port and status history.
+// Line is a line with its place, port and status history, and its port's desired setting and
+// how far the switch has caught up with it (nil: the line has no port, or nothing was ever
+// decided for it).
 type Line struct {
 	*subprov.Subscription
 	subprov.LineSummary
 	History []subprov.StatusChange
+	Port    *subprov.PortConvergence
 }
 
 // Get reads a subscriber in the operator's scope with its contacts, authorized users, lines,
@@ -215,6 +228,9 @@ func (s *Service) lines(ctx context.Context, subs []*subprov.Subscription, subsc
 		if len(l.History) == 0 { // a line loaded in bulk: its status since it was created
 			l.History = []subprov.StatusChange{{Status: sub.Status, At: sub.CreatedAt}}
 		}
+		if l.Port, err = s.portState(ctx, sub.PortID); err != nil {
+			return nil, err
+		}
 		out = append(out, l)
 	}
 	return out, nil
@@ -241,7 +257,22 @@ func (s *Service) line(ctx context.Context, scope subprov.Scope, subscriptionID 
 	if len(l.History) == 0 {
 		l.History = []subprov.StatusChange{{Status: sub.Status, At: sub.CreatedAt}}
 	}
+	if l.Port, err = s.portState(ctx, sub.PortID); err != nil {
+		return nil, err
+	}
 	return l, nil
+}
+
+// portState is a port's desired setting and convergence, nil for no port or none decided.
+func (s *Service) portState(ctx context.Context, portID string) (*subprov.PortConvergence, error) {
+	if portID == "" {
+		return nil, nil
+	}
+	c, err := s.Store.PortConvergence(ctx, portID)
+	if errors.Is(err, subprov.ErrNotFound) {
+		return nil, nil
+	}
+	return c, err
 }
 
 // notFound maps a line missing in the store to the surface's not found.

@@ -2,6 +2,7 @@ package subscribers_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 const (
 	lineMarie  = "c1000000-0000-4000-8000-000000000001" // ACTIVE at King 1204 (a port), platform-billed, Fibre 500
 	lineJean   = "c1000000-0000-4000-8000-000000000003" // PENDING_INSTALL, no port
+	lineLiam   = "c2000000-0000-4000-8000-000000000001" // Maple, ACTIVE (a port)
 	planFibre1 = "pv100000-0000-4000-8000-000000001000"
 )
 
@@ -35,6 +37,7 @@ func TestSubscribers(t *testing.T) {
 		servicetest.Rule{Name: "plan change counts the provider's day", Test: testPlanChangeDay},
 		servicetest.Rule{Name: "reprovision and notes", Test: testReprovisionAndNotes},
 		servicetest.Rule{Name: "a privacy deletion erases the reasons people gave", Test: testErasedReasons},
+		servicetest.Rule{Name: "the list by workflow state; a line's port state", Test: testWorkflowAndPort},
 	)
 }
 
@@ -285,5 +288,75 @@ func testErasedReasons(t *testing.T, e *servicetest.Env) {
 	}
 	if n := count(t, e, `SELECT COUNT(*) FROM subscription_status_history WHERE subscription_id = ? AND reason = ''`, lineMarie); n == 0 {
 		t.Error("the service's own entries were erased too")
+	}
+}
+
+// testWorkflowAndPort: the list's workflow filter finds the subscribers with a line in that
+// state (the overview's failed provisioning) and refuses an unknown state; the account shows
+// a line's port state once one is decided for it, and none before.
+func testWorkflowAndPort(t *testing.T, e *servicetest.Env) {
+	ctx := context.Background()
+	s := service(e)
+	viewer := operator(subprov.RoleViewer, "")
+	setWorkflow := func(state string) {
+		err := e.Store.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.Exec(ctx, `UPDATE subscriptions SET workflow_state = ? WHERE id = ?`, state, lineLiam)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	setWorkflow(provisioning.WorkflowProvisioningFailed)
+	for _, c := range []struct {
+		f    subscribers.Filter
+		want []string
+		code string
+	}{
+		{subscribers.Filter{WorkflowState: "provisioning_failed"}, []string{servicetest.SubscriberLiam}, ""},
+		{subscribers.Filter{WorkflowState: "provisioning_failed", ProviderID: servicetest.Northwind}, nil, ""},
+		{subscribers.Filter{WorkflowState: "provisioning_failed", Status: "SUSPENDED"}, nil, ""},
+		{subscribers.Filter{WorkflowState: "lost"}, nil, "invalid/validation_error"},
+	} {
+		rows, _, err := s.List(ctx, viewer, c.f, subprov.Page{Limit: 50})
+		if got := servicetest.Code(err); got != c.code {
+			t.Errorf("%+v: %q, want %q", c.f, got, c.code)
+		}
+		var ids []string
+		for _, r := range rows {
+			ids = append(ids, r.ID)
+		}
+		if strings.Join(ids, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%+v: %v, want %v", c.f, ids, c.want)
+		}
+	}
+
+	setWorkflow(provisioning.WorkflowProvisioned) // a failed line's port goes to the captive portal
+	portOf := func() *subprov.PortConvergence {
+		a, err := s.Get(ctx, viewer, servicetest.SubscriberLiam)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range a.Lines {
+			if l.Subscription.ID == lineLiam {
+				return l.Port
+			}
+		}
+		t.Fatal("no line")
+		return nil
+	}
+	if p := portOf(); p != nil {
+		t.Errorf("a port state before any was decided: %+v", p)
+	}
+	support := operator(subprov.RoleSupport, servicetest.Maple)
+	l, err := s.Suspend(ctx, support, lineLiam, "Away")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Port == nil || l.Port.Want.Mode != "suspended" || l.Port.Version < 1 {
+		t.Errorf("the suspended line's port: %+v", l.Port)
+	}
+	if p := portOf(); p == nil || p.Want.Mode != "suspended" {
+		t.Errorf("the account's port state: %+v", p)
 	}
 }

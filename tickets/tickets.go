@@ -30,6 +30,10 @@ const (
 	KindSupport  = "support"  // opened for a customer by the support agent
 )
 
+// GroupBilling is the group of a provider's billing staff: requests about how the account is
+// billed (paper invoices) go to it rather than to the support group.
+const GroupBilling = "Billing"
+
 // Open numbers the ticket per provider (T-000123), routes it to the provider's support group
 // when none is set, and stores it.
 func (b *Builtin) Open(ctx context.Context, tx *store.Tx, t *subprov.Ticket) error {

@@ -53,6 +53,10 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 		a.Close()
 		return fmt.Errorf("load demo fixture: %w", err)
 	}
+	if err := fixture.LoadDemoPreferences(ctx, a.Store, a.Clock.Now()); err != nil {
+		a.Close()
+		return err
+	}
 	log.Info("demo data loaded", "summary", sum.String(), "gogc", gogc)
 	fmt.Fprint(stdout, demoBanner(base, cfg.DatabaseURL))
 	return a.Serve(ctx, ln)
@@ -148,6 +152,10 @@ func demoBanner(base, databaseURL string) string {
 	w(`  curl -s -X POST "$B/api/v1/dev/clock" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"advance_seconds": 3600}'`)
 	w(`  curl -s -X POST "$B/api/v1/dev/faults" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"smtp": "up", "switch": "ok"}'`)
 	w(`  curl -s "$B/api/v1/dev/outbox?to=%s" -H "Authorization: Bearer $OP"`, fixture.DemoSubscriberEmail)
+	w("  # Marie prefers French: her mail, invoice PDFs and pages are in French (her provider's default stays English)")
+	w(`  curl -s "$B/partner/subscriber/me/preferences" -H "Authorization: Bearer $SUB"`)
+	w(`  curl -s "$B/api/v1/invoices/$(curl -s "$B/partner/subscriber/me/invoices" -H "Authorization: Bearer $SUB" | sed -E 's/.*"id":"([^"]+)".*/\1/')/pdf" -H "Authorization: Bearer $SUB" -o facture.pdf   # FACTURE, 1 234,56 $`)
+	w(`  curl -s "$B/api/v1/dev/outbox?to=%s" -H "Authorization: Bearer $OP"   # after the password reset above: "Réinitialisez votre mot de passe"`, fixture.DemoSubscriberEmail)
 	w(`  curl -s "$B/api/v1/overview" -H "Authorization: Bearer $OP"  # what needs attention, as the console's home page shows it`)
 	w("  # Cancellation (dashboard JWT): quote, cancel, read back; the port is reset at ended_at")
 	w(`  curl -s "$B/api/v1/subscription/c2000000-0000-4000-8000-000000000001/cancel/preview?end_date=2030-01-31" -H "Authorization: Bearer $OP"`)

@@ -19,7 +19,7 @@ func (h *Handler) SubscriberList(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	rows, next, err := h.Subscribers.List(r.Context(), api.CallerOf(r).Operator,
-		subscribers.Filter{Q: q.Get("q"), ProviderID: q.Get("provider_id"), Status: q.Get("status")}, page)
+		subscribers.Filter{Q: q.Get("q"), ProviderID: q.Get("provider_id"), Status: q.Get("status"), WorkflowState: q.Get("workflow_state")}, page)
 	if err != nil {
 		return err
 	}

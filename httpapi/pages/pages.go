@@ -1,10 +1,11 @@
 // Package pages serves the server-rendered pages a person opens from a link: setting a
-// password, booking an installation, paying on the sandbox payment page. Errors render as
+// password, booking an installation, paying on the sandbox payment page, paying an invoice from its pay link. Errors render as
 // pages, never JSON.
 package pages
 
 import (
 	"github.com/subprov/subprov/auth"
+	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/checkout"
 	"github.com/subprov/subprov/install"
 	"github.com/subprov/subprov/privacy"
@@ -16,4 +17,5 @@ type Handler struct {
 	Checkout *checkout.Service
 	Install  *install.Service
 	Privacy  *privacy.Service
+	Billing  *billing.Service
 }

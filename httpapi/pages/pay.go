@@ -27,37 +27,72 @@ type payGroup struct {
 }
 
 type payPage struct {
-	SessionID string
-	Plan      *subprov.PlanVersion
-	Provider  *subprov.Provider
-	Address   string
-	Due       subprov.Money
-	Error     string
-	Groups    []payGroup
-	Cards     []checkout.TestCard
+	SessionID           string
+	Plan                *subprov.PlanVersion
+	Provider            *subprov.Provider
+	Address             string
+	Monthly, Setup, Due string // written in the page's language
+	Error               string
+	Groups              []payGroup
+	Cards               []checkout.TestCard
 }
 
-func payPageOf(v *checkout.View, form checkout.Payment, fields map[string]string, msg string) payPage {
+// payLanguage is the sandbox pages' language: the browser's, else the provider's default.
+func payLanguage(r *http.Request, p *subprov.Provider) locale.Lang {
+	return locale.Choose("", r.Header.Get("Accept-Language"), p.DefaultLanguage)
+}
+
+// payProblems are the catalogue keys of the checkout's field problems, by their English text.
+var payProblems = func() map[string]string {
+	m := map[string]string{}
+	for _, msg := range locale.Messages {
+		if strings.HasPrefix(msg.Key, "page.pay.problem.") {
+			m[msg.EN] = msg.Key
+		}
+	}
+	return m
+}()
+
+// payProblem is a field problem of the checkout in l; one the catalogue lacks stays as written.
+func payProblem(l locale.Lang, problem string) string {
+	if key, ok := payProblems[problem]; ok {
+		return l.T(key)
+	}
+	return problem
+}
+
+func payPageOf(l locale.Lang, v *checkout.View, form checkout.Payment, fields map[string]string, msg string) payPage {
 	b := *v.Building // the one-line address every surface shows, with the suite after the street
 	if v.Unit != nil {
 		b.Street += ", unit " + v.Unit.UnitNumber
 	}
 	f := func(name, label, typ, auto, value, hint string) payField {
-		return payField{Name: name, Label: label, Type: typ, Autocomplete: auto, Value: value, Hint: hint, Error: fields[name]}
+		problem := ""
+		if p, ok := fields[name]; ok {
+			problem = payProblem(l, p)
+		}
+		return payField{Name: name, Label: l.T(label), Type: typ, Autocomplete: auto, Value: value, Hint: hint, Error: problem}
 	}
-	return payPage{SessionID: v.Session.ID, Plan: v.Plan, Provider: v.Provider, Address: serviceability.Display(&b), Due: checkout.Due(v.Plan), Error: msg,
-		Cards: checkout.TestCards,
+	cards := make([]checkout.TestCard, len(checkout.TestCards))
+	for i, c := range checkout.TestCards {
+		c.Label = l.T("page.pay.card." + c.Outcome)
+		cards[i] = c
+	}
+	cur := v.Provider.Currency
+	return payPage{SessionID: v.Session.ID, Plan: v.Plan, Provider: v.Provider, Address: serviceability.Display(&b),
+		Monthly: l.Money(v.Plan.MonthlyPrice, cur), Setup: l.Money(v.Plan.SetupFee, cur), Due: l.Money(checkout.Due(v.Plan), cur), Error: msg,
+		Cards: cards,
 		Groups: []payGroup{
-			{"Your details", []payField{
-				f("firstname", "First name", "text", "given-name", form.FirstName, ""),
-				f("lastname", "Last name", "text", "family-name", form.LastName, ""),
-				f("email", "E-mail", "email", "email", form.Email, ""),
-				f("phonenumber", "Phone", "tel", "tel", form.PhoneNumber, ""),
+			{l.T("page.pay.details"), []payField{
+				f("firstname", "page.pay.firstname", "text", "given-name", form.FirstName, ""),
+				f("lastname", "page.pay.lastname", "text", "family-name", form.LastName, ""),
+				f("email", "page.pay.email", "email", "email", form.Email, ""),
+				f("phonenumber", "page.pay.phone", "tel", "tel", form.PhoneNumber, ""),
 			}},
-			{"Card", []payField{
-				f("card_number", "Card number", "text", "cc-number", form.CardNumber, "4242 4242 4242 4242"),
-				f("expiry", "Expiry (MM/YY)", "text", "cc-exp", form.Expiry, "12/30"),
-				f("cvc", "CVC", "text", "cc-csc", form.CVC, "123"),
+			{l.T("page.pay.card"), []payField{
+				f("card_number", "page.pay.card_number", "text", "cc-number", form.CardNumber, "4242 4242 4242 4242"),
+				f("expiry", "page.pay.expiry", "text", "cc-exp", form.Expiry, "12/30"),
+				f("cvc", "page.pay.cvc", "text", "cc-csc", form.CVC, "123"),
 			}},
 		}}
 }
@@ -68,7 +103,8 @@ func (h *Handler) PayPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return api.Pages.Render(w, http.StatusOK, "pay", web.Page{Title: "Sandbox checkout", Data: payPageOf(v, checkout.Payment{}, nil, "")})
+	l := payLanguage(r, v.Provider)
+	return api.Pages.Render(w, http.StatusOK, "pay", web.Page{Title: l.T("page.pay.title"), Lang: l, Data: payPageOf(l, v, checkout.Payment{}, nil, "")})
 }
 
 // Pay: POST /sandbox/checkout (form). Field problems and refused cards re-render the
@@ -90,31 +126,33 @@ func (h *Handler) Pay(w http.ResponseWriter, r *http.Request) error {
 		if verr != nil {
 			return verr
 		}
-		msg := e.Message
+		l := payLanguage(r, v.Provider)
+		msg := l.T("page.pay." + e.Reason) // card_declined, processing_error
 		if e.Code == subprov.EINVALID {
-			msg = "Please correct the fields marked below."
+			msg = l.T("page.pay.correct")
 		}
 		form.CardNumber, form.CVC = "", ""
 		status := api.Status(e.Code)
 		if e.Reason == "card_declined" {
 			status = http.StatusPaymentRequired
 		}
-		return api.Pages.Render(w, status, "pay", web.Page{Title: "Sandbox checkout", Data: payPageOf(v, form, e.Fields, msg)})
+		return api.Pages.Render(w, status, "pay", web.Page{Title: l.T("page.pay.title"), Lang: l, Data: payPageOf(l, v, form, e.Fields, msg)})
 	}
 	sub := c.Subscription
-	next := "Your provider will contact you to book the installation."
+	plan, prov, err := h.Checkout.Plan(r.Context(), sub.PlanVersionID)
+	if err != nil {
+		return err
+	}
+	l := payLanguage(r, prov)
+	next := l.T("page.paid.next.install")
 	if sub.Status == subprov.StatusActive {
-		next = "Your line is being switched on now."
+		next = l.T("page.paid.next.active")
 	}
 	name := strings.TrimSpace(form.FirstName)
 	if c.Replay {
 		name = ""
 	}
-	plan, _, err := h.Checkout.Plan(r.Context(), sub.PlanVersionID)
-	if err != nil {
-		return err
-	}
-	return api.Pages.Render(w, http.StatusOK, "paid", web.Page{Title: "Payment received", Data: paidView{
+	return api.Pages.Render(w, http.StatusOK, "paid", web.Page{Title: l.T("page.paid.title"), Lang: l, Data: paidView{
 		Name: name, Plan: plan.PlanName, SubscriptionID: sub.ID, Status: sub.Status, Next: next}})
 }
 
@@ -132,5 +170,6 @@ func (h *Handler) PayCancel(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Checkout.CancelPage(r.Context(), r.PostForm.Get("session_id")); err != nil {
 		return err
 	}
-	return api.Pages.Message(w, http.StatusOK, locale.EN, "Checkout cancelled", "Nothing was charged. You can close this page.")
+	l := pageLanguage(r)
+	return api.Pages.Message(w, http.StatusOK, l, l.T("page.pay.cancelled.title"), l.T("page.pay.cancelled.text"))
 }

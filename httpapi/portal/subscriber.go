@@ -7,6 +7,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/httpapi/api"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/portal"
 )
 
@@ -69,6 +70,15 @@ type creditNotesJSON struct {
 	CreditNotes []api.CreditNote `json:"credit_notes"`
 }
 
+// readerLanguage is the signed-in person's language: their choice, else the provider's.
+func (h *Handler) readerLanguage(r *http.Request, p *subprov.Provider) (locale.Lang, error) {
+	v, err := h.Preferences.Of(r.Context(), api.CallerOf(r).Account)
+	if err != nil {
+		return "", err
+	}
+	return locale.Choose(v.Language, "", p.DefaultLanguage), nil
+}
+
 func writePDF(w http.ResponseWriter, name string, body *bytes.Buffer) error {
 	w.Header().Set("Content-Type", "application/pdf")
 	w.Header().Set("Content-Disposition", `inline; filename="`+name+`.pdf"`)
@@ -83,8 +93,12 @@ func (h *Handler) CreditNotePDF(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	lang, err := h.readerLanguage(r, p)
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
-	if err := h.Billing.CreditNotePDF(r.Context(), &buf, p, sid, r.PathValue("credit_note_id")); err != nil {
+	if err := h.Billing.CreditNotePDF(r.Context(), &buf, p, sid, r.PathValue("credit_note_id"), lang); err != nil {
 		return err
 	}
 	return writePDF(w, "credit-note", &buf)
@@ -96,8 +110,12 @@ func (h *Handler) InvoicePDF(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	lang, err := h.readerLanguage(r, p)
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
-	if err := h.Billing.InvoicePDF(r.Context(), &buf, p, sid, r.PathValue("invoice_id")); err != nil {
+	if err := h.Billing.InvoicePDF(r.Context(), &buf, p, sid, r.PathValue("invoice_id"), lang); err != nil {
 		return err
 	}
 	return writePDF(w, "invoice", &buf)
