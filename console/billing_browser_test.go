@@ -13,26 +13,6 @@ import (
 	"github.com/subprov/subprov/internal/browsertest"
 )
 
-// billingBrowser starts a service with the billing objects (before signing in: setting them up
-// moves the clock) and signs a platform operator of role in, in a tab of the shared browser.
-func billingBrowser(t *testing.T, s *apptest.Service, role subprov.Role) context.Context {
-	t.Helper()
-	email, password := s.PutOperator(role, "")
-	ctx := browsertest.Shared(t, 2*time.Minute)
-	signIn(t, ctx, s, email, password, "")
-	return ctx
-}
-
-// text is the text of the first element matching sel.
-func text(t *testing.T, ctx context.Context, sel string) string {
-	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(sel))
-	if err != nil {
-		t.Fatalf("text of %s: %v", sel, err)
-	}
-	return s
-}
-
 // auditedBy reports whether the audit log (GET /api/v1/audit, read by the demo admin) has an
 // entry action of object by the operator with e-mail.
 func auditedBy(t *testing.T, s *apptest.Service, object, action, email string) bool {
@@ -61,7 +41,8 @@ func TestConsoleBillingPagesInChromium(t *testing.T) {
 	}
 	for _, role := range []subprov.Role{subprov.RoleAdmin, subprov.RoleSupport, subprov.RoleBilling, subprov.RoleViewer} {
 		t.Run(string(role), func(t *testing.T) {
-			ctx := billingBrowser(t, s, role)
+			email, password := s.PutOperator(role, "")
+			ctx := consoleTab(t, s, email, password)
 			for name, path := range pages {
 				browse(t, ctx, s, path)
 				if h := heading(t, ctx); h == "Error" || h == "Sign in" {
@@ -97,8 +78,7 @@ func TestConsoleReplayJourney(t *testing.T) {
 	})
 	exec(t, s, `UPDATE events SET delivery_state = 'failed', next_attempt_at = NULL WHERE id = ?`, failing) // its retries ran out
 	email, password := s.PutOperator(subprov.RoleSupport, "")
-	ctx := browsertest.Shared(t, 2*time.Minute)
-	signIn(t, ctx, s, email, password, "")
+	ctx := consoleTab(t, s, email, password)
 
 	if err := chromedp.Do(ctx, chromedp.Click(`a[href="/console/webhook-events?status=failed"]`), chromedp.WaitVisible(`#results`)); err != nil {
 		t.Fatalf("the home page's failing events: %v", err)
@@ -106,7 +86,7 @@ func TestConsoleReplayJourney(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(`a[href="/console/webhook-events/`+failing+`"]`), chromedp.WaitVisible(`table.attempts`)); err != nil {
 		t.Fatalf("the failed event is not listed: %v", err)
 	}
-	if got := text(t, ctx, `table.attempts tbody tr:last-child td[data-label="Answer"]`); got != "503" {
+	if got := pageText(t, ctx, `table.attempts tbody tr:last-child td[data-label="Answer"]`); got != "503" {
 		t.Fatalf("the refused attempt shows %q", got)
 	}
 	o.receiver.setAnswer(0)
@@ -114,14 +94,14 @@ func TestConsoleReplayJourney(t *testing.T) {
 		t.Fatalf("replay: %v", err)
 	}
 	checkPage(t, ctx, "webhook-event-replayed")
-	if f := text(t, ctx, ".flash"); !strings.Contains(f, "answered 200") {
+	if f := pageText(t, ctx, ".flash"); !strings.Contains(f, "answered 200") {
 		t.Errorf("flash %q", f)
 	}
 	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('table.attempts td[data-label="Answer"]')).map(e => e.textContent)`))
 	if err != nil || len(rows) != 2 || rows[0] != "503" || rows[1] != "200" {
 		t.Errorf("attempts %v (%v), want 503 then 200", rows, err)
 	}
-	if d := text(t, ctx, "dl.facts"); !strings.Contains(d, "delivered") {
+	if d := pageText(t, ctx, "dl.facts"); !strings.Contains(d, "delivered") {
 		t.Errorf("the event after its replay: %q", d)
 	}
 	if !auditedBy(t, s, failing, "webhook_event.replayed", email) {
@@ -140,8 +120,7 @@ func TestConsoleCreditNoteJourney(t *testing.T) {
 		t.Fatal(err)
 	}
 	email, password := s.PutOperator(subprov.RoleBilling, "")
-	ctx := browsertest.Shared(t, 2*time.Minute)
-	signIn(t, ctx, s, email, password, "")
+	ctx := consoleTab(t, s, email, password)
 	browse(t, ctx, s, "/console/invoices/"+o.invoice)
 	tooMuch := (total + 1).String()
 	if err := chromedp.Do(ctx, chromedp.SendKeys("#amount", tooMuch), chromedp.SendKeys("#reason", "Outage on 3 December"),
@@ -149,7 +128,7 @@ func TestConsoleCreditNoteJourney(t *testing.T) {
 		t.Fatalf("a note above the total: %v", err)
 	}
 	checkPage(t, ctx, "invoice-credit-refused")
-	if e := text(t, ctx, "#amount-error"); !strings.Contains(e, "at most "+total.String()+", the invoice's total less its earlier credits") {
+	if e := pageText(t, ctx, "#amount-error"); !strings.Contains(e, "at most "+total.String()+", the invoice's total less its earlier credits") {
 		t.Errorf("the refusal says %q", e)
 	}
 	kept, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[document.querySelector('#amount').value, document.querySelector('#reason').value]`))
@@ -163,10 +142,10 @@ func TestConsoleCreditNoteJourney(t *testing.T) {
 		chromedp.Click(`form[action$="/credit-notes"] button`), chromedp.WaitVisible(".flash")); err != nil {
 		t.Fatalf("a good note: %v", err)
 	}
-	if f := text(t, ctx, ".flash"); !strings.Contains(f, "of 5.00 CAD issued") {
+	if f := pageText(t, ctx, ".flash"); !strings.Contains(f, "of 5.00 CAD issued") {
 		t.Errorf("flash %q", f)
 	}
-	if d := text(t, ctx, "dl.facts"); !strings.Contains(d, "5.00 CAD") {
+	if d := pageText(t, ctx, "dl.facts"); !strings.Contains(d, "5.00 CAD") {
 		t.Errorf("the invoice's credited amount: %q", d)
 	}
 	var note string
@@ -186,8 +165,7 @@ func TestConsoleRetryChargeJourney(t *testing.T) {
 	o := setUp(t, s)
 	exec(t, s, `UPDATE invoices SET status = 'open', paid_at = NULL WHERE id = ?`, o.invoice) // its AutoPay was declined
 	email, password := s.PutOperator(subprov.RoleBilling, "")
-	ctx := browsertest.Shared(t, 2*time.Minute)
-	signIn(t, ctx, s, email, password, "")
+	ctx := consoleTab(t, s, email, password)
 	browse(t, ctx, s, "/console/invoices?status=overdue")
 	if err := chromedp.Do(ctx, chromedp.Click(`a[href="/console/invoices/`+o.invoice+`"]`), chromedp.WaitVisible(`form[action$="/retry-charge"]`)); err != nil {
 		t.Fatalf("the overdue invoice: %v", err)
@@ -195,7 +173,7 @@ func TestConsoleRetryChargeJourney(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(`form[action$="/retry-charge"] button`), chromedp.WaitVisible(".flash")); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
-	if f := text(t, ctx, ".flash"); !strings.Contains(f, "An AutoPay attempt for invoice") {
+	if f := pageText(t, ctx, ".flash"); !strings.Contains(f, "An AutoPay attempt for invoice") {
 		t.Errorf("flash %q", f)
 	}
 	if !auditedBy(t, s, o.invoice, "invoice.charge_retried", email) {
