@@ -106,6 +106,23 @@ func (s *Service) InvoiceDocument(ctx context.Context, op *subprov.Operator, w i
 	return s.renderInvoice(ctx, w, p, inv, locale.Choose("", "", p.DefaultLanguage))
 }
 
+// Invoice reads one invoice in the operator's scope as the list shows it: its state and what
+// its credit notes took so far. Another provider's invoice is not found, as an unknown id is.
+func (s *Service) Invoice(ctx context.Context, op *subprov.Operator, invoiceID string) (*OperatorInvoice, error) {
+	if err := op.Authorize(subprov.PermRead); err != nil {
+		return nil, err
+	}
+	inv, _, err := s.scopedInvoice(ctx, op, invoiceID)
+	if err != nil {
+		return nil, err
+	}
+	credited, err := s.Store.CreditedOnInvoices(ctx, []string{inv.ID})
+	if err != nil {
+		return nil, err
+	}
+	return &OperatorInvoice{Invoice: inv, State: invoiceState(inv, s.today()), Credited: credited[inv.ID]}, nil
+}
+
 // scopedInvoice reads an invoice in the operator's scope and its provider; another provider's
 // invoice is not found, as an unknown id is.
 func (s *Service) scopedInvoice(ctx context.Context, op *subprov.Operator, invoiceID string) (*subprov.Invoice, *subprov.Provider, error) {

@@ -99,22 +99,31 @@ func TestOperatorBilling(t *testing.T) {
 				err  subprov.Code
 			}{
 				{"in scope", billingNW, invoice, ""},
+				{"a viewer", viewer, invoice, ""},
 				{"another provider's", mapleAdmin, invoice, subprov.ENOTFOUND},
 				{"unknown", admin, store.NewID(), subprov.ENOTFOUND},
+				{"a role that does not read invoices", &subprov.Operator{Role: subprov.RoleInstaller}, invoice, subprov.EFORBIDDEN},
 			}
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
+					// The invoice as its page reads it, and its PDF: the same answer.
+					inv, readErr := e.Billing.Invoice(ctx, tt.op, tt.id)
 					var buf bytes.Buffer
 					err := e.Billing.InvoiceDocument(ctx, tt.op, &buf, tt.id)
 					if tt.err == "" {
 						if err != nil || !bytes.HasPrefix(buf.Bytes(), []byte("%PDF")) {
 							t.Fatalf("err %v, %d bytes", err, buf.Len())
 						}
+						if readErr != nil || inv.ID != invoice || inv.Total != 6780 || inv.State != "open" || inv.Credited != 0 {
+							t.Fatalf("read: err %v, invoice %+v", readErr, inv)
+						}
 						return
 					}
-					var se *subprov.Error
-					if !errors.As(err, &se) || se.Code != tt.err || se.Message != "Invoice not found" {
-						t.Fatalf("err %v, want %s Invoice not found", err, tt.err)
+					for _, err := range []error{err, readErr} {
+						var se *subprov.Error
+						if !errors.As(err, &se) || se.Code != tt.err || (tt.err == subprov.ENOTFOUND && se.Message != "Invoice not found") {
+							t.Fatalf("err %v, want %s", err, tt.err)
+						}
 					}
 				})
 			}

@@ -23,7 +23,7 @@ import (
 	"github.com/subprov/subprov/httpapi/api"
 )
 
-//go:embed templates/*.html
+//go:embed templates/*.html templates/parts/*.html
 var templateFiles embed.FS
 
 //go:embed assets
@@ -154,7 +154,8 @@ var funcs = template.FuncMap{
 var pages = parsePages()
 
 func parsePages() map[string]*template.Template {
-	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html"))
+	// The layout and the parts pages share (templates/parts: a list's filters and pager).
+	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/parts/*.html"))
 	names, err := fs.Glob(templateFiles, "templates/*.html")
 	if err != nil {
 		panic(err)

@@ -119,6 +119,8 @@ var visibility = []struct {
 	{"/console/plans", subprov.RoleSupport, []string{"Fibre 1000"}, []string{"New plan", "Add a version", "Stop selling"}},
 	{"/console/plans", subprov.RoleBilling, []string{"Fibre 1000"}, []string{"New plan", "Add a version", "Stop selling"}},
 	{"/console/plans", subprov.RoleViewer, []string{"Fibre 1000", `href="/console/installs"`}, []string{"New plan", "Add a version", "Stop selling"}},
+	{"/console/invoices", subprov.RoleViewer, []string{`href="/console/invoices"`, `href="/console/webhook-events"`, `href="/console/tickets"`, `href="/console/privacy-requests"`, `href="/console/bill-runs"`}, nil},
+	{"/console/", subprov.RoleInstaller, nil, []string{`href="/console/invoices"`, `href="/console/webhook-events"`, `href="/console/tickets"`, `href="/console/privacy-requests"`}},
 }
 
 // accountShown is the account the visibility table reads (the demo's Marie), and lineControls

@@ -107,6 +107,22 @@ func (h *Handler) routes() []route {
 		{method: "POST", path: Prefix + "plans", perm: subprov.PermAdminister, handle: h.createPlan},
 		{method: "POST", path: Prefix + "plans/{plan_id}/versions", perm: subprov.PermAdminister, handle: h.createPlanVersion},
 		{method: "POST", path: Prefix + "plan-versions/{plan_version_id}/sellable", perm: subprov.PermAdminister, handle: h.sellPlanVersion},
+		// Billing, webhook events, tickets and privacy requests.
+		{method: "GET", path: Prefix + "invoices", perm: subprov.PermRead, nav: "Invoices", handle: h.invoices},
+		{method: "GET", path: Prefix + "invoices/{invoice_id}", perm: subprov.PermRead, handle: h.invoice},
+		{method: "GET", path: Prefix + "invoices/{invoice_id}/document", perm: subprov.PermRead, handle: h.invoiceDocument},
+		{method: "POST", path: Prefix + "invoices/{invoice_id}/retry-charge", perm: subprov.PermInvoices, handle: h.retryCharge},
+		{method: "POST", path: Prefix + "invoices/{invoice_id}/credit-notes", perm: subprov.PermInvoices, handle: h.creditInvoice},
+		{method: "GET", path: Prefix + "bill-runs", perm: subprov.PermRead, handle: h.billRuns},
+		{method: "GET", path: Prefix + "webhook-events", perm: subprov.PermRead, nav: "Webhook events", handle: h.webhookEvents},
+		{method: "GET", path: Prefix + "webhook-events/{event_id}", perm: subprov.PermRead, handle: h.webhookEvent},
+		{method: "POST", path: Prefix + "webhook-events/{event_id}/replay", perm: subprov.PermSupport, handle: h.replayWebhookEvent},
+		{method: "GET", path: Prefix + "tickets", perm: subprov.PermRead, nav: "Tickets", handle: h.ticketList},
+		{method: "GET", path: Prefix + "tickets/{ticket_id}", perm: subprov.PermRead, handle: h.ticket},
+		{method: "POST", path: Prefix + "tickets/{ticket_id}", perm: subprov.PermSupport, handle: h.updateTicket},
+		{method: "GET", path: Prefix + "privacy-requests", perm: subprov.PermRead, nav: "Privacy requests", handle: h.privacyRequests},
+		{method: "POST", path: Prefix + "privacy-requests/{request_id}/approve", perm: subprov.PermLineActions, handle: h.approvePrivacyRequest},
+		{method: "POST", path: Prefix + "privacy-requests/{request_id}/reject", perm: subprov.PermLineActions, handle: h.rejectPrivacyRequest},
 	}
 }
 

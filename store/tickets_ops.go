@@ -37,6 +37,15 @@ func (s *Store) Tickets(ctx context.Context, f TicketFilter, page subprov.Page) 
 // TicketKey is a ticket's position in its list's order, for the next page's cursor.
 func TicketKey(t *subprov.Ticket) []string { return TimeKey(t.CreatedAt, t.ID) }
 
+// Ticket reads one ticket.
+func (s *Store) Ticket(ctx context.Context, id string) (*subprov.Ticket, error) {
+	t, err := scanTicket(s.R().QueryRow(ctx, `SELECT `+ticketColumns+` FROM tickets WHERE id = ?`, id))
+	if err != nil {
+		return nil, fmt.Errorf("ticket %s: %w", id, err)
+	}
+	return t, nil
+}
+
 // LockTicket reads a ticket inside a write transaction, locked until it ends.
 func (tx *Tx) LockTicket(ctx context.Context, id string) (*subprov.Ticket, error) {
 	t, err := scanTicket(tx.QueryRow(ctx, `SELECT `+ticketColumns+` FROM tickets WHERE id = ?`+tx.d.ForUpdate(), id))

@@ -64,6 +64,31 @@ func (s *Service) List(ctx context.Context, op *subprov.Operator, f Filter, page
 	return s.withComments(ctx, ts, next)
 }
 
+// Get reads one ticket in the operator's scope with its comments; another provider's ticket is
+// not found, as an unknown id is.
+func (s *Service) Get(ctx context.Context, op *subprov.Operator, id string) (*Worked, error) {
+	if err := op.Authorize(subprov.PermRead); err != nil {
+		return nil, err
+	}
+	t, err := s.Store.Ticket(ctx, id)
+	if errors.Is(err, subprov.ErrNotFound) || (err == nil && !op.Scope().Allows(t.ProviderID)) {
+		return nil, subprov.NotFound("Ticket")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.worked(ctx, t)
+}
+
+// worked is one ticket with its comments.
+func (s *Service) worked(ctx context.Context, t *subprov.Ticket) (*Worked, error) {
+	out, _, err := s.withComments(ctx, []*subprov.Ticket{t}, "")
+	if err != nil {
+		return nil, err
+	}
+	return &out[0], nil
+}
+
 func (s *Service) withComments(ctx context.Context, ts []*subprov.Ticket, next string) ([]Worked, string, error) {
 	ids := make([]string, len(ts))
 	for i, t := range ts {
@@ -186,9 +211,5 @@ func (s *Service) Update(ctx context.Context, op *subprov.Operator, id string, e
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := s.withComments(ctx, []*subprov.Ticket{t}, "")
-	if err != nil {
-		return nil, err
-	}
-	return &out[0], nil
+	return s.worked(ctx, t)
 }

@@ -67,6 +67,34 @@ func TestOperatorTicketQueue(t *testing.T) {
 			})
 		}
 
+		reads := []struct {
+			name string
+			op   *subprov.Operator
+			id   string
+			code subprov.Code
+		}{
+			{"in scope", support, nw.ID, ""},
+			{"platform", viewer, nw.ID, ""},
+			{"another provider's", maple, nw.ID, subprov.ENOTFOUND},
+			{"unknown", platform, store.NewID(), subprov.ENOTFOUND},
+			{"a role that does not read tickets", &subprov.Operator{Role: subprov.RoleInstaller}, nw.ID, subprov.EFORBIDDEN},
+		}
+		for _, tt := range reads {
+			t.Run("read "+tt.name, func(t *testing.T) {
+				got, err := svc.Get(ctx, tt.op, tt.id)
+				if tt.code == "" {
+					if err != nil || got.ID != nw.ID || got.Subject != "No sync" {
+						t.Fatalf("err %v, ticket %+v", err, got)
+					}
+					return
+				}
+				var se *subprov.Error
+				if !errors.As(err, &se) || se.Code != tt.code || (tt.code == subprov.ENOTFOUND && se.Message != "Ticket not found") {
+					t.Fatalf("err %v, want %s", err, tt.code)
+				}
+			})
+		}
+
 		str := func(s string) *string { return &s }
 		edits := []struct {
 			name     string
