@@ -18,7 +18,7 @@ import (
 // consoleTab signs an operator in, in a tab of the shared browser.
 func consoleTab(t *testing.T, s *apptest.Service, email, password string) context.Context {
 	t.Helper()
-	ctx := browsertest.Shared(t, 5*time.Minute)
+	ctx := browsertest.New(t, 5*time.Minute)
 	signIn(t, ctx, s, email, password, "")
 	return ctx
 }
@@ -26,7 +26,7 @@ func consoleTab(t *testing.T, s *apptest.Service, email, password string) contex
 // pageText is the text of the element sel, or the test fails.
 func pageText(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(sel))
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
 	if err != nil {
 		t.Fatalf("text of %s: %v", sel, err)
 	}
@@ -36,7 +36,7 @@ func pageText(t *testing.T, ctx context.Context, sel string) string {
 // press clicks the button or link sel and waits for the next page's heading.
 func press(t *testing.T, ctx context.Context, sel string) {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Click(sel), chromedp.WaitVisible("h1")); err != nil {
+	if err := follow(ctx, "h1", chromedp.Click(chromedp.CSS(sel))); err != nil {
 		t.Fatalf("click %s: %v", sel, err)
 	}
 }
@@ -99,7 +99,7 @@ func TestConsoleAPIKeyJourney(t *testing.T) {
 	browse(t, ctx, s, "/console/providers")
 	press(t, ctx, `td[data-label="Name"] a`)
 	press(t, ctx, `a[href$="/api-keys"]`)
-	if err := chromedp.Do(ctx, chromedp.SendKeys("#name", "Shop"), chromedp.Click(`input[name="features"]`)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#name"), "Shop"), chromedp.Click(chromedp.CSS(`input[name="features"]`))); err != nil {
 		t.Fatal(err)
 	}
 	press(t, ctx, `main form button[type="submit"]`)
@@ -119,12 +119,15 @@ func TestConsoleAPIKeyJourney(t *testing.T) {
 	if list := pageText(t, ctx, "main"); strings.Contains(list, key) || !strings.Contains(list, key[:8]) {
 		t.Error("the list shows the key again, or not its prefix")
 	}
-	press(t, ctx, `//tr[td[@data-label="Name" and text()="Shop"]]//a`) // the demo keys are listed too
+	shop := `//tr[td[@data-label="Name" and text()="Shop"]]` // the demo keys are listed too
+	if err := follow(ctx, "h1", chromedp.Click(chromedp.Search(shop+`//a`))); err != nil {
+		t.Fatalf("open the new key: %v", err)
+	}
 	press(t, ctx, `main form button.danger`)
 	if flash := pageText(t, ctx, ".flash"); !strings.Contains(flash, "revoked") {
 		t.Errorf("after revoking: %q", flash)
 	}
-	if revoked := pageText(t, ctx, `//tr[td[@data-label="Name" and text()="Shop"]]/td[@data-label="Revoked"]`); revoked == "no" {
+	if revoked, err := chromedp.Run(ctx, chromedp.Text(chromedp.Search(shop+`/td[@data-label="Revoked"]`))); err != nil || revoked == "no" {
 		t.Error("the list does not show the key revoked")
 	}
 	if st := partner(key); st != 401 {
@@ -151,8 +154,8 @@ func TestConsoleOperatorJourney(t *testing.T) {
 	browse(t, ctx, s, "/console/operators")
 	press(t, ctx, `a[href="/console/operators/new"]`)
 	const email, password = "ledger@northwind.test", "a-long-first-password"
-	if err := chromedp.Do(ctx, chromedp.SendKeys("#email", email), chromedp.SendKeys("#password", password),
-		chromedp.SetValue("#role", "billing"), chromedp.SetValue("#provider_id", northwind)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#email"), email), chromedp.SendKeys(chromedp.CSS("#password"), password),
+		chromedp.SetValue(chromedp.CSS("#role"), "billing"), chromedp.SetValue(chromedp.CSS("#provider_id"), northwind)); err != nil {
 		t.Fatal(err)
 	}
 	press(t, ctx, `main form button[type="submit"]`)
@@ -189,7 +192,7 @@ func TestConsoleAuditJourney(t *testing.T) {
 		t.Fatalf("suspend: %d %s", r.Status, r.Raw)
 	}
 	browse(t, ctx, s, "/console/audit")
-	if err := chromedp.Do(ctx, chromedp.SendKeys("#action", "subscription.suspended")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#action"), "subscription.suspended")); err != nil {
 		t.Fatal(err)
 	}
 	// htmx refreshes the table as the filter is typed; pressing Filter does without JavaScript.

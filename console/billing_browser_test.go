@@ -80,17 +80,17 @@ func TestConsoleReplayJourney(t *testing.T) {
 	email, password := s.PutOperator(subprov.RoleSupport, "")
 	ctx := consoleTab(t, s, email, password)
 
-	if err := chromedp.Do(ctx, chromedp.Click(`a[href="/console/webhook-events?status=failed"]`), chromedp.WaitVisible(`#results`)); err != nil {
+	if err := follow(ctx, `#results`, chromedp.Click(chromedp.CSS(`a[href="/console/webhook-events?status=failed"]`))); err != nil {
 		t.Fatalf("the home page's failing events: %v", err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(`a[href="/console/webhook-events/`+failing+`"]`), chromedp.WaitVisible(`table.attempts`)); err != nil {
+	if err := follow(ctx, `table.attempts`, chromedp.Click(chromedp.CSS(`a[href="/console/webhook-events/`+failing+`"]`))); err != nil {
 		t.Fatalf("the failed event is not listed: %v", err)
 	}
 	if got := pageText(t, ctx, `table.attempts tbody tr:last-child td[data-label="Answer"]`); got != "503" {
 		t.Fatalf("the refused attempt shows %q", got)
 	}
 	o.receiver.setAnswer(0)
-	if err := chromedp.Do(ctx, chromedp.Click(`form[action$="/replay"] button`), chromedp.WaitVisible(`.flash`)); err != nil {
+	if err := follow(ctx, `.flash`, chromedp.Click(chromedp.CSS(`form[action$="/replay"] button`))); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
 	checkPage(t, ctx, "webhook-event-replayed")
@@ -123,8 +123,8 @@ func TestConsoleCreditNoteJourney(t *testing.T) {
 	ctx := consoleTab(t, s, email, password)
 	browse(t, ctx, s, "/console/invoices/"+o.invoice)
 	tooMuch := (total + 1).String()
-	if err := chromedp.Do(ctx, chromedp.SendKeys("#amount", tooMuch), chromedp.SendKeys("#reason", "Outage on 3 December"),
-		chromedp.Click(`form[action$="/credit-notes"] button`), chromedp.WaitVisible("#amount-error")); err != nil {
+	if err := follow(ctx, "#amount-error", chromedp.SendKeys(chromedp.CSS("#amount"), tooMuch), chromedp.SendKeys(chromedp.CSS("#reason"), "Outage on 3 December"),
+		chromedp.Click(chromedp.CSS(`form[action$="/credit-notes"] button`))); err != nil {
 		t.Fatalf("a note above the total: %v", err)
 	}
 	checkPage(t, ctx, "invoice-credit-refused")
@@ -138,8 +138,8 @@ func TestConsoleCreditNoteJourney(t *testing.T) {
 	if n := count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE invoice_id = ?`, o.invoice); n != 0 {
 		t.Fatalf("the refused note was issued")
 	}
-	if err := chromedp.Do(ctx, chromedp.Clear("#amount"), chromedp.SendKeys("#amount", "5.00"),
-		chromedp.Click(`form[action$="/credit-notes"] button`), chromedp.WaitVisible(".flash")); err != nil {
+	if err := follow(ctx, ".flash", chromedp.Clear(chromedp.CSS("#amount")), chromedp.SendKeys(chromedp.CSS("#amount"), "5.00"),
+		chromedp.Click(chromedp.CSS(`form[action$="/credit-notes"] button`))); err != nil {
 		t.Fatalf("a good note: %v", err)
 	}
 	if f := pageText(t, ctx, ".flash"); !strings.Contains(f, "of 5.00 CAD issued") {
@@ -167,10 +167,10 @@ func TestConsoleRetryChargeJourney(t *testing.T) {
 	email, password := s.PutOperator(subprov.RoleBilling, "")
 	ctx := consoleTab(t, s, email, password)
 	browse(t, ctx, s, "/console/invoices?status=overdue")
-	if err := chromedp.Do(ctx, chromedp.Click(`a[href="/console/invoices/`+o.invoice+`"]`), chromedp.WaitVisible(`form[action$="/retry-charge"]`)); err != nil {
+	if err := follow(ctx, `form[action$="/retry-charge"]`, chromedp.Click(chromedp.CSS(`a[href="/console/invoices/`+o.invoice+`"]`))); err != nil {
 		t.Fatalf("the overdue invoice: %v", err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(`form[action$="/retry-charge"] button`), chromedp.WaitVisible(".flash")); err != nil {
+	if err := follow(ctx, ".flash", chromedp.Click(chromedp.CSS(`form[action$="/retry-charge"] button`))); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
 	if f := pageText(t, ctx, ".flash"); !strings.Contains(f, "An AutoPay attempt for invoice") {

@@ -37,21 +37,31 @@ func startForBrowser(t *testing.T) *apptest.Service {
 // browse opens path in the tab and waits for its heading.
 func browse(t *testing.T, ctx context.Context, s *apptest.Service, path string) {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path), chromedp.WaitVisible("h1")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path), chromedp.WaitVisible(chromedp.CSS("h1"))); err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}
+}
+
+// follow runs steps, the last of which clicks a link or a button, waits for the page the click
+// leads to, and then for the element want on it. Waiting for want alone could find it on the
+// page the click leaves.
+func follow(ctx context.Context, want string, steps ...chromedp.Action[chromedp.Void]) error {
+	if _, err := chromedp.RunResponse(ctx, steps...); err != nil {
+		return err
+	}
+	return chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(want)))
 }
 
 // signIn signs in with the sign-in form, typing as a person does, and waits for the next page.
 func signIn(t *testing.T, ctx context.Context, s *apptest.Service, email, password, code string) {
 	t.Helper()
 	browse(t, ctx, s, "/console/sign-in")
-	steps := []chromedp.Action[chromedp.Void]{chromedp.SendKeys("#email", email), chromedp.SendKeys("#password", password)}
+	steps := []chromedp.Action[chromedp.Void]{chromedp.SendKeys(chromedp.CSS("#email"), email), chromedp.SendKeys(chromedp.CSS("#password"), password)}
 	if code != "" {
-		steps = append(steps, chromedp.SendKeys("#code", code))
+		steps = append(steps, chromedp.SendKeys(chromedp.CSS("#code"), code))
 	}
-	steps = append(steps, chromedp.Click(`main button[type="submit"]`), chromedp.WaitVisible("h1"))
-	if err := chromedp.Do(ctx, steps...); err != nil {
+	steps = append(steps, chromedp.Click(chromedp.CSS(`main button[type="submit"]`)))
+	if err := follow(ctx, "h1", steps...); err != nil {
 		t.Fatalf("sign in as %s: %v", email, err)
 	}
 }
@@ -62,14 +72,14 @@ func signedInAs(t *testing.T, role subprov.Role) (s *apptest.Service, ctx contex
 	t.Helper()
 	s = startForBrowser(t)
 	email, password = s.PutOperator(role, "")
-	ctx = browsertest.Shared(t, 5*time.Minute)
+	ctx = browsertest.New(t, 5*time.Minute)
 	signIn(t, ctx, s, email, password, "")
 	return s, ctx, email, password
 }
 
 func heading(t *testing.T, ctx context.Context) string {
 	t.Helper()
-	h, err := chromedp.Run(ctx, chromedp.Text("h1"))
+	h, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("h1")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +104,7 @@ func checkPage(t *testing.T, ctx context.Context, name string) []byte {
 func TestConsoleScreenshots(t *testing.T) {
 	t.Parallel()
 	s := startForBrowser(t)
-	ctx := browsertest.Shared(t, 5*time.Minute)
+	ctx := browsertest.New(t, 5*time.Minute)
 	browse(t, ctx, s, "/console/sign-in")
 	checkPage(t, ctx, "sign-in")
 	signIn(t, ctx, s, fixture.DemoOperatorEmail, fixture.DemoOperatorPassword, "")
@@ -119,11 +129,11 @@ func TestConsoleSecondFactorJourney(t *testing.T) {
 	t.Parallel()
 	s, ctx, email, password := signedInAs(t, subprov.RoleSupport)
 	browse(t, ctx, s, "/console/account/second-factor")
-	if err := chromedp.Do(ctx, chromedp.Click(`main form button[type="submit"]`), chromedp.WaitVisible("svg.qr")); err != nil {
+	if err := follow(ctx, "svg.qr", chromedp.Click(chromedp.CSS(`main form button[type="submit"]`))); err != nil {
 		t.Fatal(err)
 	}
 	checkPage(t, ctx, "second-factor-enrol")
-	secret, err := chromedp.Run(ctx, chromedp.Text("code.secret"))
+	secret, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("code.secret")))
 	if err != nil || secret == "" {
 		t.Fatalf("the key is not shown as text: %q %v", secret, err)
 	}
@@ -131,14 +141,14 @@ func TestConsoleSecondFactorJourney(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.SendKeys("#code", code), chromedp.Click(`main form button[type="submit"]`), chromedp.WaitVisible("ol.codes")); err != nil {
+	if err := follow(ctx, "ol.codes", chromedp.SendKeys(chromedp.CSS("#code"), code), chromedp.Click(chromedp.CSS(`main form button[type="submit"]`))); err != nil {
 		t.Fatalf("confirm: %v", err)
 	}
 	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('ol.codes li').length`))
 	if err != nil || n != 10 {
 		t.Fatalf("%d recovery codes shown, want 10 (%v)", n, err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(`.who button`), chromedp.WaitVisible("#email")); err != nil {
+	if err := follow(ctx, "#email", chromedp.Click(chromedp.CSS(`.who button`))); err != nil {
 		t.Fatalf("sign out: %v", err)
 	}
 	if h := heading(t, ctx); h != "Sign in" {
@@ -146,7 +156,7 @@ func TestConsoleSecondFactorJourney(t *testing.T) {
 	}
 
 	signIn(t, ctx, s, email, password, "")
-	if msg, _ := chromedp.Run(ctx, chromedp.Text(`[role="alert"]`)); !strings.Contains(msg, "not right") {
+	if msg, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[role="alert"]`))); !strings.Contains(msg, "not right") {
 		t.Fatalf("signed in without the code: %q", msg)
 	}
 	s.DevClock.Advance(30 * time.Second) // each code signs in once: the next one
@@ -184,7 +194,10 @@ func TestConsoleFromOutside(t *testing.T) {
 <button type="submit" id="go">Claim</button></form>`, s.URL, password)
 	}))
 	defer evil.Close()
-	if err := chromedp.Do(ctx, chromedp.Navigate(evil.URL), chromedp.Click("#go"), chromedp.WaitVisible("h1")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(evil.URL), chromedp.WaitVisible(chromedp.CSS("#go"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := follow(ctx, "h1", chromedp.Click(chromedp.CSS("#go"))); err != nil {
 		t.Fatal(err)
 	}
 	if h := heading(t, ctx); h == "Home" {

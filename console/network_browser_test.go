@@ -32,14 +32,14 @@ func TestConsoleInstallJourney(t *testing.T) {
 	s, ctx, _, _ := signedInAs(t, subprov.RoleInstaller)
 	browse(t, ctx, s, "/console/installs?status=open")
 	checkPage(t, ctx, "installs")
-	if err := chromedp.Do(ctx, chromedp.Click(`#results a[href^="/console/installs/"]`), chromedp.WaitVisible("#job-status")); err != nil {
+	if err := follow(ctx, "#job-status", chromedp.Click(chromedp.CSS(`#results a[href^="/console/installs/"]`))); err != nil {
 		t.Fatalf("open the job: %v", err)
 	}
 	checkPage(t, ctx, "install-job")
 	if got := pageText(t, ctx, "#job-status"); got != "open" {
 		t.Fatalf("job status %q", got)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(`input[name="slot_id"]:not([disabled])`)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`input[name="slot_id"]:not([disabled])`))); err != nil {
 		t.Fatal(err)
 	}
 	press(t, ctx, `form[action$="/book"] button`)
@@ -79,7 +79,7 @@ func TestConsoleImportJourney(t *testing.T) {
 	t.Parallel()
 	s := startForBrowser(t)
 	email, password := s.PutOperator(subprov.RoleAdmin, northwind)
-	ctx := browsertest.Shared(t, 5*time.Minute)
+	ctx := browsertest.New(t, 5*time.Minute)
 	signIn(t, ctx, s, email, password, "")
 	dir := t.TempDir()
 	file := func(name, csv string) string {
@@ -137,7 +137,7 @@ func TestConsoleImportJourney(t *testing.T) {
 func TestConsoleNetworkScreenshots(t *testing.T) {
 	t.Parallel()
 	s := startForBrowser(t)
-	ctx := browsertest.Shared(t, 5*time.Minute) // five sign-ins and every page: longer than one journey
+	ctx := browsertest.New(t, 5*time.Minute) // five sign-ins and every page: longer than one journey
 	pages := []struct {
 		name, path string
 		perm       subprov.Permission
@@ -154,7 +154,7 @@ func TestConsoleNetworkScreenshots(t *testing.T) {
 		email, password := s.PutOperator(role, "")
 		signIn(t, ctx, s, email, password, "")
 		// The sign-in page has a heading too: wait for the signed-in page's.
-		if err := chromedp.Do(ctx, chromedp.WaitVisible(".who")); err != nil {
+		if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(".who"))); err != nil {
 			t.Fatalf("sign in as %s: %v", role, err)
 		}
 		for _, p := range pages {
@@ -167,7 +167,7 @@ func TestConsoleNetworkScreenshots(t *testing.T) {
 			}
 		}
 		// Sign out, and wait for the sign-in page the next sign-in starts from.
-		if err := chromedp.Do(ctx, chromedp.Click(".who button"), chromedp.WaitVisible("#email")); err != nil {
+		if err := follow(ctx, "#email", chromedp.Click(chromedp.CSS(".who button"))); err != nil {
 			t.Fatalf("sign out as %s: %v", role, err)
 		}
 	}

@@ -48,22 +48,21 @@ func TestConsoleFindByPhoneJourney(t *testing.T) {
 	browse(t, ctx, s, "/console/subscribers")
 	// The list starts with every subscriber: the results narrow to Marie's alone as the
 	// digits are typed, without a page load.
-	if err := chromedp.Do(ctx, chromedp.SendKeys("#q", "5550142")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#q"), "5550142")); err != nil {
 		t.Fatalf("type the phone digits: %v", err)
 	}
 	apptest.Eventually(t, 20*time.Second, "the results narrowed to the phone's subscriber", func() bool {
 		rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#results tbody tr').length`))
 		return err == nil && rows == 1
 	})
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(`#results a[href="/console/subscribers/`+marieID+`"]`)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#results a[href="/console/subscribers/`+marieID+`"]`))); err != nil {
 		t.Fatalf("search by phone digits: %v", err)
 	}
 	if loc, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.search`)); !strings.Contains(loc, "q=5550142") {
 		t.Errorf("the address does not keep the search: %q", loc)
 	}
 	checkPage(t, ctx, "subscribers-phone")
-	if err := chromedp.Do(ctx, chromedp.Click(`#results a[href="/console/subscribers/`+marieID+`"]`),
-		chromedp.WaitVisible(`#line-`+marieLine)); err != nil {
+	if err := follow(ctx, `#line-`+marieLine, chromedp.Click(chromedp.CSS(`#results a[href="/console/subscribers/`+marieID+`"]`))); err != nil {
 		t.Fatalf("open the account: %v", err)
 	}
 	if h := heading(t, ctx); h != "Marie Tremblay" {
@@ -82,12 +81,12 @@ func TestConsoleSuspendRestoreJourney(t *testing.T) {
 		{"restore", "Paid at the counter", "The line is restored.", "subscription.restored"},
 	} {
 		field := "#" + step.action + "-" + marieLine + "-reason"
-		if err := chromedp.Do(ctx, chromedp.SendKeys(field, step.reason),
-			chromedp.Click(`form[action$="/`+step.action+`"] button`), chromedp.WaitVisible(".flash")); err != nil {
+		if err := follow(ctx, ".flash", chromedp.SendKeys(chromedp.CSS(field), step.reason),
+			chromedp.Click(chromedp.CSS(`form[action$="/`+step.action+`"] button`))); err != nil {
 			t.Fatalf("%s: %v", step.action, err)
 		}
-		flash, _ := chromedp.Run(ctx, chromedp.Text(".flash"))
-		history, _ := chromedp.Run(ctx, chromedp.Text("#line-"+marieLine+" table"))
+		flash, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".flash")))
+		history, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#line-"+marieLine+" table")))
 		if flash != step.flash || !strings.Contains(history, step.reason) {
 			t.Errorf("after %s: flash %q, history %q", step.action, flash, history)
 		}
@@ -97,9 +96,9 @@ func TestConsoleSuspendRestoreJourney(t *testing.T) {
 	}
 	checkPage(t, ctx, "account-restored")
 	// The audit page, when the console has one, lists both entries with their reasons.
-	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+"/console/audit?object_id="+marieLine), chromedp.WaitVisible("h1")); err == nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+"/console/audit?object_id="+marieLine), chromedp.WaitVisible(chromedp.CSS("h1"))); err == nil {
 		if h := heading(t, ctx); h != "Error" {
-			body, _ := chromedp.Run(ctx, chromedp.Text("main"))
+			body, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main")))
 			for _, r := range []string{"Unpaid since March", "Paid at the counter"} {
 				if !strings.Contains(body, r) {
 					t.Errorf("the audit page does not show %q", r)
@@ -116,27 +115,25 @@ func TestConsoleCancelJourney(t *testing.T) {
 	s, ctx, _, _ := signedInAs(t, subprov.RoleSupport)
 	browse(t, ctx, s, "/console/subscribers/s1000000-0000-4000-8000-000000000002")
 	end := s.Clock.Now().AddDate(0, 1, 0).Format(time.DateOnly)
-	if err := chromedp.Do(ctx, chromedp.Click(`a[href="/console/subscriptions/`+priyaLine+`/cancel"]`), chromedp.WaitVisible("#end_date")); err != nil {
+	if err := follow(ctx, "#end_date", chromedp.Click(chromedp.CSS(`a[href="/console/subscriptions/`+priyaLine+`/cancel"]`))); err != nil {
 		t.Fatalf("open the cancellation: %v", err)
 	}
 	confirm, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('button.danger') !== null`))
 	if confirm {
 		t.Fatal("the confirm button is shown before the preview")
 	}
-	if err := chromedp.Do(ctx, chromedp.SetValue("#end_date", end), chromedp.Click(`main form[method="get"] button`),
-		chromedp.WaitVisible("#preview")); err != nil {
+	if err := follow(ctx, "#preview", chromedp.SetValue(chromedp.CSS("#end_date"), end), chromedp.Click(chromedp.CSS(`main form[method="get"] button`))); err != nil {
 		t.Fatalf("preview: %v", err)
 	}
-	preview, _ := chromedp.Run(ctx, chromedp.Text(".preview"))
+	preview, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".preview")))
 	if !strings.Contains(preview, "Service ends") || !strings.Contains(preview, "Confirm the cancellation") {
 		t.Errorf("the preview: %q", preview)
 	}
 	checkPage(t, ctx, "cancel-journey")
-	if err := chromedp.Do(ctx, chromedp.SendKeys("#reason", "Moving abroad"), chromedp.Click("button.danger"),
-		chromedp.WaitVisible(".flash")); err != nil {
+	if err := follow(ctx, ".flash", chromedp.SendKeys(chromedp.CSS("#reason"), "Moving abroad"), chromedp.Click(chromedp.CSS("button.danger"))); err != nil {
 		t.Fatalf("confirm: %v", err)
 	}
-	status, _ := chromedp.Run(ctx, chromedp.Text("#line-"+priyaLine+" .status"))
+	status, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#line-"+priyaLine+" .status")))
 	if status != string(subprov.StatusCancelled) {
 		t.Errorf("after confirming, the line is %q", status)
 	}
@@ -151,7 +148,7 @@ func TestConsoleAccountScopeJourney(t *testing.T) {
 	t.Parallel()
 	s := startForBrowser(t)
 	email, password := s.PutOperator(subprov.RoleSupport, mapleProvider)
-	ctx := browsertest.Shared(t, 5*time.Minute)
+	ctx := browsertest.New(t, 5*time.Minute)
 	signIn(t, ctx, s, email, password, "")
 	// The status, which the browser does not expose to the page, through the same route.
 	status := s.ConsoleSignIn(t, email, password, "").Get("/console/subscribers/" + marieID).Status
@@ -159,7 +156,7 @@ func TestConsoleAccountScopeJourney(t *testing.T) {
 	if h := heading(t, ctx); h != "Error" || status != 404 {
 		t.Errorf("a Maple operator on a Northwind account: %q, %d", h, status)
 	}
-	msg, _ := chromedp.Run(ctx, chromedp.Text("main"))
+	msg, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main")))
 	if !strings.Contains(msg, "not found") || strings.Contains(msg, "Marie") {
 		t.Errorf("the 404 page: %q", msg)
 	}

@@ -125,30 +125,30 @@ func TestThirdLineInstallFromOrderToFirstInvoice(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
 			t.Fatal(err)
 		}
-		h1, err := chromedp.Run(ctx, chromedp.Text("h1"))
+		h1, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("h1")))
 		if err != nil || h1 != "Book your installation" {
 			t.Fatalf("page heading %q %v", h1, err)
 		}
-		addr, _ := chromedp.Run(ctx, chromedp.Text("dl"))
+		addr, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("dl")))
 		if !strings.Contains(addr, "4500 Boulevard De Maisonneuve O") || !strings.Contains(addr, "Fibre 1000") {
 			t.Fatalf("page does not show address and plan: %q", addr)
 		}
-		first, err := chromedp.Run(ctx, chromedp.Text("fieldset.day legend"))
+		first, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("fieldset.day legend")))
 		if err != nil || first != "Monday, March 1, 2027" {
 			t.Fatalf("first bookable day %q (nothing before the building's earliest service date) %v", first, err)
 		}
-		if err := chromedp.Do(ctx, chromedp.Click(`input[name="slot"]:not([disabled])`)); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`input[name="slot"]:not([disabled])`))); err != nil {
 			t.Fatal(err)
 		}
-		resp, err := chromedp.RunResponse(ctx, chromedp.Click(`button[type="submit"]`))
+		resp, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`button[type="submit"]`)))
 		if err != nil || resp.Status != 200 {
 			t.Fatalf("confirming: %v %v", resp, err)
 		}
-		done, err := chromedp.Run(ctx, chromedp.Text("h1"))
+		done, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("h1")))
 		if err != nil || done != "Your installation is booked" {
 			t.Fatalf("after confirming: %q %v", done, err)
 		}
-		when, _ := chromedp.Run(ctx, chromedp.Text("#appointment"))
+		when, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#appointment")))
 		if when != "Monday, March 1, 2027, 08:00–12:00" {
 			t.Fatalf("appointment shown as %q", when)
 		}

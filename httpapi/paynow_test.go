@@ -358,17 +358,17 @@ func TestInvoicePayPageInBrowser(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
 			t.Fatal(err)
 		}
-		amount, err := chromedp.Run(ctx, chromedp.Text("#invoice-amount"))
+		amount, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#invoice-amount")))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := subprov.Money(total).String() + " CAD"; total <= 0 || amount != want {
 			t.Fatalf("the page shows %q, invoice total %d", amount, total)
 		}
-		if _, err := chromedp.RunResponse(ctx, chromedp.Click("#pay")); err != nil {
+		if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS("#pay"))); err != nil {
 			t.Fatal(err)
 		}
-		status, err := chromedp.Run(ctx, chromedp.Text("#invoice-status"))
+		status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#invoice-status")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -378,7 +378,7 @@ func TestInvoicePayPageInBrowser(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
 			t.Fatal(err)
 		}
-		if h1, _ := chromedp.Run(ctx, chromedp.Text("h1")); h1 != "This invoice is paid" {
+		if h1, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("h1"))); h1 != "This invoice is paid" {
 			t.Fatalf("second visit: %q", h1)
 		}
 		for u, want := range map[string]int{page: 410, s.URL + "/portal/pay?token=not-a-link": 404, s.URL + "/portal/pay": 404} {

@@ -193,18 +193,18 @@ func TestSandboxPaymentPageInBrowser(t *testing.T) {
 			steps := []chromedp.Action[chromedp.Void]{chromedp.Navigate(page)}
 			for sel, v := range map[string]string{"#firstname": "Ada", "#lastname": "Lovelace", "#email": "ada@example.ca",
 				"#phonenumber": "514 555 0199", "#card_number": card, "#expiry": "12/39", "#cvc": "123"} {
-				steps = append(steps, chromedp.SendKeys(sel, v))
+				steps = append(steps, chromedp.SendKeys(chromedp.CSS(sel), v))
 			}
 			if err := chromedp.Do(ctx, steps...); err != nil {
 				return err
 			}
-			_, err := chromedp.RunResponse(ctx, chromedp.Click("#pay"))
+			_, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS("#pay")))
 			return err
 		}
 		if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
 			t.Fatal(err)
 		}
-		body, err := chromedp.Run(ctx, chromedp.Text("main"))
+		body, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +216,7 @@ func TestSandboxPaymentPageInBrowser(t *testing.T) {
 		if err := fill("4000 0000 0000 0002"); err != nil {
 			t.Fatal(err)
 		}
-		alert, err := chromedp.Run(ctx, chromedp.Text(`[role="alert"]`))
+		alert, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[role="alert"]`)))
 		if err != nil || !strings.Contains(alert, "declined") {
 			t.Fatalf("declined card: alert %q, %v", alert, err)
 		}
@@ -226,11 +226,11 @@ func TestSandboxPaymentPageInBrowser(t *testing.T) {
 		if err := fill("4242 4242 4242 4242"); err != nil {
 			t.Fatal(err)
 		}
-		confirmation, err := chromedp.Run(ctx, chromedp.Text("#confirmation"))
+		confirmation, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#confirmation")))
 		if err != nil || !strings.Contains(confirmation, "Sandbox 100") {
 			t.Fatalf("confirmation %q, %v", confirmation, err)
 		}
-		subID, err := chromedp.Run(ctx, chromedp.Text("#subscription-id"))
+		subID, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#subscription-id")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +277,7 @@ func TestSandboxPaymentPageInBrowser(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+"/sandbox/checkout?session_id="+live)); err != nil {
 			t.Fatal(err)
 		}
-		if h1, _ := chromedp.Run(ctx, chromedp.Text("h1")); h1 != "Link not found" {
+		if h1, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("h1"))); h1 != "Link not found" {
 			t.Errorf("live session on the sandbox page: %q", h1)
 		}
 	})

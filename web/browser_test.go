@@ -23,11 +23,11 @@ func TestMessagePageInBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL)); err != nil {
 		t.Fatal(err)
 	}
-	h1, err := chromedp.Run(ctx, chromedp.Text("h1"))
+	h1, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("h1")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	status, err := chromedp.Run(ctx, chromedp.Text(`[role="status"]`))
+	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[role="status"]`)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,47 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 )
-
-// shared is the one browser of a test binary that Shared hands out tabs of: starting Chromium
-// costs far more than a tab.
-var shared struct {
-	once sync.Once
-	ctx  context.Context
-	err  error
-}
-
-// Shared returns a tab of the test binary's one browser, in a browser context of its own (its
-// own cookies, as a private window), that closes when the test ends. Every action in it is
-// bounded by timeout. Tests that run in parallel each get their own.
-func Shared(t testing.TB, timeout time.Duration) context.Context {
-	t.Helper()
-	path := require(t)
-	shared.once.Do(func() {
-		dir, err := os.MkdirTemp("", "subprov-chromium-")
-		if err != nil {
-			shared.err = err
-			return
-		}
-		// The browser lives as long as the test binary: Chromium goes with its pipe.
-		alloc, _ := chromedp.NewExecAllocator(context.Background(), options(path, dir)...)
-		shared.ctx, _ = chromedp.NewContext(alloc)
-		shared.err = chromedp.Do(shared.ctx)
-	})
-	if shared.err != nil {
-		t.Fatalf("start Chromium: %v", shared.err)
-	}
-	ctx, cancelTab := chromedp.NewContext(shared.ctx, chromedp.WithNewBrowserContext())
-	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
-	t.Cleanup(func() {
-		cancelTimeout()
-		cancelTab()
-	})
-	return ctx
-}
 
 // Widths are the window widths pages are checked at: a desktop's and a phone's.
 var Widths = []int64{1280, 390}
