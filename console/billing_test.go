@@ -90,38 +90,13 @@ func setUp(t *testing.T, s *apptest.Service) objects {
 	}
 	o.privacy, o.ticket = req.ID, req.TicketID
 	o.receiver = newReceiver(t, s)
-	o.event = recordEvent(t, s)
+	o.event = s.RecordEvent(t, northwind, marieLine)
 	// A provider's events are sent in order: the next one waits until this one is delivered.
 	apptest.Eventually(t, 15*time.Second, "the event delivered", func() bool {
 		return count(t, s, `SELECT COUNT(*) FROM events WHERE id = ? AND delivery_state = 'delivered'`, o.event) == 1
 	})
 	s.Settle(t) // the invoice's AutoPay charge is done: a test sets the state it needs
 	return o
-}
-
-// recordEvent records a subscription.updated event of Marie's line.
-func recordEvent(t *testing.T, s *apptest.Service) string {
-	t.Helper()
-	ctx := context.Background()
-	p, err := s.Store.Provider(ctx, northwind)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, err := s.Store.SubscriptionByID(ctx, marieLine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var id string
-	if err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		ev, err := s.Events.Record(ctx, tx, p, "subscription.updated", sub, nil)
-		if ev != nil {
-			id = ev.ID
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return id
 }
 
 // want fails the test unless the page has status and shows every text of shown.
