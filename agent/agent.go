@@ -26,7 +26,6 @@ import (
 
 // Mailer queues a message inside a transaction (the outbox).
 type Mailer interface {
-	QueueText(ctx context.Context, tx *store.Tx, to, subject, body string, links []string) error
 	QueueLocalized(ctx context.Context, tx *store.Tx, providerID, to string, m locale.Mail) error
 	// LanguageOf is the language the person at address to chose (an SMS follows the holder's).
 	LanguageOf(ctx context.Context, tx *store.Tx, providerID, subscriberID, to string) (locale.Lang, error)

@@ -17,7 +17,6 @@ import (
 
 // Mailer queues a message inside the caller's transaction.
 type Mailer interface {
-	QueueText(ctx context.Context, tx *store.Tx, to, subject, body string, links []string) error
 	QueueLocalized(ctx context.Context, tx *store.Tx, providerID, to string, m locale.Mail) error
 }
 
