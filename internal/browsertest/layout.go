@@ -18,7 +18,8 @@ import (
 var Widths = []int64{1280, 390}
 
 // CheckLayout checks the page in ctx at every width of Widths: the page does not scroll
-// sideways, and every form field has a label. It returns the problems found.
+// sideways, every form field has a label, and every control is in the Tab order. It returns
+// the problems found.
 func CheckLayout(ctx context.Context) ([]string, error) {
 	var problems []string
 	for _, w := range Widths {
@@ -43,6 +44,19 @@ func CheckLayout(ctx context.Context) ([]string, error) {
 	}
 	for _, f := range unlabelled {
 		problems = append(problems, "field without a label: "+f)
+	}
+	// Every control is reached with Tab: nothing a person acts on is taken out of the tab order
+	// (tabindex="-1") or is an element the keyboard never stops at (a div that htmx or a
+	// script makes clickable).
+	untabbable, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll(
+		'a[href], button, input:not([type="hidden"]), select, textarea, summary, [hx-get]:not(form), [hx-post]:not(form), [onclick]'))
+		.filter(e => !e.disabled && e.tabIndex < 0)
+		.map(e => e.outerHTML.slice(0, 120))`))
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range untabbable {
+		problems = append(problems, "control out of the Tab order: "+c)
 	}
 	return problems, chromedp.Do(ctx, chromedp.EmulateViewport(Widths[0], 900))
 }
