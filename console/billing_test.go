@@ -214,6 +214,12 @@ func TestConsoleBillingPages(t *testing.T) {
 			if p.Status != 200 || p.Header.Get("Content-Type") != "application/pdf" || !strings.HasPrefix(p.Body, "%PDF") {
 				t.Errorf("PDF: %d %s", p.Status, p.Header.Get("Content-Type"))
 			}
+			// The account page links here: the PDF has no second address under the subscriber.
+			var subscriber string
+			if err := s.Store.R().QueryRow(context.Background(), `SELECT subscriber_id FROM invoices WHERE id = ?`, o.invoice).Scan(&subscriber); err != nil {
+				t.Fatal(err)
+			}
+			want(t, "the PDF under the subscriber", billing.Get("/console/subscribers/"+subscriber+"/invoices/"+o.invoice+"/document"), 404)
 		})
 
 		t.Run("scope", func(t *testing.T) {

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,9 +11,9 @@ import (
 	"github.com/subprov/subprov/billing"
 )
 
-// Billing: invoices by state, provider and subscriber, an invoice with its PDF (invoiceDocument,
-// subscribers.go, serves it here too), the retry of
-// its charge and a credit note against it, and the bill runs. The capabilities are those of
+// Billing: invoices by state, provider and subscriber, an invoice with its PDF (the account
+// page links its invoices' PDFs here too), the retry of its charge and a credit note against
+// it, and the bill runs. The capabilities are those of
 // GET /api/v1/invoices, GET /api/v1/invoices/{id}/document, POST
 // /api/v1/invoices/{id}/retry-charge, POST /api/v1/invoices/{id}/credit-notes and GET
 // /api/v1/bill-runs.
@@ -71,6 +72,24 @@ func (h *Handler) invoicePage(w http.ResponseWriter, r *http.Request, v *View, s
 	v.Title, v.Data = "Invoice "+inv.Number, d
 	h.render(w, r, v, status, "invoice")
 	return nil
+}
+
+// invoiceDocument: GET /console/invoices/{invoice_id}/document, the invoice's PDF through
+// GET /api/v1/invoices/{id}/document's capability.
+func (h *Handler) invoiceDocument(w http.ResponseWriter, r *http.Request, v *View) error {
+	var buf bytes.Buffer
+	if err := h.Ops.Billing.InvoiceDocument(r.Context(), v.Operator, &buf, r.PathValue("invoice_id")); err != nil {
+		return err
+	}
+	return writePDF(w, "invoice", &buf)
+}
+
+// writePDF answers with a PDF document, shown in the browser, saved as name.pdf.
+func writePDF(w http.ResponseWriter, name string, body *bytes.Buffer) error {
+	w.Header().Set("Content-Type", "application/pdf")
+	w.Header().Set("Content-Disposition", `inline; filename="`+name+`.pdf"`)
+	_, err := w.Write(body.Bytes())
+	return err
 }
 
 // retryCharge: POST /console/invoices/{invoice_id}/retry-charge. An invoice that is not open

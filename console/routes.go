@@ -52,7 +52,6 @@ func (h *Handler) routes() []route {
 		// are the first step of their action: they need its permission.
 		{method: "GET", path: Prefix + "subscribers", perm: subprov.PermRead, nav: "Subscribers", handle: h.subscriberList},
 		{method: "GET", path: Prefix + "subscribers/{subscriber_id}", perm: subprov.PermRead, handle: h.subscriberPage},
-		{method: "GET", path: Prefix + "subscribers/{subscriber_id}/invoices/{invoice_id}/document", perm: subprov.PermRead, handle: h.invoiceDocument},
 		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/suspend", perm: subprov.PermLineActions, handle: h.lineForm},
 		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/restore", perm: subprov.PermLineActions, handle: h.lineForm},
 		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/reprovision", perm: subprov.PermLineActions, handle: h.lineForm},
