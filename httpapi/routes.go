@@ -221,6 +221,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		// Billing: invoices, their PDFs and credit notes, bill runs.
 		{method: "GET", path: "/api/v1/invoices", auth: credOperator, perm: subprov.PermRead, handle: s.ops.ListInvoices},
 		{method: "GET", path: "/api/v1/invoices/{invoice_id}/document", auth: credOperator, perm: subprov.PermRead, handle: s.ops.InvoiceDocument},
+		{method: "GET", path: "/api/v1/credit-notes/{credit_note_id}/document", auth: credOperator, perm: subprov.PermRead, handle: s.ops.CreditNoteDocument},
 		{method: "POST", path: "/api/v1/invoices/{invoice_id}/credit-notes", auth: credOperator, perm: subprov.PermInvoices, handle: s.ops.CreditInvoice},
 		{method: "GET", path: "/api/v1/bill-runs", auth: credOperator, perm: subprov.PermRead, handle: s.ops.ListBillRuns},
 		// Tickets.
