@@ -144,6 +144,45 @@ func TestConsoleSessionExpiry(t *testing.T) {
 	})
 }
 
+// TestConsoleSessionsSwept: the scheduler's sweep removes the sessions that ended and that no
+// request came back to (idle too long, past their lifetime), and keeps the live one.
+func TestConsoleSessionsSwept(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		sessions := func() int {
+			var n int
+			if err := s.Store.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM console_sessions`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		s.ConsoleAs(t, subprov.RoleViewer, "")
+		busy := s.ConsoleAs(t, subprov.RoleSupport, "")
+		if n := sessions(); n != 2 {
+			t.Fatalf("%d sessions, want 2", n)
+		}
+		s.DevClock.Advance(31 * time.Minute) // the viewer's session is idle too long: nobody comes back to it
+		if p := busy.Get("/console/"); p.Status != http.StatusSeeOther {
+			t.Fatalf("busy after 31 minutes: %d, want the sign-in page", p.Status) // it ended too, and its request dropped it
+		}
+		busy = s.ConsoleAs(t, subprov.RoleSupport, "")
+		apptest.Eventually(t, 15*time.Second, "the idle session removed", func() bool { return sessions() == 1 })
+		if p := busy.Get("/console/"); p.Status != 200 {
+			t.Fatalf("the live session: %d", p.Status)
+		}
+		s.DevClock.Advance(20 * time.Minute)
+		busy.Get("/console/")
+		s.DevClock.Advance(20 * time.Minute)
+		if p := busy.Get("/console/"); p.Status != 200 {
+			t.Fatalf("the live session after 40 minutes in use: %d", p.Status)
+		}
+		s.Settle(t)
+		if n := sessions(); n != 1 {
+			t.Errorf("%d sessions after the sweeps, want the live one", n)
+		}
+	})
+}
+
 // TestConsoleSessionEndsWithTheOperator: disabling the operator, a change of its password and
 // a reset of its second factor, through the API, end its console session at its next request.
 func TestConsoleSessionEndsWithTheOperator(t *testing.T) {
