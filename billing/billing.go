@@ -410,13 +410,17 @@ func (s *Service) dunningStep(ctx context.Context, tx *store.Tx, p *subprov.Prov
 	if err != nil {
 		return err
 	}
-	total := locale.Amount{Money: inv.Total, Currency: inv.Currency}
+	total := invoiceTotal(inv)
 	if next != nil {
 		body := locale.Texts{locale.Msg("mail.hello"), locale.Msg(notice+".body", inv.Number, total,
 			locale.DateOf(next.In(p.Location()).Format(time.DateOnly)))}
 		return s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg(notice+".subject", inv.Number), Body: body, Account: sub.SubscriberID})
 	}
-	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("billing.suspended.body", inv.Number, total)}
+	suspended := "billing.suspended.body" // after the card's declined attempts
+	if notice == "billing.unpaid" {
+		suspended = "billing.suspended.unpaid_body" // after the reminders of an invoice the holder pays
+	}
+	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg(suspended, inv.Number, total)}
 	if err := s.Mail.QueueLocalized(ctx, tx, p.ID, email, locale.Mail{Subject: locale.Msg("billing.suspended.subject", inv.Number), Body: body, Account: sub.SubscriberID}); err != nil {
 		return err
 	}

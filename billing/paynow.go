@@ -7,6 +7,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/store"
 )
 
@@ -99,14 +100,20 @@ func (s *Service) release(ctx context.Context, invoiceID string, err error) erro
 	return err
 }
 
+// invoiceTotal is the invoice's total as its reader's language writes money.
+func invoiceTotal(inv *subprov.Invoice) locale.Amount {
+	return locale.Amount{Money: inv.Total, Currency: inv.Currency}
+}
+
 // mailReceipt mails the receipt of an invoice the holder paid to its billing contact.
 func (s *Service) mailReceipt(ctx context.Context, tx *store.Tx, sub *subprov.Subscription, inv *subprov.Invoice) error {
 	_, email, err := tx.SubscriberForInvoice(ctx, sub.SubscriberID)
 	if err != nil {
 		return err
 	}
-	subject, body := receiptMail(inv)
-	return s.Mail.QueueText(ctx, tx, email, subject, body, nil)
+	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("billing.receipt.body", inv.Number, invoiceTotal(inv))}
+	return s.Mail.QueueLocalized(ctx, tx, inv.ProviderID, email, locale.Mail{
+		Subject: locale.Msg("billing.receipt.subject", inv.Number), Body: body, Account: sub.SubscriberID})
 }
 
 // mailPayLink mails an invoice of a line with AutoPay off to its billing contact, with a link
@@ -122,8 +129,10 @@ func (s *Service) mailPayLink(ctx context.Context, tx *store.Tx, sub *subprov.Su
 		return err
 	}
 	link := s.PublicURL + PayLinkPath + "?token=" + raw
-	subject, body := payLinkMail(inv, link)
-	return s.Mail.QueueText(ctx, tx, email, subject, body, []string{link})
+	body := locale.Texts{locale.Msg("mail.hello"), locale.Msg("billing.pay_link.body", inv.Number, invoiceTotal(inv)),
+		locale.Msg("billing.pay_link.pay"), locale.Verbatim(link)}
+	return s.Mail.QueueLocalized(ctx, tx, inv.ProviderID, email, locale.Mail{
+		Subject: locale.Msg("billing.pay_link.subject", inv.Number, invoiceTotal(inv)), Body: body, Links: []string{link}, Account: sub.SubscriberID})
 }
 
 // ErrDeadPayLink answers a pay link that names no invoice (unknown, or never issued).

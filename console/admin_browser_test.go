@@ -10,18 +10,9 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/internal/apptest"
-	"github.com/subprov/subprov/internal/browsertest"
 )
 
 // The providers, API keys, operators and audit log pages in Chromium.
-
-// consoleTab signs an operator in, in a tab of the shared browser.
-func consoleTab(t *testing.T, s *apptest.Service, email, password string) context.Context {
-	t.Helper()
-	ctx := browsertest.New(t, 5*time.Minute)
-	signIn(t, ctx, s, email, password, "")
-	return ctx
-}
 
 // pageText is the text of the element sel, or the test fails.
 func pageText(t *testing.T, ctx context.Context, sel string) string {
@@ -89,9 +80,7 @@ func TestConsoleAdminPages(t *testing.T) {
 // page is the 404 page.
 func TestConsoleAPIKeyJourney(t *testing.T) {
 	t.Parallel()
-	s := startForBrowser(t)
-	email, password := s.PutOperator(subprov.RoleAdmin, northwind)
-	ctx := consoleTab(t, s, email, password)
+	s, ctx, email, _ := signedInAs(t, subprov.RoleAdmin, northwind)
 	partner := func(key string) int {
 		return s.Do(apptest.Request{Method: "GET", Path: "/partner/serviceability/autocomplete?q=king", Headers: apptest.Key(key)}).Status
 	}
@@ -150,7 +139,7 @@ func TestConsoleAPIKeyJourney(t *testing.T) {
 // signs in and sees what its role allows: no operators page.
 func TestConsoleOperatorJourney(t *testing.T) {
 	t.Parallel()
-	s, ctx, _, _ := signedInAs(t, subprov.RoleAdmin)
+	s, ctx, _, _ := signedInAs(t, subprov.RoleAdmin, "")
 	browse(t, ctx, s, "/console/operators")
 	press(t, ctx, `a[href="/console/operators/new"]`)
 	const email, password = "ledger@northwind.test", "a-long-first-password"
@@ -184,7 +173,7 @@ func TestConsoleOperatorJourney(t *testing.T) {
 // (typed into the form, refreshed in place by htmx) narrows the list to it.
 func TestConsoleAuditJourney(t *testing.T) {
 	t.Parallel()
-	s, ctx, _, _ := signedInAs(t, subprov.RoleViewer)
+	s, ctx, _, _ := signedInAs(t, subprov.RoleViewer, "")
 	admin := s.OperatorAs(subprov.RoleAdmin, northwind)
 	const reason = "Tenant asked for a pause while abroad"
 	if r := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/subscriptions/" + marieLine + "/suspend", Headers: admin,

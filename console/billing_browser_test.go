@@ -72,7 +72,7 @@ func TestConsoleReplayJourney(t *testing.T) {
 	s := startForBrowser(t)
 	o := setUp(t, s)
 	o.receiver.setAnswer(503)
-	failing := recordEvent(t, s)
+	failing := s.RecordEvent(t, northwind, marieLine)
 	apptest.Eventually(t, 15*time.Second, "the first attempt refused", func() bool {
 		return count(t, s, `SELECT COUNT(*) FROM events WHERE id = ? AND attempts = 1`, failing) == 1
 	})

@@ -90,51 +90,13 @@ func setUp(t *testing.T, s *apptest.Service) objects {
 	}
 	o.privacy, o.ticket = req.ID, req.TicketID
 	o.receiver = newReceiver(t, s)
-	o.event = recordEvent(t, s)
+	o.event = s.RecordEvent(t, northwind, marieLine)
 	// A provider's events are sent in order: the next one waits until this one is delivered.
 	apptest.Eventually(t, 15*time.Second, "the event delivered", func() bool {
 		return count(t, s, `SELECT COUNT(*) FROM events WHERE id = ? AND delivery_state = 'delivered'`, o.event) == 1
 	})
 	s.Settle(t) // the invoice's AutoPay charge is done: a test sets the state it needs
 	return o
-}
-
-// recordEvent records a subscription.updated event of Marie's line.
-func recordEvent(t *testing.T, s *apptest.Service) string {
-	t.Helper()
-	ctx := context.Background()
-	p, err := s.Store.Provider(ctx, northwind)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, err := s.Store.SubscriptionByID(ctx, marieLine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var id string
-	if err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		ev, err := s.Events.Record(ctx, tx, p, "subscription.updated", sub, nil)
-		if ev != nil {
-			id = ev.ID
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
-
-// want fails the test unless the page has status and shows every text of shown.
-func want(t *testing.T, what string, p *apptest.Page, status int, shown ...string) {
-	t.Helper()
-	if p.Status != status {
-		t.Fatalf("%s: %d, want %d: %.600s", what, p.Status, status, p.Body)
-	}
-	for _, s := range shown {
-		if !strings.Contains(p.Body, s) {
-			t.Errorf("%s does not show %q", what, s)
-		}
-	}
 }
 
 // TestConsoleBillingPages: each page and form of billing, webhook events, tickets and privacy
@@ -177,7 +139,7 @@ func TestConsoleBillingPages(t *testing.T) {
 				{"/console/privacy-requests?status=approved", 200, []string{"No requests match."}, nil},
 			} {
 				p := admin.Get(tt.path)
-				want(t, tt.path, p, tt.status, tt.shown...)
+				wantPage(t, tt.path, p, tt.status, tt.shown...)
 				for _, g := range tt.gone {
 					if strings.Contains(p.Body, g) {
 						t.Errorf("%s shows %q", tt.path, g)
@@ -196,7 +158,7 @@ func TestConsoleBillingPages(t *testing.T) {
 			seen, path := 0, "/console/invoices?limit=1"
 			for i := 0; path != "" && i < 100; i++ {
 				p := admin.Get(path)
-				want(t, path, p, 200)
+				wantPage(t, path, p, 200)
 				seen += strings.Count(p.Body, `<td data-label="Number">`)
 				path = ""
 				if _, after, ok := strings.Cut(p.Body, `<p class="pager"><a href="`); ok {
@@ -225,7 +187,7 @@ func TestConsoleBillingPages(t *testing.T) {
 		t.Run("scope", func(t *testing.T) {
 			for path, what := range map[string]string{"/console/invoices/" + o.invoice: "Invoice", "/console/invoices/" + o.invoice + "/document": "Invoice",
 				"/console/webhook-events/" + o.event: "Event", "/console/tickets/" + o.ticket: "Ticket", "/console/invoices/" + store.NewID(): "Invoice"} {
-				want(t, path+" as Maple's admin", mapleAdmin.Get(path), 404, what+" not found")
+				wantPage(t, path+" as Maple's admin", mapleAdmin.Get(path), 404, what+" not found")
 			}
 			for _, path := range []string{"/console/invoices", "/console/webhook-events", "/console/tickets", "/console/privacy-requests"} {
 				if p := mapleAdmin.Get(path); strings.Contains(p.Body, o.invoice) || strings.Contains(p.Body, o.event) ||
@@ -234,8 +196,8 @@ func TestConsoleBillingPages(t *testing.T) {
 				}
 			}
 			before := count(t, s, `SELECT COUNT(*) FROM audit_log`)
-			want(t, "Maple's credit note", mapleAdmin.Post("/console/invoices/"+o.invoice+"/credit-notes", url.Values{"amount": {"1.00"}, "reason": {"x"}}), 404)
-			want(t, "Maple's replay", mapleAdmin.Post("/console/webhook-events/"+o.event+"/replay", url.Values{}), 404)
+			wantPage(t, "Maple's credit note", mapleAdmin.Post("/console/invoices/"+o.invoice+"/credit-notes", url.Values{"amount": {"1.00"}, "reason": {"x"}}), 404)
+			wantPage(t, "Maple's replay", mapleAdmin.Post("/console/webhook-events/"+o.event+"/replay", url.Values{}), 404)
 			if after := count(t, s, `SELECT COUNT(*) FROM audit_log`); after != before {
 				t.Errorf("refused forms wrote %d audit entries", after-before)
 			}
@@ -247,7 +209,7 @@ func TestConsoleBillingPages(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := "/console/invoices/" + o.invoice
-			want(t, "the invoice", billing.Get(path), 200, "Issue the credit note", "At most "+total.String())
+			wantPage(t, "the invoice", billing.Get(path), 200, "Issue the credit note", "At most "+total.String())
 			notes := func() int { return count(t, s, `SELECT COUNT(*) FROM credit_notes WHERE invoice_id = ?`, o.invoice) }
 			for _, tt := range []struct {
 				amount, reason string
@@ -260,7 +222,7 @@ func TestConsoleBillingPages(t *testing.T) {
 				{"1.00", " ", 422, "Reason required"},
 			} {
 				p := billing.Post(path+"/credit-notes", url.Values{"amount": {tt.amount}, "reason": {tt.reason}})
-				want(t, "credit "+tt.amount, p, tt.status, tt.shown, `value="`+tt.amount+`"`)
+				wantPage(t, "credit "+tt.amount, p, tt.status, tt.shown, `value="`+tt.amount+`"`)
 			}
 			if n := notes(); n != 0 {
 				t.Fatalf("refused notes issued %d", n)
@@ -269,7 +231,7 @@ func TestConsoleBillingPages(t *testing.T) {
 			if p.Status != http.StatusSeeOther || p.Location() != path {
 				t.Fatalf("credit: %d %s %.300s", p.Status, p.Location(), p.Body)
 			}
-			want(t, "after the note", billing.Get(path), 200, "Credit note ", "of 5.00 CAD issued.", "At most "+(total-500).String())
+			wantPage(t, "after the note", billing.Get(path), 200, "Credit note ", "of 5.00 CAD issued.", "At most "+(total-500).String())
 			if notes() != 1 || count(t, s, `SELECT COUNT(*) FROM audit_log WHERE action = 'credit_note.issued' AND provider_id = ?`, northwind) != 1 {
 				t.Error("the note is not issued and audited once")
 			}
@@ -294,13 +256,13 @@ func TestConsoleBillingPages(t *testing.T) {
 		t.Run("retry charge", func(t *testing.T) {
 			path := "/console/invoices/" + o.invoice
 			exec(t, s, `UPDATE invoices SET status = 'paid' WHERE id = ?`, o.invoice)
-			want(t, "retry of a paid invoice", billing.Post(path+"/retry-charge", url.Values{}), 409, "The invoice is paid")
+			wantPage(t, "retry of a paid invoice", billing.Post(path+"/retry-charge", url.Values{}), 409, "The invoice is paid")
 			exec(t, s, `UPDATE invoices SET status = 'open', paid_at = NULL WHERE id = ?`, o.invoice)
 			p := billing.Post(path+"/retry-charge", url.Values{})
 			if p.Status != http.StatusSeeOther || p.Location() != path {
 				t.Fatalf("retry: %d %s %.300s", p.Status, p.Location(), p.Body)
 			}
-			want(t, "after the retry", billing.Get(path), 200, "An AutoPay attempt for invoice")
+			wantPage(t, "after the retry", billing.Get(path), 200, "An AutoPay attempt for invoice")
 			if count(t, s, `SELECT COUNT(*) FROM audit_log WHERE action = 'invoice.charge_retried' AND subject_id = ?`, o.invoice) != 1 {
 				t.Error("the retry is not audited once")
 			}
@@ -308,17 +270,17 @@ func TestConsoleBillingPages(t *testing.T) {
 
 		t.Run("replay", func(t *testing.T) {
 			path := "/console/webhook-events/" + o.event
-			want(t, "the event", support.Get(path), 200, "Replay", "&#34;type&#34;: &#34;subscription.updated&#34;", o.receiver.srv.URL)
+			wantPage(t, "the event", support.Get(path), 200, "Replay", "&#34;type&#34;: &#34;subscription.updated&#34;", o.receiver.srv.URL)
 			o.receiver.setAnswer(503)
 			p := support.Post(path+"/replay", url.Values{})
 			if p.Status != http.StatusSeeOther || p.Location() != path {
 				t.Fatalf("replay: %d %s", p.Status, p.Location())
 			}
-			want(t, "after a failing replay", support.Get(path), 200, "the receiver answered 503", "<td data-label=\"Answer\">503</td>", "<dt>Attempts</dt><dd>2</dd>")
+			wantPage(t, "after a failing replay", support.Get(path), 200, "the receiver answered 503", "<td data-label=\"Answer\">503</td>", "<dt>Attempts</dt><dd>2</dd>")
 			o.receiver.setAnswer(0)
 			exec(t, s, `UPDATE providers SET webhook_url = '' WHERE id = ?`, northwind)
 			before := o.receiver.received()
-			want(t, "replay without a receiver", support.Post(path+"/replay", url.Values{}), 409, "The provider has no webhook URL")
+			wantPage(t, "replay without a receiver", support.Post(path+"/replay", url.Values{}), 409, "The provider has no webhook URL")
 			if o.receiver.received() != before {
 				t.Error("sent without a receiver")
 			}
@@ -326,16 +288,16 @@ func TestConsoleBillingPages(t *testing.T) {
 
 		t.Run("ticket", func(t *testing.T) {
 			path := "/console/tickets/" + o.ticket
-			want(t, "the ticket", support.Get(path), 200, `name="version" value="1"`, "No comments yet.")
+			wantPage(t, "the ticket", support.Get(path), 200, `name="version" value="1"`, "No comments yet.")
 			p := support.Post(path, url.Values{"version": {"1"}, "status": {"pending"}, "assigned_to": {"nobody@ops.test"}, "comment": {"Looking"}})
-			want(t, "an unknown assignee", p, 422, "Assignee no active operator", `value="nobody@ops.test"`, ">Looking</textarea>")
+			wantPage(t, "an unknown assignee", p, 422, "Assignee no active operator", `value="nobody@ops.test"`, ">Looking</textarea>")
 			p = support.Post(path, url.Values{"version": {"1"}, "status": {"pending"}, "assigned_to": {""}, "comment": {"Checking the lines"}})
 			if p.Status != http.StatusSeeOther || p.Location() != path {
 				t.Fatalf("edit: %d %.300s", p.Status, p.Body)
 			}
-			want(t, "after the edit", support.Get(path), 200, "The ticket is updated.", "Checking the lines", `name="version" value="2"`)
+			wantPage(t, "after the edit", support.Get(path), 200, "The ticket is updated.", "Checking the lines", `name="version" value="2"`)
 			p = support.Post(path, url.Values{"version": {"1"}, "status": {"solved"}, "assigned_to": {""}, "comment": {"Stale"}})
-			want(t, "a stale edit", p, 409, `name="version" value="2"`, ">Stale</textarea>")
+			wantPage(t, "a stale edit", p, 409, `name="version" value="2"`, ">Stale</textarea>")
 			if n := count(t, s, `SELECT COUNT(*) FROM audit_log WHERE action = 'ticket.updated' AND subject_id = ?`, o.ticket); n != 1 {
 				t.Errorf("ticket.updated audited %d times, want 1", n)
 			}
@@ -347,19 +309,19 @@ func TestConsoleBillingPages(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := support.Post("/console/privacy-requests/"+marie.ID+"/approve", url.Values{})
-			want(t, "approval with a live line", p, 409, "still has a line that is active", "Nothing was changed.")
+			wantPage(t, "approval with a live line", p, 409, "still has a line that is active", "Nothing was changed.")
 			if n := count(t, s, `SELECT COUNT(*) FROM privacy_requests WHERE id = ? AND status = 'pending'`, marie.ID); n != 1 {
 				t.Error("the refused approval changed the request")
 			}
 			s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass) // Marie's login is kept
 			p = support.Post("/console/privacy-requests/"+o.privacy+"/reject", url.Values{"reason": {"  "}})
-			want(t, "a rejection without a reason", p, 422, `id="reason-`+o.privacy+`-error">Reason required`)
+			wantPage(t, "a rejection without a reason", p, 422, `id="reason-`+o.privacy+`-error">Reason required`)
 			p = support.Post("/console/privacy-requests/"+o.privacy+"/reject", url.Values{"reason": {"Billing dispute open"}})
 			if p.Status != http.StatusSeeOther {
 				t.Fatalf("reject: %d %.300s", p.Status, p.Body)
 			}
-			want(t, "rejected", support.Get("/console/privacy-requests?status=rejected"), 200, "The request is rejected.", "rejected: Billing dispute open")
-			want(t, "twice", support.Post("/console/privacy-requests/"+o.privacy+"/reject", url.Values{"reason": {"again"}}), 409, "already rejected")
+			wantPage(t, "rejected", support.Get("/console/privacy-requests?status=rejected"), 200, "The request is rejected.", "rejected: Billing dispute open")
+			wantPage(t, "twice", support.Post("/console/privacy-requests/"+o.privacy+"/reject", url.Values{"reason": {"again"}}), 409, "already rejected")
 		})
 	})
 }
@@ -405,7 +367,7 @@ func TestConsoleBillingVisibility(t *testing.T) {
 		} {
 			c := s.ConsoleAs(t, tt.role, northwind)
 			p := c.Get(tt.page)
-			want(t, tt.page+" as "+string(tt.role), p, 200, tt.shown...)
+			wantPage(t, tt.page+" as "+string(tt.role), p, 200, tt.shown...)
 			for _, g := range tt.gone {
 				if strings.Contains(p.Body, g) {
 					t.Errorf("%s as %s shows %q", tt.page, tt.role, g)
@@ -414,7 +376,7 @@ func TestConsoleBillingVisibility(t *testing.T) {
 		}
 		installer := s.ConsoleAs(t, subprov.RoleInstaller, northwind)
 		for _, page := range []string{"/console/invoices", invoice, invoice + "/document", "/console/bill-runs", event, ticket, privacy} {
-			want(t, page+" as installer", installer.Get(page), 403)
+			wantPage(t, page+" as installer", installer.Get(page), 403)
 		}
 	})
 }

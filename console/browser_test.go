@@ -66,15 +66,21 @@ func signIn(t *testing.T, ctx context.Context, s *apptest.Service, email, passwo
 	}
 }
 
+// consoleTab signs an operator in, in a tab of the shared browser.
+func consoleTab(t *testing.T, s *apptest.Service, email, password string) context.Context {
+	t.Helper()
+	ctx := browsertest.New(t, 5*time.Minute)
+	signIn(t, ctx, s, email, password, "")
+	return ctx
+}
+
 // signedInAs starts a service and signs a new operator of role in, in a tab of the shared
-// browser.
-func signedInAs(t *testing.T, role subprov.Role) (s *apptest.Service, ctx context.Context, email, password string) {
+// browser: a platform operator for providerID "", else one of that provider.
+func signedInAs(t *testing.T, role subprov.Role, providerID string) (s *apptest.Service, ctx context.Context, email, password string) {
 	t.Helper()
 	s = startForBrowser(t)
-	email, password = s.PutOperator(role, "")
-	ctx = browsertest.New(t, 5*time.Minute)
-	signIn(t, ctx, s, email, password, "")
-	return s, ctx, email, password
+	email, password = s.PutOperator(role, providerID)
+	return s, consoleTab(t, s, email, password), email, password
 }
 
 func heading(t *testing.T, ctx context.Context) string {
@@ -127,7 +133,7 @@ func TestConsoleScreenshots(t *testing.T) {
 // signs out, and signs in again with a code; without one it is refused.
 func TestConsoleSecondFactorJourney(t *testing.T) {
 	t.Parallel()
-	s, ctx, email, password := signedInAs(t, subprov.RoleSupport)
+	s, ctx, email, password := signedInAs(t, subprov.RoleSupport, "")
 	browse(t, ctx, s, "/console/account/second-factor")
 	if err := follow(ctx, "svg.qr", chromedp.Click(chromedp.CSS(`main form button[type="submit"]`))); err != nil {
 		t.Fatal(err)
@@ -172,7 +178,7 @@ func TestConsoleSecondFactorJourney(t *testing.T) {
 // script injected into a console page does not run (the Content-Security-Policy).
 func TestConsoleFromOutside(t *testing.T) {
 	t.Parallel()
-	s, ctx, email, password := signedInAs(t, subprov.RoleViewer)
+	s, ctx, email, password := signedInAs(t, subprov.RoleViewer, "")
 	if h := heading(t, ctx); h != "Home" {
 		t.Fatalf("signed in: %q", h)
 	}

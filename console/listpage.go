@@ -15,10 +15,11 @@ import (
 // page with the same filters and the list's cursor. A filter the capability refuses (422) is
 // shown beside its field with the list empty.
 
-// listData is what a list page's template is given: the filters as asked, the providers a
-// platform operator narrows the list to, the rows, the next page's address ("" on the last
-// page), and the page's own choices (the states it filters on).
+// listData is what a list page's template is given: the page's address, the filters as asked,
+// the providers a platform operator narrows the list to, the rows, the next page's address (""
+// on the last page), and the page's own choices (the states it filters on).
 type listData struct {
+	Path      string
 	Query     url.Values
 	Providers []*subprov.Provider // a platform operator's filter choices; nil for a provider's operator
 	Rows      any
@@ -77,7 +78,7 @@ type list struct {
 // returns the rows and the next page's cursor.
 func (h *Handler) listPage(w http.ResponseWriter, r *http.Request, v *View, l list,
 	read func(page subprov.Page, idx providerIndex) (any, string, error)) error {
-	d := listData{Query: r.URL.Query(), Choices: l.choices}
+	d := listData{Path: l.path, Query: r.URL.Query(), Choices: l.choices}
 	idx, err := h.providersOf(v)
 	if err != nil {
 		return err

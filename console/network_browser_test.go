@@ -29,7 +29,7 @@ func audited(t *testing.T, s *apptest.Service, action string) bool {
 // line is ACTIVE, and the audit log records each action.
 func TestConsoleInstallJourney(t *testing.T) {
 	t.Parallel()
-	s, ctx, _, _ := signedInAs(t, subprov.RoleInstaller)
+	s, ctx, _, _ := signedInAs(t, subprov.RoleInstaller, "")
 	browse(t, ctx, s, "/console/installs?status=open")
 	checkPage(t, ctx, "installs")
 	if err := follow(ctx, "#job-status", chromedp.Click(chromedp.CSS(`#results a[href^="/console/installs/"]`))); err != nil {
@@ -77,10 +77,7 @@ func TestConsoleInstallJourney(t *testing.T) {
 // building is listed and the serviceability check finds it.
 func TestConsoleImportJourney(t *testing.T) {
 	t.Parallel()
-	s := startForBrowser(t)
-	email, password := s.PutOperator(subprov.RoleAdmin, northwind)
-	ctx := browsertest.New(t, 5*time.Minute)
-	signIn(t, ctx, s, email, password, "")
+	s, ctx, _, _ := signedInAs(t, subprov.RoleAdmin, northwind)
 	dir := t.TempDir()
 	file := func(name, csv string) string {
 		p := filepath.Join(dir, name)

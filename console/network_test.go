@@ -57,6 +57,7 @@ func auditActions(t testing.TB, s *apptest.Service) []string {
 	return out
 }
 
+// wantPage fails the test unless the page has status and shows every text of contains.
 func wantPage(t *testing.T, what string, p *apptest.Page, status int, contains ...string) {
 	t.Helper()
 	if p.Status != status {

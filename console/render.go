@@ -154,7 +154,8 @@ var funcs = template.FuncMap{
 var pages = parsePages()
 
 func parsePages() map[string]*template.Template {
-	// The layout and the parts pages share (templates/parts: a list's filters and pager).
+	// The layout and the parts pages share (templates/parts: a list's filters, pager and table,
+	// a new object's provider field).
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/parts/*.html"))
 	names, err := fs.Glob(templateFiles, "templates/*.html")
 	if err != nil {

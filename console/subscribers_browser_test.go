@@ -9,7 +9,6 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/internal/apptest"
-	"github.com/subprov/subprov/internal/browsertest"
 )
 
 // subscriberPages are the subscriber pages TestConsoleScreenshots checks, by screenshot name.
@@ -44,7 +43,7 @@ func auditReasons(t *testing.T, s *apptest.Service, action, object string) []str
 // search, sees the account in the results as it types (htmx), and opens it.
 func TestConsoleFindByPhoneJourney(t *testing.T) {
 	t.Parallel()
-	s, ctx, _, _ := signedInAs(t, subprov.RoleSupport)
+	s, ctx, _, _ := signedInAs(t, subprov.RoleSupport, "")
 	browse(t, ctx, s, "/console/subscribers")
 	// The list starts with every subscriber: the results narrow to Marie's alone as the
 	// digits are typed, without a page load.
@@ -74,7 +73,7 @@ func TestConsoleFindByPhoneJourney(t *testing.T) {
 // reason; the account's status history and the audit log show both, with their reasons.
 func TestConsoleSuspendRestoreJourney(t *testing.T) {
 	t.Parallel()
-	s, ctx, _, _ := signedInAs(t, subprov.RoleSupport)
+	s, ctx, _, _ := signedInAs(t, subprov.RoleSupport, "")
 	browse(t, ctx, s, "/console/subscribers/"+marieID)
 	for _, step := range []struct{ action, reason, flash, audit string }{
 		{"suspend", "Unpaid since March", "The line is suspended.", "subscription.suspended"},
@@ -112,7 +111,7 @@ func TestConsoleSuspendRestoreJourney(t *testing.T) {
 // the confirm button, and confirming cancels the line.
 func TestConsoleCancelJourney(t *testing.T) {
 	t.Parallel()
-	s, ctx, _, _ := signedInAs(t, subprov.RoleSupport)
+	s, ctx, _, _ := signedInAs(t, subprov.RoleSupport, "")
 	browse(t, ctx, s, "/console/subscribers/s1000000-0000-4000-8000-000000000002")
 	end := s.Clock.Now().AddDate(0, 1, 0).Format(time.DateOnly)
 	if err := follow(ctx, "#end_date", chromedp.Click(chromedp.CSS(`a[href="/console/subscriptions/`+priyaLine+`/cancel"]`))); err != nil {
@@ -146,10 +145,7 @@ func TestConsoleCancelJourney(t *testing.T) {
 // page, which names nothing of the account.
 func TestConsoleAccountScopeJourney(t *testing.T) {
 	t.Parallel()
-	s := startForBrowser(t)
-	email, password := s.PutOperator(subprov.RoleSupport, mapleProvider)
-	ctx := browsertest.New(t, 5*time.Minute)
-	signIn(t, ctx, s, email, password, "")
+	s, ctx, email, password := signedInAs(t, subprov.RoleSupport, mapleProvider)
 	// The status, which the browser does not expose to the page, through the same route.
 	status := s.ConsoleSignIn(t, email, password, "").Get("/console/subscribers/" + marieID).Status
 	browse(t, ctx, s, "/console/subscribers/"+marieID)

@@ -172,11 +172,7 @@ func TestSubscriberSecondFactor(t *testing.T) {
 			return s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/login", Body: map[string]string{"email": email, "password": pw, "totp": totp}})
 		}
 		wrongPassword := login("wrong-long-password", "")
-		logins := []struct {
-			name, password, totp string
-			advance              time.Duration
-			status               int
-		}{
+		tryTOTPLogins(t, s, code, []totpLogin{
 			{"no code", password, "", 0, 401},
 			{"the code the confirmation used", password, confirmed, 0, 401},
 			{"a wrong code", password, "123456", 0, 401},
@@ -186,26 +182,13 @@ func TestSubscriberSecondFactor(t *testing.T) {
 			{"a code one step old", password, "previous", 30 * time.Second, 401}, // its step was accepted already
 			{"a recovery code", password, recovery, 0, 200},
 			{"that recovery code again", password, recovery, 0, 401},
-		}
-		var last string
-		for _, l := range logins {
-			s.DevClock.Advance(l.advance)
-			c := l.totp
-			switch c {
-			case "next":
-				c = code()
-			case "again", "previous":
-				c = last
-			}
-			last = c
-			res := login(l.password, c)
-			if res.Status != l.status {
-				t.Fatalf("%s: %d %s, want %d", l.name, res.Status, res.Raw, l.status)
-			}
+		}, func(name, pw, c string) (int, string) {
+			res := login(pw, c)
 			if res.Status == 401 && string(res.Raw) != string(wrongPassword.Raw) {
-				t.Fatalf("%s: %s, want the wrong password's answer %s", l.name, res.Raw, wrongPassword.Raw)
+				t.Fatalf("%s: %s, want the wrong password's answer %s", name, res.Raw, wrongPassword.Raw)
 			}
-		}
+			return res.Status, string(res.Raw)
+		})
 		s.DevClock.Advance(30 * time.Second)
 		h = map[string]string{"Authorization": "Bearer " + login(password, code()).JSON["access_token"].(string)}
 		off := func(c string) *apptest.Response {
@@ -284,6 +267,36 @@ func mailsWithSubject(s *apptest.Service, op map[string]string, addr, subject st
 		}
 	}
 	return n
+}
+
+// totpLogin is a login of a second factor's table: its password and code, how far the dev
+// clock moves before it, and the status it is answered with. The code "next" is the current
+// code after the move; "again" and "previous" are the code the login before sent.
+type totpLogin struct {
+	name, password, totp string
+	advance              time.Duration
+	status               int
+}
+
+// tryTOTPLogins sends the logins in order through login, which answers with the status and
+// the body, and fails at the first answered with another status than its own.
+func tryTOTPLogins(t *testing.T, s *apptest.Service, code func() string, logins []totpLogin, login func(name, password, totp string) (int, string)) {
+	t.Helper()
+	var last string
+	for _, l := range logins {
+		s.DevClock.Advance(l.advance)
+		c := l.totp
+		switch c {
+		case "next":
+			c = code()
+		case "again", "previous":
+			c = last
+		}
+		last = c
+		if status, body := login(l.name, l.password, c); status != l.status {
+			t.Fatalf("%s: %d %s, want %d", l.name, status, body, l.status)
+		}
+	}
 }
 
 // startSecondFactor starts enrolling a second factor at path (the operator's or the portal's)

@@ -276,23 +276,8 @@ func marieInDecember(t *testing.T, s *apptest.Service) (*subprov.Provider, *subp
 	apptest.Eventually(t, 15*time.Second, "Marie's December invoice", func() bool {
 		return s.Store.R().QueryRow(ctx, `SELECT id FROM invoices WHERE subscription_id = ? AND period = '2026-12'`, marieLine).Scan(&invoice) == nil
 	})
-	p, sub := marieAsBilled(t, s)
+	p, sub := s.ProviderAndLine(t, northwind, marieLine)
 	return p, sub, invoice
-}
-
-// marieAsBilled reads Marie's provider and line as the billing engine takes them.
-func marieAsBilled(t *testing.T, s *apptest.Service) (*subprov.Provider, *subprov.Subscription) {
-	t.Helper()
-	ctx := context.Background()
-	p, err := s.Store.Provider(ctx, northwind)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, err := s.Store.SubscriptionByID(ctx, marieLine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, sub
 }
 
 // TestSubscriberBillingDocuments: invoices newest first, credit notes read live from the

@@ -1,12 +1,16 @@
 package httpapi_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/locale"
 )
 
 // TestFrenchSubscriberReadsFrench: once an operator sets the provider's default_language to
@@ -87,6 +91,45 @@ func TestPersonLanguageWins(t *testing.T) {
 		if pdf.Status != 200 || !strings.Contains(string(pdf.Raw), utf16("Facture ")) {
 			t.Fatalf("invoice PDF is not French: %d", pdf.Status)
 		}
+	})
+}
+
+// TestFrenchHolderPaysInFrench: a holder who chose French gets the invoice of her line with
+// AutoPay off, its pay link, and the receipt of her payment in French, with money as French
+// writes it; nothing of either mail is English.
+func TestFrenchHolderPaysInFrench(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		marie := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
+		if res := s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/preferences", Headers: marie,
+			Body: map[string]any{"language": "fr"}}); res.Status != 200 {
+			t.Fatalf("choose French: %d %s", res.Status, res.Raw)
+		}
+		invoiceID, _ := marieUnpaidDecember(t, s)
+		var number string
+		var total subprov.Money
+		if err := s.Store.R().QueryRow(context.Background(), `SELECT number, total_minor FROM invoices WHERE id = ?`, invoiceID).Scan(&number, &total); err != nil {
+			t.Fatal(err)
+		}
+		marie = s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass) // the clock moved on to December
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/invoices/" + invoiceID + "/pay", Headers: marie}); res.Status != 200 {
+			t.Fatalf("pay now: %d %s", res.Status, res.Raw)
+		}
+		amount := locale.FR.Money(total, "CAD")
+		want := map[string]string{ // subject: a sentence of the body
+			"Facture " + number + " — " + amount:  "Votre facture " + number + " de " + amount + " est prête.",
+			"Reçu — facture " + number + " payée": "la facture " + number + " (" + amount + ") est payée",
+		}
+		apptest.Eventually(t, 15*time.Second, "the invoice and its receipt in French", func() bool {
+			found := 0
+			for _, m := range outboxTo(s, s.Operator(), marieBillingAddress(t, s)) {
+				subject, body := fmt.Sprint(m["subject"]), fmt.Sprint(m["body"])
+				if sentence, ok := want[subject]; ok && strings.HasPrefix(body, "Bonjour,") && strings.Contains(body, sentence) {
+					found++
+				}
+			}
+			return found == len(want)
+		})
 	})
 }
 

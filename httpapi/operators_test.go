@@ -255,11 +255,7 @@ func TestOperatorPasswordAndSecondFactorOverHTTP(t *testing.T) {
 		if res := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/operators/" + id, Headers: admin}); res.JSON["totp_enabled"] != true {
 			t.Fatalf("read after enrolment: %s", res.Raw)
 		}
-		logins := []struct {
-			name, password, totp string
-			advance              time.Duration
-			status               int
-		}{
+		tryTOTPLogins(t, s, code, []totpLogin{
 			{"wrong password and a right code", "wrong-long-password", "", 0, 401},
 			{"no code", password, "", 0, 401},
 			{"the code the confirmation used", password, confirmed, 0, 401},
@@ -268,22 +264,10 @@ func TestOperatorPasswordAndSecondFactorOverHTTP(t *testing.T) {
 			{"that code again", password, "again", 0, 401},
 			{"a recovery code", password, recovery, 0, 200},
 			{"that recovery code again", password, recovery, 0, 401},
-		}
-		var last string
-		for _, l := range logins {
-			s.DevClock.Advance(l.advance)
-			c := l.totp
-			switch c {
-			case "next":
-				c = code()
-			case "again":
-				c = last
-			}
-			last = c
-			if st, _ := operatorLogin(t, s, email, l.password, c); st != l.status {
-				t.Fatalf("%s: %d, want %d", l.name, st, l.status)
-			}
-		}
+		}, func(_, pw, c string) (int, string) {
+			st, _ := operatorLogin(t, s, email, pw, c)
+			return st, ""
+		})
 		s.DevClock.Advance(30 * time.Second)
 		_, h = operatorLogin(t, s, email, password, code())
 

@@ -15,6 +15,7 @@ import (
 	"github.com/subprov/subprov/internal/apptest"
 	"github.com/subprov/subprov/internal/browsertest"
 	"github.com/subprov/subprov/internal/rawdb"
+	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/store"
 )
@@ -62,7 +63,7 @@ func marieUnpaidDecember(t *testing.T, s *apptest.Service) (invoiceID, link stri
 	var m map[string]any
 	apptest.Eventually(t, 15*time.Second, "the invoice mail with its pay link", func() bool {
 		for _, mail := range outboxTo(s, s.Operator(), marieBillingAddress(t, s)) {
-			if subj, _ := mail["subject"].(string); strings.HasPrefix(subj, "Invoice "+number) {
+			if subj, _ := mail["subject"].(string); strings.Contains(subj, " "+number+" — ") { // "Invoice N — …", or French
 				m = mail
 			}
 		}
@@ -342,43 +343,46 @@ func TestPaperBilling(t *testing.T) {
 	})
 }
 
-// TestInvoicePayPageInBrowser: the mailed pay link opens a page showing the invoice's amount;
-// pressing Pay pays it with the saved card; opening the link again says it is paid (410); a
-// link naming no invoice is 404.
+// TestInvoicePayPageInBrowser: the mailed pay link opens a page showing the invoice's amount,
+// in the browser's language; pressing Pay pays it with the saved card; opening the link again
+// says it is paid (410); a link naming no invoice is 404.
 func TestInvoicePayPageInBrowser(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		invoiceID, link := marieUnpaidDecember(t, s)
-		var total int64
+		var total subprov.Money
 		if err := s.Store.R().QueryRow(context.Background(), `SELECT total_minor FROM invoices WHERE id = ?`, invoiceID).Scan(&total); err != nil {
 			t.Fatal(err)
 		}
 		page := localURL(s, link)
 		ctx := browsertest.New(t, 60*time.Second)
-		if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
+		text := func(sel string) string {
+			t.Helper()
+			s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+			if err != nil {
+				t.Fatalf("text of %s: %v", sel, err)
+			}
+			return s
+		}
+		// A browser in Canadian French: the page, its money and its answer are French.
+		if err := chromedp.Do(ctx, browsertest.AcceptLanguage("fr-CA,fr;q=0.9"), chromedp.Navigate(page)); err != nil {
 			t.Fatal(err)
 		}
-		amount, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#invoice-amount")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := subprov.Money(total).String() + " CAD"; total <= 0 || amount != want {
-			t.Fatalf("the page shows %q, invoice total %d", amount, total)
+		if h1, amount, want := text("h1"), text("#invoice-amount"), locale.FR.Money(total, "CAD"); total <= 0 || h1 != "Payez votre facture" || amount != want {
+			t.Fatalf("the page in French: %q, amount %q, want %q", h1, amount, want)
 		}
 		if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS("#pay"))); err != nil {
 			t.Fatal(err)
 		}
-		status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#invoice-status")))
-		if err != nil {
+		if st, status, done := stateOf(t, s, invoiceID), text("#invoice-status"), text("#pay-status"); status != "Payée" ||
+			!strings.HasPrefix(done, "Merci") || st.status != "paid" || st.processorChargesTotal != 1 {
+			t.Fatalf("after Pay the page says %q, %q; invoice %+v", status, done, st)
+		}
+		// The same link in an English browser, again: paid.
+		if err := chromedp.Do(ctx, browsertest.AcceptLanguage("en-CA,en;q=0.9"), chromedp.Navigate(page)); err != nil {
 			t.Fatal(err)
 		}
-		if st := stateOf(t, s, invoiceID); status != "Paid" || st.status != "paid" || st.processorChargesTotal != 1 {
-			t.Fatalf("after Pay the page says %q, invoice %+v", status, st)
-		}
-		if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
-			t.Fatal(err)
-		}
-		if h1, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("h1"))); h1 != "This invoice is paid" {
+		if h1 := text("h1"); h1 != "This invoice is paid" {
 			t.Fatalf("second visit: %q", h1)
 		}
 		for u, want := range map[string]int{page: 410, s.URL + "/portal/pay?token=not-a-link": 404, s.URL + "/portal/pay": 404} {
@@ -532,6 +536,11 @@ func TestAutoPayOffInvoiceIsDunned(t *testing.T) {
 				}
 				if !tt.cutOff {
 					return
+				}
+				// The cut-off mail speaks of the reminders, not of card attempts there were none of.
+				if n := count(t, s, `SELECT COUNT(*) FROM outbox WHERE to_addr = ? AND subject = ? AND body LIKE '%after our reminders%'`,
+					addr, "Service suspended — invoice "+number+" unpaid"); n != 1 {
+					t.Fatalf("%d cut-off mails that speak of the reminders, want 1", n)
 				}
 				if res := pay(); res.Status != 200 {
 					t.Fatalf("pay after the cut-off: %d %s", res.Status, res.Raw)

@@ -887,7 +887,7 @@ func TestReactivationWithdrawAfterThePartlyUsedCredit(t *testing.T) {
 		x.saveCard(marie, "4000000000000002")
 		// Another invoice of the line the card declines: 21 to 30 November at 45.00, 15.00 +
 		// 1.95 = 16.95.
-		p, sub := marieAsBilled(t, s)
+		p, sub := s.ProviderAndLine(t, northwind, marieLine)
 		plan, err := s.Store.PlanVersion(ctx, northwind, planFibre150)
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -12,33 +11,6 @@ import (
 	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/store"
 )
-
-// recordEvent records one subscription.updated event of Marie's Northwind line, as the
-// provider is configured now (its receiver, or none).
-func recordEvent(t *testing.T, s *apptest.Service, providerID string) string {
-	t.Helper()
-	ctx := context.Background()
-	p, err := s.Store.Provider(ctx, providerID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, err := s.Store.SubscriptionByID(ctx, marieLine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub.ProviderID = providerID
-	var id string
-	if err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		ev, err := s.Events.Record(ctx, tx, p, "subscription.updated", sub, nil)
-		if ev != nil {
-			id = ev.ID
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
 
 func webhookEvent(t *testing.T, s *apptest.Service, op map[string]string, id string) map[string]any {
 	t.Helper()
@@ -66,12 +38,12 @@ func TestWebhookEventsListAndDetail(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := newHook(t, s, fixture.DemoWebhookSecret)
-		first := recordEvent(t, s, northwind)
-		second := recordEvent(t, s, northwind)
+		first := s.RecordEvent(t, northwind, marieLine)
+		second := s.RecordEvent(t, northwind, marieLine)
 		apptest.Eventually(t, 15*time.Second, "both delivered and recorded", func() bool {
 			return count(t, s, `SELECT COUNT(*) FROM events WHERE id IN (?, ?) AND delivery_state = 'delivered'`, first, second) == 2
 		})
-		maple := recordEvent(t, s, mapleProvider) // Maple has no receiver: kept, not sent
+		maple := s.RecordEvent(t, mapleProvider, marieLine) // Maple has no receiver: kept, not sent
 		op := s.Operator()
 
 		res := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/webhook-events?provider_id=" + northwind + "&limit=1", Headers: op})
@@ -158,7 +130,7 @@ func TestWebhookEventReplay(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		h := newHook(t, s, fixture.DemoWebhookSecret)
-		delivered := recordEvent(t, s, northwind)
+		delivered := s.RecordEvent(t, northwind, marieLine)
 		apptest.Eventually(t, 15*time.Second, "delivered", func() bool {
 			return count(t, s, `SELECT COUNT(*) FROM events WHERE id = ? AND delivery_state = 'delivered'`, delivered) == 1
 		})
@@ -204,7 +176,7 @@ func TestWebhookEventReplay(t *testing.T) {
 
 		// A failed event a receiver accepts is delivered.
 		h.setAnswer(0)
-		failed := recordEvent(t, s, northwind)
+		failed := s.RecordEvent(t, northwind, marieLine)
 		apptest.Eventually(t, 15*time.Second, "delivered", func() bool {
 			return count(t, s, `SELECT COUNT(*) FROM events WHERE id = ? AND delivery_state = 'delivered'`, failed) == 1
 		})
@@ -217,7 +189,7 @@ func TestWebhookEventReplay(t *testing.T) {
 
 		// A pending event (its receiver failing) stays in its queue whatever the replay gets.
 		h.setAnswer(503)
-		pending := recordEvent(t, s, northwind)
+		pending := s.RecordEvent(t, northwind, marieLine)
 		apptest.Eventually(t, 15*time.Second, "first attempt failed", func() bool {
 			return count(t, s, `SELECT COUNT(*) FROM events WHERE id = ? AND attempts = 1`, pending) == 1
 		})
@@ -231,7 +203,7 @@ func TestWebhookEventReplay(t *testing.T) {
 
 		// A provider without a receiver: 409 and nothing sent; another provider's event and an
 		// unknown one: the same 404.
-		maple := recordEvent(t, s, mapleProvider)
+		maple := s.RecordEvent(t, mapleProvider, marieLine)
 		before := len(h.all())
 		if res := replay(s, op, maple); res.Status != 409 {
 			t.Errorf("replay without a receiver: %d %s", res.Status, res.Raw)

@@ -17,29 +17,15 @@ import (
 // portal's pay now (billing.Service.PayWithLink), with the same refusals shown as messages.
 // The link is the credential. Not the sandbox payment page (pay.go), which takes a card.
 
-// invoicePayText is every sentence the pay page shows, in one place.
-var invoicePayText = struct {
-	title, paidTitle, voidTitle, deadTitle string
-	paid, void, dead, done                 string
-	declined, noCard, busy, unavailable    string
-	labels                                 invoicePayLabels
-}{
-	title: "Pay your invoice", paidTitle: "This invoice is paid", voidTitle: "This invoice is cancelled",
-	deadTitle:   "This link does not work",
-	paid:        "Nothing more is due on this invoice.",
-	void:        "This invoice was cancelled; nothing is due on it.",
-	dead:        "The link is invalid. Open the link in your invoice e-mail again, or pay from your account in the portal.",
-	done:        "Thank you: the invoice is paid with the card on file. A receipt is on its way to your e-mail.",
-	declined:    "Your card was declined and nothing was charged. Update your card in your account, then try again.",
-	noCard:      "There is no saved card on your account. Add one under payment method in your account, then try again.",
-	busy:        "A payment of this invoice is already under way. Check again in a minute.",
-	unavailable: "The payment could not be made right now and nothing was charged. Try again in a few minutes.",
-	labels: invoicePayLabels{Provider: "From", Number: "Invoice", Date: "Date", Period: "Period", Amount: "Amount due",
-		Status: "Status", Card: "The card on file for your account is charged.", Pay: "Pay ", Open: "Open", Paid: "Paid", Void: "Cancelled"},
+// invoicePayLabels are the page's labels in its reader's language.
+type invoicePayLabels struct {
+	Provider, Number, Date, Period, Amount, Status, Card string
 }
 
-type invoicePayLabels struct {
-	Provider, Number, Date, Period, Amount, Status, Card, Pay, Open, Paid, Void string
+func invoicePayLabelsIn(l locale.Lang) invoicePayLabels {
+	return invoicePayLabels{Provider: l.T("page.invoice_pay.from"), Number: l.T("page.invoice_pay.number"),
+		Date: l.T("page.invoice_pay.date"), Period: l.T("page.invoice_pay.period"), Amount: l.T("page.invoice_pay.amount"),
+		Status: l.T("page.invoice_pay.status"), Card: l.T("page.invoice_pay.card")}
 }
 
 // invoicePayPage is what invoice_pay.html receives.
@@ -51,23 +37,38 @@ type invoicePayPage struct {
 	Labels                                                 invoicePayLabels
 }
 
-func (h *Handler) renderInvoice(w http.ResponseWriter, status int, inv *subprov.Invoice, p *subprov.Provider, token, problem, done string) error {
-	t := invoicePayText
-	amount := inv.Total.String() + " " + inv.Currency
-	pg := invoicePayPage{Heading: t.title, Error: problem, Done: done, Provider: p.Name, Number: inv.Number, Date: inv.InvoiceDate,
-		Period: inv.Period, Amount: amount, Status: t.labels.Open, Button: t.labels.Pay + amount, Token: token,
-		Payable: inv.Status == "open", Labels: t.labels}
+// renderInvoice shows the invoice in l, with problem (a refusal) or done (its payment) said
+// above it; a paid or cancelled invoice says so in place of its button.
+func (h *Handler) renderInvoice(w http.ResponseWriter, l locale.Lang, status int, inv *subprov.Invoice, p *subprov.Provider, token, problem, done string) error {
+	amount := l.Money(inv.Total, inv.Currency)
+	pg := invoicePayPage{Heading: l.T("page.invoice_pay.title"), Error: problem, Done: done, Provider: p.Name, Number: inv.Number,
+		Date: l.ISODate(inv.InvoiceDate), Period: inv.Period, Amount: amount, Status: l.T("page.invoice_pay.open"),
+		Button: l.T("page.pay.button", amount), Token: token, Payable: inv.Status == "open", Labels: invoicePayLabelsIn(l)}
 	switch inv.Status {
 	case "paid":
-		pg.Heading, pg.Status = t.paidTitle, t.labels.Paid
+		pg.Heading, pg.Status = l.T("page.invoice_pay.paid.title"), l.T("page.invoice_pay.paid.status")
 		if done == "" {
-			pg.Done = t.paid
+			pg.Done = l.T("page.invoice_pay.paid")
 		}
 	case "void":
-		pg.Heading, pg.Status, pg.Done = t.voidTitle, t.labels.Void, t.void
+		pg.Heading, pg.Status, pg.Done = l.T("page.invoice_pay.void.title"), l.T("page.invoice_pay.void.status"), l.T("page.invoice_pay.void")
 	}
-	// The page's sentences are English until they join the catalogue; the layout takes the language.
-	return api.Pages.Render(w, status, "invoice_pay", web.Page{Title: pg.Heading, Lang: locale.EN, Data: pg})
+	return api.Pages.Render(w, status, "invoice_pay", web.Page{Title: pg.Heading, Lang: l, Data: pg})
+}
+
+// deadPayLink is the page of a pay link that names no invoice: the provider is unknown, so the
+// browser's language.
+func deadPayLink(w http.ResponseWriter, r *http.Request) error {
+	l := pageLanguage(r)
+	return api.Pages.Message(w, http.StatusNotFound, l, l.T("page.invoice_pay.dead.title"), l.T("page.invoice_pay.dead"))
+}
+
+// payRefusals are the sentences of the refusals a payment may meet, by reason.
+var payRefusals = map[string]string{
+	"card_declined":         "page.invoice_pay.declined",
+	"no_payment_method":     "page.invoice_pay.no_card",
+	"not_payable":           "page.invoice_pay.busy",
+	"processor_unavailable": "page.invoice_pay.unavailable",
 }
 
 // InvoicePayPage: GET /portal/pay?token=…. An open invoice shows with its Pay button; a paid
@@ -76,7 +77,7 @@ func (h *Handler) InvoicePayPage(w http.ResponseWriter, r *http.Request) error {
 	token := strings.TrimSpace(r.URL.Query().Get("token"))
 	inv, p, err := h.Billing.PayLinkInvoice(r.Context(), token)
 	if errors.Is(err, billing.ErrDeadPayLink) {
-		return api.Pages.Message(w, http.StatusNotFound, locale.EN, invoicePayText.deadTitle, invoicePayText.dead)
+		return deadPayLink(w, r)
 	}
 	if err != nil {
 		return err
@@ -85,7 +86,7 @@ func (h *Handler) InvoicePayPage(w http.ResponseWriter, r *http.Request) error {
 	if inv.Status != "open" {
 		status = http.StatusGone
 	}
-	return h.renderInvoice(w, status, inv, p, token, "", "")
+	return h.renderInvoice(w, payLanguage(r, p), status, inv, p, token, "", "")
 }
 
 // InvoicePay: POST /portal/pay (form: token). Pays the invoice and shows it paid; a refusal
@@ -98,30 +99,22 @@ func (h *Handler) InvoicePay(w http.ResponseWriter, r *http.Request) error {
 	paid, payErr := h.Billing.PayWithLink(r.Context(), token)
 	if errors.Is(payErr, billing.ErrDeadPayLink) {
 		api.AttemptFailed(r)
-		return api.Pages.Message(w, http.StatusNotFound, locale.EN, invoicePayText.deadTitle, invoicePayText.dead)
+		return deadPayLink(w, r)
 	}
 	inv, p, err := h.Billing.PayLinkInvoice(r.Context(), token)
 	if err != nil {
 		return err
 	}
+	l := payLanguage(r, p)
 	if payErr == nil {
-		return h.renderInvoice(w, http.StatusOK, paid, p, token, "", invoicePayText.done)
+		return h.renderInvoice(w, l, http.StatusOK, paid, p, token, "", l.T("page.invoice_pay.done"))
 	}
 	if inv.Status != "open" {
-		return h.renderInvoice(w, http.StatusGone, inv, p, token, "", "")
+		return h.renderInvoice(w, l, http.StatusGone, inv, p, token, "", "")
 	}
-	var msg string
-	switch subprov.ErrorReason(payErr) {
-	case "card_declined":
-		msg = invoicePayText.declined
-	case "no_payment_method":
-		msg = invoicePayText.noCard
-	case "not_payable":
-		msg = invoicePayText.busy
-	case "processor_unavailable":
-		msg = invoicePayText.unavailable
-	default:
+	key, ok := payRefusals[subprov.ErrorReason(payErr)]
+	if !ok {
 		return payErr
 	}
-	return h.renderInvoice(w, api.Status(subprov.ErrorCode(payErr)), inv, p, token, msg, "")
+	return h.renderInvoice(w, l, api.Status(subprov.ErrorCode(payErr)), inv, p, token, l.T(key), "")
 }

@@ -37,7 +37,8 @@ type payPage struct {
 	Cards               []checkout.TestCard
 }
 
-// payLanguage is the sandbox pages' language: the browser's, else the provider's default.
+// payLanguage is the language of a page a link opens without a login (the sandbox checkout,
+// the pay link): the browser's, else the provider's default.
 func payLanguage(r *http.Request, p *subprov.Provider) locale.Lang {
 	return locale.Choose("", r.Header.Get("Accept-Language"), p.DefaultLanguage)
 }

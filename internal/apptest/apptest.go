@@ -366,6 +366,43 @@ func (s *Service) unfinished(ctx context.Context) ([]string, error) {
 // longer wait only delays a failure; it never lets a wrong answer pass.
 const minWait = 30 * time.Second
 
+// ProviderAndLine reads a provider and a line from the store, as the capabilities take them,
+// or fails the test.
+func (s *Service) ProviderAndLine(t testing.TB, providerID, subscriptionID string) (*subprov.Provider, *subprov.Subscription) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := s.Store.Provider(ctx, providerID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := s.Store.SubscriptionByID(ctx, subscriptionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, sub
+}
+
+// RecordEvent records one subscription.updated event of a line as an event of providerID (the
+// line taken to be that provider's), as the provider is configured now (its receiver, or
+// none), and returns the event's id.
+func (s *Service) RecordEvent(t testing.TB, providerID, subscriptionID string) string {
+	t.Helper()
+	p, sub := s.ProviderAndLine(t, providerID, subscriptionID)
+	sub.ProviderID = providerID
+	ctx := context.Background()
+	var id string
+	if err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		ev, err := s.Events.Record(ctx, tx, p, "subscription.updated", sub, nil)
+		if ev != nil {
+			id = ev.ID
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 // Eventually polls cond until it holds or timeout (at least minWait) passes.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()

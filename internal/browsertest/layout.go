@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -79,4 +81,13 @@ func Screenshot(t testing.TB, ctx context.Context, name string) []byte {
 	}
 	t.Logf("screenshot %s", file)
 	return png
+}
+
+// AcceptLanguage makes the tab ask for pages in lang (an Accept-Language value), as a browser
+// set to that language does.
+func AcceptLanguage(lang string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Accept-Language": lang}})
+		return err
+	})
 }
