@@ -18,7 +18,6 @@ import (
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/apptest"
 	"github.com/subprov/subprov/internal/browsertest"
-	"github.com/subprov/subprov/internal/testdb"
 )
 
 // updateDocs rewrites the README's screenshot of the console (docs/console-account.png):
@@ -27,12 +26,6 @@ var updateDocs = flag.Bool("update-docs", false, "write the console's screenshot
 
 // docsScreenshotPage is the page the README's screenshot shows: the demo's Marie's account.
 const docsScreenshotPage = "/console/subscribers/" + marieID
-
-// startForBrowser starts a service for the browser tests: pages are the same on both engines,
-// which the HTTP tests cover, so one engine is enough here.
-func startForBrowser(t *testing.T) *apptest.Service {
-	return apptest.Start(t, testdb.MigratedURL(t, "sqlite", testdb.AppSchema))
-}
 
 // browse opens path in the tab and waits for its heading.
 func browse(t *testing.T, ctx context.Context, s *apptest.Service, path string) {
@@ -66,7 +59,7 @@ func signIn(t *testing.T, ctx context.Context, s *apptest.Service, email, passwo
 	}
 }
 
-// consoleTab signs an operator in, in a tab of the shared browser.
+// consoleTab signs an operator in, in a browser of the test's own.
 func consoleTab(t *testing.T, s *apptest.Service, email, password string) context.Context {
 	t.Helper()
 	ctx := browsertest.New(t, 5*time.Minute)
@@ -74,13 +67,12 @@ func consoleTab(t *testing.T, s *apptest.Service, email, password string) contex
 	return ctx
 }
 
-// signedInAs starts a service and signs a new operator of role in, in a tab of the shared
-// browser: a platform operator for providerID "", else one of that provider.
-func signedInAs(t *testing.T, role subprov.Role, providerID string) (s *apptest.Service, ctx context.Context, email, password string) {
+// signedInAs signs a new operator of role in to s, in a browser of the test's own: a platform
+// operator for providerID "", else one of that provider.
+func signedInAs(t *testing.T, s *apptest.Service, role subprov.Role, providerID string) (ctx context.Context, email, password string) {
 	t.Helper()
-	s = startForBrowser(t)
 	email, password = s.PutOperator(role, providerID)
-	return s, consoleTab(t, s, email, password), email, password
+	return consoleTab(t, s, email, password), email, password
 }
 
 func heading(t *testing.T, ctx context.Context) string {
@@ -109,68 +101,71 @@ func checkPage(t *testing.T, ctx context.Context, name string) []byte {
 // 390 px and writes its screenshot; with -update-docs it writes the README's.
 func TestConsoleScreenshots(t *testing.T) {
 	t.Parallel()
-	s := startForBrowser(t)
-	ctx := browsertest.New(t, 5*time.Minute)
-	browse(t, ctx, s, "/console/sign-in")
-	checkPage(t, ctx, "sign-in")
-	signIn(t, ctx, s, fixture.DemoOperatorEmail, fixture.DemoOperatorPassword, "")
-	pages := map[string]string{"home": "/console/", "password": "/console/account/password", "second-factor": "/console/account/second-factor"}
-	for name, path := range subscriberPages(s) {
-		pages[name] = path
-	}
-	for name, path := range pages {
-		browse(t, ctx, s, path)
-		png := checkPage(t, ctx, name)
-		if *updateDocs && path == docsScreenshotPage {
-			if err := os.WriteFile("../docs/console-account.png", png, 0o644); err != nil {
-				t.Fatal(err)
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		ctx := browsertest.New(t, 5*time.Minute)
+		browse(t, ctx, s, "/console/sign-in")
+		checkPage(t, ctx, "sign-in")
+		signIn(t, ctx, s, fixture.DemoOperatorEmail, fixture.DemoOperatorPassword, "")
+		pages := map[string]string{"home": "/console/", "password": "/console/account/password", "second-factor": "/console/account/second-factor"}
+		for name, path := range subscriberPages(s) {
+			pages[name] = path
+		}
+		for name, path := range pages {
+			browse(t, ctx, s, path)
+			png := checkPage(t, ctx, name)
+			if *updateDocs && path == docsScreenshotPage && strings.HasSuffix(t.Name(), "/sqlite") { // one engine writes it
+				if err := os.WriteFile("../docs/console-account.png", png, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-	}
+	})
 }
 
 // TestConsoleSecondFactorJourney: an operator enrols a second factor from the QR code page,
 // signs out, and signs in again with a code; without one it is refused.
 func TestConsoleSecondFactorJourney(t *testing.T) {
 	t.Parallel()
-	s, ctx, email, password := signedInAs(t, subprov.RoleSupport, "")
-	browse(t, ctx, s, "/console/account/second-factor")
-	if err := follow(ctx, "svg.qr", chromedp.Click(chromedp.CSS(`main form button[type="submit"]`))); err != nil {
-		t.Fatal(err)
-	}
-	checkPage(t, ctx, "second-factor-enrol")
-	secret, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("code.secret")))
-	if err != nil || secret == "" {
-		t.Fatalf("the key is not shown as text: %q %v", secret, err)
-	}
-	code, err := identity.TOTPCode(secret, s.Clock.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := follow(ctx, "ol.codes", chromedp.SendKeys(chromedp.CSS("#code"), code), chromedp.Click(chromedp.CSS(`main form button[type="submit"]`))); err != nil {
-		t.Fatalf("confirm: %v", err)
-	}
-	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('ol.codes li').length`))
-	if err != nil || n != 10 {
-		t.Fatalf("%d recovery codes shown, want 10 (%v)", n, err)
-	}
-	if err := follow(ctx, "#email", chromedp.Click(chromedp.CSS(`.who button`))); err != nil {
-		t.Fatalf("sign out: %v", err)
-	}
-	if h := heading(t, ctx); h != "Sign in" {
-		t.Fatalf("after signing out: %q", h)
-	}
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		ctx, email, password := signedInAs(t, s, subprov.RoleSupport, "")
+		browse(t, ctx, s, "/console/account/second-factor")
+		if err := follow(ctx, "svg.qr", chromedp.Click(chromedp.CSS(`main form button[type="submit"]`))); err != nil {
+			t.Fatal(err)
+		}
+		checkPage(t, ctx, "second-factor-enrol")
+		secret, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("code.secret")))
+		if err != nil || secret == "" {
+			t.Fatalf("the key is not shown as text: %q %v", secret, err)
+		}
+		code, err := identity.TOTPCode(secret, s.Clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := follow(ctx, "ol.codes", chromedp.SendKeys(chromedp.CSS("#code"), code), chromedp.Click(chromedp.CSS(`main form button[type="submit"]`))); err != nil {
+			t.Fatalf("confirm: %v", err)
+		}
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('ol.codes li').length`))
+		if err != nil || n != 10 {
+			t.Fatalf("%d recovery codes shown, want 10 (%v)", n, err)
+		}
+		if err := follow(ctx, "#email", chromedp.Click(chromedp.CSS(`.who button`))); err != nil {
+			t.Fatalf("sign out: %v", err)
+		}
+		if h := heading(t, ctx); h != "Sign in" {
+			t.Fatalf("after signing out: %q", h)
+		}
 
-	signIn(t, ctx, s, email, password, "")
-	if msg, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[role="alert"]`))); !strings.Contains(msg, "not right") {
-		t.Fatalf("signed in without the code: %q", msg)
-	}
-	s.DevClock.Advance(30 * time.Second) // each code signs in once: the next one
-	code, _ = identity.TOTPCode(secret, s.Clock.Now())
-	signIn(t, ctx, s, email, password, code)
-	if h := heading(t, ctx); h != "Home" {
-		t.Fatalf("with the code: %q", h)
-	}
+		signIn(t, ctx, s, email, password, "")
+		if msg, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[role="alert"]`))); !strings.Contains(msg, "not right") {
+			t.Fatalf("signed in without the code: %q", msg)
+		}
+		s.DevClock.Advance(30 * time.Second) // each code signs in once: the next one
+		code, _ = identity.TOTPCode(secret, s.Clock.Now())
+		signIn(t, ctx, s, email, password, code)
+		if h := heading(t, ctx); h != "Home" {
+			t.Fatalf("with the code: %q", h)
+		}
+	})
 }
 
 // TestConsoleFromOutside: a page of another site cannot act in the console with the
@@ -178,37 +173,39 @@ func TestConsoleSecondFactorJourney(t *testing.T) {
 // script injected into a console page does not run (the Content-Security-Policy).
 func TestConsoleFromOutside(t *testing.T) {
 	t.Parallel()
-	s, ctx, email, password := signedInAs(t, subprov.RoleViewer, "")
-	if h := heading(t, ctx); h != "Home" {
-		t.Fatalf("signed in: %q", h)
-	}
-	htmx, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`typeof htmx === 'object'`))
-	if err != nil || !htmx {
-		t.Errorf("htmx is not loaded from the console's assets (%v)", err)
-	}
-	ran, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		ctx, email, password := signedInAs(t, s, subprov.RoleViewer, "")
+		if h := heading(t, ctx); h != "Home" {
+			t.Fatalf("signed in: %q", h)
+		}
+		htmx, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`typeof htmx === 'object'`))
+		if err != nil || !htmx {
+			t.Errorf("htmx is not loaded from the console's assets (%v)", err)
+		}
+		ran, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
 		const s = document.createElement('script'); s.textContent = 'window.injected = true';
 		document.body.appendChild(s); return window.injected === true })()`))
-	if err != nil || ran {
-		t.Errorf("an injected inline script ran (%v)", err)
-	}
+		if err != nil || ran {
+			t.Errorf("an injected inline script ran (%v)", err)
+		}
 
-	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, `<!doctype html><title>Win a prize</title><h1>Prize</h1>
+		evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, `<!doctype html><title>Win a prize</title><h1>Prize</h1>
 <form method="post" action="%s/console/account/password">
 <input name="current_password" value="%s"><input name="new_password" value="taken-over-password">
 <button type="submit" id="go">Claim</button></form>`, s.URL, password)
-	}))
-	defer evil.Close()
-	if err := chromedp.Do(ctx, chromedp.Navigate(evil.URL), chromedp.WaitVisible(chromedp.CSS("#go"))); err != nil {
-		t.Fatal(err)
-	}
-	if err := follow(ctx, "h1", chromedp.Click(chromedp.CSS("#go"))); err != nil {
-		t.Fatal(err)
-	}
-	if h := heading(t, ctx); h == "Home" {
-		t.Errorf("the other site's form was answered as the console's: %q", h)
-	}
-	// Nothing changed: the password still signs in.
-	s.ConsoleSignIn(t, email, password, "")
+		}))
+		defer evil.Close()
+		if err := chromedp.Do(ctx, chromedp.Navigate(evil.URL), chromedp.WaitVisible(chromedp.CSS("#go"))); err != nil {
+			t.Fatal(err)
+		}
+		if err := follow(ctx, "h1", chromedp.Click(chromedp.CSS("#go"))); err != nil {
+			t.Fatal(err)
+		}
+		if h := heading(t, ctx); h == "Home" {
+			t.Errorf("the other site's form was answered as the console's: %q", h)
+		}
+		// Nothing changed: the password still signs in.
+		s.ConsoleSignIn(t, email, password, "")
+	})
 }

@@ -69,8 +69,8 @@ var gate = struct {
 	held map[string]int // browsers open, by top-level test name
 }{held: map[string]int{}}
 
-// slots is how many top-level tests drive a browser at once.
-const slots = 3
+// slots is how many top-level tests drive browsers at once (one each, or one per engine).
+const slots = 2
 
 func init() { gate.free = sync.NewCond(&gate.mu) }
 
