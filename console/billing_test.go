@@ -181,7 +181,7 @@ func TestConsoleBillingPages(t *testing.T) {
 			if err := s.Store.R().QueryRow(context.Background(), `SELECT subscriber_id FROM invoices WHERE id = ?`, o.invoice).Scan(&subscriber); err != nil {
 				t.Fatal(err)
 			}
-			want(t, "the PDF under the subscriber", billing.Get("/console/subscribers/"+subscriber+"/invoices/"+o.invoice+"/document"), 404)
+			wantPage(t, "the PDF under the subscriber", billing.Get("/console/subscribers/"+subscriber+"/invoices/"+o.invoice+"/document"), 404)
 		})
 
 		t.Run("scope", func(t *testing.T) {
@@ -244,13 +244,13 @@ func TestConsoleBillingPages(t *testing.T) {
 			}
 			doc := "/console/credit-notes/" + note + "/document"
 			viewer := s.ConsoleAs(t, subprov.RoleViewer, northwind)
-			want(t, "the invoice's credit notes", viewer.Get(path), 200, `href="`+doc+`"`, "Outage on 3 December")
-			want(t, "the account's credit notes", viewer.Get("/console/subscribers/"+subscriber), 200, `href="`+doc+`"`)
+			wantPage(t, "the invoice's credit notes", viewer.Get(path), 200, `href="`+doc+`"`, "Outage on 3 December")
+			wantPage(t, "the account's credit notes", viewer.Get("/console/subscribers/"+subscriber), 200, `href="`+doc+`"`)
 			if p := viewer.Get(doc); p.Status != 200 || p.Header.Get("Content-Type") != "application/pdf" || !strings.HasPrefix(p.Body, "%PDF") {
 				t.Errorf("credit note PDF: %d %s", p.Status, p.Header.Get("Content-Type"))
 			}
-			want(t, "Maple's admin's credit note PDF", mapleAdmin.Get(doc), 404, "Credit note not found")
-			want(t, "an unknown credit note", viewer.Get("/console/credit-notes/"+store.NewID()+"/document"), 404, "Credit note not found")
+			wantPage(t, "Maple's admin's credit note PDF", mapleAdmin.Get(doc), 404, "Credit note not found")
+			wantPage(t, "an unknown credit note", viewer.Get("/console/credit-notes/"+store.NewID()+"/document"), 404, "Credit note not found")
 		})
 
 		t.Run("retry charge", func(t *testing.T) {
