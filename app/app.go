@@ -448,7 +448,8 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	return errors.Join(runErr, a.Close())
 }
 
-// Sweeps are the clock-driven discoveries of due work.
+// Sweeps are the clock-driven discoveries of due work, and the removal of the console
+// sessions that ended.
 func (a *App) Sweeps() []scheduler.Sweep {
 	return []scheduler.Sweep{
 		{Name: "webhooks", Run: a.Webhooks.Sweep},
@@ -456,6 +457,7 @@ func (a *App) Sweeps() []scheduler.Sweep {
 		{Name: "bill runs", Run: a.Billing.SweepBillRuns},
 		{Name: "charges", Run: a.Billing.SweepCharges},
 		{Name: "booking invitations", Run: a.Install.SweepInvitations},
+		{Name: "console sessions", Run: a.Auth.SweepConsoleSessions},
 	}
 }
 

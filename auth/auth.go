@@ -10,6 +10,7 @@ import (
 	"net/mail"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/subprov/subprov"
@@ -47,6 +48,12 @@ type Service struct {
 	}
 	// Sealer opens the operators' second-factor keys, sealed at rest.
 	Sealer *identity.Sealer
+
+	// consoleSweep is when SweepConsoleSessions last removed the ended sessions.
+	consoleSweep struct {
+		sync.Mutex
+		at time.Time
+	}
 }
 
 func invalidCredentials() error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/identity"
@@ -88,4 +89,27 @@ func (s *Service) EndConsoleSession(ctx context.Context, raw string) error {
 		return nil
 	}
 	return s.Store.DeleteConsoleSession(ctx, identity.HashSecret(raw))
+}
+
+// consoleSweepEvery is how often SweepConsoleSessions removes the ended sessions: a session
+// that ended is refused on its next request anyway, so only the table's size depends on it.
+const consoleSweepEvery = 10 * time.Minute
+
+// SweepConsoleSessions removes, at most once every consoleSweepEvery, the console sessions
+// that have ended but were never dropped: ConsoleSessionLifetime after their sign-in,
+// ConsoleSessionIdle after their last request, or whose operator was disabled or changed its
+// password or second factor since, and that no request came back to (a request drops its own
+// ended session). It is one of the scheduler's sweeps.
+func (s *Service) SweepConsoleSessions(ctx context.Context) error {
+	now := s.Clock.Now()
+	s.consoleSweep.Lock()
+	defer s.consoleSweep.Unlock()
+	if last := s.consoleSweep.at; !last.IsZero() && now.Sub(last) < consoleSweepEvery && !now.Before(last) {
+		return nil
+	}
+	if _, err := s.Store.DeleteEndedConsoleSessions(ctx, now.Add(-subprov.ConsoleSessionLifetime), now.Add(-subprov.ConsoleSessionIdle)); err != nil {
+		return err
+	}
+	s.consoleSweep.at = now
+	return nil
 }

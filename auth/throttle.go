@@ -64,8 +64,9 @@ type attempt struct {
 	ticket string
 }
 
-// rateLimited is the 429 of a password attempt that must wait, with its Retry-After.
-func rateLimited(wait time.Duration) error {
+// RateLimited is the 429 of a password attempt that must wait, with its Retry-After: the
+// limits on each login here, and a client IP's limit on failures at the console's sign-in.
+func RateLimited(wait time.Duration) error {
 	return &subprov.Error{Code: subprov.ERATELIMITED, Reason: "rate_limited", Message: "Too many failed attempts; wait before trying again",
 		Extra: map[string]any{"retry_after": int(max(1, math.Ceil(wait.Seconds())))}}
 }
@@ -86,7 +87,7 @@ func (s *Service) begin(ctx context.Context, kind, client, email string) (*attem
 			s.limiterDown(err) // the login's throttle still holds
 			a.key = ""
 		case !res.Allowed:
-			return nil, rateLimited(res.RetryAfter)
+			return nil, RateLimited(res.RetryAfter)
 		default:
 			a.ticket = res.Ticket
 		}
@@ -99,7 +100,7 @@ func (s *Service) begin(ctx context.Context, kind, client, email string) (*attem
 		now := s.Clock.Now() // read with the row locked: no failure recorded since is later
 		t = remembered(t, now)
 		if throttleDelay(t.Failures) > 0 && t.Until.After(now) {
-			return rateLimited(t.Until.Sub(now))
+			return RateLimited(t.Until.Sub(now))
 		}
 		if d := throttleDelay(t.Failures + 1); d > 0 {
 			t.Until = now.Add(d) // taken as if this attempt failed; a success clears it

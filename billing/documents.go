@@ -77,7 +77,13 @@ func (s *Service) CreditNotePDF(ctx context.Context, w io.Writer, p *subprov.Pro
 		}
 		return err
 	}
-	to, err := s.addressee(ctx, p, subscriberID, cn.SubscriptionID, cn.CustomerNumber)
+	return s.renderCreditNote(ctx, w, p, cn, lang)
+}
+
+// renderCreditNote renders a credit note of provider p as its PDF in lang, for its subscriber
+// or an operator.
+func (s *Service) renderCreditNote(ctx context.Context, w io.Writer, p *subprov.Provider, cn *subprov.CreditNote, lang locale.Lang) error {
+	to, err := s.addressee(ctx, p, cn.SubscriberID, cn.SubscriptionID, cn.CustomerNumber)
 	if err != nil {
 		return err
 	}

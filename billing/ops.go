@@ -35,11 +35,14 @@ type InvoiceFilter struct {
 }
 
 // OperatorInvoice is an invoice as an operator sees it: its state (overdue for an open invoice
-// past its due date) and the credit notes issued against it so far.
+// past its due date) and what the credit notes issued against it so far took.
 type OperatorInvoice struct {
 	*subprov.Invoice
 	State    string
 	Credited subprov.Money
+	// CreditNotes are the notes issued against it that its subscriber is shown, newest first:
+	// read for one invoice (Invoice), not for a list.
+	CreditNotes []*subprov.CreditNote
 }
 
 // ListInvoices lists the invoices in the operator's scope, newest first, one page at a time.
@@ -106,8 +109,30 @@ func (s *Service) InvoiceDocument(ctx context.Context, op *subprov.Operator, w i
 	return s.renderInvoice(ctx, w, p, inv, locale.Choose("", "", p.DefaultLanguage))
 }
 
-// Invoice reads one invoice in the operator's scope as the list shows it: its state and what
-// its credit notes took so far. Another provider's invoice is not found, as an unknown id is.
+// CreditNoteDocument renders a credit note in the operator's scope as its PDF, the document its
+// subscriber downloads, in the provider's default language. Another provider's note is not
+// found, as an unknown id is, and so is one the subscriber is not shown (a draft, archived or
+// voided note).
+func (s *Service) CreditNoteDocument(ctx context.Context, op *subprov.Operator, w io.Writer, creditNoteID string) error {
+	if err := op.Authorize(subprov.PermRead); err != nil {
+		return err
+	}
+	cn, err := s.Store.CreditNoteByID(ctx, creditNoteID)
+	if errors.Is(err, subprov.ErrNotFound) || (err == nil && (!op.Scope().Allows(cn.ProviderID) || !listed(cn.State))) {
+		return subprov.NotFound("Credit note")
+	}
+	if err != nil {
+		return err
+	}
+	p, err := s.Store.Provider(ctx, cn.ProviderID)
+	if err != nil {
+		return err
+	}
+	return s.renderCreditNote(ctx, w, p, cn, locale.Choose("", "", p.DefaultLanguage))
+}
+
+// Invoice reads one invoice in the operator's scope as the list shows it, its state and what
+// its credit notes took so far, with those notes. Another provider's invoice is not found, as an unknown id is.
 func (s *Service) Invoice(ctx context.Context, op *subprov.Operator, invoiceID string) (*OperatorInvoice, error) {
 	if err := op.Authorize(subprov.PermRead); err != nil {
 		return nil, err
@@ -120,7 +145,11 @@ func (s *Service) Invoice(ctx context.Context, op *subprov.Operator, invoiceID s
 	if err != nil {
 		return nil, err
 	}
-	return &OperatorInvoice{Invoice: inv, State: invoiceState(inv, s.today()), Credited: credited[inv.ID]}, nil
+	notes, err := s.Store.ListedCreditsOfInvoice(ctx, inv.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &OperatorInvoice{Invoice: inv, State: invoiceState(inv, s.today()), Credited: credited[inv.ID], CreditNotes: notes}, nil
 }
 
 // scopedInvoice reads an invoice in the operator's scope and its provider; another provider's

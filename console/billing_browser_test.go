@@ -157,6 +157,14 @@ func TestConsoleCreditNoteJourney(t *testing.T) {
 		if !auditedBy(t, s, note, "credit_note.issued", email) {
 			t.Error("the credit note is not in the audit log as the operator's")
 		}
+		// The invoice lists the note with its PDF, at both widths.
+		checkPage(t, ctx, "invoice-credit-notes")
+		if cell := pageText(t, ctx, `section[aria-labelledby="credit-notes"] td[data-label="Document"]`); !strings.Contains(cell, "PDF") {
+			t.Errorf("the credit note's document cell: %q", cell)
+		}
+		if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('a[href="/console/credit-notes/`+note+`/document"]').length`)); err != nil || n != 1 {
+			t.Errorf("links to the credit note's PDF: %d (%v)", n, err)
+		}
 	})
 }
 

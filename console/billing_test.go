@@ -176,6 +176,12 @@ func TestConsoleBillingPages(t *testing.T) {
 			if p.Status != 200 || p.Header.Get("Content-Type") != "application/pdf" || !strings.HasPrefix(p.Body, "%PDF") {
 				t.Errorf("PDF: %d %s", p.Status, p.Header.Get("Content-Type"))
 			}
+			// The account page links here: the PDF has no second address under the subscriber.
+			var subscriber string
+			if err := s.Store.R().QueryRow(context.Background(), `SELECT subscriber_id FROM invoices WHERE id = ?`, o.invoice).Scan(&subscriber); err != nil {
+				t.Fatal(err)
+			}
+			wantPage(t, "the PDF under the subscriber", billing.Get("/console/subscribers/"+subscriber+"/invoices/"+o.invoice+"/document"), 404)
 		})
 
 		t.Run("scope", func(t *testing.T) {
@@ -229,6 +235,22 @@ func TestConsoleBillingPages(t *testing.T) {
 			if notes() != 1 || count(t, s, `SELECT COUNT(*) FROM audit_log WHERE action = 'credit_note.issued' AND provider_id = ?`, northwind) != 1 {
 				t.Error("the note is not issued and audited once")
 			}
+
+			// The note is listed on the invoice and the account, each linking its PDF, which every
+			// role that reads opens, in the operator's scope only.
+			var note, subscriber string
+			if err := s.Store.R().QueryRow(context.Background(), `SELECT id, subscriber_id FROM credit_notes WHERE invoice_id = ?`, o.invoice).Scan(&note, &subscriber); err != nil {
+				t.Fatal(err)
+			}
+			doc := "/console/credit-notes/" + note + "/document"
+			viewer := s.ConsoleAs(t, subprov.RoleViewer, northwind)
+			wantPage(t, "the invoice's credit notes", viewer.Get(path), 200, `href="`+doc+`"`, "Outage on 3 December")
+			wantPage(t, "the account's credit notes", viewer.Get("/console/subscribers/"+subscriber), 200, `href="`+doc+`"`)
+			if p := viewer.Get(doc); p.Status != 200 || p.Header.Get("Content-Type") != "application/pdf" || !strings.HasPrefix(p.Body, "%PDF") {
+				t.Errorf("credit note PDF: %d %s", p.Status, p.Header.Get("Content-Type"))
+			}
+			wantPage(t, "Maple's admin's credit note PDF", mapleAdmin.Get(doc), 404, "Credit note not found")
+			wantPage(t, "an unknown credit note", viewer.Get("/console/credit-notes/"+store.NewID()+"/document"), 404, "Credit note not found")
 		})
 
 		t.Run("retry charge", func(t *testing.T) {

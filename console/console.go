@@ -41,6 +41,12 @@ type Handler struct {
 	HTTPS func(r *http.Request) bool
 	// Install is the install queue's capability (the API's /api/v1/install-jobs routes call it).
 	Install *install.Service
+	// SignInFailures limits the sign-in form's failed attempts from r's client IP, in the
+	// budget of the API's operator login, so that failures at either count together. It takes
+	// the attempt's place, or says how long to wait when the client has used the budget up;
+	// the attempt's outcome, given to end, keeps the place for a wrong secret and gives it back
+	// otherwise. Nil limits nothing here; the limits on each login (auth) hold anyway.
+	SignInFailures func(r *http.Request) (wait time.Duration, end func(err error))
 
 	once sync.Once
 	mux  *http.ServeMux

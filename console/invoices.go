@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"strings"
@@ -8,12 +9,14 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/billing"
+	"github.com/subprov/subprov/httpapi/api"
 )
 
-// Billing: invoices by state, provider and subscriber, an invoice with its PDF (invoiceDocument,
-// subscribers.go, serves it here too), the retry of
+// Billing: invoices by state, provider and subscriber, an invoice with its PDF and its credit
+// notes' (the account page links its invoices' and credit notes' PDFs here too), the retry of
 // its charge and a credit note against it, and the bill runs. The capabilities are those of
-// GET /api/v1/invoices, GET /api/v1/invoices/{id}/document, POST
+// GET /api/v1/invoices, GET /api/v1/invoices/{id}/document,
+// GET /api/v1/credit-notes/{id}/document, POST
 // /api/v1/invoices/{id}/retry-charge, POST /api/v1/invoices/{id}/credit-notes and GET
 // /api/v1/bill-runs.
 
@@ -71,6 +74,26 @@ func (h *Handler) invoicePage(w http.ResponseWriter, r *http.Request, v *View, s
 	v.Title, v.Data = "Invoice "+inv.Number, d
 	h.render(w, r, v, status, "invoice")
 	return nil
+}
+
+// invoiceDocument: GET /console/invoices/{invoice_id}/document, the invoice's PDF through
+// GET /api/v1/invoices/{id}/document's capability.
+func (h *Handler) invoiceDocument(w http.ResponseWriter, r *http.Request, v *View) error {
+	var buf bytes.Buffer
+	if err := h.Ops.Billing.InvoiceDocument(r.Context(), v.Operator, &buf, r.PathValue("invoice_id")); err != nil {
+		return err
+	}
+	return api.PDF(w, "invoice", &buf)
+}
+
+// creditNoteDocument: GET /console/credit-notes/{credit_note_id}/document, a credit note's PDF
+// through GET /api/v1/credit-notes/{id}/document's capability.
+func (h *Handler) creditNoteDocument(w http.ResponseWriter, r *http.Request, v *View) error {
+	var buf bytes.Buffer
+	if err := h.Ops.Billing.CreditNoteDocument(r.Context(), v.Operator, &buf, r.PathValue("credit_note_id")); err != nil {
+		return err
+	}
+	return api.PDF(w, "credit-note", &buf)
 }
 
 // retryCharge: POST /console/invoices/{invoice_id}/retry-charge. An invoice that is not open

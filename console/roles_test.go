@@ -100,7 +100,9 @@ var visibility = []struct {
 	{"/console/", subprov.RoleInstaller, nil, []string{`href="/console/subscribers"`}},
 	{"/console/subscribers/" + accountShown, subprov.RoleSupport, append([]string{"Marie Tremblay"}, lineControls...), nil},
 	{"/console/subscribers/" + accountShown, subprov.RoleAdmin, append([]string{"Marie Tremblay"}, lineControls...), nil},
-	{"/console/subscribers/" + accountShown, subprov.RoleBilling, []string{"Marie Tremblay", "/document"}, lineControls},
+	{"/console/subscribers/" + accountShown, subprov.RoleBilling, []string{"Marie Tremblay", `/document"`}, lineControls},
+	// An invoice's PDF is served at one address only, the invoice page's.
+	{"/console/subscribers/" + accountShown, subprov.RoleViewer, []string{`<a href="/console/invoices/`}, []string{accountShown + `/invoices/`}},
 	{"/console/subscribers/" + accountShown, subprov.RoleViewer, []string{"Marie Tremblay", "Status history"}, lineControls},
 	// The install queue, the install windows, the network and plans (pages-network).
 	{"/console/installs", subprov.RoleInstaller, []string{"Install queue", `href="/console/network"`, `name="status"`}, []string{`href="/console/plans"`}},

@@ -52,7 +52,6 @@ func (h *Handler) routes() []route {
 		// are the first step of their action: they need its permission.
 		{method: "GET", path: Prefix + "subscribers", perm: subprov.PermRead, nav: "Subscribers", handle: h.subscriberList},
 		{method: "GET", path: Prefix + "subscribers/{subscriber_id}", perm: subprov.PermRead, handle: h.subscriberPage},
-		{method: "GET", path: Prefix + "subscribers/{subscriber_id}/invoices/{invoice_id}/document", perm: subprov.PermRead, handle: h.invoiceDocument},
 		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/suspend", perm: subprov.PermLineActions, handle: h.lineForm},
 		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/restore", perm: subprov.PermLineActions, handle: h.lineForm},
 		{method: "POST", path: Prefix + "subscriptions/{subscription_id}/reprovision", perm: subprov.PermLineActions, handle: h.lineForm},
@@ -111,6 +110,7 @@ func (h *Handler) routes() []route {
 		{method: "GET", path: Prefix + "invoices", perm: subprov.PermRead, nav: "Invoices", handle: h.invoices},
 		{method: "GET", path: Prefix + "invoices/{invoice_id}", perm: subprov.PermRead, handle: h.invoice},
 		{method: "GET", path: Prefix + "invoices/{invoice_id}/document", perm: subprov.PermRead, handle: h.invoiceDocument},
+		{method: "GET", path: Prefix + "credit-notes/{credit_note_id}/document", perm: subprov.PermRead, handle: h.creditNoteDocument},
 		{method: "POST", path: Prefix + "invoices/{invoice_id}/retry-charge", perm: subprov.PermInvoices, handle: h.retryCharge},
 		{method: "POST", path: Prefix + "invoices/{invoice_id}/credit-notes", perm: subprov.PermInvoices, handle: h.creditInvoice},
 		{method: "GET", path: Prefix + "bill-runs", perm: subprov.PermRead, handle: h.billRuns},

@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -144,6 +145,45 @@ func TestConsoleSessionExpiry(t *testing.T) {
 	})
 }
 
+// TestConsoleSessionsSwept: the scheduler's sweep removes the sessions that ended and that no
+// request came back to (idle too long, past their lifetime), and keeps the live one.
+func TestConsoleSessionsSwept(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		sessions := func() int {
+			var n int
+			if err := s.Store.R().QueryRow(context.Background(), `SELECT COUNT(*) FROM console_sessions`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		s.ConsoleAs(t, subprov.RoleViewer, "")
+		busy := s.ConsoleAs(t, subprov.RoleSupport, "")
+		if n := sessions(); n != 2 {
+			t.Fatalf("%d sessions, want 2", n)
+		}
+		s.DevClock.Advance(31 * time.Minute) // the viewer's session is idle too long: nobody comes back to it
+		if p := busy.Get("/console/"); p.Status != http.StatusSeeOther {
+			t.Fatalf("busy after 31 minutes: %d, want the sign-in page", p.Status) // it ended too, and its request dropped it
+		}
+		busy = s.ConsoleAs(t, subprov.RoleSupport, "")
+		apptest.Eventually(t, 15*time.Second, "the idle session removed", func() bool { return sessions() == 1 })
+		if p := busy.Get("/console/"); p.Status != 200 {
+			t.Fatalf("the live session: %d", p.Status)
+		}
+		s.DevClock.Advance(20 * time.Minute)
+		busy.Get("/console/")
+		s.DevClock.Advance(20 * time.Minute)
+		if p := busy.Get("/console/"); p.Status != 200 {
+			t.Fatalf("the live session after 40 minutes in use: %d", p.Status)
+		}
+		s.Settle(t)
+		if n := sessions(); n != 1 {
+			t.Errorf("%d sessions after the sweeps, want the live one", n)
+		}
+	})
+}
+
 // TestConsoleSessionEndsWithTheOperator: disabling the operator, a change of its password and
 // a reset of its second factor, through the API, end its console session at its next request.
 func TestConsoleSessionEndsWithTheOperator(t *testing.T) {
@@ -206,6 +246,66 @@ func TestConsoleSignInFailureIsGeneric(t *testing.T) {
 		}
 		if bodies[0] != bodies[1] {
 			t.Error("an unknown e-mail and a wrong password answer differently")
+		}
+	})
+}
+
+// TestConsoleSignInSharesTheLoginsFailureLimit: the sign-in form and POST /api/v1/auth/login
+// share one budget of 100 failures a minute per client IP. Failures at either count, each
+// audited as operator.login_failed with the client's address; once the budget is spent the
+// form answers 429 with the page saying how long to wait, checks nothing (the right password
+// does not sign in, nothing is audited, no session starts), and so does the API.
+func TestConsoleSignInSharesTheLoginsFailureLimit(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		ctx := context.Background()
+		counted := func(q string) int {
+			var n int
+			if err := s.Store.R().QueryRow(ctx, q).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		failed := func() int {
+			return counted(`SELECT COUNT(*) FROM audit_log WHERE action = 'operator.login_failed' AND ip = '127.0.0.1'`)
+		}
+		apiLogin := func(email, password string) *apptest.Response {
+			return s.Do(apptest.Request{Method: "POST", Path: "/api/v1/auth/login", Body: map[string]string{"email": email, "password": password}})
+		}
+		// Each e-mail once: the limits on each login (10 failures) are not what is reached.
+		for i := range 60 {
+			if res := apiLogin(fmt.Sprintf("nobody-%d@ops.test", i), "wrong-password"); res.Status != http.StatusUnauthorized {
+				t.Fatalf("API failure #%d: %d %s", i+1, res.Status, res.Raw)
+			}
+		}
+		form := s.NewConsole(t)
+		for i := range 40 {
+			if p := form.SignIn(fmt.Sprintf("stranger-%d@ops.test", i), "wrong-password", ""); p.Status != http.StatusUnauthorized {
+				t.Fatalf("console failure #%d: %d", i+1, p.Status)
+			}
+		}
+		if n := failed(); n != 100 {
+			t.Fatalf("%d failures audited with the client's address, want 100, the API's and the form's alike", n)
+		}
+		sessions, logins := counted(`SELECT COUNT(*) FROM console_sessions`), counted(`SELECT COUNT(*) FROM audit_log WHERE action = 'operator.logged_in'`)
+		p := form.SignIn(fixture.DemoOperatorEmail, fixture.DemoOperatorPassword, "")
+		if p.Status != http.StatusTooManyRequests || p.Header.Get("Retry-After") == "" {
+			t.Fatalf("the right password over the budget: %d Retry-After %q, want 429 with Retry-After", p.Status, p.Header.Get("Retry-After"))
+		}
+		for _, want := range []string{"Too many failed sign-ins. Wait ", "before trying again", `value="` + fixture.DemoOperatorEmail + `"`, `<h1>Sign in</h1>`} {
+			if !strings.Contains(p.Body, want) {
+				t.Errorf("the refused sign-in's page does not show %q", want)
+			}
+		}
+		if strings.Contains(p.Body, fixture.DemoOperatorPassword) || form.Cookie("subprov_console") != "" {
+			t.Error("the refused sign-in kept the password or started a session")
+		}
+		if n := failed(); n != 100 || counted(`SELECT COUNT(*) FROM console_sessions`) != sessions ||
+			counted(`SELECT COUNT(*) FROM audit_log WHERE action = 'operator.logged_in'`) != logins {
+			t.Error("the refused sign-in was checked: audited or a session started")
+		}
+		if res := apiLogin(fixture.DemoOperatorEmail, fixture.DemoOperatorPassword); res.Status != http.StatusTooManyRequests {
+			t.Errorf("the API's login after the form's failures: %d, want 429 (one budget)", res.Status)
 		}
 	})
 }

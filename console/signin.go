@@ -1,9 +1,13 @@
 package console
 
 import (
+	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/identity"
 )
 
@@ -31,30 +35,70 @@ func (h *Handler) signInForm(w http.ResponseWriter, r *http.Request, v *View, st
 }
 
 // signIn: POST /console/sign-in. The check, its limits on guessing and its audit entries are
-// the API login's (auth.StartConsoleSession); any failure is the one generic answer, with the
-// e-mail and the code kept and the password not.
+// the API login's (auth.StartConsoleSession), and so is the limit on one client IP's failures
+// (SignInFailures), counted with the API login's. A refusal keeps the e-mail and the code, not
+// the password: a wrong e-mail, password or code is the one generic answer, and a client or a
+// login over its limits is 429 with how long to wait.
 func (h *Handler) signIn(w http.ResponseWriter, r *http.Request, v *View) error {
 	c, err := r.Cookie(signInCookie)
 	if err != nil || !identity.EqualHash(c.Value, r.PostForm.Get(csrfField)) || c.Value == "" {
 		return badCSRF()
 	}
-	f := r.PostForm
-	raw, _, err := h.Auth.StartConsoleSession(r.Context(), f.Get("email"), f.Get("password"), f.Get("code"), h.ClientIP(r))
-	if err != nil {
-		status, err := v.Refuse(r, err, "password")
-		if err != nil {
-			return err
-		}
-		if status == http.StatusUnauthorized {
-			v.Errors = map[string]string{"": "The e-mail, password or code is not right."}
-		}
-		h.signInForm(w, r, v, status)
+	raw, refusal := h.checkSignIn(r)
+	if refusal == nil {
+		clearCookie(w, r, h, signInCookie)
+		h.setCookie(w, r, sessionCookie, raw, 0)
+		h.redirect(w, r, localPath(r.PostForm.Get("next")), "")
 		return nil
 	}
-	clearCookie(w, r, h, signInCookie)
-	h.setCookie(w, r, sessionCookie, raw, 0)
-	h.redirect(w, r, localPath(f.Get("next")), "")
+	status, err := v.Refuse(r, refusal, "password")
+	if err != nil {
+		return err
+	}
+	switch status {
+	case http.StatusUnauthorized:
+		v.Errors = map[string]string{"": "The e-mail, password or code is not right."}
+	case http.StatusTooManyRequests:
+		secs := 60
+		var e *subprov.Error
+		if errors.As(refusal, &e) {
+			if n, ok := e.Extra["retry_after"].(int); ok {
+				secs = n
+			}
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		v.Errors = map[string]string{"": "Too many failed sign-ins. Wait " + waitFor(secs) + " before trying again: until then no sign-in is checked."}
+	}
+	h.signInForm(w, r, v, status)
 	return nil
+}
+
+// checkSignIn checks the form's e-mail, password and code under the client's limit on
+// failures: a client that has used it up is refused before anything is checked, and the
+// check's outcome is counted. It returns the new session's cookie value.
+func (h *Handler) checkSignIn(r *http.Request) (raw string, err error) {
+	if h.SignInFailures != nil {
+		wait, end := h.SignInFailures(r)
+		if wait > 0 {
+			return "", auth.RateLimited(wait)
+		}
+		defer func() { end(err) }()
+	}
+	f := r.PostForm
+	raw, _, err = h.Auth.StartConsoleSession(r.Context(), f.Get("email"), f.Get("password"), f.Get("code"), h.ClientIP(r))
+	return raw, err
+}
+
+// waitFor says a wait of secs seconds in words: "1 second", "40 seconds", "2 minutes".
+func waitFor(secs int) string {
+	switch {
+	case secs <= 1:
+		return "1 second"
+	case secs < 120:
+		return strconv.Itoa(secs) + " seconds"
+	default:
+		return strconv.Itoa((secs+59)/60) + " minutes"
+	}
 }
 
 // signOut: POST /console/sign-out.

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"bytes"
 	"net/http"
 	"net/url"
 	"strings"
@@ -146,19 +145,6 @@ func (h *Handler) account(w http.ResponseWriter, r *http.Request, v *View, subsc
 	v.Title, v.Data = d.Name, d
 	h.render(w, r, v, status, "subscriber")
 	return nil
-}
-
-// invoiceDocument: GET /console/subscribers/{subscriber_id}/invoices/{invoice_id}/document,
-// the invoice's PDF through GET /api/v1/invoices/{id}/document's capability.
-func (h *Handler) invoiceDocument(w http.ResponseWriter, r *http.Request, v *View) error {
-	var buf bytes.Buffer
-	if err := h.Ops.Billing.InvoiceDocument(r.Context(), v.Operator, &buf, r.PathValue("invoice_id")); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/pdf")
-	w.Header().Set("Content-Disposition", `inline; filename="invoice.pdf"`)
-	_, err := w.Write(buf.Bytes())
-	return err
 }
 
 // lineAction is a line action's form: what it calls with the form's values, and the flash

@@ -172,6 +172,7 @@ var authzRoutes = map[string]authzRow{
 	"GET /portal/privacy/export":                         {"none"},
 	"GET /api/v1/invoices":                               {"operator"},
 	"GET /api/v1/invoices/{invoice_id}/document":         {"operator"},
+	"GET /api/v1/credit-notes/{credit_note_id}/document": {"operator"},
 	"POST /api/v1/invoices/{invoice_id}/credit-notes":    {"operator"},
 	"GET /api/v1/bill-runs":                              {"operator"},
 	"GET /api/v1/tickets":                                {"operator"},

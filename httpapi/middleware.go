@@ -240,19 +240,39 @@ func (s *server) failuresOf(rt route, r *http.Request) *failureLimit {
 // admit takes the attempt's place in the window and reports whether the attempt may be made;
 // if not, it has answered 429.
 func (f *failureLimit) admit(w http.ResponseWriter, r *http.Request) bool {
+	res, ok := f.take(r)
+	if !ok {
+		refuse(w, r, f.surface, res)
+	}
+	return ok
+}
+
+// take takes the attempt's place in the window and reports whether the attempt may be made,
+// with the limiter's answer (when not, how long to wait).
+func (f *failureLimit) take(r *http.Request) (ratelimit.Result, bool) {
 	if f == nil {
-		return true
+		return ratelimit.Result{Allowed: true}, true
 	}
 	res, err := f.s.Limiter.Allow(r.Context(), f.key, f.limit)
 	if err != nil {
 		f.s.limiterDown(err)
-		return true
-	}
-	if !res.Allowed {
-		refuse(w, r, f.surface, res)
+		return ratelimit.Result{Allowed: true}, true
 	}
 	f.ticket = res.Ticket
-	return res.Allowed
+	return res, res.Allowed
+}
+
+// consoleSignInFailures is the console sign-in form's limit on failures
+// (console.Handler.SignInFailures): the operator login's, in its bucket, so that one client
+// IP's failures at the form and at POST /api/v1/auth/login count together. Refused, it says
+// how long to wait; admitted, its end keeps the attempt's place if the sign-in failed for a
+// wrong secret and gives it back otherwise, as the login's does.
+func (s *server) consoleSignInFailures(r *http.Request) (time.Duration, func(error)) {
+	f := s.failuresOf(operatorLogin, r)
+	if res, ok := f.take(r); !ok {
+		return max(res.RetryAfter, time.Second), func(error) {}
+	}
+	return 0, func(err error) { f.count(r, err) }
 }
 
 // count keeps the attempt's place if it failed (the handler returned a wrong secret's error,

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 func TestOperatorInvoicesAndCreditNotes(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
-		invoice, _ := northwindBillingDocuments(t, s)
+		invoice, creditNote := northwindBillingDocuments(t, s)
 		admin := s.Operator()
 		billingOp := s.OperatorAs(subprov.RoleBilling, northwind)
 		viewer := s.OperatorAs(subprov.RoleViewer, "")
@@ -75,30 +76,65 @@ func TestOperatorInvoicesAndCreditNotes(t *testing.T) {
 			}
 		})
 
+		// A voided credit note is not shown to its subscriber: not to an operator either.
+		ctx := context.Background()
+		var voided string
+		p, _ := s.Store.Provider(ctx, northwind)
+		sub, _ := s.Store.SubscriptionByID(ctx, marieLine)
+		if err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+			cn, err := s.Billing.IssueCredit(ctx, tx, p, sub, 900, "mistake", "", time.Now())
+			if err != nil {
+				return err
+			}
+			voided = cn.ID
+			return tx.VoidCredit(ctx, cn.ID, time.Now())
+		}); err != nil {
+			t.Fatal(err)
+		}
+		installer := s.OperatorAs(subprov.RoleInstaller, northwind)
+		invoicePDF, creditPDF := "/api/v1/invoices/"+invoice+"/document", "/api/v1/credit-notes/"+creditNote+"/document"
 		documents := []struct {
 			name    string
 			headers map[string]string
-			id      string
+			path    string
 			status  int
+			missing string // the 404's detail
 		}{
-			{"Northwind's billing operator", billingOp, invoice, 200},
-			{"a viewer", viewer, invoice, 200},
-			{"Maple's admin", maple, invoice, 404},
-			{"unknown", admin, store.NewID(), 404},
+			{"Northwind's billing operator", billingOp, invoicePDF, 200, ""},
+			{"a viewer", viewer, invoicePDF, 200, ""},
+			{"an installer", installer, invoicePDF, 403, ""},
+			{"Maple's admin", maple, invoicePDF, 404, "Invoice not found"},
+			{"unknown", admin, "/api/v1/invoices/" + store.NewID() + "/document", 404, "Invoice not found"},
+			{"credit note: Northwind's billing operator", billingOp, creditPDF, 200, ""},
+			{"credit note: a viewer", viewer, creditPDF, 200, ""},
+			{"credit note: an installer", installer, creditPDF, 403, ""},
+			{"credit note: Maple's admin", maple, creditPDF, 404, "Credit note not found"},
+			{"credit note: voided", admin, "/api/v1/credit-notes/" + voided + "/document", 404, "Credit note not found"},
+			{"credit note: unknown", admin, "/api/v1/credit-notes/" + store.NewID() + "/document", 404, "Credit note not found"},
+			{"credit note: an invoice's id", admin, "/api/v1/credit-notes/" + invoice + "/document", 404, "Credit note not found"},
 		}
 		for _, tt := range documents {
 			t.Run("document "+tt.name, func(t *testing.T) {
-				res := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/invoices/" + tt.id + "/document", Headers: tt.headers})
+				res := s.Do(apptest.Request{Method: "GET", Path: tt.path, Headers: tt.headers})
 				if res.Status != tt.status {
 					t.Fatalf("%d, want %d: %.200s", res.Status, tt.status, res.Raw)
 				}
 				if tt.status == 200 && (!bytes.HasPrefix(res.Raw, []byte("%PDF")) || res.Header.Get("Content-Type") != "application/pdf") {
 					t.Errorf("not a PDF: %s", res.Header.Get("Content-Type"))
 				}
-				if tt.status == 404 && res.JSON["detail"] != "Invoice not found" {
-					t.Errorf("body %s", res.Raw)
+				if tt.status == 404 && res.JSON["detail"] != tt.missing {
+					t.Errorf("body %s, want %q", res.Raw, tt.missing)
 				}
 			})
+		}
+		// The credit note's own document: its number and reason.
+		var number string
+		if err := s.Store.R().QueryRow(ctx, `SELECT number FROM credit_notes WHERE id = ?`, creditNote).Scan(&number); err != nil {
+			t.Fatal(err)
+		}
+		res := s.Do(apptest.Request{Method: "GET", Path: creditPDF, Headers: admin})
+		if text := pdfText(res.Raw); !strings.Contains(text, number) || !strings.Contains(text, "goodwill") {
+			t.Errorf("the credit note's PDF does not show %s and its reason", number)
 		}
 
 		var total subprov.Money
@@ -141,7 +177,7 @@ func TestOperatorInvoicesAndCreditNotes(t *testing.T) {
 		if byOperator != 1 {
 			t.Errorf("credit notes the demo admin issued, audited: %d, want 1: %s", byOperator, audit.Raw)
 		}
-		res := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/invoices?subscriber_id=" + marieID, Headers: admin})
+		res = s.Do(apptest.Request{Method: "GET", Path: "/api/v1/invoices?subscriber_id=" + marieID, Headers: admin})
 		for _, inv := range res.JSON["invoices"].([]any) {
 			if m := inv.(map[string]any); m["id"] == invoice && m["credited"] != float64(total)/100 {
 				t.Errorf("credited %v, want %s", m["credited"], total)

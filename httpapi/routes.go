@@ -31,6 +31,16 @@ type route struct {
 	handle   func(w http.ResponseWriter, r *http.Request) error
 }
 
+// with is the route served by handle.
+func (rt route) with(handle func(w http.ResponseWriter, r *http.Request) error) route {
+	rt.handle = handle
+	return rt
+}
+
+// operatorLogin is the dashboard login, POST /api/v1/auth/login. The console's sign-in form
+// is the same login and counts its failures in the same budget (consoleSignInFailures).
+var operatorLogin = route{method: "POST", path: "/api/v1/auth/login", failures: failedPasswordLimit}
+
 // paths returns the route's path and, for a partner route, its /api/v1 mirror.
 func (rt route) paths() []string {
 	if strings.HasPrefix(rt.path, "/partner/") {
@@ -85,7 +95,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		{method: "POST", path: "/portal/activate", surface: surfacePage, failures: failedLinkLimit, handle: s.pages.PasswordSet},
 		// The link in the personal-data export mail: the file, or a page when the link is dead.
 		{method: "GET", path: "/portal/privacy/export", surface: surfacePage, failures: failedLinkLimit, handle: s.pages.PrivacyExport},
-		{method: "POST", path: "/api/v1/auth/login", failures: failedPasswordLimit, handle: s.partner.OperatorLogin},
+		operatorLogin.with(s.partner.OperatorLogin),
 
 		// Serviceability and location.
 		{method: "GET", path: "/partner/serviceability/autocomplete", auth: credAPIKey, limit: ratelimit.PerMinute(300), handle: s.partner.Autocomplete},
@@ -221,6 +231,7 @@ func addRoutes(mux *http.ServeMux, s *server) []route {
 		// Billing: invoices, their PDFs and credit notes, bill runs.
 		{method: "GET", path: "/api/v1/invoices", auth: credOperator, perm: subprov.PermRead, handle: s.ops.ListInvoices},
 		{method: "GET", path: "/api/v1/invoices/{invoice_id}/document", auth: credOperator, perm: subprov.PermRead, handle: s.ops.InvoiceDocument},
+		{method: "GET", path: "/api/v1/credit-notes/{credit_note_id}/document", auth: credOperator, perm: subprov.PermRead, handle: s.ops.CreditNoteDocument},
 		{method: "POST", path: "/api/v1/invoices/{invoice_id}/credit-notes", auth: credOperator, perm: subprov.PermInvoices, handle: s.ops.CreditInvoice},
 		{method: "GET", path: "/api/v1/bill-runs", auth: credOperator, perm: subprov.PermRead, handle: s.ops.ListBillRuns},
 		// Tickets.

@@ -104,7 +104,8 @@ type registered struct {
 
 func newServer(d Deps, m *metrics) *server {
 	s := &server{Deps: d, surfaces: newSurfaces(d), metrics: m, mux: http.NewServeMux(), patterns: map[string]registered{}}
-	s.console = &console.Handler{Log: d.Log, Auth: d.Auth, Ops: &s.Ops, ClientIP: s.clientIP, HTTPS: s.overHTTPS}
+	s.console = &console.Handler{Log: d.Log, Auth: d.Auth, Ops: &s.Ops, ClientIP: s.clientIP, HTTPS: s.overHTTPS,
+		SignInFailures: s.consoleSignInFailures}
 	s.console.Install = d.Install
 	s.docsPage = sync.OnceValues(s.renderDocs)
 	return s

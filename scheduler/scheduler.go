@@ -1,7 +1,9 @@
 // Package scheduler runs the clock-driven sweeps (webhooks due, lines to deprovision, and the
 // later bill runs and reminders) every second and at once whenever the dev clock moves, so
 // time-driven work that falls due never waits for a poll. A sweep only finds due rows and
-// enqueues durable jobs; the jobs do the work, so sweeping twice is harmless.
+// enqueues durable jobs; the jobs do the work, so sweeping twice is harmless. The one
+// exception is housekeeping that is a single idempotent statement (removing the console
+// sessions that ended), done by the sweep itself.
 package scheduler
 
 import (

@@ -65,3 +65,22 @@ func (s *Store) DeleteConsoleSession(ctx context.Context, idHash string) error {
 		return nil
 	})
 }
+
+// DeleteEndedConsoleSessions drops every session that has ended without being dropped: signed
+// in before signedInBefore, last seen before seenBefore, or of an operator disabled or whose
+// token generation has moved on since. It returns how many went.
+func (s *Store) DeleteEndedConsoleSessions(ctx context.Context, signedInBefore, seenBefore time.Time) (int64, error) {
+	var n int64
+	err := s.WriteOne(ctx, func(q Execer) error {
+		res, err := q.Exec(ctx, `DELETE FROM console_sessions WHERE created_at < ? OR last_seen_at < ?
+			OR EXISTS (SELECT 1 FROM operators o WHERE o.id = console_sessions.operator_id
+				AND (o.disabled_at IS NOT NULL OR o.token_generation <> console_sessions.token_generation))`,
+			signedInBefore.UTC(), seenBefore.UTC())
+		if err != nil {
+			return fmt.Errorf("delete ended console sessions: %w", err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}

@@ -52,11 +52,30 @@ func (s *Store) OpenCredits(ctx context.Context, q Querier, subscriptionID strin
 	return listCredits(ctx, q, `WHERE subscription_id = ? AND state = 'open' AND remaining_minor > 0 ORDER BY created_at, number`, subscriptionID)
 }
 
+// listedCredit is the condition on a credit note the billing system shows: never a draft, an
+// archived or a voided note.
+const listedCredit = `state IN ('open', 'refunded', 'paid_out', 'applied')`
+
 // ListedCredits lists a subscriber's credit notes as the billing system shows them: newest
 // first, never drafts, archived or voided notes.
 func (s *Store) ListedCredits(ctx context.Context, providerID, subscriberID string) ([]*subprov.CreditNote, error) {
-	return listCredits(ctx, s.R(), `WHERE provider_id = ? AND subscriber_id = ? AND state IN ('open', 'refunded', 'paid_out', 'applied')
+	return listCredits(ctx, s.R(), `WHERE provider_id = ? AND subscriber_id = ? AND `+listedCredit+`
 		ORDER BY created_at DESC, number DESC`, providerID, subscriberID)
+}
+
+// ListedCreditsOfInvoice lists the credit notes issued against an invoice as the billing
+// system shows them (ListedCredits), newest first.
+func (s *Store) ListedCreditsOfInvoice(ctx context.Context, invoiceID string) ([]*subprov.CreditNote, error) {
+	return listCredits(ctx, s.R(), `WHERE invoice_id = ? AND `+listedCredit+` ORDER BY created_at DESC, number DESC`, invoiceID)
+}
+
+// CreditNoteByID returns any provider's credit note (the caller checks scope).
+func (s *Store) CreditNoteByID(ctx context.Context, id string) (*subprov.CreditNote, error) {
+	c, err := scanCredit(s.R().QueryRow(ctx, `SELECT `+creditColumns+` FROM credit_notes WHERE id = ?`, id))
+	if err != nil {
+		return nil, fmt.Errorf("credit note %s: %w", id, err)
+	}
+	return c, nil
 }
 
 // CreditNote returns one of a provider's credit notes.

@@ -4,6 +4,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -27,6 +28,15 @@ func JSON(w http.ResponseWriter, status int, v any) {
 	if err := json.NewEncoder(w).Encode(v); err != nil {
 		slog.Warn("write response", "err", err)
 	}
+}
+
+// PDF writes a rendered PDF document with 200, shown in the browser and saved as name.pdf.
+func PDF(w http.ResponseWriter, name string, body *bytes.Buffer) error {
+	w.Header().Set("Content-Type", "application/pdf")
+	w.Header().Set("Content-Disposition", `inline; filename="`+name+`.pdf"`)
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(body.Bytes())
+	return err
 }
 
 var statusOf = map[subprov.Code]int{

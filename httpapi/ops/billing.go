@@ -59,11 +59,16 @@ func (h *Handler) InvoiceDocument(w http.ResponseWriter, r *http.Request) error 
 	if err := h.Billing.InvoiceDocument(r.Context(), api.CallerOf(r).Operator, &buf, r.PathValue("invoice_id")); err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "application/pdf")
-	w.Header().Set("Content-Disposition", `inline; filename="invoice.pdf"`)
-	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(buf.Bytes())
-	return err
+	return api.PDF(w, "invoice", &buf)
+}
+
+// CreditNoteDocument: GET /api/v1/credit-notes/{credit_note_id}/document, the credit note's PDF.
+func (h *Handler) CreditNoteDocument(w http.ResponseWriter, r *http.Request) error {
+	var buf bytes.Buffer
+	if err := h.Billing.CreditNoteDocument(r.Context(), api.CallerOf(r).Operator, &buf, r.PathValue("credit_note_id")); err != nil {
+		return err
+	}
+	return api.PDF(w, "credit-note", &buf)
 }
 
 type creditNoteRequest struct {

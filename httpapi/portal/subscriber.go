@@ -79,14 +79,6 @@ func (h *Handler) readerLanguage(r *http.Request, p *subprov.Provider) (locale.L
 	return locale.Choose(v.Language, "", p.DefaultLanguage), nil
 }
 
-func writePDF(w http.ResponseWriter, name string, body *bytes.Buffer) error {
-	w.Header().Set("Content-Type", "application/pdf")
-	w.Header().Set("Content-Disposition", `inline; filename="`+name+`.pdf"`)
-	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(body.Bytes())
-	return err
-}
-
 // CreditNotePDF: GET /api/v1/credit-notes/{credit_note_id}/pdf with the subscriber session.
 func (h *Handler) CreditNotePDF(w http.ResponseWriter, r *http.Request) error {
 	sid, p, err := h.subscriberOf(r)
@@ -101,7 +93,7 @@ func (h *Handler) CreditNotePDF(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Billing.CreditNotePDF(r.Context(), &buf, p, sid, r.PathValue("credit_note_id"), lang); err != nil {
 		return err
 	}
-	return writePDF(w, "credit-note", &buf)
+	return api.PDF(w, "credit-note", &buf)
 }
 
 // InvoicePDF: GET /api/v1/invoices/{invoice_id}/pdf with the subscriber session.
@@ -118,7 +110,7 @@ func (h *Handler) InvoicePDF(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Billing.InvoicePDF(r.Context(), &buf, p, sid, r.PathValue("invoice_id"), lang); err != nil {
 		return err
 	}
-	return writePDF(w, "invoice", &buf)
+	return api.PDF(w, "invoice", &buf)
 }
 
 type billingDayRequest struct {
