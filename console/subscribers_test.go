@@ -116,18 +116,18 @@ func TestConsoleAccount(t *testing.T) {
 				t.Errorf("the account does not show %q", want)
 			}
 		}
-		doc := between(p.Body, `href="/console/subscribers/`+marieID+`/invoices/`, `"`)
+		doc := between(p.Body, `href="/console/invoices/`, `/document"`)
 		if doc == "" {
 			t.Fatal("no invoice PDF link")
 		}
-		pdf := viewer.Get("/console/subscribers/" + marieID + "/invoices/" + doc)
+		pdf := viewer.Get("/console/invoices/" + doc + "/document")
 		if pdf.Status != 200 || pdf.Header.Get("Content-Type") != "application/pdf" || !strings.HasPrefix(pdf.Body, "%PDF") {
 			t.Errorf("invoice PDF: %d %s", pdf.Status, pdf.Header.Get("Content-Type"))
 		}
 
 		// Another provider's account, invoice and line are not found, as an unknown id is.
 		maple := s.ConsoleAs(t, subprov.RoleSupport, mapleProvider)
-		for _, path := range []string{"/console/subscribers/" + marieID, "/console/subscribers/" + marieID + "/invoices/" + doc,
+		for _, path := range []string{"/console/subscribers/" + marieID, "/console/invoices/" + doc + "/document",
 			"/console/subscriptions/" + marieLine + "/cancel?end_date=2099-01-01", "/console/subscriptions/" + marieLine + "/plan-change"} {
 			if p := maple.Get(path); p.Status != http.StatusNotFound || !strings.Contains(p.Body, "not found") {
 				t.Errorf("%s as Maple's operator: %d, want the 404 page", path, p.Status)

@@ -57,6 +57,7 @@ var operatorPerms = map[string]string{
 	// Billing, tickets and privacy requests.
 	"GET /api/v1/invoices":                               "read",
 	"GET /api/v1/invoices/{invoice_id}/document":         "read",
+	"GET /api/v1/credit-notes/{credit_note_id}/document": "read",
 	"POST /api/v1/invoices/{invoice_id}/credit-notes":    "invoices",
 	"GET /api/v1/bill-runs":                              "read",
 	"GET /api/v1/tickets":                                "read",

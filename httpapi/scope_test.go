@@ -21,6 +21,7 @@ import (
 var scopeObjects = map[string]string{
 	"subscription_id": `SELECT id FROM subscriptions WHERE provider_id = ? ORDER BY id`,
 	"invoice_id":      `SELECT id FROM invoices WHERE provider_id = ? ORDER BY id`,
+	"credit_note_id":  `SELECT id FROM credit_notes WHERE provider_id = ? AND state NOT IN ('draft', 'archived', 'voided') ORDER BY id`,
 	"job_id":          `SELECT id FROM install_jobs WHERE provider_id = ? ORDER BY id`,
 	"event_id":        `SELECT id FROM events WHERE provider_id = ? ORDER BY id`,
 	"provider_id":     `SELECT id FROM providers WHERE id = ?`,
@@ -66,7 +67,7 @@ var scopeRequests = map[string]struct {
 func TestOperatorScope(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
-		northwindBillingDocuments(t, s) // an invoice to name
+		northwindBillingDocuments(t, s) // an invoice and a credit note to name
 		ctx := context.Background()
 		p, _ := s.Store.Provider(ctx, northwind)
 		sub, _ := s.Store.SubscriptionByID(ctx, marieLine)
