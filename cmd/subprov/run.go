@@ -64,6 +64,9 @@ Commands:
   gen         fill the database with deterministic test data at scale (default 1,000,000 subscribers)
   operator    add EMAIL --role ROLE [--provider ID]: create or update an operator, the password read
               from standard input (a fresh database's first admin); list: print every operator
+  backup FILE write a consistent copy of the SQLite database into the new file FILE while serving
+  restore FILE
+              install a backup as the SQLite database, only where there is none yet
 
 Run 'subprov <command> --help' for a command's flags.
 
@@ -99,6 +102,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdGen(ctx, rest, getenv, stdout, stderr)
 	case "operator":
 		return cmdOperator(ctx, rest, getenv, stdout, stderr)
+	case "backup":
+		return cmdBackup(ctx, rest, getenv, stdout, stderr)
+	case "restore":
+		return cmdRestore(ctx, rest, getenv, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "subprov: unknown command %q\n\n%s", cmd, usage)
 		return errUsage

@@ -48,7 +48,7 @@ func TestHelpTeachesEveryCommand(t *testing.T) {
 		want []string
 		not  []string // flags another command has and this one does not take
 	}{
-		{[]string{"--help"}, []string{"demo", "serve", "worker", "migrate", "seed FILE", "mcp", "operator", "DATABASE_URL", "SUBPROV_DEV", exitHelpLine}, nil},
+		{[]string{"--help"}, []string{"demo", "serve", "worker", "migrate", "seed FILE", "mcp", "operator", "backup FILE", "restore FILE", "DATABASE_URL", "SUBPROV_DEV", exitHelpLine}, nil},
 		{[]string{"serve", "--help"}, []string{"-no-workers", "-addr", "scale-out", "SUBPROV_ADDR", exitHelpLine}, nil},
 		{[]string{"worker", "--help"}, []string{"job workers", exitHelpLine}, []string{"-addr", "-no-workers", "Flags:"}},
 		{[]string{"migrate", "--help"}, []string{"pending schema and job-queue migration", exitHelpLine}, nil},
@@ -56,6 +56,8 @@ func TestHelpTeachesEveryCommand(t *testing.T) {
 		{[]string{"demo", "--help"}, []string{"./data/", "curl", exitHelpLine}, nil},
 		{[]string{"mcp", "--help"}, []string{"--api-key", "SUBPROV_AGENT_API_KEY", "apply_plan_change", exitHelpLine}, nil},
 		{[]string{"gen", "--help"}, []string{"--subscribers", exitHelpLine}, nil},
+		{[]string{"backup", "--help"}, []string{"backup FILE", "keeps serving", "never overwrites", "pg_dump", "subprov restore", exitHelpLine}, []string{"Flags:"}},
+		{[]string{"restore", "--help"}, []string{"restore FILE", "integrity check", "never overwrites a database", "-wal", "pg_restore", exitHelpLine}, []string{"Flags:"}},
 		{[]string{"operator", "--help"}, []string{"first admin", "operator add EMAIL --role ROLE [--provider ID]", "operator list", exitHelpLine}, nil},
 		{[]string{"operator", "add", "--help"}, []string{"standard input", "-role", "-provider", "platform-wide", "printf", "DATABASE_URL", exitHelpLine}, nil},
 		{[]string{"operator", "list", "--help"}, []string{"Never a password", exitHelpLine}, []string{"Flags:"}},
