@@ -103,7 +103,7 @@ var visibility = []struct {
 	{"/console/subscribers/" + accountShown, subprov.RoleBilling, []string{"Marie Tremblay", `/document"`}, lineControls},
 	// An invoice's PDF is served at one address only, the invoice page's.
 	{"/console/subscribers/" + accountShown, subprov.RoleViewer, []string{`<a href="/console/invoices/`}, []string{accountShown + `/invoices/`}},
-	{"/console/subscribers/" + accountShown, subprov.RoleViewer, []string{"Marie Tremblay", "Status history"}, lineControls},
+	{"/console/subscribers/" + accountShown, subprov.RoleViewer, []string{"Marie Tremblay", "Status history", `href="/console/network/buildings/`}, lineControls},
 	// The install queue, the install windows, the network and plans (pages-network).
 	{"/console/installs", subprov.RoleInstaller, []string{"Install queue", `href="/console/network"`, `name="status"`}, []string{`href="/console/plans"`}},
 	{"/console/install-windows", subprov.RoleInstaller, []string{"Add an install window", "Delete"}, nil},

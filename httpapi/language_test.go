@@ -64,11 +64,7 @@ func TestFrenchSubscriberReadsFrench(t *testing.T) {
 func TestPersonLanguageWins(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
-		marie := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
-		if res := s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/preferences", Headers: marie,
-			Body: map[string]any{"language": "fr"}}); res.Status != 200 {
-			t.Fatalf("choose French: %d %s", res.Status, res.Raw)
-		}
+		marie := marieChoosesFrench(t, s)
 		for _, to := range []string{fixture.DemoSubscriberEmail, "priya.patel@example.ca"} {
 			s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/auth/password-reset", Body: map[string]string{"email": to}})
 		}
@@ -96,22 +92,18 @@ func TestPersonLanguageWins(t *testing.T) {
 
 // TestFrenchHolderPaysInFrench: a holder who chose French gets the invoice of her line with
 // AutoPay off, its pay link, and the receipt of her payment in French, with money as French
-// writes it; nothing of either mail is English.
+// writes it.
 func TestFrenchHolderPaysInFrench(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
-		marie := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
-		if res := s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/preferences", Headers: marie,
-			Body: map[string]any{"language": "fr"}}); res.Status != 200 {
-			t.Fatalf("choose French: %d %s", res.Status, res.Raw)
-		}
+		marieChoosesFrench(t, s)
 		invoiceID, _ := marieUnpaidDecember(t, s)
 		var number string
 		var total subprov.Money
 		if err := s.Store.R().QueryRow(context.Background(), `SELECT number, total_minor FROM invoices WHERE id = ?`, invoiceID).Scan(&number, &total); err != nil {
 			t.Fatal(err)
 		}
-		marie = s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass) // the clock moved on to December
+		marie := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass) // the clock moved on to December
 		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/invoices/" + invoiceID + "/pay", Headers: marie}); res.Status != 200 {
 			t.Fatalf("pay now: %d %s", res.Status, res.Raw)
 		}
@@ -131,6 +123,18 @@ func TestFrenchHolderPaysInFrench(t *testing.T) {
 			return found == len(want)
 		})
 	})
+}
+
+// marieChoosesFrench signs the demo's Marie in and sets her language to French; it returns her
+// login's headers.
+func marieChoosesFrench(t *testing.T, s *apptest.Service) map[string]string {
+	t.Helper()
+	marie := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
+	if res := s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/preferences", Headers: marie,
+		Body: map[string]any{"language": "fr"}}); res.Status != 200 {
+		t.Fatalf("choose French: %d %s", res.Status, res.Raw)
+	}
+	return marie
 }
 
 // utf16 is s as a PDF writes a Unicode string: UTF-16 big-endian.
