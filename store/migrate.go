@@ -198,7 +198,9 @@ func (s *Store) migrateTo(ctx context.Context, last int) (applied []string, err 
 			}
 		}()
 	}
-	state, err := s.SchemaState(ctx)
+	// Read on the writer connection, as the migrations run: opening the read pool here would
+	// keep connections to a SQLite file that then can no longer leave WAL mode (gen's load).
+	state, err := schemaState(ctx, reader{s.db, s.Dialect}, s.Dialect)
 	if err != nil {
 		return nil, err
 	}
@@ -279,13 +281,18 @@ func (e *IncompatibleSchemaError) Error() string {
 // SchemaState reads the schema's version and the oldest binary that works on it. It writes
 // nothing: a database never migrated is version 0, compatible with any binary.
 func (s *Store) SchemaState(ctx context.Context) (SchemaState, error) {
+	return schemaState(ctx, s.R(), s.Dialect)
+}
+
+// schemaState reads the SchemaState of a database of dialect d through q.
+func schemaState(ctx context.Context, q Querier, d Dialect) (SchemaState, error) {
 	var st SchemaState
-	ok, err := s.hasMigrationsTable(ctx)
+	ok, err := hasMigrationsTable(ctx, q, d)
 	if err != nil || !ok {
 		return st, err
 	}
 	var v, recorded *int
-	err = s.R().QueryRow(ctx, `SELECT MAX(version), MAX(CASE WHEN version = ? THEN 1 END) FROM schema_migrations`,
+	err = q.QueryRow(ctx, `SELECT MAX(version), MAX(CASE WHEN version = ? THEN 1 END) FROM schema_migrations`,
 		compatibilityRecorded).Scan(&v, &recorded)
 	if err != nil {
 		return st, fmt.Errorf("read schema version: %w", err)
@@ -297,7 +304,7 @@ func (s *Store) SchemaState(ctx context.Context) (SchemaState, error) {
 		return st, nil // the column is not there yet: no migration records a compatible-with
 	}
 	var c *int
-	if err := s.R().QueryRow(ctx, `SELECT MAX(compatible_with) FROM schema_migrations`).Scan(&c); err != nil {
+	if err := q.QueryRow(ctx, `SELECT MAX(compatible_with) FROM schema_migrations`).Scan(&c); err != nil {
 		return st, fmt.Errorf("read schema compatibility: %w", err)
 	}
 	if c != nil {
@@ -314,7 +321,7 @@ func (s *Store) PendingMigrations(ctx context.Context) ([]Migration, error) {
 		return nil, err
 	}
 	applied := map[int]bool{}
-	ok, err := s.hasMigrationsTable(ctx)
+	ok, err := hasMigrationsTable(ctx, s.R(), s.Dialect)
 	if err != nil {
 		return nil, err
 	}
@@ -345,13 +352,13 @@ func (s *Store) PendingMigrations(ctx context.Context) ([]Migration, error) {
 }
 
 // hasMigrationsTable reports whether the database has schema_migrations (a migration ran).
-func (s *Store) hasMigrationsTable(ctx context.Context) (bool, error) {
-	q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`
-	if s.Dialect == Postgres {
-		q = `SELECT COUNT(*) FROM (SELECT to_regclass('schema_migrations') AS t) r WHERE t IS NOT NULL`
+func hasMigrationsTable(ctx context.Context, q Querier, d Dialect) (bool, error) {
+	query := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`
+	if d == Postgres {
+		query = `SELECT COUNT(*) FROM (SELECT to_regclass('schema_migrations') AS t) r WHERE t IS NOT NULL`
 	}
 	var n int
-	if err := s.R().QueryRow(ctx, q).Scan(&n); err != nil {
+	if err := q.QueryRow(ctx, query).Scan(&n); err != nil {
 		return false, fmt.Errorf("look for schema_migrations: %w", err)
 	}
 	return n > 0, nil
