@@ -1,14 +1,14 @@
 package httpapi_test
 
 import (
-	"bufio"
-	"strconv"
+	"bytes"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
+	"github.com/subprov/subprov/internal/promtext"
 )
 
 // scrape reads /metrics and returns each series (its name and labels as exposed, labels in
@@ -19,19 +19,9 @@ func scrape(t *testing.T, s *apptest.Service) map[string]float64 {
 	if res.Status != 200 {
 		t.Fatalf("metrics: %d", res.Status)
 	}
-	out := map[string]float64{}
-	sc := bufio.NewScanner(strings.NewReader(string(res.Raw)))
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			t.Fatalf("metrics line %q: %v", line, err)
-		}
-		out[line[:i]] = v
+	out, err := promtext.Parse(bytes.NewReader(res.Raw))
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

@@ -1,18 +1,16 @@
 package metrics_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"net/http/httptest"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/subprov/subprov/internal/promtext"
 	"github.com/subprov/subprov/metrics"
 	"github.com/subprov/subprov/store"
 )
@@ -57,19 +55,9 @@ func exposed(t *testing.T, g prometheus.Gatherer) map[string]float64 {
 	t.Helper()
 	w := httptest.NewRecorder()
 	promhttp.HandlerFor(g, promhttp.HandlerOpts{}).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
-	out := map[string]float64{}
-	sc := bufio.NewScanner(w.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			t.Fatalf("line %q: %v", line, err)
-		}
-		out[line[:i]] = v
+	out, err := promtext.Parse(w.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
