@@ -285,6 +285,16 @@ func (a *App) migrate(ctx context.Context) error {
 	for _, m := range applied {
 		a.Log.Info("migration applied", "name", m)
 	}
+	state, err := a.Store.SchemaState(ctx)
+	if err != nil {
+		return err
+	}
+	if latest := store.LatestVersion(); state.Version > latest {
+		// A newer release migrated the database (a rolling upgrade, or a rollback onto the
+		// schema it left) and its migrations keep this binary working (Migrate checked).
+		a.Log.Info("database schema is newer than this subprov and compatible with it",
+			"schema_version", state.Version, "binary_version", latest, "compatible_with", state.CompatibleWith)
+	}
 	if err := jobs.Migrate(ctx, a.Store); err != nil {
 		return err
 	}
@@ -317,6 +327,37 @@ func Migrate(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	defer st.Close()
 	a := &App{Store: st, Log: log}
 	return a.migrate(ctx)
+}
+
+// Plan is what `subprov migrate` would do on a database: its schema as it is, and the
+// migrations it lacks.
+type Plan struct {
+	State    store.SchemaState
+	Schema   []store.Migration
+	JobQueue []string // River's own migrations, "NNN name"
+}
+
+// PlanMigrations reads what migrating the database would apply, and applies nothing (subprov
+// migrate --dry-run). A schema this binary cannot work on is an *store.IncompatibleSchemaError,
+// as Migrate refuses it.
+func PlanMigrations(ctx context.Context, cfg config.Config) (Plan, error) {
+	var p Plan
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return p, err
+	}
+	defer st.Close()
+	if p.State, err = st.SchemaState(ctx); err != nil {
+		return p, err
+	}
+	if err := p.State.Check(store.LatestVersion()); err != nil {
+		return p, err
+	}
+	if p.Schema, err = st.PendingMigrations(ctx); err != nil {
+		return p, err
+	}
+	p.JobQueue, err = jobs.Pending(ctx, st)
+	return p, err
 }
 
 // The server's request time limits: a client that trickles its headers or its body is cut
@@ -355,19 +396,23 @@ func (a *App) restoreDevState(ctx context.Context) {
 }
 
 // Ready reports whether the database answers and carries every migration this binary has,
-// the job queue's included.
+// the job queue's included, and no newer migration that this binary does not work with (a
+// newer release migrating during a rolling upgrade).
 func (a *App) Ready(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if err := a.Store.Ping(ctx); err != nil {
 		return err
 	}
-	v, err := a.Store.SchemaVersion(ctx)
+	state, err := a.Store.SchemaState(ctx)
 	if err != nil {
 		return err
 	}
-	if v != store.LatestVersion() {
-		return fmt.Errorf("schema version %d, want %d", v, store.LatestVersion())
+	if state.Version < store.LatestVersion() {
+		return fmt.Errorf("schema version %d, want %d", state.Version, store.LatestVersion())
+	}
+	if err := state.Check(store.LatestVersion()); err != nil {
+		return err
 	}
 	return jobs.Ready(ctx, a.Store)
 }

@@ -80,6 +80,25 @@ func Migrate(ctx context.Context, s *store.Store) error {
 	return nil
 }
 
+// Pending lists River's own schema migrations the database has not applied ("NNN name"), in
+// order, applying none.
+func Pending(ctx context.Context, s *store.Store) ([]string, error) {
+	quiet := slog.New(slog.DiscardHandler)
+	m, err := rivermigrate.New(driverFor(s), &rivermigrate.Config{Logger: quiet})
+	if err != nil {
+		return nil, fmt.Errorf("river migrator: %w", err)
+	}
+	res, err := m.Migrate(ctx, rivermigrate.DirectionUp, &rivermigrate.MigrateOpts{DryRun: true})
+	if err != nil {
+		return nil, fmt.Errorf("river pending migrations: %w", err)
+	}
+	var out []string
+	for _, v := range res.Versions {
+		out = append(out, fmt.Sprintf("%03d %s", v.Version, v.Name))
+	}
+	return out, nil
+}
+
 // Ready reports whether River's own tables are migrated (part of /readyz).
 func Ready(ctx context.Context, s *store.Store) error {
 	ok, err := jobTableExists(ctx, s)

@@ -57,7 +57,7 @@ Commands:
   demo        run with demo data on ./data/demo.db, dev mode on, and print credentials and curl lines
   serve       run the HTTP server and the job workers (--no-workers: HTTP only)
   worker      run only the job workers (scale-out: N 'serve --no-workers' + M 'worker')
-  migrate     apply database migrations and exit (serve also applies them at start)
+  migrate     apply database migrations and exit (serve also applies them at start); --dry-run lists them
   seed FILE   load a fixture file (JSON, docs/fixtures.md): creates missing rows, never changes one;
               --update overwrites and prints every change (never a password its owner set)
   mcp         serve the support-agent tools over MCP on stdio (--api-key or SUBPROV_AGENT_API_KEY)
@@ -270,7 +270,20 @@ func gcPercentInEffect() string {
 func redactedDB(s *store.Store) string { return s.Dialect.String() }
 
 func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := newFlags("migrate", "migrate", "Applies every pending schema and job-queue migration to DATABASE_URL and exits.")
+	fs := newFlags("migrate", "migrate [--dry-run]",
+		"Applies every pending schema and job-queue migration to DATABASE_URL and exits ('serve' and\n"+
+			"'worker' apply them too when they start). It prints the migrations it applies: version, name\n"+
+			"and compatible-with, the oldest subprov (named by the latest migration it knows) that still\n"+
+			"works on the schema after the migration.\n\n"+
+			"Upgrades without downtime: every migration keeps the schema usable by the release before it\n"+
+			"(columns and tables are added and backfilled; the old ones are dropped only in a later release),\n"+
+			"so the processes of the old release keep serving while they are replaced one by one:\n\n"+
+			"  subprov migrate --dry-run   # the new release's binary: what it would apply, applying nothing\n"+
+			"  subprov migrate             # apply; then restart the serve and worker processes on the new binary\n\n"+
+			"A subprov started on a schema migrated by a newer release runs when every migration it does not\n"+
+			"know is compatible with it, and refuses to start (this command too) when one needs a newer\n"+
+			"subprov, naming the release to upgrade to. See docs/operations.md, Upgrades.")
+	dryRun := fs.Bool("dry-run", false, "list the pending migrations and apply none")
 	if done, err := parse(fs, args, stdout, stderr); done {
 		return err
 	}
@@ -278,11 +291,49 @@ func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
+	plan, err := app.PlanMigrations(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	printPlan(stdout, plan, *dryRun)
+	if *dryRun {
+		return nil
+	}
 	if err := app.Migrate(ctx, cfg, log); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "database is at schema version %d\n", store.LatestVersion())
+	fmt.Fprintf(stdout, "database is at schema version %d\n", max(plan.State.Version, store.LatestVersion()))
 	return nil
+}
+
+// printPlan lists the migrations migrate applies (or, in a dry run, would apply) and the
+// schema's version as it is.
+func printPlan(w io.Writer, p app.Plan, dryRun bool) {
+	verb := "applying"
+	if dryRun {
+		verb = "would apply (dry run, nothing applied)"
+	}
+	fmt.Fprintf(w, "database at schema version %d", p.State.Version)
+	if p.State.Version > store.LatestVersion() {
+		fmt.Fprintf(w, ", newer than this subprov's %d and compatible with it (compatible-with %d)", store.LatestVersion(), p.State.CompatibleWith)
+	}
+	fmt.Fprintln(w)
+	if len(p.Schema) == 0 && len(p.JobQueue) == 0 {
+		fmt.Fprintln(w, "no pending migrations")
+		return
+	}
+	if len(p.Schema) > 0 {
+		fmt.Fprintf(w, "%s %d schema migration(s):\n", verb, len(p.Schema))
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  VERSION\tNAME\tCOMPATIBLE-WITH")
+		for _, m := range p.Schema {
+			fmt.Fprintf(tw, "  %d\t%s\t%d\n", m.Version, m.Name, m.CompatibleWith)
+		}
+		tw.Flush()
+	}
+	if len(p.JobQueue) > 0 {
+		fmt.Fprintf(w, "%s %d job-queue migration(s): %s\n", verb, len(p.JobQueue), strings.Join(p.JobQueue, ", "))
+	}
 }
 
 // migratedStore opens DATABASE_URL after applying every migration (seed and gen write to it

@@ -5,16 +5,13 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/subprov/subprov/internal/testdb"
 )
@@ -229,40 +226,9 @@ func TestExitStatus(t *testing.T) {
 func TestServeShutsDownGracefully(t *testing.T) {
 	keepGCPercent(t)
 	testdb.Each(t, func(t *testing.T, u string) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
 		e := env(map[string]string{"DATABASE_URL": u, "SUBPROV_ADDR": "127.0.0.1:0", "SUBPROV_LOG_FORMAT": "json"})
-		var out, errOut syncBuffer
-		done := make(chan error, 1)
-		go func() { done <- run(ctx, []string{"serve"}, e, &out, &errOut) }()
-		urlRe := regexp.MustCompile(`"url":"(http://127\.0\.0\.1:\d+)"`)
-		var base string
-		deadline := time.Now().Add(20 * time.Second)
-		for time.Now().Before(deadline) && base == "" {
-			if m := urlRe.FindStringSubmatch(errOut.String()); m != nil {
-				base = m[1]
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if base == "" {
-			t.Fatalf("no listening line in logs:\n%s", errOut.String())
-		}
-		res, err := http.Get(base + "/readyz")
-		if err != nil || res.StatusCode != 200 {
-			t.Fatalf("readyz: %v %v", res, err)
-		}
-		res.Body.Close()
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("serve returned %v after shutdown", err)
-			}
-		case <-time.After(40 * time.Second):
-			t.Fatal("serve did not stop")
-		}
-		if !strings.Contains(errOut.String(), "shutting down") {
-			t.Fatal("no shutdown log line")
+		if log := serveUntilReady(t, e); !strings.Contains(log, "shutting down") {
+			t.Fatalf("no shutdown log line:\n%s", log)
 		}
 	})
 }

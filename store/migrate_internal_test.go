@@ -1,0 +1,53 @@
+package store
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestEmbeddedMigrationsHaveValidHeaders fails when a migration's compatible-with header is
+// malformed or names a version newer than the migration itself.
+func TestEmbeddedMigrationsHaveValidHeaders(t *testing.T) {
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.compatibleWith > m.version || m.compatibleWith < 0 {
+			t.Errorf("%s: compatible-with %d", m.name, m.compatibleWith)
+		}
+	}
+}
+
+func TestParseCompatibleWith(t *testing.T) {
+	tests := []struct {
+		name, sql string
+		want      int
+		err       string
+	}{
+		{"no header: the version before", "-- adds a column\nALTER TABLE t ADD COLUMN c INTEGER;", 41, ""},
+		{"older binaries still work", "-- compatible-with: 38\n-- adds a column\nALTER TABLE t ADD COLUMN c INTEGER;", 38, ""},
+		{"after other comments", "-- drops the old column\n--compatible-with:42\nALTER TABLE t DROP COLUMN c;", 42, ""},
+		{"only among the leading comments", "ALTER TABLE t ADD COLUMN c INTEGER;\n-- compatible-with: 50\n", 41, ""},
+		{"newer than the migration", "-- compatible-with: 43\n", 0, "newer than the migration itself"},
+		{"not a number", "-- compatible-with: forty\n", 0, "malformed header"},
+		{"no colon", "-- compatible-with 40\n", 0, "malformed header"},
+		{"empty", "-- compatible-with:\n", 0, "malformed header"},
+		{"negative", "-- compatible-with: -1\n", 0, "not a version"},
+		{"twice", "-- compatible-with: 40\n-- compatible-with: 41\n", 0, "a second"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseCompatibleWith(42, tt.sql)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("= %d, %v; want %d", got, err, tt.want)
+			}
+		})
+	}
+}
