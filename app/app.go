@@ -37,6 +37,7 @@ import (
 	"github.com/subprov/subprov/inventory"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/mail"
+	"github.com/subprov/subprov/metrics"
 	"github.com/subprov/subprov/monitoring"
 	"github.com/subprov/subprov/operators"
 	"github.com/subprov/subprov/outbox"
@@ -144,13 +145,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	if cfg.StripeAPIKey != "" {
 		stripe = payments.NewStripe(cfg.StripeAPIKey, cfg.StripeAPIBase)
 	}
+	// The registry /metrics serves: the business metrics the capabilities record, read at
+	// scrape time from the shared database, and the process's own.
+	reg := prometheus.NewRegistry()
+	rec := metrics.New(reg)
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &jobCollector{st: st},
+		&metrics.Collector{Source: st, Now: a.Clock.Now, Log: log})
 	a.Events = &events.Recorder{Clock: a.Clock}
-	a.Webhooks = &events.Deliverer{Store: st, Clock: a.Clock, Log: log}
+	a.Webhooks = &events.Deliverer{Store: st, Clock: a.Clock, Log: log, Metrics: rec}
 	processor := payments.NewRouter(payments.NewFake(st, a.Faults, a.Clock), stripe)
-	a.Billing = &billing.Service{Store: st, Clock: a.Clock, Processor: processor, Mail: a.Outbox, Log: log, PublicURL: cfg.PublicURL,
+	a.Billing = &billing.Service{Store: st, Clock: a.Clock, Processor: processor, Mail: a.Outbox, Log: log, Metrics: rec, PublicURL: cfg.PublicURL,
 		Ledger: &billing.BuiltinLedger{Store: st, Faults: a.Faults}}
 	a.Provisioning = &provisioning.Service{Store: st, Clock: a.Clock, Switch: driver, Events: a.Events, Log: log,
-		Processor: processor, Tickets: &tickets.Builtin{Clock: a.Clock}, Billing: a.Billing}
+		Processor: processor, Tickets: &tickets.Builtin{Clock: a.Clock}, Billing: a.Billing, Metrics: rec}
 	// Installations (issue 8): install jobs, booking invitations and the booking page.
 	a.Install = &install.Service{Store: st, Clock: a.Clock, Mail: a.Outbox, Completer: a.Provisioning, PublicURL: cfg.PublicURL, Log: log}
 	a.Provisioning.Installs = a.Install
@@ -214,8 +221,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	if sim, ok := switches.AsSim(driver); ok {
 		monitor = monitoring.Sim{Switch: sim}
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &jobCollector{st: st})
 	a.Portal = &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log,
 		Provisioning: a.Provisioning, Billing: a.Billing, Desk: &tickets.Builtin{Clock: a.Clock}}
 	a.Preferences = &preferences.Service{Store: st, Clock: a.Clock}

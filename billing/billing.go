@@ -10,6 +10,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/locale"
+	"github.com/subprov/subprov/metrics"
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/store"
@@ -30,7 +31,8 @@ type Service struct {
 	Lines     Lines
 	Ledger    Ledger
 	Log       *slog.Logger
-	PublicURL string // base of the pay links mailed with invoices of lines with AutoPay off
+	Metrics   *metrics.Recorder // nil: nothing is recorded
+	PublicURL string            // base of the pay links mailed with invoices of lines with AutoPay off
 }
 
 // Lines moves a line's status with its suspension reason and lets its port follow, inside the
@@ -357,7 +359,9 @@ func (s *Service) attempt(ctx context.Context, p *subprov.Provider, sub *subprov
 		// cut-off nearer.
 		dunned := st.Attempts - st.PayNow + 1
 		next := dunningNext(dunned, now)
-		return s.Store.InTx(ctx, func(tx *store.Tx) error {
+		stepped := false
+		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+			stepped = false
 			ok, err := tx.RecordCharge(ctx, subprov.ChargeAttempt{InvoiceID: inv.ID, ProviderID: p.ID, IdempotencyKey: key, Amount: inv.Total,
 				Status: "declined", FailureCode: "card_declined"}, next, now)
 			if err != nil || !ok {
@@ -366,8 +370,13 @@ func (s *Service) attempt(ctx context.Context, p *subprov.Provider, sub *subprov
 			if err := tx.InsertAudit(ctx, p.ID, "billing", "invoice.charge_declined", sub.ID, fmt.Sprintf(`{"invoice_id":%q,"attempt":%d}`, inv.ID, dunned), now); err != nil {
 				return err
 			}
+			stepped = true
 			return s.dunningStep(ctx, tx, p, sub, inv, next, "billing.declined")
 		})
+		if err == nil && stepped {
+			s.Metrics.DunningStep("declined", dunned, next == nil)
+		}
+		return err
 	case payNow:
 		s.Log.Warn("pay now: processor unreachable", "invoice_id", inv.ID, "err", err)
 		return s.release(ctx, inv.ID, ChargeError(payments.ErrUnavailable))

@@ -95,6 +95,7 @@ func (s *Service) BillRun(ctx context.Context, a jobs.BillRun) error {
 	if err := s.Store.StartBillRun(ctx, runID, p.ID, a.Period, s.Clock.Now()); err != nil {
 		return err
 	}
+	start := time.Now()
 	issued := 0
 	for pp := from; !period.Before(pp) && err == nil; pp = pp.Next() {
 		var n int
@@ -106,6 +107,7 @@ func (s *Service) BillRun(ctx context.Context, a jobs.BillRun) error {
 	if rerr := s.Store.EndBillRun(ctx, runID, issued, err != nil, s.Clock.Now()); rerr != nil {
 		s.Log.Warn("record bill run", "run_id", runID, "err", rerr)
 	}
+	s.Metrics.BillRun(p.ID, time.Since(start), issued, err != nil)
 	return err
 }
 

@@ -48,7 +48,9 @@ func (s *Service) sweepReminders(ctx context.Context, now time.Time) error {
 // remind takes one dunning step of an unpaid invoice the holder pays: the reminder with the
 // next date, or, after the last, the cut-off.
 func (s *Service) remind(ctx context.Context, invoiceID string, now time.Time) error {
-	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+	step, cutoff := 0, false
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		step = 0
 		st, err := tx.LockInvoice(ctx, invoiceID)
 		if errors.Is(err, subprov.ErrNotFound) {
 			return nil
@@ -68,8 +70,9 @@ func (s *Service) remind(ctx context.Context, invoiceID string, now time.Time) e
 		if err != nil {
 			return err
 		}
-		step := st.Reminders + 1
+		step = st.Reminders + 1
 		next := dunningNext(step, now)
+		cutoff = next == nil
 		if err := tx.ScheduleReminder(ctx, inv.ID, next, step); err != nil {
 			return err
 		}
@@ -78,4 +81,8 @@ func (s *Service) remind(ctx context.Context, invoiceID string, now time.Time) e
 		}
 		return s.dunningStep(ctx, tx, p, sub, inv, next, "billing.unpaid")
 	})
+	if err == nil && step > 0 {
+		s.Metrics.DunningStep("unpaid", step, cutoff)
+	}
+	return err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/metrics"
 	"github.com/subprov/subprov/store"
 )
 
@@ -76,6 +77,8 @@ type Deliverer struct {
 	Clock  subprov.Clock
 	Client *http.Client // nil: SafeClient(AttemptTimeout)
 	Log    *slog.Logger
+	// Metrics counts the failed attempts (nil: nothing is recorded).
+	Metrics *metrics.Recorder
 
 	disp atomic.Pointer[dispatcher] // set by Start
 }
@@ -543,6 +546,7 @@ func (d *Deliverer) settle(ctx context.Context, p *subprov.Provider, ev *subprov
 			attrs = append(attrs, "next_attempt_at", next)
 		}
 		d.log().Warn("webhook delivery failed", attrs...)
+		d.Metrics.WebhookFailure(p.ID, state == subprov.WebhookFailed)
 	}
 	return state == subprov.WebhookPending, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/auth"
 	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/metrics"
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
@@ -300,6 +301,21 @@ func (s *Service) verifyBilling(ctx context.Context, p *subprov.Provider, b *Bil
 // port through a job or opens an install job. Idempotent per (subscriber e-mail, plan version,
 // location): a replay answers the existing line with its real status.
 func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order) (*Result, error) {
+	route := ""
+	res, err := s.placeOrder(ctx, p, o, &route)
+	switch {
+	case err != nil:
+		s.Metrics.Order(route, metrics.OrderRefused, subprov.ErrorReason(err))
+	case res.Replay:
+		s.Metrics.Order(res.Route, metrics.OrderReplayed, "")
+	default:
+		s.Metrics.Order(res.Route, metrics.OrderCreated, "")
+	}
+	return res, err
+}
+
+// placeOrder is PlaceOrder; it sets *route once the order is routed.
+func (s *Service) placeOrder(ctx context.Context, p *subprov.Provider, o *Order, route *string) (*Result, error) {
 	if problems := o.Validate(); len(problems) > 0 {
 		return nil, subprov.Invalid(problems)
 	}
@@ -307,6 +323,7 @@ func (s *Service) PlaceOrder(ctx context.Context, p *subprov.Provider, o *Order)
 	if err != nil {
 		return nil, err
 	}
+	*route = pl.route
 	billing := BillingBlock{Owner: subprov.BillingPartner}
 	if o.Billing != nil {
 		billing = *o.Billing

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/metrics"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
 )
@@ -86,9 +87,15 @@ func (s *Service) PlacePortalLine(ctx context.Context, p *subprov.Provider, l *P
 		}
 		return also(tx, sub)
 	})
+	route := "install"
+	if l.Provision {
+		route = "provision"
+	}
 	if err != nil {
+		s.Metrics.Order(route, metrics.OrderRefused, subprov.ErrorReason(err))
 		return nil, err
 	}
+	s.Metrics.Order(route, metrics.OrderCreated, "")
 	return sub, nil
 }
 

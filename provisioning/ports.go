@@ -191,6 +191,7 @@ func (s *Service) convergePort(ctx context.Context, portID string) (*subprov.Por
 		}
 		if werr != nil {
 			s.Log.Warn("port did not converge", "port", sp.String(), "version", c.Version, "reason", failure, "err", werr)
+			s.Metrics.SwitchError(sp.Switch, failure)
 			return after, &ConvergeError{Reason: failure, Err: werr}
 		}
 		if after.Version == c.Version {

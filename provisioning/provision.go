@@ -8,6 +8,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/metrics"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
 )
@@ -36,17 +37,29 @@ func (s *Service) recordOutcome(ctx context.Context, tx *store.Tx, p *subprov.Pr
 // the captive portal (its desired setting follows the failed line) and raises an operator
 // ticket. Running it again after a crash changes nothing: a provisioned line is left alone.
 func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attempt int) error {
+	start := time.Now()
+	outcome, reason, err := s.provisionPort(ctx, a, attempt)
+	if outcome != "" {
+		s.Metrics.ProvisioningJob(outcome, reason, time.Since(start))
+	}
+	return err
+}
+
+// provisionPort is ProvisionPort; it returns the attempt's outcome for the metrics ("" when
+// it decided nothing: a line with nothing to provision, a busy port, a store failure) and the
+// failure's reason.
+func (s *Service) provisionPort(ctx context.Context, a jobs.ProvisionPort, attempt int) (outcome, reason string, _ error) {
 	line, err := s.Store.LineToProvision(ctx, a.SubscriptionID)
 	if err != nil {
 		if errors.Is(err, subprov.ErrNotFound) {
-			return nil
+			return "", "", nil
 		}
-		return err
+		return "", "", err
 	}
 	sub, p := line.Line, line.Provider
 	live := sub.Status == subprov.StatusActive || sub.Status == subprov.StatusSuspended
 	if !live || sub.WorkflowState != WorkflowProvisioning || line.Port == nil {
-		return nil
+		return "", "", nil
 	}
 	port := switches.Port{Switch: line.Port.Switch, Name: line.Port.Name}
 	if p.Sandbox {
@@ -57,10 +70,10 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 		err = s.convergeLine(ctx, line.Port.ID)
 	}
 	if errors.Is(err, errPortBusy) {
-		return jobs.Snooze(time.Second)
+		return "", "", jobs.Snooze(time.Second)
 	}
 	if err == nil {
-		return s.Store.InTx(ctx, func(tx *store.Tx) error {
+		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 			cur, err := tx.LockSubscription(ctx, "", sub.ID)
 			if err != nil || cur.WorkflowState != WorkflowProvisioning {
 				return err
@@ -89,14 +102,18 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 			}
 			return s.startBilling(ctx, tx, p, cur)
 		})
+		if err != nil {
+			return "", "", err
+		}
+		return metrics.ProvisionSucceeded, "", nil
 	}
 	transient := errors.Is(err, switches.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
 	if transient && attempt < maxProvisionAttempts {
-		return fmt.Errorf("provision %s (attempt %d): %w", sub.ID, attempt, err)
+		return metrics.ProvisionRetried, failureReason(err), fmt.Errorf("provision %s (attempt %d): %w", sub.ID, attempt, err)
 	}
 	s.Log.Warn("provisioning failed", "subscription_id", sub.ID, "attempt", attempt, "err", err)
-	reason := failureReason(err)
-	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+	reason = failureReason(err)
+	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
 		cur, err := tx.LockSubscription(ctx, "", sub.ID)
 		if err != nil || cur.WorkflowState != WorkflowProvisioning {
 			return err
@@ -115,6 +132,10 @@ func (s *Service) ProvisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 		return s.Tickets.Open(ctx, tx, &subprov.Ticket{ProviderID: p.ID, SubscriberID: cur.SubscriberID, Kind: "operator", Priority: "high",
 			Subject: "Port provisioning failed", InternalNote: fmt.Sprintf("Subscription %s on %s/%s: %s", cur.ID, port.Switch, port.Name, reason)})
 	})
+	if err != nil {
+		return "", "", err
+	}
+	return metrics.ProvisionFailed, reason, nil
 }
 
 // convergeLine converges a line's port for the job that provisions it. A port with no desired

@@ -12,6 +12,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/jobs"
+	"github.com/subprov/subprov/metrics"
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
@@ -55,6 +56,7 @@ type Service struct {
 	Tickets   tickets.Desk
 	Billing   Billing // nil: nothing is billed
 	Installs  InstallJobs
+	Metrics   *metrics.Recorder // nil: nothing is recorded
 	Log       *slog.Logger
 }
 
