@@ -6,6 +6,7 @@ package upgradetest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -32,14 +33,14 @@ func TestPreviousReleaseOnMigratedSchema(t *testing.T) {
 		t.Skip("builds the previous release from git history: skipped with -short")
 	}
 	bin, commit, known := buildPrevious(t)
-	current, err := filepath.Glob("../../store/migrations/*.sql")
+	current, err := store.Migrations()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var lacks []string
-	for _, f := range current {
-		if !known[filepath.Base(f)] {
-			lacks = append(lacks, filepath.Base(f))
+	for _, m := range current {
+		if !known[m.Name] {
+			lacks = append(lacks, fmt.Sprintf("%s (compatible with %d)", m.Name, m.CompatibleWith))
 		}
 	}
 	t.Logf("previous release: commit %s, %d migrations, lacking %v; current code: latest migration %d", commit, len(known), lacks, store.LatestVersion())
