@@ -176,9 +176,10 @@ func check(ctx context.Context, path, name string, known bool) (store.SQLiteFile
 	if !rep.HasSchema || len(rep.Versions) == 0 {
 		return rep, fmt.Errorf("%s: %w (it has no applied schema migrations)", name, ErrNotSubprov)
 	}
-	latest := store.LatestVersion()
-	if v := rep.Versions[len(rep.Versions)-1]; known && v > latest {
-		return rep, fmt.Errorf("%s %w: schema version %d, this subprov knows up to %d; restore it with the subprov that wrote it", name, ErrNewer, v, latest)
+	// A newer schema this subprov works on (the upgrade rule's compatible-with) restores as
+	// serve would start on it; one that needs a newer subprov is refused.
+	if err := rep.State.Check(store.LatestVersion()); known && err != nil {
+		return rep, fmt.Errorf("%s %w: %v; restore it with the subprov that wrote it", name, ErrNewer, err)
 	}
 	return rep, nil
 }

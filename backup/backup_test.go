@@ -140,16 +140,25 @@ func TestRefusals(t *testing.T) {
 	empty := filepath.Join(dir, "empty.db")
 	must(t, os.WriteFile(empty, nil, 0o600))
 
-	// A backup of a database one schema version ahead of this subprov.
-	newerLive := testdb.Open(t, "sqlite://"+filepath.Join(dir, "newer-live.db"))
-	if _, err := rawdb.Writer(newerLive).ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'from the future', CURRENT_TIMESTAMP)`,
-		store.LatestVersion()+1); err != nil {
-		t.Fatal(err)
+	// Backups of databases one schema version ahead of this subprov: one whose newer migration
+	// this subprov still works with, one whose migration needs a newer subprov.
+	newerBackup := func(name string, compatibleWith int) string {
+		t.Helper()
+		live := testdb.Open(t, "sqlite://"+filepath.Join(dir, name+"-live.db"))
+		if _, err := rawdb.Writer(live).ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at, compatible_with)
+			VALUES (?, 'from the future', CURRENT_TIMESTAMP, ?)`, store.LatestVersion()+1, compatibleWith); err != nil {
+			t.Fatal(err)
+		}
+		// Backed up all the same: the subprov that migrated it restores it.
+		file := filepath.Join(dir, name+".db")
+		if w, err := backup.Create(ctx, live.URL, file); err != nil || w.SchemaVersion != store.LatestVersion()+1 {
+			t.Fatalf("a backup of a newer database: %+v %v", w, err)
+		}
+		return file
 	}
-	// Backed up all the same (the subprov that migrated it restores it), and refused below.
-	newer := filepath.Join(dir, "newer.db")
-	if w, err := backup.Create(ctx, newerLive.URL, newer); err != nil || w.SchemaVersion != store.LatestVersion()+1 {
-		t.Fatalf("a backup of a newer database: %+v %v", w, err)
+	newer := newerBackup("newer", store.LatestVersion()+1)
+	if _, err := backup.Restore(ctx, "sqlite://"+filepath.Join(t.TempDir(), "subprov.db"), newerBackup("newer-compatible", store.LatestVersion())); err != nil {
+		t.Errorf("a newer schema this subprov works with is refused: %v", err)
 	}
 
 	withLog := filepath.Join(dir, "with-log", "subprov.db")

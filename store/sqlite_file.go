@@ -57,6 +57,8 @@ type SQLiteFileReport struct {
 	Integrity []string // PRAGMA integrity_check's findings; none when the file is sound
 	Versions  []int    // the schema migrations applied, in order; nil when it has no schema_migrations table
 	HasSchema bool     // the file has the schema_migrations table
+	// State is its schema's version and the oldest binary that works on it (SchemaState).
+	State SchemaState
 }
 
 // InspectSQLite opens the SQLite file at path read-only and reports its integrity and the schema
@@ -110,6 +112,9 @@ func InspectSQLite(ctx context.Context, path string) (SQLiteFileReport, error) {
 	}
 	if err := vrows.Err(); err != nil {
 		return r, fmt.Errorf("read schema versions of %s: %w", path, err)
+	}
+	if r.State, err = schemaState(ctx, reader{db, SQLite}, SQLite); err != nil {
+		return r, fmt.Errorf("read %s: %w", path, err)
 	}
 	return r, nil
 }

@@ -41,8 +41,9 @@ func cmdRestore(ctx context.Context, args []string, getenv func(string) string, 
 	fs := newFlags("restore", "restore FILE",
 		"Installs the backup FILE (written by 'subprov backup') as the SQLite database DATABASE_URL names.\n"+
 			"FILE is opened read-only and checked first: it must be a SQLite database that passes SQLite's\n"+
-			"integrity check and whose schema migrations this subprov knows (an older schema is migrated when\n"+
-			"the service starts; a newer one is refused). The location must hold no database: no file, or an\n"+
+			"integrity check and whose schema this subprov works on (an older schema is migrated when the\n"+
+			"service starts; a newer one is restored if its migrations are compatible with this subprov, and\n"+
+			"refused if they need a newer one). The location must hold no database: no file, or an\n"+
 			"empty one, and no -wal, -shm or -journal file beside it; restore never overwrites a database. Stop\n"+
 			"the service, move the damaged database aside (with its -wal and -shm files), restore, start:\n\n"+
 			"  mv /var/lib/subprov/subprov.db* /var/lib/subprov/damaged/\n"+
