@@ -46,14 +46,7 @@ func TestPreviousReleaseOnMigratedSchema(t *testing.T) {
 	t.Logf("previous release: commit %s, %d migrations, lacking %v; current code: latest migration %d", commit, len(known), lacks, store.LatestVersion())
 	testdb.Each(t, func(t *testing.T, u string) {
 		ctx := context.Background()
-		s, err := store.Open(ctx, u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		if _, err := s.Migrate(ctx); err != nil {
-			t.Fatalf("migrate with the current code: %v", err)
-		}
+		s := testdb.Open(t, u) // migrated with the current code
 		f, err := fixture.Parse(fixture.DemoJSON)
 		if err != nil {
 			t.Fatal(err)
