@@ -136,10 +136,14 @@ func Start(t testing.TB, databaseURL string, opts ...Option) *Service {
 	stop := func() error {
 		once.Do(func() {
 			cancel()
+			// The service drains its jobs and requests for up to 30 s; a loaded machine gets the
+			// rest of a minute. Past that, what it is stuck on is logged for the failure.
 			select {
 			case result = <-done:
-			case <-time.After(40 * time.Second):
-				result = errors.New("service did not stop within 40s")
+			case <-time.After(60 * time.Second):
+				buf := make([]byte, 256<<10)
+				t.Logf("goroutines of the service that did not stop:\n%s", buf[:runtime.Stack(buf, true)])
+				result = errors.New("service did not stop within 60s")
 			}
 		})
 		return result
