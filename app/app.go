@@ -88,6 +88,11 @@ type App struct {
 	Sandbox        *sandbox.Service
 	Serviceability *serviceability.Service
 	Providers      *providers.Service
+	// Switches sends each port's switch operations to its own switch's driver, with a
+	// concurrency limit and a circuit breaker per switch.
+	Switches *switches.Router
+	// Sealer seals and opens the secrets kept at rest (switch passwords, second-factor keys).
+	Sealer *identity.Sealer
 	// KeyUsage keeps the API keys' last uses in memory and writes them in batches (Serve).
 	KeyUsage *providers.Usage
 	redis    *redis.Client
@@ -138,11 +143,25 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	a.Outbox = &outbox.Outbox{Store: st, Transport: transport, Clock: a.Clock, Faults: a.Faults, Log: log,
 		PersonLanguage: preferences.PersonLanguage}
-	driver, err := switches.Open(cfg.SwitchDriver, st, a.Faults, a.Clock)
+	var previous []string
+	if cfg.PreviousSecret != "" {
+		previous = append(previous, cfg.PreviousSecret)
+	}
+	sealer, err := identity.NewSealer(secret, previous...)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
+	// Each port's switch is reached by the driver its inventory row names; SUBPROV_SWITCH_DRIVER
+	// is the driver of a switch that names none. A driver written as a switches.Raw is added
+	// here with one line: drivers.AddRaw(name, constructor).
+	drivers := switches.BuiltIn(st, a.Faults, a.Clock)
+	if _, ok := drivers[cfg.SwitchDriver]; !ok {
+		st.Close()
+		return nil, fmt.Errorf("SUBPROV_SWITCH_DRIVER %q: unknown driver; want one of %v", cfg.SwitchDriver, drivers.Names())
+	}
+	a.Switches = &switches.Router{Store: st, Sealer: sealer, Drivers: drivers, Default: cfg.SwitchDriver, Clock: a.Clock, Log: log}
+	driver := a.Switches
 	var stripe *payments.Stripe
 	if cfg.StripeAPIKey != "" {
 		stripe = payments.NewStripe(cfg.StripeAPIKey, cfg.StripeAPIBase)
@@ -166,11 +185,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Install = &install.Service{Store: st, Clock: a.Clock, Mail: a.Outbox, Completer: a.Provisioning, PublicURL: cfg.PublicURL, Log: log}
 	a.Provisioning.Installs = a.Install
 	a.Billing.Lines = a.Provisioning
-	sealer, err := identity.NewSealer(secret)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
+	a.Sealer = sealer
 	a.KeyUsage = &providers.Usage{Store: st, Log: log}
 	a.Auth = &auth.Service{Store: st, Clock: a.Clock, Signer: identity.NewSigner(secret), Mail: a.Outbox, PublicURL: cfg.PublicURL,
 		PasswordCost: cfg.PasswordCost, KeyUsage: a.KeyUsage, Sealer: sealer, Log: log}

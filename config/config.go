@@ -15,28 +15,31 @@ import (
 
 // Config is the whole configuration of one process.
 type Config struct {
-	Addr          string // SUBPROV_ADDR
-	DatabaseURL   string // DATABASE_URL
-	RedisURL      string // REDIS_URL
-	SMTPURL       string // SMTP_URL
-	MailFrom      string // MAIL_FROM
-	Secret        string // SUBPROV_SECRET ("" = generate and store on first start)
-	PublicURL     string // SUBPROV_PUBLIC_URL
-	Dev           bool   // SUBPROV_DEV
-	SeedFile      string // SUBPROV_SEED
-	SwitchDriver  string // SUBPROV_SWITCH_DRIVER
-	LogFormat     string // SUBPROV_LOG_FORMAT: text or json
-	NoRateLimits  bool   // SUBPROV_RATE_LIMITS=0: load tests only
-	Workers       bool   // run job workers in this process (serve without --no-workers, worker)
-	StripeAPIKey  string // STRIPE_API_KEY: enables the Stripe adapter for providers with payment_processor stripe
-	StripeAPIBase string // STRIPE_API_BASE: Stripe API base URL (stripe-mock in tests)
-	SMSAPIURL     string // SUBPROV_SMS_API_URL: base of the Twilio-compatible SMS API
-	SMSAccountSID string // SUBPROV_SMS_ACCOUNT_SID
-	SMSAuthToken  string // SUBPROV_SMS_AUTH_TOKEN
-	SMSFrom       string // SUBPROV_SMS_FROM: sender number
-	CPEACSURL     string // SUBPROV_CPE_ACS_URL: GenieACS NBI base URL ("" = CPE status unknown)
-	AgentAPIKey   string // SUBPROV_AGENT_API_KEY: the key subprov mcp acts with
-	PprofAddr     string // SUBPROV_PPROF_ADDR: loopback address of the pprof endpoints ("" = off)
+	Addr        string // SUBPROV_ADDR
+	DatabaseURL string // DATABASE_URL
+	RedisURL    string // REDIS_URL
+	SMTPURL     string // SMTP_URL
+	MailFrom    string // MAIL_FROM
+	Secret      string // SUBPROV_SECRET ("" = generate and store on first start)
+	// PreviousSecret is SUBPROV_SECRET_PREVIOUS: during a rotation of SUBPROV_SECRET, what was
+	// sealed under the secret before still opens (switch passwords, second-factor keys).
+	PreviousSecret string
+	PublicURL      string // SUBPROV_PUBLIC_URL
+	Dev            bool   // SUBPROV_DEV
+	SeedFile       string // SUBPROV_SEED
+	SwitchDriver   string // SUBPROV_SWITCH_DRIVER
+	LogFormat      string // SUBPROV_LOG_FORMAT: text or json
+	NoRateLimits   bool   // SUBPROV_RATE_LIMITS=0: load tests only
+	Workers        bool   // run job workers in this process (serve without --no-workers, worker)
+	StripeAPIKey   string // STRIPE_API_KEY: enables the Stripe adapter for providers with payment_processor stripe
+	StripeAPIBase  string // STRIPE_API_BASE: Stripe API base URL (stripe-mock in tests)
+	SMSAPIURL      string // SUBPROV_SMS_API_URL: base of the Twilio-compatible SMS API
+	SMSAccountSID  string // SUBPROV_SMS_ACCOUNT_SID
+	SMSAuthToken   string // SUBPROV_SMS_AUTH_TOKEN
+	SMSFrom        string // SUBPROV_SMS_FROM: sender number
+	CPEACSURL      string // SUBPROV_CPE_ACS_URL: GenieACS NBI base URL ("" = CPE status unknown)
+	AgentAPIKey    string // SUBPROV_AGENT_API_KEY: the key subprov mcp acts with
+	PprofAddr      string // SUBPROV_PPROF_ADDR: loopback address of the pprof endpoints ("" = off)
 	// TrustedProxies (SUBPROV_TRUSTED_PROXIES) are the load balancers and proxies whose
 	// X-Forwarded-For is believed; none by default.
 	TrustedProxies []netip.Prefix
@@ -60,10 +63,11 @@ var Vars = []Var{
 	{"SMTP_URL", "", "smtp://host:port (plain, loopback) or smtps://user:pass@host:port; unset: mail goes to the log and the outbox table"},
 	{"MAIL_FROM", "no-reply@localhost", "sender address"},
 	{"SUBPROV_SECRET", "", "key for signing JWTs and tokens and for encrypting operators' second-factor keys; unset: generated and stored in the database on first start"},
+	{"SUBPROV_SECRET_PREVIOUS", "", "the secret before SUBPROV_SECRET during a rotation: what it sealed (switch passwords, second-factor keys) still opens until `subprov switches rekey` seals it anew"},
 	{"SUBPROV_PUBLIC_URL", "http:// + SUBPROV_ADDR", "base of links in e-mails (booking, set-up, reset)"},
 	{"SUBPROV_DEV", "0", "1 turns on dev mode: /api/v1/dev/clock, /faults, /outbox"},
 	{"SUBPROV_SEED", "", "fixture file loaded at start: creates missing rows, never changes one"},
-	{"SUBPROV_SWITCH_DRIVER", "sim", "switch driver name"},
+	{"SUBPROV_SWITCH_DRIVER", "sim", "the driver of a switch whose inventory row names none (and of a switch a port names for the first time)"},
 	{"SUBPROV_LOG_FORMAT", "text on a terminal, else json", "log format: text or json"},
 	{"STRIPE_API_KEY", "", "Stripe secret key for providers whose payment_processor is stripe (connected accounts)"},
 	{"STRIPE_API_BASE", "https://api.stripe.com", "Stripe API base URL (stripe-mock in tests)"},
@@ -89,25 +93,26 @@ func FromEnv(getenv func(string) string, isTerminal bool) (Config, error) {
 		return def
 	}
 	c := Config{
-		Addr:          get("SUBPROV_ADDR", "127.0.0.1:8080"),
-		DatabaseURL:   get("DATABASE_URL", "sqlite://./data/subprov.db"),
-		RedisURL:      get("REDIS_URL", ""),
-		SMTPURL:       get("SMTP_URL", ""),
-		MailFrom:      get("MAIL_FROM", "no-reply@localhost"),
-		Secret:        getenv("SUBPROV_SECRET"),
-		SeedFile:      get("SUBPROV_SEED", ""),
-		SwitchDriver:  get("SUBPROV_SWITCH_DRIVER", "sim"),
-		Workers:       true,
-		RedisPrefix:   "subprov:",
-		StripeAPIKey:  getenv("STRIPE_API_KEY"),
-		StripeAPIBase: get("STRIPE_API_BASE", ""),
-		SMSAPIURL:     get("SUBPROV_SMS_API_URL", "https://api.twilio.com"),
-		SMSAccountSID: get("SUBPROV_SMS_ACCOUNT_SID", ""),
-		SMSAuthToken:  getenv("SUBPROV_SMS_AUTH_TOKEN"),
-		SMSFrom:       get("SUBPROV_SMS_FROM", ""),
-		CPEACSURL:     get("SUBPROV_CPE_ACS_URL", ""),
-		AgentAPIKey:   getenv("SUBPROV_AGENT_API_KEY"),
-		PprofAddr:     get("SUBPROV_PPROF_ADDR", ""),
+		Addr:           get("SUBPROV_ADDR", "127.0.0.1:8080"),
+		DatabaseURL:    get("DATABASE_URL", "sqlite://./data/subprov.db"),
+		RedisURL:       get("REDIS_URL", ""),
+		SMTPURL:        get("SMTP_URL", ""),
+		MailFrom:       get("MAIL_FROM", "no-reply@localhost"),
+		Secret:         getenv("SUBPROV_SECRET"),
+		PreviousSecret: getenv("SUBPROV_SECRET_PREVIOUS"),
+		SeedFile:       get("SUBPROV_SEED", ""),
+		SwitchDriver:   get("SUBPROV_SWITCH_DRIVER", "sim"),
+		Workers:        true,
+		RedisPrefix:    "subprov:",
+		StripeAPIKey:   getenv("STRIPE_API_KEY"),
+		StripeAPIBase:  get("STRIPE_API_BASE", ""),
+		SMSAPIURL:      get("SUBPROV_SMS_API_URL", "https://api.twilio.com"),
+		SMSAccountSID:  get("SUBPROV_SMS_ACCOUNT_SID", ""),
+		SMSAuthToken:   getenv("SUBPROV_SMS_AUTH_TOKEN"),
+		SMSFrom:        get("SUBPROV_SMS_FROM", ""),
+		CPEACSURL:      get("SUBPROV_CPE_ACS_URL", ""),
+		AgentAPIKey:    getenv("SUBPROV_AGENT_API_KEY"),
+		PprofAddr:      get("SUBPROV_PPROF_ADDR", ""),
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return c, fmt.Errorf("SUBPROV_ADDR %q: want host:port", c.Addr)

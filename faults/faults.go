@@ -6,6 +6,7 @@ package faults
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -25,17 +26,44 @@ type Switches struct {
 	cur map[string]string
 }
 
+// ForSwitch is the seam of one switch's own fault ("switch@sw-a"): the simulated switch obeys
+// it for that switch's ports before the "switch" seam, which applies to every switch. It takes
+// the "switch" seam's values; set to "ok", the switch is healthy whatever "switch" says.
+func ForSwitch(name string) string { return "switch@" + name }
+
+// base is the seam a per-switch seam ("switch@sw-a") is one of; any other seam is its own.
+func base(seam string) string {
+	if b, name, ok := strings.Cut(seam, "@"); ok && b == "switch" && name != "" {
+		return b
+	}
+	return seam
+}
+
 // Get returns a seam's current value.
 func (s *Switches) Get(seam string) string {
+	v, _ := s.lookup(seam)
+	return v
+}
+
+// lookup returns a seam's value and whether it was set.
+func (s *Switches) lookup(seam string) (string, bool) {
 	if s == nil {
-		return seams[seam][0]
+		return seams[base(seam)][0], false
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if v, ok := s.cur[seam]; ok {
+		return v, true
+	}
+	return seams[base(seam)][0], false
+}
+
+// Switch returns the fault of one switch: its own seam when set, else the "switch" seam.
+func (s *Switches) Switch(name string) string {
+	if v, ok := s.lookup(ForSwitch(name)); ok {
 		return v
 	}
-	return seams[seam][0]
+	return s.Get("switch")
 }
 
 // Is reports whether seam currently has value v.
@@ -45,7 +73,7 @@ func (s *Switches) Is(seam, v string) bool { return s.Get(seam) == v }
 func Validate(change map[string]string) map[string]string {
 	problems := map[string]string{}
 	for seam, v := range change {
-		allowed, ok := seams[seam]
+		allowed, ok := seams[base(seam)]
 		if !ok {
 			problems[seam] = "unknown seam; want one of " + fmt.Sprint(Names())
 			continue
@@ -76,6 +104,15 @@ func (s *Switches) Apply(change map[string]string) {
 // All returns every seam's current value.
 func (s *Switches) All() map[string]string {
 	out := map[string]string{}
+	if s != nil {
+		s.mu.RLock()
+		for name, v := range s.cur {
+			if base(name) != name {
+				out[name] = v // a switch's own fault is listed once set
+			}
+		}
+		s.mu.RUnlock()
+	}
 	for name := range seams {
 		out[name] = s.Get(name)
 	}

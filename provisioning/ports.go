@@ -36,7 +36,8 @@ const (
 	maxConvergeAttempts = jobs.ConvergeAttempts
 )
 
-// errPortBusy means another converger holds the port's lease.
+// errPortBusy means another converger holds the port's lease, or the port's switch runs as
+// many operations as its limit allows: either way the port is tried again shortly.
 var errPortBusy = errors.New("another converger holds the port")
 
 // ConvergeError is a port that did not reach its desired setting: Reason is the failure's code
@@ -157,7 +158,7 @@ func (s *Service) FollowPort(ctx context.Context, tx *store.Tx, portID string) e
 // convergePort is the one switch write: take the port's lease, write the desired setting read
 // with it, record the outcome, and go again while the desired setting moved on meanwhile. It
 // returns the port's state after, nil when the port has no desired setting (never held, or
-// sandbox); errPortBusy when another converger holds the lease; or the attempt's
+// sandbox); errPortBusy when another converger holds the lease or the switch is busy; or the attempt's
 // *ConvergeError.
 func (s *Service) convergePort(ctx context.Context, portID string) (*subprov.PortConvergence, error) {
 	token := store.NewID()
@@ -181,6 +182,14 @@ func (s *Service) convergePort(ctx context.Context, portID string) (*subprov.Por
 		wctx, cancel := context.WithTimeout(ctx, convergeTimeout)
 		werr := s.Switch.Converge(wctx, sp, switches.StateOf(c.Want))
 		cancel()
+		if errors.Is(werr, switches.ErrBusy) {
+			// The switch never saw the attempt (it runs as many as its limit allows): the
+			// lease goes back with nothing recorded, and the port is tried again as a busy one.
+			if err := s.Store.ReleasePort(context.WithoutCancel(ctx), portID, token); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %w", errPortBusy, werr)
+		}
 		failure := ""
 		if werr != nil {
 			failure = failureReason(werr)

@@ -129,7 +129,8 @@ func (tx *Tx) UpsertPort(ctx context.Context, p *subprov.Port, now time.Time) er
 	if err != nil {
 		return fmt.Errorf("upsert port %s/%s: %w", p.Switch, p.Name, err)
 	}
-	return nil
+	// A switch named for the first time joins the inventory with the default driver.
+	return tx.EnsureSwitch(ctx, p.Switch, now)
 }
 
 // CoveredBuilding returns a building only if providerID covers it.

@@ -161,6 +161,19 @@ func (s *Store) FinishConverge(ctx context.Context, portID, token string, versio
 	return c, nil
 }
 
+// ReleasePort gives back token's lease on a port without recording an outcome: the attempt
+// never reached the switch.
+func (s *Store) ReleasePort(ctx context.Context, portID, token string) error {
+	err := s.WriteOne(ctx, func(q Execer) error {
+		_, err := q.Exec(ctx, `UPDATE port_states SET lease_token = '', lease_until = NULL WHERE port_id = ? AND lease_token = ?`, portID, token)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("release port %s: %w", portID, err)
+	}
+	return nil
+}
+
 // MarkUnconverged flags a port whose switch has not confirmed its desired setting; flagged is
 // true only for the transaction that flipped the flag, so the caller opens one ticket per port.
 func (tx *Tx) MarkUnconverged(ctx context.Context, portID string, now time.Time) (flagged bool, err error) {

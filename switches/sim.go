@@ -24,7 +24,7 @@ type Sim struct {
 }
 
 // NewSim returns the durable simulated switch (state in the sim_ports table) obeying the dev
-// "switch" fault:
+// "switch" fault, or the switch's own "switch@NAME" fault when it is set:
 //
 //	fail        -> every write returns ErrUnavailable (nothing changes)
 //	unconfirmed -> the write is silently dropped, so Confirmed's read-back reports ErrUnconfirmed
@@ -40,9 +40,18 @@ func NewSim(st *store.Store, f *faults.Switches, clk subprov.Clock) Driver {
 	return &Sim{faults: f, hw: hw, d: Confirmed(hw)}
 }
 
-// AsSim returns the simulated switch behind d, for tests and the demo that need the sim-only
-// Counters; ok is false for any other driver.
+// AsSim returns the simulated switch behind d (a Router's registered "sim"), for tests and the
+// demo that need the sim-only Counters; ok is false for any other driver.
 func AsSim(d Driver) (s *Sim, ok bool) {
+	if r, isRouter := d.(*Router); isRouter {
+		build, found := r.Drivers["sim"]
+		if !found {
+			return nil, false
+		}
+		if d, _ = build(Target{}); d == nil {
+			return nil, false
+		}
+	}
 	s, ok = d.(*Sim)
 	return s, ok
 }
@@ -65,7 +74,7 @@ func (s *Sim) Converge(ctx context.Context, p Port, want State) error {
 // write, including one that would change nothing, so a demo of an unreachable switch fails
 // every time; "port_in_use" refuses only the writes that put a device's traffic on the port.
 func (s *Sim) refuse(op string, p Port, entersService bool) error {
-	switch s.faults.Get("switch") {
+	switch s.faults.Switch(p.Switch) {
 	case "fail":
 		return fmt.Errorf("%s %s: %w (dev fault)", op, p, ErrUnavailable)
 	case "port_in_use":
@@ -130,7 +139,7 @@ func (h simHardware) Read(ctx context.Context, p Port) (State, error) {
 }
 
 func (h simHardware) Write(ctx context.Context, p Port, want State) error {
-	switch h.faults.Get("switch") {
+	switch h.faults.Switch(p.Switch) {
 	case "fail":
 		return fmt.Errorf("%w (dev fault)", ErrUnavailable)
 	case "unconfirmed":

@@ -120,13 +120,13 @@ type Raw interface {
 	Write(ctx context.Context, p Port, want State) error
 }
 
-// Open returns the driver named by SUBPROV_SWITCH_DRIVER; only "sim" is built in, and "" means
-// the default, "sim".
+// Open returns one built-in driver by name ("" = "sim"), as the Router builds it for a switch
+// that names it.
 func Open(name string, st *store.Store, f *faults.Switches, clk subprov.Clock) (Driver, error) {
-	switch name {
-	case "", "sim":
-		return NewSim(st, f, clk), nil
-	default:
-		return nil, fmt.Errorf("SUBPROV_SWITCH_DRIVER %q: unknown driver; want one of [sim]", name)
+	drivers := BuiltIn(st, f, clk)
+	build, ok := drivers[orDefault(name, "sim")]
+	if !ok {
+		return nil, fmt.Errorf("SUBPROV_SWITCH_DRIVER %q: unknown driver; want one of %v", name, drivers.Names())
 	}
+	return build(Target{})
 }
