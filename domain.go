@@ -106,6 +106,9 @@ type Port struct {
 	Name               string
 	LocationHash       string
 	LocationIdentifier string
+	// Unconverged: the port's convergence ran out of retries before its switch showed what
+	// its lines ask (read with the building's ports only).
+	Unconverged bool
 }
 
 // Plan is a product a provider sells; its versions carry price and speed.

@@ -16,4 +16,7 @@ type LineSummary struct {
 	UnitNumber                   string
 	Address                      Address
 	Switch, Port                 string
+	// PortUnconverged: the line's port did not reach its desired setting after the
+	// convergence's retries; an operator ticket is open and the line keeps its status.
+	PortUnconverged bool
 }

@@ -160,7 +160,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		st.Close()
 		return nil, fmt.Errorf("SUBPROV_SWITCH_DRIVER %q: unknown driver; want one of %v", cfg.SwitchDriver, drivers.Names())
 	}
-	a.Switches = &switches.Router{Store: st, Sealer: sealer, Drivers: drivers, Default: cfg.SwitchDriver, Clock: a.Clock, Log: log}
+	a.Switches = &switches.Router{Store: st, Sealer: sealer, Drivers: drivers, Default: cfg.SwitchDriver, Log: log}
 	driver := a.Switches
 	var stripe *payments.Stripe
 	if cfg.StripeAPIKey != "" {

@@ -182,13 +182,18 @@ func (s *Service) convergePort(ctx context.Context, portID string) (*subprov.Por
 		wctx, cancel := context.WithTimeout(ctx, convergeTimeout)
 		werr := s.Switch.Converge(wctx, sp, switches.StateOf(c.Want))
 		cancel()
-		if errors.Is(werr, switches.ErrBusy) {
-			// The switch never saw the attempt (it runs as many as its limit allows): the
-			// lease goes back with nothing recorded, and the port is tried again as a busy one.
+		if errors.Is(werr, switches.ErrBusy) || errors.Is(werr, switches.ErrBreakerOpen) {
+			// The switch never saw the attempt (it runs as many as its limit allows, or its
+			// breaker is open): the lease goes back with nothing recorded. A busy switch is
+			// tried again as a busy port; an open breaker answers as unavailable, and a job
+			// waits for the breaker's probe (switchWait).
 			if err := s.Store.ReleasePort(context.WithoutCancel(ctx), portID, token); err != nil {
 				return nil, err
 			}
-			return nil, fmt.Errorf("%w: %w", errPortBusy, werr)
+			if errors.Is(werr, switches.ErrBusy) {
+				return nil, fmt.Errorf("%w: %w", errPortBusy, werr)
+			}
+			return nil, &ConvergeError{Reason: "switch_unavailable", Err: werr}
 		}
 		failure := ""
 		if werr != nil {
@@ -265,11 +270,12 @@ func (s *Service) awaitPort(ctx context.Context, portID string, timeout time.Dur
 // (not one per attempt). The lines keep their status: the port is what is behind.
 func (s *Service) ConvergePort(ctx context.Context, a jobs.ConvergePort, attempt int) error {
 	_, cerr := s.convergePort(ctx, a.PortID)
+	if wait, ok := s.switchWait(cerr); ok {
+		return jobs.Snooze(wait)
+	}
 	switch {
 	case cerr == nil:
 		return nil
-	case errors.Is(cerr, errPortBusy):
-		return jobs.Snooze(time.Second)
 	case attempt < maxConvergeAttempts:
 		return fmt.Errorf("converge port %s (attempt %d): %w", a.PortID, attempt, cerr)
 	}
@@ -288,4 +294,18 @@ func (s *Service) ConvergePort(ctx context.Context, a jobs.ConvergePort, attempt
 			InternalNote: fmt.Sprintf("Port %s did not reach its desired setting after %d attempts (%s); subscription %s. "+
 				"The line keeps its status; the port is marked unconverged until a convergence succeeds.", a.PortID, attempt, failureReason(cerr), line.ID)})
 	})
+}
+
+// switchWait says how long a job waits, without counting an attempt, after err: a second
+// while another converger holds the port or its switch is busy, and until the breaker's next
+// probe while the switch's breaker is open (the probe is an attempt, and counts).
+func (s *Service) switchWait(err error) (time.Duration, bool) {
+	var open *switches.BreakerOpenError
+	switch {
+	case errors.Is(err, errPortBusy):
+		return time.Second, true
+	case errors.As(err, &open):
+		return max(time.Until(open.Until), time.Second), true
+	}
+	return 0, false
 }

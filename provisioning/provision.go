@@ -69,8 +69,8 @@ func (s *Service) provisionPort(ctx context.Context, a jobs.ProvisionPort, attem
 	} else {
 		err = s.convergeLine(ctx, line.Port.ID)
 	}
-	if errors.Is(err, errPortBusy) {
-		return "", "", jobs.Snooze(time.Second)
+	if wait, ok := s.switchWait(err); ok {
+		return "", "", jobs.Snooze(wait)
 	}
 	if err == nil {
 		err := s.Store.InTx(ctx, func(tx *store.Tx) error {

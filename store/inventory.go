@@ -166,11 +166,18 @@ func UnitsOf(ctx context.Context, q Querier, buildingID string) ([]subprov.Unit,
 	}, `SELECT id, building_id, unit_number, postal_unit FROM units WHERE building_id = ? ORDER BY LENGTH(unit_number), unit_number, id`, buildingID)
 }
 
-// PortsOf lists a building's ports by switch and name.
+// PortsOf lists a building's ports by switch and name, each with whether it is unconverged.
 func PortsOf(ctx context.Context, q Querier, buildingID string) ([]subprov.Port, error) {
-	return sqltext.QueryAll(ctx, q, "ports of "+buildingID, scanPort,
-		`SELECT id, building_id, unit_id, switch_name, port_name, location_hash, location_identifier FROM ports
-		WHERE building_id = ? ORDER BY switch_name, port_name`, buildingID)
+	return sqltext.QueryAll(ctx, q, "ports of "+buildingID, func(r interface{ Scan(...any) error }) (subprov.Port, error) {
+		var p subprov.Port
+		var unit, lh, li sql.NullString
+		err := r.Scan(&p.ID, &p.BuildingID, &unit, &p.Switch, &p.Name, &lh, &li, &p.Unconverged)
+		p.UnitID, p.LocationHash, p.LocationIdentifier = unit.String, lh.String, li.String
+		return p, err
+	}, `SELECT p.id, p.building_id, p.unit_id, p.switch_name, p.port_name, p.location_hash, p.location_identifier,
+			COALESCE(ps.unconverged, FALSE)
+		FROM ports p LEFT JOIN port_states ps ON ps.port_id = p.id
+		WHERE p.building_id = ? ORDER BY p.switch_name, p.port_name`, buildingID)
 }
 
 // PortBySwitch reads the port a switch has under a name.

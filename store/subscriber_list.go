@@ -86,15 +86,15 @@ func (s *Store) lineSummaries(ctx context.Context, column string, ids []string) 
 		var status string
 		a := &l.Address
 		err := r.Scan(&l.SubscriptionID, &l.SubscriberID, &status, &l.PlanVersionID, &l.PlanName, &l.BuildingID, &l.UnitID, &l.UnitNumber,
-			&a.Street, &a.City, &a.PostalCode, &a.Province, &a.Country, &l.Switch, &l.Port)
+			&a.Street, &a.City, &a.PostalCode, &a.Province, &a.Country, &l.Switch, &l.Port, &l.PortUnconverged)
 		l.Status = subprov.Status(status)
 		return l, err
 	}, `SELECT s.id, COALESCE(s.subscriber_id, ''), s.status, s.plan_version_id, COALESCE(pl.name, ''), s.building_id, COALESCE(s.unit_id, ''),
 			COALESCE(u.unit_number, ''), g.street, g.city, g.postal_code, g.province, g.country,
-			COALESCE(pt.switch_name, ''), COALESCE(pt.port_name, '')
+			COALESCE(pt.switch_name, ''), COALESCE(pt.port_name, ''), COALESCE(ps.unconverged, FALSE)
 		FROM subscriptions s JOIN buildings g ON g.id = s.building_id LEFT JOIN units u ON u.id = s.unit_id
 			LEFT JOIN plan_versions v ON v.id = s.plan_version_id LEFT JOIN plans pl ON pl.id = v.plan_id
-			LEFT JOIN ports pt ON pt.id = s.port_id
+			LEFT JOIN ports pt ON pt.id = s.port_id LEFT JOIN port_states ps ON ps.port_id = s.port_id
 		WHERE `+column+` IN (`+sqltext.Placeholders(len(ids))+`) ORDER BY s.created_at DESC, s.id`, args...)
 }
 

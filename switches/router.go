@@ -65,9 +65,23 @@ var (
 	// allows and none ended within the queue wait. The job that met it tries again shortly.
 	ErrBusy = fmt.Errorf("%w: switch at its concurrency limit", ErrUnavailable)
 	// ErrBreakerOpen wraps ErrUnavailable: the switch failed too many times in a row and is
-	// not tried again until its cool-down ends.
+	// not tried again until its cool-down ends (a *BreakerOpenError says when).
 	ErrBreakerOpen = fmt.Errorf("%w: circuit breaker open", ErrUnavailable)
 )
+
+// BreakerOpenError is an operation refused by a switch's open breaker: errors.Is finds
+// ErrBreakerOpen (and ErrUnavailable) in it. Until is when the next probe may go.
+type BreakerOpenError struct {
+	Switch   string
+	Until    time.Time
+	Failures int
+}
+
+func (e *BreakerOpenError) Error() string {
+	return fmt.Sprintf("switch %s: %v until %s after %d failures", e.Switch, ErrBreakerOpen, e.Until.UTC().Format(time.RFC3339), e.Failures)
+}
+
+func (e *BreakerOpenError) Unwrap() error { return ErrBreakerOpen }
 
 // Router defaults.
 const (
@@ -91,9 +105,9 @@ type Router struct {
 	Store   *store.Store
 	Sealer  *identity.Sealer // opens the switches' passwords
 	Drivers Drivers
-	Default string // the driver of a switch that names none (SUBPROV_SWITCH_DRIVER)
-	Clock   subprov.Clock
-	Log     *slog.Logger // nil: nothing is logged
+	Default string        // the driver of a switch that names none (SUBPROV_SWITCH_DRIVER)
+	Clock   subprov.Clock // the breakers' time; nil: the wall clock (a switch's cool-down is real time)
+	Log     *slog.Logger  // nil: nothing is logged
 
 	Limit     int           // 0: DefaultLimit
 	QueueWait time.Duration // 0: DefaultQueueWait
@@ -191,8 +205,8 @@ func (r *Router) do(ctx context.Context, p Port, op func(Driver) error) error {
 		return fmt.Errorf("switch %q: %w", p.Switch, err)
 	}
 	l := r.line(p.Switch)
-	if err := l.closed(r.now()); err != nil { // an open breaker fails at once, without queueing
-		return fmt.Errorf("switch %s: %w", p.Switch, err)
+	if err := l.closed(p.Switch, r.now()); err != nil { // an open breaker fails at once, without queueing
+		return err
 	}
 	wait := time.NewTimer(orDefault(r.QueueWait, DefaultQueueWait))
 	defer wait.Stop()
@@ -205,8 +219,8 @@ func (r *Router) do(ctx context.Context, p Port, op func(Driver) error) error {
 	}
 	defer func() { <-l.slots }()
 	// Asked again with the slot: the breaker may have opened while this operation queued.
-	if err := l.allow(r.now()); err != nil {
-		return fmt.Errorf("switch %s: %w", p.Switch, err)
+	if err := l.allow(p.Switch, r.now()); err != nil {
+		return err
 	}
 	d, err := r.driver(ctx, l, p.Switch)
 	if err == nil {
@@ -216,26 +230,26 @@ func (r *Router) do(ctx context.Context, p Port, op func(Driver) error) error {
 	return err
 }
 
-// closed reports ErrBreakerOpen while the breaker is open and its cool-down runs, or its
+// closed reports a *BreakerOpenError while the breaker is open and its cool-down runs, or its
 // probe is under way.
-func (l *line) closed(now time.Time) error {
+func (l *line) closed(name string, now time.Time) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.refusal(now)
+	return l.refusal(name, now)
 }
 
-func (l *line) refusal(now time.Time) error {
+func (l *line) refusal(name string, now time.Time) error {
 	if l.openTill.IsZero() || (!now.Before(l.openTill) && !l.probing) {
 		return nil
 	}
-	return fmt.Errorf("%w until %s after %d failures", ErrBreakerOpen, l.openTill.UTC().Format(time.RFC3339), l.failures)
+	return &BreakerOpenError{Switch: name, Until: l.openTill, Failures: l.failures}
 }
 
 // allow lets an operation through a closed breaker, or as the one probe of a half-open one.
-func (l *line) allow(now time.Time) error {
+func (l *line) allow(name string, now time.Time) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.refusal(now); err != nil {
+	if err := l.refusal(name, now); err != nil {
 		return err
 	}
 	l.probing = !l.openTill.IsZero()

@@ -166,11 +166,13 @@ type portJSON struct {
 	Port               string  `json:"port"`
 	LocationHash       *string `json:"location_hash"`
 	LocationIdentifier *string `json:"location_identifier"`
+	// Unconverged: the port's convergence ran out of retries (an operator ticket is open).
+	Unconverged bool `json:"unconverged"`
 }
 
 func portOf(p subprov.Port) portJSON {
 	return portJSON{ID: p.ID, BuildingID: p.BuildingID, UnitID: api.Optional(p.UnitID), Switch: p.Switch, Port: p.Name,
-		LocationHash: api.Optional(p.LocationHash), LocationIdentifier: api.Optional(p.LocationIdentifier)}
+		LocationHash: api.Optional(p.LocationHash), LocationIdentifier: api.Optional(p.LocationIdentifier), Unconverged: p.Unconverged}
 }
 
 // Plans: GET /api/v1/plans.

@@ -173,6 +173,8 @@ type lineJSON struct {
 type linePortJSON struct {
 	Switch string `json:"switch"`
 	Port   string `json:"port"`
+	// Unconverged: the port did not reach what its lines ask after the convergence's retries.
+	Unconverged bool `json:"unconverged"`
 }
 
 type historyJSON struct {
@@ -188,7 +190,7 @@ func lineOf(l *subscribers.Line) lineJSON {
 		StartedAt: api.Optional(l.StartedAt), CanceledAt: api.Instant(l.CanceledAt), EndedAt: api.Instant(l.EndedAt),
 		History: make([]historyJSON, len(l.History))}
 	if l.Switch != "" {
-		out.Port = &linePortJSON{Switch: l.Switch, Port: l.LineSummary.Port}
+		out.Port = &linePortJSON{Switch: l.Switch, Port: l.LineSummary.Port, Unconverged: l.PortUnconverged}
 	}
 	for i, c := range l.History {
 		out.History[i] = historyJSON{Status: c.Status, At: c.At.UTC().Format(time.RFC3339), Reason: api.Optional(c.Reason)}
