@@ -326,6 +326,7 @@ type Ticket struct {
 	Article      string // customer-facing
 	InternalNote string
 	AssignedTo   string // the operator working it, as the operators name each other (an e-mail); "" for nobody
+	PortID       string // the port an operator ticket is about ("" for none)
 	Version      int64  // moves on with every operator edit (If-Match)
 	CreatedAt    time.Time
 	UpdatedAt    *time.Time // the last operator edit; nil for none

@@ -289,7 +289,12 @@ func (s *Service) ConvergePort(ctx context.Context, a jobs.ConvergePort, attempt
 			return err
 		}
 		s.Log.Error("port unconverged: retries ran out", "port_id", a.PortID, "err", cerr)
-		return s.Tickets.Open(ctx, tx, &subprov.Ticket{ProviderID: line.ProviderID, SubscriberID: line.SubscriberID, Kind: "operator",
+		// One open ticket per port: a port that converged and failed again while its ticket
+		// is still being worked adds nothing to it.
+		if open, err := tx.PortTicketOpen(ctx, a.PortID); err != nil || open {
+			return err
+		}
+		return s.Tickets.Open(ctx, tx, &subprov.Ticket{ProviderID: line.ProviderID, SubscriberID: line.SubscriberID, PortID: a.PortID, Kind: "operator",
 			Priority: "high", Subject: "Switch port does not follow its line",
 			InternalNote: fmt.Sprintf("Port %s did not reach its desired setting after %d attempts (%s); subscription %s. "+
 				"The line keeps its status; the port is marked unconverged until a convergence succeeds.", a.PortID, attempt, failureReason(cerr), line.ID)})

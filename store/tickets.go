@@ -25,13 +25,24 @@ func (tx *Tx) NextTicketNumber(ctx context.Context, providerID string) (int64, s
 // InsertTicket stores a ticket.
 func (tx *Tx) InsertTicket(ctx context.Context, t *subprov.Ticket) error {
 	_, err := tx.Exec(ctx, `INSERT INTO tickets (id, provider_id, number, subscriber_id, contact_email, kind, subject, priority, status,
-			group_name, article, internal_note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			group_name, article, internal_note, created_at, port_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		t.ID, t.ProviderID, t.Number, nullStr(t.SubscriberID), t.ContactEmail, t.Kind, t.Subject, t.Priority, t.Status, t.Group,
-		t.Article, t.InternalNote, t.CreatedAt.UTC())
+		t.Article, t.InternalNote, t.CreatedAt.UTC(), nullStr(t.PortID))
 	if err != nil {
 		return fmt.Errorf("insert ticket: %w", err)
 	}
 	return nil
+}
+
+// PortTicketOpen reports whether an operator ticket about the port is still open (neither
+// solved nor closed), as tx sees it.
+func (tx *Tx) PortTicketOpen(ctx context.Context, portID string) (bool, error) {
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM tickets WHERE port_id = ? AND kind = 'operator' AND status NOT IN ('solved', 'closed')`,
+		portID).Scan(&n); err != nil {
+		return false, fmt.Errorf("open tickets of port %s: %w", portID, err)
+	}
+	return n > 0, nil
 }
 
 const ticketColumns = `id, provider_id, number, COALESCE(subscriber_id, ''), contact_email, kind, subject, priority, status, group_name,

@@ -18,3 +18,7 @@ CREATE TABLE switches (
 );
 {{sqlite}}INSERT INTO switches (id, name, created_at, updated_at) SELECT lower(hex(randomblob(16))), switch_name, MIN(created_at), MIN(created_at) FROM ports GROUP BY switch_name;
 {{postgres}}INSERT INTO switches (id, name, created_at, updated_at) SELECT gen_random_uuid()::text, switch_name, MIN(created_at), MIN(created_at) FROM ports GROUP BY switch_name;
+-- An operator ticket about a port names it, so a port whose convergence keeps failing has one
+-- open ticket, however often its retries run out.
+ALTER TABLE tickets ADD COLUMN port_id TEXT;
+CREATE INDEX tickets_port ON tickets (port_id) WHERE port_id IS NOT NULL;
