@@ -107,6 +107,33 @@ const (
 	settingFaults      = "dev_faults"
 )
 
+// Secret is the service secret: SUBPROV_SECRET, or the one generated and stored in the
+// database at the first start.
+func Secret(ctx context.Context, cfg config.Config, st *store.Store) (string, error) {
+	if cfg.Secret != "" {
+		return cfg.Secret, nil
+	}
+	return st.SettingOrInit(ctx, settingSecret, identity.NewToken(32))
+}
+
+// Sealer is the sealer of the secrets kept at rest: it seals under the service secret and
+// opens what it or SUBPROV_SECRET_PREVIOUS sealed.
+func Sealer(ctx context.Context, cfg config.Config, st *store.Store) (*identity.Sealer, error) {
+	secret, err := Secret(ctx, cfg, st)
+	if err != nil {
+		return nil, err
+	}
+	return sealerOf(cfg, secret)
+}
+
+func sealerOf(cfg config.Config, secret string) (*identity.Sealer, error) {
+	var previous []string
+	if cfg.PreviousSecret != "" {
+		previous = append(previous, cfg.PreviousSecret)
+	}
+	return identity.NewSealer(secret, previous...)
+}
+
 // New opens the database, migrates it, and builds the service. Close releases it.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
 	if cfg.PasswordCost.BelowDefault() && !cfg.Dev {
@@ -129,12 +156,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		a.Clock = a.DevClock
 		a.restoreDevState(ctx)
 	}
-	secret := cfg.Secret
-	if secret == "" {
-		if secret, err = st.SettingOrInit(ctx, settingSecret, identity.NewToken(32)); err != nil {
-			st.Close()
-			return nil, err
-		}
+	secret, err := Secret(ctx, cfg, st)
+	if err != nil {
+		st.Close()
+		return nil, err
 	}
 	transport, err := mail.NewTransport(cfg.SMTPURL, cfg.MailFrom, log)
 	if err != nil {
@@ -143,11 +168,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	a.Outbox = &outbox.Outbox{Store: st, Transport: transport, Clock: a.Clock, Faults: a.Faults, Log: log,
 		PersonLanguage: preferences.PersonLanguage}
-	var previous []string
-	if cfg.PreviousSecret != "" {
-		previous = append(previous, cfg.PreviousSecret)
-	}
-	sealer, err := identity.NewSealer(secret, previous...)
+	sealer, err := sealerOf(cfg, secret)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -229,7 +250,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	a.Auth.Limiter, a.Auth.Log = limiter, log
 	if cfg.SeedFile != "" {
-		sum, err := fixture.LoadFile(ctx, st, cfg.SeedFile, a.Clock.Now())
+		sum, err := fixture.LoadFileWith(ctx, st, cfg.SeedFile, a.Clock.Now(), fixture.Options{Sealer: sealer})
 		if err != nil {
 			st.Close()
 			return nil, fmt.Errorf("SUBPROV_SEED: %w", err)
@@ -269,7 +290,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			Tickets:     &tickets.Service{Store: st, Clock: a.Clock},
 			Privacy:     a.Privacy,
 			Operators:   &operators.Service{Store: st, Auth: a.Auth},
-			Inventory:   &inventory.Service{Store: st, Clock: a.Clock},
+			Inventory:   &inventory.Service{Store: st, Clock: a.Clock, Sealer: sealer, Router: a.Switches},
 			Subscribers: &subscribers.Service{Store: st, Clock: a.Clock, Provisioning: a.Provisioning},
 			Summary:     &overview.Service{Store: st, Clock: a.Clock},
 		},

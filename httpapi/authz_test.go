@@ -106,6 +106,10 @@ var authzRoutes = map[string]authzRow{
 	"PATCH /api/v1/buildings/{building_id}":                                    {"operator"},
 	"POST /api/v1/buildings/{building_id}/units":                               {"operator"},
 	"POST /api/v1/ports":                                                       {"operator"},
+	"GET /api/v1/switches":                                                     {"operator"},
+	"POST /api/v1/switches":                                                    {"operator"},
+	"GET /api/v1/switches/{switch_id}":                                         {"operator"},
+	"PATCH /api/v1/switches/{switch_id}":                                       {"operator"},
 	"GET /api/v1/plans":                                                        {"operator"},
 	"POST /api/v1/plans":                                                       {"operator"},
 	"POST /api/v1/plans/{plan_id}/versions":                                    {"operator"},
@@ -297,6 +301,7 @@ func newAuthzWorld(t *testing.T, s *apptest.Service) *authzWorld {
 		"building_id": "b1000000-0000-4000-8000-000000000001",
 		"plan_id":     "p1000000-0000-4000-8000-000000000500",
 		"window_id":   "iw100000-0000-4000-8000-000000000001",
+		"switch_id":   fixture.DemoSwitchKing,
 
 		// Subscribers and lines.
 		"subscriber_id": marieID,

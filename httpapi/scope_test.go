@@ -33,6 +33,9 @@ var scopeObjects = map[string]string{
 	"plan_id":         `SELECT id FROM plans WHERE provider_id = ? ORDER BY id`,
 	"plan_version_id": `SELECT id FROM plan_versions WHERE provider_id = ? ORDER BY id`,
 	"window_id":       `SELECT id FROM install_windows WHERE provider_id = ? ORDER BY id`,
+	// A switch serving only buildings Northwind alone covers.
+	"switch_id": `SELECT w.id FROM switches w JOIN ports p ON p.switch_name = w.name JOIN building_providers bp ON bp.building_id = p.building_id
+		GROUP BY w.id HAVING MIN(bp.provider_id) = ? AND MAX(bp.provider_id) = MIN(bp.provider_id) ORDER BY w.id`,
 
 	// Tickets and privacy requests.
 	"ticket_id":   `SELECT id FROM tickets WHERE provider_id = ? ORDER BY id`,

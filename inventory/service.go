@@ -9,7 +9,9 @@ import (
 	"slices"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/switches"
 )
 
 // Service is the operations surface's inventory, plans and install windows: every read and
@@ -20,6 +22,9 @@ import (
 type Service struct {
 	Store *store.Store
 	Clock subprov.Clock
+	// Sealer seals the switches' passwords; Router (nil: none) tells each switch's breaker.
+	Sealer *identity.Sealer
+	Router *switches.Router
 }
 
 // Optional is a field of an edit that may be left out (unchanged), sent as null (cleared) or

@@ -19,6 +19,7 @@ import (
 	"github.com/subprov/subprov/config"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/store"
 )
 
@@ -337,6 +338,16 @@ func printPlan(w io.Writer, p app.Plan, dryRun bool) {
 	}
 }
 
+// storeSealer is the sealer of the service whose database st is: its secret (SUBPROV_SECRET, or
+// the one stored at its first start) and SUBPROV_SECRET_PREVIOUS.
+func storeSealer(ctx context.Context, st *store.Store, getenv func(string) string, stderr io.Writer) (*identity.Sealer, error) {
+	cfg, _, err := loadConfig(getenv, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return app.Sealer(ctx, cfg, st)
+}
+
 // migratedStore opens DATABASE_URL after applying every migration (seed and gen write to it
 // directly, without the service).
 func migratedStore(ctx context.Context, getenv func(string) string, stderr io.Writer) (*store.Store, error) {
@@ -370,7 +381,11 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	defer st.Close()
-	sum, err := fixture.LoadFileWith(ctx, st, file, nowUTC(), fixture.Options{Update: *update})
+	sealer, err := storeSealer(ctx, st, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	sum, err := fixture.LoadFileWith(ctx, st, file, nowUTC(), fixture.Options{Update: *update, Sealer: sealer})
 	if err != nil {
 		return err
 	}
