@@ -339,3 +339,40 @@ func (s *Service) EditSwitch(ctx context.Context, op *subprov.Operator, id strin
 	})
 	return out, err
 }
+
+// ResealSwitches seals every switch password anew under the sealer's current key (after the
+// service secret changed: the sealer opens with the previous secret too). A password that
+// opens under none of its keys is left as it is and named in unopened; resealed counts the
+// others.
+func ResealSwitches(ctx context.Context, st *store.Store, sealer *identity.Sealer) (resealed int, unopened []string, err error) {
+	all, err := store.Switches(ctx, st.R())
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, sw := range all {
+		if sw.Secret == "" {
+			continue
+		}
+		purpose := switches.PasswordPurpose(sw.ID)
+		pw, err := sealer.Open(purpose, sw.Secret)
+		if err != nil {
+			unopened = append(unopened, sw.Name)
+			continue
+		}
+		sealed, err := sealer.Seal(purpose, pw)
+		if err != nil {
+			return resealed, unopened, err
+		}
+		var done bool
+		if err := st.InTx(ctx, func(tx *store.Tx) (err error) {
+			done, err = tx.ResealSwitchSecret(ctx, sw.ID, sw.Secret, sealed)
+			return err
+		}); err != nil {
+			return resealed, unopened, err
+		}
+		if done {
+			resealed++
+		}
+	}
+	return resealed, unopened, nil
+}
