@@ -19,11 +19,11 @@ import (
 // fakeSwitch is a switch as a test driver sees it: healthy, dead (every operation is
 // unavailable at once) or hung (every operation waits until its context ends).
 type fakeSwitch struct {
-	mode              atomic.Value // "ok", "dead", "hung"
-	calls, inFlight   atomic.Int32
-	maxInFlight       atomic.Int32
-	target            switches.Target
-	driverName, built string
+	mode            atomic.Value // "ok", "dead", "hung"
+	calls, inFlight atomic.Int32
+	maxInFlight     atomic.Int32
+	target          switches.Target
+	driverName      string
 }
 
 func (f *fakeSwitch) Name() string { return f.driverName }
