@@ -70,7 +70,7 @@ type Driver struct {
 	model   model
 
 	// hook, when set (tests only), runs between the steps of a write; drop cuts the session's
-	// connection from this side.
+	// TCP connection, as a network failure would.
 	hook func(step string, drop func())
 }
 
@@ -189,7 +189,7 @@ func (d *Driver) Write(ctx context.Context, p switches.Port, want switches.State
 
 func (d *Driver) step(name string, s *session) {
 	if d.hook != nil {
-		d.hook(name, func() { s.t.Close() })
+		d.hook(name, s.t.cut)
 	}
 }
 

@@ -264,6 +264,7 @@ type sshTransport struct {
 	cfg     Config
 	hostKey ssh.PublicKey
 
+	conn   net.Conn
 	client *ssh.Client
 	sess   *ssh.Session
 	stdin  io.WriteCloser
@@ -328,6 +329,7 @@ func (t *sshTransport) open() error {
 		}
 	}
 	_ = conn.SetDeadline(time.Time{})
+	t.conn = conn
 	t.client = ssh.NewClient(c, chans, reqs)
 	sess, err := t.client.NewSession()
 	if err != nil {
@@ -382,6 +384,14 @@ func (t *sshTransport) Close() error {
 		}
 	})
 	return nil
+}
+
+// cut closes the TCP connection under the session, as a network failure would: the session is
+// lost, but the transport stays open until close, like after any other loss.
+func (t *sshTransport) cut() {
+	if t.conn != nil {
+		_ = t.conn.Close()
+	}
 }
 
 func (t *sshTransport) IsAlive() bool { return !t.isDead() }
