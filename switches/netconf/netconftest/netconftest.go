@@ -42,6 +42,7 @@ type Server struct {
 	port     int
 	mu       sync.Mutex
 	netconfd *exec.Cmd
+	exited   chan struct{} // closed once netconfd has exited and been waited for
 	sshd     *exec.Cmd
 }
 
@@ -186,6 +187,7 @@ func (s *Server) StartNetconfd() {
 	}
 	s.netconfd = cmd
 	exited := make(chan struct{})
+	s.exited = exited
 	go func() { cmd.Wait(); close(exited) }()
 	for deadline := time.Now().Add(15 * time.Second); ; {
 		if c, err := net.Dial("unix", s.sock()); err == nil {
@@ -203,17 +205,21 @@ func (s *Server) StartNetconfd() {
 	}
 }
 
-// KillNetconfd kills netconfd with SIGKILL, as a crash would.
+// KillNetconfd kills netconfd with SIGKILL, as a crash would, and waits for it to be gone.
 func (s *Server) KillNetconfd() {
+	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.netconfd != nil && s.netconfd.Process != nil {
-		_ = s.netconfd.Process.Kill()
-		for i := 0; i < 100 && s.netconfd.ProcessState == nil && syscall.Kill(s.netconfd.Process.Pid, 0) == nil; i++ {
-			time.Sleep(20 * time.Millisecond)
-		}
-		s.netconfd = nil
+	if s.netconfd == nil {
+		return
 	}
+	_ = s.netconfd.Process.Kill()
+	select {
+	case <-s.exited:
+	case <-time.After(10 * time.Second):
+		s.t.Fatalf("netconfd did not exit after SIGKILL")
+	}
+	s.netconfd = nil
 }
 
 func (s *Server) startSSHD(hostKey string) {
