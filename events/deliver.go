@@ -80,7 +80,8 @@ type Deliverer struct {
 	// Metrics counts the failed attempts (nil: nothing is recorded).
 	Metrics *metrics.Recorder
 
-	disp atomic.Pointer[dispatcher] // set by Start
+	disp    atomic.Pointer[dispatcher] // set by Start
+	origins origins                    // TraceFrom
 }
 
 // One shared client when none is configured, so connections to a receiver are reused across
@@ -331,7 +332,7 @@ func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time
 			if err := provider(); err != nil {
 				return err
 			}
-			att := d.send(ctx, p.WebhookURL, p.WebhookSecret, ev.ID, ev.Payload)
+			att := d.sendTraced(d.tracedFrom(ctx, ev.ID), p.WebhookURL, p.WebhookSecret, ev.ID, ev.Payload)
 			if ctx.Err() != nil {
 				// Shutting down: the attempt was cut short by us, not by the receiver, so it
 				// is not counted; the event stays pending for the next flush.
@@ -598,7 +599,7 @@ func (d *Deliverer) Sweep(ctx context.Context) error {
 // the sandbox ping and replays. It records the attempt and sets the event delivered or
 // failed. A receiver's failure is reported in the Attempt; the error is for the store only.
 func (d *Deliverer) SendOnce(ctx context.Context, ev *subprov.Event, url, secret string) (*Attempt, error) {
-	att := d.send(ctx, url, secret, ev.ID, ev.Payload)
+	att := d.sendTraced(ctx, url, secret, ev.ID, ev.Payload)
 	// The attempt happened; record it even if the caller has gone away meanwhile.
 	wctx := context.WithoutCancel(ctx)
 	rec := attemptRow(ev.ID, url, att, d.Clock.Now().UTC())
