@@ -69,18 +69,18 @@ func (d *Deliverer) tracedFrom(ctx context.Context, eventID string) context.Cont
 	return e.o.Context(ctx)
 }
 
-// sendTraced is send in a span, "webhook.deliver", naming the event, the receiver's host and
-// its answer.
-func (d *Deliverer) sendTraced(ctx context.Context, target, secret, eventID string, payload []byte) Attempt {
+// send is one delivery attempt (post); with tracing on it is a span, "webhook.deliver", naming
+// the event, the receiver's host and its answer.
+func (d *Deliverer) send(ctx context.Context, target, secret, eventID string, payload []byte) Attempt {
 	if !tracing.Enabled() {
-		return d.send(ctx, target, secret, eventID, payload)
+		return d.post(ctx, target, secret, eventID, payload)
 	}
 	attrs := []attribute.KeyValue{attribute.String("subprov.event_id", eventID)}
 	if u, err := url.Parse(target); err == nil {
 		attrs = append(attrs, attribute.String("server.address", u.Hostname()))
 	}
 	ctx, span := tracing.Start(ctx, "webhook.deliver", trace.SpanKindClient, attrs...)
-	att := d.send(ctx, target, secret, eventID, payload)
+	att := d.post(ctx, target, secret, eventID, payload)
 	if att.StatusCode != 0 {
 		span.SetAttributes(attribute.Int("http.response.status_code", att.StatusCode))
 	}
