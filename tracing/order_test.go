@@ -69,7 +69,7 @@ func (ss spans) descends(s, anc sdktrace.ReadOnlySpan) bool {
 func attr(s sdktrace.ReadOnlySpan, k attribute.Key) string {
 	for _, kv := range s.Attributes() {
 		if kv.Key == k {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
