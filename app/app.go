@@ -93,6 +93,8 @@ type App struct {
 	// KeyUsage keeps the API keys' last uses in memory and writes them in batches (Serve).
 	KeyUsage *providers.Usage
 	redis    *redis.Client
+	// leading is 1 while this process runs the clock-driven sweeps (scheduler.Election).
+	leading prometheus.Gauge
 	// traces is the tracer provider exporting this process's spans; nil when tracing is off.
 	traces *sdktrace.TracerProvider
 }
@@ -153,8 +155,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// scrape time from the shared database, and the process's own.
 	reg := prometheus.NewRegistry()
 	rec := metrics.New(reg)
+	a.leading = prometheus.NewGauge(prometheus.GaugeOpts{Name: "subprov_sweeps_leader",
+		Help: "1 while this process runs the clock-driven sweeps (one process of those with workers at a time)."})
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &jobCollector{st: st},
-		&metrics.Collector{Source: st, Now: a.Clock.Now, Log: log})
+		&metrics.Collector{Source: st, Now: a.Clock.Now, Log: log}, a.leading)
 	a.Events = &events.Recorder{Clock: a.Clock}
 	a.Webhooks = &events.Deliverer{Store: st, Clock: a.Clock, Log: log, Metrics: rec}
 	processor := payments.NewRouter(payments.NewFake(st, a.Faults, a.Clock), stripe)
@@ -476,7 +480,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		go func() {
 			defer close(sweepsDone)
-			scheduler.Run(ctx, time.Second, kick, a.Log, a.Sweeps()...)
+			scheduler.Run(ctx, time.Second, kick, a.Log, a.election(), a.Sweeps()...)
 		}()
 	} else {
 		close(sweepsDone)
@@ -534,6 +538,26 @@ func (a *App) Sweeps() []scheduler.Sweep {
 		{Name: "charges", Run: a.Billing.SweepCharges},
 		{Name: "booking invitations", Run: a.Install.SweepInvitations},
 		{Name: "console sessions", Run: a.Auth.SweepConsoleSessions},
+	}
+}
+
+// election makes the process that holds the database's "sweeps" lock the one that sweeps.
+func (a *App) election() scheduler.Election {
+	return scheduler.Election{
+		TryLock: func(ctx context.Context) (scheduler.Lock, error) {
+			l, err := a.Store.TryLock(ctx, "sweeps")
+			if l == nil {
+				return nil, err // no typed nil in the interface
+			}
+			return l, nil
+		},
+		Leading: func(on bool) {
+			if on {
+				a.leading.Set(1)
+			} else {
+				a.leading.Set(0)
+			}
+		},
 	}
 }
 

@@ -78,11 +78,7 @@ func TestPersonLanguageWins(t *testing.T) {
 				t.Errorf("mail to %s: %v, want subject %q", tt.to, msgs, tt.subject)
 			}
 		}
-		invs, _ := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriber/me/invoices", Headers: marie}).JSON["invoices"].([]any)
-		if len(invs) == 0 {
-			t.Fatal("Marie has no invoice")
-		}
-		pdf := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/invoices/" + invs[0].(map[string]any)["id"].(string) + "/pdf", Headers: marie})
+		pdf := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/invoices/" + marieFirstInvoice(t, s, marie) + "/pdf", Headers: marie})
 		// The document's title is kept uncompressed, in UTF-16: "Facture …" in French.
 		if pdf.Status != 200 || !strings.Contains(string(pdf.Raw), utf16("Facture ")) {
 			t.Fatalf("invoice PDF is not French: %d", pdf.Status)
@@ -123,6 +119,77 @@ func TestFrenchHolderPaysInFrench(t *testing.T) {
 			return found == len(want)
 		})
 	})
+}
+
+// TestRefusalsInTheReadersLanguage: the subscriber surface writes a refusal's message in the
+// reader's language and keeps its code: the signed-in person's choice, else the provider's
+// (English until Marie chooses French); before sign-in, the browser's Accept-Language.
+func TestRefusalsInTheReadersLanguage(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		wrongPassword := map[string]any{"current_password": "wrong-password", "new_password": "another-password-1"}
+		english := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
+		res := s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/password", Headers: english, Body: wrongPassword})
+		if d, _ := res.JSON["detail"].(map[string]any); res.Status != 400 || d["code"] != "incorrect_password" || d["message"] != "Current password is incorrect" {
+			t.Fatalf("before choosing French: %d %s", res.Status, res.Raw)
+		}
+		marie := marieChoosesFrench(t, s)
+		// Marie's November invoice, paid (or being paid): paying it again is refused.
+		paid := marieFirstInvoice(t, s, marie)
+		if res := s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/invoices/" + paid + "/pay", Headers: marie}); res.Status != 200 && res.Status != 409 {
+			t.Fatalf("pay now: %d %s", res.Status, res.Raw) // 409: AutoPay was quicker
+		}
+		badLogin := map[string]any{"email": fixture.DemoSubscriberEmail, "password": "wrong-password"}
+		french := map[string]string{"Accept-Language": "fr-CA,fr;q=0.9"}
+		tests := []struct {
+			name, method, path string
+			headers            map[string]string
+			body               any
+			status             int
+			code, message      string
+		}{
+			{"French: wrong current password", "PATCH", "/partner/subscriber/me/password", marie, wrongPassword,
+				400, "incorrect_password", "Le mot de passe actuel est incorrect."},
+			{"French: paying a paid invoice", "POST", "/partner/subscriber/me/invoices/" + paid + "/pay", marie, nil,
+				409, "not_payable", "La facture ne peut pas être payée maintenant : elle est payée, annulée ou un paiement est en cours."},
+			{"French: an unsupported language", "PATCH", "/partner/subscriber/me/preferences", marie, map[string]any{"language": "de"},
+				422, "validation_error", "Certains champs sont manquants ou invalides."},
+			{"French: another account's invoice", "POST", "/partner/subscriber/me/invoices/inv_nobody/pay", marie, nil,
+				404, "not_found", "Introuvable."},
+			{"a French browser before sign-in", "POST", "/partner/subscriber/auth/login", french, badLogin,
+				401, "invalid_credentials", "Courriel ou mot de passe invalide."},
+			{"an English browser before sign-in", "POST", "/partner/subscriber/auth/login", nil, badLogin,
+				401, "invalid_credentials", "Invalid e-mail or password"},
+			{"a French browser with a bad token", "GET", "/partner/subscriber/me", map[string]string{"Authorization": "Bearer nonsense", "Accept-Language": "fr-CA"}, nil,
+				401, "unauthorized", "Veuillez vous connecter."},
+		}
+		for _, tt := range tests {
+			res := s.Do(apptest.Request{Method: tt.method, Path: tt.path, Headers: tt.headers, Body: tt.body})
+			d, _ := res.JSON["detail"].(map[string]any)
+			if res.Status != tt.status || d["code"] != tt.code || d["message"] != tt.message {
+				t.Errorf("%s: %d %s, want %d %s %q", tt.name, res.Status, res.Raw, tt.status, tt.code, tt.message)
+			}
+			if tt.code == "validation_error" && d["fields"] == nil {
+				t.Errorf("%s: the fields are gone: %s", tt.name, res.Raw)
+			}
+		}
+	})
+}
+
+// marieFirstInvoice waits for the demo's bill run to issue Marie's first invoice, as her
+// portal lists it, and returns its id.
+func marieFirstInvoice(t *testing.T, s *apptest.Service, marie map[string]string) string {
+	t.Helper()
+	var id string
+	apptest.Eventually(t, 15*time.Second, "Marie's first invoice", func() bool {
+		invs, _ := s.Do(apptest.Request{Method: "GET", Path: "/partner/subscriber/me/invoices", Headers: marie}).JSON["invoices"].([]any)
+		if len(invs) > 0 {
+			id, _ = invs[len(invs)-1].(map[string]any)["id"].(string)
+		}
+		return id != ""
+	})
+	s.Settle(t)
+	return id
 }
 
 // marieChoosesFrench signs the demo's Marie in and sets her language to French; it returns her

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"cmp"
+	"context"
 	"net/http"
 	"sort"
 	"strconv"
@@ -81,7 +82,7 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 		api.JSON(w, status, agentError{Error: agentErrorBody{Code: reason, Fields: e.Fields, Message: e.Message, RequestID: api.RequestID(r)}})
 	case surfaceSubscriber:
 		// A map, not a struct: a coded error may add keys of its own (Extra).
-		body := map[string]any{"code": reason, "message": e.Message}
+		body := map[string]any{"code": reason, "message": readerOf(r).Refusal(reason, e.Message)}
 		if len(e.Fields) > 0 {
 			body["fields"] = e.Fields
 		}
@@ -106,6 +107,33 @@ func writeError(w http.ResponseWriter, r *http.Request, sf surface, err error) {
 		}
 		api.JSON(w, status, partnerError{Detail: e.Message})
 	}
+}
+
+// readerKey carries, on a subscriber route's request, the language of the person it answers.
+type readerKey struct{}
+
+// inReaderLanguage is r carrying the language a subscriber route answers its caller in (the
+// portal's rule: the signed-in person's, else the browser's); other surfaces answer in English.
+// It is read only when a refusal is written, so a request that succeeds reads nothing more.
+func (s *server) inReaderLanguage(r *http.Request, sf surface) *http.Request {
+	if sf != surfaceSubscriber {
+		return r
+	}
+	lang, err := s.portal.Language(r)
+	if err != nil {
+		logOf(r).WarnContext(r.Context(), "choose the reader's language", "request_id", api.RequestID(r), "err", err)
+		return r
+	}
+	return r.WithContext(context.WithValue(r.Context(), readerKey{}, lang))
+}
+
+// readerOf is the language of r's reader: the one inReaderLanguage chose, else the browser's
+// best supported language, else English (a refusal before sign-in: a bad token, a login).
+func readerOf(r *http.Request) locale.Lang {
+	if l, ok := r.Context().Value(readerKey{}).(locale.Lang); ok {
+		return l
+	}
+	return locale.Choose("", r.Header.Get("Accept-Language"), "")
 }
 
 // partnerError is the partner envelope: a message for a person.

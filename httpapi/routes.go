@@ -348,7 +348,7 @@ func (s *server) adapt(rt route) http.Handler {
 		r = r.WithContext(api.WithCaller(ctx, c))
 		err = rt.handle(w, r)
 		if err != nil {
-			writeError(w, r, rt.surface, err)
+			writeError(w, s.inReaderLanguage(r, rt.surface), rt.surface, err)
 		}
 		failures.count(r, err)
 	})

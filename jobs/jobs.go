@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -146,6 +147,7 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 	addWorker(workers, h.RefundCredits)
 	addWorker(workers, h.SendSandbox)
 	cfg := &river.Config{
+		ID:                WorkerID(),
 		Logger:            o.Logger.With("component", "river"),
 		Workers:           workers,
 		FetchPollInterval: o.PollInterval,
@@ -166,6 +168,17 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 		return nil, fmt.Errorf("river client: %w", err)
 	}
 	return &Client{river: rc, work: o.Work, pilot: pilot}, nil
+}
+
+// WorkerID names this process in the job queue: its host and process id, which is what the
+// queue records in each job's attempted_by. An operator (or a test) that knows a process died
+// can tell its running jobs from the live workers' by it.
+func WorkerID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "subprov"
+	}
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
 }
 
 // Start begins working jobs (no-op for an insert-only client).

@@ -148,3 +148,25 @@ type Mail struct {
 	// is none of the provider's logins is written in the account holder's language.
 	Account string
 }
+
+// Refusal is the message of a refusal with the stable code reason, written in l. In English it
+// is the refusal's own message, which may name a value (a date, a status); in French it is the
+// catalogue's error.<reason>, which says the same without the value. A code the catalogue lacks
+// keeps its English message (a test keeps that from happening).
+func (l Lang) Refusal(reason, english string) string {
+	if l == EN || !refusals[reason] {
+		return english
+	}
+	return l.T("error." + reason)
+}
+
+// refusals are the codes the catalogue has a message for.
+var refusals = func() map[string]bool {
+	m := map[string]bool{}
+	for _, msg := range Messages {
+		if r, ok := strings.CutPrefix(msg.Key, "error."); ok {
+			m[r] = true
+		}
+	}
+	return m
+}()

@@ -190,3 +190,108 @@ func TestChoose(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryRefusalInCatalogue reads the repository's Go source for the stable codes of coded
+// errors (subprov.Errorf's reason, an Error literal's Reason) and fails when the catalogue has
+// no error.<code> message for one: a subscriber would read that refusal in English.
+func TestEveryRefusalInCatalogue(t *testing.T) {
+	t.Parallel()
+	keys := map[string]bool{}
+	for _, m := range locale.Messages {
+		keys[m.Key] = true
+	}
+	reasons := refusalReasons(t)
+	if len(reasons) < 40 {
+		t.Fatalf("found %d codes in the source: the scan is broken", len(reasons))
+	}
+	// An error with no reason of its own is answered with its class as the code.
+	for _, c := range []subprov.Code{subprov.ECONFLICT, subprov.EINTERNAL, subprov.EINVALID, subprov.ENOTFOUND,
+		subprov.EUNAUTHORIZED, subprov.EFORBIDDEN, subprov.EUNAVAILABLE, subprov.EUNCONFIGURED, subprov.EGONE,
+		subprov.EBADREQUEST, subprov.ETOOLARGE, subprov.ERATELIMITED, subprov.ENOTIMPLEMENTED, subprov.EMETHOD} {
+		reasons[string(c)] = "the error classes"
+	}
+	for reason, where := range reasons {
+		if !keys["error."+reason] {
+			t.Errorf("%s: code %q has no error.%s message in the catalogue", where, reason, reason)
+		}
+	}
+}
+
+// refusalReasons is every coded error's stable code written in the repository's Go source
+// (tests aside), with a file that writes it.
+func refusalReasons(t *testing.T) map[string]string {
+	t.Helper()
+	reasons := map[string]string{}
+	add := func(e ast.Expr, path string) {
+		if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			r, _ := strconv.Unquote(lit.Value)
+			reasons[r] = path
+		}
+	}
+	// errorBuilders take (code, reason, …): subprov.Errorf, httpapi/api.Errorf, billingError.
+	errorBuilders := map[string]bool{"Errorf": true, "billingError": true}
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != ".." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				name := ""
+				switch fn := n.Fun.(type) {
+				case *ast.SelectorExpr:
+					name = fn.Sel.Name
+				case *ast.Ident:
+					name = fn.Name
+				}
+				if errorBuilders[name] && len(n.Args) >= 3 {
+					if code, ok := n.Args[0].(*ast.SelectorExpr); ok && strings.HasPrefix(code.Sel.Name, "E") {
+						add(n.Args[1], path)
+					} else if code, ok := n.Args[0].(*ast.Ident); ok && strings.HasPrefix(code.Name, "E") {
+						add(n.Args[1], path)
+					}
+				}
+			case *ast.CompositeLit:
+				if !isErrorType(n.Type) {
+					return true
+				}
+				for _, el := range n.Elts {
+					if kv, ok := el.(*ast.KeyValueExpr); ok {
+						if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "Reason" {
+							add(kv.Value, path)
+						}
+					}
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reasons
+}
+
+// isErrorType reports whether a composite literal's type is subprov.Error (Error inside the
+// root package).
+func isErrorType(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.SelectorExpr:
+		x, ok := e.X.(*ast.Ident)
+		return ok && x.Name == "subprov" && e.Sel.Name == "Error"
+	case *ast.Ident:
+		return e.Name == "Error"
+	}
+	return false
+}

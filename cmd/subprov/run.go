@@ -17,6 +17,7 @@ import (
 
 	"github.com/subprov/subprov/app"
 	"github.com/subprov/subprov/config"
+	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/store"
 )
@@ -233,7 +234,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		log.Info("subprov listening", "url", "http://"+ln.Addr().String(), "database", redactedDB(a.Store), "workers", cfg.Workers, "dev", cfg.Dev, "gogc", gogc)
 	} else {
-		log.Info("subprov worker running", "database", redactedDB(a.Store), "gogc", gogc)
+		log.Info("subprov worker running", "database", redactedDB(a.Store), "worker_id", jobs.WorkerID(), "gogc", gogc)
 	}
 	return a.Serve(ctx, ln)
 }

@@ -2,6 +2,7 @@ package portal
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -68,6 +69,21 @@ func (h *Handler) MyCreditNotes(w http.ResponseWriter, r *http.Request) error {
 
 type creditNotesJSON struct {
 	CreditNotes []api.CreditNote `json:"credit_notes"`
+}
+
+// Language is the language the portal writes the caller's refusals in: the signed-in
+// person's (their choice, else their provider's); before sign-in, the browser's
+// Accept-Language; else English.
+func (h *Handler) Language(r *http.Request) (locale.Lang, error) {
+	acc := api.CallerOf(r).Account
+	if acc == nil {
+		return locale.Choose("", r.Header.Get("Accept-Language"), ""), nil
+	}
+	p, err := h.Store.Provider(r.Context(), acc.ProviderID)
+	if err != nil {
+		return locale.EN, fmt.Errorf("read the caller's provider: %w", err)
+	}
+	return h.readerLanguage(r, p)
 }
 
 // readerLanguage is the signed-in person's language: their choice, else the provider's.

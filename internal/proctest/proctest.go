@@ -45,13 +45,17 @@ func FreeAddr(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-// Process is one subprov serve process, restartable on the same address and database.
+// Process is one subprov serve (or worker) process, restartable on the same address and
+// database.
 type Process struct {
 	URL string
-	t   testing.TB
-	bin string
-	env []string
-	log *os.File
+	// LogPath is the file the process's JSON log (stderr and stdout) is written to.
+	LogPath string
+	t       testing.TB
+	bin     string
+	args    []string
+	env     []string
+	log     *os.File
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -62,21 +66,29 @@ type Process struct {
 // the fixture at seed on every start. Its stderr goes to a log file dumped when the test fails.
 func NewProcess(t testing.TB, bin, databaseURL, seed string) *Process {
 	t.Helper()
+	return NewCommand(t, bin, databaseURL, seed, []string{"serve"})
+}
+
+// NewCommand prepares (without starting) the subprov command args ("serve", "serve
+// --no-workers" or "worker") like NewProcess, with env added to its environment. A worker
+// listens on nothing: Start waits for its log to say it runs.
+func NewCommand(t testing.TB, bin, databaseURL, seed string, args []string, env ...string) *Process {
+	t.Helper()
 	addr := FreeAddr(t)
 	logPath := filepath.Join(t.TempDir(), "subprov.log")
 	f, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Process{URL: "http://" + addr, t: t, bin: bin, log: f,
-		env: append(os.Environ(), "DATABASE_URL="+databaseURL, "SUBPROV_SEED="+seed, "SUBPROV_DEV=1",
-			"SUBPROV_ADDR="+addr, "SUBPROV_LOG_FORMAT=json")}
+	p := &Process{URL: "http://" + addr, LogPath: logPath, t: t, bin: bin, args: args, log: f,
+		env: append(append(os.Environ(), "DATABASE_URL="+databaseURL, "SUBPROV_SEED="+seed, "SUBPROV_DEV=1",
+			"SUBPROV_ADDR="+addr, "SUBPROV_LOG_FORMAT=json"), env...)}
 	t.Cleanup(func() {
 		p.Kill()
 		f.Close()
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)
-			t.Logf("subprov log (last 8 KiB):\n%s", tail(b, 8<<10))
+			t.Logf("subprov %s log (last 8 KiB):\n%s", strings.Join(args, " "), tail(b, 8<<10))
 		}
 	})
 	return p
@@ -89,11 +101,16 @@ func tail(b []byte, n int) []byte {
 	return b
 }
 
-// Start runs the process and waits until /readyz answers 200.
+// Start runs the process and waits until /readyz answers 200 (a worker: until it logs that
+// it runs).
 func (p *Process) Start() {
 	p.t.Helper()
 	p.mu.Lock()
-	cmd := exec.Command(p.bin, "serve")
+	var logged int64 // the log's size before this start: a worker's start is logged after it
+	if fi, err := p.log.Stat(); err == nil {
+		logged = fi.Size()
+	}
+	cmd := exec.Command(p.bin, p.args...)
 	cmd.Env, cmd.Stdout, cmd.Stderr = p.env, p.log, p.log
 	if err := cmd.Start(); err != nil {
 		p.mu.Unlock()
@@ -110,16 +127,27 @@ func (p *Process) Start() {
 			p.t.Fatalf("subprov exited during start: %v", cmd.ProcessState)
 		default:
 		}
-		res, err := http.Get(p.URL + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return
-			}
+		if p.ready(logged) {
+			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	p.t.Fatal("subprov did not become ready within 60 s")
+}
+
+// ready reports whether the process just started serves: /readyz answers 200, or a worker
+// logged that it runs after the log's first logged bytes.
+func (p *Process) ready(logged int64) bool {
+	if p.args[0] == "worker" {
+		b, _ := os.ReadFile(p.LogPath)
+		return int64(len(b)) > logged && bytes.Contains(b[logged:], []byte("subprov worker running"))
+	}
+	res, err := http.Get(p.URL + "/readyz")
+	if err != nil {
+		return false
+	}
+	res.Body.Close()
+	return res.StatusCode == http.StatusOK
 }
 
 // Kill ends the process with SIGKILL (nothing flushed, no shutdown) and waits until it is gone.

@@ -1,6 +1,7 @@
 package proctest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,25 +9,35 @@ import (
 	"testing"
 )
 
+// WebhookSecret is the world's provider's webhook secret (X-Webhook-Secret on the checkout
+// routes).
+const WebhookSecret = "whsec_crash_test_secret_000001"
+
+// HolderID is the world's subscriber with a portal login and no line.
+const HolderID = "9e000000-0000-4000-8000-0000000000a1"
+
 // World is a generated fixture: one provider with API keys (all with the agent feature), one
-// first-line building whose every suite has a switch port, one plan version, a processor
-// customer with a card that succeeds for each suite, an operator and a subscriber login.
+// first-line building whose every suite has a switch port, a plan with two versions, a
+// processor customer with a card that succeeds for each suite, an operator, and a subscriber
+// (HolderID) whose holder has a portal login and no line.
 type World struct {
 	ProviderID    string
 	BuildingID    string
 	PlanVersionID string
+	FastVersionID string   // a second, faster version of the plan: a plan change's target
+	WebhookURL    string   // the provider's webhook_url; "" for none
 	Keys          []string // API keys of the provider, each its own rate-limit bucket (distinct prefixes)
 	Hashes        []string // location_hash of suite i's port
 	Customers     []string // processor customer i (card succeeds), one per suite
 	Operator      [2]string
-	Subscriber    [2]string // a holder with a portal login and no line
+	Subscriber    [2]string // the e-mail and password of subscriber HolderID's holder: a portal login, no line
 	Street        string
 }
 
 // NewWorld describes a world with n suites and keys API keys.
 func NewWorld(n, keys int) *World {
 	w := &World{ProviderID: "9e000000-0000-4000-8000-000000000001", BuildingID: "9e000000-0000-4000-8000-0000000000b1",
-		PlanVersionID: "9e000000-0000-4000-8000-0000000000f1", Street: "500 Rue Crash",
+		PlanVersionID: "9e000000-0000-4000-8000-0000000000f1", FastVersionID: "9e000000-0000-4000-8000-0000000000f2", Street: "500 Rue Crash",
 		Operator: [2]string{"ops@crash.test", "crash-operator-pass"}, Subscriber: [2]string{"holder@crash.test", "crash-holder-pass"}}
 	for i := range keys {
 		w.Keys = append(w.Keys, fmt.Sprintf("c%04d_live_crash_key_%016d", i, i)) // distinct 8-character prefixes: one rate-limit bucket each
@@ -57,8 +68,8 @@ func (w *World) Write(t testing.TB) string {
 	f := map[string]any{
 		"operators": []map[string]any{{"email": w.Operator[0], "password": w.Operator[1]}},
 		"providers": []map[string]any{{"id": w.ProviderID, "name": "Crash Fibre", "time_zone": "America/Toronto", "currency": "CAD",
-			"tax_rate_bp": 1300, "sandbox": false, "api_keys": keys, "webhook_secret": "whsec_crash_test_secret_000001",
-			"webhook_url": nil, "checkout_url": "https://shop.crash.example/checkout", "service_provider_document_id": "crash-spd",
+			"tax_rate_bp": 1300, "sandbox": false, "api_keys": keys, "webhook_secret": WebhookSecret,
+			"webhook_url": cmp.Or[any](w.WebhookURL, nil), "checkout_url": "https://shop.crash.example/checkout", "service_provider_document_id": "crash-spd",
 			"sms_configured": false, "booking_window_days": 21}},
 		"buildings": []map[string]any{{"id": w.BuildingID, "provider_ids": []string{w.ProviderID}, "street": w.Street,
 			"city": "Montréal", "postal_code": "H3C 2B5", "province": "QC", "country": "CA", "line_type": "first",
@@ -67,9 +78,14 @@ func (w *World) Write(t testing.TB) string {
 		"ports": ports,
 		"plans": []map[string]any{{"id": "9e000000-0000-4000-8000-0000000000f0", "provider_id": w.ProviderID, "name": "Fibre 500",
 			"versions": []map[string]any{{"id": w.PlanVersionID, "monthly_price": "60.00", "setup_fee": "50.00",
-				"download_mbps": 500, "upload_mbps": 500, "store_product_id": "crash-500", "sellable": true}}}},
+				"download_mbps": 500, "upload_mbps": 500, "store_product_id": "crash-500", "sellable": true},
+				{"id": w.FastVersionID, "monthly_price": "80.00", "setup_fee": "50.00",
+					"download_mbps": 1000, "upload_mbps": 1000, "store_product_id": "crash-1000", "sellable": true}}}},
 		"processor_customers": customers,
-		"accounts":            []map[string]any{{"provider_id": w.ProviderID, "email": w.Subscriber[0], "password": w.Subscriber[1]}},
+		"subscribers": []map[string]any{{"id": HolderID, "provider_id": w.ProviderID,
+			"holder": map[string]any{"firstname": "Hope", "lastname": "Holder", "email": w.Subscriber[0], "phonenumber": "+1 514 555 0100",
+				"company": "", "password": w.Subscriber[1]},
+			"invoice_contact": nil, "subscriptions": []any{}}},
 	}
 	b, err := json.MarshalIndent(f, "", " ")
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 // off until one succeeds.
 type ChangeFeed struct {
 	gen    atomic.Uint64
-	polled atomic.Int64 // nanoseconds since epoch of the last successful poll (monotonic clock)
+	polled atomic.Int64 // nanoseconds since epoch at which the last successful poll started (monotonic clock)
 	epoch  time.Time
 
 	poll    func(ctx context.Context) (string, error) // the database's change marker
@@ -84,6 +84,10 @@ func (f *ChangeFeed) Committed() {
 func (f *ChangeFeed) run() {
 	last, settling := "", false
 	f.poller = tick(pollEvery, func(ctx context.Context) {
+		// A poll counts from when it started: it sees every commit made before then, so a read
+		// served within staleAfter of it misses no write older than staleAfter, however long
+		// the poll itself took.
+		started := time.Since(f.epoch).Nanoseconds()
 		v, err := f.poll(ctx)
 		if err != nil {
 			f.polled.Store(0) // cached reads off until a poll succeeds
@@ -94,7 +98,7 @@ func (f *ChangeFeed) run() {
 			settling = v != last
 			last = v
 		}
-		f.polled.Store(time.Since(f.epoch).Nanoseconds())
+		f.polled.Store(started)
 	})
 }
 
