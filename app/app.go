@@ -294,7 +294,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 func (a *App) startTracing(ctx context.Context) error {
 	c := a.Config.Tracing
 	if !c.On {
-		a.Log.Info("tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)")
+		a.Log.Info("tracing off")
 		return nil
 	}
 	tp, err := tracing.Open(ctx, c)
