@@ -22,10 +22,8 @@ type model interface {
 	configFilter(port string) string
 	// parseConfig reads the port's state from a get-config reply.
 	parseConfig(reply []byte, port string) (switches.State, error)
-	// status asks the switch for the port's link state and counters.
+	// status asks the switch for the port's link state and counters (read by parseStatus).
 	status(ctx context.Context, s *session, port string) ([]byte, error)
-	// parseStatus reads them from the reply.
-	parseStatus(reply []byte, port string) (Status, error)
 }
 
 var models = map[string]model{ModelOpenConfig: openConfig{}, ModelJunos: junos{}}
@@ -137,24 +135,40 @@ func (openConfig) status(ctx context.Context, s *session, port string) ([]byte, 
 	return s.get(ctx, mustRender("openconfig-status.xml.tmpl", payload{Port: port}))
 }
 
-func (openConfig) parseStatus(reply []byte, port string) (Status, error) {
+// parseStatus reads port's link state and counters from a status reply of either model.
+func parseStatus(reply []byte, port string) (Status, error) {
 	var r struct {
-		Interfaces []struct {
-			Name       string `xml:"name"`
-			OperStatus string `xml:"state>oper-status"`
-			In         string `xml:"state>counters>in-octets"`
-			Out        string `xml:"state>counters>out-octets"`
-		} `xml:"data>interfaces>interface"`
+		OpenConfig []statusRow `xml:"data>interfaces>interface"`
+		Junos      []statusRow `xml:"interface-information>physical-interface"`
 	}
 	if err := xml.Unmarshal(reply, &r); err != nil {
 		return Status{}, err
 	}
-	for _, i := range r.Interfaces {
-		if i.Name == port {
-			return newStatus(i.OperStatus, i.In, i.Out)
+	return statusOf(append(r.OpenConfig, r.Junos...), port)
+}
+
+// statusRow is one interface's status in a reply; the models' replies name its parts
+// differently, so each model's elements are listed (only one set is present in a reply).
+type statusRow struct {
+	Name string `xml:"name"`
+	// OpenConfig
+	OperStatus string `xml:"state>oper-status"`
+	InOctets   string `xml:"state>counters>in-octets"`
+	OutOctets  string `xml:"state>counters>out-octets"`
+	// Junos
+	JunosOperStatus string `xml:"oper-status"`
+	InputBytes      string `xml:"traffic-statistics>input-bytes"`
+	OutputBytes     string `xml:"traffic-statistics>output-bytes"`
+}
+
+// statusOf is port's status among rows.
+func statusOf(rows []statusRow, port string) (Status, error) {
+	for _, i := range rows {
+		if strings.TrimSpace(i.Name) == port {
+			return newStatus(i.OperStatus+i.JunosOperStatus, i.InOctets+i.InputBytes, i.OutOctets+i.OutputBytes)
 		}
 	}
-	return Status{}, fmt.Errorf("no state for interface %s in the reply", port)
+	return Status{}, fmt.Errorf("no status for interface %s in the reply", port)
 }
 
 func newStatus(oper, in, out string) (Status, error) {
@@ -274,24 +288,4 @@ func junosFilterRead(filters map[string]junosFilterConf, name string, input bool
 
 func (junos) status(ctx context.Context, s *session, port string) ([]byte, error) {
 	return s.rpc(ctx, "get-interface-information", mustRender("junos-status.xml.tmpl", payload{Port: port}))
-}
-
-func (junos) parseStatus(reply []byte, port string) (Status, error) {
-	var r struct {
-		Interfaces []struct {
-			Name       string `xml:"name"`
-			OperStatus string `xml:"oper-status"`
-			In         string `xml:"traffic-statistics>input-bytes"`
-			Out        string `xml:"traffic-statistics>output-bytes"`
-		} `xml:"interface-information>physical-interface"`
-	}
-	if err := xml.Unmarshal(reply, &r); err != nil {
-		return Status{}, err
-	}
-	for _, i := range r.Interfaces {
-		if strings.TrimSpace(i.Name) == port {
-			return newStatus(i.OperStatus, i.In, i.Out)
-		}
-	}
-	return Status{}, fmt.Errorf("no physical-interface %s in the reply", port)
 }

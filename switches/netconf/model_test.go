@@ -101,20 +101,19 @@ func TestJunosParseConfig(t *testing.T) {
 
 func TestParseStatus(t *testing.T) {
 	for _, tc := range []struct {
-		model model
-		file  string
-		port  string
-		want  Status
+		file string
+		port string
+		want Status
 	}{
-		{openConfig{}, "openconfig-get-state.xml", "ge-0/0/12", Status{OperStatus: "up", InOctets: 918273645501, OutOctets: 18446744073709551000}},
-		{openConfig{}, "openconfig-get-state-down.xml", "ge-0/0/13", Status{OperStatus: "down"}},
-		{junos{}, "junos-interface-information.xml", "ge-0/0/12", Status{OperStatus: "up", InOctets: 918273645501, OutOctets: 4402918830114}},
+		{"openconfig-get-state.xml", "ge-0/0/12", Status{OperStatus: "up", InOctets: 918273645501, OutOctets: 18446744073709551000}},
+		{"openconfig-get-state-down.xml", "ge-0/0/13", Status{OperStatus: "down"}},
+		{"junos-interface-information.xml", "ge-0/0/12", Status{OperStatus: "up", InOctets: 918273645501, OutOctets: 4402918830114}},
 	} {
-		got, err := tc.model.parseStatus(reply(t, tc.file), tc.port)
+		got, err := parseStatus(reply(t, tc.file), tc.port)
 		if err != nil || got != tc.want {
 			t.Errorf("%s: %+v, %v; want %+v", tc.file, got, err, tc.want)
 		}
-		if _, err := tc.model.parseStatus(reply(t, tc.file), "xe-9/9/9"); err == nil {
+		if _, err := parseStatus(reply(t, tc.file), "xe-9/9/9"); err == nil {
 			t.Errorf("%s: a port not in the reply parsed", tc.file)
 		}
 	}

@@ -217,7 +217,7 @@ func (d *Driver) Status(ctx context.Context, p switches.Port) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	st, err := d.model.parseStatus(reply, p.Name)
+	st, err := parseStatus(reply, p.Name)
 	if err != nil {
 		return Status{}, fmt.Errorf("netconf %s: status reply for %s: %w", d.cfg.Address, p.Name, err)
 	}
