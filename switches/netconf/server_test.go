@@ -157,9 +157,14 @@ func TestServer(t *testing.T) {
 			t.Fatalf("ssh-keygen: %v: %s", err, out)
 		}
 		other := readFile(t, key+".pub")
+		rsa := filepath.Join(t.TempDir(), "rsa")
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "rsa", "-N", "", "-f", rsa).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen: %v: %s", err, out)
+		}
 		for name, hostKey := range map[string]string{
-			"another key":      other,
-			"known_hosts form": "[127.0.0.1]:1 " + other,
+			"another key":                   other,
+			"known_hosts form":              "[127.0.0.1]:1 " + other,
+			"a type the server lacks (RSA)": readFile(t, rsa+".pub"),
 		} {
 			d := driver(t, srv, func(c *netconf.Config) { c.HostKey = hostKey })
 			err := d.Write(ctxFor(t), switches.Port{Switch: "sw", Name: "ge-0/0/4"}, serviceA)
@@ -173,6 +178,21 @@ func TestServer(t *testing.T) {
 			t.Errorf("right key, known_hosts form: %v", err)
 		}
 	})
+}
+
+// Host keys of every common type connect when pinned; an RSA key is asked for with SHA-2
+// signatures, which OpenSSH requires.
+func TestHostKeyTypes(t *testing.T) {
+	for _, typ := range []string{"rsa", "ecdsa"} {
+		t.Run(typ, func(t *testing.T) {
+			t.Parallel()
+			srv := netconftest.StartWith(t, netconftest.Options{HostKeyType: typ})
+			got, err := driver(t, srv, nil).Read(ctxFor(t), switches.Port{Switch: "sw", Name: "ge-0/0/1"})
+			if err != nil || got.Mode != switches.ModeOff {
+				t.Fatalf("read with a pinned %s host key: %v, %v", typ, got, err)
+			}
+		})
+	}
 }
 
 // TestSessionLostMidCommit drops the session, or kills netconfd, between the steps of a write:

@@ -313,7 +313,7 @@ func (t *sshTransport) open() error {
 			}
 			return nil
 		},
-		HostKeyAlgorithms: []string{t.hostKey.Type()},
+		HostKeyAlgorithms: hostKeyAlgorithms(t.hostKey),
 		Timeout:           t.cfg.DialTimeout,
 	}
 	c, chans, reqs, err := ssh.NewClientConn(conn, t.cfg.Address, cc)
@@ -322,6 +322,9 @@ func (t *sshTransport) open() error {
 		switch {
 		case errors.Is(err, errHostKeyMismatch):
 			return fmt.Errorf("%w: want %s %s: %v", ErrHostKey, t.hostKey.Type(), ssh.FingerprintSHA256(t.hostKey), err)
+		case strings.Contains(err.Error(), "no common algorithm for host key"):
+			// The switch has no host key of the pinned key's type: not the pinned key either.
+			return fmt.Errorf("%w: want %s %s, the switch offers no %s key: %v", ErrHostKey, t.hostKey.Type(), ssh.FingerprintSHA256(t.hostKey), t.hostKey.Type(), err)
 		case strings.Contains(err.Error(), "unable to authenticate"):
 			return fmt.Errorf("%w: user %q: %v", ErrAuth, t.cfg.Username, err)
 		default:
@@ -355,6 +358,16 @@ func (t *sshTransport) open() error {
 		t.die(err)
 	}()
 	return nil
+}
+
+// hostKeyAlgorithms asks the server for the pinned key's type only, so a server with several
+// host keys presents the one pinned. An RSA key is offered with SHA-2 signatures first: OpenSSH
+// refuses SHA-1 ("ssh-rsa") signatures by default.
+func hostKeyAlgorithms(key ssh.PublicKey) []string {
+	if key.Type() == ssh.KeyAlgoRSA {
+		return []string{ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA}
+	}
+	return []string{key.Type()}
 }
 
 func (t *sshTransport) die(err error) {

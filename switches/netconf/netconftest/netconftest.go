@@ -58,9 +58,25 @@ func need(t testing.TB, why string) {
 	t.Skipf("netconftest: %s; skipping the NETCONF server tests", why)
 }
 
+// Options change a server from the default.
+type Options struct {
+	// HostKeyType is sshd's host key type as ssh-keygen names it: "ed25519" (the default),
+	// "rsa" or "ecdsa".
+	HostKeyType string
+}
+
 // Start runs a fresh server for t and stops it when t ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith is Start with opts.
+func StartWith(t testing.TB, opts Options) *Server {
+	t.Helper()
+	if opts.HostKeyType == "" {
+		opts.HostKeyType = "ed25519"
+	}
 	if runtime.GOOS != "linux" {
 		need(t, "needs Linux")
 	}
@@ -96,8 +112,8 @@ func Start(t testing.TB) *Server {
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil { // sshd's privilege separation directory
 		t.Fatal(err)
 	}
-	key := filepath.Join(dir, "ssh_host_ed25519_key")
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "subprov-netconftest", "-f", key).CombinedOutput(); err != nil {
+	key := filepath.Join(dir, "ssh_host_"+opts.HostKeyType+"_key")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", opts.HostKeyType, "-N", "", "-C", "subprov-netconftest", "-f", key).CombinedOutput(); err != nil {
 		t.Fatalf("ssh-keygen: %v: %s", err, out)
 	}
 	pub, err := os.ReadFile(key + ".pub")
