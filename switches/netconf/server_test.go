@@ -201,11 +201,16 @@ func TestSessionLostMidCommit(t *testing.T) {
 	for _, tc := range []struct {
 		name, step string
 		kill       bool // kill netconfd (and restart it) rather than drop the connection
+		// killOnCommit, instead of a step, has the server killed as its nth commit arrives,
+		// with no help from the driver.
+		killOnCommit int
 	}{
-		{"connection dropped after edit-config", "edited", false},
-		{"connection dropped after the confirmed commit", "confirmed", false},
-		{"netconfd killed after edit-config", "edited", true},
-		{"netconfd killed after the confirmed commit", "confirmed", true},
+		{name: "connection dropped after edit-config", step: "edited"},
+		{name: "connection dropped after the confirmed commit", step: "confirmed"},
+		{name: "netconfd killed after edit-config", step: "edited", kill: true},
+		{name: "netconfd killed after the confirmed commit", step: "confirmed", kill: true},
+		{name: "netconfd killed as the confirmed commit arrives", killOnCommit: 1, kill: true},
+		{name: "netconfd killed as the confirmation arrives", killOnCommit: 2, kill: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -217,6 +222,10 @@ func TestSessionLostMidCommit(t *testing.T) {
 				t.Fatal(err)
 			}
 			fired := false
+			if tc.killOnCommit > 0 {
+				srv.KillOnCommit(tc.killOnCommit)
+				fired = true
+			}
 			netconf.SetHook(raw, func(step string, drop func()) {
 				if step != tc.step || fired {
 					return

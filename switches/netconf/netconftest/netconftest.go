@@ -1,7 +1,8 @@
 // Package netconftest runs a real NETCONF server for tests: Debian's netconfd (yuma123) loaded
 // with subprov's YANG module, behind an OpenSSH sshd of its own on a free loopback port, with
 // its own host key, config and socket in a temporary directory. sshd hands the "netconf"
-// subsystem to yuma123's netconf-subsystem, which talks to netconfd on its socket.
+// subsystem to yuma123's netconf-subsystem, which talks to netconfd on its socket through a
+// relay of the harness's (so a test can kill netconfd the moment a commit reaches it).
 //
 // It needs root (to run sshd and to create the test user) and the netconfd and
 // openssh-server packages. Without them a test is skipped with the reason, except under
@@ -11,6 +12,7 @@ package netconftest
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -43,7 +45,9 @@ type Server struct {
 	mu       sync.Mutex
 	netconfd *exec.Cmd
 	exited   chan struct{} // closed once netconfd has exited and been waited for
-	sshd     *exec.Cmd
+	// killOnCommit counts down the commits until the one netconfd dies on (0: disarmed).
+	killOnCommit int
+	sshd         *exec.Cmd
 }
 
 var userOnce sync.Once
@@ -122,6 +126,7 @@ func StartWith(t testing.TB, opts Options) *Server {
 	}
 	s.HostKey = strings.TrimSpace(string(pub))
 	s.StartNetconfd()
+	s.proxy()
 	s.startSSHD(key)
 	return s
 }
@@ -154,7 +159,86 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func (s *Server) sock() string { return filepath.Join(s.Dir, "ncxserver.sock") }
+// sock is netconfd's socket; proxySock is the one netconf-subsystem connects to (proxy).
+func (s *Server) sock() string      { return filepath.Join(s.Dir, "ncxserver.sock") }
+func (s *Server) proxySock() string { return filepath.Join(s.Dir, "proxy.sock") }
+
+// KillOnCommit arms the server to die as the nth <commit> RPC from now reaches it (n = 1: the
+// next one; with a confirmed commit, n = 2 is its confirmation): netconfd is killed with
+// SIGKILL before the RPC is handed to it, mid-write for the client, with no help from the
+// client. StartNetconfd brings it back.
+func (s *Server) KillOnCommit(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.killOnCommit = n
+}
+
+// proxy sits between netconf-subsystem and netconfd, on the plain NETCONF stream, so a test can
+// kill the server the moment a commit arrives (KillOnCommit).
+func (s *Server) proxy() {
+	s.t.Helper()
+	l, err := net.Listen("unix", s.proxySock())
+	if err != nil {
+		s.t.Fatalf("netconftest proxy: %v", err)
+	}
+	// netconf-subsystem runs as the test user.
+	if err := os.Chmod(s.proxySock(), 0o666); err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go s.relay(c)
+		}
+	}()
+}
+
+func (s *Server) relay(client net.Conn) {
+	defer client.Close()
+	server, err := net.Dial("unix", s.sock())
+	if err != nil {
+		return
+	}
+	defer server.Close()
+	go func() {
+		_, _ = io.Copy(client, server)
+		client.Close()
+	}()
+	buf := make([]byte, 64<<10)
+	var tail []byte // the end of the previous read, so a split "<commit" is still seen
+	for {
+		n, err := client.Read(buf)
+		if n > 0 {
+			seen := append(tail, buf[:n]...)
+			if bytes.Contains(seen, []byte("<commit")) && s.commitArrived() {
+				s.KillNetconfd()
+				return
+			}
+			tail = append([]byte(nil), seen[max(0, len(seen)-8):]...)
+			if _, err := server.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// commitArrived counts a commit against KillOnCommit and reports whether it is the one to die on.
+func (s *Server) commitArrived() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.killOnCommit == 0 {
+		return false
+	}
+	s.killOnCommit--
+	return s.killOnCommit == 0
+}
 
 // YANGModule is the path of subprov's module, found from this source file's directory.
 func YANGModule(t testing.TB) string {
@@ -233,7 +317,7 @@ func (s *Server) KillNetconfd() {
 	select {
 	case <-s.exited:
 	case <-time.After(10 * time.Second):
-		s.t.Fatalf("netconfd did not exit after SIGKILL")
+		s.t.Errorf("netconfd did not exit after SIGKILL") // may run on the proxy's goroutine: no Fatal
 	}
 	s.netconfd = nil
 }
@@ -256,7 +340,7 @@ StrictModes no
 MaxStartups 100
 LogLevel VERBOSE
 Subsystem netconf "/usr/sbin/netconf-subsystem --ncxserver-sockname=%d@%s"
-`, s.port, hostKey, filepath.Join(s.Dir, "sshd.pid"), User, s.port, s.sock())
+`, s.port, hostKey, filepath.Join(s.Dir, "sshd.pid"), User, s.port, s.proxySock())
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		s.t.Fatal(err)
 	}
