@@ -17,8 +17,8 @@ import (
 
 	"github.com/subprov/subprov/app"
 	"github.com/subprov/subprov/config"
-	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
 )
 
