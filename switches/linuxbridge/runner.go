@@ -83,10 +83,15 @@ type SSHRunner struct {
 	addr   string
 	config *ssh.ClientConfig
 	sudo   bool
+	// sessions bounds the commands in flight on the connection below OpenSSH's default
+	// MaxSessions (10), so many ports converging at once wait their turn instead of failing.
+	sessions chan struct{}
 
 	mu     sync.Mutex
 	client *ssh.Client
 }
+
+const maxSessions = 8
 
 // NewSSHRunner checks the credentials and the host key of cfg; it does not connect yet.
 func NewSSHRunner(cfg Config) (*SSHRunner, error) {
@@ -126,8 +131,9 @@ func NewSSHRunner(cfg Config) (*SSHRunner, error) {
 		timeout = 10 * time.Second
 	}
 	return &SSHRunner{
-		addr: cfg.Address,
-		sudo: cfg.Sudo,
+		addr:     cfg.Address,
+		sudo:     cfg.Sudo,
+		sessions: make(chan struct{}, maxSessions),
 		config: &ssh.ClientConfig{
 			User:            cfg.Username,
 			Auth:            auth,
@@ -208,6 +214,12 @@ func (r *SSHRunner) Close() error {
 }
 
 func (r *SSHRunner) Run(ctx context.Context, c Command) ([]byte, error) {
+	select {
+	case r.sessions <- struct{}{}:
+		defer func() { <-r.sessions }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: ssh %s: %s: waiting for a session: %v", switches.ErrUnavailable, r.addr, c, ctx.Err())
+	}
 	line := c.String()
 	if r.sudo {
 		line = "sudo -n " + line
@@ -221,6 +233,12 @@ func (r *SSHRunner) Run(ctx context.Context, c Command) ([]byte, error) {
 		sess, err = client.NewSession()
 		if err == nil {
 			break
+		}
+		var refused *ssh.OpenChannelError
+		if errors.As(err, &refused) {
+			// The switch refused one more session (its sshd's MaxSessions); the connection
+			// is fine and carries other commands, so it is kept.
+			return nil, fmt.Errorf("%w: ssh %s: session refused: %v", switches.ErrUnavailable, r.addr, err)
 		}
 		// A connection the switch closed while idle fails here; one fresh connection is
 		// worth a try before the switch counts as unavailable.

@@ -193,3 +193,43 @@ func otherHostKey(t *testing.T) string {
 	// As a known_hosts line, the other accepted form.
 	return "[127.0.0.1]:22 " + strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k)))
 }
+
+// Many ports converging at once share one connection and stay under OpenSSH's default
+// MaxSessions (10), which would refuse the eleventh command.
+func TestSSHRunnerBoundsSessions(t *testing.T) {
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	f := startFakeSSHD(t, "pw", func(string) (string, uint32) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		time.Sleep(30 * time.Millisecond)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		return "ok", 0
+	})
+	r, err := NewSSHRunner(Config{Address: f.addr, Username: "admin", Password: "pw", HostKey: f.hostKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 30)
+	for range 30 {
+		wg.Go(func() {
+			if _, err := r.Run(context.Background(), Command{Args: []string{"true"}}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if most > maxSessions || most < 2 {
+		t.Errorf("%d commands ran at once, want 2-%d", most, maxSessions)
+	}
+}
