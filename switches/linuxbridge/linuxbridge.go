@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/subprov/subprov/switches"
@@ -63,6 +64,10 @@ type Config struct {
 type Switch struct {
 	cfg Config
 	run Runner
+	// writing serializes this process's writes to the switch: each is planned from a read
+	// of shared objects (a VLAN's bridge, the binding table) that another port's write could
+	// be creating at the same moment.
+	writing sync.Mutex
 }
 
 var _ switches.Raw = (*Switch)(nil)
@@ -103,6 +108,8 @@ func (s *Switch) Read(ctx context.Context, p switches.Port) (switches.State, err
 // when it is already there. Putting a port in service with a MAC while it serves another
 // bound MAC is switches.ErrPortInUse.
 func (s *Switch) Write(ctx context.Context, p switches.Port, want switches.State) error {
+	s.writing.Lock()
+	defer s.writing.Unlock()
 	v, err := s.view(ctx, p)
 	if err != nil {
 		return err

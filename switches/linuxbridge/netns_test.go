@@ -451,8 +451,20 @@ func TestSwitchInNamespaces(t *testing.T) {
 	}
 
 	t.Log("VLANs: swp1 and swp2 in 100, swp3 in 200, all three in 10.9.0.0/24")
-	l.converge(h1, service(100, 1000, 1000, ""))
-	l.converge(h2, service(100, 1000, 1000, ""))
+	// swp1 and swp2 at once: both need VLAN 100's bridge, which neither finds.
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, h := range []host{h1, h2} {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			errs[i] = l.drv.Converge(ctx, switches.Port{Switch: "sw1", Name: h.port}, service(100, 1000, 1000, ""))
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("two ports converging into one new VLAN at once: %v", err)
+	}
 	l.converge(h3, service(200, 1000, 1000, ""))
 	l.mustReach(h1, h2)
 	l.mustReach(h2, h1)
