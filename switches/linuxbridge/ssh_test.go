@@ -31,14 +31,7 @@ type fakeSSHD struct {
 
 func startFakeSSHD(t *testing.T, password string, handle func(cmd string) (string, uint32)) *fakeSSHD {
 	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	signer := newSigner(t)
 	cfg := &ssh.ServerConfig{PasswordCallback: func(c ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
 		if c.User() == "admin" && string(pw) == password {
 			return nil, nil
@@ -180,18 +173,23 @@ func TestSSHRunner(t *testing.T) {
 	}
 }
 
+func newSigner(t *testing.T) ssh.Signer {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signer
+}
+
+// otherHostKey is a key no server here has, as a known_hosts line (the other accepted form).
 func otherHostKey(t *testing.T) string {
 	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// As a known_hosts line, the other accepted form.
-	return "[127.0.0.1]:22 " + strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k)))
+	return "[127.0.0.1]:22 " + strings.TrimSpace(string(ssh.MarshalAuthorizedKey(newSigner(t).PublicKey())))
 }
 
 // Many ports converging at once share one connection and stay under OpenSSH's default
