@@ -4,17 +4,15 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/subprov/subprov/internal/golden"
 	"github.com/subprov/subprov/switches"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden command sequences in testdata/golden")
 
 // transcript is a switch as recorded: each read command's output. Writes are recorded, not
 // executed, so the switch keeps answering as it was.
@@ -185,21 +183,7 @@ func TestWriteGolden(t *testing.T) {
 			if tt.err != nil {
 				return
 			}
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("commands differ from %s:\n--- got\n%s--- want\n%s", path, got, want)
-			}
+			golden.Check(t, path, "commands", got)
 		})
 	}
 }

@@ -2,16 +2,14 @@ package netconf
 
 import (
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/subprov/subprov/internal/golden"
 	"github.com/subprov/subprov/switches"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 var (
 	goldenA = switches.State{Mode: switches.ModeService, Config: switches.Config{VLAN: 2100, DownloadMbps: 500, UploadMbps: 100, MAC: "aa:bb:cc:00:11:22"}}
@@ -47,18 +45,7 @@ func TestEditGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 				path := filepath.Join("testdata", "golden", modelName+"-"+tc.name+".xml")
-				if *update {
-					if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (go test -update writes it)", err)
-				}
-				if got != string(want) {
-					t.Errorf("payload differs from %s:\n%s", path, got)
-				}
+				golden.Check(t, path, "payload", got)
 			})
 		}
 	}
