@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/agent"
@@ -56,7 +57,10 @@ import (
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/subscribers"
 	"github.com/subprov/subprov/switches"
+	"github.com/subprov/subprov/switches/linuxbridge"
+	"github.com/subprov/subprov/switches/netconf"
 	"github.com/subprov/subprov/tickets"
+	"github.com/subprov/subprov/tracing"
 	"github.com/subprov/subprov/webhookevents"
 )
 
@@ -98,6 +102,8 @@ type App struct {
 	redis    *redis.Client
 	// leading is 1 while this process runs the clock-driven sweeps (scheduler.Election).
 	leading prometheus.Gauge
+	// traces is the tracer provider exporting this process's spans; nil when tracing is off.
+	traces *sdktrace.TracerProvider
 }
 
 // Setting keys the app keeps in the database.
@@ -177,6 +183,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// is the driver of a switch that names none. A driver written as a switches.Raw is added
 	// here with one line: drivers.AddRaw(name, constructor).
 	drivers := switches.BuiltIn(st, a.Faults, a.Clock)
+	drivers.AddRaw("netconf", func(t switches.Target) (switches.Raw, error) {
+		return netconf.New(netconf.Config{Address: t.Address, Username: t.Username, Password: t.Password, HostKey: t.HostKey, Model: t.Model})
+	})
+	drivers.AddRaw("linuxbridge", func(t switches.Target) (switches.Raw, error) {
+		return linuxbridge.New(linuxbridge.Config{Name: t.Name, Address: t.Address, Username: t.Username, Password: t.Password, HostKey: t.HostKey})
+	})
 	if _, ok := drivers[cfg.SwitchDriver]; !ok {
 		st.Close()
 		return nil, fmt.Errorf("SUBPROV_SWITCH_DRIVER %q: unknown driver; want one of %v", cfg.SwitchDriver, drivers.Names())
@@ -231,7 +243,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	if cfg.Workers {
 		// This process delivers webhooks itself as soon as an event commits (Serve starts the
 		// dispatcher); a process without workers enqueues a webhooks.flush job instead.
-		a.Events.Wake = a.Webhooks.Wake
+		a.Events.Wake, a.Events.Trace = a.Webhooks.Wake, a.Webhooks.TraceFrom
 	}
 
 	var limiter ratelimit.Limiter = ratelimit.NewMemory()
@@ -314,7 +326,29 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			}
 		},
 	})
+	if err := a.startTracing(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
 	return a, nil
+}
+
+// startTracing installs the OTLP exporter the OTEL_* variables configure, and logs whether
+// tracing is on and where spans go. Off, the process keeps OpenTelemetry's no-op provider.
+func (a *App) startTracing(ctx context.Context) error {
+	c := a.Config.Tracing
+	if !c.On {
+		a.Log.Info("tracing off")
+		return nil
+	}
+	tp, err := tracing.Open(ctx, c)
+	if err != nil {
+		return err
+	}
+	a.traces = tp
+	tracing.Use(tp)
+	a.Log.Info("tracing on", "exporter", "otlp", "protocol", "http/protobuf", "endpoint", c.Where())
+	return nil
 }
 
 func (a *App) migrate(ctx context.Context) error {
@@ -571,9 +605,18 @@ func (a *App) election() scheduler.Election {
 	}
 }
 
-// Close releases the database and Redis connections.
+// Close sends the spans not exported yet (for up to 5 s) and releases the database and
+// Redis connections.
 func (a *App) Close() error {
 	var err error
+	if a.traces != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if serr := a.traces.Shutdown(ctx); serr != nil {
+			// Lost spans are no reason for the process to fail its exit.
+			a.Log.Warn("tracing: spans not exported at shutdown", "err", serr)
+		}
+		cancel()
+	}
 	if a.redis != nil {
 		err = a.redis.Close()
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/tracing"
 )
 
 // Config is the whole configuration of one process.
@@ -48,6 +49,9 @@ type Config struct {
 	// PasswordCost is the argon2id cost of new password hashes. No variable sets it: the zero
 	// value is the production cost, and only tests, in dev mode, ask for a cheaper one.
 	PasswordCost identity.PasswordCost
+	// Tracing is OpenTelemetry tracing as the standard OTEL_* variables set it; off unless
+	// they name an exporter.
+	Tracing tracing.Config
 }
 
 // Var documents one environment variable; the list drives --help and the README table.
@@ -81,6 +85,8 @@ var Vars = []Var{
 	{"SUBPROV_RATE_LIMITS", "1", "0 turns off the per-route rate limits (load tests only; never in production)"},
 	{"SUBPROV_PPROF_ADDR", "", "loopback host:port serving Go's /debug/pprof/ profiles (profiling only); unset: off"},
 	{"SUBPROV_AGENT_API_KEY", "", "subprov mcp: the agent API key (feature agent_api_access) its tools act with; --api-key overrides"},
+	{"OTEL_EXPORTER_OTLP_ENDPOINT", "", "set: OpenTelemetry tracing is on and spans go over OTLP/HTTP (protobuf) to this base URL + /v1/traces (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: the full URL); OTEL_SERVICE_NAME (default subprov), OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS, OTEL_TRACES_SAMPLER apply; unset: tracing is off (docs/monitoring.md, Tracing)"},
+	{"OTEL_TRACES_EXPORTER", "", "otlp turns tracing on (to http://localhost:4318 unless an endpoint is set); none turns it off, as OTEL_SDK_DISABLED=true does"},
 	{"GOGC", "200 for serve, worker and demo", "Go's garbage-collection target (Go's own default is 100); unset or empty: 200 for the server commands; any other value, off included, is the runtime's"},
 }
 
@@ -146,6 +152,9 @@ func FromEnv(getenv func(string) string, isTerminal bool) (Config, error) {
 	c.LogFormat = get("SUBPROV_LOG_FORMAT", def)
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c, fmt.Errorf("SUBPROV_LOG_FORMAT %q: want text or json", c.LogFormat)
+	}
+	if c.Tracing, err = tracing.ConfigFromEnv(getenv); err != nil {
+		return c, err
 	}
 	if c.SwitchDriver != "sim" {
 		return c, fmt.Errorf("SUBPROV_SWITCH_DRIVER %q: the only driver built in is sim", c.SwitchDriver)

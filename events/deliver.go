@@ -80,7 +80,8 @@ type Deliverer struct {
 	// Metrics counts the failed attempts (nil: nothing is recorded).
 	Metrics *metrics.Recorder
 
-	disp atomic.Pointer[dispatcher] // set by Start
+	disp    atomic.Pointer[dispatcher] // set by Start
+	origins origins                    // TraceFrom
 }
 
 // One shared client when none is configured, so connections to a receiver are reused across
@@ -331,7 +332,7 @@ func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time
 			if err := provider(); err != nil {
 				return err
 			}
-			att := d.send(ctx, p.WebhookURL, p.WebhookSecret, ev.ID, ev.Payload)
+			att := d.send(d.tracedFrom(ctx, ev.ID), p.WebhookURL, p.WebhookSecret, ev.ID, ev.Payload)
 			if ctx.Err() != nil {
 				// Shutting down: the attempt was cut short by us, not by the receiver, so it
 				// is not counted; the event stays pending for the next flush.
@@ -617,9 +618,9 @@ func (d *Deliverer) SendOnce(ctx context.Context, ev *subprov.Event, url, secret
 	return &att, nil
 }
 
-// send makes one signed POST of the stored payload bytes. It never returns an error: every
+// post makes one signed POST of the stored payload bytes. It never returns an error: every
 // way an attempt can fail is an outcome to record.
-func (d *Deliverer) send(ctx context.Context, url, secret, eventID string, payload []byte) Attempt {
+func (d *Deliverer) post(ctx context.Context, url, secret, eventID string, payload []byte) Attempt {
 	start := time.Now()
 	// Checked at every attempt, not only when saved: the URL may have been written by a
 	// fixture or an older version, and an invalid one must never be dialed.

@@ -24,6 +24,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/tracing"
 )
 
 // Recorder writes events inside the transaction of the change that causes them, so an event
@@ -36,6 +37,9 @@ type Recorder struct {
 	// webhooks.flush job (the scheduler's sweep still finds any event a crash left behind).
 	// nil (serve --no-workers): the flush job is enqueued in the transaction.
 	Wake func(providerID string)
+	// Trace, when set with Wake, is told the trace an event was recorded in (Deliverer.TraceFrom)
+	// once it commits, so its delivery by this process's dispatcher continues that trace.
+	Trace func(eventID string, o tracing.Origin)
 }
 
 // body is the JSON envelope of every event (docs/webhooks.md). A struct, not a map, so the keys
@@ -145,7 +149,10 @@ func (r *Recorder) record(ctx context.Context, tx *store.Tx, p *subprov.Provider
 		case !p.Sandbox:
 			ev.NextAttemptAt = &now
 			if wake := r.Wake; wake != nil {
-				providerID := p.ID
+				providerID, eventID := p.ID, ev.ID
+				if o := tracing.OriginOf(ctx); r.Trace != nil && !o.IsZero() {
+					tx.AfterCommit(func() { r.Trace(eventID, o) }) // before the wake-up, which may deliver at once
+				}
 				tx.AfterCommit(func() { wake(providerID) })
 			} else {
 				job = jobs.FlushWebhooks{ProviderID: p.ID}

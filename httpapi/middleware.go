@@ -13,12 +13,17 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/httpapi/api"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/ratelimit"
 	"github.com/subprov/subprov/store"
+	"github.com/subprov/subprov/tracing"
 )
 
 type ctxKey int
@@ -132,6 +137,12 @@ func (s *server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
+		span := noSpan
+		if tracing.Enabled() {
+			var ctx context.Context
+			ctx, span = startRequestSpan(r)
+			r = r.WithContext(ctx)
+		}
 		next.ServeHTTP(sw, r)
 		if sw.status == 0 {
 			sw.status = http.StatusOK
@@ -140,6 +151,7 @@ func (s *server) observe(next http.Handler) http.Handler {
 		if route == "" {
 			route = "unmatched"
 		}
+		endRequestSpan(span, route, sw.status)
 		d := time.Since(start)
 		s.metrics.requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
 		s.metrics.latency.WithLabelValues(route).Observe(d.Seconds())
@@ -153,6 +165,32 @@ func (s *server) observe(next http.Handler) http.Handler {
 				slog.String("request_id", api.RequestID(r)))
 		}
 	})
+}
+
+// noSpan is the span of a request when tracing is off.
+var noSpan = trace.SpanFromContext(context.Background())
+
+// startRequestSpan starts the server span of r, continuing the trace of r's traceparent
+// header when it has one, and carrying r's request id to every span of its work. The span is
+// named by the route pattern once the mux has matched it (endRequestSpan).
+func startRequestSpan(r *http.Request) (context.Context, trace.Span) {
+	ctx := tracing.FromHeaders(r.Context(), propagation.HeaderCarrier(r.Header))
+	ctx = tracing.WithRequestID(ctx, api.RequestID(r))
+	return tracing.Start(ctx, r.Method, trace.SpanKindServer, attribute.String("http.request.method", r.Method))
+}
+
+// endRequestSpan names the request's span by its route and ends it with the status answered;
+// a 5xx is a failed span.
+func endRequestSpan(span trace.Span, route string, status int) {
+	if !span.IsRecording() {
+		return
+	}
+	span.SetName(route)
+	span.SetAttributes(attribute.String("http.route", route), attribute.Int("http.response.status_code", status))
+	if status >= 500 {
+		span.SetStatus(codes.Error, http.StatusText(status))
+	}
+	span.End()
 }
 
 type metrics struct {

@@ -157,6 +157,7 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 		// A job whose process died mid-run is handed out again after this long.
 		RescueStuckJobsAfter: 3 * time.Minute,
 		RetryPolicy:          &backoff{},
+		Middleware:           []rivertype.Middleware{&traceJobs{}},
 	}
 	if o.Work {
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.MaxWorkers}}

@@ -53,20 +53,7 @@ func TestEveryKeyInCatalogue(t *testing.T) {
 	}
 	calls := map[string]bool{"T": true, "Msg": true}
 	used := 0
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") && path != ".." {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-		if err != nil {
-			return err
-		}
+	eachSourceFile(t, func(path string, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			c, ok := n.(*ast.CallExpr)
 			if !ok || len(c.Args) == 0 {
@@ -90,11 +77,7 @@ func TestEveryKeyInCatalogue(t *testing.T) {
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if used < 20 {
 		t.Fatalf("found %d keyed texts in the source: the scan is broken", used)
 	}
@@ -230,20 +213,7 @@ func refusalReasons(t *testing.T) map[string]string {
 	}
 	// errorBuilders take (code, reason, …): subprov.Errorf, httpapi/api.Errorf, billingError.
 	errorBuilders := map[string]bool{"Errorf": true, "billingError": true}
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != ".." {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-		if err != nil {
-			return err
-		}
+	eachSourceFile(t, func(path string, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.CallExpr:
@@ -275,12 +245,33 @@ func refusalReasons(t *testing.T) map[string]string {
 			}
 			return true
 		})
+	})
+	return reasons
+}
+
+// eachSourceFile parses every Go file of the repository but the tests and calls fn with it.
+func eachSourceFile(t *testing.T, fn func(path string, f *ast.File)) {
+	t.Helper()
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") && path != ".." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		fn(path, f)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return reasons
 }
 
 // isErrorType reports whether a composite literal's type is subprov.Error (Error inside the

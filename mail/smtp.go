@@ -14,6 +14,10 @@ import (
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/subprov/subprov/tracing"
 )
 
 // SMTP delivers messages through an SMTP relay with github.com/wneessen/go-mail.
@@ -52,7 +56,21 @@ func (s *SMTP) Name() string {
 // Failures to reach or talk to the relay, 4xx replies, timeouts and
 // cancellation wrap ErrUnavailable. A 5xx refusal of the message or a
 // malformed address does not: retrying cannot help.
-func (s *SMTP) Send(ctx context.Context, id string, m Message) error {
+//
+// With tracing on, the send is a span, "smtp.send", naming the message id (never the
+// recipient).
+func (s *SMTP) Send(ctx context.Context, id string, m Message) (err error) {
+	if !tracing.Enabled() {
+		return s.send(ctx, id, m)
+	}
+	ctx, span := tracing.Start(ctx, "smtp.send", trace.SpanKindClient,
+		attribute.String("subprov.mail.id", id), attribute.String("subprov.mail.transport", s.Name()))
+	defer func() { tracing.End(span, err) }()
+	return s.send(ctx, id, m)
+}
+
+// send is Send.
+func (s *SMTP) send(ctx context.Context, id string, m Message) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%w: smtp send not started: %w", ErrUnavailable, err)
 	}

@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/tracing"
 )
 
 // Processor names a provider's PaymentProcessor may hold.
@@ -18,7 +22,7 @@ const (
 // provider is connected to. builtin (and "", the store's default) goes to fake, stripe to
 // stripe, none to nothing (every call is ErrNotConnected). stripe may be nil when no Stripe key
 // is configured: Stripe providers then get ErrUnavailable, because their connection exists and
-// it is this deployment that cannot reach it.
+// it is this deployment that cannot reach it. With tracing on, each call is a span.
 func NewRouter(fake *Fake, stripe *Stripe) Processor {
 	return &router{fake: fake, stripe: stripe}
 }
@@ -54,50 +58,58 @@ func (r *router) pick(p *subprov.Provider) (Processor, error) {
 	}
 }
 
-func (r *router) Customer(ctx context.Context, p *subprov.Provider, customerID string) (*Customer, error) {
+// call runs one call to the provider's processor; with tracing on it is a span,
+// "payments.OP", naming the processor and the provider.
+func call[T any](ctx context.Context, r *router, op string, p *subprov.Provider, fn func(context.Context, Processor) (T, error)) (out T, err error) {
 	proc, err := r.pick(p)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return proc.Customer(ctx, p, customerID)
+	if !tracing.Enabled() {
+		return fn(ctx, proc)
+	}
+	name := p.PaymentProcessor
+	if name == "" {
+		name = ProcessorBuiltin
+	}
+	ctx, span := tracing.Start(ctx, "payments."+op, trace.SpanKindClient,
+		attribute.String("subprov.payments.processor", name), attribute.String("subprov.provider_id", p.ID))
+	defer func() { tracing.End(span, err) }()
+	return fn(ctx, proc)
+}
+
+func (r *router) Customer(ctx context.Context, p *subprov.Provider, customerID string) (*Customer, error) {
+	return call(ctx, r, "customer", p, func(ctx context.Context, proc Processor) (*Customer, error) {
+		return proc.Customer(ctx, p, customerID)
+	})
 }
 
 func (r *router) Charge(ctx context.Context, p *subprov.Provider, req ChargeRequest) (*Charge, error) {
-	proc, err := r.pick(p)
-	if err != nil {
-		return nil, err
-	}
-	return proc.Charge(ctx, p, req)
+	return call(ctx, r, "charge", p, func(ctx context.Context, proc Processor) (*Charge, error) {
+		return proc.Charge(ctx, p, req)
+	})
 }
 
 func (r *router) Refund(ctx context.Context, p *subprov.Provider, chargeID string, amount subprov.Money, idempotencyKey string) (*Refund, error) {
-	proc, err := r.pick(p)
-	if err != nil {
-		return nil, err
-	}
-	return proc.Refund(ctx, p, chargeID, amount, idempotencyKey)
+	return call(ctx, r, "refund", p, func(ctx context.Context, proc Processor) (*Refund, error) {
+		return proc.Refund(ctx, p, chargeID, amount, idempotencyKey)
+	})
 }
 
 func (r *router) CreateCustomer(ctx context.Context, p *subprov.Provider, email string) (string, error) {
-	proc, err := r.pick(p)
-	if err != nil {
-		return "", err
-	}
-	return proc.CreateCustomer(ctx, p, email)
+	return call(ctx, r, "create_customer", p, func(ctx context.Context, proc Processor) (string, error) {
+		return proc.CreateCustomer(ctx, p, email)
+	})
 }
 
 func (r *router) CreateSetupIntent(ctx context.Context, p *subprov.Provider, customerID string) (*SetupIntent, error) {
-	proc, err := r.pick(p)
-	if err != nil {
-		return nil, err
-	}
-	return proc.CreateSetupIntent(ctx, p, customerID)
+	return call(ctx, r, "create_setup_intent", p, func(ctx context.Context, proc Processor) (*SetupIntent, error) {
+		return proc.CreateSetupIntent(ctx, p, customerID)
+	})
 }
 
 func (r *router) ConfirmSetupIntent(ctx context.Context, p *subprov.Provider, customerID, setupIntentID, testCard string) (*Method, error) {
-	proc, err := r.pick(p)
-	if err != nil {
-		return nil, err
-	}
-	return proc.ConfirmSetupIntent(ctx, p, customerID, setupIntentID, testCard)
+	return call(ctx, r, "confirm_setup_intent", p, func(ctx context.Context, proc Processor) (*Method, error) {
+		return proc.ConfirmSetupIntent(ctx, p, customerID, setupIntentID, testCard)
+	})
 }

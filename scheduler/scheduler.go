@@ -48,6 +48,7 @@ func Run(ctx context.Context, interval time.Duration, kick <-chan struct{}, log 
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	var held Lock
+	failing := false // the last try of the lock failed: said once, not every interval
 	lead := func(on bool) {
 		if on {
 			log.Info("leading the clock-driven sweeps: this process runs them now")
@@ -76,10 +77,16 @@ func Run(ctx context.Context, interval time.Duration, kick <-chan struct{}, log 
 			l, err := e.TryLock(ctx)
 			switch {
 			case err != nil && ctx.Err() == nil:
-				log.Warn("could not try the lock of the clock-driven sweeps", "err", err)
+				if !failing {
+					log.Warn("could not try the lock of the clock-driven sweeps; trying again every interval", "err", err)
+				}
+				failing = true
 			case l != nil:
 				held = l
 				lead(true)
+			}
+			if err == nil {
+				failing = false
 			}
 		}
 		if held != nil {

@@ -24,6 +24,14 @@ func (d Dialect) String() string {
 	return "sqlite"
 }
 
+// system names the engine as OpenTelemetry's db.system.name does.
+func (d Dialect) system() string {
+	if d == Postgres {
+		return "postgresql"
+	}
+	return "sqlite"
+}
+
 // Rebind turns ? placeholders into $1, $2… for PostgreSQL. Queries in this package never put a
 // literal ? inside a string constant, so a plain scan is enough. A query is converted once and
 // the result kept (rebound): converting every statement anew showed in serve's CPU through

@@ -17,9 +17,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" database/sql driver
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/store/internal/engine"
+	"github.com/subprov/subprov/tracing"
 )
 
 // Store is the database handle. Writes go through db; on SQLite, db has a single connection
@@ -357,8 +360,14 @@ func (tx *Tx) Dialect() Dialect { return tx.d }
 // safe to run again. On SQLite, transactions that queue for the one writer are committed in
 // groups (engine.Committer). fn reads through tx, never through the read pool (R): the pool sees
 // neither fn's own writes nor, on SQLite, those of the transactions before it in its group.
-func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
-	var err error
+//
+// With tracing on, the transaction is one span, "sql.tx", covering its retries.
+func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	if tracing.Enabled() {
+		var span trace.Span
+		ctx, span = tracing.Start(ctx, "sql.tx", trace.SpanKindClient, attribute.String("db.system.name", s.Dialect.system()))
+		defer func() { tracing.End(span, err) }()
+	}
 	for attempt := 0; attempt < 3; attempt++ {
 		err = s.inTxOnce(ctx, fn)
 		if err == nil || !s.Dialect.Retryable(err) {

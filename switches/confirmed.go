@@ -14,8 +14,9 @@ import (
 //
 // Each operation reads the port first and skips the write when the port already shows the
 // intended state: running an operation twice changes nothing the second time, and a switch
-// is not rewritten (and its port not bounced) for nothing.
-func Confirmed(r Raw) Driver { return confirmed{r} }
+// is not rewritten (and its port not bounced) for nothing. With tracing on, every call to the
+// switch is a span (traced).
+func Confirmed(r Raw) Driver { return confirmed{traced{r}} }
 
 type confirmed struct{ raw Raw }
 

@@ -162,6 +162,7 @@ func demoBanner(base, databaseURL string) string {
 	w(`  curl -s "$B/api/v1/dev/outbox?to=%s" -H "Authorization: Bearer $OP"   # after the password reset above: "Réinitialisez votre mot de passe"`, fixture.DemoSubscriberEmail)
 	w(`  curl -s -X PATCH "$B/partner/subscriber/me/password" -H "Authorization: Bearer $SUB" -H "Content-Type: application/json" -d '{"current_password": "wrong", "new_password": "another-password-1"}'   # "Le mot de passe actuel est incorrect."`)
 	w(`  curl -s "$B/api/v1/overview" -H "Authorization: Bearer $OP"  # what needs attention, as the console's home page shows it`)
+	w(`  curl -s "$B/metrics" | grep -E '^subprov_(sweeps_leader|jobs)'  # this process leads the clock-driven sweeps (1); the job queue by state`)
 	w("  # Cancellation (dashboard JWT): quote, cancel, read back; the port is reset at ended_at")
 	w(`  curl -s "$B/api/v1/subscription/c2000000-0000-4000-8000-000000000001/cancel/preview?end_date=2030-01-31" -H "Authorization: Bearer $OP"`)
 	w(`  curl -s -X POST "$B/api/v1/subscription/c2000000-0000-4000-8000-000000000001/cancel" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"end_date": "2030-01-31", "reason": "moving"}'`)

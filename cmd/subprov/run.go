@@ -17,9 +17,9 @@ import (
 
 	"github.com/subprov/subprov/app"
 	"github.com/subprov/subprov/config"
-	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
 )
 

@@ -82,7 +82,7 @@ func TestCluster(t *testing.T) {
 
 	cl.checkRateLimitShared(t)
 	cl.checkRevocation(t)
-	settle(t, cl.st)
+	proctest.WaitUntilIdle(t, cl.st, 90*time.Second, proctest.UnfinishedJobs+` UNION ALL SELECT 'event:' || id FROM events WHERE delivery_state = 'pending'`)
 	cl.checkOrders(t, answered)
 	cl.checkEvents(t, hooks)
 	cl.checkBillRuns(t)
@@ -165,6 +165,28 @@ func (cl *cluster) do(ctx context.Context, method, path string, h map[string]str
 		time.Sleep(50 * time.Millisecond)
 	}
 	return nil, err
+}
+
+// send sends a request through do until it is answered (again when no answer came: a
+// replica killed mid-request; again after a second on 429) and fails unless the answer's
+// status is one of ok. Only requests whose repeat is harmless are sent so: orders replay,
+// and a repeat of a change that went through is refused.
+func (cl *cluster) send(ctx context.Context, method, path string, h map[string]string, body any, ok ...int) (*proctest.Response, error) {
+	for {
+		res, err := cl.do(ctx, method, path, h, body)
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil:
+			continue
+		case res.Status == http.StatusTooManyRequests:
+			time.Sleep(time.Second)
+			continue
+		case !slices.Contains(ok, res.Status):
+			return nil, fmt.Errorf("%s %s answered %s", method, path, res)
+		}
+		return res, nil
+	}
 }
 
 // traffic drives the mixed load: orders from three clients, a bulk order, checkout
@@ -288,28 +310,17 @@ func (cl *cluster) traffic(t *testing.T) map[int]string {
 	return answered
 }
 
-// order sends suite i's order until it is answered: no answer (a replica killed mid-request)
-// and 429 are retried; a repeat is answered with the same line.
+// order sends suite i's order until it is answered; a repeat is answered with the same line.
 func (cl *cluster) order(ctx context.Context, i int) (string, error) {
-	for {
-		res, err := cl.do(ctx, "POST", "/partner/provisioning/provider-initiated", cl.w.Key(i%(keys-1)), cl.w.Order(i))
-		switch {
-		case ctx.Err() != nil:
-			return "", ctx.Err()
-		case err != nil:
-			continue
-		case res.Status == http.StatusTooManyRequests:
-			time.Sleep(time.Second)
-			continue
-		case res.Status != http.StatusOK:
-			return "", fmt.Errorf("answered %s", res)
-		}
-		id, _ := res.JSON["subscription_id"].(string)
-		if id == "" {
-			return "", fmt.Errorf("200 without subscription_id: %s", res)
-		}
-		return id, nil
+	res, err := cl.send(ctx, "POST", "/partner/provisioning/provider-initiated", cl.w.Key(i%(keys-1)), cl.w.Order(i), http.StatusOK)
+	if err != nil {
+		return "", err
 	}
+	id, _ := res.JSON["subscription_id"].(string)
+	if id == "" {
+		return "", fmt.Errorf("200 without subscription_id: %s", res)
+	}
+	return id, nil
 }
 
 // bulkOrder orders the bulk suites in one request, sent again until answered; it returns the
@@ -319,95 +330,58 @@ func (cl *cluster) bulkOrder(ctx context.Context) (map[int]string, error) {
 	for i := orders; i < orders+bulk; i++ {
 		items = append(items, cl.w.Order(i))
 	}
-	for {
-		res, err := cl.do(ctx, "POST", "/partner/provisioning/bulk", cl.w.Key(0), map[string]any{"orders": items})
-		switch {
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case err != nil:
-			continue
-		case res.Status != http.StatusOK:
-			return nil, fmt.Errorf("bulk order: %s", res)
-		}
-		results, _ := res.JSON["results"].([]any)
-		out := map[int]string{}
-		for k, r := range results {
-			id, _ := r.(map[string]any)["subscription_id"].(string)
-			if id == "" {
-				return nil, fmt.Errorf("bulk item %d: %v", k, r)
-			}
-			out[orders+k] = id
-		}
-		if len(out) != bulk {
-			return nil, fmt.Errorf("bulk order: %d results for %d orders: %s", len(out), bulk, res)
-		}
-		return out, nil
+	res, err := cl.send(ctx, "POST", "/partner/provisioning/bulk", cl.w.Key(0), map[string]any{"orders": items}, http.StatusOK)
+	if err != nil {
+		return nil, err
 	}
+	results, _ := res.JSON["results"].([]any)
+	out := map[int]string{}
+	for k, r := range results {
+		id, _ := r.(map[string]any)["subscription_id"].(string)
+		if id == "" {
+			return nil, fmt.Errorf("bulk item %d: %v", k, r)
+		}
+		out[orders+k] = id
+	}
+	if len(out) != bulk {
+		return nil, fmt.Errorf("bulk order: %d results for %d orders: %s", len(out), bulk, res)
+	}
+	return out, nil
 }
 
 // checkout opens a checkout session for suite i through one replica and completes it through
 // the next, as the marketplace and the provider's checkout page would.
 func (cl *cluster) checkout(ctx context.Context, i int) (string, error) {
-	var session string
-	for session == "" {
-		res, err := cl.do(ctx, "POST", "/partner/external-checkout/sessions", nil, map[string]any{
-			"provider_id": cl.w.ProviderID, "plan_version_id": cl.w.PlanVersionID, "building_id": cl.w.BuildingID,
-			"location_hash": cl.w.Hashes[i], "delivery_mode": "direct"})
-		switch {
-		case ctx.Err() != nil:
-			return "", ctx.Err()
-		case err != nil:
-			continue
-		case res.Status != http.StatusOK && res.Status != http.StatusCreated:
-			return "", fmt.Errorf("open session: %s", res)
-		}
-		session, _ = res.JSON["session_id"].(string)
-		if session == "" {
-			session, _ = res.JSON["id"].(string)
-		}
-		if session == "" {
-			return "", fmt.Errorf("session without an id: %s", res)
-		}
+	res, err := cl.send(ctx, "POST", "/partner/external-checkout/sessions", nil, map[string]any{
+		"provider_id": cl.w.ProviderID, "plan_version_id": cl.w.PlanVersionID, "building_id": cl.w.BuildingID,
+		"location_hash": cl.w.Hashes[i], "delivery_mode": "direct"}, http.StatusCreated)
+	if err != nil {
+		return "", err
+	}
+	session, _ := res.JSON["session_id"].(string)
+	if session == "" {
+		return "", fmt.Errorf("session without an id: %s", res)
 	}
 	secret := map[string]string{"X-Webhook-Secret": proctest.WebhookSecret}
-	body := map[string]any{"session_id": session, "subscriber": map[string]any{"firstname": "Ada", "lastname": fmt.Sprintf("Crash%d", i),
-		"email": cl.w.Email(i), "phonenumber": "+1 514 555 0199"}}
-	for {
-		res, err := cl.do(ctx, "POST", "/partner/external-checkout/complete", secret, body)
-		switch {
-		case ctx.Err() != nil:
-			return "", ctx.Err()
-		case err != nil:
-			continue
-		case res.Status != http.StatusOK && res.Status != http.StatusCreated:
-			return "", fmt.Errorf("complete: %s", res)
-		}
-		id, _ := res.JSON["subscription_id"].(string)
-		if id == "" {
-			return "", fmt.Errorf("complete without subscription_id: %s", res)
-		}
-		return id, nil
+	res, err = cl.send(ctx, "POST", "/partner/external-checkout/complete", secret, map[string]any{"session_id": session,
+		"subscriber": map[string]any{"firstname": "Ada", "lastname": fmt.Sprintf("Crash%d", i), "email": cl.w.Email(i), "phonenumber": "+1 514 555 0199"}},
+		http.StatusOK)
+	if err != nil {
+		return "", err
 	}
+	id, _ := res.JSON["subscription_id"].(string)
+	if id == "" {
+		return "", fmt.Errorf("complete without subscription_id: %s", res)
+	}
+	return id, nil
 }
 
 // changePlans moves each line to the faster version once it is active.
 func (cl *cluster) changePlans(ctx context.Context, lines []string) error {
 	for _, id := range lines {
-		if err := cl.awaitStatus(ctx, id, "ACTIVE"); err != nil {
-			return err
-		}
-		for {
-			res, err := cl.do(ctx, "POST", "/partner/subscriptions/"+id+"/change-plan", cl.w.Key(1), map[string]any{"plan_version_id": cl.w.FastVersionID})
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if err != nil {
-				continue // sent again: the one plan change a day makes a repeat 409, checked below
-			}
-			if res.Status != http.StatusOK && res.Status != http.StatusConflict {
-				return fmt.Errorf("change plan of %s: %s", id, res)
-			}
-			break
+		if err := cl.onceActive(ctx, id, "POST", "/partner/subscriptions/"+id+"/change-plan", cl.w.Key(1),
+			map[string]any{"plan_version_id": cl.w.FastVersionID}); err != nil {
+			return fmt.Errorf("change the plan of %s: %w", id, err)
 		}
 	}
 	return nil
@@ -418,24 +392,23 @@ func (cl *cluster) cancel(ctx context.Context, lines []string) error {
 	end := time.Now().AddDate(0, 2, 0)
 	end = time.Date(end.Year(), end.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, -1)
 	for _, id := range lines {
-		if err := cl.awaitStatus(ctx, id, "ACTIVE"); err != nil {
-			return err
-		}
-		for {
-			res, err := cl.do(ctx, "POST", "/api/v1/subscription/"+id+"/cancel", cl.operator, map[string]any{"end_date": end.Format(time.DateOnly), "reason": "moving"})
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if err != nil {
-				continue // a repeat of a cancellation that went through is 409
-			}
-			if res.Status != http.StatusOK && res.Status != http.StatusConflict {
-				return fmt.Errorf("cancel %s: %s", id, res)
-			}
-			break
+		if err := cl.onceActive(ctx, id, "POST", "/api/v1/subscription/"+id+"/cancel", cl.operator,
+			map[string]any{"end_date": end.Format(time.DateOnly), "reason": "moving"}); err != nil {
+			return fmt.Errorf("cancel %s: %w", id, err)
 		}
 	}
 	return nil
+}
+
+// onceActive sends a change of line id once it is active, again when no answer came (a
+// replica killed mid-request). A repeat of a change that went through is 409 (one plan change
+// a day; a line cancelled already), which the final state check tells from a refusal.
+func (cl *cluster) onceActive(ctx context.Context, id, method, path string, h map[string]string, body any) error {
+	if err := cl.awaitStatus(ctx, id, "ACTIVE"); err != nil {
+		return err
+	}
+	_, err := cl.send(ctx, method, path, h, body, http.StatusOK, http.StatusConflict)
+	return err
 }
 
 // awaitStatus waits until the line has status.
@@ -518,20 +491,15 @@ func firstName(v map[string]any) string {
 
 // loginHolder signs the world's portal holder in, through any replica.
 func (cl *cluster) loginHolder(ctx context.Context) (map[string]string, error) {
-	for {
-		res, err := cl.do(ctx, "POST", "/partner/subscriber/auth/login", nil, map[string]string{"email": cl.w.Subscriber[0], "password": cl.w.Subscriber[1]})
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if err != nil {
-			continue
-		}
-		tok, _ := res.JSON["access_token"].(string)
-		if res.Status != http.StatusOK || tok == "" {
-			return nil, fmt.Errorf("holder login: %s", res)
-		}
-		return map[string]string{"Authorization": "Bearer " + tok}, nil
+	res, err := cl.send(ctx, "POST", "/partner/subscriber/auth/login", nil, map[string]string{"email": cl.w.Subscriber[0], "password": cl.w.Subscriber[1]}, http.StatusOK)
+	if err != nil {
+		return nil, err
 	}
+	tok, _ := res.JSON["access_token"].(string)
+	if tok == "" {
+		return nil, fmt.Errorf("holder login without a token: %s", res)
+	}
+	return map[string]string{"Authorization": "Bearer " + tok}, nil
 }
 
 var codeRE = regexp.MustCompile(`(?m)^\s*(\d{6})\s*$`)
@@ -790,30 +758,6 @@ func (cl *cluster) checkRevocation(t *testing.T) {
 		t.Errorf("a replica accepted the revoked key %v after the revocation, want within %v", slowest.Round(time.Millisecond), revokeBound)
 	}
 	t.Logf("revocation: the key revoked through replica 1 was refused by every replica within %v (bound %v)", slowest.Round(time.Millisecond), revokeBound)
-}
-
-// settle waits until no job is left to do and no event is pending, and none appears for a few
-// seconds: due work is found by a sweep each second.
-func settle(t *testing.T, st *store.Store) {
-	t.Helper()
-	const quiet = 3 * time.Second
-	deadline := time.Now().Add(90 * time.Second)
-	var left []string
-	var emptySince time.Time
-	for time.Now().Before(deadline) {
-		left = query(t, st, `SELECT kind || ':' || state FROM river_job WHERE state IN ('available', 'running', 'retryable')
-			UNION ALL SELECT 'event:' || id FROM events WHERE delivery_state = 'pending'`)
-		switch {
-		case len(left) > 0:
-			emptySince = time.Time{}
-		case emptySince.IsZero():
-			emptySince = time.Now()
-		case time.Since(emptySince) >= quiet:
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("work still unfinished after 90 s: %v", left)
 }
 
 // checkOrders: every answered order exists once, with the id it was answered with, and

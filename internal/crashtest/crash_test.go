@@ -58,7 +58,7 @@ func TestCrashSafety(t *testing.T) {
 			answered := orderUnderKills(t, p, w, rng)
 			t.Logf("orders: %d answered through %d kills in %v", len(answered), killRounds, time.Since(started).Round(time.Millisecond))
 			crashAndRecover(t, p, st, rng, 400*time.Millisecond, nil)
-			waitForJobs(t, st)
+			proctest.WaitUntilIdle(t, st, 75*time.Second, proctest.UnfinishedJobs)
 			checkOrders(t, st, w, answered)
 			checkCharges(t, st, "first")
 			invariants.Assert(t, st)
@@ -202,30 +202,6 @@ func crashAndRecover(t *testing.T, p *proctest.Process, st *store.Store, rng *ra
 	p.Start()
 }
 
-// waitForJobs waits until no job is left to do (available, running or retryable) and none
-// appears for quiet: due work (an invoice to charge) is found by a sweep each second, so an
-// empty queue right after a restart does not yet mean that everything is done.
-func waitForJobs(t *testing.T, st *store.Store) {
-	t.Helper()
-	const quiet = 3 * time.Second
-	deadline := time.Now().Add(75 * time.Second)
-	var left []string
-	var emptySince time.Time
-	for time.Now().Before(deadline) {
-		left = strings(t, st, `SELECT kind || ':' || state FROM river_job WHERE state IN ('available', 'running', 'retryable')`)
-		switch {
-		case len(left) > 0:
-			emptySince = time.Time{}
-		case emptySince.IsZero():
-			emptySince = time.Now()
-		case time.Since(emptySince) >= quiet:
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("jobs still unfinished after 75 s: %v", left)
-}
-
 // checkOrders: every answered order exists once, with the id it was answered with, live and
 // provisioned on its own port; no suite has two live lines; nothing else was created.
 func checkOrders(t *testing.T, st *store.Store, w *proctest.World, answered map[int]string) {
@@ -307,7 +283,7 @@ func billRunUnderKill(t *testing.T, p *proctest.Process, st *store.Store, w *pro
 		t.Logf("bill run killed with %d/%d recurring invoices written, %d paid", len(strings(t, st, `SELECT id FROM invoices WHERE kind = 'recurring'`)),
 			suites, len(strings(t, st, `SELECT id FROM invoices WHERE kind = 'recurring' AND status = 'paid'`)))
 	})
-	waitForJobs(t, st)
+	proctest.WaitUntilIdle(t, st, 75*time.Second, proctest.UnfinishedJobs)
 	return period
 }
 

@@ -21,6 +21,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/store"
 )
 
 // Build compiles cmd/subprov into a temporary directory and returns the binary's path.
@@ -258,3 +261,33 @@ func (r *Response) status() string { return fmt.Sprintf("%d %s", r.Status, tail(
 
 // String is the status and the start of the body, for failure messages.
 func (r *Response) String() string { return r.status() }
+
+// UnfinishedJobs selects each job left to do (available, running or retrying) in the job
+// queue: what WaitUntilIdle waits for.
+const UnfinishedJobs = `SELECT kind || ':' || state FROM river_job WHERE state IN ('available', 'running', 'retryable')`
+
+// WaitUntilIdle waits until the query pending (one text column naming what is left to do)
+// selects nothing and goes on selecting nothing for three seconds: due work (an invoice to
+// charge, an event to send) is found by a sweep each second, so an empty queue right after a
+// restart does not yet mean that everything is done. It fails the test, naming what is left,
+// when that does not happen within the given time.
+func WaitUntilIdle(t testing.TB, st *store.Store, within time.Duration, pending string) {
+	t.Helper()
+	const quiet = 3 * time.Second
+	deadline := time.Now().Add(within)
+	var left []string
+	var emptySince time.Time
+	for time.Now().Before(deadline) {
+		left = testdb.Strings(t, st.R().Query, pending)
+		switch {
+		case len(left) > 0:
+			emptySince = time.Time{}
+		case emptySince.IsZero():
+			emptySince = time.Now()
+		case time.Since(emptySince) >= quiet:
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("work still unfinished after %v: %v", within, left)
+}
