@@ -112,6 +112,7 @@ var visibility = []struct {
 	{"/console/install-windows", subprov.RoleBilling, []string{"08:00"}, []string{"Add an install window", "Delete"}},
 	{"/console/network", subprov.RoleAdmin, []string{"120 Rue King O", "New building", "Import from CSV"}, nil},
 	{"/console/network", subprov.RoleInstaller, []string{"120 Rue King O"}, []string{"New building", "Import from CSV", `action="/console/network/buildings"`}},
+	{"/console/network/switches", subprov.RoleInstaller, []string{"mtl-king-sw1", "van-georgia-sw1", "closed", "none"}, []string{"sealed"}},
 	{"/console/network", subprov.RoleSupport, []string{"120 Rue King O"}, []string{"New building", "Import from CSV"}},
 	{"/console/network", subprov.RoleBilling, []string{"120 Rue King O"}, []string{"New building", "Import from CSV"}},
 	{"/console/network/buildings/b1000000-0000-4000-8000-000000000001", subprov.RoleAdmin, []string{"1204", "Add the unit", "Add the port", "Edit the building"}, nil},

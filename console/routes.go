@@ -99,6 +99,7 @@ func (h *Handler) routes() []route {
 		{method: "POST", path: Prefix + "network/buildings/{building_id}", perm: subprov.PermAdminister, handle: h.editBuilding},
 		{method: "POST", path: Prefix + "network/buildings/{building_id}/units", perm: subprov.PermAdminister, handle: h.createUnit},
 		{method: "POST", path: Prefix + "network/buildings/{building_id}/ports", perm: subprov.PermAdminister, handle: h.createPort},
+		{method: "GET", path: Prefix + "network/switches", perm: subprov.PermReadNetwork, handle: h.switchesPage},
 		{method: "GET", path: Prefix + "network/import", perm: subprov.PermAdminister, handle: h.importPage},
 		{method: "POST", path: Prefix + "network/import", perm: subprov.PermAdminister, upload: true, handle: h.importBuildings},
 		// Plans and their versions (plans.go).
