@@ -341,14 +341,23 @@ func printPlan(w io.Writer, p app.Plan, dryRun bool) {
 	}
 }
 
-// storeSealer is the sealer of the service whose database st is: its secret (SUBPROV_SECRET, or
-// the one stored at its first start) and SUBPROV_SECRET_PREVIOUS.
-func storeSealer(ctx context.Context, st *store.Store, getenv func(string) string, stderr io.Writer) (*identity.Sealer, error) {
-	cfg, _, err := loadConfig(getenv, stderr)
+// sealedStore opens DATABASE_URL after applying every migration, with the sealer of the
+// service whose database it is: its secret (SUBPROV_SECRET, or the one stored at its first
+// start) and SUBPROV_SECRET_PREVIOUS.
+func sealedStore(ctx context.Context, getenv func(string) string, stderr io.Writer) (*store.Store, *identity.Sealer, error) {
+	st, err := migratedStore(ctx, getenv, stderr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return app.Sealer(ctx, cfg, st)
+	cfg, _, err := loadConfig(getenv, stderr)
+	if err == nil {
+		var sealer *identity.Sealer
+		if sealer, err = app.Sealer(ctx, cfg, st); err == nil {
+			return st, sealer, nil
+		}
+	}
+	st.Close()
+	return nil, nil, err
 }
 
 // migratedStore opens DATABASE_URL after applying every migration (seed and gen write to it
@@ -379,15 +388,11 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	file := fs.Arg(0)
-	st, err := migratedStore(ctx, getenv, stderr)
+	st, sealer, err := sealedStore(ctx, getenv, stderr)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	sealer, err := storeSealer(ctx, st, getenv, stderr)
-	if err != nil {
-		return err
-	}
 	sum, err := fixture.LoadFileWith(ctx, st, file, nowUTC(), fixture.Options{Update: *update, Sealer: sealer})
 	if err != nil {
 		return err

@@ -45,15 +45,11 @@ func cmdSwitchesRekey(ctx context.Context, args []string, getenv func(string) st
 	if done, err := parse(fs, args, stdout, stderr); done {
 		return err
 	}
-	st, err := migratedStore(ctx, getenv, stderr)
+	st, sealer, err := sealedStore(ctx, getenv, stderr)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	sealer, err := storeSealer(ctx, st, getenv, stderr)
-	if err != nil {
-		return err
-	}
 	resealed, unopened, err := inventory.ResealSwitches(ctx, st, sealer)
 	if err != nil {
 		return fmt.Errorf("switches rekey: %w", err)
