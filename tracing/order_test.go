@@ -238,7 +238,8 @@ func TestOneOrderIsOneTrace(t *testing.T) {
 // with the order's request id, whichever process makes it and however late: an event recorded
 // by a service that delivered nothing and stopped is delivered by the next one on its
 // database; a receiver that refuses the first attempt gets the retry, and both are in the
-// trace. The trace is never shown by the operations routes.
+// trace; an operator's replay is in it as well. The trace is never shown by the operations
+// routes.
 func TestEveryDeliveryContinuesTheEventsTrace(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
@@ -313,6 +314,37 @@ func TestEveryDeliveryContinuesTheEventsTrace(t *testing.T) {
 					if got := attr(d, tracing.RequestIDKey); got != requestID {
 						t.Errorf("delivery attempt: %s %q, want %q", tracing.RequestIDKey, got, requestID)
 					}
+				}
+				// An operator's replay is an attempt in the order's trace too, linked to the
+				// replay's request.
+				replayID := requestID + "-replay"
+				headers := s.Operator()
+				headers["X-Request-Id"] = replayID
+				if res := s.Do(apptest.Request{Method: "POST", Path: "/api/v1/webhook-events/" + eventID + "/replay", Headers: headers}); res.Status != http.StatusAccepted {
+					t.Fatalf("replay: %d %s", res.Status, res.Raw)
+				}
+				var replay, replayed sdktrace.ReadOnlySpan
+				apptest.Eventually(t, 5*time.Second, "the replay's spans", func() bool {
+					for _, sp := range rec.Ended() {
+						if sp.SpanKind() == trace.SpanKindServer && attr(sp, tracing.RequestIDKey) == replayID {
+							replay = sp
+						}
+					}
+					if all := attempts(); len(all) == tc.refused+2 {
+						replayed = all[0]
+						for _, a := range all {
+							if a.EndTime().After(replayed.EndTime()) {
+								replayed = a
+							}
+						}
+					}
+					return replay != nil && replayed != nil
+				})
+				ss = traceOf(rec, request.SpanContext().TraceID())
+				if links := replayed.Links(); ss[replayed.SpanContext().SpanID()] == nil || attr(replayed, tracing.RequestIDKey) != requestID ||
+					len(links) != 1 || links[0].SpanContext.SpanID() != replay.SpanContext().SpanID() {
+					t.Errorf("replay attempt in trace %s with request id %q and links %v, want the order's, %q, linked to the replay request %s",
+						replayed.SpanContext().TraceID(), attr(replayed, tracing.RequestIDKey), links, requestID, replay.SpanContext().SpanID())
 				}
 				// The operations routes never show the trace the event keeps.
 				for _, path := range []string{"/api/v1/webhook-events/" + eventID, "/api/v1/webhook-events?provider_id=" + fixture.DemoProviderID} {
