@@ -1,0 +1,225 @@
+// Package netconf is the switch driver for switches managed over NETCONF (RFC 6241) on SSH
+// (RFC 6242, with the 1.1 chunked framing when the switch offers it). It implements
+// switches.Raw for one switch: reads come from get-config on the running datastore, writes go
+// to the candidate datastore under a lock and are committed, as a confirmed commit when the
+// switch offers :confirmed-commit, so a session lost before the confirming commit leaves the
+// switch as it was. Payloads come from per-model templates: "openconfig" (the OpenConfig-shaped
+// subprov-access YANG module shipped in yang/) and "junos".
+//
+// Errors keep the switches sentinels: a refusal by the switch's own validation is
+// switches.ErrInvalid (final), anything that may pass on a retry (unreachable, timed out,
+// session lost, datastore locked) is switches.ErrUnavailable, and a refused login or host key
+// is ErrAuth or ErrHostKey, final and neither of those.
+package netconf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/subprov/subprov/switches"
+)
+
+var (
+	// ErrAuth means the switch refused the username and password (or the account's rights):
+	// final, a retry cannot help until the inventory is corrected.
+	ErrAuth = errors.New("switch refused the login")
+	// ErrHostKey means the switch did not present the host key the inventory pins (or none is
+	// pinned): final, the connection is refused before any credential is sent.
+	ErrHostKey = errors.New("switch host key does not match")
+)
+
+// Models the driver has templates for.
+const (
+	ModelOpenConfig = "openconfig"
+	ModelJunos      = "junos"
+)
+
+// Config is one switch as the inventory describes it.
+type Config struct {
+	// Address is host:port of the switch's NETCONF SSH endpoint (usually port 830).
+	Address string
+	// Username and Password log in with SSH password (or keyboard-interactive) authentication.
+	Username, Password string
+	// HostKey is the switch's SSH public key in authorized_keys form ("ssh-ed25519 AAAA...") or
+	// as a known_hosts line ("host ssh-ed25519 AAAA..."). Empty refuses to connect: an unknown
+	// host key is never accepted.
+	HostKey string
+	// Model picks the payload templates: "openconfig" or "junos".
+	Model string
+	// DialTimeout bounds the TCP connection and SSH handshake (default 10 s).
+	DialTimeout time.Duration
+	// OpTimeout bounds each RPC (default 30 s).
+	OpTimeout time.Duration
+	// ConfirmTimeout is how long a confirmed commit waits for its confirmation before the
+	// switch rolls it back (default 60 s; whole seconds).
+	ConfirmTimeout time.Duration
+}
+
+// Driver is the NETCONF driver of one switch; it opens one session per operation, so it holds
+// no connection between calls and is safe for concurrent use (the candidate lock serialises
+// writes on the switch).
+type Driver struct {
+	cfg     Config
+	hostKey ssh.PublicKey
+	model   model
+
+	// hook, when set (tests only), runs between the steps of a write; drop cuts the session's
+	// TCP connection, as a network failure would.
+	hook func(step string, drop func())
+}
+
+// New checks cfg and returns the driver; it does not connect.
+func New(cfg Config) (*Driver, error) {
+	if _, _, err := net.SplitHostPort(cfg.Address); err != nil {
+		return nil, fmt.Errorf("netconf: address %q: want host:port: %w", cfg.Address, err)
+	}
+	if cfg.Username == "" {
+		return nil, fmt.Errorf("netconf %s: no username", cfg.Address)
+	}
+	key, err := parseHostKey(cfg.HostKey)
+	if err != nil {
+		return nil, fmt.Errorf("netconf %s: %w", cfg.Address, err)
+	}
+	m, ok := models[cfg.Model]
+	if !ok {
+		return nil, fmt.Errorf("netconf %s: model %q: want %q or %q", cfg.Address, cfg.Model, ModelOpenConfig, ModelJunos)
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 10 * time.Second
+	}
+	if cfg.OpTimeout <= 0 {
+		cfg.OpTimeout = 30 * time.Second
+	}
+	if cfg.ConfirmTimeout < time.Second {
+		cfg.ConfirmTimeout = 60 * time.Second
+	}
+	return &Driver{cfg: cfg, hostKey: key, model: m}, nil
+}
+
+// parseHostKey accepts an authorized_keys line or a known_hosts line.
+func parseHostKey(s string) (ssh.PublicKey, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, fmt.Errorf("%w: no host key configured (an unknown host key is never accepted)", ErrHostKey)
+	}
+	if k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(s)); err == nil {
+		return k, nil
+	}
+	if _, _, k, _, _, err := ssh.ParseKnownHosts([]byte(s)); err == nil {
+		return k, nil
+	}
+	return nil, fmt.Errorf("%w: host key %q is neither an authorized_keys nor a known_hosts line", ErrHostKey, s)
+}
+
+// Name is the driver's name in logs and metrics.
+func (d *Driver) Name() string { return "netconf" }
+
+// Read returns the port's state from the running datastore; a port the switch has no
+// configuration for reads as ModeOff.
+func (d *Driver) Read(ctx context.Context, p switches.Port) (switches.State, error) {
+	s, err := d.open(ctx)
+	if err != nil {
+		return switches.State{}, err
+	}
+	defer s.close()
+	data, err := s.getConfig(ctx, d.model.configFilter(p.Name))
+	if err != nil {
+		return switches.State{}, err
+	}
+	st, err := d.model.parseConfig(data, p.Name)
+	if err != nil {
+		return switches.State{}, fmt.Errorf("netconf %s: get-config reply for %s: %w", d.cfg.Address, p.Name, err)
+	}
+	return st, nil
+}
+
+// Write puts the port in state want: lock the candidate, discard whatever another session left
+// in it, edit, commit (confirmed, then confirmed again, where the switch offers it), unlock. The
+// request is sent as it is: checking it is Confirmed's job and the switch's own validation's.
+func (d *Driver) Write(ctx context.Context, p switches.Port, want switches.State) error {
+	payload, err := d.model.edit(p.Name, want)
+	if err != nil {
+		return fmt.Errorf("netconf %s: %w", d.cfg.Address, err)
+	}
+	s, err := d.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	if err := s.discard(ctx); err != nil {
+		return err
+	}
+	if err := s.editConfig(ctx, payload); err != nil {
+		return err
+	}
+	d.step("edited", s)
+	if !s.confirmedCommit {
+		if err := s.commit(ctx, false); err != nil {
+			return err
+		}
+		d.step("committed", s)
+		s.unlock(ctx)
+		return nil
+	}
+	if err := s.commit(ctx, true); err != nil {
+		return err
+	}
+	d.step("confirmed", s)
+	// The switch still answers on this session after the change: confirm it. A session lost
+	// before this point makes the switch roll the confirmed commit back by itself.
+	if _, err := s.getConfig(ctx, d.model.configFilter(p.Name)); err != nil {
+		return err
+	}
+	if err := s.commit(ctx, false); err != nil {
+		return err
+	}
+	d.step("committed", s)
+	s.unlock(ctx)
+	return nil
+}
+
+func (d *Driver) step(name string, s *session) {
+	if d.hook != nil {
+		d.hook(name, s.t.cut)
+	}
+}
+
+// Status is a port's link state and traffic counters as the switch reports them.
+type Status struct {
+	// OperStatus is the operational state in the model's words, lower-cased ("up", "down").
+	OperStatus string
+	// InOctets and OutOctets count bytes received and sent on the port since the counters were
+	// last cleared.
+	InOctets, OutOctets uint64
+}
+
+// Up reports whether the link is up.
+func (s Status) Up() bool { return s.OperStatus == "up" }
+
+// Status reads the port's link state and counters: `get` of the interface's state on
+// OpenConfig switches, get-interface-information on Junos.
+func (d *Driver) Status(ctx context.Context, p switches.Port) (Status, error) {
+	s, err := d.open(ctx)
+	if err != nil {
+		return Status{}, err
+	}
+	defer s.close()
+	reply, err := d.model.status(ctx, s, p.Name)
+	if err != nil {
+		return Status{}, err
+	}
+	st, err := parseStatus(reply, p.Name)
+	if err != nil {
+		return Status{}, fmt.Errorf("netconf %s: status reply for %s: %w", d.cfg.Address, p.Name, err)
+	}
+	return st, nil
+}
