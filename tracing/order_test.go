@@ -26,6 +26,13 @@ import (
 	"github.com/subprov/subprov/tracing"
 )
 
+// recordSpans makes the process record its spans, until t ends, and returns the recorder.
+func recordSpans(t *testing.T) *tracetest.SpanRecorder {
+	rec := tracetest.NewSpanRecorder()
+	t.Cleanup(tracing.Use(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))
+	return rec
+}
+
 // spans are ended spans by id.
 type spans map[trace.SpanID]sdktrace.ReadOnlySpan
 
@@ -150,9 +157,7 @@ func order(t *testing.T, s *apptest.Service, rec *tracetest.SpanRecorder, reques
 // up from the queue) and that job's switch write to the delivery of the webhook the job
 // recorded, every span carrying the request's id; a caller's traceparent is continued.
 func TestOneOrderIsOneTrace(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	t.Cleanup(tracing.Use(tp))
+	rec := recordSpans(t)
 	cases := []struct {
 		name   string
 		caller bool // the request has a traceparent header
@@ -241,9 +246,7 @@ func TestOneOrderIsOneTrace(t *testing.T) {
 // trace; an operator's replay is in it as well. The trace is never shown by the operations
 // routes.
 func TestEveryDeliveryContinuesTheEventsTrace(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	t.Cleanup(tracing.Use(tp))
+	rec := recordSpans(t)
 	cases := []struct {
 		rule    string
 		restart bool // the recording service delivers nothing and stops; another one delivers
