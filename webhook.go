@@ -29,6 +29,10 @@ type WebhookEvent struct {
 	DeliveryState string
 	Attempts      int
 	NextAttemptAt *time.Time // nil unless pending on the production retry schedule
+	// Trace is the trace the event was recorded in, which its delivery attempts continue, as
+	// the tracing package writes it (tracing.Origin.Text); "" when tracing was off. Internal:
+	// the reads that deliver an event fill it, and nothing shows it.
+	Trace string
 }
 
 // WebhookAttempt is one delivery attempt, kept whatever its outcome.

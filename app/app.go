@@ -243,7 +243,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	if cfg.Workers {
 		// This process delivers webhooks itself as soon as an event commits (Serve starts the
 		// dispatcher); a process without workers enqueues a webhooks.flush job instead.
-		a.Events.Wake, a.Events.Trace = a.Webhooks.Wake, a.Webhooks.TraceFrom
+		a.Events.Wake = a.Webhooks.Wake
 	}
 
 	var limiter ratelimit.Limiter = ratelimit.NewMemory()

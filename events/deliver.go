@@ -80,8 +80,7 @@ type Deliverer struct {
 	// Metrics counts the failed attempts (nil: nothing is recorded).
 	Metrics *metrics.Recorder
 
-	disp    atomic.Pointer[dispatcher] // set by Start
-	origins origins                    // TraceFrom
+	disp atomic.Pointer[dispatcher] // set by Start
 }
 
 // One shared client when none is configured, so connections to a receiver are reused across
@@ -332,7 +331,7 @@ func (d *Deliverer) deliverDue(ctx context.Context, l *lease, deadline time.Time
 			if err := provider(); err != nil {
 				return err
 			}
-			att := d.send(d.tracedFrom(ctx, ev.ID), p.WebhookURL, p.WebhookSecret, ev.ID, ev.Payload)
+			att := d.send(ctx, p.WebhookURL, p.WebhookSecret, ev)
 			if ctx.Err() != nil {
 				// Shutting down: the attempt was cut short by us, not by the receiver, so it
 				// is not counted; the event stays pending for the next flush.
@@ -595,11 +594,17 @@ func (d *Deliverer) Sweep(ctx context.Context) error {
 	return nil
 }
 
-// SendOnce delivers ev to url signed with secret, once, with no retry: the sandbox pipeline,
-// the sandbox ping and replays. It records the attempt and sets the event delivered or
-// failed. A receiver's failure is reported in the Attempt; the error is for the store only.
+// SendOnce delivers ev to url signed with secret, once, with no retry: the sandbox ping, sent
+// by the request that recorded it, in its trace. It records the attempt and sets the event
+// delivered or failed. A receiver's failure is reported in the Attempt; the error is for the
+// store only.
 func (d *Deliverer) SendOnce(ctx context.Context, ev *subprov.Event, url, secret string) (*Attempt, error) {
-	att := d.send(ctx, url, secret, ev.ID, ev.Payload)
+	return d.sendOnce(ctx, &subprov.WebhookEvent{Event: *ev}, url, secret)
+}
+
+// sendOnce is SendOnce of an event read with its trace (the sandbox pipeline).
+func (d *Deliverer) sendOnce(ctx context.Context, ev *subprov.WebhookEvent, url, secret string) (*Attempt, error) {
+	att := d.send(ctx, url, secret, ev)
 	// The attempt happened; record it even if the caller has gone away meanwhile.
 	wctx := context.WithoutCancel(ctx)
 	rec := attemptRow(ev.ID, url, att, d.Clock.Now().UTC())
@@ -699,7 +704,6 @@ func (d *Deliverer) SendSandbox(ctx context.Context, a jobs.SendSandboxEvent) er
 	if ev.DeliveryState != subprov.WebhookPending || p.WebhookURL == "" {
 		return nil
 	}
-	e := ev.Event
-	_, err = d.SendOnce(ctx, &e, p.WebhookURL, p.WebhookSecret)
+	_, err = d.sendOnce(ctx, ev, p.WebhookURL, p.WebhookSecret)
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -580,6 +581,14 @@ func TestRecordStates(t *testing.T) {
 				}
 				if n := e.jobCount(t) + e.jobsOfKind(t, jobs.SendSandboxEvent{}.Kind()); n != tt.wantJobs {
 					t.Errorf("delivery jobs = %d, want %d", n, tt.wantJobs)
+				}
+				// Tracing is off in these tests: no trace is kept with the event.
+				var trace sql.NullString
+				if err := rawdb.Writer(s).QueryRow(s.Dialect.Rebind(`SELECT trace FROM events WHERE id = ?`), ev.ID).Scan(&trace); err != nil {
+					t.Fatal(err)
+				}
+				if trace.Valid || r.Trace != "" {
+					t.Errorf("trace %q (read %q) recorded with tracing off, want NULL", trace.String, r.Trace)
 				}
 			})
 		})

@@ -37,9 +37,6 @@ type Recorder struct {
 	// webhooks.flush job (the scheduler's sweep still finds any event a crash left behind).
 	// nil (serve --no-workers): the flush job is enqueued in the transaction.
 	Wake func(providerID string)
-	// Trace, when set with Wake, is told the trace an event was recorded in (Deliverer.TraceFrom)
-	// once it commits, so its delivery by this process's dispatcher continues that trace.
-	Trace func(eventID string, o tracing.Origin)
 }
 
 // body is the JSON envelope of every event (docs/webhooks.md). A struct, not a map, so the keys
@@ -65,7 +62,8 @@ type body struct {
 // The event is pending when the provider has a webhook_url and no_endpoint otherwise. A
 // pending production event is due at once; its commit wakes the dispatcher, or a
 // webhooks.flush job is enqueued in tx. A pending sandbox event gets its one-attempt send job
-// (one attempt, no retries: docs/checkout.md, Sandbox).
+// (one attempt, no retries: docs/checkout.md, Sandbox). With tracing on, the event keeps the
+// trace ctx is in, which each of its delivery attempts continues.
 func (r *Recorder) Record(ctx context.Context, tx *store.Tx, p *subprov.Provider, typ string, sub *subprov.Subscription, extra map[string]any) (*subprov.Event, error) {
 	subID := ""
 	if sub != nil {
@@ -130,6 +128,9 @@ func (r *Recorder) record(ctx context.Context, tx *store.Tx, p *subprov.Provider
 		},
 		SubscriptionID: subscriptionID,
 		DeliveryState:  subprov.WebhookNoEndpoint,
+		// Every attempt to deliver it, by any process, continues the trace it is recorded in
+		// (tracing on only: off, nothing is stored).
+		Trace: tracing.OriginOf(ctx).Text(),
 	}
 	var err error
 	if p.Sandbox {
@@ -149,10 +150,7 @@ func (r *Recorder) record(ctx context.Context, tx *store.Tx, p *subprov.Provider
 		case !p.Sandbox:
 			ev.NextAttemptAt = &now
 			if wake := r.Wake; wake != nil {
-				providerID, eventID := p.ID, ev.ID
-				if o := tracing.OriginOf(ctx); r.Trace != nil && !o.IsZero() {
-					tx.AfterCommit(func() { r.Trace(eventID, o) }) // before the wake-up, which may deliver at once
-				}
+				providerID := p.ID
 				tx.AfterCommit(func() { wake(providerID) })
 			} else {
 				job = jobs.FlushWebhooks{ProviderID: p.ID}

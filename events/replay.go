@@ -19,8 +19,11 @@ import (
 // event keeps its place in the provider's delivery order and its retry schedule, and is sent
 // again in its turn (receivers drop the repeat by its id). A failed attempt changes no
 // production event's state.
+//
+// Read ev with its trace (store.Event): with tracing on, the attempt continues the trace the
+// event was recorded in, linked to the replay's.
 func (d *Deliverer) Replay(ctx context.Context, ev *subprov.WebhookEvent, url, secret string, also func(tx *store.Tx, state string) error) (*Attempt, error) {
-	att := d.send(ctx, url, secret, ev.ID, ev.Payload)
+	att := d.send(ctx, url, secret, ev)
 	// The attempt happened; record it even if the caller has gone away meanwhile.
 	wctx := context.WithoutCancel(ctx)
 	rec := attemptRow(ev.ID, url, att, d.Clock.Now().UTC())

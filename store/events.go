@@ -12,8 +12,24 @@ import (
 	"github.com/subprov/subprov/internal/sqltext"
 )
 
+// eventColumns are an event's columns as the lists read them (scanEvent). The trace it was
+// recorded in is internal: only the reads of an event to send also read it (eventToSend).
 const eventColumns = `id, provider_id, type, subscription_id, payload, sandbox, delivery_state, attempts,
 	next_attempt_at, created_at, seq`
+
+// eventToSendColumns are eventColumns and the event's trace (scanEventToSend).
+const eventToSendColumns = eventColumns + `, trace`
+
+// scanEventToSend scans eventToSendColumns.
+func scanEventToSend(row interface{ Scan(...any) error }) (*subprov.WebhookEvent, error) {
+	var trace sql.NullString
+	e, err := scanEvent(scanThenRest{row, &trace})
+	if err != nil {
+		return nil, err
+	}
+	e.Trace = trace.String
+	return e, nil
+}
 
 func scanEvent(row interface{ Scan(...any) error }) (*subprov.WebhookEvent, error) {
 	var e subprov.WebhookEvent
@@ -45,10 +61,10 @@ func (tx *Tx) NextEventSeq(ctx context.Context, providerID string) (int64, error
 	return seq, nil
 }
 
-// InsertEvent writes an event row; its payload is the exact body that will be signed and sent.
-// Its recording order (rec) comes from the database, without a lock held to commit. On
-// SQLite a pending production event without a seq is numbered here too (Dialect.seqAtRecord),
-// so the flusher can send it as soon as it commits.
+// InsertEvent writes an event row; its payload is the exact body that will be signed and sent,
+// and its trace is stored as given ("" is NULL). Its recording order (rec) comes from the
+// database, without a lock held to commit. On SQLite a pending production event without a seq
+// is numbered here too (Dialect.seqAtRecord), so the flusher can send it as soon as it commits.
 func (tx *Tx) InsertEvent(ctx context.Context, e *subprov.WebhookEvent) error {
 	cols, vals := eventColumns, `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
 	args := []any{e.ID, e.ProviderID, e.Type, nullStr(e.SubscriptionID), string(e.Payload), e.Sandbox, e.DeliveryState, e.Attempts,
@@ -56,6 +72,9 @@ func (tx *Tx) InsertEvent(ctx context.Context, e *subprov.WebhookEvent) error {
 	if seq := tx.d.seqAtRecord(); seq != "" && e.Seq == 0 && e.DeliveryState == subprov.WebhookPending && !e.Sandbox {
 		// The seq column's value becomes the subquery, and its argument the subquery's one.
 		vals, args[len(args)-1] = strings.TrimSuffix(vals, "?")+seq, e.ProviderID
+	}
+	if e.Trace != "" {
+		cols, vals, args = cols+", trace", vals+", ?", append(args, e.Trace)
 	}
 	if rec := tx.d.nextEventRec(); rec != "" {
 		cols, vals, args = cols+", rec", vals+", "+rec, append(args, e.ProviderID)
@@ -148,7 +167,7 @@ func hasEventsToSequence(d Dialect) string {
 
 // pendingInOrder selects the numbered pending events after a seq, in delivery order.
 func pendingInOrder(d Dialect) string {
-	return `SELECT ` + eventColumns + ` FROM ` + d.pendingEvents() + ` WHERE ` + pendingOf + ` AND seq > ? ORDER BY seq LIMIT ?`
+	return `SELECT ` + eventToSendColumns + ` FROM ` + d.pendingEvents() + ` WHERE ` + pendingOf + ` AND seq > ? ORDER BY seq LIMIT ?`
 }
 
 // holdQueuedEvents moves the provider's pending events up to the first one's next attempt.
@@ -188,7 +207,7 @@ func (s *Store) DueEventsOrHead(ctx context.Context, providerID string, now time
 	}
 	defer rows.Close()
 	for rows.Next() {
-		e, err := scanEvent(rows)
+		e, err := scanEventToSend(rows)
 		if err != nil {
 			return nil, false, fmt.Errorf("scan event: %w", err)
 		}
@@ -421,9 +440,10 @@ func (s *Store) EventsOfProvider(ctx context.Context, providerID string, limit i
 		ORDER BY seq DESC, rec DESC, id DESC LIMIT ?`, providerID, limit)
 }
 
-// Event returns one event of the provider; another provider's event is subprov.ErrNotFound.
+// Event returns one event of the provider, with its trace, to send it; another provider's
+// event is subprov.ErrNotFound.
 func (s *Store) Event(ctx context.Context, providerID, id string) (*subprov.WebhookEvent, error) {
-	e, err := scanEvent(s.R().QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = ? AND provider_id = ?`, id, providerID))
+	e, err := scanEventToSend(s.R().QueryRow(ctx, `SELECT `+eventToSendColumns+` FROM events WHERE id = ? AND provider_id = ?`, id, providerID))
 	if err != nil {
 		return nil, fmt.Errorf("event %s: %w", id, err)
 	}

@@ -96,13 +96,14 @@ func WebhookEventKey(e ListedEvent) []string {
 	return []string{e.CreatedAt.UTC().Format(time.RFC3339Nano), strconv.FormatInt(e.Rec, 10), e.ID}
 }
 
-// WebhookEvent returns one event of the provider, or of any provider when providerID is "";
-// another provider's event is subprov.ErrNotFound.
+// WebhookEvent returns one event of the provider, or of any provider when providerID is "",
+// with its trace, as Event (a replay sends it); another provider's event is
+// subprov.ErrNotFound.
 func (s *Store) WebhookEvent(ctx context.Context, providerID, id string) (*subprov.WebhookEvent, error) {
 	if providerID != "" {
 		return s.Event(ctx, providerID, id)
 	}
-	e, err := scanEvent(s.R().QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = ?`, id))
+	e, err := scanEventToSend(s.R().QueryRow(ctx, `SELECT `+eventToSendColumns+` FROM events WHERE id = ?`, id))
 	if err != nil {
 		return nil, fmt.Errorf("event %s: %w", id, err)
 	}

@@ -66,10 +66,39 @@ func RequestID(ctx context.Context) string {
 // Start starts a span named name as a child of ctx's span, carrying ctx's request id and
 // attrs. End it with End.
 func Start(ctx context.Context, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	return start(ctx, name, kind, nil, attrs)
+}
+
+func start(ctx context.Context, name string, kind trace.SpanKind, links []trace.Link, attrs []attribute.KeyValue) (context.Context, trace.Span) {
 	if id := RequestID(ctx); id != "" {
 		attrs = append(attrs, RequestIDKey.String(id))
 	}
-	return otel.GetTracerProvider().Tracer(ScopeName).Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	return otel.GetTracerProvider().Tracer(ScopeName).Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...),
+		trace.WithLinks(links...))
+}
+
+// StartFrom starts a span of work done on behalf of o, the origin of what it works on (a
+// webhook delivery of an event recorded in o's trace), whoever runs it and whenever. When
+// ctx's span is already in o's trace (the work runs inside it, as a job that trace enqueued),
+// the span is a child of ctx's, as Start makes it. Otherwise it continues o's trace with o's
+// request id, and links to ctx's span, with ctx's request id, so the work that ran it (an
+// operator's replay, a flush) still leads to it. A zero origin is Start.
+func StartFrom(ctx context.Context, o Origin, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	caller := trace.SpanContextFromContext(ctx)
+	from := o.Context(ctx)
+	sc := trace.SpanContextFromContext(from)
+	if o.IsZero() || !sc.IsValid() || sc.TraceID() == caller.TraceID() {
+		return start(ctx, name, kind, nil, attrs)
+	}
+	var links []trace.Link
+	if caller.IsValid() {
+		l := trace.Link{SpanContext: caller}
+		if id := RequestID(ctx); id != "" {
+			l.Attributes = []attribute.KeyValue{RequestIDKey.String(id)}
+		}
+		links = append(links, l)
+	}
+	return start(from, name, kind, links, attrs)
 }
 
 // End ends span, marking it failed with err when err is not nil.
@@ -93,7 +122,8 @@ func FromHeaders(ctx context.Context, h propagation.HeaderCarrier) context.Conte
 // Origin is where a piece of deferred work came from: the span that asked for it (W3C
 // traceparent and tracestate) and the request id. It travels with a job, in its metadata, so
 // the job's span continues the trace of the request that enqueued it, in whatever process
-// runs it.
+// runs it; and with a webhook event, on its row (Text), so that every delivery attempt of the
+// event continues the trace of the work that recorded it (StartFrom).
 type Origin struct {
 	TraceParent string `json:"traceparent,omitempty"`
 	TraceState  string `json:"tracestate,omitempty"`
@@ -120,6 +150,30 @@ func (o Origin) Context(ctx context.Context) context.Context {
 	}
 	ctx = traceContext.Extract(ctx, propagation.MapCarrier{"traceparent": o.TraceParent, "tracestate": o.TraceState})
 	return WithRequestID(ctx, o.RequestID)
+}
+
+// Text is o as a text column keeps it (the trace an event was recorded in): a JSON object of
+// its traceparent, tracestate and request id, and "" for the zero origin, so that nothing is
+// stored when tracing is off.
+func (o Origin) Text() string {
+	if o.IsZero() {
+		return ""
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return "" // strings always encode
+	}
+	return string(b)
+}
+
+// ParseOrigin reads an origin Text wrote; zero when s is "" or does not parse (a trace is
+// never a reason for work to fail).
+func ParseOrigin(s string) Origin {
+	var o Origin
+	if s == "" || json.Unmarshal([]byte(s), &o) != nil {
+		return Origin{}
+	}
+	return o
 }
 
 // originKey is the key of a job's origin in its metadata object.
