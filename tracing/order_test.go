@@ -305,6 +305,8 @@ func TestEveryDeliveryContinuesTheEventsTrace(t *testing.T) {
 				if len(jobs) != 1 {
 					t.Fatalf("the order's trace has %d port.provision jobs, want 1", len(jobs))
 				}
+				// The receiver answers before the attempt's span ends: wait for the span too.
+				apptest.Eventually(t, 15*time.Second, "the delivery's span", func() bool { return len(attempts()) >= tc.refused+1 })
 				all := attempts()
 				if len(all) != tc.refused+1 {
 					t.Fatalf("%d delivery attempts, want %d", len(all), tc.refused+1)
@@ -327,7 +329,7 @@ func TestEveryDeliveryContinuesTheEventsTrace(t *testing.T) {
 					t.Fatalf("replay: %d %s", res.Status, res.Raw)
 				}
 				var replay, replayed sdktrace.ReadOnlySpan
-				apptest.Eventually(t, 5*time.Second, "the replay's spans", func() bool {
+				apptest.Eventually(t, 15*time.Second, "the replay's spans", func() bool {
 					for _, sp := range rec.Ended() {
 						if sp.SpanKind() == trace.SpanKindServer && attr(sp, tracing.RequestIDKey) == replayID {
 							replay = sp

@@ -21,6 +21,8 @@ var requestDecoders = apitest.Decoders{
 	"inventory.PlanVersion":      apitest.DecoderOf[inventory.PlanVersion],
 	"inventory.PlanVersionPatch": apitest.DecoderOf[inventory.PlanVersionPatch],
 	"inventory.Port":             apitest.DecoderOf[inventory.Port],
+	"inventory.Switch":           apitest.DecoderOf[inventory.Switch],
+	"inventory.SwitchPatch":      apitest.DecoderOf[inventory.SwitchPatch],
 	"newOperatorRequest":         apitest.DecoderOf[newOperatorRequest],
 	"noteRequest":                apitest.DecoderOf[noteRequest],
 	"operatorChangeRequest":      apitest.DecoderOf[operatorChangeRequest],
