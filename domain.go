@@ -27,8 +27,8 @@ type Provider struct {
 	// AutoRepair: a port a reconciliation finds drifted from its lines is converged back at
 	// once (docs/network.md); off, the drift is only reported.
 	AutoRepair bool
-	CreatedAt                 time.Time
-	Version                   int64 // moves on with every edit on the operations surface (If-Match)
+	CreatedAt  time.Time
+	Version    int64 // moves on with every edit on the operations surface (If-Match)
 }
 
 // Location returns the provider's time zone, falling back to UTC for an unknown name.

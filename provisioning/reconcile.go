@@ -26,9 +26,9 @@ const DefaultReconcileEvery = 15 * time.Minute
 
 // Actions a reconciliation takes on a port (the ACTION column of `subprov reconcile`).
 const (
-	ReconcileInLine     = "ok"         // the port reads as its desired setting
-	ReconcileDrift      = "drift"      // drifted and reported (or still reported: its ticket is open)
-	ReconcileRepaired   = "repaired"   // drifted and converged back
+	ReconcileInLine     = "ok"       // the port reads as its desired setting
+	ReconcileDrift      = "drift"    // drifted and reported (or still reported: its ticket is open)
+	ReconcileRepaired   = "repaired" // drifted and converged back
 	ReconcileRepairFail = "repair_failed"
 	ReconcileConverging = "converging" // a convergence is under way or behind: not judged
 	ReconcileUnreadable = "unreadable" // the switch did not answer the read
