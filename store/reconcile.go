@@ -40,10 +40,10 @@ func (s *Store) PortsToReconcile(ctx context.Context, switchName string, now tim
 			&p.FailedVersion, &p.Failure, &p.Unconverged, &p.UpdatedAt, &leased)
 		p.Leased = leased > 0
 		return p, err
-	}, `SELECT p.name, ps.port_id, ps.mode, ps.vlan, ps.download_mbps, ps.upload_mbps, ps.mac_address, ps.version,
+	}, `SELECT p.port_name, ps.port_id, ps.mode, ps.vlan, ps.download_mbps, ps.upload_mbps, ps.mac_address, ps.version,
 		ps.converged_version, ps.failed_version, ps.failure, ps.unconverged, ps.updated_at,
 		CASE WHEN ps.lease_token <> '' AND ps.lease_until > ? THEN 1 ELSE 0 END
-		FROM ports p JOIN port_states ps ON ps.port_id = p.id WHERE p.switch_name = ? ORDER BY p.name`, now.UTC(), switchName)
+		FROM ports p JOIN port_states ps ON ps.port_id = p.id WHERE p.switch_name = ? ORDER BY p.port_name`, now.UTC(), switchName)
 }
 
 // SetPortFound records what a reconciliation found on a port: the fields that differ from its
