@@ -64,7 +64,8 @@ func (tx *Tx) UpsertProvider(ctx context.Context, p *subprov.Provider, secretHas
 		p.ID, p.Name, p.TimeZone, p.Currency, p.TaxRateBP, p.Sandbox, p.WebhookSecret, p.WebhookURL, p.CheckoutURL,
 		p.ServiceProviderDocumentID, p.SMSConfigured, p.BookingWindowDays, p.SupportGroup, p.BrandColor,
 		or(p.PaymentProcessor, "builtin"), p.ProcessorAccountID, now.UTC(), secretHash, deviceSecretHash)
-	if err == nil {
+	if err == nil && p.AutoRepair {
+		// Written only when on, as the language, so data of the schema before it still loads.
 		_, err = tx.Exec(ctx, `UPDATE providers SET auto_repair = ? WHERE id = ?`, p.AutoRepair, p.ID)
 	}
 	if err == nil && p.DefaultLanguage != "" {
