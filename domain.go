@@ -24,8 +24,11 @@ type Provider struct {
 	PaymentProcessor          string // builtin, stripe, or none (no processor connection)
 	ProcessorAccountID        string // the provider's connected account at the processor
 	DefaultLanguage           string // en or fr: the language of subscribers who chose none
-	CreatedAt                 time.Time
-	Version                   int64 // moves on with every edit on the operations surface (If-Match)
+	// AutoRepair: a port a reconciliation finds drifted from its lines is converged back at
+	// once (docs/network.md); off, the drift is only reported.
+	AutoRepair bool
+	CreatedAt  time.Time
+	Version    int64 // moves on with every edit on the operations surface (If-Match)
 }
 
 // Location returns the provider's time zone, falling back to UTC for an unknown name.
@@ -359,6 +362,8 @@ const (
 	EventSubscriptionPendingInstall = "subscription.pending_install"
 	EventCheckoutSessionCompleted   = "checkout.session.completed"
 	EventSandboxPing                = "service.sandbox.ping"
+	EventDriftDetected              = "network.drift_detected"
+	EventDriftRepaired              = "network.drift_repaired"
 )
 
 // CheckoutSession is a marketplace hand-over session.

@@ -213,7 +213,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Billing = &billing.Service{Store: st, Clock: a.Clock, Processor: processor, Mail: a.Outbox, Log: log, Metrics: rec, PublicURL: cfg.PublicURL,
 		Ledger: &billing.BuiltinLedger{Store: st, Faults: a.Faults}}
 	a.Provisioning = &provisioning.Service{Store: st, Clock: a.Clock, Switch: driver, Events: a.Events, Log: log,
-		Processor: processor, Tickets: &tickets.Builtin{Clock: a.Clock}, Billing: a.Billing, Metrics: rec}
+		Processor: processor, Tickets: &tickets.Builtin{Clock: a.Clock}, Billing: a.Billing, Metrics: rec, ReconcileEvery: cfg.ReconcileEvery}
 	// Installations (issue 8): install jobs, booking invitations and the booking page.
 	a.Install = &install.Service{Store: st, Clock: a.Clock, Mail: a.Outbox, Completer: a.Provisioning, PublicURL: cfg.PublicURL, Log: log}
 	a.Provisioning.Installs = a.Install
@@ -234,6 +234,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		SetLineService:  a.Billing.SetLineService,
 		RefundCredits:   a.Billing.RefundCredits,
 		SendSandbox:     a.Webhooks.SendSandbox,
+		ReconcileSwitch: a.Provisioning.ReconcileSwitchJob,
 	}, jobs.Options{Work: cfg.Workers, Logger: log})
 	if err != nil {
 		st.Close()
@@ -582,6 +583,7 @@ func (a *App) Sweeps() []scheduler.Sweep {
 		{Name: "charges", Run: a.Billing.SweepCharges},
 		{Name: "booking invitations", Run: a.Install.SweepInvitations},
 		{Name: "console sessions", Run: a.Auth.SweepConsoleSessions},
+		{Name: "reconciliations", Run: a.Provisioning.SweepReconciliations},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/tracing"
@@ -29,6 +30,9 @@ type Config struct {
 	Dev            bool   // SUBPROV_DEV
 	SeedFile       string // SUBPROV_SEED
 	SwitchDriver   string // SUBPROV_SWITCH_DRIVER
+	// ReconcileEvery is SUBPROV_RECONCILE_INTERVAL: how often each switch is read and compared
+	// with its lines (docs/network.md, Reconciliation).
+	ReconcileEvery time.Duration
 	LogFormat      string // SUBPROV_LOG_FORMAT: text or json
 	NoRateLimits   bool   // SUBPROV_RATE_LIMITS=0: load tests only
 	Workers        bool   // run job workers in this process (serve without --no-workers, worker)
@@ -72,6 +76,7 @@ var Vars = []Var{
 	{"SUBPROV_DEV", "0", "1 turns on dev mode: /api/v1/dev/clock, /faults, /outbox"},
 	{"SUBPROV_SEED", "", "fixture file loaded at start: creates missing rows, never changes one"},
 	{"SUBPROV_SWITCH_DRIVER", "sim", "the driver of a switch whose inventory row names none (and of a switch a port names for the first time)"},
+	{"SUBPROV_RECONCILE_INTERVAL", "15m", "how often each switch is reconciled: every port read and compared with its lines (a Go duration, at least 1m)"},
 	{"SUBPROV_LOG_FORMAT", "text on a terminal, else json", "log format: text or json"},
 	{"STRIPE_API_KEY", "", "Stripe secret key for providers whose payment_processor is stripe (connected accounts)"},
 	{"STRIPE_API_BASE", "https://api.stripe.com", "Stripe API base URL (stripe-mock in tests)"},
@@ -155,6 +160,9 @@ func FromEnv(getenv func(string) string, isTerminal bool) (Config, error) {
 	}
 	if c.Tracing, err = tracing.ConfigFromEnv(getenv); err != nil {
 		return c, err
+	}
+	if c.ReconcileEvery, err = time.ParseDuration(get("SUBPROV_RECONCILE_INTERVAL", "15m")); err != nil || c.ReconcileEvery < time.Minute {
+		return c, fmt.Errorf("SUBPROV_RECONCILE_INTERVAL %q: want a duration of at least 1m (15m, 1h)", get("SUBPROV_RECONCILE_INTERVAL", "15m"))
 	}
 	if c.SwitchDriver != "sim" {
 		return c, fmt.Errorf("SUBPROV_SWITCH_DRIVER %q: the only driver built in is sim", c.SwitchDriver)

@@ -34,6 +34,7 @@ type Handlers struct {
 	SetLineService  func(ctx context.Context, args SetLineService) error
 	RefundCredits   func(ctx context.Context, args RefundCredits) error
 	SendSandbox     func(ctx context.Context, args SendSandboxEvent) error
+	ReconcileSwitch func(ctx context.Context, args ReconcileSwitch) error
 }
 
 // Options tune the client.
@@ -146,6 +147,7 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 	addWorker(workers, h.SetLineService)
 	addWorker(workers, h.RefundCredits)
 	addWorker(workers, h.SendSandbox)
+	addWorker(workers, h.ReconcileSwitch)
 	cfg := &river.Config{
 		ID:                WorkerID(),
 		Logger:            o.Logger.With("component", "river"),

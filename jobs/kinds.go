@@ -144,3 +144,18 @@ func (SendSandboxEvent) Kind() string { return "webhooks.sandbox_send" }
 
 // InsertOpts: one attempt; a failed sandbox delivery is listed and can be replayed by hand.
 func (SendSandboxEvent) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
+
+// ReconcileSwitch reads every port of a switch that has a desired setting and compares it with
+// what the port's lines say: drift is reported (and, where the provider opts in, repaired),
+// a billed line on a port out of service is flagged. The clock-driven sweep queues one per
+// switch when it falls due.
+type ReconcileSwitch struct {
+	Switch string `json:"switch"`
+}
+
+// Kind names the job in the queue.
+func (ReconcileSwitch) Kind() string { return "switch.reconcile" }
+
+// InsertOpts: the next sweep queues the next run, so a failed reconciliation is retried only
+// a few times.
+func (ReconcileSwitch) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 3} }

@@ -15,6 +15,7 @@ type Source interface {
 	WebhookBacklogs(ctx context.Context) ([]store.WebhookBacklog, error)
 	InvoiceCounts(ctx context.Context) (map[string]int, error)
 	UnfinishedBillRuns(ctx context.Context, since time.Time) (map[string]time.Time, error)
+	BillingRisks(ctx context.Context) (map[string]int, error)
 }
 
 // ScrapeTimeout bounds each read of a scrape: a slow database costs the scrape a gauge, never
@@ -35,6 +36,8 @@ var (
 		"Invoices by status.", []string{"status"}, nil)
 	billRunDesc = prometheus.NewDesc("subprov_bill_run_unfinished_age_seconds",
 		"Age of the oldest bill run of the last 24 hours that has not finished, by provider (no series when every run finished).", []string{"provider"}, nil)
+	billingRiskDesc = prometheus.NewDesc("subprov_billing_risk_ports",
+		"Ports whose last reconciliation found a line billed as ACTIVE while the port is not in service, by switch (no series for a switch without any).", []string{"switch"}, nil)
 )
 
 // Collector reports the gauges read from the database at scrape time, each with one query;
@@ -51,6 +54,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- oldestDesc
 	ch <- invoicesDesc
 	ch <- billRunDesc
+	ch <- billingRiskDesc
 }
 
 // Collect implements prometheus.Collector.
@@ -75,6 +79,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		runs, err := c.Source.UnfinishedBillRuns(ctx, now.Add(-unfinishedWindow))
 		for provider, started := range runs {
 			ch <- prometheus.MustNewConstMetric(billRunDesc, prometheus.GaugeValue, max(now.Sub(started).Seconds(), 0), provider)
+		}
+		return err
+	})
+	c.read("billing risks", func(ctx context.Context) error {
+		risks, err := c.Source.BillingRisks(ctx)
+		for sw, n := range risks {
+			ch <- prometheus.MustNewConstMetric(billingRiskDesc, prometheus.GaugeValue, float64(n), sw)
 		}
 		return err
 	})

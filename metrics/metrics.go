@@ -23,6 +23,7 @@ type Recorder struct {
 	billRunLines     *prometheus.CounterVec
 	dunningSteps     *prometheus.CounterVec
 	switchErrors     *prometheus.CounterVec
+	drift            *prometheus.CounterVec
 }
 
 // Outcomes of an order (Order).
@@ -65,10 +66,13 @@ func New(reg prometheus.Registerer) *Recorder {
 			[]string{"kind", "step"}),
 		switchErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "subprov_switch_errors_total",
 			Help: "Switch port writes that failed, by switch and reason."}, []string{"switch", "reason"}),
+		drift: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "subprov_port_drift_total",
+			Help: "Ports a reconciliation found drifted from their lines, by switch and what followed (detected: newly reported; repaired: converged back)."},
+			[]string{"switch", "action"}),
 	}
 	if reg != nil {
 		reg.MustRegister(r.orders, r.provisionJobs, r.provisionLatency, r.webhookFailures, r.billRunDuration, r.billRunLines,
-			r.dunningSteps, r.switchErrors)
+			r.dunningSteps, r.switchErrors, r.drift)
 	}
 	return r
 }
@@ -140,4 +144,13 @@ func (r *Recorder) SwitchError(switchName, reason string) {
 		return
 	}
 	r.switchErrors.WithLabelValues(switchName, reason).Inc()
+}
+
+// Drift records a port found drifted on a switch: action is "detected" when the drift is newly
+// reported, "repaired" when the port was converged back.
+func (r *Recorder) Drift(switchName, action string) {
+	if r == nil {
+		return
+	}
+	r.drift.WithLabelValues(switchName, action).Inc()
 }

@@ -76,6 +76,8 @@ func (s *source) WebhookBacklogs(ctx context.Context) ([]store.WebhookBacklog, e
 
 func (s *source) InvoiceCounts(ctx context.Context) (map[string]int, error) { return s.invoices, nil }
 
+func (s *source) BillingRisks(ctx context.Context) (map[string]int, error) { return nil, nil }
+
 func (s *source) UnfinishedBillRuns(ctx context.Context, since time.Time) (map[string]time.Time, error) {
 	s.since = since
 	if s.failBills {

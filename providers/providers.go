@@ -48,6 +48,7 @@ type Fields struct {
 	PaymentProcessor          string  `json:"payment_processor"`
 	ProcessorAccountID        string  `json:"processor_account_id"`
 	DefaultLanguage           *string `json:"default_language"`
+	AutoRepair                bool    `json:"auto_repair"`
 }
 
 // Rules are the fields whose rules a fixture row and the operations surface share.
@@ -73,6 +74,7 @@ type Patch struct {
 	PaymentProcessor          *string
 	ProcessorAccountID        *string
 	DefaultLanguage           *string
+	AutoRepair                *bool
 }
 
 // Created is a new provider with the webhook secret generated for it, shown this once.
@@ -150,7 +152,7 @@ func (s *Service) Create(ctx context.Context, op *subprov.Operator, f Fields) (*
 		Sandbox: f.Sandbox, WebhookSecret: NewWebhookSecret(), WebhookURL: subprov.Deref(f.WebhookURL), CheckoutURL: subprov.Deref(f.CheckoutURL),
 		ServiceProviderDocumentID: f.ServiceProviderDocumentID, SMSConfigured: f.SMSConfigured, BookingWindowDays: 21,
 		SupportGroup: cmp.Or(f.SupportGroup, f.Name+" Support"), BrandColor: f.BrandColor, PaymentProcessor: cmp.Or(f.PaymentProcessor, "builtin"),
-		ProcessorAccountID: f.ProcessorAccountID, DefaultLanguage: cmp.Or(subprov.Deref(f.DefaultLanguage), "en"), Version: 1}
+		ProcessorAccountID: f.ProcessorAccountID, DefaultLanguage: cmp.Or(subprov.Deref(f.DefaultLanguage), "en"), AutoRepair: f.AutoRepair, Version: 1}
 	if f.BookingWindowDays != nil {
 		p.BookingWindowDays = *f.BookingWindowDays
 	}
@@ -269,6 +271,9 @@ func (p Patch) apply(to *subprov.Provider) {
 	if p.SMSConfigured != nil {
 		to.SMSConfigured = *p.SMSConfigured
 	}
+	if p.AutoRepair != nil {
+		to.AutoRepair = *p.AutoRepair
+	}
 	if p.BookingWindowDays != nil {
 		to.BookingWindowDays = *p.BookingWindowDays
 	}
@@ -328,6 +333,7 @@ func recordFields(c subprov.Changes, before, after *subprov.Provider) {
 	c.Set("payment_processor", before.PaymentProcessor, after.PaymentProcessor)
 	c.Set("processor_account_id", before.ProcessorAccountID, after.ProcessorAccountID)
 	c.Set("default_language", before.DefaultLanguage, after.DefaultLanguage)
+	c.Set("auto_repair", before.AutoRepair, after.AutoRepair)
 }
 
 // NewWebhookSecret generates a webhook secret: 32 random bytes.

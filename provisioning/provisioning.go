@@ -58,6 +58,8 @@ type Service struct {
 	Installs  InstallJobs
 	Metrics   *metrics.Recorder // nil: nothing is recorded
 	Log       *slog.Logger
+	// ReconcileEvery is how often each switch is reconciled (0: DefaultReconcileEvery).
+	ReconcileEvery time.Duration
 }
 
 // Provisioning attempts for a transient switch failure before the line is declared failed.

@@ -53,10 +53,10 @@ func (tx *Tx) ProviderForUpdate(ctx context.Context, id string) (*subprov.Provid
 func (tx *Tx) UpdateProvider(ctx context.Context, p *subprov.Provider) error {
 	err := tx.QueryRow(ctx, `UPDATE providers SET name = ?, time_zone = ?, currency = ?, tax_rate_bp = ?, webhook_url = ?,
 		checkout_url = ?, service_provider_document_id = ?, sms_configured = ?, booking_window_days = ?, support_group = ?,
-		brand_color = ?, payment_processor = ?, processor_account_id = ?, default_language = ?, version = version + 1
+		brand_color = ?, payment_processor = ?, processor_account_id = ?, default_language = ?, auto_repair = ?, version = version + 1
 		WHERE id = ? RETURNING version`,
 		p.Name, p.TimeZone, p.Currency, p.TaxRateBP, p.WebhookURL, p.CheckoutURL, p.ServiceProviderDocumentID, p.SMSConfigured,
-		p.BookingWindowDays, p.SupportGroup, p.BrandColor, p.PaymentProcessor, p.ProcessorAccountID, or(p.DefaultLanguage, "en"), p.ID).Scan(&p.Version)
+		p.BookingWindowDays, p.SupportGroup, p.BrandColor, p.PaymentProcessor, p.ProcessorAccountID, or(p.DefaultLanguage, "en"), p.AutoRepair, p.ID).Scan(&p.Version)
 	if err != nil {
 		return fmt.Errorf("update provider %s: %w", p.ID, err)
 	}

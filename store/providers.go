@@ -21,7 +21,7 @@ const providerFields = `id, name, time_zone, currency, tax_rate_bp, sandbox, web
 	checkout_url, service_provider_document_id, sms_configured, booking_window_days, support_group, brand_color,
 	payment_processor, processor_account_id, created_at`
 
-const providerColumns = providerFields + `, default_language, version`
+const providerColumns = providerFields + `, default_language, auto_repair, version`
 
 // providerColumnsOf is providerColumns qualified by a table alias, for joins.
 func providerColumnsOf(alias string) string {
@@ -39,7 +39,7 @@ func scanProviderAnd(row rowScanner, extra ...any) (*subprov.Provider, error) {
 	var p subprov.Provider
 	err := row.Scan(append([]any{&p.ID, &p.Name, &p.TimeZone, &p.Currency, &p.TaxRateBP, &p.Sandbox, &p.WebhookSecret, &p.WebhookURL,
 		&p.CheckoutURL, &p.ServiceProviderDocumentID, &p.SMSConfigured, &p.BookingWindowDays, &p.SupportGroup, &p.BrandColor,
-		&p.PaymentProcessor, &p.ProcessorAccountID, &p.CreatedAt, &p.DefaultLanguage, &p.Version}, extra...)...)
+		&p.PaymentProcessor, &p.ProcessorAccountID, &p.CreatedAt, &p.DefaultLanguage, &p.AutoRepair, &p.Version}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -64,6 +64,10 @@ func (tx *Tx) UpsertProvider(ctx context.Context, p *subprov.Provider, secretHas
 		p.ID, p.Name, p.TimeZone, p.Currency, p.TaxRateBP, p.Sandbox, p.WebhookSecret, p.WebhookURL, p.CheckoutURL,
 		p.ServiceProviderDocumentID, p.SMSConfigured, p.BookingWindowDays, p.SupportGroup, p.BrandColor,
 		or(p.PaymentProcessor, "builtin"), p.ProcessorAccountID, now.UTC(), secretHash, deviceSecretHash)
+	if err == nil && p.AutoRepair {
+		// Written only when on, as the language, so data of the schema before it still loads.
+		_, err = tx.Exec(ctx, `UPDATE providers SET auto_repair = ? WHERE id = ?`, p.AutoRepair, p.ID)
+	}
 	if err == nil && p.DefaultLanguage != "" {
 		_, err = tx.Exec(ctx, `UPDATE providers SET default_language = ? WHERE id = ?`, p.DefaultLanguage, p.ID)
 	}

@@ -67,6 +67,8 @@ Commands:
   operator    add EMAIL --role ROLE [--provider ID]: create or update an operator, the password read
               from standard input (a fresh database's first admin); list: print every operator
   switches    rekey: seal every switch password anew under SUBPROV_SECRET (a secret rotation)
+  reconcile   [--switch NAME] [--fix]: read every port, compare it with its lines, print a table;
+              --fix converges the drifted ports back
   backup FILE write a consistent copy of the SQLite database into the new file FILE while serving
   restore FILE
               install a backup as the SQLite database, only where there is none yet
@@ -105,6 +107,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdGen(ctx, rest, getenv, stdout, stderr)
 	case "operator":
 		return cmdOperator(ctx, rest, getenv, stdout, stderr)
+	case "reconcile":
+		return cmdReconcile(ctx, rest, getenv, stdout, stderr)
 	case "switches":
 		return cmdSwitches(ctx, rest, getenv, stdout, stderr)
 	case "backup":

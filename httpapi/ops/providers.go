@@ -29,6 +29,7 @@ type providerJSON struct {
 	PaymentProcessor          string  `json:"payment_processor"`
 	ProcessorAccountID        string  `json:"processor_account_id"`
 	DefaultLanguage           string  `json:"default_language"`
+	AutoRepair                bool    `json:"auto_repair"`
 	Version                   int64   `json:"version"`
 	CreatedAt                 string  `json:"created_at"`
 	WebhookSecret             string  `json:"webhook_secret,omitempty"`
@@ -38,7 +39,7 @@ func providerOf(p *subprov.Provider) providerJSON {
 	return providerJSON{ID: p.ID, Name: p.Name, TimeZone: p.TimeZone, Currency: p.Currency, TaxRateBP: p.TaxRateBP, Sandbox: p.Sandbox,
 		WebhookURL: api.Optional(p.WebhookURL), CheckoutURL: api.Optional(p.CheckoutURL), ServiceProviderDocumentID: p.ServiceProviderDocumentID,
 		SMSConfigured: p.SMSConfigured, BookingWindowDays: p.BookingWindowDays, SupportGroup: p.SupportGroup, BrandColor: p.BrandColor,
-		PaymentProcessor: p.PaymentProcessor, ProcessorAccountID: p.ProcessorAccountID, DefaultLanguage: p.DefaultLanguage, Version: p.Version,
+		PaymentProcessor: p.PaymentProcessor, ProcessorAccountID: p.ProcessorAccountID, DefaultLanguage: p.DefaultLanguage, AutoRepair: p.AutoRepair, Version: p.Version,
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339)}
 }
 
@@ -102,6 +103,7 @@ type providerPatch struct {
 	PaymentProcessor          *string `json:"payment_processor"`
 	ProcessorAccountID        *string `json:"processor_account_id"`
 	DefaultLanguage           *string `json:"default_language"`
+	AutoRepair                *bool   `json:"auto_repair"`
 }
 
 // UpdateProvider: PATCH /api/v1/providers/{provider_id}.
