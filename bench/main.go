@@ -384,9 +384,10 @@ func withDatabase(rawURL, name string) (string, error) {
 	return u.String(), nil
 }
 
-// removeSQLite removes a SQLite database's files.
+// removeSQLite removes a SQLite database's files, and the lock file its service's sweeps take
+// beside it.
 func removeSQLite(path string) {
-	for _, suffix := range []string{"", "-wal", "-shm"} {
+	for _, suffix := range []string{"", "-wal", "-shm", "-sweeps.lock"} {
 		os.Remove(path + suffix)
 	}
 }
