@@ -82,7 +82,23 @@ var (
 	// bandwidth or MAC);
 	// retrying cannot help.
 	ErrInvalid = errors.New("invalid switch request")
+	// ErrCredentials is final: the switch refused the login, or did not present the host key
+	// the inventory pins (or none is pinned). Retrying cannot help until the switch's row is
+	// corrected. ErrAuth and ErrHostKey say which.
+	ErrCredentials = errors.New("switch credentials refused")
+	// ErrAuth wraps ErrCredentials: the switch refused the username and password (or the
+	// account's rights), or the password cannot be opened.
+	ErrAuth = fmt.Errorf("%w: login refused", ErrCredentials)
+	// ErrHostKey wraps ErrCredentials: the switch did not present the pinned host key, or no
+	// usable key is pinned; the connection is refused before any credential is sent.
+	ErrHostKey = fmt.Errorf("%w: host key does not match", ErrCredentials)
 )
+
+// Final reports whether err is an answer no retry can change: the request is wrong
+// (ErrInvalid) or the switch's credentials are (ErrCredentials).
+func Final(err error) bool {
+	return errors.Is(err, ErrInvalid) || errors.Is(err, ErrCredentials)
+}
 
 // Driver is what provisioning uses to run a subscriber's port: read it, and converge it to a
 // whole intended state. Converge returns only once the port has been read back in that state,

@@ -26,6 +26,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -535,4 +536,12 @@ func (s *Switch) planMembership(v portView, want switches.State) []Command {
 		cmds = append(cmds, cmd("ip", "link", "set", p, "master", br))
 	}
 	return cmds
+}
+
+// Close closes the switch's connection (its runner's, when the runner holds one).
+func (s *Switch) Close() error {
+	if c, ok := s.run.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }

@@ -239,11 +239,11 @@ func TestCommandQuoting(t *testing.T) {
 
 func TestHostKeyIsRequired(t *testing.T) {
 	cfg := Config{Address: "192.0.2.1:22", Username: "root", Password: "x"}
-	if _, err := New(cfg); !errors.Is(err, switches.ErrInvalid) {
-		t.Errorf("New without a host key: error %v, want ErrInvalid", err)
+	if _, err := New(cfg); !errors.Is(err, switches.ErrHostKey) || !switches.Final(err) {
+		t.Errorf("New without a host key: error %v, want ErrHostKey", err)
 	}
 	cfg.HostKey = "not a key"
-	if _, err := New(cfg); !errors.Is(err, switches.ErrInvalid) {
-		t.Errorf("New with a bad host key: error %v, want ErrInvalid", err)
+	if _, err := New(cfg); !errors.Is(err, switches.ErrHostKey) || !switches.Final(err) {
+		t.Errorf("New with a bad host key: error %v, want ErrHostKey", err)
 	}
 }

@@ -442,7 +442,7 @@ func TestSwitchInNamespaces(t *testing.T) {
 	bad.HostKey = authorizedLine(t, otherPub)
 	if sw, err := linuxbridge.New(bad); err != nil {
 		t.Fatal(err)
-	} else if _, err := sw.Read(ctx, switches.Port{Switch: "sw1", Name: "swp1"}); !errors.Is(err, switches.ErrUnavailable) || !strings.Contains(err.Error(), "host key") {
+	} else if _, err := sw.Read(ctx, switches.Port{Switch: "sw1", Name: "swp1"}); !errors.Is(err, switches.ErrHostKey) || errors.Is(err, switches.ErrUnavailable) {
 		t.Fatalf("read with the wrong host key: %v, want a host key mismatch", err)
 	}
 

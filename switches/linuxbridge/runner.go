@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/subprov/subprov/switches"
+	"github.com/subprov/subprov/switches/sshclient"
 )
 
 // Command is one program run on the switch: its arguments (the program first) and what it
@@ -78,20 +79,31 @@ func (e *CommandError) Unwrap() error {
 }
 
 // SSHRunner runs commands over one SSH connection to the switch, opened on first use and
-// opened again after it breaks. Each command is a session of its own.
+// opened again after it breaks. Each command is a session of its own. Keepalives notice a
+// connection the switch no longer answers on (it rebooted, or the path went away), and every
+// wait, for the connection or a session on it, ends with the caller's context.
 type SSHRunner struct {
 	addr   string
-	config *ssh.ClientConfig
+	config sshclient.Config
 	sudo   bool
 	// sessions bounds the commands in flight on the connection below OpenSSH's default
 	// MaxSessions (10), so many ports converging at once wait their turn instead of failing.
 	sessions chan struct{}
 
-	mu     sync.Mutex
-	client *ssh.Client
+	mu      sync.Mutex
+	client  *ssh.Client
+	dialing chan struct{} // closed when the dial under way ends (nil: none)
+	closed  bool
 }
 
-const maxSessions = 8
+const (
+	maxSessions = 8
+	// keepAliveEvery is how often an idle connection is checked; one unanswered check drops it.
+	keepAliveEvery = 15 * time.Second
+)
+
+// errClosed is a command on a runner already closed.
+var errClosed = errors.New("runner closed")
 
 // NewSSHRunner checks the credentials and the host key of cfg; it does not connect yet.
 func NewSSHRunner(cfg Config) (*SSHRunner, error) {
@@ -101,94 +113,77 @@ func NewSSHRunner(cfg Config) (*SSHRunner, error) {
 	if _, _, err := net.SplitHostPort(cfg.Address); err != nil {
 		return nil, fmt.Errorf("%w: switch address %q: %v", switches.ErrInvalid, cfg.Address, err)
 	}
-	hostKey, err := parseHostKey(cfg.HostKey)
+	hostKey, err := sshclient.ParseHostKey(cfg.HostKey)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("linuxbridge %s: %w", cfg.Address, err)
 	}
 	var auth []ssh.AuthMethod
 	if cfg.PrivateKey != "" {
 		signer, err := ssh.ParsePrivateKey([]byte(cfg.PrivateKey))
 		if err != nil {
-			return nil, fmt.Errorf("%w: switch private key: %v", switches.ErrInvalid, err)
+			return nil, fmt.Errorf("%w: switch private key: %v", switches.ErrCredentials, err)
 		}
 		auth = append(auth, ssh.PublicKeys(signer))
 	}
 	if cfg.Password != "" {
-		pw := cfg.Password
-		auth = append(auth, ssh.Password(pw), ssh.KeyboardInteractive(func(_, _ string, qs []string, _ []bool) ([]string, error) {
-			answers := make([]string, len(qs))
-			for i := range answers {
-				answers[i] = pw
-			}
-			return answers, nil
-		}))
+		auth = append(auth, sshclient.PasswordAuth(cfg.Password)...)
 	}
 	if len(auth) == 0 {
-		return nil, fmt.Errorf("%w: a Linux-bridge switch needs a password or a private key", switches.ErrInvalid)
-	}
-	timeout := cfg.Timeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
+		return nil, fmt.Errorf("%w: a Linux-bridge switch needs a password or a private key", switches.ErrCredentials)
 	}
 	return &SSHRunner{
 		addr:     cfg.Address,
 		sudo:     cfg.Sudo,
 		sessions: make(chan struct{}, maxSessions),
-		config: &ssh.ClientConfig{
-			User:            cfg.Username,
-			Auth:            auth,
-			HostKeyCallback: ssh.FixedHostKey(hostKey),
-			Timeout:         timeout,
-		},
+		config:   sshclient.Config{User: cfg.Username, Auth: auth, HostKey: hostKey, Timeout: cfg.Timeout},
 	}, nil
 }
 
-// parseHostKey reads a public key in authorized_keys form ("ssh-ed25519 AAAA…") or as a
-// known_hosts line ("host ssh-ed25519 AAAA…"). There is no trust on first use: a switch
-// whose key is not given cannot be reached.
-func parseHostKey(s string) (ssh.PublicKey, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, fmt.Errorf("%w: a Linux-bridge switch needs its SSH host key", switches.ErrInvalid)
-	}
-	if k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(s)); err == nil {
-		return k, nil
-	}
-	if _, _, k, _, _, err := ssh.ParseKnownHosts([]byte(s)); err == nil {
-		return k, nil
-	}
-	return nil, fmt.Errorf("%w: switch host key %q is neither an authorized_keys nor a known_hosts line", switches.ErrInvalid, s)
-}
-
+// connect returns the open connection, or dials one. The lock is not held across the dial: one
+// caller dials while the others wait for it, each no longer than its own context.
 func (r *SSHRunner) connect(ctx context.Context) (*ssh.Client, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.client != nil {
-		return r.client, nil
-	}
-	d := net.Dialer{Timeout: r.config.Timeout}
-	conn, err := d.DialContext(ctx, "tcp", r.addr)
-	if err != nil {
-		return nil, fmt.Errorf("%w: dial %s: %v", switches.ErrUnavailable, r.addr, err)
-	}
-	// The handshake honours the context too: a switch that accepts and then says nothing
-	// does not hold the caller past its deadline.
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	c, chans, reqs, err := ssh.NewClientConn(conn, r.addr, r.config)
-	if !stop() {
-		if err == nil {
-			c.Close()
+	for {
+		r.mu.Lock()
+		switch {
+		case r.closed:
+			r.mu.Unlock()
+			return nil, fmt.Errorf("%w: ssh %s: %w", switches.ErrUnavailable, r.addr, errClosed)
+		case r.client != nil:
+			c := r.client
+			r.mu.Unlock()
+			return c, nil
+		case r.dialing != nil:
+			wait := r.dialing
+			r.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, fmt.Errorf("%w: ssh %s: waiting for the connection: %w", switches.ErrUnavailable, r.addr, ctx.Err())
+			}
 		}
-		return nil, fmt.Errorf("%w: ssh %s: %v", switches.ErrUnavailable, r.addr, ctx.Err())
+		done := make(chan struct{})
+		r.dialing = done
+		r.mu.Unlock()
+		c, _, err := sshclient.Dial(ctx, r.addr, r.config)
+		r.mu.Lock()
+		r.dialing = nil
+		close(done)
+		if err == nil && r.closed {
+			c.Close()
+			err = fmt.Errorf("%w: ssh %s: %w", switches.ErrUnavailable, r.addr, errClosed)
+		}
+		if err != nil {
+			r.mu.Unlock()
+			// A wrong host key or refused credentials is final (switches.ErrCredentials); the
+			// operator corrects the switch's row, which builds a new runner.
+			return nil, err
+		}
+		r.client = c
+		r.mu.Unlock()
+		sshclient.KeepAlive(c, keepAliveEvery)
+		return c, nil
 	}
-	if err != nil {
-		conn.Close()
-		// A wrong host key or refused credentials is a fault of the configuration, not of
-		// the moment; it still reads as unavailable so the port waits for the operator's fix
-		// rather than being rejected for good.
-		return nil, fmt.Errorf("%w: ssh %s: %v", switches.ErrUnavailable, r.addr, err)
-	}
-	r.client = ssh.NewClient(c, chans, reqs)
-	return r.client, nil
 }
 
 // drop forgets a broken connection so the next command dials again.
@@ -196,21 +191,48 @@ func (r *SSHRunner) drop(c *ssh.Client) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.client == c {
-		r.client.Close()
 		r.client = nil
 	}
+	c.Close()
 }
 
-// Close closes the connection, if one is open.
+// Close closes the connection, if one is open; the runner runs nothing after.
 func (r *SSHRunner) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.closed = true
 	if r.client == nil {
 		return nil
 	}
 	err := r.client.Close()
 	r.client = nil
 	return err
+}
+
+// newSession opens a session on client, giving up when ctx ends: a connection to a switch that
+// went away without a word can block the request far longer than any deadline. A session
+// that opens after the caller gave up is closed.
+func newSession(ctx context.Context, client *ssh.Client) (*ssh.Session, error) {
+	type opened struct {
+		s   *ssh.Session
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		s, err := client.NewSession()
+		ch <- opened{s, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.s, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-ch; o.s != nil {
+				o.s.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }
 
 func (r *SSHRunner) Run(ctx context.Context, c Command) ([]byte, error) {
@@ -230,9 +252,15 @@ func (r *SSHRunner) Run(ctx context.Context, c Command) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		sess, err = client.NewSession()
+		sess, err = newSession(ctx, client)
 		if err == nil {
 			break
+		}
+		if ctx.Err() != nil {
+			// No answer to the session request within the caller's time: the connection is
+			// dropped, so the next command dials afresh instead of waiting on it too.
+			r.drop(client)
+			return nil, fmt.Errorf("%w: ssh %s: session: %w", switches.ErrUnavailable, r.addr, ctx.Err())
 		}
 		var refused *ssh.OpenChannelError
 		if errors.As(err, &refused) {

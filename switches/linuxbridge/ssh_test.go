@@ -2,14 +2,18 @@ package linuxbridge
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"encoding/binary"
 	"errors"
 	"io"
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +28,10 @@ import (
 type fakeSSHD struct {
 	addr, hostKey string
 
+	// frozen, once set, leaves every new session request unanswered, as a switch that went
+	// away without closing the connection does.
+	frozen atomic.Bool
+
 	mu       sync.Mutex
 	commands []string
 	stdins   []string
@@ -31,14 +39,23 @@ type fakeSSHD struct {
 
 func startFakeSSHD(t *testing.T, password string, handle func(cmd string) (string, uint32)) *fakeSSHD {
 	t.Helper()
-	signer := newSigner(t)
+	return startFakeSSHDKeys(t, password, handle, newSigner(t))
+}
+
+// startFakeSSHDKeys starts a server with the given host keys; the first is the one its hostKey
+// names.
+func startFakeSSHDKeys(t *testing.T, password string, handle func(cmd string) (string, uint32), signers ...ssh.Signer) *fakeSSHD {
+	t.Helper()
+	signer := signers[0]
 	cfg := &ssh.ServerConfig{PasswordCallback: func(c ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
 		if c.User() == "admin" && string(pw) == password {
 			return nil, nil
 		}
 		return nil, errors.New("wrong password")
 	}}
-	cfg.AddHostKey(signer)
+	for _, k := range signers {
+		cfg.AddHostKey(k)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +82,9 @@ func (f *fakeSSHD) serve(conn net.Conn, cfg *ssh.ServerConfig, handle func(strin
 	}
 	go ssh.DiscardRequests(reqs)
 	for nc := range chans {
+		if f.frozen.Load() {
+			continue // never answered
+		}
 		if nc.ChannelType() != "session" {
 			_ = nc.Reject(ssh.UnknownChannelType, "sessions only")
 			continue
@@ -162,8 +182,10 @@ func TestSSHRunner(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := rb.Run(ctx, Command{Args: []string{"true"}}); !errors.Is(err, switches.ErrUnavailable) {
-			t.Errorf("%s: %v, want ErrUnavailable", name, err)
+		// Final: the job that meets it stops at once, and the breaker does not count it.
+		_, err = rb.Run(ctx, Command{Args: []string{"true"}})
+		if !errors.Is(err, switches.ErrCredentials) || errors.Is(err, switches.ErrUnavailable) || !switches.Final(err) {
+			t.Errorf("%s: %v, want ErrCredentials, not ErrUnavailable", name, err)
 		}
 	}
 	f.mu.Lock()
@@ -229,5 +251,109 @@ func TestSSHRunnerBoundsSessions(t *testing.T) {
 	}
 	if most > maxSessions || most < 2 {
 		t.Errorf("%d commands ran at once, want 2-%d", most, maxSessions)
+	}
+}
+
+// A switch with RSA, ECDSA and ed25519 host keys, pinned on its ed25519 key (as ssh-keyscan -t
+// ed25519 gives it), is reached: the client asks for the pinned key's type only.
+func TestSSHRunnerPinsOneOfSeveralHostKeys(t *testing.T) {
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signers := []ssh.Signer{newSigner(t)} // ed25519
+	for _, k := range []any{rsaKey, ecKey} {
+		s, err := ssh.NewSignerFromKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		signers = append(signers, s)
+	}
+	for i, pinned := range signers {
+		t.Run(pinned.PublicKey().Type(), func(t *testing.T) {
+			keys := append([]ssh.Signer{pinned}, append(append([]ssh.Signer(nil), signers[:i]...), signers[i+1:]...)...)
+			f := startFakeSSHDKeys(t, "pw", func(string) (string, uint32) { return "ok", 0 }, keys...)
+			r, err := NewSSHRunner(Config{Address: f.addr, Username: "admin", Password: "pw", HostKey: f.hostKey})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if out, err := r.Run(context.Background(), Command{Args: []string{"true"}}); err != nil || string(out) != "ok" {
+				t.Fatalf("pinned %s of three host keys: %q, %v", pinned.PublicKey().Type(), out, err)
+			}
+		})
+	}
+}
+
+// A cached connection to a switch that stops answering (it rebooted behind a silent path)
+// does not hold a command past its context, and the next command dials afresh.
+func TestSSHRunnerSessionHonoursContext(t *testing.T) {
+	f := startFakeSSHD(t, "pw", func(string) (string, uint32) { return "ok", 0 })
+	r, err := NewSSHRunner(Config{Address: f.addr, Username: "admin", Password: "pw", HostKey: f.hostKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Run(context.Background(), Command{Args: []string{"true"}}); err != nil {
+		t.Fatal(err)
+	}
+	f.frozen.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Run(ctx, Command{Args: []string{"true"}})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, switches.ErrUnavailable) {
+			t.Errorf("session on a silent connection: %v, want ErrUnavailable", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a session request on a silent connection held the command 5 s past its 300 ms deadline")
+	}
+	f.frozen.Store(false)
+	if out, err := r.Run(context.Background(), Command{Args: []string{"true"}}); err != nil || string(out) != "ok" {
+		t.Errorf("after the silent connection: %q, %v; want a fresh connection", out, err)
+	}
+}
+
+// A dial under way (to a switch that accepts and says nothing) does not hold another command
+// past that command's own context.
+func TestSSHRunnerDialDoesNotHoldOthers(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	r, err := NewSSHRunner(Config{Address: ln.Addr().String(), Username: "admin", Password: "pw", HostKey: strings.TrimSpace(string(ssh.MarshalAuthorizedKey(newSigner(t).PublicKey())))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	long, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	go func() { _, _ = r.Run(long, Command{Args: []string{"true"}}) }()
+	time.Sleep(100 * time.Millisecond) // the first command is dialing
+	short, cancelShort := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancelShort()
+	start := time.Now()
+	_, err = r.Run(short, Command{Args: []string{"true"}})
+	if !errors.Is(err, switches.ErrUnavailable) || time.Since(start) > time.Second {
+		t.Errorf("second command while another dials: %v after %v; want ErrUnavailable at its own 200 ms deadline", err, time.Since(start))
 	}
 }

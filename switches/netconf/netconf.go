@@ -9,29 +9,27 @@
 // Errors keep the switches sentinels: a refusal by the switch's own validation is
 // switches.ErrInvalid (final), anything that may pass on a retry (unreachable, timed out,
 // session lost, datastore locked) is switches.ErrUnavailable, and a refused login or host key
-// is ErrAuth or ErrHostKey, final and neither of those.
+// is switches.ErrAuth or switches.ErrHostKey (both switches.ErrCredentials), final and neither
+// of those.
 package netconf
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 
 	"github.com/subprov/subprov/switches"
+	"github.com/subprov/subprov/switches/sshclient"
 )
 
+// ErrAuth and ErrHostKey are the switches package's final credentials errors, under the names
+// this package has always given them.
 var (
-	// ErrAuth means the switch refused the username and password (or the account's rights):
-	// final, a retry cannot help until the inventory is corrected.
-	ErrAuth = errors.New("switch refused the login")
-	// ErrHostKey means the switch did not present the host key the inventory pins (or none is
-	// pinned): final, the connection is refused before any credential is sent.
-	ErrHostKey = errors.New("switch host key does not match")
+	ErrAuth    = switches.ErrAuth
+	ErrHostKey = switches.ErrHostKey
 )
 
 // Models the driver has templates for.
@@ -77,18 +75,18 @@ type Driver struct {
 // New checks cfg and returns the driver; it does not connect.
 func New(cfg Config) (*Driver, error) {
 	if _, _, err := net.SplitHostPort(cfg.Address); err != nil {
-		return nil, fmt.Errorf("netconf: address %q: want host:port: %w", cfg.Address, err)
+		return nil, fmt.Errorf("netconf: %w: address %q: want host:port: %v", switches.ErrInvalid, cfg.Address, err)
 	}
 	if cfg.Username == "" {
-		return nil, fmt.Errorf("netconf %s: no username", cfg.Address)
+		return nil, fmt.Errorf("netconf %s: %w: no username", cfg.Address, switches.ErrInvalid)
 	}
-	key, err := parseHostKey(cfg.HostKey)
+	key, err := sshclient.ParseHostKey(cfg.HostKey)
 	if err != nil {
 		return nil, fmt.Errorf("netconf %s: %w", cfg.Address, err)
 	}
 	m, ok := models[cfg.Model]
 	if !ok {
-		return nil, fmt.Errorf("netconf %s: model %q: want %q or %q", cfg.Address, cfg.Model, ModelOpenConfig, ModelJunos)
+		return nil, fmt.Errorf("netconf %s: %w: model %q: want %q or %q", cfg.Address, switches.ErrInvalid, cfg.Model, ModelOpenConfig, ModelJunos)
 	}
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = 10 * time.Second
@@ -100,21 +98,6 @@ func New(cfg Config) (*Driver, error) {
 		cfg.ConfirmTimeout = 60 * time.Second
 	}
 	return &Driver{cfg: cfg, hostKey: key, model: m}, nil
-}
-
-// parseHostKey accepts an authorized_keys line or a known_hosts line.
-func parseHostKey(s string) (ssh.PublicKey, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, fmt.Errorf("%w: no host key configured (an unknown host key is never accepted)", ErrHostKey)
-	}
-	if k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(s)); err == nil {
-		return k, nil
-	}
-	if _, _, k, _, _, err := ssh.ParseKnownHosts([]byte(s)); err == nil {
-		return k, nil
-	}
-	return nil, fmt.Errorf("%w: host key %q is neither an authorized_keys nor a known_hosts line", ErrHostKey, s)
 }
 
 // Name is the driver's name in logs and metrics.

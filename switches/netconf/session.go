@@ -21,6 +21,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/subprov/subprov/switches"
+	"github.com/subprov/subprov/switches/sshclient"
 )
 
 const capConfirmedCommit = "urn:ietf:params:netconf:capability:confirmed-commit:1.0"
@@ -60,8 +61,8 @@ func (d *Driver) open(ctx context.Context) (*session, error) {
 	}
 	if err != nil {
 		t.Close()
-		if t.openErr != nil {
-			return nil, fmt.Errorf("netconf %s: %w", d.cfg.Address, t.openErr)
+		if oerr := t.openError(); oerr != nil {
+			return nil, fmt.Errorf("netconf %s: %w", d.cfg.Address, oerr)
 		}
 		return nil, fmt.Errorf("netconf %s: hello: %w: %v", d.cfg.Address, switches.ErrUnavailable, err)
 	}
@@ -259,19 +260,25 @@ func replyError(reply []byte) error {
 // host key pinned. Once the connection is lost, Read blocks until Close instead of failing,
 // and the loss is signalled on dead: scrapligo's read loop then stays stoppable, and call
 // returns at once.
+//
+// Open runs on scrapligo's goroutine while the caller may give up and Close: mu guards what
+// open builds, and whatever open finishes building after Close is closed at once, so a
+// handshake that ends late leaks no connection.
 type sshTransport struct {
 	ctx     context.Context
 	cfg     Config
 	hostKey ssh.PublicKey
 
-	conn   net.Conn
-	client *ssh.Client
-	sess   *ssh.Session
-	stdin  io.WriteCloser
-	stdout io.Reader
+	mu       sync.Mutex
+	isClosed bool
+	conn     net.Conn
+	client   *ssh.Client
+	sess     *ssh.Session
+	stdin    io.WriteCloser
+	stdout   io.Reader
+	openErr  error
 
-	openErr   error
-	helloSent bool
+	helloSent bool // scrapligo's writer only
 
 	deadOnce  sync.Once
 	dead      chan struct{}
@@ -282,92 +289,62 @@ type sshTransport struct {
 
 const helloPause = 100 * time.Millisecond
 
-var errHostKeyMismatch = errors.New("host key mismatch")
+var errTransportClosed = errors.New("transport closed")
 
 func (t *sshTransport) Open(*transport.Args) error {
-	t.openErr = t.open()
+	err := t.open()
+	t.mu.Lock()
+	t.openErr = err
+	t.mu.Unlock()
+	return err
+}
+
+// openError is the error of the transport's own Open, nil while it has not failed.
+func (t *sshTransport) openError() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return t.openErr
 }
 
 func (t *sshTransport) open() error {
-	dl := net.Dialer{Timeout: t.cfg.DialTimeout}
-	conn, err := dl.DialContext(t.ctx, "tcp", t.cfg.Address)
+	client, conn, err := sshclient.Dial(t.ctx, t.cfg.Address, sshclient.Config{User: t.cfg.Username,
+		Auth: sshclient.PasswordAuth(t.cfg.Password), HostKey: t.hostKey, Timeout: t.cfg.DialTimeout})
 	if err != nil {
-		return fmt.Errorf("connect: %w: %v", switches.ErrUnavailable, err)
+		return err
 	}
-	_ = conn.SetDeadline(time.Now().Add(t.cfg.DialTimeout))
-	password := t.cfg.Password
-	cc := &ssh.ClientConfig{
-		User: t.cfg.Username,
-		Auth: []ssh.AuthMethod{ssh.Password(password), ssh.KeyboardInteractive(
-			func(_, _ string, questions []string, _ []bool) ([]string, error) {
-				answers := make([]string, len(questions))
-				for i := range answers {
-					answers[i] = password
-				}
-				return answers, nil
-			})},
-		HostKeyCallback: func(_ string, _ net.Addr, key ssh.PublicKey) error {
-			if !bytes.Equal(key.Marshal(), t.hostKey.Marshal()) {
-				return fmt.Errorf("%w: presented %s %s", errHostKeyMismatch, key.Type(), ssh.FingerprintSHA256(key))
-			}
-			return nil
-		},
-		HostKeyAlgorithms: hostKeyAlgorithms(t.hostKey),
-		Timeout:           t.cfg.DialTimeout,
-	}
-	c, chans, reqs, err := ssh.NewClientConn(conn, t.cfg.Address, cc)
+	sess, err := client.NewSession()
 	if err != nil {
-		conn.Close()
-		switch {
-		case errors.Is(err, errHostKeyMismatch):
-			return fmt.Errorf("%w: want %s %s: %v", ErrHostKey, t.hostKey.Type(), ssh.FingerprintSHA256(t.hostKey), err)
-		case strings.Contains(err.Error(), "no common algorithm for host key"):
-			// The switch has no host key of the pinned key's type: not the pinned key either.
-			return fmt.Errorf("%w: want %s %s, the switch offers no %s key: %v", ErrHostKey, t.hostKey.Type(), ssh.FingerprintSHA256(t.hostKey), t.hostKey.Type(), err)
-		case strings.Contains(err.Error(), "unable to authenticate"):
-			return fmt.Errorf("%w: user %q: %v", ErrAuth, t.cfg.Username, err)
-		default:
-			return fmt.Errorf("ssh handshake: %w: %v", switches.ErrUnavailable, err)
-		}
-	}
-	_ = conn.SetDeadline(time.Time{})
-	t.conn = conn
-	t.client = ssh.NewClient(c, chans, reqs)
-	sess, err := t.client.NewSession()
-	if err != nil {
-		t.client.Close()
+		client.Close()
 		return fmt.Errorf("ssh session: %w: %v", switches.ErrUnavailable, err)
 	}
-	t.sess = sess
-	if t.stdin, err = sess.StdinPipe(); err == nil {
-		t.stdout, err = sess.StdoutPipe()
+	stdin, err := sess.StdinPipe()
+	var stdout io.Reader
+	if err == nil {
+		stdout, err = sess.StdoutPipe()
 	}
 	if err == nil {
 		err = sess.RequestSubsystem("netconf")
 	}
 	if err != nil {
-		t.client.Close()
+		client.Close()
 		return fmt.Errorf("netconf subsystem: %w: %v", switches.ErrUnavailable, err)
 	}
+	t.mu.Lock()
+	if t.isClosed {
+		t.mu.Unlock()
+		client.Close()
+		return fmt.Errorf("ssh: %w: %w", switches.ErrUnavailable, errTransportClosed)
+	}
+	t.conn, t.client, t.sess, t.stdin, t.stdout = conn, client, sess, stdin, stdout
+	t.mu.Unlock()
 	go func() {
-		err := t.client.Wait()
+		err := client.Wait()
 		if err == nil {
 			err = io.EOF
 		}
 		t.die(err)
 	}()
 	return nil
-}
-
-// hostKeyAlgorithms asks the server for the pinned key's type only, so a server with several
-// host keys presents the one pinned. An RSA key is offered with SHA-2 signatures first: OpenSSH
-// refuses SHA-1 ("ssh-rsa") signatures by default.
-func hostKeyAlgorithms(key ssh.PublicKey) []string {
-	if key.Type() == ssh.KeyAlgoRSA {
-		return []string{ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA}
-	}
-	return []string{key.Type()}
 }
 
 func (t *sshTransport) die(err error) {
@@ -388,12 +365,16 @@ func (t *sshTransport) isDead() bool {
 
 func (t *sshTransport) Close() error {
 	t.closeOnce.Do(func() {
+		t.mu.Lock()
+		t.isClosed = true
+		sess, client := t.sess, t.client
+		t.mu.Unlock()
 		close(t.closed)
-		if t.sess != nil {
-			_ = t.sess.Close()
+		if sess != nil {
+			_ = sess.Close()
 		}
-		if t.client != nil {
-			_ = t.client.Close()
+		if client != nil {
+			_ = client.Close()
 		}
 	})
 	return nil
@@ -402,19 +383,30 @@ func (t *sshTransport) Close() error {
 // cut closes the TCP connection under the session, as a network failure would: the session is
 // lost, but the transport stays open until close, like after any other loss.
 func (t *sshTransport) cut() {
-	if t.conn != nil {
-		_ = t.conn.Close()
+	t.mu.Lock()
+	conn := t.conn
+	t.mu.Unlock()
+	if conn != nil {
+		_ = conn.Close()
 	}
+}
+
+// pipes are the session's standard input and output (nil before open succeeds).
+func (t *sshTransport) pipes() (io.WriteCloser, io.Reader) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stdin, t.stdout
 }
 
 func (t *sshTransport) IsAlive() bool { return !t.isDead() }
 
 func (t *sshTransport) Read(n int) ([]byte, error) {
-	if t.stdout == nil {
+	_, stdout := t.pipes()
+	if stdout == nil {
 		return nil, io.EOF
 	}
 	b := make([]byte, n)
-	k, err := t.stdout.Read(b)
+	k, err := stdout.Read(b)
 	if err != nil {
 		t.die(err)
 		<-t.closed
@@ -424,10 +416,11 @@ func (t *sshTransport) Read(n int) ([]byte, error) {
 }
 
 func (t *sshTransport) Write(b []byte) error {
-	if t.stdin == nil {
+	stdin, _ := t.pipes()
+	if stdin == nil {
 		return io.ErrClosedPipe
 	}
-	if _, err := t.stdin.Write(b); err != nil {
+	if _, err := stdin.Write(b); err != nil {
 		t.die(err)
 		return err
 	}
