@@ -1,6 +1,7 @@
 package netconf_test
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"testing"
@@ -40,4 +41,35 @@ func TestSessionLossLeavesNoGoroutine(t *testing.T) {
 	}
 	buf := make([]byte, 1<<20)
 	t.Fatalf("%d goroutines after three lost sessions, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+}
+
+// A connect given up at any point (the caller's context ends during the dial, the handshake
+// or the hello) leaves nothing behind: whatever the transport finishes building after the
+// caller closed it is closed. Run with -race, it also shows the transport's fields are not
+// written and read at once.
+func TestCancelledConnectLeavesNothing(t *testing.T) {
+	srv := netconftest.Start(t)
+	raw := driver(t, srv, func(c *netconf.Config) { c.OpTimeout = 2 * time.Second })
+	port := switches.Port{Switch: "sw", Name: "ge-0/0/8"}
+	if _, err := raw.Read(ctxFor(t), port); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	before := runtime.NumGoroutine()
+	for i := range 40 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i)*3*time.Millisecond)
+		_, err := raw.Read(ctx, port)
+		cancel()
+		if err != nil && !errors.Is(err, switches.ErrUnavailable) {
+			t.Fatalf("read cut after %d ms: %v; want ErrUnavailable", i*3, err)
+		}
+	}
+	var n int
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if n = runtime.NumGoroutine(); n <= before {
+			return
+		}
+	}
+	buf := make([]byte, 1<<20)
+	t.Fatalf("%d goroutines after 40 cancelled connects, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 }

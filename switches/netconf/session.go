@@ -56,7 +56,18 @@ func (d *Driver) open(ctx context.Context) (*session, error) {
 	select {
 	case err = <-opened:
 	case <-ctx.Done():
-		t.Close()
+		// The connection is cut at once; what the library finishes opening meanwhile is
+		// closed the way a session is, so neither the SSH client nor its read loop is left.
+		t.abort()
+		go func() {
+			// An open that fails on the cut connection returns within the RPC timeout
+			// (the transport reads nothing rather than failing under the hello: see Read).
+			if <-opened == nil {
+				(&session{nc: nc, t: t}).close()
+				return
+			}
+			t.Close()
+		}()
 		return nil, fmt.Errorf("netconf %s: connect: %w: %w", d.cfg.Address, switches.ErrUnavailable, ctx.Err())
 	}
 	if err != nil {
@@ -71,6 +82,9 @@ func (d *Driver) open(ctx context.Context) (*session, error) {
 		confirmSeconds: secs, opTimeout: d.cfg.OpTimeout}, nil
 }
 
+// closeWait bounds how long closing waits for scrapligo before closing the transport under it.
+const closeWait = 2 * time.Second
+
 // close ends the session. scrapligo's Close waits for its read loop, which ends once the
 // transport is closed; it is bounded so a wedged library can never hold a job.
 func (s *session) close() {
@@ -81,7 +95,7 @@ func (s *session) close() {
 	}()
 	select {
 	case <-done:
-	case <-time.After(2 * time.Second):
+	case <-time.After(closeWait):
 	}
 	s.t.Close()
 }
@@ -261,16 +275,16 @@ func replyError(reply []byte) error {
 // and the loss is signalled on dead: scrapligo's read loop then stays stoppable, and call
 // returns at once.
 //
-// Open runs on scrapligo's goroutine while the caller may give up and Close: mu guards what
-// open builds, and whatever open finishes building after Close is closed at once, so a
+// Open runs on scrapligo's goroutine while the caller may give up (abort, Close): mu guards
+// what open builds, and whatever open finishes building after that is closed at once, so a
 // handshake that ends late leaks no connection.
 type sshTransport struct {
 	ctx     context.Context
 	cfg     Config
 	hostKey ssh.PublicKey
 
-	mu       sync.Mutex
-	isClosed bool
+	mu      sync.Mutex
+	aborted bool // abort or Close was called: open keeps nothing it builds after
 	conn     net.Conn
 	client   *ssh.Client
 	sess     *ssh.Session
@@ -312,6 +326,14 @@ func (t *sshTransport) open() error {
 	if err != nil {
 		return err
 	}
+	t.mu.Lock()
+	if t.aborted {
+		t.mu.Unlock()
+		client.Close()
+		return fmt.Errorf("ssh: %w: %w", switches.ErrUnavailable, errTransportClosed)
+	}
+	t.conn, t.client = conn, client
+	t.mu.Unlock()
 	sess, err := client.NewSession()
 	if err != nil {
 		client.Close()
@@ -330,12 +352,12 @@ func (t *sshTransport) open() error {
 		return fmt.Errorf("netconf subsystem: %w: %v", switches.ErrUnavailable, err)
 	}
 	t.mu.Lock()
-	if t.isClosed {
+	if t.aborted {
 		t.mu.Unlock()
 		client.Close()
 		return fmt.Errorf("ssh: %w: %w", switches.ErrUnavailable, errTransportClosed)
 	}
-	t.conn, t.client, t.sess, t.stdin, t.stdout = conn, client, sess, stdin, stdout
+	t.sess, t.stdin, t.stdout = sess, stdin, stdout
 	t.mu.Unlock()
 	go func() {
 		err := client.Wait()
@@ -366,7 +388,7 @@ func (t *sshTransport) isDead() bool {
 func (t *sshTransport) Close() error {
 	t.closeOnce.Do(func() {
 		t.mu.Lock()
-		t.isClosed = true
+		t.aborted = true
 		sess, client := t.sess, t.client
 		t.mu.Unlock()
 		close(t.closed)
@@ -378,6 +400,24 @@ func (t *sshTransport) Close() error {
 		}
 	})
 	return nil
+}
+
+// abort gives up an open under way: the connection, if any yet, is cut, and open keeps
+// nothing it builds after. Close still ends the transport.
+func (t *sshTransport) abort() {
+	t.mu.Lock()
+	t.aborted = true
+	conn := t.conn
+	t.mu.Unlock()
+	if conn != nil {
+		_ = conn.Close()
+	}
+}
+
+func (t *sshTransport) isAborted() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.aborted
 }
 
 // cut closes the TCP connection under the session, as a network failure would: the session is
@@ -409,6 +449,17 @@ func (t *sshTransport) Read(n int) ([]byte, error) {
 	k, err := stdout.Read(b)
 	if err != nil {
 		t.die(err)
+		if t.isAborted() {
+			// Given up while opening: read nothing until Close, without blocking, so the
+			// library's reader keeps polling for its own shutdown and its hello ends at its
+			// timeout rather than on an error (on which scrapligo leaks a goroutine).
+			select {
+			case <-t.closed:
+				return nil, io.EOF
+			case <-time.After(10 * time.Millisecond):
+				return nil, nil
+			}
+		}
 		<-t.closed
 		return nil, io.EOF
 	}
