@@ -285,12 +285,12 @@ type sshTransport struct {
 
 	mu      sync.Mutex
 	aborted bool // abort or Close was called: open keeps nothing it builds after
-	conn     net.Conn
-	client   *ssh.Client
-	sess     *ssh.Session
-	stdin    io.WriteCloser
-	stdout   io.Reader
-	openErr  error
+	conn    net.Conn
+	client  *ssh.Client
+	sess    *ssh.Session
+	stdin   io.WriteCloser
+	stdout  io.Reader
+	openErr error
 
 	helloSent bool // scrapligo's writer only
 
