@@ -607,10 +607,10 @@ func (a *App) election() scheduler.Election {
 	}
 }
 
-// Close sends the spans not exported yet (for up to 5 s) and releases the database and
-// Redis connections.
+// Close sends the spans not exported yet (for up to 5 s) and releases the switches', the
+// database's and Redis's connections.
 func (a *App) Close() error {
-	var err error
+	err := a.Switches.Close()
 	if a.traces != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if serr := a.traces.Shutdown(ctx); serr != nil {
@@ -620,7 +620,7 @@ func (a *App) Close() error {
 		cancel()
 	}
 	if a.redis != nil {
-		err = a.redis.Close()
+		err = errors.Join(err, a.redis.Close())
 	}
 	return errors.Join(err, a.Store.Close())
 }

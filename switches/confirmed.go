@@ -3,6 +3,7 @@ package switches
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/subprov/subprov"
 )
@@ -21,6 +22,15 @@ func Confirmed(r Raw) Driver { return confirmed{traced{r}} }
 type confirmed struct{ raw Raw }
 
 func (c confirmed) Name() string { return c.raw.Name() }
+
+// Close closes the raw driver when it keeps a connection (an io.Closer); the Router closes a
+// switch's driver once it is replaced or the Router closes.
+func (c confirmed) Close() error {
+	if cl, ok := c.raw.(io.Closer); ok {
+		return cl.Close()
+	}
+	return nil
+}
 
 func (c confirmed) Read(ctx context.Context, p Port) (State, error) {
 	if err := validPort(p); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"sync"
@@ -114,8 +115,9 @@ type Router struct {
 	Failures  int           // 0: DefaultFailures
 	CoolDown  time.Duration // 0: DefaultCoolDown
 
-	mu    sync.Mutex
-	lines map[string]*line // by switch name
+	mu     sync.Mutex
+	lines  map[string]*line // by switch name
+	closed bool
 }
 
 // line is one switch as the router runs it: its driver, built for the row version it was
@@ -125,11 +127,23 @@ type line struct {
 
 	mu       sync.Mutex
 	built    string // the row's id and version the driver was built for ("" = none yet)
-	driver   Driver
+	driver   *inUse
 	failures int       // consecutive unavailable answers
 	openTill time.Time // the breaker is open until then (zero: closed)
 	probing  bool      // a half-open probe is under way
 }
+
+// inUse is one built driver and the operations using it. A driver replaced (its row changed)
+// or retired (the router closes) is closed once the last of them ends, when it is an io.Closer
+// (a driver that keeps a connection to its switch).
+type inUse struct {
+	d       Driver
+	users   int
+	retired bool
+}
+
+// errRouterClosed is an operation on a router already closed.
+var errRouterClosed = errors.New("switch router closed")
 
 // Name names the router by its default driver.
 func (r *Router) Name() string { return r.Default }
@@ -222,10 +236,15 @@ func (r *Router) do(ctx context.Context, p Port, op func(Driver) error) error {
 	if err := l.allow(p.Switch, r.now()); err != nil {
 		return err
 	}
-	d, err := r.driver(ctx, l, p.Switch)
-	if err == nil {
-		err = op(d)
+	u, err := r.driver(ctx, l, p.Switch)
+	if err != nil {
+		// Nothing reached the switch (its row did not read, or the driver could not be built
+		// from it): the breaker does not count it, and a probe let through ends.
+		l.unprobe()
+		return err
 	}
+	err = op(u.d)
+	l.release(u)
 	r.record(l, p.Switch, err)
 	return err
 }
@@ -256,10 +275,17 @@ func (l *line) allow(name string, now time.Time) error {
 	return nil
 }
 
-// unavailable reports whether err says the switch did not answer: what opens the breaker.
-// Every other answer (done, refused, unconfirmed) shows the switch is there.
+func (l *line) unprobe() {
+	l.mu.Lock()
+	l.probing = false
+	l.mu.Unlock()
+}
+
+// unavailable reports whether err says the switch cannot be used: it did not answer, or it
+// refused the credentials (each further try is one more refused login). What opens the
+// breaker. Every other answer (done, refused request, unconfirmed) shows the switch is there.
 func unavailable(err error) bool {
-	return errors.Is(err, ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, ErrUnavailable) || errors.Is(err, ErrCredentials) || errors.Is(err, context.DeadlineExceeded)
 }
 
 func (r *Router) record(l *line, name string, err error) {
@@ -282,37 +308,94 @@ func (r *Router) record(l *line, name string, err error) {
 	}
 }
 
-// driver returns the switch's driver, built again when its row changed since. A switch
-// without a row (a port written before the inventory had it) gets the default driver.
-func (r *Router) driver(ctx context.Context, l *line, name string) (Driver, error) {
+// driver returns the switch's driver, in use until release, built again when its row changed
+// since. It is built once per row version, under the line's lock, and the driver it replaces
+// is closed once the operations using it end. A switch without a row (a port written before
+// the inventory had it) gets the default driver. A row that does not read is the database's
+// error as it is.
+func (r *Router) driver(ctx context.Context, l *line, name string) (*inUse, error) {
 	row, err := store.SwitchByName(ctx, r.Store.R(), name)
 	switch {
 	case errors.Is(err, subprov.ErrNotFound):
 		row = &subprov.Switch{Name: name}
 	case err != nil:
-		return nil, fmt.Errorf("switch %s: %w: %w", name, ErrUnavailable, err)
+		return nil, fmt.Errorf("switch %s: read its row: %w", name, err)
 	}
 	built := row.ID + "\x00" + fmt.Sprint(row.Version)
-	l.mu.Lock()
-	if l.built == built && l.driver != nil {
-		d := l.driver
-		l.mu.Unlock()
-		return d, nil
-	}
-	l.mu.Unlock()
-	d, err := r.build(row)
-	if err != nil {
-		return nil, err
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("switch %s: %w: %w", name, ErrUnavailable, errRouterClosed)
 	}
 	l.mu.Lock()
-	l.built, l.driver = built, d
-	l.mu.Unlock()
-	return d, nil
+	defer l.mu.Unlock()
+	if l.built != built || l.driver == nil {
+		d, err := r.build(row)
+		if err != nil {
+			return nil, err
+		}
+		old := l.driver
+		l.built, l.driver = built, &inUse{d: d}
+		if old != nil {
+			old.retired = true
+			if old.users == 0 {
+				go closeDriver(old.d)
+			}
+		}
+	}
+	l.driver.users++
+	return l.driver, nil
 }
 
-// build makes a switch's driver from its row. A driver this binary does not have, or a
-// password that does not open (sealed under a secret the service no longer has), is
-// ErrUnavailable: the operator mends the row and the next try builds the driver again.
+// release ends an operation's use of u, closing u if it was the last use of a replaced driver.
+func (l *line) release(u *inUse) {
+	l.mu.Lock()
+	u.users--
+	last := u.retired && u.users == 0
+	l.mu.Unlock()
+	if last {
+		closeDriver(u.d)
+	}
+}
+
+func closeDriver(d Driver) {
+	if c, ok := d.(io.Closer); ok {
+		_ = c.Close()
+	}
+}
+
+// Close closes every driver the router built, each once the operations using it end; an
+// operation that starts after fails with ErrUnavailable.
+func (r *Router) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	lines := make([]*line, 0, len(r.lines))
+	for _, l := range r.lines {
+		lines = append(lines, l)
+	}
+	r.mu.Unlock()
+	for _, l := range lines {
+		l.mu.Lock()
+		u := l.driver
+		l.built, l.driver = "", nil
+		idle := u != nil && u.users == 0
+		if u != nil {
+			u.retired = true
+		}
+		l.mu.Unlock()
+		if idle {
+			closeDriver(u.d)
+		}
+	}
+	return nil
+}
+
+// build makes a switch's driver from its row. A driver this binary does not have is
+// ErrUnavailable (another version of the service may have it). A password that does not open
+// (sealed under a secret the service no longer has) is ErrAuth, and the constructor's own
+// refusal (a bad address, host key or model) keeps its class, ErrInvalid when it has none:
+// final, the operator mends the row and the next try builds the driver again.
 func (r *Router) build(row *subprov.Switch) (Driver, error) {
 	name := orDefault(row.Driver, r.Default)
 	construct, ok := r.Drivers[name]
@@ -322,19 +405,23 @@ func (r *Router) build(row *subprov.Switch) (Driver, error) {
 	t := Target{Name: row.Name, Address: row.Address, Username: row.Username, HostKey: row.HostKey, Model: row.Model}
 	if row.Secret != "" {
 		if r.Sealer == nil {
-			return nil, fmt.Errorf("switch %s: %w: no key to open its password", row.Name, ErrUnavailable)
+			return nil, fmt.Errorf("switch %s: %w: no key to open its password", row.Name, ErrAuth)
 		}
 		pw, err := r.Sealer.Open(PasswordPurpose(row.ID), row.Secret)
 		if err != nil {
-			return nil, fmt.Errorf("switch %s: %w: password: %w", row.Name, ErrUnavailable, err)
+			return nil, fmt.Errorf("switch %s: %w: password: %w", row.Name, ErrAuth, err)
 		}
 		t.Password = string(pw)
 	}
 	d, err := construct(t)
-	if err != nil {
-		return nil, fmt.Errorf("switch %s: %w: driver %s: %w", row.Name, ErrUnavailable, name, err)
+	switch {
+	case err == nil:
+		return d, nil
+	case Final(err) || errors.Is(err, ErrUnavailable):
+		return nil, fmt.Errorf("switch %s: driver %s: %w", row.Name, name, err)
+	default:
+		return nil, fmt.Errorf("switch %s: driver %s: %w: %w", row.Name, name, ErrInvalid, err)
 	}
-	return d, nil
 }
 
 // PasswordPurpose is what a switch's password is sealed for: it opens for that switch only.

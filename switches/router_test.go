@@ -3,6 +3,7 @@ package switches_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,14 +20,20 @@ import (
 // fakeSwitch is a switch as a test driver sees it: healthy, dead (every operation is
 // unavailable at once) or hung (every operation waits until its context ends).
 type fakeSwitch struct {
-	mode            atomic.Value // "ok", "dead", "hung"
+	mode            atomic.Value // "ok", "dead", "hung", "refused" (credentials)
 	calls, inFlight atomic.Int32
 	maxInFlight     atomic.Int32
+	closed          atomic.Int32 // Close calls
 	target          switches.Target
 	driverName      string
 }
 
 func (f *fakeSwitch) Name() string { return f.driverName }
+
+func (f *fakeSwitch) Close() error {
+	f.closed.Add(1)
+	return nil
+}
 
 func (f *fakeSwitch) Read(ctx context.Context, p switches.Port) (switches.State, error) {
 	return switches.State{Mode: switches.ModeOff}, f.op(ctx)
@@ -52,6 +59,8 @@ func (f *fakeSwitch) op(ctx context.Context) error {
 	case "hung":
 		<-ctx.Done()
 		return ctx.Err()
+	case "refused":
+		return fmt.Errorf("ssh: %w", switches.ErrAuth)
 	}
 	return nil
 }
@@ -63,12 +72,15 @@ type fleet struct {
 	mu  sync.Mutex
 	sw  map[string]*fakeSwitch // by switch name: the last driver built for it
 	n   map[string]int         // drivers built per switch name
+	// buildTime is how long building a driver takes (what lets operations race to build one).
+	buildTime time.Duration
 }
 
 func newFleet(t *testing.T, st *store.Store, sealer *identity.Sealer) *fleet {
 	f := &fleet{clk: clock.NewManual(start), sw: map[string]*fakeSwitch{}, n: map[string]int{}}
 	build := func(driver string) switches.Constructor {
 		return func(t switches.Target) (switches.Driver, error) {
+			time.Sleep(f.buildTime)
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			fs := &fakeSwitch{target: t, driverName: driver}
@@ -154,11 +166,17 @@ func TestRouterSendsEachPortToItsSwitchsDriver(t *testing.T) {
 		if got := f.get("sw-b"); got.driverName != "a" || got.target.Address != "10.0.0.3" || f.n["sw-b"] != 2 {
 			t.Errorf("after the edit sw-b runs driver %q at %q (built %d times), want a at 10.0.0.3, built again", got.driverName, got.target.Address, f.n["sw-b"])
 		}
-		// A password sealed under a secret the router does not have leaves the switch unavailable.
+		// A password sealed under a secret the router does not have is a final credentials
+		// error, not the switch unavailable, and the breaker does not count it.
 		other, _ := identity.NewSealer("another secret")
 		f2 := newFleet(t, st, other)
-		if err := f2.converge(ctx, "sw-a"); !errors.Is(err, switches.ErrUnavailable) {
-			t.Errorf("password sealed under another secret: %v, want ErrUnavailable", err)
+		for range 5 {
+			if err := f2.converge(ctx, "sw-a"); !errors.Is(err, switches.ErrAuth) || errors.Is(err, switches.ErrUnavailable) || !switches.Final(err) {
+				t.Errorf("password sealed under another secret: %v, want ErrAuth, not ErrUnavailable", err)
+			}
+		}
+		if b := f2.r.Breaker("sw-a"); b.Failures != 0 || b.Open {
+			t.Errorf("after 5 drivers that could not be built the breaker is %+v, want untouched", b)
 		}
 	})
 }
@@ -273,6 +291,104 @@ func TestRouterBreakerProbesAfterCoolDown(t *testing.T) {
 					t.Errorf("after the probe: %v", err)
 				}
 			})
+		}
+	})
+}
+
+// A switch whose row changes gets a new driver; the one it replaces is closed once the
+// operations still using it end, and Close closes the rest. Operations racing on a switch
+// build its driver once.
+func TestRouterClosesReplacedDrivers(t *testing.T) {
+	t.Parallel()
+	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		row := &subprov.Switch{ID: "id-c", Name: "sw-c", Driver: "a", Address: "10.0.0.9"}
+		if err := st.InTx(ctx, func(tx *store.Tx) error { return tx.InsertSwitch(ctx, row, start) }); err != nil {
+			t.Fatal(err)
+		}
+		f := newFleet(t, st, nil)
+		f.buildTime = 20 * time.Millisecond
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				if err := f.converge(ctx, "sw-c"); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if n := f.n["sw-c"]; n != 1 {
+			t.Fatalf("8 operations at once built %d drivers, want 1", n)
+		}
+		first := f.get("sw-c")
+		first.mode.Store("hung")
+		octx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- f.converge(octx, "sw-c") }()
+		for first.inFlight.Load() == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		row.Address = "10.0.0.10"
+		if err := st.InTx(ctx, func(tx *store.Tx) error { return tx.UpdateSwitch(ctx, row, start) }); err != nil {
+			t.Fatal(err)
+		}
+		f.mu.Lock()
+		f.sw["sw-c"] = nil // the next driver starts healthy
+		f.mu.Unlock()
+		if err := f.converge(ctx, "sw-c"); err != nil {
+			t.Fatal(err)
+		}
+		second := f.get("sw-c")
+		if second == first || first.closed.Load() != 0 {
+			t.Fatalf("the replaced driver was closed %d times while an operation still ran on it", first.closed.Load())
+		}
+		cancel()
+		<-done
+		if first.closed.Load() != 1 {
+			t.Errorf("the replaced driver was closed %d times once its operation ended, want once", first.closed.Load())
+		}
+		if err := f.r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if second.closed.Load() != 1 || first.closed.Load() != 1 {
+			t.Errorf("Close closed the current driver %d times (the replaced one %d), want once each", second.closed.Load(), first.closed.Load())
+		}
+		if err := f.converge(ctx, "sw-c"); !errors.Is(err, switches.ErrUnavailable) || f.n["sw-c"] != 2 {
+			t.Errorf("after Close: %v, %d drivers built; want ErrUnavailable and none built", err, f.n["sw-c"])
+		}
+	})
+}
+
+// A refused login counts towards the breaker (each try is one more refused login), and stays
+// a final credentials error; a row that does not read is the database's error, not counted.
+func TestRouterCountsCredentialsNotItsOwnErrors(t *testing.T) {
+	t.Parallel()
+	testdb.EachStore(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		f := newFleet(t, st, nil)
+		if err := f.converge(ctx, "sw-r"); err != nil {
+			t.Fatal(err)
+		}
+		f.get("sw-r").mode.Store("refused")
+		for range 3 {
+			if err := f.converge(ctx, "sw-r"); !errors.Is(err, switches.ErrCredentials) || errors.Is(err, switches.ErrUnavailable) {
+				t.Fatalf("refused login: %v, want ErrCredentials", err)
+			}
+		}
+		if b := f.r.Breaker("sw-r"); !b.Open {
+			t.Errorf("after 3 refused logins the breaker is %+v, want open", b)
+		}
+
+		g := newFleet(t, st, nil)
+		past, cancel := context.WithDeadline(ctx, time.Now().Add(-time.Second))
+		defer cancel()
+		for range 10 {
+			if err := g.converge(past, "sw-d"); err == nil || errors.Is(err, switches.ErrUnavailable) {
+				t.Errorf("row read with an expired context: %v, want the database's error, not ErrUnavailable", err)
+			}
+		}
+		if b := g.r.Breaker("sw-d"); b.Failures != 0 {
+			t.Errorf("10 failed row reads counted %d breaker failures, want none", b.Failures)
 		}
 	})
 }

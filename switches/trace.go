@@ -2,6 +2,7 @@ package switches
 
 import (
 	"context"
+	"io"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -15,6 +16,13 @@ import (
 type traced struct{ raw Raw }
 
 func (t traced) Name() string { return t.raw.Name() }
+
+func (t traced) Close() error {
+	if c, ok := t.raw.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
 
 func (t traced) Read(ctx context.Context, p Port) (s State, err error) {
 	if !tracing.Enabled() {
