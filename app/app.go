@@ -610,7 +610,10 @@ func (a *App) election() scheduler.Election {
 // Close sends the spans not exported yet (for up to 5 s) and releases the switches', the
 // database's and Redis's connections.
 func (a *App) Close() error {
-	err := a.Switches.Close()
+	var err error
+	if a.Switches != nil {
+		err = a.Switches.Close()
+	}
 	if a.traces != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if serr := a.traces.Shutdown(ctx); serr != nil {

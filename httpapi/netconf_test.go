@@ -68,3 +68,42 @@ func TestProvisioningOverNETCONFRetriesWhenTheServerDiesMidCommit(t *testing.T) 
 		}
 	}, func(c *config.Config) { c.Workers = false })
 }
+
+// A switch that refuses the login is a final failure, not an outage: against netconfd behind
+// sshd with a wrong password, the provisioning job fails the line at its first attempt (reason
+// switch_credentials, not retried), and the port's convergence job, at its first attempt too,
+// marks the port unconverged with one operator ticket instead of retrying.
+func TestWrongSwitchPasswordIsFinal(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		srv := netconftest.Start(t)
+		raw, err := netconf.New(netconf.Config{Address: srv.Addr, Username: netconftest.User, Password: "not-the-password",
+			HostKey: srv.HostKey, Model: netconf.ModelOpenConfig, DialTimeout: 5 * time.Second, OpTimeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		s.Provisioning.Switch = switches.Confirmed(raw)
+		id := lineAt(t, s, hashKing1206, "netconf-wrong-password")
+		if err := s.Provisioning.ProvisionPort(ctx, jobs.ProvisionPort{SubscriptionID: id}, 1); err != nil {
+			t.Fatalf("attempt 1 with a wrong password: %v; want the job decided, not retried", err)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM subscriptions WHERE id = ? AND workflow_state = 'provisioning_failed'`, id); n != 1 {
+			t.Fatal("a refused login left the line provisioning (retried) instead of failing it")
+		}
+		portID := portIDOf(t, s, id)
+		if err := s.Provisioning.ConvergePort(ctx, jobs.ConvergePort{PortID: portID}, 1); err != nil {
+			t.Fatalf("convergence attempt 1 with a wrong password: %v; want no retry", err)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM port_states WHERE port_id = ? AND unconverged`, portID); n != 1 {
+			t.Error("the port is not marked unconverged after a refused login")
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM tickets WHERE kind = 'operator' AND port_id = ?`, portID); n != 1 {
+			t.Errorf("%d operator tickets for the port, want 1", n)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM port_states WHERE port_id = ? AND failure = 'switch_credentials'`, portID); n != 1 {
+			t.Error("the port's failure is not switch_credentials")
+		}
+	}, func(c *config.Config) { c.Workers = false })
+}

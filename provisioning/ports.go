@@ -41,7 +41,8 @@ const (
 var errPortBusy = errors.New("another converger holds the port")
 
 // ConvergeError is a port that did not reach its desired setting: Reason is the failure's code
-// (port_in_use, switch_write_unconfirmed, switch_rejected, switch_unavailable, timeout).
+// (port_in_use, switch_write_unconfirmed, switch_rejected, switch_credentials,
+// switch_unavailable, timeout).
 type ConvergeError struct {
 	Reason string
 	Err    error // the switch's error, when this process made the attempt
@@ -62,6 +63,7 @@ var reasonErrors = map[string]error{
 	"port_in_use":              switches.ErrPortInUse,
 	"switch_write_unconfirmed": switches.ErrUnconfirmed,
 	"switch_rejected":          switches.ErrInvalid,
+	"switch_credentials":       switches.ErrCredentials,
 	"switch_unavailable":       switches.ErrUnavailable,
 }
 
@@ -266,18 +268,24 @@ func (s *Service) awaitPort(ctx context.Context, portID string, timeout time.Dur
 
 // ConvergePort is the port.converge job: converge the port to its desired setting. A port
 // another converger holds is tried again shortly; a failure is retried with backoff, and when
-// the retries run out the port is marked unconverged and one operator ticket is opened for it
-// (not one per attempt). The lines keep their status: the port is what is behind.
+// the retries run out, or at once on a final failure (the switch refused the request or the
+// credentials: switches.Final), the port is marked unconverged and one operator ticket is
+// opened for it (not one per attempt). The lines keep their status: the port is what is behind.
 func (s *Service) ConvergePort(ctx context.Context, a jobs.ConvergePort, attempt int) error {
 	_, cerr := s.convergePort(ctx, a.PortID)
 	if wait, ok := s.switchWait(cerr); ok {
 		return jobs.Snooze(wait)
 	}
+	final := switches.Final(cerr)
 	switch {
 	case cerr == nil:
 		return nil
-	case attempt < maxConvergeAttempts:
+	case attempt < maxConvergeAttempts && !final:
 		return fmt.Errorf("converge port %s (attempt %d): %w", a.PortID, attempt, cerr)
+	}
+	why := fmt.Sprintf("after %d attempts", attempt)
+	if final {
+		why = fmt.Sprintf("at attempt %d, a failure no retry can mend", attempt)
 	}
 	line, lerr := s.Store.LatestLineOnPort(ctx, a.PortID)
 	if lerr != nil && !errors.Is(lerr, subprov.ErrNotFound) {
@@ -288,7 +296,7 @@ func (s *Service) ConvergePort(ctx context.Context, a jobs.ConvergePort, attempt
 		if err != nil || !flagged || line == nil {
 			return err
 		}
-		s.Log.Error("port unconverged: retries ran out", "port_id", a.PortID, "err", cerr)
+		s.Log.Error("port unconverged", "port_id", a.PortID, "attempt", attempt, "final", final, "err", cerr)
 		// One open ticket per port: a port that converged and failed again while its ticket
 		// is still being worked adds nothing to it.
 		if open, err := tx.PortTicketOpen(ctx, a.PortID); err != nil || open {
@@ -296,8 +304,8 @@ func (s *Service) ConvergePort(ctx context.Context, a jobs.ConvergePort, attempt
 		}
 		return s.Tickets.Open(ctx, tx, &subprov.Ticket{ProviderID: line.ProviderID, SubscriberID: line.SubscriberID, PortID: a.PortID, Kind: "operator",
 			Priority: "high", Subject: "Switch port does not follow its line",
-			InternalNote: fmt.Sprintf("Port %s did not reach its desired setting after %d attempts (%s); subscription %s. "+
-				"The line keeps its status; the port is marked unconverged until a convergence succeeds.", a.PortID, attempt, failureReason(cerr), line.ID)})
+			InternalNote: fmt.Sprintf("Port %s did not reach its desired setting %s (%s); subscription %s. "+
+				"The line keeps its status; the port is marked unconverged until a convergence succeeds.", a.PortID, why, failureReason(cerr), line.ID)})
 	})
 }
 

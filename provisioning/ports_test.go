@@ -70,9 +70,10 @@ func TestConvergeErrorIsItsSwitchError(t *testing.T) {
 		{"port_in_use", switches.ErrPortInUse},
 		{"switch_write_unconfirmed", switches.ErrUnconfirmed},
 		{"switch_rejected", switches.ErrInvalid},
+		{"switch_credentials", switches.ErrCredentials},
 		{"switch_unavailable", switches.ErrUnavailable},
 	}
-	all := []error{switches.ErrPortInUse, switches.ErrUnconfirmed, switches.ErrInvalid, switches.ErrUnavailable}
+	all := []error{switches.ErrPortInUse, switches.ErrUnconfirmed, switches.ErrInvalid, switches.ErrCredentials, switches.ErrUnavailable}
 	for _, tt := range tests {
 		err := error(&provisioning.ConvergeError{Reason: tt.reason})
 		for _, target := range all {

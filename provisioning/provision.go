@@ -163,6 +163,8 @@ func failureReason(err error) string {
 		return "switch_write_unconfirmed"
 	case errors.Is(err, switches.ErrInvalid):
 		return "switch_rejected"
+	case errors.Is(err, switches.ErrCredentials):
+		return "switch_credentials"
 	default:
 		return "switch_unavailable"
 	}
