@@ -61,7 +61,7 @@ func (c confirmed) apply(ctx context.Context, op string, p Port, want State) err
 	if err != nil {
 		return fmt.Errorf("%s %s: read: %w", op, p, err)
 	}
-	if cur == want {
+	if cur == want && !provisional(c.raw, p) {
 		return nil
 	}
 	if err := c.raw.Write(ctx, p, want); err != nil {
@@ -77,6 +77,11 @@ func (c confirmed) apply(ctx context.Context, op string, p Port, want State) err
 		return fmt.Errorf("%s %s: %w: read back %v, want %v", op, p, ErrUnconfirmed, got, want)
 	}
 	return nil
+}
+
+func provisional(r Raw, p Port) bool {
+	pr, ok := r.(Provisional)
+	return ok && pr.Provisional(p)
 }
 
 func validPort(p Port) error {

@@ -102,8 +102,9 @@ func Final(err error) bool {
 
 // Driver is what provisioning uses to run a subscriber's port: read it, and converge it to a
 // whole intended state. Converge returns only once the port has been read back in that state,
-// and is idempotent: a port that already shows it is not written (nor bounced) again, so a job
-// run twice after a crash leaves the port as one run would. What a port should be doing is
+// and is idempotent: a port that already shows it is not written (nor bounced) again, unless
+// its driver says the read may be provisional (Provisional), so a job run twice after a crash
+// leaves the port as one run would. What a port should be doing is
 // decided from the lines that hold it (the provisioning package); drivers only read and write.
 type Driver interface {
 	Name() string
@@ -134,6 +135,16 @@ type Raw interface {
 	Name() string
 	Read(ctx context.Context, p Port) (State, error)
 	Write(ctx context.Context, p Port, want State) error
+}
+
+// Provisional is implemented by a raw driver whose reads can show a write the switch may
+// still undo by itself: a NETCONF confirmed commit whose session was lost before its
+// confirmation, which the switch rolls back at the confirm timeout once it notices. When
+// Provisional reports true for the port, Confirmed writes the intended state even when the
+// port already reads so, and the write's own confirmation makes it stand; the driver's write
+// of what the switch already has changes nothing on it (the port is not bounced).
+type Provisional interface {
+	Provisional(p Port) bool
 }
 
 // Open returns one built-in driver by name ("" = "sim"), as the Router builds it for a switch

@@ -17,6 +17,11 @@ type traced struct{ raw Raw }
 
 func (t traced) Name() string { return t.raw.Name() }
 
+func (t traced) Provisional(p Port) bool {
+	pr, ok := t.raw.(Provisional)
+	return ok && pr.Provisional(p)
+}
+
 func (t traced) Close() error {
 	if c, ok := t.raw.(io.Closer); ok {
 		return c.Close()

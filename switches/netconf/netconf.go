@@ -170,6 +170,15 @@ func (d *Driver) Write(ctx context.Context, p switches.Port, want switches.State
 	return nil
 }
 
+// Provisional is always true: what running shows may be a confirmed commit whose session was
+// lost before its confirmation and whose end the switch has not noticed yet (it still holds
+// the candidate lock, and rolls the change back at the confirm timeout). So Confirmed never
+// takes a read for converged: every convergence writes, with a confirmed commit and a
+// confirmation of its own, which cannot go through while the lost session holds the lock.
+// Committing what running already has changes nothing on the switch. Nothing has to be
+// remembered between attempts, so a retry in another process is as safe.
+func (d *Driver) Provisional(switches.Port) bool { return true }
+
 func (d *Driver) step(name string, s *session) {
 	if d.hook != nil {
 		d.hook(name, s.t.cut)

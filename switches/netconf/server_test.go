@@ -268,3 +268,52 @@ func TestSessionLostMidCommit(t *testing.T) {
 		})
 	}
 }
+
+// A session lost after the confirmed commit, whose end the switch has not noticed yet, leaves
+// the change in running until the confirm timeout rolls it back. The retry must not take the
+// port for converged on reading it: it writes again, which cannot land while the lost session
+// holds the candidate (the retry fails and is retried), and lands with its own confirmation once
+// the switch lets the lost session go. The port then keeps the change past the confirm timeout.
+func TestUnnoticedSessionLossAfterConfirmedCommit(t *testing.T) {
+	t.Parallel()
+	srv := netconftest.Start(t)
+	ctx := ctxFor(t)
+	const confirm = 3 * time.Second
+	raw := driver(t, srv, func(c *netconf.Config) { c.ConfirmTimeout = confirm; c.OpTimeout = 2 * time.Second })
+	port := switches.Port{Switch: "sw", Name: "ge-0/0/11"}
+	if err := raw.Write(ctx, port, serviceA); err != nil {
+		t.Fatal(err)
+	}
+	srv.HoldSessions()
+	fired := false
+	netconf.SetHook(raw, func(step string, drop func()) {
+		if step == "confirmed" && !fired {
+			fired = true
+			drop()
+		}
+	})
+	d := switches.Confirmed(raw)
+	if err := d.Converge(ctx, port, serviceB); !errors.Is(err, switches.ErrUnavailable) {
+		t.Fatalf("converge with the session lost after the confirmed commit: %v; want ErrUnavailable", err)
+	}
+	if got, err := raw.Read(ctx, port); err != nil || got != serviceB {
+		t.Fatalf("the switch, not having noticed, should still show the unconfirmed change: %v, %v", got, err)
+	}
+	if err := d.Converge(ctx, port, serviceB); err == nil {
+		t.Fatal("the retry took an unconfirmed change for converged")
+	}
+	srv.ReleaseSessions()
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if err = d.Converge(ctx, port, serviceB); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("once the switch let the lost session go, the retry: %v", err)
+	}
+	time.Sleep(confirm + time.Second)
+	if got, err := raw.Read(ctx, port); err != nil || got != serviceB {
+		t.Fatalf("past the confirm timeout the port reads %v, %v; want the retry's change to stand, %v", got, err, serviceB)
+	}
+}

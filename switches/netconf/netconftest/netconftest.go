@@ -47,7 +47,10 @@ type Server struct {
 	exited   chan struct{} // closed once netconfd has exited and been waited for
 	// killOnCommit counts down the commits until the one netconfd dies on (0: disarmed).
 	killOnCommit int
-	sshd         *exec.Cmd
+	// held, while HoldSessions is on, is closed by ReleaseSessions (nil: sessions end as
+	// their clients' connections do).
+	held chan struct{}
+	sshd *exec.Cmd
 }
 
 var userOnce sync.Once
@@ -173,6 +176,34 @@ func (s *Server) KillOnCommit(n int) {
 	s.killOnCommit = n
 }
 
+// HoldSessions makes the server miss the end of its sessions from now on: when a client's
+// connection ends, netconfd's side of it stays open, with its candidate lock and any confirmed
+// commit pending on it, until ReleaseSessions, as on a switch that has not noticed a session
+// died.
+func (s *Server) HoldSessions() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held == nil {
+		s.held = make(chan struct{})
+	}
+}
+
+// ReleaseSessions ends the sessions HoldSessions kept, as the switch noticing they are gone.
+func (s *Server) ReleaseSessions() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held != nil {
+		close(s.held)
+		s.held = nil
+	}
+}
+
+func (s *Server) holding() chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
+}
+
 // proxy sits between netconf-subsystem and netconfd, on the plain NETCONF stream, so a test can
 // kill the server the moment a commit arrives (KillOnCommit).
 func (s *Server) proxy() {
@@ -224,6 +255,9 @@ func (s *Server) relay(client net.Conn) {
 			}
 		}
 		if err != nil {
+			if held := s.holding(); held != nil {
+				<-held
+			}
 			return
 		}
 	}
@@ -363,6 +397,7 @@ Subsystem netconf "/usr/sbin/netconf-subsystem --ncxserver-sockname=%d@%s"
 }
 
 func (s *Server) stop() {
+	s.ReleaseSessions()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range []*exec.Cmd{s.sshd, s.netconfd} {
