@@ -214,8 +214,9 @@ func TestParseRejectsGarbage(t *testing.T) {
 		"filters": func(b []byte) error { _, err := parseRedirect(b); return err },
 		"nft":     func(b []byte) error { _, err := parseBinding(b); return err },
 	} {
-		if err := parse([]byte("1: swp1: <BROADCAST> mtu 1500")); err == nil {
-			t.Errorf("%s: text output parsed as JSON", name)
+		// Final: the switch answers the same way on a retry.
+		if err := parse([]byte("1: swp1: <BROADCAST> mtu 1500")); !errors.Is(err, switches.ErrInvalid) || errors.Is(err, switches.ErrUnavailable) {
+			t.Errorf("%s: text output: %v, want ErrInvalid", name, err)
 		}
 	}
 }
@@ -245,5 +246,28 @@ func TestHostKeyIsRequired(t *testing.T) {
 	cfg.HostKey = "not a key"
 	if _, err := New(cfg); !errors.Is(err, switches.ErrHostKey) || !switches.Final(err) {
 		t.Errorf("New with a bad host key: error %v, want ErrHostKey", err)
+	}
+}
+
+// A command's failure is final when a retry will meet it again (a missing program or
+// interface, an account not allowed to run it) and retried otherwise.
+func TestCommandErrorClass(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		stderr string
+		want   error
+	}{
+		{127, "sh: 1: ip: not found", switches.ErrInvalid},
+		{1, "sudo: a password is required\n", switches.ErrAuth},
+		{1, "admin is not in the sudoers file.", switches.ErrAuth},
+		{2, "RTNETLINK answers: Operation not permitted", switches.ErrAuth},
+		{1, `Cannot find device "swp9"`, switches.ErrInvalid},
+		{2, "RTNETLINK answers: Device or resource busy", switches.ErrUnavailable},
+		{1, "", switches.ErrUnavailable},
+	} {
+		err := error(&CommandError{Command: "ip link set swp9 up", Status: tc.status, Stderr: tc.stderr})
+		if !errors.Is(err, tc.want) || (tc.want != switches.ErrUnavailable) != switches.Final(err) {
+			t.Errorf("status %d %q: %v is not %v", tc.status, tc.stderr, err, tc.want)
+		}
 	}
 }

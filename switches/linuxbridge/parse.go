@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/subprov/subprov/switches"
 )
 
 // The structures below hold the fields this driver uses from iproute2's and nftables' JSON
@@ -57,7 +59,7 @@ func (l link) defaultPVID() int {
 func parseLinks(out []byte) (map[string]link, error) {
 	var ls []link
 	if err := json.Unmarshal(out, &ls); err != nil {
-		return nil, fmt.Errorf("parse ip -j link: %w", err)
+		return nil, fmt.Errorf("%w: parse ip -j link: %w", switches.ErrInvalid, err)
 	}
 	m := make(map[string]link, len(ls))
 	for _, l := range ls {
@@ -86,7 +88,7 @@ type vlanMembership struct {
 func parseBridgeVLANs(out []byte) (map[string]vlanMembership, error) {
 	var ps []portVLANs
 	if err := json.Unmarshal(out, &ps); err != nil {
-		return nil, fmt.Errorf("parse bridge -j vlan: %w", err)
+		return nil, fmt.Errorf("%w: parse bridge -j vlan: %w", switches.ErrInvalid, err)
 	}
 	m := make(map[string]vlanMembership, len(ps))
 	for _, p := range ps {
@@ -128,7 +130,7 @@ type qdiscs struct {
 func parseQdiscs(out []byte) (qdiscs, error) {
 	var qs []qdisc
 	if err := json.Unmarshal(out, &qs); err != nil {
-		return qdiscs{}, fmt.Errorf("parse tc -j qdisc: %w", err)
+		return qdiscs{}, fmt.Errorf("%w: parse tc -j qdisc: %w", switches.ErrInvalid, err)
 	}
 	var r qdiscs
 	for _, q := range qs {
@@ -159,7 +161,7 @@ type filter struct {
 func parseRedirect(out []byte) (string, error) {
 	var fs []filter
 	if err := json.Unmarshal(out, &fs); err != nil {
-		return "", fmt.Errorf("parse tc -j filter: %w", err)
+		return "", fmt.Errorf("%w: parse tc -j filter: %w", switches.ErrInvalid, err)
 	}
 	for _, f := range fs {
 		for _, a := range f.Options.Actions {
@@ -184,7 +186,7 @@ func parseBinding(out []byte) (binding, error) {
 		Nftables []map[string]json.RawMessage `json:"nftables"`
 	}
 	if err := json.Unmarshal(out, &doc); err != nil {
-		return binding{}, fmt.Errorf("parse nft -j: %w", err)
+		return binding{}, fmt.Errorf("%w: parse nft -j: %w", switches.ErrInvalid, err)
 	}
 	b := binding{Ports: map[string]bool{}, MACs: map[string]string{}}
 	for _, obj := range doc.Nftables {
@@ -192,7 +194,7 @@ func parseBinding(out []byte) (binding, error) {
 		case obj["table"] != nil:
 			var t struct{ Family, Name string }
 			if err := json.Unmarshal(obj["table"], &t); err != nil {
-				return binding{}, fmt.Errorf("parse nft -j table: %w", err)
+				return binding{}, fmt.Errorf("%w: parse nft -j table: %w", switches.ErrInvalid, err)
 			}
 			if t.Family == "bridge" && t.Name == nftTable {
 				b.Table = true
@@ -203,7 +205,7 @@ func parseBinding(out []byte) (binding, error) {
 				Elem                []json.RawMessage
 			}
 			if err := json.Unmarshal(obj["set"], &s); err != nil {
-				return binding{}, fmt.Errorf("parse nft -j set: %w", err)
+				return binding{}, fmt.Errorf("%w: parse nft -j set: %w", switches.ErrInvalid, err)
 			}
 			if s.Family != "bridge" || s.Table != nftTable {
 				continue
@@ -213,13 +215,13 @@ func parseBinding(out []byte) (binding, error) {
 				case nftPorts:
 					var port string
 					if err := json.Unmarshal(e, &port); err != nil {
-						return binding{}, fmt.Errorf("parse nft -j %s element %s: %w", nftPorts, e, err)
+						return binding{}, fmt.Errorf("%w: parse nft -j %s element %s: %w", switches.ErrInvalid, nftPorts, e, err)
 					}
 					b.Ports[port] = true
 				case nftBindings:
 					var c struct{ Concat []string }
 					if err := json.Unmarshal(e, &c); err != nil || len(c.Concat) != 2 {
-						return binding{}, fmt.Errorf("parse nft -j %s element %s: want port . mac", nftBindings, e)
+						return binding{}, fmt.Errorf("%w: parse nft -j %s element %s: want port . mac", switches.ErrInvalid, nftBindings, e)
 					}
 					b.MACs[c.Concat[0]] = c.Concat[1]
 				}
@@ -230,7 +232,7 @@ func parseBinding(out []byte) (binding, error) {
 				Expr                 []json.RawMessage
 			}
 			if err := json.Unmarshal(obj["rule"], &r); err != nil {
-				return binding{}, fmt.Errorf("parse nft -j rule: %w", err)
+				return binding{}, fmt.Errorf("%w: parse nft -j rule: %w", switches.ErrInvalid, err)
 			}
 			if r.Family == "bridge" && r.Table == nftTable && r.Chain == nftChain && isBindingRule(r.Expr) {
 				b.Enforced = true
@@ -292,7 +294,7 @@ func parseCounters(out []byte, port string) (Counters, error) {
 	}
 	l, ok := links[port]
 	if !ok {
-		return Counters{}, fmt.Errorf("no interface %q in ip -j -s link", port)
+		return Counters{}, fmt.Errorf("%w: no interface %q in ip -j -s link", switches.ErrInvalid, port)
 	}
 	return Counters{
 		RXOctets: l.Stats.RX.Bytes, TXOctets: l.Stats.TX.Bytes,

@@ -69,13 +69,32 @@ func (e *CommandError) Error() string {
 	return fmt.Sprintf("%s: exit status %d: %s", e.Command, e.Status, strings.TrimSpace(e.Stderr))
 }
 
-// Unwrap classifies the failure: a missing program (status 127) will not appear on a retry, so
-// it is final; any other failure may be a switch busy with something else, so it is retried.
+// Unwrap classifies the failure. What a retry will meet again is final: a missing program
+// (status 127) or interface is switches.ErrInvalid, an account not allowed to run the command
+// (sudo asking for a password, or the kernel refusing it) switches.ErrAuth. Any other failure
+// may be a switch busy with something else, so it is switches.ErrUnavailable and retried.
 func (e *CommandError) Unwrap() error {
 	if e.Status == 127 {
 		return switches.ErrInvalid
 	}
+	for _, p := range permanent {
+		if strings.Contains(e.Stderr, p.says) {
+			return p.is
+		}
+	}
 	return switches.ErrUnavailable
+}
+
+// permanent are the known complaints on standard error that no retry mends.
+var permanent = []struct {
+	says string
+	is   error
+}{
+	{"sudo: a password is required", switches.ErrAuth},
+	{"sudo: a terminal is required", switches.ErrAuth},
+	{"is not in the sudoers file", switches.ErrAuth},
+	{"Operation not permitted", switches.ErrAuth},
+	{"Cannot find device", switches.ErrInvalid},
 }
 
 // SSHRunner runs commands over one SSH connection to the switch, opened on first use and

@@ -117,7 +117,7 @@ func (d *Driver) Read(ctx context.Context, p switches.Port) (switches.State, err
 	}
 	st, err := d.model.parseConfig(data, p.Name)
 	if err != nil {
-		return switches.State{}, fmt.Errorf("netconf %s: get-config reply for %s: %w", d.cfg.Address, p.Name, err)
+		return switches.State{}, fmt.Errorf("netconf %s: %w: get-config reply for %s: %w", d.cfg.Address, switches.ErrInvalid, p.Name, err)
 	}
 	return st, nil
 }
@@ -211,7 +211,7 @@ func (d *Driver) Status(ctx context.Context, p switches.Port) (Status, error) {
 	}
 	st, err := parseStatus(reply, p.Name)
 	if err != nil {
-		return Status{}, fmt.Errorf("netconf %s: status reply for %s: %w", d.cfg.Address, p.Name, err)
+		return Status{}, fmt.Errorf("netconf %s: %w: status reply for %s: %w", d.cfg.Address, switches.ErrInvalid, p.Name, err)
 	}
 	return st, nil
 }
