@@ -10,13 +10,14 @@ import (
 
 // Confirmed wraps any raw driver so every write is followed by a Read and compared with the
 // intended state; a mismatch is ErrUnconfirmed. Real drivers implement Raw; Confirmed turns
-// them into a Driver, so the rules of each operation (what Suspend keeps, what Restore may
-// restore) are written once and every driver obeys them alike.
+// them into a Driver, so the rules of a convergence are written once and every driver obeys
+// them alike: the intended state is checked (ErrInvalid), and a port serving one device is not
+// put in service for another device or for none (ErrPortInUse), judged on the port as just read.
 //
-// Each operation reads the port first and skips the write when the port already shows the
-// intended state: running an operation twice changes nothing the second time, and a switch
-// is not rewritten (and its port not bounced) for nothing. With tracing on, every call to the
-// switch is a span (traced).
+// Each convergence reads the port first and skips the write when the port already shows the
+// intended state (unless the driver says its reads may be provisional: Provisional): running it
+// twice changes nothing the second time, and a switch is not rewritten (and its port not
+// bounced) for nothing. With tracing on, every call to the switch is a span (traced).
 func Confirmed(r Raw) Driver { return confirmed{traced{r}} }
 
 type confirmed struct{ raw Raw }
@@ -64,6 +65,9 @@ func (c confirmed) apply(ctx context.Context, op string, p Port, want State) err
 	if cur == want && !provisional(c.raw, p) {
 		return nil
 	}
+	if err := anotherDevice(cur, want); err != nil {
+		return fmt.Errorf("%s %s: %w", op, p, err)
+	}
 	if err := c.raw.Write(ctx, p, want); err != nil {
 		return fmt.Errorf("%s %s: %w", op, p, err)
 	}
@@ -77,6 +81,19 @@ func (c confirmed) apply(ctx context.Context, op string, p Port, want State) err
 		return fmt.Errorf("%s %s: %w: read back %v, want %v", op, p, ErrUnconfirmed, got, want)
 	}
 	return nil
+}
+
+// anotherDevice refuses to put in service a port that serves a device (in service with a MAC
+// bound) for another device, or for none: the device on the port would lose its binding to a
+// line that is not its own. A port suspended, captive or off may be given to any device.
+func anotherDevice(cur, want State) error {
+	if want.Mode != ModeService || cur.Mode != ModeService || cur.MAC == "" || cur.MAC == want.MAC {
+		return nil
+	}
+	if _, ok := subprov.NormalizeMAC(cur.MAC); !ok {
+		return nil // a binding that names no device (a driver's own marker) is no device
+	}
+	return fmt.Errorf("%w: %s is bound", ErrPortInUse, cur.MAC)
 }
 
 func provisional(r Raw, p Port) bool {

@@ -106,18 +106,14 @@ func (s *Switch) Read(ctx context.Context, p switches.Port) (switches.State, err
 }
 
 // Write converges the port to want with the commands its current state calls for, and none
-// when it is already there. Putting a port in service with a MAC while it serves another
-// bound MAC is switches.ErrPortInUse.
+// when it is already there. Whether want may replace what the port serves is switches.Confirmed's
+// rule, checked before the write.
 func (s *Switch) Write(ctx context.Context, p switches.Port, want switches.State) error {
 	s.writing.Lock()
 	defer s.writing.Unlock()
 	v, err := s.view(ctx, p)
 	if err != nil {
 		return err
-	}
-	cur := v.state()
-	if want.Mode == switches.ModeService && cur.Mode == switches.ModeService && want.MAC != "" && cur.MAC != "" && cur.MAC != want.MAC {
-		return fmt.Errorf("%w: %s is bound", switches.ErrPortInUse, cur.MAC)
 	}
 	for _, c := range s.plan(v, want) {
 		if _, err := s.run.Run(ctx, c); err != nil {

@@ -41,7 +41,11 @@ func ctxFor(t *testing.T) context.Context {
 
 var (
 	serviceA = switches.State{Mode: switches.ModeService, Config: switches.Config{VLAN: 2100, DownloadMbps: 500, UploadMbps: 100, MAC: "aa:bb:cc:00:11:22"}}
-	serviceB = switches.State{Mode: switches.ModeService, Config: switches.Config{VLAN: 3100, DownloadMbps: 1000, UploadMbps: 1000}}
+	// serviceB is the same device on another VLAN and plan.
+	serviceB     = switches.State{Mode: switches.ModeService, Config: switches.Config{VLAN: 3100, DownloadMbps: 1000, UploadMbps: 1000, MAC: serviceA.MAC}}
+	serviceNoMAC = switches.State{Mode: switches.ModeService, Config: switches.Config{VLAN: 3100, DownloadMbps: 1000, UploadMbps: 1000}}
+	serviceOther = switches.State{Mode: switches.ModeService, Config: switches.Config{VLAN: 2100, DownloadMbps: 500, UploadMbps: 100, MAC: "aa:bb:cc:00:99:99"}}
+	suspendedNoB = switches.State{Mode: switches.ModeSuspended, Config: serviceB.Config}
 )
 
 func TestServer(t *testing.T) {
@@ -74,7 +78,7 @@ func TestServer(t *testing.T) {
 	}
 
 	// One port through the transitions a line goes through: each write replaces the port's whole
-	// config (B has no MAC binding, so A's must go; captive drops the rate limits).
+	// config (the service without a MAC drops the binding; captive drops the rate limits).
 	t.Run("transitions", func(t *testing.T) {
 		t.Parallel()
 		ctx := ctxFor(t)
@@ -87,13 +91,35 @@ func TestServer(t *testing.T) {
 		for _, want := range []switches.State{
 			serviceA,
 			serviceB,
-			{Mode: switches.ModeSuspended, Config: serviceB.Config},
+			suspendedNoB,
+			serviceNoMAC,
 			serviceA,
 			switches.CaptiveState,
 			{Mode: switches.ModeOff},
 		} {
 			if err := d.Converge(ctx, port, want); err != nil {
 				t.Fatalf("converge %v: %v", want, err)
+			}
+		}
+	})
+
+	// A port serving one device is not put in service for another, or for none (Confirmed's
+	// rule, on the port as read): the port is left as it was.
+	t.Run("another device on the port", func(t *testing.T) {
+		t.Parallel()
+		ctx := ctxFor(t)
+		raw := driver(t, srv, nil)
+		d := switches.Confirmed(raw)
+		port := switches.Port{Switch: "sw", Name: "ge-0/0/5"}
+		if err := d.Converge(ctx, port, serviceA); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []switches.State{serviceOther, serviceNoMAC} {
+			if err := d.Converge(ctx, port, want); !errors.Is(err, switches.ErrPortInUse) {
+				t.Errorf("converge %v onto a port serving %s: %v; want ErrPortInUse", want, serviceA.MAC, err)
+			}
+			if got, err := raw.Read(ctx, port); err != nil || got != serviceA {
+				t.Errorf("after the refusal the port reads %v, %v; want %v", got, err, serviceA)
 			}
 		}
 	})
@@ -132,7 +158,7 @@ func TestServer(t *testing.T) {
 		}
 		// Confirmed lets 200000 Mbps through (it checks only that bandwidth is positive): the
 		// refusal comes from the switch and is final.
-		err := switches.Confirmed(raw).Converge(ctx, port, switches.State{Mode: switches.ModeService, Config: switches.Config{VLAN: 2000, DownloadMbps: 200000, UploadMbps: 10}})
+		err := switches.Confirmed(raw).Converge(ctx, port, switches.State{Mode: switches.ModeService, Config: switches.Config{VLAN: 2000, DownloadMbps: 200000, UploadMbps: 10, MAC: serviceA.MAC}})
 		if !errors.Is(err, switches.ErrInvalid) {
 			t.Errorf("converge at 200000 Mbps: %v; want ErrInvalid", err)
 		}
