@@ -58,7 +58,10 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	log.Info("demo data loaded", "summary", sum.String(), "gogc", gogc)
+	sw := startDemoSwitch(ctx, a, f, getenv)
+	defer sw.Close()
 	fmt.Fprint(stdout, demoBanner(base, cfg.DatabaseURL))
+	fmt.Fprint(stdout, sw.banner(cfg.DatabaseURL))
 	return a.Serve(ctx, ln)
 }
 
