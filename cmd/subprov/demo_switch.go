@@ -110,11 +110,13 @@ func (ds *demoSwitch) banner(databaseURL string) string {
 		w("  the lab switch took %.1f s to start: SUBPROV_DEMO_SWITCH=sim skips it", ds.took.Seconds())
 	}
 	w(`  curl -s "$B/api/v1/switches/%s" -H "Authorization: Bearer $OP"   # driver netconf, address %s, has_password true`, fixture.DemoSwitchVancouver, ds.lab.Addr)
-	db := "with the DATABASE_URL the demo runs on"
+	cmd, note := "subprov reconcile --switch "+name, ""
 	if strings.HasPrefix(databaseURL, "sqlite://") {
-		db = "DATABASE_URL=" + databaseURL
+		cmd = "DATABASE_URL=" + databaseURL + " " + cmd
+	} else {
+		note = "with the DATABASE_URL the demo runs on; "
 	}
-	w(`  %s subprov reconcile --switch %s   # reads each port over NETCONF: xe-1/0/1 in service, ok`, db, name)
+	w("  %s   # %sreads each port over NETCONF: xe-1/0/1 in service, ok", cmd, note)
 	w("")
 	return b.String()
 }
