@@ -151,6 +151,9 @@ func (SendSandboxEvent) InsertOpts() river.InsertOpts { return river.InsertOpts{
 // switch when it falls due.
 type ReconcileSwitch struct {
 	Switch string `json:"switch"`
+	// After, when set, continues a run that stopped before its time ran out: the ports named
+	// after it (in name order) are still to be read.
+	After string `json:"after,omitempty"`
 }
 
 // Kind names the job in the queue.
