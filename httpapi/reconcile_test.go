@@ -268,3 +268,34 @@ func TestReconciliationJobContinuesWhereItStopped(t *testing.T) {
 		}
 	})
 }
+
+// An unconverged port (its retries ran out while its switch was down) is queued for
+// convergence again by each reconciliation, and converges once the switch answers.
+func TestReconciliationRetriesAnUnconvergedPort(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		ctx := context.Background()
+		portID := portIDOf(t, s, liveLineAt(t, s, hashKing1205, "retried"))
+		apptest.Eventually(t, 15*time.Second, "the port to converge", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM port_states WHERE port_id = ? AND converged_version = version`, portID) == 1
+		})
+		if err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.Exec(ctx, `UPDATE port_states SET unconverged = TRUE, version = version + 1 WHERE port_id = ?`, portID)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Provisioning.Reconcile(ctx, "mtl-king-sw1", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range got {
+			if r.PortID == portID && r.Action != provisioning.ReconcileRetried {
+				t.Errorf("an unconverged port: %s", r.Action)
+			}
+		}
+		apptest.Eventually(t, 15*time.Second, "the port to converge again", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM port_states WHERE port_id = ? AND converged_version = version AND NOT unconverged`, portID) == 1
+		})
+	})
+}

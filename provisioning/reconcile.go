@@ -31,6 +31,7 @@ const (
 	ReconcileRepaired   = "repaired" // drifted and converged back
 	ReconcileRepairFail = "repair_failed"
 	ReconcileConverging = "converging" // a convergence is under way or behind: not judged
+	ReconcileRetried    = "retried"    // unconverged (its retries ran out): its convergence is queued again
 	ReconcileUnreadable = "unreadable" // the switch did not answer the read
 )
 
@@ -133,6 +134,12 @@ func (s *Service) reconcilePort(ctx context.Context, switchName string, p store.
 	}
 	if line != nil {
 		r.LineID = line.ID
+	}
+	if p.Unconverged && !p.Leased {
+		// Its retries ran out (a switch down for long): each run tries again, so the port
+		// follows its lines once the switch is back, without waiting for a line to change.
+		r.Action = ReconcileRetried
+		return r, s.Store.InTx(ctx, func(tx *store.Tx) error { return s.Jobs.Enqueue(ctx, tx, jobs.ConvergePort{PortID: p.PortID}) })
 	}
 	if p.Leased || p.Unconverged || p.ConvergedVersion < p.Version {
 		r.Action = ReconcileConverging
