@@ -111,11 +111,14 @@ func TestOutageCreditsThroughTheAPI(t *testing.T) {
 		outages.add("o-month-end", time.Date(2026, 11, 30, 22, 0, 0, 0, toronto), 6) // credited: 2 h of November, 4 h of December
 		outages.add("o-ongoing", time.Date(2026, 12, 5, 8, 0, 0, 0, toronto), 0)     // not over yet
 		outages.add("o-before", time.Date(2025, 12, 20, 8, 0, 0, 0, toronto), 12)    // before the line was activated
-		run := func() int {
-			t.Helper()
+		credit := func() (int, error) {
 			svc := *s.Billing // the running service, reading the recorded outages
 			svc.Outages = outages
-			n, err := svc.CreditOutages(ctx, northwind)
+			return svc.CreditOutages(ctx, northwind)
+		}
+		run := func() int {
+			t.Helper()
+			n, err := credit()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,9 +131,7 @@ func TestOutageCreditsThroughTheAPI(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				svc := *s.Billing
-				svc.Outages = outages
-				n, err := svc.CreditOutages(ctx, northwind)
+				n, err := credit()
 				if err != nil {
 					t.Error(err)
 				}
