@@ -27,10 +27,11 @@ const outageLinesBatch = 200
 // status history (oldest first; none for a line whose status never changed since it was
 // loaded): the outage is over and lasted longer than the policy's hours, and the line was
 // platform-billed and ACTIVE all through it, from its activation to its end. A suspended
-// line, or one cancelled and running to its end date (its final invoice settles it), is not
-// credited.
+// line is not credited for the time it was suspended, nor is a cancelled line at all: its
+// cancellation settled its account (a final invoice, or a credit note refunded), and no next
+// invoice would take the note.
 func OutageCreditable(policy subprov.OutageCredit, sub *subprov.Subscription, history []subprov.StatusChange, ev monitoring.Event) bool {
-	if ev.ResolvedAt == nil || sub.BillingOwner != subprov.BillingPlatform || sub.ActivatedAt == nil {
+	if ev.ResolvedAt == nil || sub.BillingOwner != subprov.BillingPlatform || sub.ActivatedAt == nil || sub.Status == subprov.StatusCancelled {
 		return false
 	}
 	start, end := ev.StartedAt, *ev.ResolvedAt

@@ -106,7 +106,7 @@ func TestOutageCreditable(t *testing.T) {
 		{"a line never activated", three, line(func(s *subprov.Subscription) { s.ActivatedAt = nil }), nil, hours(4), false},
 		{"before the line was activated", three, line(func(s *subprov.Subscription) { a := start.Add(time.Hour); s.ActivatedAt = &a }), nil, hours(4), false},
 		{"past the line's end", three, line(func(s *subprov.Subscription) { e := start.Add(2 * time.Hour); s.EndedAt = &e }), nil, hours(4), false},
-		{"within the line's notice period before its end", three, line(func(s *subprov.Subscription) { e := start.Add(48 * time.Hour); s.EndedAt = &e }), nil, hours(4), true},
+		{"an end date after the outage", three, line(func(s *subprov.Subscription) { e := start.Add(48 * time.Hour); s.EndedAt = &e }), nil, hours(4), true},
 		{"a suspended line (no history) is not credited", three, line(func(s *subprov.Subscription) { s.Status = subprov.StatusSuspended }), nil, hours(4), false},
 		{"suspended during the outage", three, line(nil), []subprov.StatusChange{status(subprov.StatusActive, "2026-01-05 00:00"),
 			status(subprov.StatusSuspended, "2026-11-20 11:00"), status(subprov.StatusActive, "2026-11-21 00:00")}, hours(4), false},
@@ -114,8 +114,10 @@ func TestOutageCreditable(t *testing.T) {
 			status(subprov.StatusActive, "2026-11-20 12:00")}, hours(4), false},
 		{"suspended before and restored before it", three, line(nil), []subprov.StatusChange{status(subprov.StatusActive, "2026-01-05 00:00"),
 			status(subprov.StatusSuspended, "2026-11-01 00:00"), status(subprov.StatusActive, "2026-11-03 00:00")}, hours(4), true},
-		{"cancelled as the outage ends", three, line(nil), []subprov.StatusChange{status(subprov.StatusActive, "2026-01-05 00:00"),
-			status(subprov.StatusCancelled, "2026-11-20 14:00")}, hours(4), true},
+		{"suspended as the outage ends", three, line(nil), []subprov.StatusChange{status(subprov.StatusActive, "2026-01-05 00:00"),
+			status(subprov.StatusSuspended, "2026-11-20 14:00")}, hours(4), true},
+		{"cancelled since the outage", three, line(func(s *subprov.Subscription) { s.Status = subprov.StatusCancelled }), []subprov.StatusChange{
+			status(subprov.StatusActive, "2026-01-05 00:00"), status(subprov.StatusCancelled, "2026-11-25 00:00")}, hours(4), false},
 		{"cancelled, running to its end date", three, line(func(s *subprov.Subscription) { s.Status = subprov.StatusCancelled }), []subprov.StatusChange{
 			status(subprov.StatusActive, "2026-01-05 00:00"), status(subprov.StatusCancelled, "2026-11-10 00:00")}, hours(4), false},
 	} {
