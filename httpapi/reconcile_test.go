@@ -100,9 +100,22 @@ func TestReconciliationFindsAndRepairsDrift(t *testing.T) {
 			t.Errorf("%d network.drift_detected events, want 1", n)
 		}
 
+		found := func() (drift string, risk bool) {
+			t.Helper()
+			if err := s.Store.R().QueryRow(ctx, `SELECT drift, billing_risk FROM port_states WHERE port_id = ?`, portID).Scan(&drift, &risk); err != nil {
+				t.Fatal(err)
+			}
+			return drift, risk
+		}
+		if drift, _ := found(); drift != "vlan" {
+			t.Errorf("the drift kept on the port: %q", drift)
+		}
 		autoRepair(true)
 		if r := reconcile(); r.Action != provisioning.ReconcileRepaired {
 			t.Fatalf("opted in: %s %v", r.Action, r.Err)
+		}
+		if drift, _ := found(); drift != "" {
+			t.Errorf("the repaired port still shows drift %q", drift)
 		}
 		if _, got := portOfLine(t, s, portID); got != want {
 			t.Errorf("repaired port reads %v, want %v", got, want)
@@ -121,6 +134,12 @@ func TestReconciliationFindsAndRepairsDrift(t *testing.T) {
 			t.Errorf("an ACTIVE line on a captive port: billing risk %t, action %s", r.BillingRisk, r.Action)
 		}
 		awaitSeries(t, s, `subprov_billing_risk_ports{switch="`+sw+`"}`, 1)
+		if r, err := s.Provisioning.Reconcile(ctx, sw, true); err != nil || len(r) == 0 {
+			t.Fatalf("reconcile --fix: %v", err)
+		}
+		if drift, risk := found(); drift != "" || risk {
+			t.Errorf("the port put back in service still shows drift %q, billing risk %t", drift, risk)
+		}
 	})
 }
 

@@ -65,7 +65,7 @@ func BillingRisk(line *subprov.Subscription, found switches.State) bool {
 // PortReconciled is what a reconciliation found and did on one port.
 type PortReconciled struct {
 	Switch, Port, PortID string
-	LineID               string // the newest line on the port ("" when none)
+	LineID               string // the line that decides the port's setting (portLine; "" when none)
 	Expected, Found      switches.State
 	Fields               []string // the fields that differ (DriftFields)
 	BillingRisk          bool
@@ -106,8 +106,8 @@ func (s *Service) Reconcile(ctx context.Context, switchName string, fix bool) ([
 
 func (s *Service) reconcilePort(ctx context.Context, switchName string, p store.ReconciledPort, fix bool) (PortReconciled, error) {
 	r := PortReconciled{Switch: switchName, Port: p.Name, PortID: p.PortID, Expected: switches.StateOf(p.Want)}
-	line, err := s.Store.LatestLineOnPort(ctx, p.PortID)
-	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
+	line, err := s.portLine(ctx, p.PortID)
+	if err != nil {
 		return r, err
 	}
 	if line != nil {

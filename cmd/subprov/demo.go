@@ -20,7 +20,11 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 		"fixture loaded and dev mode on, then prints the base URL, every credential and a working curl\n"+
 		"line for each route. DATABASE_URL, if set, is used instead of ./data/demo.db. The fixture only\n"+
 		"creates the rows that are missing: a restart keeps everything done in the demo (a changed\n"+
-		"password, billing day or plan); delete ./data/demo.db to start over.")
+		"password, billing day or plan); delete ./data/demo.db to start over. When the machine can run a\n"+
+		"NETCONF lab switch (the netconfd package installed), the Vancouver building's switch\n"+
+		"(van-georgia-sw1) runs the netconf driver against one, on loopback and in a temporary directory,\n"+
+		"stopped and removed when the demo exits; otherwise it stays on sim and the demo says why.\n"+
+		"SUBPROV_DEMO_SWITCH=sim keeps it on sim.")
 	addr := fs.String("addr", "", "listen address (overrides SUBPROV_ADDR)")
 	if done, err := parse(fs, args, stdout, stderr); done {
 		return err
@@ -62,7 +66,9 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	log.Info("demo data loaded", "summary", sum.String(), "gogc", gogc)
-	fmt.Fprint(stdout, demoBanner(base, cfg.DatabaseURL))
+	sw := startDemoSwitch(ctx, a, f, getenv)
+	defer sw.Close()
+	fmt.Fprint(stdout, demoBanner(base, cfg.DatabaseURL)+sw.banner(cfg.DatabaseURL))
 	return a.Serve(ctx, ln)
 }
 

@@ -61,6 +61,13 @@ func startDemo(t *testing.T, databaseURL string) (base string, stop func()) {
 // (listening, on stdout or in its logs).
 func startServer(t *testing.T, args []string, e func(string) string, listening *regexp.Regexp) (base string, stop func()) {
 	t.Helper()
+	base, _, stop = startServerOut(t, args, e, listening)
+	return base, stop
+}
+
+// startServerOut is startServer that also returns what the command prints on stdout.
+func startServerOut(t *testing.T, args []string, e func(string) string, listening *regexp.Regexp) (base string, stdout *syncBuffer, stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut syncBuffer
 	done := make(chan error, 1)
@@ -78,7 +85,7 @@ func startServer(t *testing.T, args []string, e func(string) string, listening *
 	}
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if m := listening.FindStringSubmatch(out.String() + errOut.String()); m != nil {
-			return m[1], stop
+			return m[1], &out, stop
 		}
 		select {
 		case err := <-done:
@@ -88,7 +95,7 @@ func startServer(t *testing.T, args []string, e func(string) string, listening *
 	}
 	stop()
 	t.Fatalf("%s printed no base URL:\n%s", args[0], errOut.String())
-	return "", nil
+	return "", nil, nil
 }
 
 func login(t *testing.T, base, email, password string) (int, map[string]string) {

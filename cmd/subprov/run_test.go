@@ -50,7 +50,7 @@ func TestHelpTeachesEveryCommand(t *testing.T) {
 		{[]string{"worker", "--help"}, []string{"job workers", exitHelpLine}, []string{"-addr", "-no-workers", "Flags:"}},
 		{[]string{"migrate", "--help"}, []string{"pending schema and job-queue migration", exitHelpLine}, nil},
 		{[]string{"seed", "--help"}, []string{"Loading twice", "left exactly as it is", "--update", "never changes a password", "nothing is written", "starts with its name", exitHelpLine}, nil},
-		{[]string{"demo", "--help"}, []string{"./data/", "curl", exitHelpLine}, nil},
+		{[]string{"demo", "--help"}, []string{"./data/", "curl", "NETCONF lab switch", "SUBPROV_DEMO_SWITCH=sim", exitHelpLine}, nil},
 		{[]string{"mcp", "--help"}, []string{"--api-key", "SUBPROV_AGENT_API_KEY", "apply_plan_change", exitHelpLine}, nil},
 		{[]string{"gen", "--help"}, []string{"--subscribers", exitHelpLine}, nil},
 		{[]string{"backup", "--help"}, []string{"backup FILE", "keeps serving", "never overwrites", "pg_dump", "subprov restore", exitHelpLine}, []string{"Flags:"}},
