@@ -61,6 +61,10 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 		a.Close()
 		return err
 	}
+	if err := fixture.LoadDemoOutageCredit(ctx, a.Store); err != nil {
+		a.Close()
+		return err
+	}
 	log.Info("demo data loaded", "summary", sum.String(), "gogc", gogc)
 	sw := startDemoSwitch(ctx, a, f, getenv)
 	defer sw.Close()
@@ -165,6 +169,8 @@ func demoBanner(base, databaseURL string) string {
 	w("  # a provider that opts in has drifted ports repaired by the scheduled run (every SUBPROV_RECONCILE_INTERVAL)")
 	w(`  subprov reconcile --switch mtl-king-sw1   # with the DATABASE_URL the demo runs on`)
 	w(`  curl -s -X PATCH "$B/api/v1/providers/%s" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"auto_repair": true}'`, fixture.DemoProviderID)
+	w(`  curl -s "$B/api/v1/providers/%s" -H "Authorization: Bearer $OP"   # "outage_credit":{"min_hours":%g}: Marie's outages over an hour come back as credit notes (docs/billing.md)`,
+		fixture.DemoProviderID, fixture.DemoOutageCreditHours)
 	w(`  curl -s "$B/api/v1/dev/outbox?to=%s" -H "Authorization: Bearer $OP"`, fixture.DemoSubscriberEmail)
 	w("  # Marie prefers French: her mail, invoice PDFs and pages are in French (her provider's default stays English)")
 	w(`  curl -s "$B/partner/subscriber/me/preferences" -H "Authorization: Bearer $SUB"`)

@@ -109,7 +109,7 @@ func login(t *testing.T, base, email, password string) (int, map[string]string) 
 
 // TestDemoRestartKeepsWhatWasDoneInIt: `subprov demo` loads its fixture at every start; a
 // restart keeps a password the holder changed, a billing day and a plan changed through the
-// API, instead of putting the fixture's back.
+// API, and the demo's outage credit policy turned off, instead of putting the fixture's back.
 func TestDemoRestartKeepsWhatWasDoneInIt(t *testing.T) {
 	keepGCPercent(t)
 	const marieLine, newPlan, newPassword = "c1000000-0000-4000-8000-000000000001", "pv100000-0000-4000-8000-000000001000", "marie-own-password-1"
@@ -144,6 +144,25 @@ func TestDemoRestartKeepsWhatWasDoneInIt(t *testing.T) {
 			t.Fatalf("change plan: %d %s", status, body)
 		}
 		stop()
+		// The demo gives Northwind its outage credit policy on its first start; turned off, it
+		// stays off after a restart.
+		ctx := context.Background()
+		s := testdb.Open(t, u)
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			p, err := tx.ProviderForUpdate(ctx, fixture.DemoProviderID)
+			if err != nil {
+				return err
+			}
+			if p.OutageCredit == nil || p.OutageCredit.MinHours != fixture.DemoOutageCreditHours {
+				t.Errorf("the demo's outage credit policy is %+v, want %v hours", p.OutageCredit, fixture.DemoOutageCreditHours)
+			}
+			p.OutageCredit = nil
+			return tx.UpdateProvider(ctx, p)
+		})
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
 
 		base, stop = startDemo(t, u)
 		if status, _ := login(t, base, fixture.DemoSubscriberEmail, newPassword); status != 200 {
@@ -153,8 +172,11 @@ func TestDemoRestartKeepsWhatWasDoneInIt(t *testing.T) {
 			t.Error("after a restart the fixture's password logs in again")
 		}
 		stop()
-		s := testdb.Open(t, u)
+		s = testdb.Open(t, u)
 		defer s.Close()
+		if p, err := s.Provider(ctx, fixture.DemoProviderID); err != nil || p.OutageCredit != nil {
+			t.Errorf("after a restart the outage credit policy turned off is %+v (%v)", p.OutageCredit, err)
+		}
 		line := testdb.Strings(t, s.R().Query, `SELECT plan_version_id || ' ' || CAST(billing_day AS TEXT) FROM subscriptions WHERE id = ?`, marieLine)
 		if len(line) != 1 || line[0] != newPlan+" 7" {
 			t.Errorf("after a restart Marie's line is %q, want plan %s and billing day 7", line, newPlan)

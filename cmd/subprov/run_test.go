@@ -251,7 +251,9 @@ func TestDemoBannerHasACurlLineForEveryCredential(t *testing.T) {
 		"/partner/external-checkout/subscription-status", "/partner/marketplace/plans/", "/api/v1/sandbox/provider-info",
 		"/api/v1/sandbox/webhook-config", "/api/v1/sandbox/webhook-events",
 		// The operator console and its logins; the operations surface's overview.
-		"http://127.0.0.1:8080/console/", "support@northwind.test / demo-support-pass", "/api/v1/overview"} {
+		"http://127.0.0.1:8080/console/", "support@northwind.test / demo-support-pass", "/api/v1/overview",
+		// Outage credits: the demo provider's policy.
+		`"outage_credit":{"min_hours":1}`} {
 		if !strings.Contains(b, w) {
 			t.Errorf("banner lacks %s", w)
 		}
