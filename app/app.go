@@ -235,6 +235,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		RefundCredits:   a.Billing.RefundCredits,
 		SendSandbox:     a.Webhooks.SendSandbox,
 		ReconcileSwitch: a.Provisioning.ReconcileSwitchJob,
+		OutageCredits:   a.Billing.CreditOutagesJob,
 	}, jobs.Options{Work: cfg.Workers, Logger: log})
 	if err != nil {
 		st.Close()
@@ -274,6 +275,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	if sim, ok := switches.AsSim(driver); ok {
 		monitor = monitoring.Sim{Switch: sim}
 	}
+	a.Billing.Outages = monitor
 	a.Portal = &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log,
 		Provisioning: a.Provisioning, Billing: a.Billing, Desk: &tickets.Builtin{Clock: a.Clock}}
 	a.Preferences = &preferences.Service{Store: st, Clock: a.Clock}
@@ -584,6 +586,7 @@ func (a *App) Sweeps() []scheduler.Sweep {
 		{Name: "booking invitations", Run: a.Install.SweepInvitations},
 		{Name: "console sessions", Run: a.Auth.SweepConsoleSessions},
 		{Name: "reconciliations", Run: a.Provisioning.SweepReconciliations},
+		{Name: "outage credits", Run: a.Billing.SweepOutageCredits},
 	}
 }
 
