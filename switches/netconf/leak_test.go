@@ -33,14 +33,21 @@ func TestSessionLossLeavesNoGoroutine(t *testing.T) {
 			t.Fatalf("write with the session cut: %v; want ErrUnavailable", err)
 		}
 	}
+	goroutinesBackTo(t, before, 5*time.Second, "three lost sessions")
+}
+
+// goroutinesBackTo waits up to wait for the goroutines to be no more than before, and fails t
+// with them all otherwise.
+func goroutinesBackTo(t *testing.T, before int, wait time.Duration, after string) {
+	t.Helper()
 	var n int
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if n = runtime.NumGoroutine(); n <= before {
 			return
 		}
 	}
 	buf := make([]byte, 1<<20)
-	t.Fatalf("%d goroutines after three lost sessions, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	t.Fatalf("%d goroutines after %s, %d before:\n%s", n, after, before, buf[:runtime.Stack(buf, true)])
 }
 
 // A connect given up at any point (the caller's context ends during the dial, the handshake
@@ -64,12 +71,5 @@ func TestCancelledConnectLeavesNothing(t *testing.T) {
 			t.Fatalf("read cut after %d ms: %v; want ErrUnavailable", i*3, err)
 		}
 	}
-	var n int
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if n = runtime.NumGoroutine(); n <= before {
-			return
-		}
-	}
-	buf := make([]byte, 1<<20)
-	t.Fatalf("%d goroutines after 40 cancelled connects, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	goroutinesBackTo(t, before, 10*time.Second, "40 cancelled connects")
 }

@@ -33,6 +33,13 @@ func driver(t *testing.T, srv *netconftest.Server, mod func(*netconf.Config)) *n
 	return d
 }
 
+// confirmedPort is a test's context, the raw driver of srv, that driver as Confirmed, and the
+// port name on switch "sw".
+func confirmedPort(t *testing.T, srv *netconftest.Server, name string) (context.Context, *netconf.Driver, switches.Driver, switches.Port) {
+	raw := driver(t, srv, nil)
+	return ctxFor(t), raw, switches.Confirmed(raw), switches.Port{Switch: "sw", Name: name}
+}
+
 func ctxFor(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
@@ -81,10 +88,7 @@ func TestServer(t *testing.T) {
 	// config (the service without a MAC drops the binding; captive drops the rate limits).
 	t.Run("transitions", func(t *testing.T) {
 		t.Parallel()
-		ctx := ctxFor(t)
-		raw := driver(t, srv, nil)
-		d := switches.Confirmed(raw)
-		port := switches.Port{Switch: "sw", Name: "ge-0/0/1"}
+		ctx, _, d, port := confirmedPort(t, srv, "ge-0/0/1")
 		if got, err := d.Read(ctx, port); err != nil || got != (switches.State{Mode: switches.ModeOff}) {
 			t.Fatalf("fresh port reads %v, %v; want off", got, err)
 		}
@@ -107,10 +111,7 @@ func TestServer(t *testing.T) {
 	// rule, on the port as read): the port is left as it was.
 	t.Run("another device on the port", func(t *testing.T) {
 		t.Parallel()
-		ctx := ctxFor(t)
-		raw := driver(t, srv, nil)
-		d := switches.Confirmed(raw)
-		port := switches.Port{Switch: "sw", Name: "ge-0/0/5"}
+		ctx, raw, d, port := confirmedPort(t, srv, "ge-0/0/5")
 		if err := d.Converge(ctx, port, serviceA); err != nil {
 			t.Fatal(err)
 		}
