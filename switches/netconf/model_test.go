@@ -152,15 +152,32 @@ func TestNewRefuses(t *testing.T) {
 	}{
 		"no host key":      {func(c *Config) { c.HostKey = "" }, ErrHostKey},
 		"garbage host key": {func(c *Config) { c.HostKey = "not a key" }, ErrHostKey},
-		"no port":          {func(c *Config) { c.Address = "192.0.2.1" }, nil},
-		"no user":          {func(c *Config) { c.Username = "" }, nil},
-		"unknown model":    {func(c *Config) { c.Model = "ios" }, nil},
+		"no port":          {func(c *Config) { c.Address = "192.0.2.1" }, switches.ErrInvalid},
+		"no user":          {func(c *Config) { c.Username = "" }, switches.ErrInvalid},
+		"unknown model":    {func(c *Config) { c.Model = "ios" }, switches.ErrInvalid},
 	} {
 		c := ok
 		tc.mod(&c)
 		_, err := New(c)
-		if err == nil || (tc.want != nil && !errors.Is(err, tc.want)) {
-			t.Errorf("%s: %v; want an error (%v)", name, err, tc.want)
+		// Final, every one: the switch's row has to be mended.
+		if !errors.Is(err, tc.want) || !switches.Final(err) {
+			t.Errorf("%s: %v; want %v", name, err, tc.want)
 		}
+	}
+}
+
+// A get-config reply that is well-formed but does not read as the model's configuration reads
+// the same on a retry: final (ErrInvalid), not the switch unavailable.
+func TestUnreadableConfigIsFinal(t *testing.T) {
+	key := "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAmxLA1xTkT5VdlRA3s9A7ho5nxcsTJqbfds3r2jm0FF"
+	d, err := New(Config{Address: "192.0.2.1:830", Username: "u", Password: "p", HostKey: key, Model: ModelOpenConfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []byte(`<rpc-reply xmlns="urn:ietf:params:xml:ns:netconf:base:1.0"><data><interfaces xmlns="urn:subprov:yang:access">` +
+		`<interface><name>ge-0/0/1</name><ethernet><switched-vlan><config><access-vlan>many</access-vlan></config></switched-vlan></ethernet></interface>` +
+		`</interfaces></data></rpc-reply>`)
+	if _, err := d.stateOf(bad, "ge-0/0/1"); !errors.Is(err, switches.ErrInvalid) || errors.Is(err, switches.ErrUnavailable) {
+		t.Errorf("VLAN \"many\": %v; want ErrInvalid", err)
 	}
 }

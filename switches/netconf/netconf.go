@@ -115,9 +115,16 @@ func (d *Driver) Read(ctx context.Context, p switches.Port) (switches.State, err
 	if err != nil {
 		return switches.State{}, err
 	}
-	st, err := d.model.parseConfig(data, p.Name)
+	return d.stateOf(data, p.Name)
+}
+
+// stateOf reads the port's state from a get-config reply. A reply that is well-formed (the
+// session checked it) but does not read as the model's configuration is the same on every
+// retry: switches.ErrInvalid.
+func (d *Driver) stateOf(reply []byte, port string) (switches.State, error) {
+	st, err := d.model.parseConfig(reply, port)
 	if err != nil {
-		return switches.State{}, fmt.Errorf("netconf %s: %w: get-config reply for %s: %w", d.cfg.Address, switches.ErrInvalid, p.Name, err)
+		return switches.State{}, fmt.Errorf("netconf %s: %w: get-config reply for %s: %w", d.cfg.Address, switches.ErrInvalid, port, err)
 	}
 	return st, nil
 }
