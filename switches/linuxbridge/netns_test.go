@@ -491,7 +491,7 @@ func TestSwitchInNamespaces(t *testing.T) {
 	if got := l.read(h1); got != service(100, 10, 1000, "") {
 		t.Fatalf("swp1 reads %v", got)
 	}
-	before, err := l.raw.Counters(ctx, switches.Port{Switch: "sw1", Name: "swp1"})
+	before, err := l.raw.Stats(ctx, switches.Port{Switch: "sw1", Name: "swp1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +500,7 @@ func TestSwitchInNamespaces(t *testing.T) {
 	if down < implied*9/10 {
 		t.Errorf("download took %v, under 90%% of the %v a 10 Mbit/s limit implies", down, implied)
 	}
-	after, err := l.raw.Counters(ctx, switches.Port{Switch: "sw1", Name: "swp1"})
+	after, err := l.raw.Stats(ctx, switches.Port{Switch: "sw1", Name: "swp1"})
 	if err != nil {
 		t.Fatal(err)
 	}
