@@ -33,7 +33,7 @@ type Service struct {
 	Every   time.Duration
 	Default string
 	Metrics *metrics.Recorder // nil: nothing is recorded
-	Log     *slog.Logger
+	Log     *slog.Logger      // nil: nothing is logged
 }
 
 // PortSampled is what a sampling read and recorded on one port.
@@ -63,6 +63,11 @@ func (s *Service) Sample(ctx context.Context, switchName string) ([]PortSampled,
 	if err != nil {
 		return nil, err
 	}
+	return s.SamplePorts(ctx, switchName, ports)
+}
+
+// SamplePorts samples the given ports of the switch as Sample does.
+func (s *Service) SamplePorts(ctx context.Context, switchName string, ports []store.SampledPort) ([]PortSampled, error) {
 	out := make([]PortSampled, 0, len(ports))
 	var failed error
 	for _, p := range ports {
@@ -83,7 +88,7 @@ func (s *Service) Sample(ctx context.Context, switchName string) ([]PortSampled,
 		}
 		out = append(out, r)
 	}
-	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+	err := s.Store.InTx(ctx, func(tx *store.Tx) (err error) {
 		for i, p := range ports {
 			if out[i].Err != nil {
 				continue
@@ -99,7 +104,7 @@ func (s *Service) Sample(ctx context.Context, switchName string) ([]PortSampled,
 		return nil, fmt.Errorf("record samples of switch %s: %w", switchName, err)
 	}
 	s.Metrics.Sampling(switchName, failed != nil)
-	if failed != nil {
+	if failed != nil && s.Log != nil {
 		s.Log.Warn("counter sampling incomplete", "switch", switchName, "err", failed)
 	}
 	return out, failed
