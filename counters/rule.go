@@ -85,6 +85,17 @@ type Step struct {
 	Outage           Outage
 }
 
+// OutageOf is the step's outage on a port that is, or is not, in service: a link going down
+// on a port out of service (suspended: the switch takes its link down; captive; off) is no
+// outage of the subscriber's service and opens none. A link coming back ends an open outage
+// whatever the port does now.
+func (s Step) OutageOf(inService bool) Outage {
+	if s.Outage == OutageOpen && !inService {
+		return OutageNone
+	}
+	return s.Outage
+}
+
 // Next is what reading cur adds after prev (nil: the port's first reading, which only sets
 // the baseline: no traffic, no outage), on a port whose directions carry at most rates. A
 // reading not after prev adds nothing.

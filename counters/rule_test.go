@@ -116,6 +116,24 @@ func TestNext(t *testing.T) {
 	}
 }
 
+func TestOutageOf(t *testing.T) {
+	for _, tt := range []struct {
+		outage    counters.Outage
+		inService bool
+		want      counters.Outage
+	}{
+		{counters.OutageOpen, true, counters.OutageOpen},
+		{counters.OutageOpen, false, counters.OutageNone}, // a suspended port's link is down by design
+		{counters.OutageResolve, true, counters.OutageResolve},
+		{counters.OutageResolve, false, counters.OutageResolve},
+		{counters.OutageNone, true, counters.OutageNone},
+	} {
+		if got := (counters.Step{Outage: tt.outage}).OutageOf(tt.inService); got != tt.want {
+			t.Errorf("OutageOf(%v) of %v = %v, want %v", tt.inService, tt.outage, got, tt.want)
+		}
+	}
+}
+
 func TestPlanRates(t *testing.T) {
 	for _, tt := range []struct {
 		down, up int

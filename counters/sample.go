@@ -93,8 +93,7 @@ func (s *Service) SamplePorts(ctx context.Context, switchName string, ports []st
 			if out[i].Err != nil {
 				continue
 			}
-			rates := PlanRates(p.DownloadMbps, p.UploadMbps)
-			if out[i].Step, out[i].Stale, err = record(ctx, tx, p.PortID, out[i].Reading, rates); err != nil {
+			if out[i].Step, out[i].Stale, err = record(ctx, tx, p, out[i].Reading); err != nil {
 				return err
 			}
 		}
@@ -110,9 +109,10 @@ func (s *Service) SamplePorts(ctx context.Context, switchName string, ports []st
 	return out, failed
 }
 
-// record keeps one port's reading and what it adds since the port's last one (a port shaped
-// to rates); stale when a newer reading was recorded in the meantime.
-func record(ctx context.Context, tx *store.Tx, portID string, cur Reading, rates Rates) (Step, bool, error) {
+// record keeps one port's reading and what it adds since the port's last one; stale when a
+// newer reading was recorded in the meantime.
+func record(ctx context.Context, tx *store.Tx, p store.SampledPort, cur Reading) (Step, bool, error) {
+	portID := p.PortID
 	var prev *Reading
 	var prevAt *time.Time
 	last, err := tx.PortReading(ctx, portID)
@@ -132,7 +132,8 @@ func record(ctx context.Context, tx *store.Tx, portID string, cur Reading, rates
 	if err != nil || !ok {
 		return Step{}, !ok, err
 	}
-	step := Next(prev, cur, rates)
+	step := Next(prev, cur, PlanRates(p.DownloadMbps, p.UploadMbps))
+	step.Outage = step.OutageOf(p.InService)
 	for _, b := range step.Buckets {
 		if err := tx.AddPortTraffic(ctx, portID, b.Hour, b.Download, b.Upload); err != nil {
 			return step, false, err

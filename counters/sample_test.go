@@ -66,6 +66,7 @@ func TestSample(t *testing.T) {
 			}
 			ports = append(ports, store.SampledPort{PortID: id, Name: name})
 		}
+		ports[0].InService = true // b is not: suspended, say
 		a, b := ports[0].Name, ports[1].Name
 		clk := clock.NewManual(t0)
 		reader := &portCounters{c: map[string]switches.Counters{
@@ -108,6 +109,19 @@ func TestSample(t *testing.T) {
 			t.Errorf("a second sampling at the same time: %+v, %v; want stale", got, err)
 		}
 
+		// Both links go down: an outage of a, in service; b's is no outage of a service.
+		clk.Set(t0.Add(12 * time.Minute))
+		reader.c[a] = switches.Counters{InOctets: 150, OutOctets: 1500}
+		reader.c[b] = switches.Counters{InOctets: 260, OutOctets: 2700}
+		if _, err := svc.SamplePorts(ctx, sw, ports); err != nil {
+			t.Fatal(err)
+		}
+		for port, want := range map[string]int{a: 1, b: 0} {
+			if outs, err := st.PortOutages(ctx, sw, port, t0, t0.Add(time.Hour)); err != nil || len(outs) != want {
+				t.Errorf("outages of %s: %+v, %v; want %d", port, outs, err, want)
+			}
+		}
+
 		// The demo's switches name the sim: none is due; one that names linuxbridge is.
 		if err := svc.Sweep(ctx); err != nil || len(q.args) != 0 {
 			t.Fatalf("sweep over sim switches queued %v, %v", q.args, err)
@@ -118,11 +132,11 @@ func TestSample(t *testing.T) {
 		if err := svc.Sweep(ctx); err != nil || len(q.args) != 1 || q.args[0] != (jobs.SampleSwitch{Switch: sw}) {
 			t.Fatalf("sweep queued %v, %v; want one sampling of %s", q.args, err, sw)
 		}
-		clk.Set(t0.Add(14 * time.Minute))
+		clk.Set(t0.Add(16 * time.Minute))
 		if err := svc.Sweep(ctx); err != nil || len(q.args) != 1 {
 			t.Fatalf("a sweep within the interval queued %v, %v", q.args, err)
 		}
-		clk.Set(t0.Add(15 * time.Minute))
+		clk.Set(t0.Add(17 * time.Minute))
 		if err := svc.Sweep(ctx); err != nil || len(q.args) != 2 {
 			t.Fatalf("a sweep once due queued %v, %v", q.args, err)
 		}

@@ -23,10 +23,12 @@ type PortReading struct {
 	LinkUp              bool
 }
 
-// SampledPort is a port a sampling reads: one that a line holds (not yet deprovisioned), with
-// the bandwidth its desired setting shapes it to (0 when it is not in service).
+// SampledPort is a port a sampling reads: one that a line holds (not yet deprovisioned),
+// whether its desired setting puts it in service, and the bandwidth that shapes it to (0 when
+// it is not in service).
 type SampledPort struct {
 	PortID, Name             string
+	InService                bool
 	DownloadMbps, UploadMbps int
 }
 
@@ -53,8 +55,11 @@ func (tx *Tx) ClaimDueSamplings(ctx context.Context, due, now time.Time, default
 func (s *Store) PortsToSample(ctx context.Context, switchName string) ([]SampledPort, error) {
 	return sqltext.QueryAll(ctx, s.R(), "ports to sample on switch "+switchName, func(r interface{ Scan(...any) error }) (SampledPort, error) {
 		var p SampledPort
-		return p, r.Scan(&p.PortID, &p.Name, &p.DownloadMbps, &p.UploadMbps)
-	}, `SELECT p.id, p.port_name, CASE WHEN ps.mode = 'service' THEN ps.download_mbps ELSE 0 END,
+		var mode sql.NullString
+		err := r.Scan(&p.PortID, &p.Name, &mode, &p.DownloadMbps, &p.UploadMbps)
+		p.InService = mode.String == "service"
+		return p, err
+	}, `SELECT p.id, p.port_name, ps.mode, CASE WHEN ps.mode = 'service' THEN ps.download_mbps ELSE 0 END,
 		CASE WHEN ps.mode = 'service' THEN ps.upload_mbps ELSE 0 END
 		FROM ports p LEFT JOIN port_states ps ON ps.port_id = p.id WHERE p.switch_name = ?
 		AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.port_id = p.id AND s.deprovisioned_at IS NULL) ORDER BY p.port_name`, switchName)

@@ -609,7 +609,7 @@ func countersThroughThePort(t *testing.T, l *lab, st *store.Store) {
 		t.Fatal(err)
 	}
 	svc := &counters.Service{Store: st, Clock: clock.Real{}, Switches: l.drv.(switches.CounterReader)}
-	ports := []store.SampledPort{{PortID: port.ID, Name: port.Name, DownloadMbps: 1000, UploadMbps: 1000}}
+	ports := []store.SampledPort{{PortID: port.ID, Name: port.Name, InService: true, DownloadMbps: 1000, UploadMbps: 1000}}
 	sample := func(linkUp bool) {
 		t.Helper()
 		got, err := svc.SamplePorts(ctx, "sw1", ports)
