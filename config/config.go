@@ -36,18 +36,18 @@ type Config struct {
 	// CountersEvery is SUBPROV_COUNTERS_INTERVAL: how often the interface counters of each
 	// switch that reads them are sampled (docs/network.md, Counters and outages).
 	CountersEvery time.Duration
-	LogFormat      string // SUBPROV_LOG_FORMAT: text or json
-	NoRateLimits   bool   // SUBPROV_RATE_LIMITS=0: load tests only
-	Workers        bool   // run job workers in this process (serve without --no-workers, worker)
-	StripeAPIKey   string // STRIPE_API_KEY: enables the Stripe adapter for providers with payment_processor stripe
-	StripeAPIBase  string // STRIPE_API_BASE: Stripe API base URL (stripe-mock in tests)
-	SMSAPIURL      string // SUBPROV_SMS_API_URL: base of the Twilio-compatible SMS API
-	SMSAccountSID  string // SUBPROV_SMS_ACCOUNT_SID
-	SMSAuthToken   string // SUBPROV_SMS_AUTH_TOKEN
-	SMSFrom        string // SUBPROV_SMS_FROM: sender number
-	CPEACSURL      string // SUBPROV_CPE_ACS_URL: GenieACS NBI base URL ("" = CPE status unknown)
-	AgentAPIKey    string // SUBPROV_AGENT_API_KEY: the key subprov mcp acts with
-	PprofAddr      string // SUBPROV_PPROF_ADDR: loopback address of the pprof endpoints ("" = off)
+	LogFormat     string // SUBPROV_LOG_FORMAT: text or json
+	NoRateLimits  bool   // SUBPROV_RATE_LIMITS=0: load tests only
+	Workers       bool   // run job workers in this process (serve without --no-workers, worker)
+	StripeAPIKey  string // STRIPE_API_KEY: enables the Stripe adapter for providers with payment_processor stripe
+	StripeAPIBase string // STRIPE_API_BASE: Stripe API base URL (stripe-mock in tests)
+	SMSAPIURL     string // SUBPROV_SMS_API_URL: base of the Twilio-compatible SMS API
+	SMSAccountSID string // SUBPROV_SMS_ACCOUNT_SID
+	SMSAuthToken  string // SUBPROV_SMS_AUTH_TOKEN
+	SMSFrom       string // SUBPROV_SMS_FROM: sender number
+	CPEACSURL     string // SUBPROV_CPE_ACS_URL: GenieACS NBI base URL ("" = CPE status unknown)
+	AgentAPIKey   string // SUBPROV_AGENT_API_KEY: the key subprov mcp acts with
+	PprofAddr     string // SUBPROV_PPROF_ADDR: loopback address of the pprof endpoints ("" = off)
 	// TrustedProxies (SUBPROV_TRUSTED_PROXIES) are the load balancers and proxies whose
 	// X-Forwarded-For is believed; none by default.
 	TrustedProxies []netip.Prefix

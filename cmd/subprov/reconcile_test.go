@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/subprov/subprov/counters"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/switches"
 )
@@ -26,6 +27,26 @@ sw-a    ge-0/0/1  L1    service vlan=2100 500/100 mac=aa:bb:cc:dd:ee:ff  service
 sw-a    ge-0/0/2  L2    service vlan=2100 500/100 mac=aa:bb:cc:dd:ee:ff  service vlan=2101 500/100 mac=aa:bb:cc:dd:ee:ff  repaired (vlan)
 sw-a    ge-0/0/3  L3    service vlan=2100 500/100 mac=aa:bb:cc:dd:ee:ff  captive                                          drift (mode,vlan) billing-risk
 sw-b    ge-0/0/4  -     captive                                          -                                                unreadable
+`
+	if out.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+// The sample table: the bytes since each port's last reading, a port not read marked so.
+func TestSampleTable(t *testing.T) {
+	var out bytes.Buffer
+	writeSampled(&out, []sampledRow{
+		{"sw-a", counters.PortSampled{Port: "ge-0/0/1", Reading: counters.Reading{LinkUp: true}, Step: counters.Step{Download: 3456789012, Upload: 1234}}},
+		{"sw-a", counters.PortSampled{Port: "ge-0/0/2", Reading: counters.Reading{LinkUp: false}}},
+		{"sw-a", counters.PortSampled{Port: "ge-0/0/3", Reading: counters.Reading{LinkUp: true}, Stale: true}},
+		{"sw-b", counters.PortSampled{Port: "swp1", Err: switches.ErrUnavailable}},
+	})
+	want := `SWITCH  PORT      LINK        DOWNLOAD    UPLOAD
+sw-a    ge-0/0/1  up          3456789012  1234
+sw-a    ge-0/0/2  down        0           0
+sw-a    ge-0/0/3  up          -           -
+sw-b    swp1      unreadable  -           -
 `
 	if out.String() != want {
 		t.Errorf("table:\n%s\nwant:\n%s", out.String(), want)
