@@ -408,6 +408,18 @@ func TestInventoryImport(t *testing.T) {
 				}
 			})
 		}
+		t.Run("a provider's port on another provider's switch", func(t *testing.T) {
+			headers := map[string]string{"Content-Type": "text/csv"}
+			for k, v := range s.OperatorAs(subprov.RoleAdmin, northwind) {
+				headers[k] = v
+			}
+			res := call(s, headers, "POST", "/api/v1/buildings/import", "street,city,postal_code,province,provider_ids,line_type,unit_number,switch,port,location_hash\n"+
+				"600 Rue Wellington,Montréal,H3C 1T4,QC,"+northwind+",first,1,van-georgia-sw1,xe-1/0/9,lh_w600_1\n")
+			want(t, res, 422, "import")
+			if p := res.JSON["detail"].([]any); len(p) != 1 || p[0].(map[string]any)["column"] != "switch" {
+				t.Errorf("problems: %s", res.Raw)
+			}
+		})
 		if n := count(t, s, `SELECT COUNT(*) FROM buildings`); n != buildings {
 			t.Fatalf("a refused import wrote %d buildings", n-buildings)
 		}

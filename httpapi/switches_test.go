@@ -22,7 +22,7 @@ func TestSwitchInventoryOverHTTP(t *testing.T) {
 		op := s.Operator()
 		const password = "sw-password-never-shown"
 		created := call(s, op, "POST", "/api/v1/switches", map[string]any{"name": "mtl-well-sw1", "driver": "netconf",
-			"address": "10.20.0.11:830", "username": "subprov", "password": password, "model": "junos"})
+			"address": "10.20.0.11:830", "username": "subprov", "password": password, "model": "junos", "host_key": hostKey})
 		want(t, created, 201, "create")
 		id := created.JSON["id"].(string)
 		if created.JSON["has_password"] != true || created.JSON["breaker"].(map[string]any)["state"] != "closed" {
@@ -39,6 +39,24 @@ func TestSwitchInventoryOverHTTP(t *testing.T) {
 			{"an unknown model", "PATCH", "/api/v1/switches/" + id, map[string]any{"model": "ios"}, 422, "model"},
 			{"renaming a switch with ports", "PATCH", "/api/v1/switches/" + fixture.DemoSwitchKing, map[string]any{"name": "renamed"}, 422, "name"},
 			{"a provider's operator adding one", "POST", "/api/v1/switches", map[string]any{"name": "nw-sw9"}, 403, ""},
+			{"a name with a space", "POST", "/api/v1/switches", map[string]any{"name": "sw 9"}, 422, "name"},
+			{"a name with markup", "POST", "/api/v1/switches", map[string]any{"name": "sw<9>"}, 422, "name"},
+			{"netconf without a host key", "POST", "/api/v1/switches", map[string]any{"name": "sw9", "driver": "netconf",
+				"address": "10.20.0.9:830", "username": "u", "model": "junos"}, 422, "host_key"},
+			{"a host key that is no key", "POST", "/api/v1/switches", map[string]any{"name": "sw9", "driver": "linuxbridge",
+				"address": "10.20.0.9:22", "username": "u", "host_key": "ssh-ed25519 notakey"}, 422, "host_key"},
+			{"an address without a port", "POST", "/api/v1/switches", map[string]any{"name": "sw9", "driver": "linuxbridge",
+				"address": "10.20.0.9", "username": "u", "host_key": hostKey}, 422, "address"},
+			{"linuxbridge without a username", "POST", "/api/v1/switches", map[string]any{"name": "sw9", "driver": "linuxbridge",
+				"address": "10.20.0.9:22", "host_key": hostKey}, 422, "username"},
+			{"netconf without a model", "POST", "/api/v1/switches", map[string]any{"name": "sw9", "driver": "netconf",
+				"address": "10.20.0.9:830", "username": "u", "host_key": hostKey}, 422, "model"},
+			{"a new address keeping the password", "PATCH", "/api/v1/switches/" + id, map[string]any{"address": "10.66.6.6:830"}, 422, "password"},
+			{"a new host key keeping the password", "PATCH", "/api/v1/switches/" + id, map[string]any{"host_key": otherHostKey}, 422, "password"},
+			{"a port name with a space", "POST", "/api/v1/ports", map[string]any{"building_id": buildingKing, "switch": "mtl-king-sw1", "port": "ge 0/0/1"}, 422, "port"},
+			{"a port name with markup", "POST", "/api/v1/ports", map[string]any{"building_id": buildingKing, "switch": "mtl-king-sw1", "port": "ge-0/0/1<a>"}, 422, "port"},
+			{"a provider's port on another provider's switch", "POST", "/api/v1/ports", map[string]any{"building_id": buildingKing,
+				"switch": "van-georgia-sw1", "port": "xe-1/0/9"}, 403, ""},
 		} {
 			h := op
 			if tc.status == 403 {
@@ -95,8 +113,25 @@ func TestSwitchInventoryOverHTTP(t *testing.T) {
 		if got := names(op); !got["mtl-king-sw1"] || !got["mtl-well-sw1"] || !got["sbx-sw1"] {
 			t.Errorf("the platform lists %v", got)
 		}
+
+		// A switch shared by a platform operator's port: each provider counts its own ports only.
+		want(t, call(s, op, "POST", "/api/v1/ports", map[string]any{"building_id": buildingWest, "switch": "mtl-king-sw1", "port": "ge-0/1/1"}), 201, "a Maple port")
+		ports := func(h map[string]string) float64 {
+			res := call(s, h, "GET", "/api/v1/switches/"+fixture.DemoSwitchKing, nil)
+			want(t, res, 200, "read")
+			return res.JSON["ports"].(float64)
+		}
+		if all, nw, mp := ports(op), ports(nw), ports(maple); mp != 1 || nw != all-1 {
+			t.Errorf("ports of the shared switch: %v in all, Northwind %v, Maple %v", all, nw, mp)
+		}
 	})
 }
+
+// Two SSH host keys, as ssh-keyscan prints them (the switches of these tests are never reached).
+const (
+	hostKey      = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIB34fdg0MCe2S1HZ6XFcxY1bTrYjOFQqISbuyxbaOHS"
+	otherHostKey = "10.20.0.11 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFZBk6ZC/4iD/7q3wyDEYZ59VmR8/P8G1gVFv5lzWHkD"
+)
 
 // The demo's switches are sim rows; an open breaker shows on the switch's read.
 func TestSwitchShowsItsBreaker(t *testing.T) {

@@ -434,6 +434,9 @@ func (s *Service) CreatePort(ctx context.Context, op *subprov.Operator, p Port) 
 		if err := editable(op, b); err != nil {
 			return err
 		}
+		if err := switchOpenTo(ctx, tx, op, p.Switch); err != nil {
+			return err
+		}
 		checked := p
 		if p.UnitID != nil {
 			seen, err := unitSeen(ctx, tx, op, *p.UnitID)

@@ -84,6 +84,7 @@ type importUnit struct {
 
 // importer collects an import's problems.
 type importer struct {
+	op       *subprov.Operator
 	problems ImportProblems
 }
 
@@ -335,6 +336,12 @@ func (im *importer) unit(ctx context.Context, tx *store.Tx, u *importUnit, writt
 			return err
 		}
 		ps = append(ps, taken...)
+		switch err := switchOpenTo(ctx, tx, im.op, u.port.Switch); {
+		case errors.Is(err, ErrSharedSwitch):
+			ps.add("switch", "switch %q serves another provider's buildings: only a platform administrator adds ports to it", u.port.Switch)
+		case err != nil:
+			return err
+		}
 	}
 	if !written || u.bad || len(ps) > 0 {
 		im.rowProblems(u.line, ps, fieldColumn("unit_id", "unit_number"))
@@ -369,7 +376,7 @@ func (s *Service) Import(ctx context.Context, op *subprov.Operator, data []byte)
 	if err := op.Authorize(subprov.PermAdminister); err != nil {
 		return nil, err
 	}
-	im := &importer{}
+	im := &importer{op: op}
 	rows := im.parse(data)
 	bs := im.buildings(op, rows)
 	if len(im.problems) > 0 && len(rows) == 0 {

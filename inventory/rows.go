@@ -231,6 +231,12 @@ func (p Port) Check() Problems {
 	ps.required("building_id", p.BuildingID)
 	ps.required("switch", p.Switch)
 	ps.required("port", p.Port)
+	if p.Switch != "" {
+		ps.name("switch", p.Switch, switchNamePunct, 100)
+	}
+	if p.Port != "" {
+		ps.name("port", p.Port, portNamePunct, 64)
+	}
 	return ps
 }
 

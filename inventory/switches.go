@@ -3,6 +3,7 @@ package inventory
 import (
 	"context"
 	"errors"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
+	"golang.org/x/crypto/ssh"
 )
 
 // The switch inventory on the operations surface and in fixtures. A switch is platform
@@ -69,8 +71,8 @@ func (w Switch) Check() Problems {
 
 func checkSwitch(ps *Problems, w Switch) {
 	ps.required("name", w.Name)
-	if len(w.Name) > 100 || strings.ContainsAny(w.Name, " \t\r\n") {
-		ps.add("name", "a switch name is at most 100 characters, without spaces")
+	if w.Name != "" {
+		ps.name("name", w.Name, switchNamePunct, 100)
 	}
 	if w.Driver != "" && !slices.Contains(subprov.SwitchDrivers, w.Driver) {
 		ps.add("driver", "want one of %v, or \"\" for the default driver", subprov.SwitchDrivers)
@@ -79,13 +81,65 @@ func checkSwitch(ps *Problems, w Switch) {
 		ps.add("model", "want one of %v, or \"\"", subprov.SwitchModels)
 	}
 	if strings.ContainsAny(w.Address, " \t\r\n") || len(w.Address) > 255 {
-		ps.add("address", "a host or host:port, at most 255 characters")
+		ps.add("address", "a host:port, at most 255 characters")
 	}
 	if strings.ContainsAny(w.HostKey, "\r\n") {
 		ps.add("host_key", "one known-hosts line")
 	}
 	if len(w.Username) > 100 || len(w.Password) > 1000 {
 		ps.add("username", "at most 100 characters (and a password at most 1000)")
+	}
+	if w.Driver == "netconf" || w.Driver == "linuxbridge" {
+		checkReachable(ps, w)
+	}
+}
+
+// checkReachable checks what a driver that logs in over SSH needs before it can reach the
+// switch: a host:port, a username and a password, the switch's host key (an unknown host key is
+// never accepted), and for netconf the model it speaks. Without them every operation on the
+// switch would fail later, port by port.
+func checkReachable(ps *Problems, w Switch) {
+	if host, port, err := net.SplitHostPort(w.Address); err != nil || host == "" || port == "" {
+		ps.add("address", "want host:port of the switch's SSH server, like \"192.0.2.10:830\"")
+	}
+	ps.required("username", w.Username)
+	if w.HostKey == "" {
+		ps.add("host_key", "required: the switch's SSH host key (an authorized_keys or known_hosts line, e.g. from ssh-keyscan)")
+	} else if !hostKeyLine(w.HostKey) {
+		ps.add("host_key", "not an SSH public key: want an authorized_keys or known_hosts line")
+	}
+	if w.Driver == "netconf" && w.Model == "" {
+		ps.add("model", "required for a netconf switch: one of %v", subprov.SwitchModels)
+	}
+}
+
+// hostKeyLine reports whether s is an authorized_keys or known_hosts line.
+func hostKeyLine(s string) bool {
+	if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(s)); err == nil {
+		return true
+	}
+	_, _, _, _, _, err := ssh.ParseKnownHosts([]byte(s))
+	return err == nil
+}
+
+// A switch's name is what its ports name it by and a port's name what the switch calls the
+// interface: both go into logs, metrics and the switches' own configuration, so they keep to
+// ASCII letters, digits and the punctuation network equipment names interfaces with.
+const (
+	switchNamePunct = "._-"
+	portNamePunct   = "._-:/"
+)
+
+// name checks an inventory name: at most max bytes of ASCII letters, digits and punct.
+func (ps *Problems) name(field, s, punct string, max int) {
+	ok := len(s) <= max
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(punct, r)) {
+			ok = false
+		}
+	}
+	if !ok {
+		ps.add(field, "at most %d characters: letters, digits and %s", max, strings.Join(strings.Split(punct, ""), " "))
 	}
 }
 
@@ -140,6 +194,25 @@ func (s *Service) switchView(ctx context.Context, q store.Querier, op *subprov.O
 	return v, true, nil
 }
 
+// switchOpenTo refuses a provider's operator a port on a switch that serves another
+// provider's building: the port would make the switch shared, taking it out of the other
+// provider's hands, and show its row to this one.
+func switchOpenTo(ctx context.Context, q store.Querier, op *subprov.Operator, name string) error {
+	if op.Platform() {
+		return nil
+	}
+	providers, err := store.SwitchProviders(ctx, q, name)
+	if err != nil {
+		return err
+	}
+	for _, id := range providers {
+		if id != op.ProviderID {
+			return ErrSharedSwitch
+		}
+	}
+	return nil
+}
+
 // Switches lists the switches in the operator's scope by name, with their ports' state.
 func (s *Service) Switches(ctx context.Context, op *subprov.Operator) ([]*SwitchView, error) {
 	if err := op.Authorize(subprov.PermReadNetwork); err != nil {
@@ -149,7 +222,7 @@ func (s *Service) Switches(ctx context.Context, op *subprov.Operator) ([]*Switch
 	if err != nil {
 		return nil, err
 	}
-	counts, err := store.SwitchPortStates(ctx, s.Store.R())
+	counts, err := store.SwitchPortStates(ctx, s.Store.R(), op.ProviderID)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +260,7 @@ func (s *Service) readSwitch(ctx context.Context, q store.Querier, op *subprov.O
 	if !ok {
 		return nil, subprov.NotFound("Switch")
 	}
-	counts, err := store.SwitchPortStates(ctx, q)
+	counts, err := store.SwitchPortStates(ctx, q, op.ProviderID)
 	if err != nil {
 		return nil, err
 	}
@@ -293,8 +366,13 @@ func (s *Service) EditSwitch(ctx context.Context, op *subprov.Operator, id strin
 			}
 		}
 		ps := row.Check()
+		if before.HasPassword() && !p.Password.Set && redirects(before, row) {
+			// The kept password would be sent, at the next login, to wherever the row now
+			// points: whoever points it elsewhere gives the password again (or null).
+			ps.add("password", "give the password again (or null) when the driver, address, username or host key changes")
+		}
 		if row.Name != before.Name {
-			counts, err := store.SwitchPortStates(ctx, tx)
+			counts, err := store.SwitchPortStates(ctx, tx, "")
 			if err != nil {
 				return err
 			}
@@ -338,6 +416,12 @@ func (s *Service) EditSwitch(ctx context.Context, op *subprov.Operator, id strin
 		return err
 	})
 	return out, err
+}
+
+// redirects reports whether an edit changes where, or as whom, the switch's driver logs in.
+func redirects(before *subprov.Switch, after Switch) bool {
+	return before.Driver != after.Driver || before.Address != after.Address || before.Username != after.Username ||
+		before.HostKey != after.HostKey
 }
 
 // ResealSwitches seals every switch password anew under the sealer's current key (after the

@@ -42,21 +42,8 @@ func (s *Store) WebhookBacklogs(ctx context.Context) ([]WebhookBacklog, error) {
 
 // InvoiceCounts counts the invoices by status, on the index that leads with it.
 func (s *Store) InvoiceCounts(ctx context.Context) (map[string]int, error) {
-	rows, err := s.R().Query(ctx, `SELECT status, COUNT(*) FROM invoices GROUP BY status`)
-	if err != nil {
-		return nil, fmt.Errorf("invoice counts: %w", err)
-	}
-	defer rows.Close()
 	out := map[string]int{}
-	for rows.Next() {
-		var status string
-		var n int
-		if err := rows.Scan(&status, &n); err != nil {
-			return nil, fmt.Errorf("scan invoice count: %w", err)
-		}
-		out[status] = n
-	}
-	if err := rows.Err(); err != nil {
+	if err := countGroups(ctx, s.R(), out, `SELECT status, COUNT(*) FROM invoices GROUP BY status`); err != nil {
 		return nil, fmt.Errorf("invoice counts: %w", err)
 	}
 	return out, nil

@@ -50,7 +50,7 @@ func (s *Store) Overview(ctx context.Context, q OverviewQuery) (*Overview, error
 	}
 	for _, g := range groups {
 		if err := countGroups(ctx, s.R(), g.into, g.query, g.args...); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("overview: %w", err)
 		}
 	}
 	counts := []struct {
@@ -70,23 +70,20 @@ func (s *Store) Overview(ctx context.Context, q OverviewQuery) (*Overview, error
 	return o, nil
 }
 
-// countGroups reads (key, count) rows into m.
+// countGroups reads the (key, count) rows of a GROUP BY query into m.
 func countGroups(ctx context.Context, q Querier, m map[string]int, query string, args ...any) error {
 	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("overview: %w", err)
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var k string
 		var n int
 		if err := rows.Scan(&k, &n); err != nil {
-			return fmt.Errorf("overview: %w", err)
+			return err
 		}
 		m[k] = n
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("overview: %w", err)
-	}
-	return nil
+	return rows.Err()
 }

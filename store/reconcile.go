@@ -60,22 +60,9 @@ func (s *Store) SetPortFound(ctx context.Context, portID, drift string, billingR
 // BillingRisks counts, per switch, the ports whose last reconciliation found a line billed as
 // ACTIVE on a port not in service.
 func (s *Store) BillingRisks(ctx context.Context) (map[string]int, error) {
-	rows, err := s.R().Query(ctx, `SELECT p.switch_name, COUNT(*) FROM port_states ps JOIN ports p ON p.id = ps.port_id
-		WHERE ps.billing_risk GROUP BY p.switch_name`)
-	if err != nil {
-		return nil, fmt.Errorf("billing risks: %w", err)
-	}
-	defer rows.Close()
 	out := map[string]int{}
-	for rows.Next() {
-		var name string
-		var n int
-		if err := rows.Scan(&name, &n); err != nil {
-			return nil, fmt.Errorf("billing risks: %w", err)
-		}
-		out[name] = n
-	}
-	if err := rows.Err(); err != nil {
+	if err := countGroups(ctx, s.R(), out, `SELECT p.switch_name, COUNT(*) FROM port_states ps JOIN ports p ON p.id = ps.port_id
+		WHERE ps.billing_risk GROUP BY p.switch_name`); err != nil {
 		return nil, fmt.Errorf("billing risks: %w", err)
 	}
 	return out, nil

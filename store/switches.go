@@ -103,10 +103,15 @@ func (tx *Tx) ResealSwitchSecret(ctx context.Context, id, old, sealed string) (b
 	return n > 0, nil
 }
 
-// SwitchPortStates counts, per switch name, its ports and the ones marked unconverged.
-func SwitchPortStates(ctx context.Context, q Querier) (map[string][2]int, error) {
+// SwitchPortStates counts, per switch name, its ports and the ones marked unconverged: of
+// every building, or with providerID only of the buildings that provider covers.
+func SwitchPortStates(ctx context.Context, q Querier, providerID string) (map[string][2]int, error) {
+	scope, args := "", []any{}
+	if providerID != "" {
+		scope, args = ` WHERE p.building_id IN (SELECT building_id FROM building_providers WHERE provider_id = ?)`, []any{providerID}
+	}
 	rows, err := q.Query(ctx, `SELECT p.switch_name, COUNT(*), SUM(CASE WHEN ps.unconverged THEN 1 ELSE 0 END)
-		FROM ports p LEFT JOIN port_states ps ON ps.port_id = p.id GROUP BY p.switch_name`)
+		FROM ports p LEFT JOIN port_states ps ON ps.port_id = p.id`+scope+` GROUP BY p.switch_name`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("switch port states: %w", err)
 	}
