@@ -24,8 +24,9 @@ type PortReading struct {
 }
 
 // SampledPort is a port a sampling reads: one that a line holds (not yet deprovisioned),
-// whether its desired setting puts it in service, and the bandwidth that shapes it to (0 when
-// it is not in service).
+// whether it is in service (its desired setting's mode; a port without one, set up before
+// desired settings were kept, is in service when a line on it is ACTIVE), and the bandwidth its
+// desired setting shapes it to (0 when none, or not in service).
 type SampledPort struct {
 	PortID, Name             string
 	InService                bool
@@ -55,11 +56,12 @@ func (tx *Tx) ClaimDueSamplings(ctx context.Context, due, now time.Time, default
 func (s *Store) PortsToSample(ctx context.Context, switchName string) ([]SampledPort, error) {
 	return sqltext.QueryAll(ctx, s.R(), "ports to sample on switch "+switchName, func(r interface{ Scan(...any) error }) (SampledPort, error) {
 		var p SampledPort
-		var mode sql.NullString
+		var mode string
 		err := r.Scan(&p.PortID, &p.Name, &mode, &p.DownloadMbps, &p.UploadMbps)
-		p.InService = mode.String == "service"
+		p.InService = mode == "service"
 		return p, err
-	}, `SELECT p.id, p.port_name, ps.mode, CASE WHEN ps.mode = 'service' THEN ps.download_mbps ELSE 0 END,
+	}, `SELECT p.id, p.port_name, COALESCE(ps.mode, CASE WHEN EXISTS (SELECT 1 FROM subscriptions s WHERE s.port_id = p.id
+		AND s.deprovisioned_at IS NULL AND s.status = 'ACTIVE') THEN 'service' ELSE '' END), CASE WHEN ps.mode = 'service' THEN ps.download_mbps ELSE 0 END,
 		CASE WHEN ps.mode = 'service' THEN ps.upload_mbps ELSE 0 END
 		FROM ports p LEFT JOIN port_states ps ON ps.port_id = p.id WHERE p.switch_name = ?
 		AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.port_id = p.id AND s.deprovisioned_at IS NULL) ORDER BY p.port_name`, switchName)

@@ -44,6 +44,23 @@ func TestPortCounters(t *testing.T) {
 			}
 		}
 		port := ports[0]
+		// The demo's line on it is ACTIVE, with no desired setting kept: in service, unshaped.
+		if !port.InService || port.DownloadMbps != 0 {
+			t.Fatalf("port to sample %+v, want in service", port)
+		}
+		if _, err := rawdb.Writer(s).ExecContext(ctx, s.Dialect.Rebind(`INSERT INTO port_states (port_id, mode, vlan, download_mbps, upload_mbps,
+			mac_address, version, updated_at) VALUES (?, 'suspended', 2001, 500, 100, '', 1, ?)`), port.PortID, now); err != nil {
+			t.Fatal(err)
+		}
+		if ports, err := s.PortsToSample(ctx, sw); err != nil || ports[0].InService || ports[0].DownloadMbps != 0 {
+			t.Fatalf("a suspended port to sample: %+v, %v; want out of service", ports, err)
+		}
+		if _, err := rawdb.Writer(s).ExecContext(ctx, `UPDATE port_states SET mode = 'service'`); err != nil {
+			t.Fatal(err)
+		}
+		if ports, err := s.PortsToSample(ctx, sw); err != nil || !ports[0].InService || ports[0].DownloadMbps != 500 || ports[0].UploadMbps != 100 {
+			t.Fatalf("a port in service to sample: %+v, %v; want its plan's 500/100", ports, err)
+		}
 
 		claim := func(at time.Time, def string) []string {
 			t.Helper()
