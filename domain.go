@@ -1,6 +1,7 @@
 package subprov
 
 import (
+	"strconv"
 	"sync"
 	"time"
 )
@@ -27,8 +28,29 @@ type Provider struct {
 	// AutoRepair: a port a reconciliation finds drifted from its lines is converged back at
 	// once (docs/network.md); off, the drift is only reported.
 	AutoRepair bool
-	CreatedAt  time.Time
-	Version    int64 // moves on with every edit on the operations surface (If-Match)
+	// OutageCredit: each outage of a line's port longer than the policy's hours is credited
+	// pro rata on a credit note (docs/billing.md, Outage credits); nil, none is.
+	OutageCredit *OutageCredit
+	CreatedAt    time.Time
+	Version      int64 // moves on with every edit on the operations surface (If-Match)
+}
+
+// OutageCredit is a provider's outage credit policy: every outage of a billed line's port
+// longer than MinHours is credited, pro rata of the line's monthly price, once.
+type OutageCredit struct {
+	MinHours float64 `json:"min_hours"`
+}
+
+// MaxOutageCreditHours bounds an outage credit policy's threshold: a month of 31 days.
+const MaxOutageCreditHours = 31 * 24
+
+// Problem says what is wrong with the policy's threshold, or "" when it is sound: more than 0
+// and at most MaxOutageCreditHours.
+func (o OutageCredit) Problem() string {
+	if !(o.MinHours > 0 && o.MinHours <= MaxOutageCreditHours) { // NaN included
+		return "want a number of hours more than 0 and at most " + strconv.Itoa(MaxOutageCreditHours)
+	}
+	return ""
 }
 
 // Location returns the provider's time zone, falling back to UTC for an unknown name.

@@ -1,6 +1,7 @@
 package subprov
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -61,5 +62,20 @@ func TestPlanVersionPriceOn(t *testing.T) {
 	}
 	if (*PlanVersion)(nil).PromoOn("2027-01-01") != nil {
 		t.Fatal("a missing plan has a campaign")
+	}
+}
+
+// TestOutageCreditProblem: a policy's hours are more than 0 and at most a month of 31 days.
+func TestOutageCreditProblem(t *testing.T) {
+	for _, tt := range []struct {
+		hours float64
+		ok    bool
+	}{
+		{0.5, true}, {4, true}, {744, true},
+		{0, false}, {-1, false}, {744.5, false}, {math.NaN(), false}, {math.Inf(1), false},
+	} {
+		if got := (OutageCredit{MinHours: tt.hours}).Problem() == ""; got != tt.ok {
+			t.Errorf("min_hours %v: accepted %t, want %t", tt.hours, got, tt.ok)
+		}
 	}
 }

@@ -20,7 +20,8 @@ type ProviderFields struct {
 	WebhookURL        *string
 	CheckoutURL       *string
 	BookingWindowDays *int
-	DefaultLanguage   *string // nil for "not given"
+	DefaultLanguage   *string       // nil for "not given"
+	OutageCredit      *OutageCredit // nil for none
 }
 
 // Languages are the languages subprov writes to subscribers in (package locale writes each);
@@ -69,6 +70,11 @@ func (f ProviderFields) Problems() []FieldProblem {
 	}
 	if f.DefaultLanguage != nil && !slices.Contains(Languages, *f.DefaultLanguage) {
 		add("default_language", "want one of "+strings.Join(Languages, ", "))
+	}
+	if f.OutageCredit != nil {
+		if problem := f.OutageCredit.Problem(); problem != "" {
+			add("outage_credit.min_hours", problem)
+		}
 	}
 	return ps
 }

@@ -240,6 +240,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		SendSandbox:     a.Webhooks.SendSandbox,
 		ReconcileSwitch: a.Provisioning.ReconcileSwitchJob,
 		SampleSwitch:    a.Counters.SampleSwitchJob,
+		OutageCredits:   a.Billing.CreditOutagesJob,
 	}, jobs.Options{Work: cfg.Workers, Logger: log})
 	if err != nil {
 		st.Close()
@@ -282,6 +283,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	if sim, ok := switches.AsSim(driver); ok {
 		monitor.Sim = monitoring.Sim{Switch: sim}
 	}
+	a.Billing.Outages = monitor
 	a.Portal = &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log,
 		Provisioning: a.Provisioning, Billing: a.Billing, Desk: &tickets.Builtin{Clock: a.Clock}}
 	a.Preferences = &preferences.Service{Store: st, Clock: a.Clock}
@@ -593,6 +595,7 @@ func (a *App) Sweeps() []scheduler.Sweep {
 		{Name: "console sessions", Run: a.Auth.SweepConsoleSessions},
 		{Name: "reconciliations", Run: a.Provisioning.SweepReconciliations},
 		{Name: "counter samplings", Run: a.Counters.Sweep},
+		{Name: "outage credits", Run: a.Billing.SweepOutageCredits},
 	}
 }
 

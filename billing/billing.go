@@ -11,6 +11,7 @@ import (
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/locale"
 	"github.com/subprov/subprov/metrics"
+	"github.com/subprov/subprov/monitoring"
 	"github.com/subprov/subprov/payments"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/store"
@@ -33,6 +34,9 @@ type Service struct {
 	Log       *slog.Logger
 	Metrics   *metrics.Recorder // nil: nothing is recorded
 	PublicURL string            // base of the pay links mailed with invoices of lines with AutoPay off
+	// Outages are the connection events of lines' ports the outage credit policy reads; nil:
+	// no monitoring, nothing is credited.
+	Outages monitoring.Source
 }
 
 // Lines moves a line's status with its suspension reason and lets its port follow, inside the

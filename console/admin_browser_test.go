@@ -138,6 +138,70 @@ func TestConsoleAPIKeyJourney(t *testing.T) {
 	})
 }
 
+// TestConsoleProviderPolicies: an admin turns on auto_repair and an outage credit policy of 4.5
+// hours on the settings page, sees them kept on the next read and in the audit log, and turns
+// the policy off by emptying its field.
+func TestConsoleProviderPolicies(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		ctx, _, _ := signedInAs(t, s, subprov.RoleAdmin, northwind)
+		policy := func() (bool, *subprov.OutageCredit) {
+			t.Helper()
+			p, err := s.Store.Provider(context.Background(), northwind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p.AutoRepair, p.OutageCredit
+		}
+		browse(t, ctx, s, "/console/providers/"+northwind)
+		if checked, err := chromedp.Run(ctx, chromedp.JavascriptAttribute[bool](chromedp.CSS("#auto_repair"), "checked")); err != nil || checked {
+			t.Fatalf("auto_repair shown checked %t (%v), want off", checked, err)
+		}
+		if v := inputValue(t, ctx, "#outage_credit"); v != "" {
+			t.Fatalf("outage credit shown %q, want empty (off)", v)
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#auto_repair")), chromedp.SendKeys(chromedp.CSS("#outage_credit"), "4.5")); err != nil {
+			t.Fatal(err)
+		}
+		press(t, ctx, `main form button[type="submit"]`)
+		if flash := pageText(t, ctx, ".flash"); !strings.Contains(flash, "saved") {
+			t.Fatalf("after saving: %q", flash)
+		}
+		if on, oc := policy(); !on || oc == nil || oc.MinHours != 4.5 {
+			t.Fatalf("saved auto_repair %t, outage credit %+v", on, oc)
+		}
+		if checked, err := chromedp.Run(ctx, chromedp.JavascriptAttribute[bool](chromedp.CSS("#auto_repair"), "checked")); err != nil || !checked {
+			t.Errorf("auto_repair shown checked %t (%v) after saving", checked, err)
+		}
+		if v := inputValue(t, ctx, "#outage_credit"); v != "4.5" {
+			t.Errorf("outage credit shown %q after saving, want 4.5", v)
+		}
+		checkPage(t, ctx, "provider-policies")
+
+		if err := chromedp.Do(ctx, chromedp.Clear(chromedp.CSS("#outage_credit"))); err != nil {
+			t.Fatal(err)
+		}
+		press(t, ctx, `main form button[type="submit"]`)
+		if on, oc := policy(); !on || oc != nil {
+			t.Errorf("after emptying the field: auto_repair %t, outage credit %+v, want on and none", on, oc)
+		}
+		browse(t, ctx, s, "/console/audit?object_id="+northwind)
+		if log := pageText(t, ctx, "#results"); !strings.Contains(log, "outage_credit") || !strings.Contains(log, "auto_repair") {
+			t.Errorf("the audit log does not show the policies' changes: %q", log)
+		}
+	})
+}
+
+// inputValue is the current value of the input sel.
+func inputValue(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("value of %s: %v", sel, err)
+	}
+	return v
+}
+
 // TestConsoleOperatorJourney: a platform admin creates a billing operator of Northwind, which
 // signs in and sees what its role allows: no operators page.
 func TestConsoleOperatorJourney(t *testing.T) {

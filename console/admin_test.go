@@ -51,6 +51,12 @@ func settingsForm(t *testing.T, s *apptest.Service, id string) url.Values {
 	if p.SMSConfigured {
 		f.Set("sms_configured", "on")
 	}
+	if p.AutoRepair {
+		f.Set("auto_repair", "on")
+	}
+	if p.OutageCredit != nil {
+		f.Set("outage_credit", strconv.FormatFloat(p.OutageCredit.MinHours, 'f', -1, 64))
+	}
 	return f
 }
 
@@ -109,6 +115,9 @@ func TestConsoleProviderSettings(t *testing.T) {
 			{"a tax rate in words", with(settingsForm(t, s, northwind), "tax_rate_bp", "thirteen"), 422, "tax_rate_bp", "whole number"},
 			{"an unknown language", with(settingsForm(t, s, northwind), "default_language", "de"), 422, "default_language", "want one of en, fr"},
 			{"no version", with(settingsForm(t, s, northwind), "version", ""), 400, "", "version it was read at"},
+			{"an outage credit of no time", with(settingsForm(t, s, northwind), "outage_credit", "0"), 422, "outage_credit", "more than 0 and at most 744"},
+			{"an outage credit of over a month", with(settingsForm(t, s, northwind), "outage_credit", "800"), 422, "outage_credit", "at most 744"},
+			{"an outage credit in words", with(settingsForm(t, s, northwind), "outage_credit", "four"), 422, "outage_credit", "want a number of hours"},
 		} {
 			p := c.Post(path, tc.form)
 			if p.Status != tc.status {

@@ -3,6 +3,7 @@ package console
 import (
 	"cmp"
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -47,6 +48,9 @@ var providerFields = []formField{
 	{Name: "payment_processor", Label: "Payment processor", Kind: "select", Options: subprov.PaymentProcessors},
 	{Name: "processor_account_id", Label: "Processor account", Kind: "text"},
 	{Name: "default_language", Label: "Default language", Kind: "select", Options: subprov.Languages, Hint: "of what subscribers are sent"},
+	{Name: "auto_repair", Label: "Repair drifted ports at once", Kind: "checkbox"},
+	{Name: "outage_credit", Label: "Outage credit", Kind: "decimal",
+		Hint: "credit each outage of a billed line longer than this many hours, pro rata; empty: off"},
 }
 
 // newProviderFields are the creation form's: the editable fields, the sandbox flag and the
@@ -68,7 +72,39 @@ func providerValues(p *subprov.Provider) url.Values {
 	if p.SMSConfigured {
 		v.Set("sms_configured", "on")
 	}
+	if p.AutoRepair {
+		v.Set("auto_repair", "on")
+	}
+	if p.OutageCredit != nil {
+		v.Set("outage_credit", strconv.FormatFloat(p.OutageCredit.MinHours, 'f', -1, 64))
+	}
 	return v
+}
+
+// formOutageCredit reads the outage credit field: empty is no policy (nil), else its hours,
+// or its problem recorded. The capability holds the hours to the policy's rule.
+func formOutageCredit(f url.Values, problems map[string]string) *subprov.OutageCredit {
+	s := strings.TrimSpace(f.Get("outage_credit"))
+	if s == "" {
+		return nil
+	}
+	hours, err := strconv.ParseFloat(strings.Replace(s, ",", ".", 1), 64)
+	if err != nil {
+		problems["outage_credit"] = "want a number of hours, or nothing for off"
+		return nil
+	}
+	return &subprov.OutageCredit{MinHours: hours}
+}
+
+// formProblems names the capability's problem with the outage credit policy's hours by the
+// form's field.
+func formProblems(err error) error {
+	var e *subprov.Error
+	if errors.As(err, &e) && e.Fields["outage_credit.min_hours"] != "" {
+		e.Fields["outage_credit"] = e.Fields["outage_credit.min_hours"]
+		delete(e.Fields, "outage_credit.min_hours")
+	}
+	return err
 }
 
 // fill is fields with values and v's errors; a refused form's input wins over values.
@@ -183,17 +219,19 @@ func (h *Handler) updateProvider(w http.ResponseWriter, r *http.Request, v *View
 func (h *Handler) updateFromForm(ctx context.Context, v *View, id string, version int64, f url.Values) (*subprov.Provider, error) {
 	problems := map[string]string{}
 	str := func(name string) *string { s := strings.TrimSpace(f.Get(name)); return &s }
-	sms := f.Get("sms_configured") != ""
+	sms, autoRepair := f.Get("sms_configured") != "", f.Get("auto_repair") != ""
+	outageCredit := formOutageCredit(f, problems)
 	patch := providers.Patch{Name: str("name"), TimeZone: str("time_zone"), Currency: str("currency"),
 		TaxRateBP: formInt(f, "tax_rate_bp", problems), WebhookURL: str("webhook_url"), CheckoutURL: str("checkout_url"),
 		ServiceProviderDocumentID: str("service_provider_document_id"), SMSConfigured: &sms,
 		BookingWindowDays: formInt(f, "booking_window_days", problems), SupportGroup: str("support_group"),
 		BrandColor: str("brand_color"), PaymentProcessor: str("payment_processor"), ProcessorAccountID: str("processor_account_id"),
-		DefaultLanguage: str("default_language")}
+		DefaultLanguage: str("default_language"), AutoRepair: &autoRepair, OutageCredit: outageCredit, OutageCreditOff: outageCredit == nil}
 	if len(problems) > 0 {
 		return nil, subprov.Invalid(problems)
 	}
-	return h.Ops.Providers.Update(ctx, v.Operator, id, version, patch)
+	p, err := h.Ops.Providers.Update(ctx, v.Operator, id, version, patch)
+	return p, formProblems(err)
 }
 
 // newProviderPage: GET /console/providers/new. Only a platform-wide admin creates providers:
@@ -229,7 +267,8 @@ func (h *Handler) createProvider(w http.ResponseWriter, r *http.Request, v *View
 		SMSConfigured: f.Get("sms_configured") != "", BookingWindowDays: formInt(f, "booking_window_days", problems),
 		SupportGroup: strings.TrimSpace(f.Get("support_group")), BrandColor: strings.TrimSpace(f.Get("brand_color")),
 		DeviceSecret: f.Get("device_secret"), PaymentProcessor: f.Get("payment_processor"),
-		ProcessorAccountID: strings.TrimSpace(f.Get("processor_account_id")), DefaultLanguage: opt("default_language")}
+		ProcessorAccountID: strings.TrimSpace(f.Get("processor_account_id")), DefaultLanguage: opt("default_language"),
+		AutoRepair: f.Get("auto_repair") != "", OutageCredit: formOutageCredit(f, problems)}
 	if n := formInt(f, "tax_rate_bp", problems); n != nil {
 		fields.TaxRateBP = *n
 	}
@@ -239,6 +278,7 @@ func (h *Handler) createProvider(w http.ResponseWriter, r *http.Request, v *View
 		err = subprov.Invalid(problems)
 	} else {
 		c, err = h.Ops.Providers.Create(r.Context(), v.Operator, fields)
+		err = formProblems(err)
 	}
 	if err != nil {
 		status, err := v.Refuse(r, err, "device_secret")

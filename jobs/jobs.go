@@ -36,6 +36,7 @@ type Handlers struct {
 	SendSandbox     func(ctx context.Context, args SendSandboxEvent) error
 	ReconcileSwitch func(ctx context.Context, args ReconcileSwitch) error
 	SampleSwitch    func(ctx context.Context, args SampleSwitch) error
+	OutageCredits   func(ctx context.Context, args OutageCredits) error
 }
 
 // Options tune the client.
@@ -150,6 +151,7 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 	addWorker(workers, h.SendSandbox)
 	addWorker(workers, h.ReconcileSwitch)
 	addWorker(workers, h.SampleSwitch)
+	addWorker(workers, h.OutageCredits)
 	cfg := &river.Config{
 		ID:                WorkerID(),
 		Logger:            o.Logger.With("component", "river"),

@@ -114,6 +114,21 @@ type BillRun struct {
 // Kind names the job in the queue.
 func (BillRun) Kind() string { return "billing.run" }
 
+// OutageCredits applies a provider's outage credit policy: every outage of its billed lines
+// ports in the last weeks that the policy credits and that no credit note names yet gets one.
+// The clock-driven sweep queues one per provider with the policy and local day.
+type OutageCredits struct {
+	ProviderID string `json:"provider_id"`
+	Day        string `json:"day"` // the provider's local day it was queued for, YYYY-MM-DD
+}
+
+// Kind names the job in the queue.
+func (OutageCredits) Kind() string { return "billing.outage_credits" }
+
+// InsertOpts: the next day's run looks back over the same weeks, so a failed run is retried
+// only a few times.
+func (OutageCredits) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 5} }
+
 // SetLineService suspends (dunning cut-off) or restores (paid) a line's port and status.
 type SetLineService struct {
 	SubscriptionID string `json:"subscription_id"`
@@ -151,6 +166,9 @@ func (SendSandboxEvent) InsertOpts() river.InsertOpts { return river.InsertOpts{
 // switch when it falls due.
 type ReconcileSwitch struct {
 	Switch string `json:"switch"`
+	// After, when set, continues a run that stopped before its time ran out: the ports named
+	// after it (in name order) are still to be read.
+	After string `json:"after,omitempty"`
 }
 
 // Kind names the job in the queue.

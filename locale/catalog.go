@@ -78,6 +78,8 @@ var Messages = []Message{
 	{"billing.reinstalled.subject", "Your internet service is active again", "Votre service Internet est de nouveau actif"},
 	{"billing.reinstalled.body", "Your %s internet service (%s) is active again: the technician has finished the installation.\nBilling resumes today with the rest of this month.",
 		"Votre service Internet %s (%s) est de nouveau actif : le technicien a terminé l’installation.\nLa facturation reprend aujourd’hui avec le reste du mois."},
+	{"billing.outage_credit.reason", "Outage credit: no service from %s to %s",
+		"Crédit pour panne : aucun service du %s au %s"},
 
 	// Portal.
 	{"portal.billing_removed.subject", "Your billing e-mail address was changed", "Votre adresse courriel de facturation a été modifiée"},

@@ -92,6 +92,16 @@ func (l Lang) Clock(t time.Time) string {
 	return t.Format("15:04")
 }
 
+// Moment writes an instant as its day, time and zone, as t's location reads it: "November 20,
+// 2026 at 10:00 EST" or "20 novembre 2026 à 10 h 00 EST".
+func (l Lang) Moment(t time.Time) string {
+	at := " at "
+	if l == FR {
+		at = " à "
+	}
+	return l.Date(t) + at + l.Clock(t) + " " + t.Format("MST")
+}
+
 // ISODate writes a "2006-01-02" date in l, or the text itself when it is not one.
 func (l Lang) ISODate(s string) string {
 	t, err := time.Parse(time.DateOnly, s)

@@ -113,6 +113,10 @@ func TestFormatting(t *testing.T) {
 	const nb = "\u00a0"
 	day := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	first := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	toronto, err := time.LoadLocation("America/Toronto")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name, got, want string
 	}{
@@ -139,6 +143,8 @@ func TestFormatting(t *testing.T) {
 		{"not a date", locale.FR.ISODate("2026-11"), "2026-11"},
 		{"fr clock", locale.FR.Clock(time.Date(2026, 1, 1, 8, 5, 0, 0, time.UTC)), "8 h 05"},
 		{"en clock", locale.EN.Clock(time.Date(2026, 1, 1, 8, 5, 0, 0, time.UTC)), "08:05"},
+		{"fr moment", locale.FR.Moment(time.Date(2026, 11, 20, 10, 0, 0, 0, toronto)), "20 novembre 2026 à 10 h 00 EST"},
+		{"en moment", locale.EN.Moment(time.Date(2026, 7, 1, 9, 30, 0, 0, toronto)), "July 1, 2026 at 09:30 EDT"},
 		{"fr text with money", locale.Msg("pdf.please_pay", locale.Amount{Money: 1250, Currency: "CAD"}, locale.DateOf("2026-11-29")).In(locale.FR),
 			"Veuillez payer 12,50" + nb + "$ d’ici le 29 novembre 2026."},
 		{"en text with money", locale.Msg("pdf.please_pay", locale.Amount{Money: subprov.Money(123456), Currency: "CAD"}, locale.DateOf("2026-11-29")).In(locale.EN),

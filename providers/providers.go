@@ -32,30 +32,31 @@ type Service struct {
 // Fields are a provider's fields as an operator writes them on creation: a fixture provider
 // row without its id, API keys and webhook secret. Nil means not given (the default).
 type Fields struct {
-	Name                      string  `json:"name"`
-	TimeZone                  string  `json:"time_zone"`
-	Currency                  string  `json:"currency"`
-	TaxRateBP                 int     `json:"tax_rate_bp"`
-	Sandbox                   bool    `json:"sandbox"`
-	WebhookURL                *string `json:"webhook_url"`
-	CheckoutURL               *string `json:"checkout_url"`
-	ServiceProviderDocumentID string  `json:"service_provider_document_id"`
-	SMSConfigured             bool    `json:"sms_configured"`
-	BookingWindowDays         *int    `json:"booking_window_days"`
-	SupportGroup              string  `json:"support_group"`
-	BrandColor                string  `json:"brand_color"`
-	DeviceSecret              string  `json:"device_secret"`
-	PaymentProcessor          string  `json:"payment_processor"`
-	ProcessorAccountID        string  `json:"processor_account_id"`
-	DefaultLanguage           *string `json:"default_language"`
-	AutoRepair                bool    `json:"auto_repair"`
+	Name                      string                `json:"name"`
+	TimeZone                  string                `json:"time_zone"`
+	Currency                  string                `json:"currency"`
+	TaxRateBP                 int                   `json:"tax_rate_bp"`
+	Sandbox                   bool                  `json:"sandbox"`
+	WebhookURL                *string               `json:"webhook_url"`
+	CheckoutURL               *string               `json:"checkout_url"`
+	ServiceProviderDocumentID string                `json:"service_provider_document_id"`
+	SMSConfigured             bool                  `json:"sms_configured"`
+	BookingWindowDays         *int                  `json:"booking_window_days"`
+	SupportGroup              string                `json:"support_group"`
+	BrandColor                string                `json:"brand_color"`
+	DeviceSecret              string                `json:"device_secret"`
+	PaymentProcessor          string                `json:"payment_processor"`
+	ProcessorAccountID        string                `json:"processor_account_id"`
+	DefaultLanguage           *string               `json:"default_language"`
+	AutoRepair                bool                  `json:"auto_repair"`
+	OutageCredit              *subprov.OutageCredit `json:"outage_credit"`
 }
 
 // Rules are the fields whose rules a fixture row and the operations surface share.
 func (f Fields) Rules() subprov.ProviderFields {
 	return subprov.ProviderFields{Name: f.Name, TimeZone: f.TimeZone, Currency: f.Currency, TaxRateBP: f.TaxRateBP,
 		PaymentProcessor: f.PaymentProcessor, WebhookURL: f.WebhookURL, CheckoutURL: f.CheckoutURL, BookingWindowDays: f.BookingWindowDays,
-		DefaultLanguage: f.DefaultLanguage}
+		DefaultLanguage: f.DefaultLanguage, OutageCredit: f.OutageCredit}
 }
 
 // Patch is an edit of a provider: each non-nil field is set. A URL set to "" is removed.
@@ -75,6 +76,10 @@ type Patch struct {
 	ProcessorAccountID        *string
 	DefaultLanguage           *string
 	AutoRepair                *bool
+	// OutageCredit sets the outage credit policy; OutageCreditOff removes it (null on the
+	// operations surface) and wins over it.
+	OutageCredit    *subprov.OutageCredit
+	OutageCreditOff bool
 }
 
 // Created is a new provider with the webhook secret generated for it, shown this once.
@@ -152,7 +157,7 @@ func (s *Service) Create(ctx context.Context, op *subprov.Operator, f Fields) (*
 		Sandbox: f.Sandbox, WebhookSecret: NewWebhookSecret(), WebhookURL: subprov.Deref(f.WebhookURL), CheckoutURL: subprov.Deref(f.CheckoutURL),
 		ServiceProviderDocumentID: f.ServiceProviderDocumentID, SMSConfigured: f.SMSConfigured, BookingWindowDays: 21,
 		SupportGroup: cmp.Or(f.SupportGroup, f.Name+" Support"), BrandColor: f.BrandColor, PaymentProcessor: cmp.Or(f.PaymentProcessor, "builtin"),
-		ProcessorAccountID: f.ProcessorAccountID, DefaultLanguage: cmp.Or(subprov.Deref(f.DefaultLanguage), "en"), AutoRepair: f.AutoRepair, Version: 1}
+		ProcessorAccountID: f.ProcessorAccountID, DefaultLanguage: cmp.Or(subprov.Deref(f.DefaultLanguage), "en"), AutoRepair: f.AutoRepair, OutageCredit: f.OutageCredit, Version: 1}
 	if f.BookingWindowDays != nil {
 		p.BookingWindowDays = *f.BookingWindowDays
 	}
@@ -274,6 +279,13 @@ func (p Patch) apply(to *subprov.Provider) {
 	if p.AutoRepair != nil {
 		to.AutoRepair = *p.AutoRepair
 	}
+	if p.OutageCredit != nil {
+		policy := *p.OutageCredit
+		to.OutageCredit = &policy
+	}
+	if p.OutageCreditOff {
+		to.OutageCredit = nil
+	}
 	if p.BookingWindowDays != nil {
 		to.BookingWindowDays = *p.BookingWindowDays
 	}
@@ -284,7 +296,7 @@ func (p Patch) apply(to *subprov.Provider) {
 func fieldsOf(p *subprov.Provider) subprov.ProviderFields {
 	f := subprov.ProviderFields{Name: p.Name, TimeZone: p.TimeZone, Currency: p.Currency, TaxRateBP: p.TaxRateBP,
 		PaymentProcessor: p.PaymentProcessor, WebhookURL: &p.WebhookURL, CheckoutURL: &p.CheckoutURL, BookingWindowDays: &p.BookingWindowDays,
-		DefaultLanguage: &p.DefaultLanguage}
+		DefaultLanguage: &p.DefaultLanguage, OutageCredit: p.OutageCredit}
 	if p.PaymentProcessor == "" {
 		f.PaymentProcessor = "-" // an emptied processor is not the default: it is refused
 	}
@@ -334,6 +346,16 @@ func recordFields(c subprov.Changes, before, after *subprov.Provider) {
 	c.Set("processor_account_id", before.ProcessorAccountID, after.ProcessorAccountID)
 	c.Set("default_language", before.DefaultLanguage, after.DefaultLanguage)
 	c.Set("auto_repair", before.AutoRepair, after.AutoRepair)
+	c.Set("outage_credit", outageCreditValue(before.OutageCredit), outageCreditValue(after.OutageCredit))
+}
+
+// outageCreditValue is an outage credit policy as the audit log records it: its hours, or
+// nil for none (a comparable value, so an unchanged policy is left out).
+func outageCreditValue(o *subprov.OutageCredit) any {
+	if o == nil {
+		return nil
+	}
+	return o.MinHours
 }
 
 // NewWebhookSecret generates a webhook secret: 32 random bytes.

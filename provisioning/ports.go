@@ -102,16 +102,12 @@ var modeRank = map[switches.Mode]int{switches.ModeCaptive: 0, switches.ModeSuspe
 // portal when no line asks for service. wired is false when a sandbox line holds the port:
 // sandbox buildings are not wired to a switch.
 func DesiredPort(p switches.Port, holders []subprov.PortHolder) (want switches.State, wired bool) {
-	var best *subprov.PortHolder
-	for i := range holders {
-		h := &holders[i]
+	for _, h := range holders {
 		if h.Sandbox {
 			return switches.State{}, false
 		}
-		if best == nil || modeRank[lineMode(h.Line)] >= modeRank[lineMode(best.Line)] {
-			best = h
-		}
 	}
+	best := decidingHolder(holders)
 	if best == nil || lineMode(best.Line) == switches.ModeCaptive {
 		return switches.CaptiveState, true
 	}
@@ -121,6 +117,45 @@ func DesiredPort(p switches.Port, holders []subprov.PortHolder) (want switches.S
 	}
 	return switches.State{Mode: lineMode(best.Line), Config: switches.Config{VLAN: vlan, DownloadMbps: best.DownloadMbps,
 		UploadMbps: best.UploadMbps, MAC: best.Line.MACAddress}}, true
+}
+
+// decidingHolder is the holder whose line decides the port's setting: the one that asks the
+// most of it (service, then suspended, then captive), the newest on a tie; nil when none.
+func decidingHolder(holders []subprov.PortHolder) *subprov.PortHolder {
+	var best *subprov.PortHolder
+	for i := range holders {
+		if h := &holders[i]; best == nil || modeRank[lineMode(h.Line)] >= modeRank[lineMode(best.Line)] {
+			best = h
+		}
+	}
+	return best
+}
+
+// DecidingLine is the line that decides the port's setting among its holders (DesiredPort),
+// nil when none holds it.
+func DecidingLine(holders []subprov.PortHolder) *subprov.Subscription {
+	if h := decidingHolder(holders); h != nil {
+		return h.Line
+	}
+	return nil
+}
+
+// portLine is the line an operator ticket or a drift event about the port speaks of: the one
+// that decides the port's setting now (DesiredPort), else, when no line holds the port any
+// more, the newest that ever did; nil when no line ever did.
+func (s *Service) portLine(ctx context.Context, portID string) (*subprov.Subscription, error) {
+	holders, err := s.Store.PortHolders(ctx, portID)
+	if err != nil {
+		return nil, err
+	}
+	if line := DecidingLine(holders); line != nil {
+		return line, nil
+	}
+	line, err := s.Store.LatestLineOnPort(ctx, portID)
+	if errors.Is(err, subprov.ErrNotFound) {
+		return nil, nil
+	}
+	return line, err
 }
 
 // wantPort recomputes a port's desired setting inside the transaction that changed one of its
@@ -279,8 +314,8 @@ func (s *Service) ConvergePort(ctx context.Context, a jobs.ConvergePort, attempt
 	case attempt < maxConvergeAttempts:
 		return fmt.Errorf("converge port %s (attempt %d): %w", a.PortID, attempt, cerr)
 	}
-	line, lerr := s.Store.LatestLineOnPort(ctx, a.PortID)
-	if lerr != nil && !errors.Is(lerr, subprov.ErrNotFound) {
+	line, lerr := s.portLine(ctx, a.PortID)
+	if lerr != nil {
 		return lerr
 	}
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {

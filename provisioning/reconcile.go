@@ -31,6 +31,7 @@ const (
 	ReconcileRepaired   = "repaired" // drifted and converged back
 	ReconcileRepairFail = "repair_failed"
 	ReconcileConverging = "converging" // a convergence is under way or behind: not judged
+	ReconcileRetried    = "retried"    // unconverged (its retries ran out): its convergence is queued again
 	ReconcileUnreadable = "unreadable" // the switch did not answer the read
 )
 
@@ -65,7 +66,7 @@ func BillingRisk(line *subprov.Subscription, found switches.State) bool {
 // PortReconciled is what a reconciliation found and did on one port.
 type PortReconciled struct {
 	Switch, Port, PortID string
-	LineID               string // the newest line on the port ("" when none)
+	LineID               string // the line that decides the port's setting (portLine; "" when none)
 	Expected, Found      switches.State
 	Fields               []string // the fields that differ (DriftFields)
 	BillingRisk          bool
@@ -74,10 +75,21 @@ type PortReconciled struct {
 }
 
 // ReconcileSwitchJob is the switch.reconcile job: reconcile one switch, repairing only where
-// the provider opts in.
+// the provider opts in. A switch too large (or too slow) to read within the job's time stops
+// while a port's read and repair still fit, and queues a run that continues after the last
+// port it judged: every port is read, and no job is cut off halfway through a port.
 func (s *Service) ReconcileSwitchJob(ctx context.Context, a jobs.ReconcileSwitch) error {
-	_, err := s.Reconcile(ctx, a.Switch, false)
-	return err
+	var stopBy time.Time
+	if deadline, ok := ctx.Deadline(); ok {
+		stopBy = deadline.Add(-2 * convergeTimeout)
+	}
+	_, next, err := s.reconcile(ctx, a.Switch, a.After, false, stopBy)
+	if err != nil || next == "" {
+		return err
+	}
+	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+		return s.Jobs.Enqueue(ctx, tx, jobs.ReconcileSwitch{Switch: a.Switch, After: next})
+	})
 }
 
 // Reconcile reads every port of the switch that has a desired setting and judges it: a port
@@ -86,41 +98,58 @@ func (s *Service) ReconcileSwitchJob(ctx context.Context, a jobs.ReconcileSwitch
 // port is open yet, and is repaired (converged back) when fix is set or the line's provider
 // opts in to auto_repair. What was found is kept on the port (drift, billing risk).
 func (s *Service) Reconcile(ctx context.Context, switchName string, fix bool) ([]PortReconciled, error) {
-	ports, err := s.Store.PortsToReconcile(ctx, switchName, s.Clock.Now())
+	out, _, err := s.reconcile(ctx, switchName, "", fix, time.Time{})
+	return out, err
+}
+
+// reconcile judges the switch's ports named after after, in name order, until stopBy (zero:
+// no limit); next names the last port judged when it stopped before the end ("" otherwise).
+func (s *Service) reconcile(ctx context.Context, switchName, after string, fix bool, stopBy time.Time) (out []PortReconciled, next string, err error) {
+	ports, err := s.Store.PortsToReconcile(ctx, switchName, after, s.Clock.Now())
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	out := make([]PortReconciled, 0, len(ports))
-	for _, p := range ports {
+	out = make([]PortReconciled, 0, len(ports))
+	for i, p := range ports {
 		if ctx.Err() != nil {
-			return out, ctx.Err()
+			return out, "", ctx.Err()
+		}
+		if i > 0 && !stopBy.IsZero() && time.Now().After(stopBy) {
+			return out, ports[i-1].Name, nil
 		}
 		r, err := s.reconcilePort(ctx, switchName, p, fix)
 		if err != nil {
-			return out, fmt.Errorf("reconcile %s/%s: %w", switchName, p.Name, err)
+			return out, "", fmt.Errorf("reconcile %s/%s: %w", switchName, p.Name, err)
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out, "", nil
 }
 
 func (s *Service) reconcilePort(ctx context.Context, switchName string, p store.ReconciledPort, fix bool) (PortReconciled, error) {
 	r := PortReconciled{Switch: switchName, Port: p.Name, PortID: p.PortID, Expected: switches.StateOf(p.Want)}
-	line, err := s.Store.LatestLineOnPort(ctx, p.PortID)
-	if err != nil && !errors.Is(err, subprov.ErrNotFound) {
+	line, err := s.portLine(ctx, p.PortID)
+	if err != nil {
 		return r, err
 	}
 	if line != nil {
 		r.LineID = line.ID
+	}
+	if p.Unconverged && !p.Leased {
+		// Its retries ran out (a switch down for long): each run tries again, so the port
+		// follows its lines once the switch is back, without waiting for a line to change.
+		r.Action = ReconcileRetried
+		return r, s.Store.InTx(ctx, func(tx *store.Tx) error { return s.Jobs.Enqueue(ctx, tx, jobs.ConvergePort{PortID: p.PortID}) })
 	}
 	if p.Leased || p.Unconverged || p.ConvergedVersion < p.Version {
 		r.Action = ReconcileConverging
 		return r, nil
 	}
 	sp := switches.Port{Switch: switchName, Name: p.Name}
-	rctx, cancel := context.WithTimeout(ctx, convergeTimeout)
-	r.Found, r.Err = s.Switch.Read(rctx, sp)
-	cancel()
+	judged, err := s.readSettled(ctx, sp, &r)
+	if err != nil || !judged {
+		return r, err
+	}
 	if r.Err != nil {
 		r.Action = ReconcileUnreadable
 		s.Log.Warn("reconciliation could not read the port", "port", sp.String(), "err", r.Err)
@@ -149,6 +178,49 @@ func (s *Service) reconcilePort(ctx context.Context, switchName string, p store.
 		return r, nil
 	}
 	return r, s.repairDrift(ctx, sp, &r, line, provider)
+}
+
+// readSettled reads the port into r.Found (a failed read into r.Err) while its setting is
+// settled: holding the port's convergence lease, so no converger writes it meanwhile, with
+// the desired setting confirmed before the read and unchanged after it (r.Expected). A port
+// that a converger holds, that has not caught up, or whose lines changed during the read is
+// left to its converger (judged false, r.Action converging): its state in between is no drift.
+func (s *Service) readSettled(ctx context.Context, sp switches.Port, r *PortReconciled) (judged bool, err error) {
+	token := store.NewID()
+	now := s.Clock.Now()
+	c, ok, err := s.Store.LeasePort(ctx, r.PortID, token, now.Add(leaseFor), now)
+	switch {
+	case errors.Is(err, subprov.ErrNotFound): // no desired setting any more
+		r.Action = ReconcileConverging
+		return false, nil
+	case err != nil:
+		return false, err
+	case !ok:
+		r.Action = ReconcileConverging
+		return false, nil
+	}
+	defer func() {
+		if rerr := s.Store.ReleasePort(context.WithoutCancel(ctx), r.PortID, token); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	if c.Unconverged || !c.Converged(c.Version) {
+		r.Action = ReconcileConverging
+		return false, nil
+	}
+	r.Expected = switches.StateOf(c.Want)
+	rctx, cancel := context.WithTimeout(ctx, convergeTimeout)
+	r.Found, r.Err = s.Switch.Read(rctx, sp)
+	cancel()
+	after, err := s.Store.PortConvergence(ctx, r.PortID)
+	if err != nil {
+		return false, err
+	}
+	if after.Version != c.Version {
+		r.Action = ReconcileConverging
+		return false, nil
+	}
+	return true, nil
 }
 
 // reportDrift opens the port's drift ticket and records network.drift_detected, unless an

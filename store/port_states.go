@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -31,7 +30,16 @@ func scanPortState(row interface{ Scan(...any) error }) (*subprov.PortConvergenc
 // PortHolders returns the lines that hold a port (every line on it not yet deprovisioned), with
 // their plan's bandwidth, oldest first, as tx sees them.
 func (tx *Tx) PortHolders(ctx context.Context, portID string) ([]subprov.PortHolder, error) {
-	rows, err := tx.Query(ctx, `SELECT `+subscriptionColumns+`, v.download_mbps, v.upload_mbps, pr.sandbox
+	return portHolders(ctx, tx, portID)
+}
+
+// PortHolders is Tx.PortHolders outside a transaction.
+func (s *Store) PortHolders(ctx context.Context, portID string) ([]subprov.PortHolder, error) {
+	return portHolders(ctx, s.R(), portID)
+}
+
+func portHolders(ctx context.Context, q Querier, portID string) ([]subprov.PortHolder, error) {
+	rows, err := q.Query(ctx, `SELECT `+subscriptionColumns+`, v.download_mbps, v.upload_mbps, pr.sandbox
 		FROM subscriptions s JOIN plan_versions v ON v.id = s.plan_version_id JOIN providers pr ON pr.id = s.provider_id
 		WHERE s.port_id = ? AND s.deprovisioned_at IS NULL ORDER BY s.created_at, s.id`, portID)
 	if err != nil {
@@ -139,10 +147,15 @@ func (s *Store) LeasePort(ctx context.Context, portID, token string, until, now 
 func (s *Store) FinishConverge(ctx context.Context, portID, token string, version int64, failure string, now time.Time) (*subprov.PortConvergence, error) {
 	var c *subprov.PortConvergence
 	err := s.InTx(ctx, func(tx *Tx) error {
+		// A port confirmed in its current desired setting has no drift left, and one confirmed in
+		// service is no billing risk: what the last reconciliation found there no longer holds.
 		q := `UPDATE port_states SET converged_version = CASE WHEN converged_version > ? THEN converged_version ELSE ? END,
-			unconverged = CASE WHEN version = ? THEN FALSE ELSE unconverged END, lease_token = '', lease_until = NULL
+			unconverged = CASE WHEN version = ? THEN FALSE ELSE unconverged END,
+			drift = CASE WHEN version = ? THEN '' ELSE drift END,
+			billing_risk = CASE WHEN version = ? AND mode = 'service' THEN FALSE ELSE billing_risk END,
+			lease_token = '', lease_until = NULL
 			WHERE port_id = ? AND lease_token = ?`
-		args := []any{version, version, version, portID, token}
+		args := []any{version, version, version, version, version, portID, token}
 		if failure != "" {
 			q = `UPDATE port_states SET failed_version = ?, failure = ?, lease_token = '', lease_until = NULL
 				WHERE port_id = ? AND lease_token = ?`
@@ -187,37 +200,4 @@ func (tx *Tx) MarkUnconverged(ctx context.Context, portID string, now time.Time)
 		return false, fmt.Errorf("mark port %s unconverged: %w", portID, err)
 	}
 	return n > 0, nil
-}
-
-// CancellationOf reads a cancelled line's cancellation inside tx, so that a reinstatement that
-// does not stand can be undone with RestoreCancellation.
-func (tx *Tx) CancellationOf(ctx context.Context, id string) (*subprov.Cancellation, error) {
-	var c subprov.Cancellation
-	var status, before string
-	var port sql.NullString
-	var canceled, ended, queued, deprovisioned sql.NullTime
-	err := tx.QueryRow(ctx, `SELECT status, status_before_cancel, workflow_state, cancel_reason, port_id, vlan, canceled_at, ended_at,
-		deprovision_queued_at, deprovisioned_at FROM subscriptions WHERE id = ?`, id).
-		Scan(&status, &before, &c.WorkflowState, &c.CancelReason, &port, &c.VLAN, &canceled, &ended, &queued, &deprovisioned)
-	if err != nil {
-		return nil, fmt.Errorf("cancellation of %s: %w", id, err)
-	}
-	c.Status, c.StatusBeforeCancel, c.PortID = subprov.Status(status), subprov.Status(before), port.String
-	c.CanceledAt, c.EndedAt, c.DeprovisionQueuedAt, c.Deprovisioned = timePtr(canceled), timePtr(ended), timePtr(queued), timePtr(deprovisioned)
-	return &c, nil
-}
-
-// RestoreCancellation puts a line back as c describes (undoing a reinstatement).
-func (tx *Tx) RestoreCancellation(ctx context.Context, id string, c *subprov.Cancellation, now time.Time) error {
-	if err := tx.startHistory(ctx, id); err != nil {
-		return err
-	}
-	_, err := tx.Exec(ctx, `UPDATE subscriptions SET status = ?, status_before_cancel = ?, workflow_state = ?, cancel_reason = ?,
-			port_id = ?, vlan = ?, canceled_at = ?, ended_at = ?, deprovision_queued_at = ?, deprovisioned_at = ?, updated_at = ?
-		WHERE id = ?`, string(c.Status), string(c.StatusBeforeCancel), c.WorkflowState, c.CancelReason, nullStr(c.PortID), c.VLAN,
-		nullTime(c.CanceledAt), nullTime(c.EndedAt), nullTime(c.DeprovisionQueuedAt), nullTime(c.Deprovisioned), now.UTC(), id)
-	if err != nil {
-		return fmt.Errorf("restore cancellation of %s: %w", id, err)
-	}
-	return tx.recordStatus(ctx, id, c.Status, "reinstatement_undone", now)
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -53,14 +54,23 @@ func (tx *Tx) ProviderForUpdate(ctx context.Context, id string) (*subprov.Provid
 func (tx *Tx) UpdateProvider(ctx context.Context, p *subprov.Provider) error {
 	err := tx.QueryRow(ctx, `UPDATE providers SET name = ?, time_zone = ?, currency = ?, tax_rate_bp = ?, webhook_url = ?,
 		checkout_url = ?, service_provider_document_id = ?, sms_configured = ?, booking_window_days = ?, support_group = ?,
-		brand_color = ?, payment_processor = ?, processor_account_id = ?, default_language = ?, auto_repair = ?, version = version + 1
-		WHERE id = ? RETURNING version`,
+		brand_color = ?, payment_processor = ?, processor_account_id = ?, default_language = ?, auto_repair = ?, outage_credit_min_hours = ?,
+		version = version + 1 WHERE id = ? RETURNING version`,
 		p.Name, p.TimeZone, p.Currency, p.TaxRateBP, p.WebhookURL, p.CheckoutURL, p.ServiceProviderDocumentID, p.SMSConfigured,
-		p.BookingWindowDays, p.SupportGroup, p.BrandColor, p.PaymentProcessor, p.ProcessorAccountID, or(p.DefaultLanguage, "en"), p.AutoRepair, p.ID).Scan(&p.Version)
+		p.BookingWindowDays, p.SupportGroup, p.BrandColor, p.PaymentProcessor, p.ProcessorAccountID, or(p.DefaultLanguage, "en"), p.AutoRepair,
+		outageCreditHours(p.OutageCredit), p.ID).Scan(&p.Version)
 	if err != nil {
 		return fmt.Errorf("update provider %s: %w", p.ID, err)
 	}
 	return nil
+}
+
+// outageCreditHours is the column of a provider's outage credit policy: NULL for none.
+func outageCreditHours(o *subprov.OutageCredit) sql.NullFloat64 {
+	if o == nil {
+		return sql.NullFloat64{}
+	}
+	return sql.NullFloat64{Float64: o.MinHours, Valid: true}
 }
 
 // ProviderHasInvoice reports whether any invoice was issued for the provider.

@@ -21,7 +21,7 @@ const providerFields = `id, name, time_zone, currency, tax_rate_bp, sandbox, web
 	checkout_url, service_provider_document_id, sms_configured, booking_window_days, support_group, brand_color,
 	payment_processor, processor_account_id, created_at`
 
-const providerColumns = providerFields + `, default_language, auto_repair, version`
+const providerColumns = providerFields + `, default_language, auto_repair, outage_credit_min_hours, version`
 
 // providerColumnsOf is providerColumns qualified by a table alias, for joins.
 func providerColumnsOf(alias string) string {
@@ -37,11 +37,15 @@ func scanProvider(row rowScanner) (*subprov.Provider, error) { return scanProvid
 // scanProviderAnd reads providerColumns, then the extra columns the query selected after them.
 func scanProviderAnd(row rowScanner, extra ...any) (*subprov.Provider, error) {
 	var p subprov.Provider
+	var outageHours sql.NullFloat64
 	err := row.Scan(append([]any{&p.ID, &p.Name, &p.TimeZone, &p.Currency, &p.TaxRateBP, &p.Sandbox, &p.WebhookSecret, &p.WebhookURL,
 		&p.CheckoutURL, &p.ServiceProviderDocumentID, &p.SMSConfigured, &p.BookingWindowDays, &p.SupportGroup, &p.BrandColor,
-		&p.PaymentProcessor, &p.ProcessorAccountID, &p.CreatedAt, &p.DefaultLanguage, &p.AutoRepair, &p.Version}, extra...)...)
+		&p.PaymentProcessor, &p.ProcessorAccountID, &p.CreatedAt, &p.DefaultLanguage, &p.AutoRepair, &outageHours, &p.Version}, extra...)...)
 	if err != nil {
 		return nil, err
+	}
+	if outageHours.Valid {
+		p.OutageCredit = &subprov.OutageCredit{MinHours: outageHours.Float64}
 	}
 	return &p, nil
 }
@@ -67,6 +71,10 @@ func (tx *Tx) UpsertProvider(ctx context.Context, p *subprov.Provider, secretHas
 	if err == nil && p.AutoRepair {
 		// Written only when on, as the language, so data of the schema before it still loads.
 		_, err = tx.Exec(ctx, `UPDATE providers SET auto_repair = ? WHERE id = ?`, p.AutoRepair, p.ID)
+	}
+	if err == nil && p.OutageCredit != nil {
+		// Written only when set, as auto_repair, so data of the schema before it still loads.
+		_, err = tx.Exec(ctx, `UPDATE providers SET outage_credit_min_hours = ? WHERE id = ?`, p.OutageCredit.MinHours, p.ID)
 	}
 	if err == nil && p.DefaultLanguage != "" {
 		_, err = tx.Exec(ctx, `UPDATE providers SET default_language = ? WHERE id = ?`, p.DefaultLanguage, p.ID)

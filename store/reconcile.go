@@ -30,8 +30,9 @@ func (tx *Tx) ClaimDueSwitches(ctx context.Context, due, now time.Time) ([]strin
 	}, `UPDATE switches SET reconciled_at = ? WHERE reconciled_at IS NULL OR reconciled_at <= ? RETURNING name`, now.UTC(), due.UTC())
 }
 
-// PortsToReconcile returns the ports of a switch that have a desired setting, by name.
-func (s *Store) PortsToReconcile(ctx context.Context, switchName string, now time.Time) ([]ReconciledPort, error) {
+// PortsToReconcile returns the ports of a switch that have a desired setting, by name, those
+// named after after only ("": all).
+func (s *Store) PortsToReconcile(ctx context.Context, switchName, after string, now time.Time) ([]ReconciledPort, error) {
 	return sqltext.QueryAll(ctx, s.R(), "ports of switch "+switchName, func(r interface{ Scan(...any) error }) (ReconciledPort, error) {
 		var p ReconciledPort
 		var leased int
@@ -43,7 +44,8 @@ func (s *Store) PortsToReconcile(ctx context.Context, switchName string, now tim
 	}, `SELECT p.port_name, ps.port_id, ps.mode, ps.vlan, ps.download_mbps, ps.upload_mbps, ps.mac_address, ps.version,
 		ps.converged_version, ps.failed_version, ps.failure, ps.unconverged, ps.updated_at,
 		CASE WHEN ps.lease_token <> '' AND ps.lease_until > ? THEN 1 ELSE 0 END
-		FROM ports p JOIN port_states ps ON ps.port_id = p.id WHERE p.switch_name = ? ORDER BY p.port_name`, now.UTC(), switchName)
+		FROM ports p JOIN port_states ps ON ps.port_id = p.id WHERE p.switch_name = ? AND p.port_name > ?
+		ORDER BY p.port_name`, now.UTC(), switchName, after)
 }
 
 // SetPortFound records what a reconciliation found on a port: the fields that differ from its

@@ -594,3 +594,36 @@ func (tx *Tx) SetActivation(ctx context.Context, id string, activatedAt time.Tim
 	}
 	return nil
 }
+
+// CancellationOf reads a cancelled line's cancellation inside tx, so that a reinstatement that
+// does not stand can be undone with RestoreCancellation.
+func (tx *Tx) CancellationOf(ctx context.Context, id string) (*subprov.Cancellation, error) {
+	var c subprov.Cancellation
+	var status, before string
+	var port sql.NullString
+	var canceled, ended, queued, deprovisioned sql.NullTime
+	err := tx.QueryRow(ctx, `SELECT status, status_before_cancel, workflow_state, cancel_reason, port_id, vlan, canceled_at, ended_at,
+		deprovision_queued_at, deprovisioned_at FROM subscriptions WHERE id = ?`, id).
+		Scan(&status, &before, &c.WorkflowState, &c.CancelReason, &port, &c.VLAN, &canceled, &ended, &queued, &deprovisioned)
+	if err != nil {
+		return nil, fmt.Errorf("cancellation of %s: %w", id, err)
+	}
+	c.Status, c.StatusBeforeCancel, c.PortID = subprov.Status(status), subprov.Status(before), port.String
+	c.CanceledAt, c.EndedAt, c.DeprovisionQueuedAt, c.Deprovisioned = timePtr(canceled), timePtr(ended), timePtr(queued), timePtr(deprovisioned)
+	return &c, nil
+}
+
+// RestoreCancellation puts a line back as c describes (undoing a reinstatement).
+func (tx *Tx) RestoreCancellation(ctx context.Context, id string, c *subprov.Cancellation, now time.Time) error {
+	if err := tx.startHistory(ctx, id); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `UPDATE subscriptions SET status = ?, status_before_cancel = ?, workflow_state = ?, cancel_reason = ?,
+			port_id = ?, vlan = ?, canceled_at = ?, ended_at = ?, deprovision_queued_at = ?, deprovisioned_at = ?, updated_at = ?
+		WHERE id = ?`, string(c.Status), string(c.StatusBeforeCancel), c.WorkflowState, c.CancelReason, nullStr(c.PortID), c.VLAN,
+		nullTime(c.CanceledAt), nullTime(c.EndedAt), nullTime(c.DeprovisionQueuedAt), nullTime(c.Deprovisioned), now.UTC(), id)
+	if err != nil {
+		return fmt.Errorf("restore cancellation of %s: %w", id, err)
+	}
+	return tx.recordStatus(ctx, id, c.Status, "reinstatement_undone", now)
+}

@@ -20,7 +20,11 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 		"fixture loaded and dev mode on, then prints the base URL, every credential and a working curl\n"+
 		"line for each route. DATABASE_URL, if set, is used instead of ./data/demo.db. The fixture only\n"+
 		"creates the rows that are missing: a restart keeps everything done in the demo (a changed\n"+
-		"password, billing day or plan); delete ./data/demo.db to start over.")
+		"password, billing day or plan); delete ./data/demo.db to start over. When the machine can run a\n"+
+		"NETCONF lab switch (the netconfd package installed), the Vancouver building's switch\n"+
+		"(van-georgia-sw1) runs the netconf driver against one, on loopback and in a temporary directory,\n"+
+		"stopped and removed when the demo exits; otherwise it stays on sim and the demo says why.\n"+
+		"SUBPROV_DEMO_SWITCH=sim keeps it on sim.")
 	addr := fs.String("addr", "", "listen address (overrides SUBPROV_ADDR)")
 	if done, err := parse(fs, args, stdout, stderr); done {
 		return err
@@ -57,8 +61,14 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 		a.Close()
 		return err
 	}
+	if err := fixture.LoadDemoOutageCredit(ctx, a.Store); err != nil {
+		a.Close()
+		return err
+	}
 	log.Info("demo data loaded", "summary", sum.String(), "gogc", gogc)
-	fmt.Fprint(stdout, demoBanner(base, cfg.DatabaseURL))
+	sw := startDemoSwitch(ctx, a, f, getenv)
+	defer sw.Close()
+	fmt.Fprint(stdout, demoBanner(base, cfg.DatabaseURL)+sw.banner(cfg.DatabaseURL))
 	return a.Serve(ctx, ln)
 }
 
@@ -159,6 +169,8 @@ func demoBanner(base, databaseURL string) string {
 	w("  # a provider that opts in has drifted ports repaired by the scheduled run (every SUBPROV_RECONCILE_INTERVAL)")
 	w(`  subprov reconcile --switch mtl-king-sw1   # with the DATABASE_URL the demo runs on`)
 	w(`  curl -s -X PATCH "$B/api/v1/providers/%s" -H "Authorization: Bearer $OP" -H "Content-Type: application/json" -d '{"auto_repair": true}'`, fixture.DemoProviderID)
+	w(`  curl -s "$B/api/v1/providers/%s" -H "Authorization: Bearer $OP"   # "outage_credit":{"min_hours":%g}: Marie's outages over an hour come back as credit notes (docs/billing.md)`,
+		fixture.DemoProviderID, fixture.DemoOutageCreditHours)
 	w(`  curl -s "$B/api/v1/dev/outbox?to=%s" -H "Authorization: Bearer $OP"`, fixture.DemoSubscriberEmail)
 	w("  # Marie prefers French: her mail, invoice PDFs and pages are in French (her provider's default stays English)")
 	w(`  curl -s "$B/partner/subscriber/me/preferences" -H "Authorization: Bearer $SUB"`)

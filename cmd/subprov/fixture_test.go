@@ -61,6 +61,13 @@ func startDemo(t *testing.T, databaseURL string) (base string, stop func()) {
 // (listening, on stdout or in its logs).
 func startServer(t *testing.T, args []string, e func(string) string, listening *regexp.Regexp) (base string, stop func()) {
 	t.Helper()
+	base, _, stop = startServerOut(t, args, e, listening)
+	return base, stop
+}
+
+// startServerOut is startServer that also returns what the command prints on stdout.
+func startServerOut(t *testing.T, args []string, e func(string) string, listening *regexp.Regexp) (base string, stdout *syncBuffer, stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut syncBuffer
 	done := make(chan error, 1)
@@ -78,7 +85,7 @@ func startServer(t *testing.T, args []string, e func(string) string, listening *
 	}
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if m := listening.FindStringSubmatch(out.String() + errOut.String()); m != nil {
-			return m[1], stop
+			return m[1], &out, stop
 		}
 		select {
 		case err := <-done:
@@ -88,7 +95,7 @@ func startServer(t *testing.T, args []string, e func(string) string, listening *
 	}
 	stop()
 	t.Fatalf("%s printed no base URL:\n%s", args[0], errOut.String())
-	return "", nil
+	return "", nil, nil
 }
 
 func login(t *testing.T, base, email, password string) (int, map[string]string) {
@@ -102,7 +109,7 @@ func login(t *testing.T, base, email, password string) (int, map[string]string) 
 
 // TestDemoRestartKeepsWhatWasDoneInIt: `subprov demo` loads its fixture at every start; a
 // restart keeps a password the holder changed, a billing day and a plan changed through the
-// API, instead of putting the fixture's back.
+// API, and the demo's outage credit policy turned off, instead of putting the fixture's back.
 func TestDemoRestartKeepsWhatWasDoneInIt(t *testing.T) {
 	keepGCPercent(t)
 	const marieLine, newPlan, newPassword = "c1000000-0000-4000-8000-000000000001", "pv100000-0000-4000-8000-000000001000", "marie-own-password-1"
@@ -137,6 +144,25 @@ func TestDemoRestartKeepsWhatWasDoneInIt(t *testing.T) {
 			t.Fatalf("change plan: %d %s", status, body)
 		}
 		stop()
+		// The demo gives Northwind its outage credit policy on its first start; turned off, it
+		// stays off after a restart.
+		ctx := context.Background()
+		s := testdb.Open(t, u)
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			p, err := tx.ProviderForUpdate(ctx, fixture.DemoProviderID)
+			if err != nil {
+				return err
+			}
+			if p.OutageCredit == nil || p.OutageCredit.MinHours != fixture.DemoOutageCreditHours {
+				t.Errorf("the demo's outage credit policy is %+v, want %v hours", p.OutageCredit, fixture.DemoOutageCreditHours)
+			}
+			p.OutageCredit = nil
+			return tx.UpdateProvider(ctx, p)
+		})
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
 
 		base, stop = startDemo(t, u)
 		if status, _ := login(t, base, fixture.DemoSubscriberEmail, newPassword); status != 200 {
@@ -146,8 +172,11 @@ func TestDemoRestartKeepsWhatWasDoneInIt(t *testing.T) {
 			t.Error("after a restart the fixture's password logs in again")
 		}
 		stop()
-		s := testdb.Open(t, u)
+		s = testdb.Open(t, u)
 		defer s.Close()
+		if p, err := s.Provider(ctx, fixture.DemoProviderID); err != nil || p.OutageCredit != nil {
+			t.Errorf("after a restart the outage credit policy turned off is %+v (%v)", p.OutageCredit, err)
+		}
 		line := testdb.Strings(t, s.R().Query, `SELECT plan_version_id || ' ' || CAST(billing_day AS TEXT) FROM subscriptions WHERE id = ?`, marieLine)
 		if len(line) != 1 || line[0] != newPlan+" 7" {
 			t.Errorf("after a restart Marie's line is %q, want plan %s and billing day 7", line, newPlan)

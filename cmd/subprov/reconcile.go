@@ -23,7 +23,8 @@ func cmdReconcile(ctx context.Context, args []string, getenv func(string) string
 			"SWITCH PORT LINE EXPECTED FOUND ACTION. ACTION is ok, drift (reported: one operator ticket per port\n"+
 			"and network.drift_detected to the provider, once while the ticket is open), repaired (converged\n"+
 			"back: with --fix, or where the provider's auto_repair is on), repair_failed, converging (a\n"+
-			"convergence is under way: not judged) or unreadable (the switch did not answer). A line billed\n"+
+			"convergence is under way: not judged), retried (an unconverged port: its convergence is queued\n"+
+			"again, for the workers) or unreadable (the switch did not answer). A line billed\n"+
 			"as ACTIVE on a port not in service is marked billing-risk. The scheduled reconciliation does the\n"+
 			"same every SUBPROV_RECONCILE_INTERVAL (docs/network.md, Reconciliation). Exit status 1 also when\n"+
 			"a port could not be read or repaired; drift that is only reported is not a failure.")

@@ -50,7 +50,7 @@ func TestHelpTeachesEveryCommand(t *testing.T) {
 		{[]string{"worker", "--help"}, []string{"job workers", exitHelpLine}, []string{"-addr", "-no-workers", "Flags:"}},
 		{[]string{"migrate", "--help"}, []string{"pending schema and job-queue migration", exitHelpLine}, nil},
 		{[]string{"seed", "--help"}, []string{"Loading twice", "left exactly as it is", "--update", "never changes a password", "nothing is written", "starts with its name", exitHelpLine}, nil},
-		{[]string{"demo", "--help"}, []string{"./data/", "curl", exitHelpLine}, nil},
+		{[]string{"demo", "--help"}, []string{"./data/", "curl", "NETCONF lab switch", "SUBPROV_DEMO_SWITCH=sim", exitHelpLine}, nil},
 		{[]string{"mcp", "--help"}, []string{"--api-key", "SUBPROV_AGENT_API_KEY", "apply_plan_change", exitHelpLine}, nil},
 		{[]string{"gen", "--help"}, []string{"--subscribers", exitHelpLine}, nil},
 		{[]string{"backup", "--help"}, []string{"backup FILE", "keeps serving", "never overwrites", "pg_dump", "subprov restore", exitHelpLine}, []string{"Flags:"}},
@@ -251,7 +251,9 @@ func TestDemoBannerHasACurlLineForEveryCredential(t *testing.T) {
 		"/partner/external-checkout/subscription-status", "/partner/marketplace/plans/", "/api/v1/sandbox/provider-info",
 		"/api/v1/sandbox/webhook-config", "/api/v1/sandbox/webhook-events",
 		// The operator console and its logins; the operations surface's overview.
-		"http://127.0.0.1:8080/console/", "support@northwind.test / demo-support-pass", "/api/v1/overview"} {
+		"http://127.0.0.1:8080/console/", "support@northwind.test / demo-support-pass", "/api/v1/overview",
+		// Outage credits: the demo provider's policy.
+		`"outage_credit":{"min_hours":1}`} {
 		if !strings.Contains(b, w) {
 			t.Errorf("banner lacks %s", w)
 		}

@@ -13,33 +13,34 @@ import (
 // providerJSON is a provider as the operations surface shows it: never a secret, except the
 // webhook secret in the answer that created the provider.
 type providerJSON struct {
-	ID                        string  `json:"id"`
-	Name                      string  `json:"name"`
-	TimeZone                  string  `json:"time_zone"`
-	Currency                  string  `json:"currency"`
-	TaxRateBP                 int     `json:"tax_rate_bp"`
-	Sandbox                   bool    `json:"sandbox"`
-	WebhookURL                *string `json:"webhook_url"`
-	CheckoutURL               *string `json:"checkout_url"`
-	ServiceProviderDocumentID string  `json:"service_provider_document_id"`
-	SMSConfigured             bool    `json:"sms_configured"`
-	BookingWindowDays         int     `json:"booking_window_days"`
-	SupportGroup              string  `json:"support_group"`
-	BrandColor                string  `json:"brand_color"`
-	PaymentProcessor          string  `json:"payment_processor"`
-	ProcessorAccountID        string  `json:"processor_account_id"`
-	DefaultLanguage           string  `json:"default_language"`
-	AutoRepair                bool    `json:"auto_repair"`
-	Version                   int64   `json:"version"`
-	CreatedAt                 string  `json:"created_at"`
-	WebhookSecret             string  `json:"webhook_secret,omitempty"`
+	ID                        string                `json:"id"`
+	Name                      string                `json:"name"`
+	TimeZone                  string                `json:"time_zone"`
+	Currency                  string                `json:"currency"`
+	TaxRateBP                 int                   `json:"tax_rate_bp"`
+	Sandbox                   bool                  `json:"sandbox"`
+	WebhookURL                *string               `json:"webhook_url"`
+	CheckoutURL               *string               `json:"checkout_url"`
+	ServiceProviderDocumentID string                `json:"service_provider_document_id"`
+	SMSConfigured             bool                  `json:"sms_configured"`
+	BookingWindowDays         int                   `json:"booking_window_days"`
+	SupportGroup              string                `json:"support_group"`
+	BrandColor                string                `json:"brand_color"`
+	PaymentProcessor          string                `json:"payment_processor"`
+	ProcessorAccountID        string                `json:"processor_account_id"`
+	DefaultLanguage           string                `json:"default_language"`
+	AutoRepair                bool                  `json:"auto_repair"`
+	OutageCredit              *subprov.OutageCredit `json:"outage_credit"`
+	Version                   int64                 `json:"version"`
+	CreatedAt                 string                `json:"created_at"`
+	WebhookSecret             string                `json:"webhook_secret,omitempty"`
 }
 
 func providerOf(p *subprov.Provider) providerJSON {
 	return providerJSON{ID: p.ID, Name: p.Name, TimeZone: p.TimeZone, Currency: p.Currency, TaxRateBP: p.TaxRateBP, Sandbox: p.Sandbox,
 		WebhookURL: api.Optional(p.WebhookURL), CheckoutURL: api.Optional(p.CheckoutURL), ServiceProviderDocumentID: p.ServiceProviderDocumentID,
 		SMSConfigured: p.SMSConfigured, BookingWindowDays: p.BookingWindowDays, SupportGroup: p.SupportGroup, BrandColor: p.BrandColor,
-		PaymentProcessor: p.PaymentProcessor, ProcessorAccountID: p.ProcessorAccountID, DefaultLanguage: p.DefaultLanguage, AutoRepair: p.AutoRepair, Version: p.Version,
+		PaymentProcessor: p.PaymentProcessor, ProcessorAccountID: p.ProcessorAccountID, DefaultLanguage: p.DefaultLanguage, AutoRepair: p.AutoRepair, OutageCredit: p.OutageCredit, Version: p.Version,
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339)}
 }
 
@@ -104,6 +105,9 @@ type providerPatch struct {
 	ProcessorAccountID        *string `json:"processor_account_id"`
 	DefaultLanguage           *string `json:"default_language"`
 	AutoRepair                *bool   `json:"auto_repair"`
+	// OutageCredit is the policy an object sets; null (OutageCreditOff) removes it.
+	OutageCredit    *subprov.OutageCredit `json:"outage_credit"`
+	OutageCreditOff bool                  `json:"-"`
 }
 
 // UpdateProvider: PATCH /api/v1/providers/{provider_id}.
@@ -129,6 +133,7 @@ func (h *Handler) UpdateProvider(w http.ResponseWriter, r *http.Request) error {
 			*dst = &none
 		}
 	}
+	b.OutageCreditOff = string(sent["outage_credit"]) == "null"
 	p, err := h.Providers.Update(r.Context(), api.CallerOf(r).Operator, r.PathValue("provider_id"), expected, providers.Patch(b))
 	if err != nil {
 		return err

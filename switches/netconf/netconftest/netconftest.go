@@ -3,6 +3,8 @@
 // its own host key, config and socket in a temporary directory. sshd hands the "netconf"
 // subsystem to yuma123's netconf-subsystem, which talks to netconfd on its socket through a
 // relay of the harness's (so a test can kill netconfd the moment a commit reaches it).
+// netconfd runs as package lab runs it for the demo's lab switch (lab.Netconfd); unlike the
+// lab switch, the harness puts OpenSSH in front of it, the SSH server a switch runs.
 //
 // It needs root (to run sshd and to create the test user) and the netconfd and
 // openssh-server packages. Without them a test is skipped with the reason, except under
@@ -11,6 +13,7 @@ package netconftest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -23,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/subprov/subprov/switches/netconf/lab"
 )
 
 // User and Password are the test account sshd authenticates (created if missing).
@@ -240,15 +245,6 @@ func (s *Server) commitArrived() bool {
 	return s.killOnCommit == 0
 }
 
-// YANGModule is the path of subprov's module, found from this source file's directory.
-func YANGModule(t testing.TB) string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("netconftest: cannot locate the YANG module")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "yang", "subprov-access.yang")
-}
-
 // StartNetconfd starts netconfd (again, after KillNetconfd). Its configuration is saved in Dir
 // on every commit and loaded at start, as a switch keeps its configuration across a reboot.
 func (s *Server) StartNetconfd() {
@@ -256,30 +252,11 @@ func (s *Server) StartNetconfd() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	os.Remove(s.sock()) // a socket left by a killed netconfd makes the next one fail
-	startup := filepath.Join(s.Dir, "startup-cfg.xml")
-	args := []string{
-		"--module=" + YANGModule(s.t),
-		"--ncxserver-sockname=" + s.sock(),
-		fmt.Sprintf("--port=%d", s.port), // the port netconf-subsystem reports; others are refused
-		"--superuser=" + User,
-		"--target=candidate",
-		"--log=" + filepath.Join(s.Dir, "netconfd.log"), "--log-append", "--log-level=info",
-	}
-	if _, err := os.Stat(startup); err != nil {
-		empty := "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<config xmlns=\"urn:ietf:params:xml:ns:netconf:base:1.0\"/>\n"
-		if err := os.WriteFile(startup, []byte(empty), 0o644); err != nil {
-			s.t.Fatal(err)
-		}
-	}
-	args = append(args, "--startup="+startup)
-	cmd := exec.Command("/usr/sbin/netconfd", args...)
-	cmd.Dir = s.Dir
-	// netconfd keeps its transaction ID (and, by default, its saved config) under $HOME/.yuma.
-	if err := os.MkdirAll(filepath.Join(s.Dir, ".yuma"), 0o755); err != nil {
+	// The port is the one netconf-subsystem reports; others are refused.
+	cmd, err := lab.Netconfd(s.Dir, s.sock(), s.port, User)
+	if err != nil {
 		s.t.Fatal(err)
 	}
-	cmd.Env = append(os.Environ(), "HOME="+s.Dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -289,19 +266,8 @@ func (s *Server) StartNetconfd() {
 	exited := make(chan struct{})
 	s.exited = exited
 	go func() { cmd.Wait(); close(exited) }()
-	for deadline := time.Now().Add(15 * time.Second); ; {
-		if c, err := net.Dial("unix", s.sock()); err == nil {
-			c.Close()
-			return
-		}
-		select {
-		case <-exited:
-			s.t.Fatalf("netconfd exited at start: %s\nlog:\n%s", out.String(), s.readLog("netconfd.log"))
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("netconfd did not open %s in 15 s", s.sock())
-		}
+	if err := lab.WaitForSocket(context.Background(), s.sock(), exited, 15*time.Second); err != nil {
+		s.t.Fatalf("%v: %s\nlog:\n%s", err, out.String(), s.readLog("netconfd.log"))
 	}
 }
 
