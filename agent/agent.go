@@ -17,6 +17,7 @@ import (
 	"github.com/subprov/subprov/cpe"
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/locale"
+	"github.com/subprov/subprov/monitoring"
 	"github.com/subprov/subprov/portal"
 	"github.com/subprov/subprov/provisioning"
 	"github.com/subprov/subprov/sms"
@@ -33,12 +34,14 @@ type Mailer interface {
 
 // Service runs the agent rules.
 type Service struct {
-	Store        *store.Store
-	Clock        subprov.Clock
-	Auth         *auth.Service
-	Mail         Mailer
-	SMS          sms.Sender // nil: the SMS gateway is not configured
-	CPE          cpe.Reader // nil: no CPE management server; modem status is unknown
+	Store *store.Store
+	Clock subprov.Clock
+	Auth  *auth.Service
+	Mail  Mailer
+	SMS   sms.Sender // nil: the SMS gateway is not configured
+	CPE   cpe.Reader // nil: no CPE management server; modem status is unknown
+	// Monitoring reads the lines' link state and outages as sampled; nil: unknown, none.
+	Monitoring   monitoring.Source
 	Faults       *faults.Switches
 	Provisioning *provisioning.Service
 	Billing      *billing.Service

@@ -6,6 +6,8 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/cpe"
+	"github.com/subprov/subprov/monitoring"
+	"github.com/subprov/subprov/switches"
 )
 
 // ContactView is a contact as the agent sees it after verification.
@@ -269,7 +271,27 @@ type LineHealth struct {
 	Plan            PlanView        `json:"plan"`
 	ServiceLocation LocationSummary `json:"service_location"`
 	Modem           ModemView       `json:"modem"`
+	Link            LinkView        `json:"link"`
+	Outages         []OutageView    `json:"outages"`
 }
+
+// LinkView is the line's switch port link state as last sampled: up, down or unknown (no
+// port, or never sampled). The switch is never queried for it.
+type LinkView struct {
+	State     string  `json:"state"`
+	SampledAt *string `json:"sampled_at"`
+}
+
+// OutageView is a period the line's port link was down.
+type OutageView struct {
+	ID         string  `json:"id"`
+	StartedAt  string  `json:"started_at"`
+	ResolvedAt *string `json:"resolved_at"`
+	Ongoing    bool    `json:"ongoing"`
+}
+
+// outageDays is how far back the network health lists a line's outages.
+const outageDays = 30
 
 // NetworkHealth is the read-only health of every line.
 type NetworkHealth struct {
@@ -293,10 +315,45 @@ func (s *Service) NetworkHealth(ctx context.Context, c Caller, customerID string
 	now := s.Clock.Now()
 	out := &NetworkHealth{CustomerID: rec.ID, CheckedAt: now.UTC().Format(time.RFC3339), Subscriptions: []LineHealth{}}
 	for _, l := range lines {
-		out.Subscriptions = append(out.Subscriptions, LineHealth{SubscriptionID: l.sub.ID, Status: l.sub.Status, WorkflowState: l.sub.WorkflowState,
-			OnHold: l.sub.OnHold, Plan: planView(l.plan), ServiceLocation: summaryOf(l.loc), Modem: s.modem(ctx, l.sub, now)})
+		h := LineHealth{SubscriptionID: l.sub.ID, Status: l.sub.Status, WorkflowState: l.sub.WorkflowState,
+			OnHold: l.sub.OnHold, Plan: planView(l.plan), ServiceLocation: summaryOf(l.loc), Modem: s.modem(ctx, l.sub, now)}
+		h.Link, h.Outages = s.link(ctx, l.sub, now)
+		out.Subscriptions = append(out.Subscriptions, h)
 	}
 	return out, nil
+}
+
+// link reads the line's port link state and its outages of the last 30 days, newest first,
+// from what monitoring recorded. A line without a port, or a monitoring failure, reads
+// unknown with no outages, never an error.
+func (s *Service) link(ctx context.Context, sub *subprov.Subscription, now time.Time) (LinkView, []OutageView) {
+	unknown := LinkView{State: monitoring.LinkUnknown}
+	if s.Monitoring == nil || sub.PortID == "" {
+		return unknown, []OutageView{}
+	}
+	p, err := s.Store.PortByID(ctx, sub.PortID)
+	if err != nil {
+		s.Log.Warn("agent: port unreadable", "subscription_id", sub.ID, "err", err)
+		return unknown, []OutageView{}
+	}
+	port := switches.Port{Switch: p.Switch, Name: p.Name}
+	l, err := s.Monitoring.Link(ctx, port, now)
+	if err != nil {
+		s.Log.Warn("agent: link state unavailable", "subscription_id", sub.ID, "err", err)
+		return unknown, []OutageView{}
+	}
+	evs, err := s.Monitoring.Events(ctx, port, now.AddDate(0, 0, -outageDays), now)
+	if err != nil {
+		s.Log.Warn("agent: outages unavailable", "subscription_id", sub.ID, "err", err)
+		evs = nil
+	}
+	outages := make([]OutageView, 0, len(evs))
+	for i := len(evs) - 1; i >= 0; i-- { // the sources list oldest first
+		e := evs[i]
+		outages = append(outages, OutageView{ID: e.ID, StartedAt: e.StartedAt.UTC().Format(time.RFC3339),
+			ResolvedAt: timeString(e.ResolvedAt), Ongoing: e.ResolvedAt == nil})
+	}
+	return LinkView{State: l.State, SampledAt: timeString(l.SampledAt)}, outages
 }
 
 func (s *Service) modem(ctx context.Context, sub *subprov.Subscription, now time.Time) ModemView {

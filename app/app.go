@@ -27,6 +27,7 @@ import (
 	"github.com/subprov/subprov/checkout"
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/config"
+	"github.com/subprov/subprov/counters"
 	"github.com/subprov/subprov/cpe"
 	"github.com/subprov/subprov/events"
 	"github.com/subprov/subprov/faults"
@@ -80,6 +81,7 @@ type App struct {
 	Events       *events.Recorder
 	Webhooks     *events.Deliverer
 	Provisioning *provisioning.Service
+	Counters     *counters.Service
 	Billing      *billing.Service
 	Privacy      *privacy.Service
 	Install      *install.Service
@@ -215,6 +217,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Provisioning = &provisioning.Service{Store: st, Clock: a.Clock, Switch: driver, Events: a.Events, Log: log,
 		Processor: processor, Tickets: &tickets.Builtin{Clock: a.Clock}, Billing: a.Billing, Metrics: rec, ReconcileEvery: cfg.ReconcileEvery}
 	// Installations (issue 8): install jobs, booking invitations and the booking page.
+	a.Counters = &counters.Service{Store: st, Clock: a.Clock, Switches: a.Switches, Every: cfg.CountersEvery, Default: cfg.SwitchDriver,
+		Metrics: rec, Log: log}
 	a.Install = &install.Service{Store: st, Clock: a.Clock, Mail: a.Outbox, Completer: a.Provisioning, PublicURL: cfg.PublicURL, Log: log}
 	a.Provisioning.Installs = a.Install
 	a.Billing.Lines = a.Provisioning
@@ -235,6 +239,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		RefundCredits:   a.Billing.RefundCredits,
 		SendSandbox:     a.Webhooks.SendSandbox,
 		ReconcileSwitch: a.Provisioning.ReconcileSwitchJob,
+		SampleSwitch:    a.Counters.SampleSwitchJob,
 		OutageCredits:   a.Billing.CreditOutagesJob,
 	}, jobs.Options{Work: cfg.Workers, Logger: log})
 	if err != nil {
@@ -242,6 +247,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a.Outbox.Jobs, a.Events.Jobs, a.Webhooks.Jobs, a.Provisioning.Jobs, a.Billing.Jobs, a.Auth.Jobs = a.Jobs, a.Jobs, a.Jobs, a.Jobs, a.Jobs, a.Jobs
+	a.Counters.Jobs = a.Jobs
 	if cfg.Workers {
 		// This process delivers webhooks itself as soon as an event commits (Serve starts the
 		// dispatcher); a process without workers enqueues a webhooks.flush job instead.
@@ -271,9 +277,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		}
 		log.Info("fixture loaded", "file", cfg.SeedFile, "summary", sum.String())
 	}
-	var monitor monitoring.Source
+	// Usage, outages and link state: a port on a sim switch reads the simulated source, every
+	// other port the counters its switch's samplings recorded.
+	monitor := monitoring.ByDriver{Store: st, Default: cfg.SwitchDriver, Recorded: monitoring.Recorded{Store: st}}
 	if sim, ok := switches.AsSim(driver); ok {
-		monitor = monitoring.Sim{Switch: sim}
+		monitor.Sim = monitoring.Sim{Switch: sim}
 	}
 	a.Billing.Outages = monitor
 	a.Portal = &portal.Service{Store: st, Clock: a.Clock, Ledger: a.Billing.Ledger, Mail: a.Outbox, Tokens: a.Auth, Monitoring: monitor, Processor: processor, Log: log,
@@ -383,7 +391,7 @@ func (a *App) migrate(ctx context.Context) error {
 // codes go to the outbox (sms.DevOutbox).
 func (a *App) newAgent(p *portal.Service) *agent.Service {
 	svc := &agent.Service{Store: a.Store, Clock: a.Clock, Auth: a.Auth, Mail: a.Outbox, Faults: a.Faults, Provisioning: a.Provisioning,
-		Billing: a.Billing, Portal: p, Desk: &tickets.Builtin{Clock: a.Clock}, Log: a.Log}
+		Billing: a.Billing, Portal: p, Monitoring: p.Monitoring, Desk: &tickets.Builtin{Clock: a.Clock}, Log: a.Log}
 	if t := sms.NewTwilio(a.Config.SMSAPIURL, a.Config.SMSAccountSID, a.Config.SMSAuthToken, a.Config.SMSFrom); t != nil {
 		svc.SMS = t
 	} else if a.Config.Dev {
@@ -586,6 +594,7 @@ func (a *App) Sweeps() []scheduler.Sweep {
 		{Name: "booking invitations", Run: a.Install.SweepInvitations},
 		{Name: "console sessions", Run: a.Auth.SweepConsoleSessions},
 		{Name: "reconciliations", Run: a.Provisioning.SweepReconciliations},
+		{Name: "counter samplings", Run: a.Counters.Sweep},
 		{Name: "outage credits", Run: a.Billing.SweepOutageCredits},
 	}
 }

@@ -90,7 +90,7 @@ func (s *Service) renderCreditNote(ctx context.Context, w io.Writer, p *subprov.
 	doc := pdf.CreditNote{Lang: lang, ProviderName: p.Name, ProviderColor: p.BrandColor, Currency: cn.Currency, Number: cn.Number,
 		CustomerNumber: to.customerNumber, BillTo: to.party,
 		IssueDate: cn.CreatedAt.In(p.Location()).Format("2006-01-02"), State: cn.State, Reason: cn.Reason, Amount: cn.Amount,
-		Lines: []pdf.Line{{Description: "Credit: " + cn.Reason, UnitPrice: cn.Amount, Amount: cn.Amount}}}
+		Lines: []pdf.Line{{Description: lang.T("pdf.credit.line", cn.Reason), UnitPrice: cn.Amount, Amount: cn.Amount}}}
 	if cn.InvoiceID != "" {
 		inv, err := s.Store.Invoice(ctx, p.ID, cn.InvoiceID)
 		if err != nil && !errors.Is(err, subprov.ErrNotFound) {

@@ -33,18 +33,21 @@ type Config struct {
 	// ReconcileEvery is SUBPROV_RECONCILE_INTERVAL: how often each switch is read and compared
 	// with its lines (docs/network.md, Reconciliation).
 	ReconcileEvery time.Duration
-	LogFormat      string // SUBPROV_LOG_FORMAT: text or json
-	NoRateLimits   bool   // SUBPROV_RATE_LIMITS=0: load tests only
-	Workers        bool   // run job workers in this process (serve without --no-workers, worker)
-	StripeAPIKey   string // STRIPE_API_KEY: enables the Stripe adapter for providers with payment_processor stripe
-	StripeAPIBase  string // STRIPE_API_BASE: Stripe API base URL (stripe-mock in tests)
-	SMSAPIURL      string // SUBPROV_SMS_API_URL: base of the Twilio-compatible SMS API
-	SMSAccountSID  string // SUBPROV_SMS_ACCOUNT_SID
-	SMSAuthToken   string // SUBPROV_SMS_AUTH_TOKEN
-	SMSFrom        string // SUBPROV_SMS_FROM: sender number
-	CPEACSURL      string // SUBPROV_CPE_ACS_URL: GenieACS NBI base URL ("" = CPE status unknown)
-	AgentAPIKey    string // SUBPROV_AGENT_API_KEY: the key subprov mcp acts with
-	PprofAddr      string // SUBPROV_PPROF_ADDR: loopback address of the pprof endpoints ("" = off)
+	// CountersEvery is SUBPROV_COUNTERS_INTERVAL: how often the interface counters of each
+	// switch that reads them are sampled (docs/network.md, Counters and outages).
+	CountersEvery time.Duration
+	LogFormat     string // SUBPROV_LOG_FORMAT: text or json
+	NoRateLimits  bool   // SUBPROV_RATE_LIMITS=0: load tests only
+	Workers       bool   // run job workers in this process (serve without --no-workers, worker)
+	StripeAPIKey  string // STRIPE_API_KEY: enables the Stripe adapter for providers with payment_processor stripe
+	StripeAPIBase string // STRIPE_API_BASE: Stripe API base URL (stripe-mock in tests)
+	SMSAPIURL     string // SUBPROV_SMS_API_URL: base of the Twilio-compatible SMS API
+	SMSAccountSID string // SUBPROV_SMS_ACCOUNT_SID
+	SMSAuthToken  string // SUBPROV_SMS_AUTH_TOKEN
+	SMSFrom       string // SUBPROV_SMS_FROM: sender number
+	CPEACSURL     string // SUBPROV_CPE_ACS_URL: GenieACS NBI base URL ("" = CPE status unknown)
+	AgentAPIKey   string // SUBPROV_AGENT_API_KEY: the key subprov mcp acts with
+	PprofAddr     string // SUBPROV_PPROF_ADDR: loopback address of the pprof endpoints ("" = off)
 	// TrustedProxies (SUBPROV_TRUSTED_PROXIES) are the load balancers and proxies whose
 	// X-Forwarded-For is believed; none by default.
 	TrustedProxies []netip.Prefix
@@ -77,6 +80,7 @@ var Vars = []Var{
 	{"SUBPROV_SEED", "", "fixture file loaded at start: creates missing rows, never changes one"},
 	{"SUBPROV_SWITCH_DRIVER", "sim", "the driver of a switch whose inventory row names none (and of a switch a port names for the first time)"},
 	{"SUBPROV_RECONCILE_INTERVAL", "15m", "how often each switch is reconciled: every port read and compared with its lines (a Go duration, at least 1m)"},
+	{"SUBPROV_COUNTERS_INTERVAL", "5m", "how often the octet counters and link state of every port lines hold are sampled on each switch whose driver reads them (not the sim): the traffic series behind usage, and link-down periods as outages (a Go duration, at least 1m)"},
 	{"SUBPROV_LOG_FORMAT", "text on a terminal, else json", "log format: text or json"},
 	{"STRIPE_API_KEY", "", "Stripe secret key for providers whose payment_processor is stripe (connected accounts)"},
 	{"STRIPE_API_BASE", "https://api.stripe.com", "Stripe API base URL (stripe-mock in tests)"},
@@ -163,6 +167,9 @@ func FromEnv(getenv func(string) string, isTerminal bool) (Config, error) {
 	}
 	if c.ReconcileEvery, err = time.ParseDuration(get("SUBPROV_RECONCILE_INTERVAL", "15m")); err != nil || c.ReconcileEvery < time.Minute {
 		return c, fmt.Errorf("SUBPROV_RECONCILE_INTERVAL %q: want a duration of at least 1m (15m, 1h)", get("SUBPROV_RECONCILE_INTERVAL", "15m"))
+	}
+	if c.CountersEvery, err = time.ParseDuration(get("SUBPROV_COUNTERS_INTERVAL", "5m")); err != nil || c.CountersEvery < time.Minute {
+		return c, fmt.Errorf("SUBPROV_COUNTERS_INTERVAL %q: want a duration of at least 1m (5m, 15m)", get("SUBPROV_COUNTERS_INTERVAL", "5m"))
 	}
 	if c.SwitchDriver != "sim" {
 		return c, fmt.Errorf("SUBPROV_SWITCH_DRIVER %q: the only driver built in is sim", c.SwitchDriver)

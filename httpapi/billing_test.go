@@ -423,7 +423,19 @@ func TestDocumentPDFsNameTheCustomer(t *testing.T) {
 		}
 		invoicePDF, creditPDF := "/api/v1/invoices/"+invoice+"/pdf", "/api/v1/credit-notes/"+before+"/pdf"
 		check("invoice: the holder", invoicePDF, "0042-117", holder, nil)
-		check("credit note: the holder", creditPDF, "0042-117", append(holder, "Credits invoice"), nil)
+		check("credit note: the holder", creditPDF, "0042-117", append(holder, "Credits invoice", "Credit: operator goodwill"), nil)
+		language := func(lang string) {
+			t.Helper()
+			if res := s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/preferences", Headers: marie,
+				Body: map[string]any{"language": lang}}); res.Status != 200 {
+				t.Fatalf("language %s: %d %s", lang, res.Status, res.Raw)
+			}
+		}
+		language("fr")
+		if text := pdfOf(creditPDF); !strings.Contains(text, "Cr\xe9dit : operator goodwill") {
+			t.Errorf("the French credit note's line: %q", text)
+		}
+		language("en")
 
 		// A separate billing contact takes over the bill-to block of every document.
 		if res := s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/invoice-contact", Headers: marie,

@@ -24,6 +24,10 @@ func (r *recordedOutages) MonthlyUsage(context.Context, switches.Port, time.Time
 	return 0, 0, nil
 }
 
+func (r *recordedOutages) Link(context.Context, switches.Port, time.Time) (monitoring.Link, error) {
+	return monitoring.Link{State: monitoring.LinkUnknown}, nil
+}
+
 func (r *recordedOutages) Events(_ context.Context, p switches.Port, since, now time.Time) ([]monitoring.Event, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -35,6 +35,7 @@ type Handlers struct {
 	RefundCredits   func(ctx context.Context, args RefundCredits) error
 	SendSandbox     func(ctx context.Context, args SendSandboxEvent) error
 	ReconcileSwitch func(ctx context.Context, args ReconcileSwitch) error
+	SampleSwitch    func(ctx context.Context, args SampleSwitch) error
 	OutageCredits   func(ctx context.Context, args OutageCredits) error
 }
 
@@ -149,6 +150,7 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 	addWorker(workers, h.RefundCredits)
 	addWorker(workers, h.SendSandbox)
 	addWorker(workers, h.ReconcileSwitch)
+	addWorker(workers, h.SampleSwitch)
 	addWorker(workers, h.OutageCredits)
 	cfg := &river.Config{
 		ID:                WorkerID(),

@@ -177,3 +177,17 @@ func (ReconcileSwitch) Kind() string { return "switch.reconcile" }
 // InsertOpts: the next sweep queues the next run, so a failed reconciliation is retried only
 // a few times.
 func (ReconcileSwitch) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 3} }
+
+// SampleSwitch reads the interface counters and link state of every port that lines hold on
+// a switch whose driver reads them, and records the traffic since the last reading and the
+// link's outages. The clock-driven sweep queues one per switch every counters interval.
+type SampleSwitch struct {
+	Switch string `json:"switch"`
+}
+
+// Kind names the job in the queue.
+func (SampleSwitch) Kind() string { return "switch.sample" }
+
+// InsertOpts: one attempt; the next sweep samples again, and the traffic in between is
+// counted then.
+func (SampleSwitch) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }

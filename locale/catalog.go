@@ -138,6 +138,7 @@ var Messages = []Message{
 	{"pdf.credits_invoice", "Credits invoice", "Crédite la facture"},
 	{"pdf.state", "State", "État"},
 	{"pdf.reason", "Reason", "Motif"},
+	{"pdf.credit.line", "Credit: %s", "Crédit : %s"},
 	{"pdf.total_credit", "Total credit %s", "Crédit total %s"},
 	{"pdf.taxes_included", "Amounts include applicable taxes.", "Les montants comprennent les taxes applicables."},
 	{"pdf.credit.refunded", "This credit has been refunded to your original payment method.", "Ce crédit a été remboursé sur votre moyen de paiement d’origine."},

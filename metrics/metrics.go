@@ -24,6 +24,7 @@ type Recorder struct {
 	dunningSteps     *prometheus.CounterVec
 	switchErrors     *prometheus.CounterVec
 	drift            *prometheus.CounterVec
+	samplings        *prometheus.CounterVec
 }
 
 // Outcomes of an order (Order).
@@ -69,10 +70,13 @@ func New(reg prometheus.Registerer) *Recorder {
 		drift: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "subprov_port_drift_total",
 			Help: "Ports a reconciliation found drifted from their lines, by switch and what followed (detected: newly reported; repaired: converged back)."},
 			[]string{"switch", "action"}),
+		samplings: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "subprov_counter_samplings_total",
+			Help: "Samplings of a switch's interface counters, by switch and outcome (ok; failed: the switch or a port did not answer)."},
+			[]string{"switch", "outcome"}),
 	}
 	if reg != nil {
 		reg.MustRegister(r.orders, r.provisionJobs, r.provisionLatency, r.webhookFailures, r.billRunDuration, r.billRunLines,
-			r.dunningSteps, r.switchErrors, r.drift)
+			r.dunningSteps, r.switchErrors, r.drift, r.samplings)
 	}
 	return r
 }
@@ -153,4 +157,17 @@ func (r *Recorder) Drift(switchName, action string) {
 		return
 	}
 	r.drift.WithLabelValues(switchName, action).Inc()
+}
+
+// Sampling records a sampling of a switch's counters: failed when the switch, or any port of
+// it, did not answer.
+func (r *Recorder) Sampling(switchName string, failed bool) {
+	if r == nil {
+		return
+	}
+	outcome := "ok"
+	if failed {
+		outcome = "failed"
+	}
+	r.samplings.WithLabelValues(switchName, outcome).Inc()
 }

@@ -1,6 +1,8 @@
 // Package monitoring is the seam to the provider's network monitoring: traffic counters per
-// month and connection events (outages) per port. The simulated source reads the sim switch's
-// counters and derives plausible, deterministic outages, so the demo shows real-looking data.
+// month, connection events (outages) and the link state per port. Recorded reads what the
+// counters package sampled from the switches; the simulated source reads the sim switch's
+// made-up counters and derives plausible, deterministic outages, so the demo shows
+// real-looking data. ByDriver picks one per port by its switch's driver.
 package monitoring
 
 import (
@@ -24,6 +26,21 @@ type Source interface {
 	// zone (the provider's), up to now for the current month.
 	MonthlyUsage(ctx context.Context, p switches.Port, month time.Time) (downloadGB, uploadGB float64, err error)
 	Events(ctx context.Context, p switches.Port, since, now time.Time) ([]Event, error)
+	// Link is the port's link state as last known at now, never read live from the switch.
+	Link(ctx context.Context, p switches.Port, now time.Time) (Link, error)
+}
+
+// Link states.
+const (
+	LinkUp      = "up"
+	LinkDown    = "down"
+	LinkUnknown = "unknown" // never sampled
+)
+
+// Link is a port's link state and when it was read (nil when never).
+type Link struct {
+	State     string
+	SampledAt *time.Time
 }
 
 // Sim is the simulated source over the sim switch.
@@ -33,8 +50,23 @@ type Sim struct {
 
 // MonthlyUsage reads the sim switch's counters for the month.
 func (s Sim) MonthlyUsage(ctx context.Context, p switches.Port, month time.Time) (float64, float64, error) {
-	d, u := s.Switch.Counters(ctx, p, month)
+	d, u := s.Switch.MonthlyUsage(ctx, p, month)
 	return d, u, nil
+}
+
+// Link is down during a simulated outage and up otherwise, as of now.
+func (s Sim) Link(ctx context.Context, p switches.Port, now time.Time) (Link, error) {
+	evs, err := s.Events(ctx, p, now.AddDate(0, 0, -1), now)
+	if err != nil {
+		return Link{}, err
+	}
+	l := Link{State: LinkUp, SampledAt: &now}
+	for _, e := range evs {
+		if e.ResolvedAt == nil {
+			l.State = LinkDown
+		}
+	}
+	return l, nil
 }
 
 // Events derives up to three short outages per 30 days from a hash of the port and the

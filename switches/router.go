@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -49,6 +50,25 @@ func (d Drivers) AddRaw(name string, build func(Target) (Raw, error)) {
 		}
 		return Confirmed(raw), nil
 	}
+}
+
+// Register adds (or replaces) a driver of the running router: a switch whose row names it is
+// built with it from its next operation on (a row's driver is built again when the row
+// changes). The registry is replaced, never changed in place, so operations under way keep
+// reading the one they started with.
+func (r *Router) Register(name string, build Constructor) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := make(Drivers, len(r.Drivers)+1)
+	maps.Copy(d, r.Drivers)
+	d[name] = build
+	r.Drivers = d
+}
+
+func (r *Router) drivers() Drivers {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Drivers
 }
 
 // Names lists the registered drivers in order.
@@ -398,9 +418,10 @@ func (r *Router) Close() error {
 // final, the operator mends the row and the next try builds the driver again.
 func (r *Router) build(row *subprov.Switch) (Driver, error) {
 	name := orDefault(row.Driver, r.Default)
-	construct, ok := r.Drivers[name]
+	drivers := r.drivers()
+	construct, ok := drivers[name]
 	if !ok {
-		return nil, fmt.Errorf("switch %s: %w: driver %q is not built in (have %v)", row.Name, ErrUnavailable, name, r.Drivers.Names())
+		return nil, fmt.Errorf("switch %s: %w: driver %q is not built in (have %v)", row.Name, ErrUnavailable, name, drivers.Names())
 	}
 	t := Target{Name: row.Name, Address: row.Address, Username: row.Username, HostKey: row.HostKey, Model: row.Model}
 	if row.Secret != "" {

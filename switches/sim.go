@@ -41,10 +41,10 @@ func NewSim(st *store.Store, f *faults.Switches, clk subprov.Clock) Driver {
 }
 
 // AsSim returns the simulated switch behind d (a Router's registered "sim"), for tests and the
-// demo that need the sim-only Counters; ok is false for any other driver.
+// demo that need the sim-only MonthlyUsage; ok is false for any other driver.
 func AsSim(d Driver) (s *Sim, ok bool) {
 	if r, isRouter := d.(*Router); isRouter {
-		build, found := r.Drivers["sim"]
+		build, found := r.drivers()["sim"]
 		if !found {
 			return nil, false
 		}
@@ -85,14 +85,14 @@ func (s *Sim) refuse(op string, p Port, entersService bool) error {
 	return nil
 }
 
-// Counters returns a plausible, deterministic month of traffic for a port that serves a
+// MonthlyUsage returns a plausible, deterministic month of traffic for a port that serves a
 // subscriber (in service or suspended): 50-600 GB down and 10-120 GB up, seeded by the port and
 // the month so the portal shows the same figures on every visit and every replica. The month
 // runs from midnight on its first day in month's time zone (the provider's) to the next
 // month's; the month under way counts only its elapsed part by the sim's clock; months still to come, and ports
 // that are off or on the captive portal, read zero. A store error also reads zero: usage is
 // informational and the sim has nothing better to show.
-func (s *Sim) Counters(ctx context.Context, p Port, month time.Time) (downloadGB, uploadGB float64) {
+func (s *Sim) MonthlyUsage(ctx context.Context, p Port, month time.Time) (downloadGB, uploadGB float64) {
 	st, err := s.d.Read(ctx, p)
 	if err != nil || (st.Mode != ModeService && st.Mode != ModeSuspended) {
 		return 0, 0

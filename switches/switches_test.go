@@ -625,29 +625,29 @@ func TestCounters(t *testing.T) {
 		for _, p := range []switches.Port{serving, paused} {
 			for m := 1; m <= 12; m++ {
 				month := time.Date(2025, time.Month(m), 1, 0, 0, 0, 0, time.UTC)
-				down, up := sim.Counters(ctx, p, month)
+				down, up := sim.MonthlyUsage(ctx, p, month)
 				if down < 50 || down > 600 || up < 10 || up > 120 {
 					t.Fatalf("%s in %s: %.2f GB down, %.2f GB up; want 50-600 and 10-120", p, month.Format("2006-01"), down, up)
 				}
 			}
 		}
 
-		d1, u1 := sim.Counters(ctx, serving, feb)
+		d1, u1 := sim.MonthlyUsage(ctx, serving, feb)
 		again := newRig(t, st) // another replica, same figures
 		simAgain, _ := switches.AsSim(again.d)
-		if d2, u2 := simAgain.Counters(ctx, serving, time.Date(2026, 2, 28, 23, 0, 0, 0, time.UTC)); d1 != d2 || u1 != u2 {
+		if d2, u2 := simAgain.MonthlyUsage(ctx, serving, time.Date(2026, 2, 28, 23, 0, 0, 0, time.UTC)); d1 != d2 || u1 != u2 {
 			t.Fatalf("February reads %v/%v then %v/%v", d1, u1, d2, u2)
 		}
-		if d, u := sim.Counters(ctx, serving, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)); d == d1 && u == u1 {
+		if d, u := sim.MonthlyUsage(ctx, serving, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)); d == d1 && u == u1 {
 			t.Fatal("January and February read the same")
 		}
-		if d, u := sim.Counters(ctx, paused, feb); d == d1 && u == u1 {
+		if d, u := sim.MonthlyUsage(ctx, paused, feb); d == d1 && u == u1 {
 			t.Fatal("two ports read the same February")
 		}
 
 		// The month under way counts its elapsed part: March 15 12:00 is 14.5 of 31 days.
-		fullMarch, _ := newRigAt(t, st, time.Date(2026, 4, 2, 0, 0, 0, 0, time.UTC)).Counters(ctx, serving, start)
-		partMarch, _ := sim.Counters(ctx, serving, start)
+		fullMarch, _ := newRigAt(t, st, time.Date(2026, 4, 2, 0, 0, 0, 0, time.UTC)).MonthlyUsage(ctx, serving, start)
+		partMarch, _ := sim.MonthlyUsage(ctx, serving, start)
 		if want := fullMarch * 14.5 / 31; partMarch < want-0.02 || partMarch > want+0.02 {
 			t.Fatalf("March to date reads %.2f GB, want about %.2f of the month's %.2f", partMarch, want, fullMarch)
 		}
@@ -661,7 +661,7 @@ func TestCounters(t *testing.T) {
 			{"a port never configured", never, feb},
 			{"a month still to come", serving, time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)},
 		} {
-			if d, u := sim.Counters(ctx, tt.p, tt.month); d != 0 || u != 0 {
+			if d, u := sim.MonthlyUsage(ctx, tt.p, tt.month); d != 0 || u != 0 {
 				t.Errorf("%s reads %v/%v, want zero", tt.name, d, u)
 			}
 		}

@@ -2,6 +2,7 @@ package switches
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -10,8 +11,8 @@ import (
 	"github.com/subprov/subprov/tracing"
 )
 
-// traced is a raw driver whose every call to the switch is a span, "switch.read" or
-// "switch.write", naming the driver, switch and port (and, for a write, the mode written).
+// traced is a raw driver whose every call to the switch is a span, "switch.read",
+// "switch.write" or "switch.counters", naming the driver, switch and port (and, for a write, the mode written).
 // Confirmed wraps every raw driver in it, so each driver is traced alike.
 type traced struct{ raw Raw }
 
@@ -45,6 +46,20 @@ func (t traced) Write(ctx context.Context, p Port, want State) (err error) {
 	ctx, span := t.start(ctx, "switch.write", p, attribute.String("subprov.switch.mode", string(want.Mode)))
 	defer func() { tracing.End(span, err) }()
 	return t.raw.Write(ctx, p, want)
+}
+
+// Counters reads the raw driver's counters, when it reads any, as a "switch.counters" span.
+func (t traced) Counters(ctx context.Context, p Port) (c Counters, err error) {
+	cr, ok := t.raw.(CounterReader)
+	if !ok {
+		return Counters{}, fmt.Errorf("driver %s: %w", t.raw.Name(), ErrNoCounters)
+	}
+	if !tracing.Enabled() {
+		return cr.Counters(ctx, p)
+	}
+	ctx, span := t.start(ctx, "switch.counters", p)
+	defer func() { tracing.End(span, err) }()
+	return cr.Counters(ctx, p)
 }
 
 func (t traced) start(ctx context.Context, name string, p Port, attrs ...attribute.KeyValue) (context.Context, trace.Span) {

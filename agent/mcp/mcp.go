@@ -138,7 +138,7 @@ func (s *Server) New() *sdk.Server {
 			}},
 		"get_payments": {"Payments derived from paid invoices (verified session).",
 			func(ctx context.Context, c agent.Caller, id string) (any, error) { return s.Agent.Payments(ctx, c, id) }},
-		"get_network_health": {"Per-line provisioning status and modem status (verified session).",
+		"get_network_health": {"Per-line provisioning status, modem status, and the port's link state as last sampled with its outages of the last 30 days (verified session).",
 			func(ctx context.Context, c agent.Caller, id string) (any, error) {
 				return s.Agent.NetworkHealth(ctx, c, id)
 			}},

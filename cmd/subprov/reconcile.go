@@ -43,7 +43,7 @@ func cmdReconcile(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	defer a.Close()
-	names, err := switchesToReconcile(ctx, a.Store, *switchName)
+	names, err := switchesNamed(ctx, a.Store, "reconcile", *switchName)
 	if err != nil {
 		return err
 	}
@@ -69,12 +69,12 @@ func cmdReconcile(ctx context.Context, args []string, getenv func(string) string
 	return nil
 }
 
-// switchesToReconcile names the switches to read: the one asked for (which must exist), or all.
-func switchesToReconcile(ctx context.Context, st *store.Store, name string) ([]string, error) {
+// switchesNamed names the switches command reads: the one asked for (which must exist), or all.
+func switchesNamed(ctx context.Context, st *store.Store, command, name string) ([]string, error) {
 	if name != "" {
 		if _, err := store.SwitchByName(ctx, st.R(), name); err != nil {
 			if errors.Is(err, subprov.ErrNotFound) {
-				return nil, fmt.Errorf("reconcile: no switch named %q", name)
+				return nil, fmt.Errorf("%s: no switch named %q", command, name)
 			}
 			return nil, err
 		}

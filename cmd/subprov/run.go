@@ -69,6 +69,7 @@ Commands:
   switches    rekey: seal every switch password anew under SUBPROV_SECRET (a secret rotation)
   reconcile   [--switch NAME] [--fix]: read every port, compare it with its lines, print a table;
               --fix converges the drifted ports back
+  sample      [--switch NAME]: read the counters of every port lines hold, record them, print a table
   backup FILE write a consistent copy of the SQLite database into the new file FILE while serving
   restore FILE
               install a backup as the SQLite database, only where there is none yet
@@ -109,6 +110,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdOperator(ctx, rest, getenv, stdout, stderr)
 	case "reconcile":
 		return cmdReconcile(ctx, rest, getenv, stdout, stderr)
+	case "sample":
+		return cmdSample(ctx, rest, getenv, stdout, stderr)
 	case "switches":
 		return cmdSwitches(ctx, rest, getenv, stdout, stderr)
 	case "backup":

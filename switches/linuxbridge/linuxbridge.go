@@ -71,7 +71,10 @@ type Switch struct {
 	writing sync.Mutex
 }
 
-var _ switches.Raw = (*Switch)(nil)
+var (
+	_ switches.Raw           = (*Switch)(nil)
+	_ switches.CounterReader = (*Switch)(nil)
+)
 
 // New returns the switch reached over SSH as cfg says; it connects on first use.
 func New(cfg Config) (*Switch, error) {
@@ -123,20 +126,30 @@ func (s *Switch) Write(ctx context.Context, p switches.Port, want switches.State
 	return nil
 }
 
-// Counters reads a port's interface counters and link state.
-func (s *Switch) Counters(ctx context.Context, p switches.Port) (Counters, error) {
+// Stats reads a port's interface counters and link state.
+func (s *Switch) Stats(ctx context.Context, p switches.Port) (Stats, error) {
 	if err := s.checkPort(p); err != nil {
-		return Counters{}, err
+		return Stats{}, err
 	}
 	out, err := s.run.Run(ctx, Command{Args: []string{"ip", "-j", "-s", "link", "show", "dev", p.Name}})
 	if err != nil {
-		return Counters{}, fmt.Errorf("counters %s: %w", p.Name, err)
+		return Stats{}, fmt.Errorf("counters %s: %w", p.Name, err)
 	}
-	c, err := parseCounters(out, p.Name)
+	c, err := parseStats(out, p.Name)
 	if err != nil {
-		return Counters{}, fmt.Errorf("counters %s: %w", p.Name, err)
+		return Stats{}, fmt.Errorf("counters %s: %w", p.Name, err)
 	}
 	return c, nil
+}
+
+// Counters is the switches.CounterReader of the port: its link state and octets, TX (sent to
+// the subscriber) as out, RX as in.
+func (s *Switch) Counters(ctx context.Context, p switches.Port) (switches.Counters, error) {
+	st, err := s.Stats(ctx, p)
+	if err != nil {
+		return switches.Counters{}, err
+	}
+	return switches.Counters{LinkUp: st.LinkUp, InOctets: st.RXOctets, OutOctets: st.TXOctets}, nil
 }
 
 func (s *Switch) checkPort(p switches.Port) error {

@@ -190,7 +190,7 @@ func TestWriteGolden(t *testing.T) {
 
 func TestCounters(t *testing.T) {
 	sw := NewWithRunner(Config{}, loadTranscript(t, "pervlan-service"))
-	c, err := sw.Counters(context.Background(), port)
+	c, err := sw.Stats(context.Background(), port)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,8 +200,13 @@ func TestCounters(t *testing.T) {
 	if c.TXOctets == 0 || c.TXPackets == 0 {
 		t.Errorf("counters %+v, want the recorded traffic", c)
 	}
+	// As a switches.CounterReader: TX, sent to the subscriber, is out (the download).
+	sw = NewWithRunner(Config{}, loadTranscript(t, "pervlan-service"))
+	if got, err := sw.Counters(context.Background(), port); err != nil || got != (switches.Counters{LinkUp: true, InOctets: c.RXOctets, OutOctets: c.TXOctets}) {
+		t.Errorf("Counters %+v, %v; want link up, in %d, out %d", got, err, c.RXOctets, c.TXOctets)
+	}
 	sw = NewWithRunner(Config{}, loadTranscript(t, "pervlan-suspended"))
-	if c, err = sw.Counters(context.Background(), port); err != nil || c.AdminUp || c.LinkUp {
+	if c, err = sw.Stats(context.Background(), port); err != nil || c.AdminUp || c.LinkUp {
 		t.Errorf("suspended port counters %+v, %v; want admin and link down", c, err)
 	}
 }

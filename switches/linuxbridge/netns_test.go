@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,11 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
 
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/clock"
+	"github.com/subprov/subprov/counters"
+	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
 	"github.com/subprov/subprov/switches/linuxbridge"
 )
@@ -491,7 +497,7 @@ func TestSwitchInNamespaces(t *testing.T) {
 	if got := l.read(h1); got != service(100, 10, 1000, "") {
 		t.Fatalf("swp1 reads %v", got)
 	}
-	before, err := l.raw.Counters(ctx, switches.Port{Switch: "sw1", Name: "swp1"})
+	before, err := l.raw.Stats(ctx, switches.Port{Switch: "sw1", Name: "swp1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +506,7 @@ func TestSwitchInNamespaces(t *testing.T) {
 	if down < implied*9/10 {
 		t.Errorf("download took %v, under 90%% of the %v a 10 Mbit/s limit implies", down, implied)
 	}
-	after, err := l.raw.Counters(ctx, switches.Port{Switch: "sw1", Name: "swp1"})
+	after, err := l.raw.Stats(ctx, switches.Port{Switch: "sw1", Name: "swp1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -546,5 +552,109 @@ func TestSwitchInNamespaces(t *testing.T) {
 	out := sh(t, "ip", "-n", l.sw, "-j", "link", "show")
 	if strings.Contains(out, `"ifbswp1"`) {
 		t.Errorf("swp1's ifb device is left after off")
+	}
+}
+
+// hostBytes reads the host side of a port (its eth0, in its own namespace): what it received
+// is what the switch sent out of the port, what it sent is what the port received.
+func (l *lab) hostBytes(h host) (rx, tx uint64) {
+	l.t.Helper()
+	read := func(name string) uint64 {
+		out := strings.TrimSpace(sh(l.t, "ip", "netns", "exec", h.ns, "cat", "/sys/class/net/eth0/statistics/"+name))
+		n, err := strconv.ParseUint(out, 10, 64)
+		if err != nil {
+			l.t.Fatalf("%s of %s: %q: %v", name, h.ns, out, err)
+		}
+		return n
+	}
+	return read("rx_bytes"), read("tx_bytes")
+}
+
+// TestCountersInNamespaces: what the sampling records for a port, through the driver over
+// SSH, is what actually went through it. Bounded transfers to and from swp1's host between two
+// samples; the download and upload recorded in the store match the bytes the host's own
+// interface received and sent within 1%.
+func TestCountersInNamespaces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the namespace acceptance test moves real traffic")
+	}
+	l := newLab(t)
+	h1, h2 := l.hosts[0], l.hosts[1]
+	l.converge(h1, service(100, 1000, 1000, ""))
+	l.converge(h2, service(100, 1000, 1000, ""))
+	l.mustReach(h1, h2)
+	l.mustReach(h2, h1)
+	// One engine after the other: the engines share the lab's port, so their transfers must
+	// not overlap.
+	for _, engine := range testdb.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			countersThroughThePort(t, l, testdb.Open(t, testdb.MigratedURL(t, engine, testdb.StoreSchema)))
+		})
+	}
+}
+
+// countersThroughThePort samples swp1 into st around transfers to and from its host.
+func countersThroughThePort(t *testing.T, l *lab, st *store.Store) {
+	h1, h2 := l.hosts[0], l.hosts[1]
+	ctx := context.Background()
+	testdb.SeedProvider(t, st, "p1", time.Now())
+	port := &subprov.Port{ID: "port-swp1", BuildingID: "b1", Switch: "sw1", Name: h1.port}
+	err := st.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.UpsertBuilding(ctx, &subprov.Building{ID: "b1", Street: "1 Rue", City: "Montréal", Country: "CA"}, "", time.Now()); err != nil {
+			return err
+		}
+		return tx.UpsertPort(ctx, port, time.Now())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := &counters.Service{Store: st, Clock: clock.Real{}, Switches: l.drv.(switches.CounterReader)}
+	ports := []store.SampledPort{{PortID: port.ID, Name: port.Name, InService: true, DownloadMbps: 1000, UploadMbps: 1000}}
+	sample := func(linkUp bool) {
+		t.Helper()
+		got, err := svc.SamplePorts(ctx, "sw1", ports)
+		if err != nil || len(got) != 1 || got[0].Stale || got[0].Reading.LinkUp != linkUp {
+			t.Fatalf("sample: %+v, %v; want link up %t", got, err, linkUp)
+		}
+	}
+	start := time.Now().UTC().Truncate(time.Hour)
+	sample(true) // the baseline
+	rx0, tx0 := l.hostBytes(h1)
+	const down, up = 6 << 20, 2 << 20
+	l.transfer(h2, h1, down)
+	l.transfer(h1, h2, up)
+	rx1, tx1 := l.hostBytes(h1)
+	sample(true)
+	recDown, recUp, err := st.PortTraffic(ctx, "sw1", h1.port, start.Add(-time.Hour), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	received, sent := rx1-rx0, tx1-tx0
+	t.Logf("download: %d bytes of payload, host received %d, recorded %d; upload: %d of payload, host sent %d, recorded %d",
+		down, received, recDown, up, sent, recUp)
+	within := func(what string, recorded int64, actual uint64) {
+		if d := float64(recorded) - float64(actual); d > 0.01*float64(actual) || -d > 0.01*float64(actual) {
+			t.Errorf("%s recorded %d bytes, the host's interface counted %d: off by %.2f%%", what, recorded, actual, 100*d/float64(actual))
+		}
+	}
+	within("download", recDown, received)
+	within("upload", recUp, sent)
+	if received < down || sent < up {
+		t.Errorf("the host's interface counted %d received and %d sent for %d down and %d up", received, sent, down, up)
+	}
+
+	// The subscriber's side goes down (the modem unplugged): the next sample opens an outage,
+	// the one after it comes back ends it.
+	sh(t, "ip", "-n", h1.ns, "link", "set", "eth0", "down")
+	sample(false)
+	outs, err := st.PortOutages(ctx, "sw1", h1.port, start.Add(-time.Hour), time.Now().Add(time.Hour))
+	if err != nil || len(outs) != 1 || outs[0].ResolvedAt != nil {
+		t.Fatalf("outages with the host's link down: %+v, %v; want one ongoing", outs, err)
+	}
+	sh(t, "ip", "-n", h1.ns, "link", "set", "eth0", "up")
+	sample(true)
+	outs, err = st.PortOutages(ctx, "sw1", h1.port, start.Add(-time.Hour), time.Now().Add(time.Hour))
+	if err != nil || len(outs) != 1 || outs[0].ResolvedAt == nil || !outs[0].ResolvedAt.After(outs[0].StartedAt) {
+		t.Fatalf("outages with the host's link back: %+v, %v; want one resolved", outs, err)
 	}
 }

@@ -274,10 +274,10 @@ func isBindingRule(exprs []json.RawMessage) bool {
 	return ports && pairs && drop
 }
 
-// Counters are a port's interface counters as the switch reports them: octets and packets the
+// Stats are a port's interface counters as the switch reports them: octets and packets the
 // port received from the subscriber (RX, the subscriber's upload) and sent to it (TX, the
 // download), and its link state.
-type Counters struct {
+type Stats struct {
 	RXOctets, TXOctets   uint64
 	RXPackets, TXPackets uint64
 	// AdminUp is the port's administrative state (down while suspended); OperState is the
@@ -287,16 +287,16 @@ type Counters struct {
 	OperState string
 }
 
-func parseCounters(out []byte, port string) (Counters, error) {
+func parseStats(out []byte, port string) (Stats, error) {
 	links, err := parseLinks(out)
 	if err != nil {
-		return Counters{}, err
+		return Stats{}, err
 	}
 	l, ok := links[port]
 	if !ok {
-		return Counters{}, fmt.Errorf("%w: no interface %q in ip -j -s link", switches.ErrInvalid, port)
+		return Stats{}, fmt.Errorf("%w: no interface %q in ip -j -s link", switches.ErrInvalid, port)
 	}
-	return Counters{
+	return Stats{
 		RXOctets: l.Stats.RX.Bytes, TXOctets: l.Stats.TX.Bytes,
 		RXPackets: l.Stats.RX.Packets, TXPackets: l.Stats.TX.Packets,
 		AdminUp: l.adminUp(), LinkUp: l.OperState == "UP", OperState: l.OperState,

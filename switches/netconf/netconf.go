@@ -222,3 +222,14 @@ func (d *Driver) Status(ctx context.Context, p switches.Port) (Status, error) {
 	}
 	return st, nil
 }
+
+var _ switches.CounterReader = (*Driver)(nil)
+
+// Counters is the switches.CounterReader of the port: Status as link state and octets.
+func (d *Driver) Counters(ctx context.Context, p switches.Port) (switches.Counters, error) {
+	st, err := d.Status(ctx, p)
+	if err != nil {
+		return switches.Counters{}, err
+	}
+	return switches.Counters{LinkUp: st.Up(), InOctets: st.InOctets, OutOctets: st.OutOctets}, nil
+}
