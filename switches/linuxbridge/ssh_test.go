@@ -3,7 +3,6 @@ package linuxbridge
 import (
 	"context"
 	"crypto/ecdsa"
-	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
@@ -20,6 +19,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/subprov/subprov/switches"
+	"github.com/subprov/subprov/switches/sshclient/sshtest"
 )
 
 // fakeSSHD is an SSH server in the test process, on loopback, that logs in with a password and
@@ -56,21 +56,8 @@ func startFakeSSHDKeys(t *testing.T, password string, handle func(cmd string) (s
 	for _, k := range signers {
 		cfg.AddHostKey(k)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	f := &fakeSSHD{addr: ln.Addr().String(), hostKey: strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey())))}
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go f.serve(conn, cfg, handle)
-		}
-	}()
+	f := &fakeSSHD{hostKey: strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey())))}
+	f.addr = sshtest.Listen(t, func(conn net.Conn) { f.serve(conn, cfg, handle) })
 	return f
 }
 
@@ -195,18 +182,7 @@ func TestSSHRunner(t *testing.T) {
 	}
 }
 
-func newSigner(t *testing.T) ssh.Signer {
-	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return signer
-}
+func newSigner(t *testing.T) ssh.Signer { return sshtest.Signer(t) }
 
 // otherHostKey is a key no server here has, as a known_hosts line (the other accepted form).
 func otherHostKey(t *testing.T) string {
@@ -326,21 +302,8 @@ func TestSSHRunnerSessionHonoursContext(t *testing.T) {
 // A dial under way (to a switch that accepts and says nothing) does not hold another command
 // past that command's own context.
 func TestSSHRunnerDialDoesNotHoldOthers(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-		}
-	}()
-	r, err := NewSSHRunner(Config{Address: ln.Addr().String(), Username: "admin", Password: "pw", HostKey: strings.TrimSpace(string(ssh.MarshalAuthorizedKey(newSigner(t).PublicKey())))})
+	addr := sshtest.Listen(t, nil)
+	r, err := NewSSHRunner(Config{Address: addr, Username: "admin", Password: "pw", HostKey: strings.TrimSpace(string(ssh.MarshalAuthorizedKey(newSigner(t).PublicKey())))})
 	if err != nil {
 		t.Fatal(err)
 	}

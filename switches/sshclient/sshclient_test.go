@@ -2,8 +2,6 @@ package sshclient_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"errors"
 	"net"
 	"strings"
@@ -14,20 +12,14 @@ import (
 
 	"github.com/subprov/subprov/switches"
 	"github.com/subprov/subprov/switches/sshclient"
+	"github.com/subprov/subprov/switches/sshclient/sshtest"
 )
 
 // server accepts logins with password "pw" on loopback; answer says whether it answers the
 // connection's global requests (keepalives) or leaves them, as a switch gone silent does.
 func server(t *testing.T, answer bool) (addr string, key ssh.PublicKey) {
 	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	signer := sshtest.Signer(t)
 	cfg := &ssh.ServerConfig{PasswordCallback: func(_ ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
 		if string(pw) == "pw" {
 			return nil, nil
@@ -35,31 +27,17 @@ func server(t *testing.T, answer bool) (addr string, key ssh.PublicKey) {
 		return nil, errors.New("wrong password")
 	}}
 	cfg.AddHostKey(signer)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-			go func() {
-				_, chans, reqs, err := ssh.NewServerConn(c, cfg)
-				if err != nil {
-					return
-				}
-				go ssh.DiscardRequests(chans2reqs(chans))
-				if answer {
-					ssh.DiscardRequests(reqs)
-				}
-			}()
+	addr = sshtest.Listen(t, func(c net.Conn) {
+		_, chans, reqs, err := ssh.NewServerConn(c, cfg)
+		if err != nil {
+			return
 		}
-	}()
-	return ln.Addr().String(), signer.PublicKey()
+		go ssh.DiscardRequests(chans2reqs(chans))
+		if answer {
+			ssh.DiscardRequests(reqs)
+		}
+	})
+	return addr, signer.PublicKey()
 }
 
 // chans2reqs rejects every channel; it returns a closed request channel for DiscardRequests.
@@ -76,8 +54,7 @@ func chans2reqs(chans <-chan ssh.NewChannel) <-chan *ssh.Request {
 
 func TestDialClassifies(t *testing.T) {
 	addr, key := server(t, true)
-	_, other, _ := ed25519.GenerateKey(rand.Reader)
-	otherSigner, _ := ssh.NewSignerFromKey(other)
+	otherSigner := sshtest.Signer(t)
 	for _, tc := range []struct {
 		name string
 		cfg  sshclient.Config
