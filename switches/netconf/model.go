@@ -5,6 +5,7 @@ import (
 	"context"
 	"embed"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -168,8 +169,12 @@ func statusOf(rows []statusRow, port string) (Status, error) {
 			return newStatus(i.OperStatus+i.JunosOperStatus, i.InOctets+i.InputBytes, i.OutOctets+i.OutputBytes)
 		}
 	}
-	return Status{}, fmt.Errorf("no status for interface %s in the reply", port)
+	return Status{}, fmt.Errorf("%w: interface %s", errNoStatus, port)
 }
+
+// errNoStatus is a reply without the interface's operational state: a switch (or a model)
+// that serves none, such as netconfd without instrumentation. Asking again gets none either.
+var errNoStatus = errors.New("no operational state in the reply")
 
 func newStatus(oper, in, out string) (Status, error) {
 	st := Status{OperStatus: strings.ToLower(strings.TrimSpace(oper))}

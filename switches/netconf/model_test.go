@@ -138,6 +138,14 @@ func TestReplyError(t *testing.T) {
 	if err := replyError([]byte("<rpc-reply><unterminated")); !errors.Is(err, switches.ErrUnavailable) {
 		t.Errorf("garbage reply: %v; want ErrUnavailable", err)
 	}
+	// Removing what is not there: a strict server's data-missing, which a write of "off" takes
+	// as the port already being off; no other refusal is.
+	if err := replyError(reply(t, "strict-data-missing.xml")); !missing(err) || !errors.Is(err, switches.ErrInvalid) {
+		t.Errorf("data-missing: %v; want missing and ErrInvalid", err)
+	}
+	if err := replyError(reply(t, "netconfd-not-in-range.xml")); missing(err) {
+		t.Errorf("not-in-range taken for data-missing: %v", err)
+	}
 }
 
 func TestNewRefuses(t *testing.T) {

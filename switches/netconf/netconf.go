@@ -15,6 +15,7 @@ package netconf
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -149,6 +150,11 @@ func (d *Driver) Write(ctx context.Context, p switches.Port, want switches.State
 		return err
 	}
 	if err := s.editConfig(ctx, payload); err != nil {
+		if want.Mode == switches.ModeOff && missing(err) {
+			// Removing a port's configuration that is not there: the port already is as
+			// wanted (Confirmed reads it back). A strict server says data-missing.
+			return nil
+		}
 		return err
 	}
 	d.step("edited", s)
@@ -175,6 +181,12 @@ func (d *Driver) Write(ctx context.Context, p switches.Port, want switches.State
 	d.step("committed", s)
 	s.unlock(ctx)
 	return nil
+}
+
+// missing reports whether err is the switch's data-missing refusal of an edit.
+func missing(err error) bool {
+	var e *RPCError
+	return errors.As(err, &e) && e.Tag == "data-missing"
 }
 
 // Provisional is always true: what running shows may be a confirmed commit whose session was
@@ -228,6 +240,9 @@ var _ switches.CounterReader = (*Driver)(nil)
 // Counters is the switches.CounterReader of the port: Status as link state and octets.
 func (d *Driver) Counters(ctx context.Context, p switches.Port) (switches.Counters, error) {
 	st, err := d.Status(ctx, p)
+	if errors.Is(err, errNoStatus) {
+		return switches.Counters{}, fmt.Errorf("%w: %w", switches.ErrNoCounters, err)
+	}
 	if err != nil {
 		return switches.Counters{}, err
 	}

@@ -47,6 +47,10 @@ func TestLabSwitch(t *testing.T) {
 	if got, err := raw.Read(ctx, port); err != nil || got != want {
 		t.Fatalf("read %v, %v; want %v", got, err, want)
 	}
+	// netconfd serves no operational state: the lab switch has no counters, finally.
+	if _, err := raw.Counters(ctx, port); !errors.Is(err, switches.ErrNoCounters) {
+		t.Errorf("counters: %v; want ErrNoCounters", err)
+	}
 
 	cfg.Password = "wrong"
 	bad, err := netconf.New(cfg)
