@@ -195,16 +195,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		st.Close()
 		return nil, fmt.Errorf("SUBPROV_SWITCH_DRIVER %q: unknown driver; want one of %v", cfg.SwitchDriver, drivers.Names())
 	}
-	a.Switches = &switches.Router{Store: st, Sealer: sealer, Drivers: drivers, Default: cfg.SwitchDriver, Log: log}
+	// The registry /metrics serves: the business metrics the capabilities record, read at
+	// scrape time from the shared database, and the process's own.
+	reg := prometheus.NewRegistry()
+	rec := metrics.New(reg)
+	a.Switches = &switches.Router{Store: st, Sealer: sealer, Drivers: drivers, Default: cfg.SwitchDriver, Log: log, Metrics: rec}
 	driver := a.Switches
 	var stripe *payments.Stripe
 	if cfg.StripeAPIKey != "" {
 		stripe = payments.NewStripe(cfg.StripeAPIKey, cfg.StripeAPIBase)
 	}
-	// The registry /metrics serves: the business metrics the capabilities record, read at
-	// scrape time from the shared database, and the process's own.
-	reg := prometheus.NewRegistry()
-	rec := metrics.New(reg)
 	a.leading = prometheus.NewGauge(prometheus.GaugeOpts{Name: "subprov_sweeps_leader",
 		Help: "1 while this process runs the clock-driven sweeps (one process of those with workers at a time)."})
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &jobCollector{st: st},
@@ -294,6 +294,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Sandbox = &sandbox.Service{Store: st, Recorder: a.Events, Webhooks: a.Webhooks}
 	a.Serviceability = &serviceability.Service{Store: st, Clock: a.Clock}
 	a.Providers = &providers.Service{Store: st, Clock: a.Clock, Dev: cfg.Dev}
+	// The switches' breakers are the process's own: one without workers runs no switch
+	// operation and has none to show.
+	breakers := a.Switches
+	if !cfg.Workers {
+		breakers = nil
+	}
 	a.Handler = httpapi.NewServer(httpapi.Deps{
 		Log: log, Store: st, Clock: a.Clock, DevClock: a.DevClock, Faults: a.Faults, Auth: a.Auth, Limiter: limiter,
 		Serviceability: a.Serviceability,
@@ -313,7 +319,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			Tickets:     &tickets.Service{Store: st, Clock: a.Clock},
 			Privacy:     a.Privacy,
 			Operators:   &operators.Service{Store: st, Auth: a.Auth},
-			Inventory:   &inventory.Service{Store: st, Clock: a.Clock, Sealer: sealer, Router: a.Switches},
+			Inventory:   &inventory.Service{Store: st, Clock: a.Clock, Sealer: sealer, Router: breakers},
 			Subscribers: &subscribers.Service{Store: st, Clock: a.Clock, Provisioning: a.Provisioning},
 			Summary:     &overview.Service{Store: st, Clock: a.Clock},
 		},

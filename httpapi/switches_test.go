@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/config"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/internal/apptest"
 	"github.com/subprov/subprov/switches"
@@ -152,9 +153,22 @@ func TestSwitchShowsItsBreaker(t *testing.T) {
 		if res.JSON["driver"] != "sim" || b["state"] != "open" || b["failures"] != float64(switches.DefaultFailures) {
 			t.Errorf("after %d failures: %s", switches.DefaultFailures, res.Raw)
 		}
+		awaitSeries(t, s, `subprov_switch_breaker_open{switch="mtl-king-sw1"}`, 1)
 		// Another switch is not held back.
 		if err := router.Converge(context.Background(), switches.Port{Switch: "van-georgia-sw1", Name: "ge-0/0/99"}, switches.CaptiveState); err != nil {
 			t.Errorf("another switch: %v", err)
 		}
 	})
+}
+
+// A process without workers runs no switch operations and keeps no breakers: it shows none.
+func TestSwitchBreakerNotKeptWithoutWorkers(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		res := call(s, s.Operator(), "GET", "/api/v1/switches/"+fixture.DemoSwitchKing, nil)
+		want(t, res, 200, "read")
+		if b, ok := res.JSON["breaker"]; !ok || b != nil {
+			t.Errorf("breaker from a process without workers: %s", res.Raw)
+		}
+	}, func(c *config.Config) { c.Workers = false })
 }

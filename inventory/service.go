@@ -22,7 +22,8 @@ import (
 type Service struct {
 	Store *store.Store
 	Clock subprov.Clock
-	// Sealer seals the switches' passwords; Router (nil: none) tells each switch's breaker.
+	// Sealer seals the switches' passwords; Router tells each switch's breaker (nil on a
+	// process without workers, which runs no switch operations: no breaker is shown).
 	Sealer *identity.Sealer
 	Router *switches.Router
 }

@@ -52,7 +52,9 @@ type SwitchView struct {
 	*subprov.Switch
 	ProviderIDs        []string
 	Ports, Unconverged int
-	Breaker            switches.BreakerState
+	// Breaker is the switch's breaker as this process sees it; nil on a process that runs no
+	// switch operations (no workers), which has none.
+	Breaker *switches.BreakerState
 }
 
 // ErrSharedSwitch refuses a provider's operator a switch that serves another provider too.
@@ -189,7 +191,8 @@ func (s *Service) switchView(ctx context.Context, q store.Querier, op *subprov.O
 	}
 	v := &SwitchView{Switch: sw, ProviderIDs: providers}
 	if s.Router != nil {
-		v.Breaker = s.Router.Breaker(sw.Name)
+		b := s.Router.Breaker(sw.Name)
+		v.Breaker = &b
 	}
 	return v, true, nil
 }

@@ -25,6 +25,7 @@ type Recorder struct {
 	switchErrors     *prometheus.CounterVec
 	drift            *prometheus.CounterVec
 	samplings        *prometheus.CounterVec
+	breakers         *prometheus.GaugeVec
 }
 
 // Outcomes of an order (Order).
@@ -73,10 +74,13 @@ func New(reg prometheus.Registerer) *Recorder {
 		samplings: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "subprov_counter_samplings_total",
 			Help: "Samplings of a switch's interface counters, by switch and outcome (ok; failed: the switch or a port did not answer)."},
 			[]string{"switch", "outcome"}),
+		breakers: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "subprov_switch_breaker_open",
+			Help: "1 while this process's circuit breaker for the switch is open (its operations fail at once until the cool-down ends), 0 once it closed again; no series for a switch whose breaker never opened here."},
+			[]string{"switch"}),
 	}
 	if reg != nil {
 		reg.MustRegister(r.orders, r.provisionJobs, r.provisionLatency, r.webhookFailures, r.billRunDuration, r.billRunLines,
-			r.dunningSteps, r.switchErrors, r.drift, r.samplings)
+			r.dunningSteps, r.switchErrors, r.drift, r.samplings, r.breakers)
 	}
 	return r
 }
@@ -170,4 +174,16 @@ func (r *Recorder) Sampling(switchName string, failed bool) {
 		outcome = "failed"
 	}
 	r.samplings.WithLabelValues(switchName, outcome).Inc()
+}
+
+// Breaker records that this process's breaker for the switch opened (open) or closed again.
+func (r *Recorder) Breaker(switchName string, open bool) {
+	if r == nil {
+		return
+	}
+	v := 0.0
+	if open {
+		v = 1
+	}
+	r.breakers.WithLabelValues(switchName).Set(v)
 }

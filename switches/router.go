@@ -14,6 +14,7 @@ import (
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/faults"
 	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/metrics"
 	"github.com/subprov/subprov/store"
 )
 
@@ -126,9 +127,10 @@ type Router struct {
 	Store   *store.Store
 	Sealer  *identity.Sealer // opens the switches' passwords
 	Drivers Drivers
-	Default string        // the driver of a switch that names none (SUBPROV_SWITCH_DRIVER)
-	Clock   subprov.Clock // the breakers' time; nil: the wall clock (a switch's cool-down is real time)
-	Log     *slog.Logger  // nil: nothing is logged
+	Default string            // the driver of a switch that names none (SUBPROV_SWITCH_DRIVER)
+	Clock   subprov.Clock     // the breakers' time; nil: the wall clock (a switch's cool-down is real time)
+	Log     *slog.Logger      // nil: nothing is logged
+	Metrics *metrics.Recorder // the breakers' openings and closings (nil: none recorded)
 
 	Limit     int           // 0: DefaultLimit
 	QueueWait time.Duration // 0: DefaultQueueWait
@@ -313,8 +315,11 @@ func (r *Router) record(l *line, name string, err error) {
 	defer l.mu.Unlock()
 	l.probing = false
 	if !unavailable(err) {
-		if !l.openTill.IsZero() && r.Log != nil {
-			r.Log.Info("switch breaker closed", "switch", name)
+		if !l.openTill.IsZero() {
+			if r.Log != nil {
+				r.Log.Info("switch breaker closed", "switch", name)
+			}
+			r.Metrics.Breaker(name, false)
 		}
 		l.failures, l.openTill = 0, time.Time{}
 		return
@@ -325,6 +330,7 @@ func (r *Router) record(l *line, name string, err error) {
 		if r.Log != nil {
 			r.Log.Warn("switch breaker open", "switch", name, "failures", l.failures, "until", l.openTill)
 		}
+		r.Metrics.Breaker(name, true)
 	}
 }
 

@@ -67,21 +67,21 @@ func (h *Handler) EditSwitch(w http.ResponseWriter, r *http.Request) error {
 // switchJSON is a switch as the surface shows it: whether it has a password, never the
 // password.
 type switchJSON struct {
-	ID          string      `json:"id"`
-	Name        string      `json:"name"`
-	Driver      string      `json:"driver"`
-	Address     string      `json:"address"`
-	Username    string      `json:"username"`
-	HasPassword bool        `json:"has_password"`
-	HostKey     string      `json:"host_key"`
-	Model       string      `json:"model"`
-	ProviderIDs []string    `json:"provider_ids"`
-	Ports       int         `json:"ports"`
-	Unconverged int         `json:"unconverged_ports"`
-	Breaker     breakerJSON `json:"breaker"`
-	Version     int64       `json:"version"`
-	CreatedAt   string      `json:"created_at"`
-	UpdatedAt   string      `json:"updated_at"`
+	ID          string       `json:"id"`
+	Name        string       `json:"name"`
+	Driver      string       `json:"driver"`
+	Address     string       `json:"address"`
+	Username    string       `json:"username"`
+	HasPassword bool         `json:"has_password"`
+	HostKey     string       `json:"host_key"`
+	Model       string       `json:"model"`
+	ProviderIDs []string     `json:"provider_ids"`
+	Ports       int          `json:"ports"`
+	Unconverged int          `json:"unconverged_ports"`
+	Breaker     *breakerJSON `json:"breaker"`
+	Version     int64        `json:"version"`
+	CreatedAt   string       `json:"created_at"`
+	UpdatedAt   string       `json:"updated_at"`
 }
 
 type breakerJSON struct {
@@ -93,14 +93,17 @@ type breakerJSON struct {
 func switchOf(sw *inventory.SwitchView) switchJSON {
 	out := switchJSON{ID: sw.ID, Name: sw.Name, Driver: sw.Driver, Address: sw.Address, Username: sw.Username, HasPassword: sw.HasPassword(),
 		HostKey: sw.HostKey, Model: sw.Model, ProviderIDs: sw.ProviderIDs, Ports: sw.Ports, Unconverged: sw.Unconverged,
-		Breaker: breakerJSON{State: "closed", Failures: sw.Breaker.Failures}, Version: sw.Version,
+		Version:   sw.Version,
 		CreatedAt: sw.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: sw.UpdatedAt.UTC().Format(time.RFC3339)}
 	if out.ProviderIDs == nil {
 		out.ProviderIDs = []string{}
 	}
-	if sw.Breaker.Open {
-		out.Breaker.State = "open"
-		out.Breaker.OpenTill = api.Instant(&sw.Breaker.OpenTill)
+	if b := sw.Breaker; b != nil {
+		out.Breaker = &breakerJSON{State: "closed", Failures: b.Failures}
+		if b.Open {
+			out.Breaker.State = "open"
+			out.Breaker.OpenTill = api.Instant(&b.OpenTill)
+		}
 	}
 	return out
 }
