@@ -50,6 +50,9 @@ func (f *scheduledCounters) Counters(_ context.Context, p switches.Port) (switch
 // the month's download is what the switch sent out of the port, its upload what it received,
 // in 10^9-byte gigabytes; a sample finding the link down opens an outage that the portal's
 // status history and the agent's network health show, and the next finding it up ends it.
+//
+// The service runs without workers: no sweep moves the lines on as the test moves the clock,
+// and only the test's own samplings read the switch.
 func TestUsageAndOutagesFromSampledCounters(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
@@ -165,5 +168,5 @@ func TestUsageAndOutagesFromSampledCounters(t *testing.T) {
 		if o := line["outages"].([]any); len(o) != 1 || o[0].(map[string]any)["resolved_at"] != "2026-11-21T15:20:00Z" {
 			t.Fatalf("outages with the link back: %v", o)
 		}
-	})
+	}, withoutWorkers)
 }

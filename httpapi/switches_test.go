@@ -170,5 +170,8 @@ func TestSwitchBreakerNotKeptWithoutWorkers(t *testing.T) {
 		if b, ok := res.JSON["breaker"]; !ok || b != nil {
 			t.Errorf("breaker from a process without workers: %s", res.Raw)
 		}
-	}, func(c *config.Config) { c.Workers = false })
+	}, withoutWorkers)
 }
+
+// withoutWorkers runs the service as serve --no-workers does: no jobs, no sweeps.
+func withoutWorkers(c *config.Config) { c.Workers = false }

@@ -1,3 +1,4 @@
+-- compatible-with: 46
 -- Outage credits (docs/billing.md): a provider's policy credits every outage of a billed
 -- line's port longer than outage_credit_min_hours hours (NULL: no policy).
 ALTER TABLE providers ADD COLUMN outage_credit_min_hours DOUBLE PRECISION;
