@@ -163,16 +163,9 @@ func (s *Service) Sweep(ctx context.Context) error {
 		every = DefaultEvery
 	}
 	now := s.Clock.Now()
-	return s.Store.InTx(ctx, func(tx *store.Tx) error {
-		names, err := tx.ClaimDueSamplings(ctx, now.Add(-every), now, s.Default)
-		if err != nil {
-			return err
-		}
-		for _, name := range names {
-			if err := s.Jobs.Enqueue(ctx, tx, jobs.SampleSwitch{Switch: name}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return jobs.ClaimDueAndEnqueue(ctx, s.Store, s.Jobs,
+		func(ctx context.Context, tx *store.Tx) ([]string, error) {
+			return tx.ClaimDueSamplings(ctx, now.Add(-every), now, s.Default)
+		},
+		func(name string) jobs.Args { return jobs.SampleSwitch{Switch: name} })
 }

@@ -260,6 +260,24 @@ func ClaimAndEnqueue(ctx context.Context, s *store.Store, q Enqueuer, ids []stri
 	return nil
 }
 
+// ClaimDueAndEnqueue is ClaimAndEnqueue for a sweep whose due ids are claimed all at once:
+// claim marks them and returns them, and each one's job is enqueued in the same transaction.
+func ClaimDueAndEnqueue(ctx context.Context, s *store.Store, q Enqueuer,
+	claim func(ctx context.Context, tx *store.Tx) ([]string, error), job func(id string) Args) error {
+	return s.InTx(ctx, func(tx *store.Tx) error {
+		ids, err := claim(ctx, tx)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := q.Enqueue(ctx, tx, job(id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // Counts returns the number of jobs per state, for /metrics.
 func Counts(ctx context.Context, s *store.Store) (map[string]int, error) { return countJobs(ctx, s) }
 

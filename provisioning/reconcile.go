@@ -314,16 +314,7 @@ func (s *Service) SweepReconciliations(ctx context.Context) error {
 		every = DefaultReconcileEvery
 	}
 	now := s.Clock.Now()
-	return s.Store.InTx(ctx, func(tx *store.Tx) error {
-		names, err := tx.ClaimDueSwitches(ctx, now.Add(-every), now)
-		if err != nil {
-			return err
-		}
-		for _, name := range names {
-			if err := s.Jobs.Enqueue(ctx, tx, jobs.ReconcileSwitch{Switch: name}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return jobs.ClaimDueAndEnqueue(ctx, s.Store, s.Jobs,
+		func(ctx context.Context, tx *store.Tx) ([]string, error) { return tx.ClaimDueSwitches(ctx, now.Add(-every), now) },
+		func(name string) jobs.Args { return jobs.ReconcileSwitch{Switch: name} })
 }

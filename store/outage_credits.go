@@ -31,10 +31,7 @@ func (s *Store) OutageCreditCandidates(ctx context.Context, providerID string, s
 
 // CreditedOutages lists the ids of the outages of a line already credited.
 func (s *Store) CreditedOutages(ctx context.Context, subscriptionID string) ([]string, error) {
-	return sqltext.QueryAll(ctx, s.R(), "credited outages", func(r interface{ Scan(...any) error }) (string, error) {
-		var id string
-		return id, r.Scan(&id)
-	}, `SELECT outage_id FROM outage_credits WHERE subscription_id = ? ORDER BY started_at, outage_id`, subscriptionID)
+	return sqltext.Strings(ctx, s.R(), "credited outages", `SELECT outage_id FROM outage_credits WHERE subscription_id = ? ORDER BY started_at, outage_id`, subscriptionID)
 }
 
 // RecordCreditedOutage records that an outage of a line was credited by a credit note written

@@ -45,10 +45,7 @@ type PortOutage struct {
 // before due (or never) as queued at now, and returns their names: the caller queues one
 // sampling each in the same transaction.
 func (tx *Tx) ClaimDueSamplings(ctx context.Context, due, now time.Time, defaultDriver string) ([]string, error) {
-	return sqltext.QueryAll(ctx, tx, "switches due a sampling", func(r interface{ Scan(...any) error }) (string, error) {
-		var name string
-		return name, r.Scan(&name)
-	}, `UPDATE switches SET sampled_at = ? WHERE (sampled_at IS NULL OR sampled_at <= ?)
+	return sqltext.Strings(ctx, tx, "switches due a sampling", `UPDATE switches SET sampled_at = ? WHERE (sampled_at IS NULL OR sampled_at <= ?)
 		AND (CASE WHEN driver = '' THEN ? ELSE driver END) <> 'sim' RETURNING name`, now.UTC(), due.UTC(), defaultDriver)
 }
 

@@ -24,10 +24,7 @@ type ReconciledPort struct {
 // never) as queued at now, and returns their names: the caller queues one reconciliation each
 // in the same transaction, so a switch is queued once per interval however many sweeps run.
 func (tx *Tx) ClaimDueSwitches(ctx context.Context, due, now time.Time) ([]string, error) {
-	return sqltext.QueryAll(ctx, tx, "due switches", func(r interface{ Scan(...any) error }) (string, error) {
-		var name string
-		return name, r.Scan(&name)
-	}, `UPDATE switches SET reconciled_at = ? WHERE reconciled_at IS NULL OR reconciled_at <= ? RETURNING name`, now.UTC(), due.UTC())
+	return sqltext.Strings(ctx, tx, "due switches", `UPDATE switches SET reconciled_at = ? WHERE reconciled_at IS NULL OR reconciled_at <= ? RETURNING name`, now.UTC(), due.UTC())
 }
 
 // PortsToReconcile returns the ports of a switch that have a desired setting, by name, those

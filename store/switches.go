@@ -134,9 +134,6 @@ func SwitchPortStates(ctx context.Context, q Querier, providerID string) (map[st
 // SwitchProviders lists the providers covering a building one of the switch's ports is in:
 // whose operators see the switch.
 func SwitchProviders(ctx context.Context, q Querier, name string) ([]string, error) {
-	return sqltext.QueryAll(ctx, q, "providers of switch "+name, func(r interface{ Scan(...any) error }) (string, error) {
-		var id string
-		return id, r.Scan(&id)
-	}, `SELECT DISTINCT bp.provider_id FROM ports p JOIN building_providers bp ON bp.building_id = p.building_id
+	return sqltext.Strings(ctx, q, "providers of switch "+name, `SELECT DISTINCT bp.provider_id FROM ports p JOIN building_providers bp ON bp.building_id = p.building_id
 		WHERE p.switch_name = ? ORDER BY bp.provider_id`, name)
 }
