@@ -12,7 +12,7 @@ import (
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/store"
 	"github.com/subprov/subprov/switches"
-	"golang.org/x/crypto/ssh"
+	"github.com/subprov/subprov/switches/sshclient"
 )
 
 // The switch inventory on the operations surface and in fixtures. A switch is platform
@@ -107,21 +107,12 @@ func checkReachable(ps *Problems, w Switch) {
 	ps.required("username", w.Username)
 	if w.HostKey == "" {
 		ps.add("host_key", "required: the switch's SSH host key (an authorized_keys or known_hosts line, e.g. from ssh-keyscan)")
-	} else if !hostKeyLine(w.HostKey) {
+	} else if _, err := sshclient.ParseHostKey(w.HostKey); err != nil {
 		ps.add("host_key", "not an SSH public key: want an authorized_keys or known_hosts line")
 	}
 	if w.Driver == "netconf" && w.Model == "" {
 		ps.add("model", "required for a netconf switch: one of %v", subprov.SwitchModels)
 	}
-}
-
-// hostKeyLine reports whether s is an authorized_keys or known_hosts line.
-func hostKeyLine(s string) bool {
-	if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(s)); err == nil {
-		return true
-	}
-	_, _, _, _, _, err := ssh.ParseKnownHosts([]byte(s))
-	return err == nil
 }
 
 // A switch's name is what its ports name it by and a port's name what the switch calls the

@@ -141,7 +141,7 @@ func (s *Service) reconcilePort(ctx context.Context, switchName string, p store.
 		r.Action = ReconcileRetried
 		return r, s.Store.InTx(ctx, func(tx *store.Tx) error { return s.Jobs.Enqueue(ctx, tx, jobs.ConvergePort{PortID: p.PortID}) })
 	}
-	if p.Leased || p.Unconverged || p.ConvergedVersion < p.Version {
+	if p.Leased || p.Unconverged || !p.Converged(p.Version) {
 		r.Action = ReconcileConverging
 		return r, nil
 	}
@@ -315,6 +315,8 @@ func (s *Service) SweepReconciliations(ctx context.Context) error {
 	}
 	now := s.Clock.Now()
 	return jobs.ClaimDueAndEnqueue(ctx, s.Store, s.Jobs,
-		func(ctx context.Context, tx *store.Tx) ([]string, error) { return tx.ClaimDueSwitches(ctx, now.Add(-every), now) },
+		func(ctx context.Context, tx *store.Tx) ([]string, error) {
+			return tx.ClaimDueSwitches(ctx, now.Add(-every), now)
+		},
 		func(name string) jobs.Args { return jobs.ReconcileSwitch{Switch: name} })
 }
