@@ -25,12 +25,7 @@ func (s *Service) SweepBillRuns(ctx context.Context) error {
 	now := s.Clock.Now()
 	for _, p := range providers {
 		today := LocalDay(now, p.Location())
-		marker := "billrun:" + p.ID + ":" + today.Format(time.DateOnly)
-		err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-			fresh, err := tx.InsertSettingIfAbsent(ctx, marker, now.UTC().Format(time.RFC3339))
-			if err != nil || !fresh {
-				return err
-			}
+		err := s.onceADay(ctx, "billrun:"+p.ID+":"+today.Format(time.DateOnly), now, func(tx *store.Tx) error {
 			last, err := tx.SwapSetting(ctx, "billrun-last:"+p.ID, today.Format(time.DateOnly))
 			if err != nil {
 				return err
@@ -46,6 +41,22 @@ func (s *Service) SweepBillRuns(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// onceADay runs queue in a transaction that writes the day's marker, unless a sweep (of any
+// replica) wrote it already: a daily job is queued once per day whatever the number of sweeps.
+// The marker is read first, outside a transaction, as the sweeps run every second.
+func (s *Service) onceADay(ctx context.Context, marker string, now time.Time, queue func(tx *store.Tx) error) error {
+	if _, queued, err := s.Store.Setting(ctx, marker); err != nil || queued {
+		return err
+	}
+	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+		fresh, err := tx.InsertSettingIfAbsent(ctx, marker, now.UTC().Format(time.RFC3339))
+		if err != nil || !fresh {
+			return err
+		}
+		return queue(tx)
+	})
 }
 
 // skippedSince returns the first month before today's with billing days no sweep saw, given

@@ -99,20 +99,7 @@ func (s *Service) SweepOutageCredits(ctx context.Context) error {
 			continue
 		}
 		day := p.Today(now)
-		marker := "outagecredits:" + p.ID + ":" + day
-		// Read first: the sweep runs every second, the day's run is queued once.
-		_, queued, err := s.Store.Setting(ctx, marker)
-		if err != nil {
-			return err
-		}
-		if queued {
-			continue
-		}
-		err = s.Store.InTx(ctx, func(tx *store.Tx) error {
-			fresh, err := tx.InsertSettingIfAbsent(ctx, marker, now.UTC().Format(time.RFC3339))
-			if err != nil || !fresh {
-				return err
-			}
+		err := s.onceADay(ctx, "outagecredits:"+p.ID+":"+day, now, func(tx *store.Tx) error {
 			return s.Jobs.Enqueue(ctx, tx, jobs.OutageCredits{ProviderID: p.ID, Day: day})
 		})
 		if err != nil {
