@@ -77,16 +77,14 @@ type ByDriver struct {
 }
 
 func (b ByDriver) source(ctx context.Context, p switches.Port) (Source, error) {
-	driver := b.Default
 	row, err := store.SwitchByName(ctx, b.Store.R(), p.Switch)
 	switch {
 	case errors.Is(err, subprov.ErrNotFound):
+		row = &subprov.Switch{Name: p.Switch}
 	case err != nil:
 		return nil, fmt.Errorf("monitoring %s: %w", p, err)
-	case row.Driver != "":
-		driver = row.Driver
 	}
-	if driver == "" || driver == "sim" {
+	if driver := switches.DriverName(row, b.Default); driver == "" || driver == "sim" {
 		if b.Sim == nil {
 			return nil, fmt.Errorf("monitoring %s: no simulated source", p)
 		}

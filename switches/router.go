@@ -423,7 +423,7 @@ func (r *Router) Close() error {
 // refusal (a bad address, host key or model) keeps its class, ErrInvalid when it has none:
 // final, the operator mends the row and the next try builds the driver again.
 func (r *Router) build(row *subprov.Switch) (Driver, error) {
-	name := orDefault(row.Driver, r.Default)
+	name := DriverName(row, r.Default)
 	drivers := r.drivers()
 	construct, ok := drivers[name]
 	if !ok {
@@ -450,6 +450,10 @@ func (r *Router) build(row *subprov.Switch) (Driver, error) {
 		return nil, fmt.Errorf("switch %s: driver %s: %w: %w", row.Name, name, ErrInvalid, err)
 	}
 }
+
+// DriverName is the driver a switch runs on: the one its row names, else def (the service's
+// default driver, SUBPROV_SWITCH_DRIVER).
+func DriverName(row *subprov.Switch, def string) string { return orDefault(row.Driver, def) }
 
 // PasswordPurpose is what a switch's password is sealed for: it opens for that switch only.
 func PasswordPurpose(switchID string) string { return "switch password:" + switchID }
