@@ -32,7 +32,7 @@ func TestRequestTimeLimitsInProduction(t *testing.T) {
 func TestSlowClientsAreCutOff(t *testing.T) {
 	const header, body = 600 * time.Millisecond, 1500 * time.Millisecond
 	app.SetTimeouts(t, header, body)
-	s := apptest.Start(t, testdb.URL(t, "sqlite"))
+	s := apptest.Start(t, testdb.MigratedURL(t, "sqlite", testdb.AppSchema))
 	addr := strings.TrimPrefix(s.URL, "http://")
 
 	cases := []struct {

@@ -27,7 +27,7 @@ func TestWriteTermStatsAgreesWithAnalyze(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			st := testdb.Open(t, testdb.URL(t, "sqlite"))
+			st := testdb.Open(t, testdb.MigratedURL(t, "sqlite", testdb.StoreSchema))
 			var sum Summary
 			for p := 1; p <= tt.providers; p++ {
 				sum.Providers++

@@ -42,7 +42,7 @@ func TestVtabWritesWhatBindWrote(t *testing.T) {
 // tables) and checks that none of them is left on the connection nor published.
 func TestFailedLoadDropsVtabs(t *testing.T) {
 	ctx := context.Background()
-	st := testdb.Open(t, testdb.URL(t, "sqlite"))
+	st := testdb.Open(t, testdb.MigratedURL(t, "sqlite", testdb.StoreSchema))
 	for _, q := range []string{"PRAGMA foreign_keys=OFF",
 		"INSERT INTO contacts (id, subscriber_id, role, updated_at) VALUES ('" + id(kindContact, 1, 10) + "', 'x', 'holder', '2026-01-01')",
 		"PRAGMA foreign_keys=ON"} {
@@ -82,7 +82,7 @@ func bindInsert(ctx context.Context, b *batch, args []any) error {
 func generated(t *testing.T, o Options) map[string][]string {
 	t.Helper()
 	t.Cleanup(func() { bindRows = nil })
-	st := testdb.Open(t, testdb.URL(t, "sqlite"))
+	st := testdb.Open(t, testdb.MigratedURL(t, "sqlite", testdb.StoreSchema))
 	if _, err := Run(context.Background(), st, o); err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestDocsPageListsEachRouteOnce(t *testing.T) {
 	for _, op := range oasOps(doc) {
 		documented[op.key()] = true
 	}
-	s := apptest.Start(t, testdb.URL(t, "sqlite"))
+	s := apptest.Start(t, testdb.MigratedURL(t, "sqlite", testdb.AppSchema))
 	res := s.Do(apptest.Request{Method: "GET", Path: "/docs"})
 	if res.Status != 200 {
 		t.Fatalf("GET /docs: %d", res.Status)
@@ -82,7 +82,7 @@ func TestDocsPageListsEachRouteOnce(t *testing.T) {
 // is named on it, and its description reads as text with code set apart, not as Markdown.
 func TestDocsPageInBrowser(t *testing.T) {
 	t.Parallel()
-	s := apptest.Start(t, testdb.URL(t, "sqlite"))
+	s := apptest.Start(t, testdb.MigratedURL(t, "sqlite", testdb.AppSchema))
 	ctx := browsertest.New(t, 60*time.Second)
 	const login = `//summary[code="/partner/subscriber/auth/login"]`
 	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+"/docs"), chromedp.Click(login)); err != nil {

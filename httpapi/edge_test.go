@@ -550,8 +550,8 @@ func spendUntilLimited(t *testing.T, what string, do func() *apptest.Response, w
 func TestRateLimitsSharedThroughRedis(t *testing.T) {
 	t.Parallel()
 	withRedis := sharedLimits(t)
-	a := apptest.Start(t, testdb.URL(t, "sqlite"), withRedis)
-	c := apptest.Start(t, testdb.URL(t, "sqlite"), withRedis)
+	a := apptest.Start(t, testdb.MigratedURL(t, "sqlite", testdb.AppSchema), withRedis)
+	c := apptest.Start(t, testdb.MigratedURL(t, "sqlite", testdb.AppSchema), withRedis)
 	// Calls alternate between the replicas: one shared bucket is spent after 120, two
 	// separate ones would serve 240.
 	calls := 0
@@ -623,7 +623,9 @@ func TestRateLimitBucketsArePerKey(t *testing.T) {
 		}
 	}
 	t.Run("in-process", func(t *testing.T) { apptest.Each(t, run) })
-	t.Run("redis", func(t *testing.T) { run(t, apptest.Start(t, testdb.URL(t, "sqlite"), sharedLimits(t))) })
+	t.Run("redis", func(t *testing.T) {
+		run(t, apptest.Start(t, testdb.MigratedURL(t, "sqlite", testdb.AppSchema), sharedLimits(t)))
+	})
 }
 
 // sharedLimits has a service keep its rate limits in the Redis of SUBPROV_TEST_REDIS_URL,

@@ -182,7 +182,9 @@ func TestFailedLoginsAreLimitedNotLogins(t *testing.T) {
 		}
 	}
 	t.Run("in-process", func(t *testing.T) { apptest.Each(t, run) })
-	t.Run("redis", func(t *testing.T) { run(t, apptest.Start(t, testdb.URL(t, "sqlite"), sharedLimits(t))) })
+	t.Run("redis", func(t *testing.T) {
+		run(t, apptest.Start(t, testdb.MigratedURL(t, "sqlite", testdb.AppSchema), sharedLimits(t)))
+	})
 }
 
 // TestPasswordResetRequestsAreCountedPerAddress: a password-reset request has no failure to
@@ -241,5 +243,7 @@ func TestFailedLoginsSentAtOnceAreLimited(t *testing.T) {
 		}
 	}
 	t.Run("in-process", func(t *testing.T) { apptest.Each(t, run) })
-	t.Run("redis", func(t *testing.T) { run(t, apptest.Start(t, testdb.URL(t, "sqlite"), sharedLimits(t))) })
+	t.Run("redis", func(t *testing.T) {
+		run(t, apptest.Start(t, testdb.MigratedURL(t, "sqlite", testdb.AppSchema), sharedLimits(t)))
+	})
 }

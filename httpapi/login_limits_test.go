@@ -49,7 +49,9 @@ func TestOneClientsFailuresDoNotRefuseAnotherLogin(t *testing.T) {
 		}
 	}
 	t.Run("in-process", func(t *testing.T) { apptest.Each(t, run) })
-	t.Run("redis", func(t *testing.T) { run(t, apptest.Start(t, testdb.URL(t, "sqlite"), sharedLimits(t))) })
+	t.Run("redis", func(t *testing.T) {
+		run(t, apptest.Start(t, testdb.MigratedURL(t, "sqlite", testdb.AppSchema), sharedLimits(t)))
+	})
 }
 
 // TestStrangersFailuresSlowGuessingWithoutLockingTheOwnerOut: failures on one login from many
@@ -60,7 +62,7 @@ func TestOneClientsFailuresDoNotRefuseAnotherLogin(t *testing.T) {
 // minutes. The throttle is kept in the database, so a second process on it sees it too.
 func TestStrangersFailuresSlowGuessingWithoutLockingTheOwnerOut(t *testing.T) {
 	t.Parallel()
-	testdb.Each(t, func(t *testing.T, u string) {
+	testdb.EachMigrated(t, testdb.AppSchema, func(t *testing.T, u string) {
 		s := apptest.Start(t, u, behindProxy)
 		other := apptest.Start(t, u, behindProxy) // another process on the same database
 		const email, password = "marie.tremblay@example.ca", "demo-password-1"
@@ -141,7 +143,7 @@ func TestForwardedForIsBelievedOnlyFromTrustedProxies(t *testing.T) {
 // login with the account record) and any other.
 func TestPasswordChangesEndOlderTokens(t *testing.T) {
 	t.Parallel()
-	testdb.Each(t, func(t *testing.T, u string) {
+	testdb.EachMigrated(t, testdb.AppSchema, func(t *testing.T, u string) {
 		s := apptest.Start(t, u)
 		other := apptest.Start(t, u)
 		op := s.Operator()

@@ -452,7 +452,7 @@ var (
 func TestOpenAPIServedAndDocsPage(t *testing.T) {
 	t.Parallel()
 	doc, raw := oasLoad(t)
-	s := apptest.Start(t, testdb.URL(t, "sqlite"))
+	s := apptest.Start(t, testdb.MigratedURL(t, "sqlite", testdb.AppSchema))
 	tests := []struct {
 		name  string
 		path  string

@@ -176,7 +176,7 @@ func TestTimeZoneAndCurrencyFrozenByInvoices(t *testing.T) {
 // without a write per request and shows once flushed.
 func TestAPIKeyRevocationOnTwoProcesses(t *testing.T) {
 	t.Parallel()
-	testdb.Each(t, func(t *testing.T, u string) {
+	testdb.EachMigrated(t, testdb.AppSchema, func(t *testing.T, u string) {
 		s := apptest.Start(t, u)
 		other := apptest.Start(t, u)
 		admin := s.OperatorAs(subprov.RoleAdmin, northwind)
@@ -264,7 +264,7 @@ func TestAPIKeyRevocationOnTwoProcesses(t *testing.T) {
 // it is refused there too within a second.
 func TestWebhookSecretRotationOverHTTP(t *testing.T) {
 	t.Parallel()
-	testdb.Each(t, func(t *testing.T, u string) {
+	testdb.EachMigrated(t, testdb.AppSchema, func(t *testing.T, u string) {
 		s := apptest.Start(t, u)
 		other := apptest.Start(t, u)
 		admin := s.Operator()

@@ -403,7 +403,7 @@ func TestEventsNumberedWhenRecordedOnSQLiteOnly(t *testing.T) {
 func TestMigrationNumbersEventsLeftUnnumbered(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := testdb.Open(t, testdb.URL(t, "sqlite"))
+	s := testdb.Open(t, testdb.MigratedURL(t, "sqlite", testdb.StoreSchema))
 	addEventProvider(t, s, "pa")
 	addEventProvider(t, s, "pb")
 	insertEvents(t, s, "pa", 3, evT0) // seq 1 to 3

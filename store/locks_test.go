@@ -15,7 +15,7 @@ import (
 // learns it from Held and no longer holds the lock.
 func TestLockHasOneHolder(t *testing.T) {
 	t.Parallel()
-	testdb.Each(t, func(t *testing.T, url string) {
+	testdb.EachMigrated(t, testdb.StoreSchema, func(t *testing.T, url string) {
 		ctx := context.Background()
 		a, b := testdb.Open(t, url), testdb.Open(t, url)
 		take := func(s *store.Store, name string, want bool) *store.Lock {

@@ -26,7 +26,7 @@ func TestDemoSwitch(t *testing.T) {
 		t.Skipf("lab switch: %v", err)
 	}
 	running := regexp.MustCompile(`running at (http://127\.0\.0\.1:\d+)`)
-	testdb.Each(t, func(t *testing.T, u string) {
+	testdb.EachMigrated(t, testdb.AppSchema, func(t *testing.T, u string) {
 		e := map[string]string{"DATABASE_URL": u, "SUBPROV_LOG_FORMAT": "json"}
 		base, out, stop := startServerOut(t, []string{"demo", "--addr", "127.0.0.1:0"}, env(e), running)
 		m := regexp.MustCompile(`A real switch: van-georgia-sw1 .*\n.*SSH server on (127\.0\.0\.1:\d+)`).FindStringSubmatch(out.String())

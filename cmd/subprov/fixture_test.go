@@ -113,7 +113,7 @@ func login(t *testing.T, base, email, password string) (int, map[string]string) 
 func TestDemoRestartKeepsWhatWasDoneInIt(t *testing.T) {
 	keepGCPercent(t)
 	const marieLine, newPlan, newPassword = "c1000000-0000-4000-8000-000000000001", "pv100000-0000-4000-8000-000000001000", "marie-own-password-1"
-	testdb.Each(t, func(t *testing.T, u string) {
+	testdb.EachMigrated(t, testdb.AppSchema, func(t *testing.T, u string) {
 		base, stop := startDemo(t, u)
 		status, marie := login(t, base, fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
 		if status != 200 {

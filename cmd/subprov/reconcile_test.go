@@ -72,7 +72,7 @@ func TestReconcileCommand(t *testing.T) {
 					t.Skipf("lab switch: %v", err)
 				}
 			}
-			testdb.Each(t, func(t *testing.T, u string) {
+			testdb.EachMigrated(t, testdb.AppSchema, func(t *testing.T, u string) {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				defer cancel()
 				e := env(map[string]string{"DATABASE_URL": u, "SUBPROV_LOG_FORMAT": "json"})

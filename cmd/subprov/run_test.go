@@ -225,7 +225,7 @@ func TestExitStatus(t *testing.T) {
 // SIGTERM does: run returns nil (exit 0).
 func TestServeShutsDownGracefully(t *testing.T) {
 	keepGCPercent(t)
-	testdb.Each(t, func(t *testing.T, u string) {
+	testdb.EachMigrated(t, testdb.AppSchema, func(t *testing.T, u string) {
 		e := env(map[string]string{"DATABASE_URL": u, "SUBPROV_ADDR": "127.0.0.1:0", "SUBPROV_LOG_FORMAT": "json"})
 		if log := serveUntilReady(t, e); !strings.Contains(log, "shutting down") {
 			t.Fatalf("no shutdown log line:\n%s", log)

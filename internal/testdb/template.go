@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/subprov/subprov/internal/rawdb"
@@ -61,8 +63,14 @@ var (
 	adminErr  error
 
 	templatesMu sync.Mutex
-	templates   = map[Schema]*templateResult{}
+	templates   = map[templateKey]*templateResult{}
 )
+
+// templateKey names a template a test process builds or finds once.
+type templateKey struct {
+	engine string
+	schema Schema
+}
 
 type templateResult struct {
 	once sync.Once
@@ -71,14 +79,17 @@ type templateResult struct {
 }
 
 // MigratedURL returns the URL of a fresh database on engine for a test that migrates it to
-// schema before anything else (Open, a service's start). On PostgreSQL it is a copy of a
-// template already migrated to schema, so that this migration finds nothing to do; it is
-// dropped when the test ends. Where no template can be built (the role may not create
-// databases, say) and on SQLite it is URL's empty database.
+// schema before anything else (Open, a service's start). It is a copy of a template already
+// migrated to schema, so that this migration finds nothing to do: on PostgreSQL a database
+// dropped when the test ends, on SQLite a file in the test's temporary directory. Where no
+// template can be built (the role may not create databases, say) it is URL's empty database.
 func MigratedURL(t testing.TB, engine string, schema Schema) string {
 	t.Helper()
+	if engine == "sqlite" {
+		return sqliteCopy(t, schema)
+	}
 	base := os.Getenv(PostgresEnv)
-	if engine == "sqlite" || base == "" {
+	if base == "" {
 		return URL(t, engine)
 	}
 	tmpl, err := template(base, schema)
@@ -169,26 +180,31 @@ func drop(t testing.TB, base, name string) {
 // template returns the name of the template database migrated to schema, building it the
 // first time a process asks (when no earlier process built it).
 func template(base string, schema Schema) (string, error) {
+	return once(templateKey{"postgres", schema}, func() (string, error) { return ensureTemplate(base, schema) })
+}
+
+// once returns what build returns the first time the process asks for key.
+func once(key templateKey, build func() (string, error)) (string, error) {
 	templatesMu.Lock()
-	r := templates[schema]
+	r := templates[key]
 	if r == nil {
 		r = &templateResult{}
-		templates[schema] = r
+		templates[key] = r
 	}
 	templatesMu.Unlock()
-	r.once.Do(func() { r.name, r.err = ensureTemplate(base, schema) })
+	r.once.Do(func() { r.name, r.err = build() })
 	return r.name, r.err
 }
 
 // templateName is the template's name: the schema it is migrated to and a digest of its
 // migrations.
-func templateName(schema Schema) (string, error) {
+func templateName(engine string, schema Schema) (string, error) {
 	h := sha256.New()
 	h.Write([]byte(store.MigrationsDigest()))
 	kind := "store"
 	if schema == AppSchema {
 		kind = "app"
-		m, err := rivermigrate.New(riverdatabasesql.New(nil), nil)
+		m, err := rivermigrate.New(riverDriver(engine, nil), nil)
 		if err != nil {
 			return "", fmt.Errorf("river migrator: %w", err)
 		}
@@ -202,7 +218,7 @@ func templateName(schema Schema) (string, error) {
 // ensureTemplate builds the template for schema unless it exists, and drops what killed runs
 // and old migrations left behind.
 func ensureTemplate(base string, schema Schema) (name string, err error) {
-	name, err = templateName(schema)
+	name, err = templateName("postgres", schema)
 	if err != nil {
 		return "", err
 	}
@@ -275,6 +291,12 @@ func buildTemplate(ctx context.Context, conn *sql.Conn, base, name string, schem
 // migrate applies the migrations of schema to the database at u, as Open and a service's
 // start would.
 func migrate(ctx context.Context, u string, schema Schema) error {
+	return migrated(ctx, u, schema, func(*store.Store) error { return nil })
+}
+
+// migrated applies the migrations of schema to the database at u, as Open and a service's
+// start would, then runs then on the migrated store before closing it.
+func migrated(ctx context.Context, u string, schema Schema, then func(s *store.Store) error) error {
 	s, err := store.Open(ctx, u)
 	if err != nil {
 		return err
@@ -284,7 +306,11 @@ func migrate(ctx context.Context, u string, schema Schema) error {
 		return err
 	}
 	if schema == AppSchema {
-		m, err := rivermigrate.New(riverdatabasesql.New(rawdb.Writer(s)), nil)
+		engine := "postgres"
+		if s.Dialect == store.SQLite {
+			engine = "sqlite"
+		}
+		m, err := rivermigrate.New(riverDriver(engine, rawdb.Writer(s)), nil)
 		if err != nil {
 			return fmt.Errorf("river migrator: %w", err)
 		}
@@ -292,7 +318,16 @@ func migrate(ctx context.Context, u string, schema Schema) error {
 			return fmt.Errorf("river migrate: %w", err)
 		}
 	}
-	return nil
+	return then(s)
+}
+
+// riverDriver is River's driver for engine on db (nil for a driver that only lists its
+// migrations), as the job queue uses it.
+func riverDriver(engine string, db *sql.DB) riverdriver.Driver[*sql.Tx] {
+	if engine == "sqlite" {
+		return riversqlite.New(db)
+	}
+	return riverdatabasesql.New(db)
 }
 
 // dropStale drops the test databases killed runs left (older than staleClone) and the
