@@ -12,6 +12,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -36,28 +37,81 @@ func Path() string {
 	return ""
 }
 
-// New returns a tab of a Chromium of the test's own, which closes when the test ends. Every
-// action in it is bounded by timeout, counted once the browser has started. A test's subtests
-// and further tabs each start their own browser too, but wait for no turn (see enter).
+// New returns a tab of its own for the test, which closes when the test ends. Every action in
+// it is bounded by timeout, counted once the tab is open. A test's subtests and further tabs
+// each get their own too, but wait for no turn (see enter).
 //
-// Each test has its own browser rather than a tab of a shared one, so that nothing one test
-// does to its browser reaches another's.
+// The tabs of a test process share one Chromium, started by the first: a browser costs about
+// a second of a core to start, and the page tests opened some twenty-five per package. Each
+// tab is in a browser context of its own (as a private window is), so that no cookie, storage
+// or cache of one test reaches another's.
 func New(t testing.TB, timeout time.Duration) context.Context {
 	t.Helper()
 	path := require(t)
 	enter(t)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), options(path, t.TempDir())...)
-	ctx, cancelTab := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() {
-		cancelTab()
-		cancelAlloc()
-	})
-	if err := chromedp.Do(ctx); err != nil {
+	browser, err := shared(path)
+	if err != nil {
 		t.Fatalf("start Chromium: %v", err)
+	}
+	ctx, cancelTab := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancelTab)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("open a tab in Chromium: %v", err)
 	}
 	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
 	t.Cleanup(cancelTimeout)
 	return ctx
+}
+
+// browser is the test process's Chromium, started once. It is never closed: the kernel kills
+// it when the test process exits (chromedp asks for that on Linux), and the next process
+// removes the profile it left (removeStaleProfiles).
+var browser struct {
+	once sync.Once
+	ctx  context.Context
+	err  error
+}
+
+// profilePrefix names the profile directories of the shared browsers in the temporary
+// directory.
+const profilePrefix = "subprov-chromium-"
+
+// shared returns the context of the process's Chromium at path, starting it the first time.
+func shared(path string) (context.Context, error) {
+	browser.once.Do(func() {
+		removeStaleProfiles(time.Now())
+		dir, err := os.MkdirTemp("", profilePrefix)
+		if err != nil {
+			browser.err = err
+			return
+		}
+		alloc, _ := chromedp.NewExecAllocator(context.Background(), options(path, dir)...)
+		ctx, _ := chromedp.NewContext(alloc)
+		if err := chromedp.Do(ctx); err != nil {
+			browser.err = err
+			return
+		}
+		browser.ctx = ctx
+	})
+	return browser.ctx, browser.err
+}
+
+// removeStaleProfiles removes the profile directories of shared browsers whose processes
+// exited: those not written for an hour (a test process's browser writes to its profile as
+// its pages load; no package's tests run an hour).
+func removeStaleProfiles(now time.Time) {
+	entries, err := os.ReadDir(os.TempDir())
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), profilePrefix) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > time.Hour {
+			_ = os.RemoveAll(filepath.Join(os.TempDir(), e.Name()))
+		}
+	}
 }
 
 // gate lets a few top-level tests drive a browser at once: on a busy machine, more browsers

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -61,39 +60,36 @@ func CheckLayout(ctx context.Context) ([]string, error) {
 	return problems, chromedp.Do(ctx, chromedp.EmulateViewport(Widths[0], 900))
 }
 
-var screenshots struct {
-	once sync.Once
-	dir  string
-	err  error
+// Screenshot writes the page in ctx, whole, at 1280 px as PNG name.png into the folder
+// $SUBPROV_SCREENSHOTS names; without it, it takes none (encoding a whole page as PNG was a
+// good part of the page tests' time, and nobody looked at the images).
+func Screenshot(t testing.TB, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("SUBPROV_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png := Capture(t, ctx)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(name)+".png")
+	if err := os.WriteFile(file, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s", file)
 }
 
-// Screenshot writes the page in ctx, whole, at 1280 px as PNG name.png into
-// $SUBPROV_SCREENSHOTS, or a temporary folder of the test binary's, and returns the image.
-func Screenshot(t testing.TB, ctx context.Context, name string) []byte {
+// Capture is the page in ctx, whole, at 1280 px, as PNG.
+func Capture(t testing.TB, ctx context.Context) []byte {
 	t.Helper()
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatal(err)
 	}
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
-		t.Fatalf("screenshot %s: %v", name, err)
+		t.Fatalf("screenshot: %v", err)
 	}
-	screenshots.once.Do(func() {
-		screenshots.dir = os.Getenv("SUBPROV_SCREENSHOTS")
-		if screenshots.dir == "" {
-			screenshots.dir, screenshots.err = os.MkdirTemp("", "subprov-screenshots-")
-		} else {
-			screenshots.err = os.MkdirAll(screenshots.dir, 0o755)
-		}
-	})
-	if screenshots.err != nil {
-		t.Fatal(screenshots.err)
-	}
-	file := filepath.Join(screenshots.dir, strings.NewReplacer("/", "_", " ", "_").Replace(name)+".png")
-	if err := os.WriteFile(file, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot %s", file)
 	return png
 }
 
