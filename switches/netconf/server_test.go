@@ -265,8 +265,8 @@ func TestSessionLostMidCommit(t *testing.T) {
 				}
 			})
 			err := switches.Confirmed(raw).Converge(ctx, port, serviceB)
-			if !fired {
-				t.Fatalf("the write never reached step %q (err %v)", tc.step, err)
+			if !fired || srv.Armed() {
+				t.Fatalf("the write never reached step %q or commit %d (err %v)", tc.step, tc.killOnCommit, err)
 			}
 			if !errors.Is(err, switches.ErrUnavailable) {
 				t.Fatalf("converge with the session lost: %v; want ErrUnavailable", err)

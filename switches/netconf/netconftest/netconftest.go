@@ -181,6 +181,13 @@ func (s *Server) KillOnCommit(n int) {
 	s.killOnCommit = n
 }
 
+// Armed reports whether the commit KillOnCommit armed the server to die on has yet to arrive.
+func (s *Server) Armed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.killOnCommit > 0
+}
+
 // HoldSessions makes the server miss the end of its sessions from now on: when a client's
 // connection ends, netconfd's side of it stays open, with its candidate lock and any confirmed
 // commit pending on it, until ReleaseSessions, as on a switch that has not noticed a session
