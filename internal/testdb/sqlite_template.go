@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/store"
 )
 
@@ -52,9 +51,9 @@ func ensureSQLiteTemplate(schema Schema) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("template directory: %w", err)
 	}
-	removeStaleSQLite(dir, name+".db", time.Now())
-	path := filepath.Join(dir, name+".db")
 	now := time.Now()
+	removeStaleSQLite(dir, name+".db", now)
+	path := filepath.Join(dir, name+".db")
 	if err := os.Chtimes(path, now, now); err == nil {
 		return path, nil // its modification time is when a test process last used it
 	}
@@ -76,12 +75,10 @@ func ensureSQLiteTemplate(schema Schema) (string, error) {
 // with nothing in a write-ahead log, to out.
 func buildSQLiteTemplate(work, out string, schema Schema) error {
 	ctx := context.Background()
-	return migrated(ctx, "sqlite://"+work, schema, func(s *store.Store) error {
-		if _, err := rawdb.Writer(s).ExecContext(ctx, "VACUUM INTO ?", out); err != nil {
-			return fmt.Errorf("write template: %w", err)
-		}
-		return nil
-	})
+	if err := migrate(ctx, "sqlite://"+work, schema); err != nil {
+		return err
+	}
+	return store.VacuumInto(ctx, work, out)
 }
 
 // removeStaleSQLite removes the templates in dir other than current that no test process used

@@ -291,12 +291,6 @@ func buildTemplate(ctx context.Context, conn *sql.Conn, base, name string, schem
 // migrate applies the migrations of schema to the database at u, as Open and a service's
 // start would.
 func migrate(ctx context.Context, u string, schema Schema) error {
-	return migrated(ctx, u, schema, func(*store.Store) error { return nil })
-}
-
-// migrated applies the migrations of schema to the database at u, as Open and a service's
-// start would, then runs then on the migrated store before closing it.
-func migrated(ctx context.Context, u string, schema Schema, then func(s *store.Store) error) error {
 	s, err := store.Open(ctx, u)
 	if err != nil {
 		return err
@@ -318,7 +312,7 @@ func migrated(ctx context.Context, u string, schema Schema, then func(s *store.S
 			return fmt.Errorf("river migrate: %w", err)
 		}
 	}
-	return then(s)
+	return nil
 }
 
 // riverDriver is River's driver for engine on db (nil for a driver that only lists its
