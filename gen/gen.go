@@ -45,8 +45,9 @@ type Options struct {
 // Version changes whenever the generated data changes, so a harness that keeps generated
 // databases knows to regenerate (2: store keys, the current month's invoices; 3: names indexed
 // surname first; 4: each subscriber lists its search terms, migrations 0013 and 0014; 5: and
-// carries its search card, migration 0015; 6: no term that starts another of the subscriber's).
-const Version = 6
+// carries its search card, migration 0015; 6: no term that starts another of the subscriber's;
+// 7: the e-mail addresses of providers after the first carry the provider's number).
+const Version = 7
 
 // Password is every generated portal login's password.
 const Password = "gen-password-1"
@@ -793,12 +794,22 @@ func (g *generator) status() subprov.Status {
 	}
 }
 
+// generatedEmail is provider p's n-th subscriber's address. A login's address is unique across
+// the platform, and the names and domains repeat, so the address carries p and n: provider 1's
+// as name+n (the data of one provider is unchanged), every other's as name+p.n.
+func generatedEmail(local string, p, n int, domain string) string {
+	if p == 1 {
+		return fmt.Sprintf("%s%d@%s", local, n, domain)
+	}
+	return fmt.Sprintf("%s%d.%d@%s", local, p, n, domain)
+}
+
 func (g *generator) subscriber(ctx context.Context, n int, loc location) {
 	now := g.o.Now
 	b := g.building
 	first, last := firstNames[g.rnd.IntN(len(firstNames))], lastNames[g.rnd.IntN(len(lastNames))]
 	local := strings.Join(strings.Fields(strings.ToLower(fold(first)+"."+fold(last))), "")
-	email := fmt.Sprintf("%s%d@%s", local, n, mailDomains[g.rnd.IntN(len(mailDomains))])
+	email := generatedEmail(local, g.p, n, mailDomains[g.rnd.IntN(len(mailDomains))])
 	area := cityOf(b.City).areaCodes
 	phone := fmt.Sprintf("+1 %s-%03d-%04d", area[g.rnd.IntN(len(area))], 200+g.rnd.IntN(800), g.rnd.IntN(10000))
 	company := ""
