@@ -35,6 +35,17 @@ func PendingEventStatements(d Dialect, providerID string) map[string]Statement {
 	}
 }
 
+// PortLineStatements are the reads of a port's lines, with arguments for portID (and for the
+// switch it is on, switchName).
+func PortLineStatements(portID, switchName string) map[string]Statement {
+	return map[string]Statement{
+		"port holders":              {portHoldersQuery, []any{portID}},
+		"latest line on port":       {latestLineOnPortQuery, []any{portID}},
+		"line in service on port":   {lineInServiceOnPortQuery, []any{portID, "l-0"}},
+		"ports to sample on switch": {portsToSampleQuery, []any{switchName}},
+	}
+}
+
 // KeyedStatements are the statements that name their rows by id and check their provider
 // besides, with arguments for providerID and ids.
 func KeyedStatements(providerID string, ids []string) map[string]Statement {

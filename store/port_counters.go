@@ -57,12 +57,15 @@ func (s *Store) PortsToSample(ctx context.Context, switchName string) ([]Sampled
 		err := r.Scan(&p.PortID, &p.Name, &mode, &p.DownloadMbps, &p.UploadMbps)
 		p.InService = mode == "service"
 		return p, err
-	}, `SELECT p.id, p.port_name, COALESCE(ps.mode, CASE WHEN EXISTS (SELECT 1 FROM subscriptions s WHERE s.port_id = p.id
+	}, portsToSampleQuery, switchName)
+}
+
+// portsToSampleQuery looks up each port's lines through subscriptions_port.
+const portsToSampleQuery = `SELECT p.id, p.port_name, COALESCE(ps.mode, CASE WHEN EXISTS (SELECT 1 FROM subscriptions s WHERE s.port_id = p.id
 		AND s.deprovisioned_at IS NULL AND s.status = 'ACTIVE') THEN 'service' ELSE '' END), CASE WHEN ps.mode = 'service' THEN ps.download_mbps ELSE 0 END,
 		CASE WHEN ps.mode = 'service' THEN ps.upload_mbps ELSE 0 END
 		FROM ports p LEFT JOIN port_states ps ON ps.port_id = p.id WHERE p.switch_name = ?
-		AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.port_id = p.id AND s.deprovisioned_at IS NULL) ORDER BY p.port_name`, switchName)
-}
+		AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.port_id = p.id AND s.deprovisioned_at IS NULL) ORDER BY p.port_name`
 
 func scanReading(row interface{ Scan(...any) error }) (*PortReading, error) {
 	var r PortReading

@@ -38,10 +38,17 @@ func (s *Store) PortHolders(ctx context.Context, portID string) ([]subprov.PortH
 	return portHolders(ctx, s.R(), portID)
 }
 
-func portHolders(ctx context.Context, q Querier, portID string) ([]subprov.PortHolder, error) {
-	rows, err := q.Query(ctx, `SELECT `+subscriptionColumns+`, v.download_mbps, v.upload_mbps, pr.sandbox
+// The reads of a port's lines go through subscriptions_port (port_id, created_at, id).
+const (
+	portHoldersQuery = `SELECT ` + subscriptionColumns + `, v.download_mbps, v.upload_mbps, pr.sandbox
 		FROM subscriptions s JOIN plan_versions v ON v.id = s.plan_version_id JOIN providers pr ON pr.id = s.provider_id
-		WHERE s.port_id = ? AND s.deprovisioned_at IS NULL ORDER BY s.created_at, s.id`, portID)
+		WHERE s.port_id = ? AND s.deprovisioned_at IS NULL ORDER BY s.created_at, s.id`
+	latestLineOnPortQuery = `SELECT ` + subscriptionColumns + ` FROM subscriptions s WHERE s.port_id = ?
+		ORDER BY s.created_at DESC, s.id DESC LIMIT 1`
+)
+
+func portHolders(ctx context.Context, q Querier, portID string) ([]subprov.PortHolder, error) {
+	rows, err := q.Query(ctx, portHoldersQuery, portID)
 	if err != nil {
 		return nil, fmt.Errorf("lines on port %s: %w", portID, err)
 	}
@@ -66,8 +73,7 @@ func portHolders(ctx context.Context, q Querier, portID string) ([]subprov.PortH
 // subscriber on an operator ticket about the port); none wraps subprov.ErrNotFound.
 func (s *Store) LatestLineOnPort(ctx context.Context, portID string) (*subprov.Subscription, error) {
 	var r subscriptionRow
-	err := s.R().QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions s WHERE s.port_id = ?
-		ORDER BY s.created_at DESC, s.id DESC LIMIT 1`, portID).Scan(r.dest()...)
+	err := s.R().QueryRow(ctx, latestLineOnPortQuery, portID).Scan(r.dest()...)
 	if err != nil {
 		return nil, fmt.Errorf("latest line on port %s: %w", portID, err)
 	}

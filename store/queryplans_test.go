@@ -62,3 +62,19 @@ func TestKeyedStatementsReadTheirKeys(t *testing.T) {
 		testdb.CheckKeyedPlans(t, s, statements, want)
 	})
 }
+
+// TestPortLinesReadThePortsIndex: every read of a port's lines (its holders, on each order,
+// plan change and convergence; its newest line, for tickets; another line in service on it;
+// the ports of a switch that lines hold, for sampling) searches subscriptions_port on both
+// engines. Without it each went through all of the provider's lines: at a million lines an
+// order took a second on SQLite.
+func TestPortLinesReadThePortsIndex(t *testing.T) {
+	t.Parallel()
+	testdb.EachStoreWithNewStatistics(t, func(t *testing.T, s *store.Store) {
+		for name, st := range store.PortLineStatements("port-1", "sw-1") {
+			if plan := testdb.IndexedQueryPlan(t, s, st.Query, st.Args...); !strings.Contains(plan, "subscriptions_port") {
+				t.Errorf("%s: plan does not search subscriptions_port:\n%s", name, plan)
+			}
+		}
+	})
+}

@@ -13,6 +13,10 @@ import (
 	"github.com/subprov/subprov/search"
 )
 
+// lineInServiceOnPortQuery goes through subscriptions_port, as the other reads of a port's lines.
+const lineInServiceOnPortQuery = `SELECT id FROM subscriptions WHERE port_id = ? AND id <> ? AND status IN ('ACTIVE', 'SUSPENDED')
+	ORDER BY created_at, id LIMIT 1`
+
 const subscriptionColumns = `s.id, s.provider_id, COALESCE(s.subscriber_id, ''), s.plan_version_id, s.building_id, COALESCE(s.unit_id, ''),
 	COALESCE(s.port_id, ''), s.status, s.workflow_state, s.delivery_mode, s.mac_address, s.billing_owner, s.billing_day,
 	COALESCE(s.processor_customer_id, ''), COALESCE(s.payment_method_id, ''), COALESCE(s.external_subscription_id, ''), s.anonymous,
@@ -403,16 +407,10 @@ func (tx *Tx) ClaimDeprovision(ctx context.Context, id string, now time.Time) (b
 }
 
 // LineInServiceOnPort returns the id of a line other than line whose service runs on line's
-// port (ACTIVE or SUSPENDED); subprov.ErrNotFound when there is none. Lines on a port share its
-// suite, whose index the read goes through (port_id has none).
+// port (ACTIVE or SUSPENDED); subprov.ErrNotFound when there is none.
 func (s *Store) LineInServiceOnPort(ctx context.Context, line *subprov.Subscription) (string, error) {
-	q, args := `SELECT id FROM subscriptions WHERE port_id = ? AND id <> ? AND status IN ('ACTIVE', 'SUSPENDED')`, []any{line.PortID, line.ID}
-	if line.UnitID != "" {
-		q += ` AND unit_id = ?`
-		args = append(args, line.UnitID)
-	}
 	var id string
-	err := s.R().QueryRow(ctx, q+` ORDER BY created_at, id LIMIT 1`, args...).Scan(&id)
+	err := s.R().QueryRow(ctx, lineInServiceOnPortQuery, line.PortID, line.ID).Scan(&id)
 	return id, err
 }
 

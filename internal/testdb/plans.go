@@ -105,6 +105,43 @@ func CheckKeyedPlan(t *testing.T, s *store.Store, name, query string, args []any
 	}
 }
 
+// IndexedQueryPlan is the plan of q when the engine may not read a table whole where an index
+// serves: on PostgreSQL with sequential scans off (a planner with few or no rows in the tables
+// rightly scans them, which says nothing about the plan at scale); on SQLite, which searches
+// any index that serves an equality, QueryPlan's. A plan that still scans lacks the index.
+func IndexedQueryPlan(t *testing.T, s *store.Store, q string, args ...any) string {
+	t.Helper()
+	if s.Dialect != store.Postgres {
+		return QueryPlan(t, s, q, args...)
+	}
+	ctx := context.Background()
+	tx, err := rawdb.Writer(s).BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read only
+	if _, err := tx.ExecContext(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tx.QueryContext(ctx, "EXPLAIN "+s.Dialect.Rebind(q), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(line + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan.String()
+}
+
 // readsTheProvidersRange reports whether plan reads a range of an index led by provider_id.
 func readsTheProvidersRange(plan string) bool {
 	return strings.Contains(plan, "(provider_id=") || strings.Contains(plan, "Cond: (provider_id")
