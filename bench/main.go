@@ -49,10 +49,21 @@ type options struct {
 	scenarios   map[string]bool // nil: all
 	pgDB        string          // PostgreSQL database name; "" = subprov_bench_<subscribers>
 	scratch     bool            // measure on a throw-away copy of the generated database
+
+	fanProviders int           // fan-out: providers, each with a receiver of its own
+	fanRate      float64       // fan-out: events offered per second in all
+	fanDelay     time.Duration // fan-out: how long each receiver takes to answer
+	fanDuration  time.Duration // fan-out: how long each phase offers events
 }
 
 // scenarioNames are the scenario groups --scenarios chooses from.
-var scenarioNames = []string{"search", "me", "orders", "billrun"}
+var scenarioNames = []string{"search", "me", "orders", "billrun", "fanout"}
+
+// atScale reports whether a scenario that runs on the generated database was chosen (fanout
+// runs on a database of its own).
+func (o options) atScale() bool {
+	return o.runs("search") || o.runs("me") || o.runs("orders") || o.runs("billrun")
+}
 
 // runs reports whether scenario group name was chosen.
 func (o options) runs(name string) bool { return o.scenarios == nil || o.scenarios[name] }
@@ -72,15 +83,24 @@ func main() {
 	flag.IntVar(&o.warmup, "warmup-orders", 1000, "orders placed at --order-rate before the measured phases, the first the process takes: its cold start, reported as a phase of its own (at most a quarter of the free ports)")
 	flag.Float64Var(&o.orderRate, "order-rate", 300, "orders per second offered open-loop in the orders scenario's warm-up and paced phases")
 	flag.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames, ","),
-		"comma list of scenarios to run: search (agent search, each kind with 1 and 8 clients), me (GET /partner/subscriber/me and the bare ceiling), orders (provider-initiated orders and their provisioning.completed events), billrun (the monthly bill run over the platform-billed lines, serve stopped)")
+		"comma list of scenarios to run: search (agent search, each kind with 1 and 8 clients), me (GET /partner/subscriber/me and the bare ceiling), orders (provider-initiated orders and their provisioning.completed events), billrun (the monthly bill run over the platform-billed lines, serve stopped), "+
+			"fanout (webhook delivery to --fanout-providers slow receivers, on a database of its own)")
 	flag.StringVar(&o.pgDB, "pg-db", "", "PostgreSQL database the harness generates into and measures (default subprov_bench_<subscribers>); "+
 		"give your own name when others share the server")
 	flag.BoolVar(&o.scratch, "scratch", false, "measure on a throw-away copy of the generated database, so every run's orders find the same "+
 		"free ports and no earlier run's webhook backlog (repeatable runs; costs one copy of the database per engine; SQLite's is removed once measured)")
+	flag.IntVar(&o.fanProviders, "fanout-providers", 200, "fanout: providers, each with a webhook receiver of its own on loopback")
+	flag.Float64Var(&o.fanRate, "fanout-rate", 1000, "fanout: webhook events offered per second in all, round-robin over the providers")
+	flag.DurationVar(&o.fanDelay, "fanout-delay", 200*time.Millisecond, "fanout: how long each receiver takes to answer")
+	flag.DurationVar(&o.fanDuration, "fanout-duration", 20*time.Second, "fanout: how long each of its two phases offers events")
 	flag.Parse()
 	o.engines = strings.Split(engines, ",")
 	if o.warmup < 0 || o.orders < 0 {
 		fmt.Fprintln(os.Stderr, "bench: --orders and --warmup-orders: zero or more")
+		os.Exit(2)
+	}
+	if o.fanProviders < 1 || o.fanProviders > 999 || o.fanRate <= 0 || o.fanDelay < 0 || o.fanDuration <= 0 {
+		fmt.Fprintln(os.Stderr, "bench: --fanout-providers between 1 and 999, --fanout-rate and --fanout-duration above zero, --fanout-delay zero or more")
 		os.Exit(2)
 	}
 	if strings.Trim(o.pgDB, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
@@ -187,39 +207,31 @@ func run(ctx context.Context, o options) error {
 	}
 	defer ceiling.Close()
 	for _, engine := range o.engines {
-		dbURL, genTime, err := prepare(ctx, o, bin, engine)
-		if err != nil {
-			if engine == "postgres" {
+		if engine == "postgres" {
+			if err := ping(ctx, o.pgURL); err != nil {
 				logf("postgres skipped: %v", err)
 				rep.notes = append(rep.notes, fmt.Sprintf("PostgreSQL skipped: %v", err))
 				continue
 			}
-			return err
 		}
-		if o.scratch {
-			if dbURL, err = scratchCopy(ctx, o, engine, dbURL); err != nil {
-				return fmt.Errorf("%s: scratch copy: %w", engine, err)
+		res := &engineResult{engine: engine}
+		if o.atScale() {
+			var err error
+			if res, err = measureAtScale(ctx, o, bin, engine, ceiling.url); errors.Is(err, errSkipped) {
+				rep.notes = append(rep.notes, fmt.Sprintf("PostgreSQL skipped: %v", err))
+				continue
+			} else if err != nil {
+				return err
 			}
 		}
-		res, err := measure(ctx, o, bin, engine, dbURL, ceiling.url)
-		if err != nil {
-			return fmt.Errorf("%s: %w", engine, err)
-		}
-		res.genTime = genTime
-		if o.runs("billrun") {
-			logf("%s: bill run", engine)
-			if res.bill, err = billRun(ctx, dbURL); err != nil {
-				return fmt.Errorf("%s: bill run: %w", engine, err)
+		if o.runs("fanout") {
+			var err error
+			logf("%s: fan-out", engine)
+			if res.fanout, err = fanOut(ctx, o, bin, engine); err != nil {
+				return fmt.Errorf("%s: fan-out: %w", engine, err)
 			}
-			logf("%s: bill run: %d lines in %s", engine, res.bill.lines, res.bill.elapsed)
 		}
 		rep.engines = append(rep.engines, res)
-		if o.scratch && engine == "sqlite" {
-			// The copy is spent. Its pages would otherwise stay in the page cache, and on a
-			// machine without room for both engines' databases and their copies they crowd
-			// out PostgreSQL's, whose measured run then reads from the disk.
-			removeSQLite(strings.TrimPrefix(dbURL, "sqlite://"))
-		}
 	}
 	if err := rep.write(o.out); err != nil {
 		return err
@@ -234,6 +246,46 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	return nil
+}
+
+// errSkipped: the engine could not be reached and is left out of the report.
+var errSkipped = errors.New("skipped")
+
+// measureAtScale runs the scenarios on the generated database: search, /me and orders with
+// serve running, then the bill run.
+func measureAtScale(ctx context.Context, o options, bin, engine, ceilingURL string) (*engineResult, error) {
+	dbURL, genTime, err := prepare(ctx, o, bin, engine)
+	if err != nil {
+		if engine == "postgres" {
+			logf("postgres skipped: %v", err)
+			return nil, fmt.Errorf("%w: %v", errSkipped, err)
+		}
+		return nil, err
+	}
+	if o.scratch {
+		if dbURL, err = scratchCopy(ctx, o, engine, dbURL); err != nil {
+			return nil, fmt.Errorf("%s: scratch copy: %w", engine, err)
+		}
+	}
+	res, err := measure(ctx, o, bin, engine, dbURL, ceilingURL)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", engine, err)
+	}
+	res.genTime = genTime
+	if o.runs("billrun") {
+		logf("%s: bill run", engine)
+		if res.bill, err = billRun(ctx, dbURL); err != nil {
+			return nil, fmt.Errorf("%s: bill run: %w", engine, err)
+		}
+		logf("%s: bill run: %d lines in %s", engine, res.bill.lines, res.bill.elapsed)
+	}
+	if o.scratch && engine == "sqlite" {
+		// The copy is spent. Its pages would otherwise stay in the page cache, and on a
+		// machine without room for both engines' databases and their copies they crowd
+		// out PostgreSQL's, whose measured run then reads from the disk.
+		removeSQLite(strings.TrimPrefix(dbURL, "sqlite://"))
+	}
+	return res, nil
 }
 
 func logf(format string, args ...any) {

@@ -24,6 +24,7 @@ type engineResult struct {
 	ceiling   result
 	orders    []orderPhase // the warm-up (if any) and at --order-rate, then at capacity
 	bill      billResult
+	fanout    []fanPhase // the fan-out scenario's phases
 }
 
 // queryKinds are one agent search of each kind, from generated subscriber 0's rows.
