@@ -94,8 +94,8 @@ func (h *fanHooks) reset(windowEnd time.Time) {
 // fanBody is the part of an event's body the receivers read.
 type fanBody struct {
 	Data struct {
-		Seq       int64 `json:"bench_seq"`
-		OfferedAt int64 `json:"bench_due_unix_nano"`
+		Seq int64 `json:"bench_seq"`
+		Due int64 `json:"bench_due_unix_nano"` // when the event was due, Unix nanoseconds
 	} `json:"data"`
 }
 
@@ -134,7 +134,7 @@ func (h *fanHooks) handler(provider int) http.HandlerFunc {
 				if got.Before(h.window) {
 					h.inWindow++
 				}
-				h.lag.record(got.Sub(time.Unix(0, b.Data.OfferedAt)))
+				h.lag.record(got.Sub(time.Unix(0, b.Data.Due)))
 			}
 		}
 		h.mu.Unlock()
