@@ -57,13 +57,17 @@ type options struct {
 }
 
 // scenarioNames are the scenario groups --scenarios chooses from.
-var scenarioNames = []string{"search", "me", "orders", "billrun", "fanout"}
+var scenarioNames = []string{"search", "me", "orders", "billrun", "storage", "fanout"}
 
 // atScale reports whether a scenario that runs on the generated database was chosen (fanout
 // runs on a database of its own).
 func (o options) atScale() bool {
-	return o.runs("search") || o.runs("me") || o.runs("orders") || o.runs("billrun")
+	return o.serves() || o.runs("billrun") || o.runs("storage")
 }
+
+// serves reports whether a scenario that measures a running serve on the generated database
+// was chosen.
+func (o options) serves() bool { return o.runs("search") || o.runs("me") || o.runs("orders") }
 
 // runs reports whether scenario group name was chosen.
 func (o options) runs(name string) bool { return o.scenarios == nil || o.scenarios[name] }
@@ -84,6 +88,7 @@ func main() {
 	flag.Float64Var(&o.orderRate, "order-rate", 300, "orders per second offered open-loop in the orders scenario's warm-up and paced phases")
 	flag.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames, ","),
 		"comma list of scenarios to run: search (agent search, each kind with 1 and 8 clients), me (GET /partner/subscriber/me and the bare ceiling), orders (provider-initiated orders and their provisioning.completed events), billrun (the monthly bill run over the platform-billed lines, serve stopped), "+
+			"storage (the generated database's bytes by table and per subscriber), "+
 			"fanout (webhook delivery to --fanout-providers slow receivers, on a database of its own)")
 	flag.StringVar(&o.pgDB, "pg-db", "", "PostgreSQL database the harness generates into and measures (default subprov_bench_<subscribers>); "+
 		"give your own name when others share the server")
@@ -262,16 +267,25 @@ func measureAtScale(ctx context.Context, o options, bin, engine, ceilingURL stri
 		}
 		return nil, err
 	}
+	var use *storageUse
+	if o.runs("storage") {
+		logf("%s: storage", engine)
+		if use, err = measureStorage(ctx, dbURL); err != nil {
+			return nil, fmt.Errorf("%s: storage: %w", engine, err)
+		}
+	}
 	if o.scratch {
 		if dbURL, err = scratchCopy(ctx, o, engine, dbURL); err != nil {
 			return nil, fmt.Errorf("%s: scratch copy: %w", engine, err)
 		}
 	}
-	res, err := measure(ctx, o, bin, engine, dbURL, ceilingURL)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", engine, err)
+	res := &engineResult{engine: engine}
+	if o.serves() {
+		if res, err = measure(ctx, o, bin, engine, dbURL, ceilingURL); err != nil {
+			return nil, fmt.Errorf("%s: %w", engine, err)
+		}
 	}
-	res.genTime = genTime
+	res.genTime, res.storage = genTime, use
 	if o.runs("billrun") {
 		logf("%s: bill run", engine)
 		if res.bill, err = billRun(ctx, dbURL); err != nil {
