@@ -53,6 +53,7 @@ type fanPhase struct {
 	delivered  int64 // events first received by the end of the drain, the hanging receiver's excepted
 	expected   int64 // events offered to the receivers that answer
 	lag        *hist // due → first received, the hanging receiver's excepted
+	hung       bool  // a receiver hung during the phase
 	hungGot    int64 // the hanging receiver's events received (it never answers in time)
 	outOfOrder int64 // events first received after a later one of their provider
 	repeats    int64 // events received again (delivery is at least once)
@@ -282,7 +283,7 @@ func newFanSource(ctx context.Context, st *store.Store, n int) (*fanSource, erro
 // phase offers events at rate for d, then waits (up to 30 s) for the answering receivers to
 // get every one, sampling the RSS of serve (servePID) throughout.
 func (s *fanSource) phase(ctx context.Context, hooks *fanHooks, servePID int, name string, rate float64, d time.Duration, hung int) (fanPhase, error) {
-	res := fanPhase{name: name, duration: d, rssKB: [3]int64{rssKB(servePID), 0, 0}}
+	res := fanPhase{name: name, duration: d, hung: hung != 0, rssKB: [3]int64{rssKB(servePID), 0, 0}}
 	start := time.Now()
 	hooks.reset(start.Add(d))
 	n := int64(rate * d.Seconds())

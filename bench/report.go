@@ -217,11 +217,15 @@ func writeFanout(b *strings.Builder, o options, phases []fanPhase) {
 		"Delivered/s counts the events first received while the phase offered; the lag runs from an event's due instant to its first receipt; both leave out a hanging receiver's events. "+
 		"Targets (issue 40): ≥ 800 delivered/s, lag p99 ≤ 2 s, none out of order, the others' lag unchanged while one receiver hangs, memory flat.\n\n",
 		o.fanProviders, o.fanDelay, o.fanRate, o.fanDuration)
-	b.WriteString("| phase | offered | delivered/s | delivered after the drain | lag p50 | lag p99 | out of order | repeats | `serve` RSS start / max / end |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| phase | offered | delivered/s | delivered after the drain | lag p50 | lag p99 | out of order | repeats | the hanging receiver's events received | `serve` RSS start / max / end |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, ph := range phases {
 		mb := func(kb int64) string { return fmt.Sprintf("%.0f MB", float64(kb)/1024) }
-		fmt.Fprintf(b, "| %s | %d | %.0f | %d of %d | %s | %s | %d | %d | %s / %s / %s |\n", ph.name, ph.offered, ph.rate(), ph.delivered, ph.expected,
-			ms(ph.lag.quantile(0.5)), ms(ph.lag.quantile(0.99)), ph.outOfOrder, ph.repeats, mb(ph.rssKB[0]), mb(ph.rssKB[1]), mb(ph.rssKB[2]))
+		hung := "—"
+		if ph.hung {
+			hung = fmt.Sprint(ph.hungGot)
+		}
+		fmt.Fprintf(b, "| %s | %d | %.0f | %d of %d | %s | %s | %d | %d | %s | %s / %s / %s |\n", ph.name, ph.offered, ph.rate(), ph.delivered, ph.expected,
+			ms(ph.lag.quantile(0.5)), ms(ph.lag.quantile(0.99)), ph.outOfOrder, ph.repeats, hung, mb(ph.rssKB[0]), mb(ph.rssKB[1]), mb(ph.rssKB[2]))
 	}
 	b.WriteString("\n")
 	var rows strings.Builder
