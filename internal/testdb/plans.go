@@ -49,6 +49,13 @@ func QueryPlan(t *testing.T, s *store.Store, q string, args ...any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return planText(t, rows)
+}
+
+// planText is an EXPLAIN's rows as text, one line each: the last column of each row (SQLite:
+// the detail column; PostgreSQL: the line). It closes rows.
+func planText(t *testing.T, rows *sql.Rows) string {
+	t.Helper()
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
@@ -64,7 +71,7 @@ func QueryPlan(t *testing.T, s *store.Store, q string, args ...any) string {
 		if err := rows.Scan(ptrs...); err != nil {
 			t.Fatal(err)
 		}
-		plan.WriteString(vals[len(vals)-1].String + "\n") // SQLite: the detail column; PostgreSQL: the line
+		plan.WriteString(vals[len(vals)-1].String + "\n")
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
@@ -127,19 +134,7 @@ func IndexedQueryPlan(t *testing.T, s *store.Store, q string, args ...any) strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	var plan strings.Builder
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan.WriteString(line + "\n")
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return plan.String()
+	return planText(t, rows)
 }
 
 // readsTheProvidersRange reports whether plan reads a range of an index led by provider_id.
