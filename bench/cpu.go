@@ -40,6 +40,38 @@ type cpuMeter struct {
 	db       *sql.DB
 }
 
+// newCPUMeter is a meter of the serve process servePID on the database at dbURL: on
+// PostgreSQL with a connection of its own, through which it lists the backends. Close it.
+func newCPUMeter(servePID int, dbURL string) (cpuMeter, error) {
+	m := cpuMeter{servePID: servePID}
+	if strings.HasPrefix(dbURL, "postgres") {
+		var err error
+		if m.db, err = openPostgres(dbURL); err != nil {
+			return m, fmt.Errorf("the CPU meter's connection: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// close releases the meter's connection.
+func (m cpuMeter) close() {
+	if m.db != nil {
+		m.db.Close()
+	}
+}
+
+// around is what the machine's CPU did while fn ran; nil where /proc cannot be read.
+func (m cpuMeter) around(ctx context.Context, fn func()) *cpuUse {
+	before, known := m.take(ctx)
+	fn()
+	after, ok := m.take(ctx)
+	if !ok || !known {
+		return nil
+	}
+	use := after.since(before)
+	return &use
+}
+
 // take reads a snapshot; ok is false where /proc cannot be read (not Linux), and the phase
 // then reports no CPU figures.
 func (m cpuMeter) take(ctx context.Context) (s cpuSnapshot, ok bool) {

@@ -221,13 +221,11 @@ func fanOut(ctx context.Context, o options, bin, engine string) (phases []fanPha
 	if err != nil {
 		return nil, err
 	}
-	meter := cpuMeter{servePID: srv.cmd.Process.Pid}
-	if engine == "postgres" {
-		if meter.db, err = openPostgres(dbURL); err != nil {
-			return nil, fmt.Errorf("the CPU meter's connection: %w", err)
-		}
-		defer meter.db.Close()
+	meter, err := newCPUMeter(srv.cmd.Process.Pid, dbURL)
+	if err != nil {
+		return nil, err
 	}
+	defer meter.close()
 	for _, ph := range []struct {
 		name string
 		hung int
@@ -236,12 +234,11 @@ func fanOut(ctx context.Context, o options, bin, engine string) (phases []fanPha
 		{"provider 1's receiver hanging (10 s a request), the others as before", 1},
 	} {
 		hooks.hung.Store(int32(ph.hung))
-		before, known := meter.take(ctx)
-		res, err := src.phase(ctx, hooks, srv.cmd.Process.Pid, ph.name, o.fanRate, o.fanDuration, ph.hung)
-		if after, ok := meter.take(ctx); ok && known {
-			use := after.since(before)
-			res.cpu = &use
-		}
+		var res fanPhase
+		cpu := meter.around(ctx, func() {
+			res, err = src.phase(ctx, hooks, srv.cmd.Process.Pid, ph.name, o.fanRate, o.fanDuration, ph.hung)
+		})
+		res.cpu = cpu
 		if err != nil {
 			return phases, fmt.Errorf("%s: %w", ph.name, err)
 		}
@@ -291,7 +288,7 @@ func (s *fanSource) phase(ctx context.Context, hooks *fanHooks, servePID int, na
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	var rssMax atomic.Int64
-	stopRSS := sampleRSS(servePID, &rssMax)
+	stopRSS := sampleRSS(servePID, 250*time.Millisecond, &rssMax)
 	defer stopRSS()
 	for s.next < first+n {
 		now := time.Now()
@@ -345,29 +342,6 @@ func (s *fanSource) phase(ctx context.Context, hooks *fanHooks, servePID int, na
 	return res, nil
 }
 
-// sampleRSS records pid's largest RSS every 250 ms until the returned function is called.
-func sampleRSS(pid int, max *atomic.Int64) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if kb := rssKB(pid); kb > max.Load() {
-				max.Store(kb)
-			}
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
-}
-
 // fanoutDatabase creates the scenario's database, generated with --fanout-providers providers,
 // and returns its URL and how to drop it.
 func fanoutDatabase(ctx context.Context, o options, bin, engine string) (dbURL string, drop func() error, err error) {
@@ -382,29 +356,10 @@ func fanoutDatabase(ctx context.Context, o options, bin, engine string) (dbURL s
 		if o.pgDB != "" {
 			name = o.pgDB + "_fanout"
 		}
-		admin, err := openPostgres(o.pgURL)
-		if err != nil {
+		if dbURL, err = createPostgres(ctx, o.pgURL, name); err != nil {
 			return "", nil, err
 		}
-		defer admin.Close()
-		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			return "", nil, err
-		}
-		if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-			return "", nil, err
-		}
-		if dbURL, err = withDatabase(o.pgURL, name); err != nil {
-			return "", nil, err
-		}
-		drop = func() error {
-			admin, err := openPostgres(o.pgURL)
-			if err != nil {
-				return err
-			}
-			defer admin.Close()
-			_, err = admin.ExecContext(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			return err
-		}
+		drop = func() error { return dropPostgres(context.WithoutCancel(ctx), o.pgURL, name) }
 	default:
 		return "", nil, fmt.Errorf("unknown engine %q", engine)
 	}

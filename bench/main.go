@@ -336,15 +336,7 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 		if o.reuse && exists(marker) {
 			return dbURL, generatedIn(marker), migrate(ctx, bin, engine, dbURL)
 		}
-		admin, err := openPostgres(o.pgURL)
-		if err != nil {
-			return "", 0, err
-		}
-		defer admin.Close()
-		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			return "", 0, err
-		}
-		if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		if _, err := createPostgres(ctx, o.pgURL, name); err != nil {
 			return "", 0, err
 		}
 	default:
@@ -360,6 +352,35 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 	}
 	genTime = time.Since(start)
 	return dbURL, genTime, os.WriteFile(marker, []byte(genTime.String()), 0o644)
+}
+
+// createPostgres creates the database name, empty, on the server at serverURL (dropping one of
+// that name first) and returns its URL.
+func createPostgres(ctx context.Context, serverURL, name string) (string, error) {
+	if err := dropPostgres(ctx, serverURL, name); err != nil {
+		return "", err
+	}
+	admin, err := openPostgres(serverURL)
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", err
+	}
+	return withDatabase(serverURL, name)
+}
+
+// dropPostgres drops the database name on the server at serverURL, if there is one, ending
+// its sessions.
+func dropPostgres(ctx context.Context, serverURL, name string) error {
+	admin, err := openPostgres(serverURL)
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	_, err = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	return err
 }
 
 // migrate brings a reused database to this build's schema before it is copied and measured,
@@ -540,6 +561,30 @@ func (s *server) stop() {
 	case <-time.After(10 * time.Second):
 		s.cmd.Process.Kill() //nolint:errcheck
 	}
+}
+
+// sampleRSS records pid's largest RSS into max every interval until the returned function is
+// called.
+func sampleRSS(pid int, every time.Duration, max *atomic.Int64) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			if kb := rssKB(pid); kb > max.Load() {
+				max.Store(kb)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }
 
 // rssKB is the resident set size of pid, from /proc.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/subprov/subprov/gen"
@@ -97,22 +97,8 @@ func measure(ctx context.Context, o options, bin, engine, dbURL, ceilingURL stri
 // measureSearch runs agent search, each kind with 1 and 8 clients, sampling RSS throughout.
 func measureSearch(o options, srv *server, res *engineResult, kinds [][2]string, key http.Header) {
 	engine := res.engine
-	stopRSS := make(chan struct{})
-	var rssWG sync.WaitGroup
-	rssWG.Add(1)
-	go func() {
-		defer rssWG.Done()
-		for {
-			if kb := rssKB(srv.cmd.Process.Pid); kb > res.maxRSSKB {
-				res.maxRSSKB = kb
-			}
-			select {
-			case <-stopRSS:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}()
+	var maxRSS atomic.Int64
+	stopRSS := sampleRSS(srv.cmd.Process.Pid, 50*time.Millisecond, &maxRSS)
 	for _, k := range kinds {
 		u := srv.base + "/partner/agent/customers/search?limit=10&q=" + url.QueryEscape(k[1])
 		for _, clients := range []int{1, 8} {
@@ -122,8 +108,8 @@ func measureSearch(o options, srv *server, res *engineResult, kinds [][2]string,
 			logf("%s: %s ×%d: p50 %s p99 %s %.0f/s", engine, r.name, clients, r.p50, r.p99, r.rps())
 		}
 	}
-	close(stopRSS)
-	rssWG.Wait()
+	stopRSS()
+	res.maxRSSKB = maxRSS.Load()
 }
 
 // measureMe runs GET /partner/subscriber/me with a JWT, next to the bare handler in the same run.

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -152,13 +151,11 @@ func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (pha
 		return nil, err
 	}
 	defer stop()
-	meter := cpuMeter{servePID: srv.cmd.Process.Pid}
-	if strings.HasPrefix(dbURL, "postgres") {
-		if meter.db, err = openPostgres(dbURL); err != nil {
-			return nil, fmt.Errorf("the CPU meter's connection: %w", err)
-		}
-		defer meter.db.Close()
+	meter, err := newCPUMeter(srv.cmd.Process.Pid, dbURL)
+	if err != nil {
+		return nil, err
 	}
+	defer meter.close()
 	half := len(ports) / 2
 	order := func(ports []string) func(c *http.Client, i int64, sent time.Time) error {
 		return func(c *http.Client, i int64, sent time.Time) error {
@@ -174,18 +171,18 @@ func placeOrders(ctx context.Context, o options, srv *server, dbURL string) (pha
 	// include).
 	phase := func(name, event string, measure func() result) orderPhase {
 		hook.phase()
-		before, known := meter.take(ctx)
-		intake := measure()
-		intake.name = name
-		h, last, ids := hook.wait(intake.requests-intake.errors, 30*time.Second)
-		ph := orderPhase{intake: intake, toEvent: result{name: event, requests: h.n, p50: h.quantile(0.5), p99: h.quantile(0.99),
-			elapsed: intake.elapsed}, ids: ids}
-		if after, ok := meter.take(ctx); ok && known {
-			use := after.since(before)
-			ph.cpu = &use
-		}
+		var ph orderPhase
+		var last time.Time
+		ph.cpu = meter.around(ctx, func() {
+			intake := measure()
+			intake.name = name
+			var h *hist
+			h, last, ph.ids = hook.wait(intake.requests-intake.errors, 30*time.Second)
+			ph.intake = intake
+			ph.toEvent = result{name: event, requests: h.n, p50: h.quantile(0.5), p99: h.quantile(0.99), elapsed: intake.elapsed}
+		})
 		if !last.IsZero() {
-			ph.toEvent.elapsed = last.Sub(intake.started)
+			ph.toEvent.elapsed = last.Sub(ph.intake.started)
 		}
 		return ph
 	}

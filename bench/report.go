@@ -179,25 +179,41 @@ func writeStages(b *strings.Builder, phases []orderPhase) {
 
 // writeCPU is the table of where each orders phase's CPU went (cpu.go), per order placed.
 func writeCPU(b *strings.Builder, phases []orderPhase) {
+	rows := make([]cpuRow, len(phases))
+	for i, ph := range phases {
+		rows[i] = cpuRow{ph.intake.name, ph.cpu, ph.intake.requests - ph.intake.errors}
+	}
+	writeCPUTable(b, "Where the CPU went, from the first order of a phase to its last webhook (cpu.go; /proc): how busy the machine's CPUs were, and CPU time per order placed. "+
+		"PostgreSQL backends are the sessions on the run's database, when the server runs on this machine:", rows)
+}
+
+// cpuRow is one phase's CPU use and the count of what it is divided by (orders, events).
+type cpuRow struct {
+	name string
+	use  *cpuUse
+	n    int64
+}
+
+// writeCPUTable writes intro and the table of where each phase's CPU went, per unit of its
+// count; a phase without figures or count is left out, and without any the table is too.
+func writeCPUTable(b *strings.Builder, intro string, phases []cpuRow) {
 	var rows strings.Builder
 	for _, ph := range phases {
-		orders := ph.intake.requests - ph.intake.errors
-		if ph.cpu == nil || orders == 0 {
+		if ph.use == nil || ph.n == 0 {
 			continue
 		}
-		u := ph.cpu
-		per := func(d time.Duration) string { return ms(d / time.Duration(orders)) }
+		u := ph.use
+		per := func(d time.Duration) string { return ms(d / time.Duration(ph.n)) }
 		backends := "—"
 		if u.backendsKnown {
 			backends = per(u.backends)
 		}
-		fmt.Fprintf(&rows, "| %s | %.0f%% | %s | %s | %s | %s |\n", ph.intake.name, 100*u.busy, per(u.serve), backends, per(u.harness), per(u.other))
+		fmt.Fprintf(&rows, "| %s | %.0f%% | %s | %s | %s | %s |\n", ph.name, 100*u.busy, per(u.serve), backends, per(u.harness), per(u.other))
 	}
 	if rows.Len() == 0 {
 		return
 	}
-	b.WriteString("Where the CPU went, from the first order of a phase to its last webhook (cpu.go; /proc): how busy the machine's CPUs were, and CPU time per order placed. " +
-		"PostgreSQL backends are the sessions on the run's database, when the server runs on this machine:\n\n")
+	b.WriteString(intro + "\n\n")
 	b.WriteString("| phase | machine CPU busy | `serve` | PostgreSQL backends | harness | rest of the machine |\n|---|---|---|---|---|---|\n")
 	b.WriteString(rows.String())
 	b.WriteString("\n")
@@ -228,24 +244,10 @@ func writeFanout(b *strings.Builder, o options, phases []fanPhase) {
 			ms(ph.lag.quantile(0.5)), ms(ph.lag.quantile(0.99)), ph.outOfOrder, ph.repeats, hung, mb(ph.rssKB[0]), mb(ph.rssKB[1]), mb(ph.rssKB[2]))
 	}
 	b.WriteString("\n")
-	var rows strings.Builder
-	for _, ph := range phases {
-		if ph.cpu == nil || ph.delivered == 0 {
-			continue
-		}
-		u := ph.cpu
-		per := func(d time.Duration) string { return ms(d / time.Duration(ph.delivered)) }
-		backends := "—"
-		if u.backendsKnown {
-			backends = per(u.backends)
-		}
-		fmt.Fprintf(&rows, "| %s | %.0f%% | %s | %s | %s | %s |\n", ph.name, 100*u.busy, per(u.serve), backends, per(u.harness), per(u.other))
+	rows := make([]cpuRow, len(phases))
+	for i, ph := range phases {
+		rows[i] = cpuRow{ph.name, ph.cpu, ph.delivered}
 	}
-	if rows.Len() > 0 {
-		b.WriteString("Where the fan-out's CPU went, from a phase's start to its last delivery (cpu.go): how busy the machine's CPUs were, and CPU time per event delivered " +
-			"(the harness records the events and runs the receivers):\n\n")
-		b.WriteString("| phase | machine CPU busy | `serve` | PostgreSQL backends | harness | rest of the machine |\n|---|---|---|---|---|---|\n")
-		b.WriteString(rows.String())
-		b.WriteString("\n")
-	}
+	writeCPUTable(b, "Where the fan-out's CPU went, from a phase's start to its last delivery (cpu.go): how busy the machine's CPUs were, and CPU time per event delivered "+
+		"(the harness records the events and runs the receivers):", rows)
 }
