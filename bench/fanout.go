@@ -290,13 +290,16 @@ func (s *fanSource) phase(ctx context.Context, hooks *fanHooks, servePID int, na
 	var rssMax atomic.Int64
 	stopRSS := sampleRSS(servePID, 250*time.Millisecond, &rssMax)
 	defer stopRSS()
+	due := func(i int64) time.Time {
+		return start.Add(time.Duration(float64(i-first) / rate * float64(time.Second)))
+	}
 	for s.next < first+n {
-		now := time.Now()
-		due := func(i int64) time.Time {
-			return start.Add(time.Duration(float64(i-first) / rate * float64(time.Second)))
+		end, now := s.next, time.Now() // record the events due by now
+		for end < first+n && !due(end).After(now) {
+			end++
 		}
 		err := s.st.InTx(ctx, func(tx *store.Tx) error {
-			for i := s.next; i < first+n && !due(i).After(now); i++ {
+			for i := s.next; i < end; i++ {
 				p := s.providers[i%P]
 				extra := map[string]any{"bench_seq": i/P + 1, "bench_due_unix_nano": due(i).UnixNano()}
 				if _, err := s.rec.Record(ctx, tx, p, fanoutType, nil, extra); err != nil {
@@ -308,11 +311,10 @@ func (s *fanSource) phase(ctx context.Context, hooks *fanHooks, servePID int, na
 		if err != nil {
 			return res, fmt.Errorf("record events: %w", err)
 		}
-		for s.next < first+n && !due(s.next).After(now) {
+		for ; s.next < end; s.next++ {
 			if int(s.next%P)+1 != hung {
 				res.expected++
 			}
-			s.next++
 		}
 		select {
 		case <-ctx.Done():
