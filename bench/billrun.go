@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/subprov/subprov/billing"
@@ -15,7 +17,7 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
-// billResult is the monthly bill run over the generated provider's platform-billed lines.
+// billResult is the monthly bill run over the generated providers' platform-billed lines.
 type billResult struct {
 	lines   int // invoices issued
 	elapsed time.Duration
@@ -23,58 +25,83 @@ type billResult struct {
 
 func (b billResult) linesPerSecond() float64 { return float64(b.lines) / b.elapsed.Seconds() }
 
-// billRun runs a bill run of generated provider 1 (every eighth line is platform-billed) with
-// serve stopped, and removes what it wrote afterwards (and anything a run interrupted earlier
-// left), so a reused database bills the same lines on the next run; its audit entries stay,
-// the audit log being append-only. The period is far in the
-// future: serve's own daily sweep bills the current month while the scenarios run, and a
-// late run (period after today's) bills every line whatever its billing day.
-func billRun(ctx context.Context, dbURL string) (billResult, error) {
+// billPeriod is the period the harness bills: far in the future, as serve's own daily sweep
+// bills the current month while the scenarios run, and a late run (period after today's)
+// bills every line whatever its billing day.
+const billPeriod = "2099-01"
+
+// billRun runs the bill run of every generated provider (every eighth line is
+// platform-billed) with serve stopped, all providers at once, as serve's workers run the
+// jobs its sweep queues on the 1st. It removes what the runs wrote afterwards (and anything
+// a run interrupted earlier left), so a reused database bills the same lines on the next run;
+// their audit entries stay, the audit log being append-only.
+func billRun(ctx context.Context, dbURL string, providers int) (billResult, error) {
 	st, err := store.Open(ctx, dbURL)
 	if err != nil {
 		return billResult{}, err
 	}
 	defer st.Close()
-	providerID := gen.ProviderID(1)
-	now := time.Now().UTC()
-	const period = "2099-01"
-	var seq int64
-	if err := rawdb.Writer(st).QueryRowContext(ctx, st.Dialect.Rebind(`SELECT document_seq FROM providers WHERE id = ?`), providerID).Scan(&seq); err != nil {
-		return billResult{}, fmt.Errorf("document sequence: %w", err)
-	}
-	undo := func() error {
-		invoices := `SELECT id FROM invoices WHERE provider_id = ? AND period = ? AND kind = 'recurring'`
-		for _, q := range []string{
-			`DELETE FROM invoice_lines WHERE invoice_id IN (` + invoices + `)`,
-			`DELETE FROM charges WHERE invoice_id IN (` + invoices + `)`,
-			`DELETE FROM ledger_documents WHERE invoice_id IN (` + invoices + `)`,
-			`DELETE FROM invoices WHERE provider_id = ? AND period = ? AND kind = 'recurring'`,
-		} {
-			if _, err := rawdb.Writer(st).ExecContext(ctx, st.Dialect.Rebind(q), providerID, period); err != nil {
-				return fmt.Errorf("undo bill run: %w", err)
-			}
+	seqs := make([]int64, providers)
+	for i := range seqs {
+		if seqs[i], err = documentSeq(ctx, st, gen.ProviderID(i+1)); err != nil {
+			return billResult{}, err
 		}
-		return nil
+		if err := undoBillRun(ctx, st, gen.ProviderID(i+1), seqs[i]); err != nil { // left by an interrupted run
+			return billResult{}, err
+		}
 	}
-	if err := undo(); err != nil { // left by an interrupted run
-		return billResult{}, err
-	}
-	svc := &billing.Service{Store: st, Clock: clock.NewManual(now), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	svc := &billing.Service{Store: st, Clock: clock.NewManual(time.Now().UTC()), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	start := time.Now()
-	if err := svc.BillRun(ctx, jobs.BillRun{ProviderID: providerID, Period: period}); err != nil {
+	errs := make([]error, providers)
+	var wg sync.WaitGroup
+	for i := range providers {
+		wg.Go(func() {
+			errs[i] = svc.BillRun(ctx, jobs.BillRun{ProviderID: gen.ProviderID(i + 1), Period: billPeriod})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return billResult{}, err
 	}
 	res := billResult{elapsed: time.Since(start)}
-	var last int64
-	if err := rawdb.Writer(st).QueryRowContext(ctx, st.Dialect.Rebind(`SELECT document_seq FROM providers WHERE id = ?`), providerID).Scan(&last); err != nil {
-		return billResult{}, fmt.Errorf("document sequence: %w", err)
-	}
-	res.lines = int(last - seq)
-	if err := undo(); err != nil {
-		return billResult{}, err
-	}
-	if _, err := rawdb.Writer(st).ExecContext(ctx, st.Dialect.Rebind(`UPDATE providers SET document_seq = ? WHERE id = ?`), seq, providerID); err != nil {
-		return billResult{}, fmt.Errorf("undo bill run: %w", err)
+	for i, seq := range seqs {
+		last, err := documentSeq(ctx, st, gen.ProviderID(i+1))
+		if err != nil {
+			return billResult{}, err
+		}
+		res.lines += int(last - seq)
+		if err := undoBillRun(ctx, st, gen.ProviderID(i+1), seq); err != nil {
+			return billResult{}, err
+		}
 	}
 	return res, nil
+}
+
+// documentSeq reads a provider's document sequence: the bill run takes one number per invoice.
+func documentSeq(ctx context.Context, st *store.Store, providerID string) (int64, error) {
+	var seq int64
+	if err := rawdb.Writer(st).QueryRowContext(ctx, st.Dialect.Rebind(`SELECT document_seq FROM providers WHERE id = ?`), providerID).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("document sequence: %w", err)
+	}
+	return seq, nil
+}
+
+// undoBillRun removes the provider's invoices of the harness's period, with their lines,
+// charges and ledger documents, and sets its document sequence back to seq.
+func undoBillRun(ctx context.Context, st *store.Store, providerID string, seq int64) error {
+	invoices := `SELECT id FROM invoices WHERE provider_id = ? AND period = ? AND kind = 'recurring'`
+	for _, q := range []string{
+		`DELETE FROM invoice_lines WHERE invoice_id IN (` + invoices + `)`,
+		`DELETE FROM charges WHERE invoice_id IN (` + invoices + `)`,
+		`DELETE FROM ledger_documents WHERE invoice_id IN (` + invoices + `)`,
+		`DELETE FROM invoices WHERE provider_id = ? AND period = ? AND kind = 'recurring'`,
+	} {
+		if _, err := rawdb.Writer(st).ExecContext(ctx, st.Dialect.Rebind(q), providerID, billPeriod); err != nil {
+			return fmt.Errorf("undo bill run: %w", err)
+		}
+	}
+	if _, err := rawdb.Writer(st).ExecContext(ctx, st.Dialect.Rebind(`UPDATE providers SET document_seq = ? WHERE id = ?`), seq, providerID); err != nil {
+		return fmt.Errorf("undo bill run: %w", err)
+	}
+	return nil
 }

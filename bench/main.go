@@ -36,7 +36,8 @@ import (
 )
 
 type options struct {
-	subscribers int
+	subscribers int // in all
+	providers   int // the subscribers are spread evenly over them
 	engines     []string
 	pgURL       string
 	dir         string
@@ -54,6 +55,18 @@ type options struct {
 	fanRate      float64       // fan-out: events offered per second in all
 	fanDelay     time.Duration // fan-out: how long each receiver takes to answer
 	fanDuration  time.Duration // fan-out: how long each phase offers events
+}
+
+// perProvider is how many subscribers each generated provider has.
+func (o options) perProvider() int { return o.subscribers / o.providers }
+
+// scale names the generated data in file and database names: its size, and its providers
+// when more than one.
+func (o options) scale() string {
+	if o.providers == 1 {
+		return strconv.Itoa(o.subscribers)
+	}
+	return fmt.Sprintf("%d_p%d", o.subscribers, o.providers)
 }
 
 // scenarioNames are the scenario groups --scenarios chooses from.
@@ -75,7 +88,8 @@ func (o options) runs(name string) bool { return o.scenarios == nil || o.scenari
 func main() {
 	var o options
 	var engines, scenarios string
-	flag.IntVar(&o.subscribers, "subscribers", 1_000_000, "subscribers to generate")
+	flag.IntVar(&o.subscribers, "subscribers", 1_000_000, "subscribers to generate, in all")
+	flag.IntVar(&o.providers, "providers", 1, "providers to spread the subscribers over, evenly: search, /me and orders use provider 1's, the bill run bills every provider's")
 	flag.StringVar(&engines, "engines", "sqlite,postgres", "engines to measure (postgres is skipped when unreachable)")
 	flag.StringVar(&o.pgURL, "pg-url", os.Getenv("SUBPROV_BENCH_POSTGRES_URL"),
 		"PostgreSQL server URL, or $SUBPROV_BENCH_POSTGRES_URL; the harness creates its own database on it (default: this machine's server through its Unix socket when it answers there, else over TCP on 127.0.0.1:5432)")
@@ -102,6 +116,10 @@ func main() {
 	o.engines = strings.Split(engines, ",")
 	if o.warmup < 0 || o.orders < 0 {
 		fmt.Fprintln(os.Stderr, "bench: --orders and --warmup-orders: zero or more")
+		os.Exit(2)
+	}
+	if o.providers < 1 || o.providers > 999 || o.subscribers < o.providers || o.subscribers%o.providers != 0 {
+		fmt.Fprintln(os.Stderr, "bench: --providers between 1 and 999, dividing --subscribers evenly")
 		os.Exit(2)
 	}
 	if o.fanProviders < 1 || o.fanProviders > 999 || o.fanRate <= 0 || o.fanDelay < 0 || o.fanDuration <= 0 {
@@ -288,7 +306,7 @@ func measureAtScale(ctx context.Context, o options, bin, engine, ceilingURL stri
 	res.genTime, res.storage = genTime, use
 	if o.runs("billrun") {
 		logf("%s: bill run", engine)
-		if res.bill, err = billRun(ctx, dbURL); err != nil {
+		if res.bill, err = billRun(ctx, dbURL, o.providers); err != nil {
 			return nil, fmt.Errorf("%s: bill run: %w", engine, err)
 		}
 		logf("%s: bill run: %d lines in %s", engine, res.bill.lines, res.bill.elapsed)
@@ -310,25 +328,22 @@ func logf(format string, args ...any) {
 // run at the same scale left one (genTime is then zero).
 func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, genTime time.Duration, err error) {
 	// The marker names gen's data version: data from an older generator is generated again.
-	marker := filepath.Join(o.dir, fmt.Sprintf("%s-%d-gen%d.ok", engine, o.subscribers, gen.Version))
-	if engine == "postgres" && o.pgDB != "" {
-		marker = filepath.Join(o.dir, fmt.Sprintf("%s-%s-%d-gen%d.ok", engine, o.pgDB, o.subscribers, gen.Version))
-	}
+	marker := filepath.Join(o.dir, fmt.Sprintf("%s-%s-gen%d.ok", engine, o.scale(), gen.Version))
 	switch engine {
 	case "sqlite":
-		path := filepath.Join(o.dir, fmt.Sprintf("gen-%d.db", o.subscribers))
+		path := filepath.Join(o.dir, fmt.Sprintf("gen-%s.db", o.scale()))
 		dbURL = "sqlite://" + path
 		if o.reuse && exists(marker) {
 			return dbURL, generatedIn(marker), migrate(ctx, bin, engine, dbURL)
 		}
 		removeSQLite(path)
 	case "postgres":
-		name := fmt.Sprintf("subprov_bench_%d", o.subscribers)
+		name := "subprov_bench_" + o.scale()
 		if o.pgDB != "" {
 			name = o.pgDB
 		}
 		if o.pgDB != "" {
-			marker = filepath.Join(o.dir, fmt.Sprintf("%s-%s-%d-gen%d.ok", engine, name, o.subscribers, gen.Version))
+			marker = filepath.Join(o.dir, fmt.Sprintf("%s-%s-%s-gen%d.ok", engine, name, o.scale(), gen.Version))
 		}
 		if dbURL, err = withDatabase(o.pgURL, name); err != nil {
 			return "", 0, err
@@ -343,8 +358,8 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 		return "", 0, fmt.Errorf("unknown engine %q", engine)
 	}
 	os.Remove(marker)
-	logf("%s: generating %d subscribers", engine, o.subscribers)
-	cmd := subprovCmd(ctx, bin, dbURL, "gen", "--subscribers", strconv.Itoa(o.subscribers))
+	logf("%s: generating %d subscribers over %d providers", engine, o.subscribers, o.providers)
+	cmd := subprovCmd(ctx, bin, dbURL, "gen", "--providers", strconv.Itoa(o.providers), "--subscribers", strconv.Itoa(o.perProvider()))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	start := time.Now()
 	if err := cmd.Run(); err != nil {

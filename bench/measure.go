@@ -182,7 +182,7 @@ func freePorts(ctx context.Context, dbURL string, o options) ([]string, error) {
 		taken[h] = true
 	}
 	var out []string
-	for _, h := range gen.VacantPorts(1, o.subscribers) {
+	for _, h := range gen.VacantPorts(1, o.perProvider()) {
 		if !taken[h] && len(out) < o.orders+o.warmup {
 			out = append(out, h)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/subprov/subprov"
@@ -123,8 +124,10 @@ func (s *Service) BillRun(ctx context.Context, a jobs.BillRun) error {
 }
 
 // billPeriod issues one period's due recurring invoices: the store narrows the lines by period
-// and billing day, owesRecurring decides. Invoices are written in batches; it returns how many
-// it issued, also when it stops on an error.
+// and billing day, owesRecurring decides. Invoices are written in batches, each in a
+// transaction; what a batch only reads (its plans' lines for the month, its subscribers'
+// customer numbers) is read before it, so the transaction holds the writer no longer than
+// its writes need. It returns how many it issued, also when it stops on an error.
 func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Period) (int, error) {
 	loc := p.Location()
 	now := s.Clock.Now()
@@ -135,18 +138,18 @@ func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Pe
 	}
 	start := time.Date(period.Year, period.Month, 1, 0, 0, 0, 0, loc)
 	month := billingMonth{start: start, end: start.AddDate(0, 1, 0), day: dayOfMonth}
-	plans := map[string]*subprov.PlanVersion{}
+	planLines := map[string][]subprov.InvoiceLine{} // the month's plan lines, by plan version
 	after := ""
 	issued := 0
 	for {
-		candidates, err := s.Store.RecurringCandidates(ctx, p.ID, period.String(), dayOfMonth, month.end, after, 500)
+		candidates, last, err := s.Store.RecurringCandidates(ctx, p.ID, period.String(), dayOfMonth, month.end, after, 500)
 		if err != nil {
 			return issued, err
 		}
-		if len(candidates) == 0 {
+		if last == "" {
 			break
 		}
-		after = candidates[len(candidates)-1].ID
+		after = last
 		subs := candidates[:0]
 		for _, sub := range candidates {
 			if owesRecurring(sub, month) {
@@ -156,15 +159,25 @@ func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Pe
 		if len(subs) == 0 {
 			continue
 		}
+		subscriberIDs := make([]string, 0, len(subs))
 		for _, sub := range subs {
-			if plans[sub.PlanVersionID] == nil {
-				if plans[sub.PlanVersionID], err = s.Store.PlanVersion(ctx, p.ID, sub.PlanVersionID); err != nil {
+			if sub.SubscriberID != "" {
+				subscriberIDs = append(subscriberIDs, sub.SubscriberID)
+			}
+			if planLines[sub.PlanVersionID] == nil {
+				plan, err := s.Store.PlanVersion(ctx, p.ID, sub.PlanVersionID)
+				if err != nil {
 					return issued, err
 				}
+				planLines[sub.PlanVersionID] = slices.Clip(monthLines(plan, period)) // each draft appends to a copy
 			}
 		}
+		numbers, err := s.Store.CustomerNumbers(ctx, subscriberIDs)
+		if err != nil {
+			return issued, err
+		}
 		err = s.Store.InTx(ctx, func(tx *store.Tx) error {
-			n, err := s.issueRecurring(ctx, tx, p, subs, plans, period, now)
+			n, err := s.issueRecurring(ctx, tx, p, subs, planLines, numbers, period, now)
 			issued += n
 			return err
 		})
@@ -179,28 +192,22 @@ func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Pe
 }
 
 // issueRecurring issues the period's recurring invoice of each line of a batch, as issue does
-// one by one, with a handful of statements for the whole batch: the lines' adjustments,
-// credits and customer numbers read at once, the numbers allocated at once, invoices, their
-// lines, ledger documents and audit rows written with multi-row INSERTs. It returns how many
+// one by one, with a handful of statements for the whole batch: the lines' adjustments and
+// credits read at once, the document numbers allocated at once, invoices, their lines, ledger
+// documents and audit rows written with multi-row INSERTs. planLines are the month's plan
+// lines by plan version, numbers the subscribers' customer numbers. It returns how many
 // invoices it wrote (a line invoiced meanwhile by another run is skipped, as issue skips it).
 func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.Provider, subs []*subprov.Subscription,
-	plans map[string]*subprov.PlanVersion, period Period, now time.Time) (int, error) {
-	lineIDs, subscriberIDs := make([]string, len(subs)), make([]string, 0, len(subs))
+	planLines map[string][]subprov.InvoiceLine, numbers map[string]string, period Period, now time.Time) (int, error) {
+	lineIDs := make([]string, len(subs))
 	for i, sub := range subs {
 		lineIDs[i] = sub.ID
-		if sub.SubscriberID != "" {
-			subscriberIDs = append(subscriberIDs, sub.SubscriberID)
-		}
 	}
 	adjustments, err := s.Store.OpenAdjustmentsOfLines(ctx, tx, lineIDs)
 	if err != nil {
 		return 0, err
 	}
 	credits, err := tx.OpenCreditsOfLines(ctx, lineIDs)
-	if err != nil {
-		return 0, err
-	}
-	numbers, err := tx.CustomerNumbers(ctx, subscriberIDs)
 	if err != nil {
 		return 0, err
 	}
@@ -214,8 +221,7 @@ func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.P
 		if _, ok := numbers[sub.SubscriberID]; !ok {
 			return 0, fmt.Errorf("subscriber for invoice: %s: %w", sub.SubscriberID, subprov.ErrNotFound)
 		}
-		plan := plans[sub.PlanVersionID]
-		d := newDraft(p, sub, "recurring", period, period.Day(sub.BillingDay), monthLines(plan, period), adjustments[sub.ID],
+		d := newDraft(p, sub, "recurring", period, period.Day(sub.BillingDay), planLines[sub.PlanVersionID], adjustments[sub.ID],
 			credits[sub.ID], numbers[sub.SubscriberID], now)
 		d.inv.Number = docNumbers[i]
 		drafts[i], batch[i] = d, subprov.IssuedInvoice{Invoice: d.inv, Lines: d.lines, NextChargeAt: d.chargeAt}

@@ -12,6 +12,7 @@ import (
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/fixture"
 	"github.com/subprov/subprov/identity"
+	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
@@ -29,12 +30,13 @@ func loadDemo(t *testing.T, s *store.Store) {
 }
 
 // TestBillRunOverTenThousandLines: one run invoices every due line once; a second run, as
-// after a crash or a duplicate job, adds nothing.
+// after a crash or a duplicate job, adds nothing; a run after a crash that left the last lines
+// uninvoiced invoices them, reading on past pages whose lines all have their invoice.
 func TestBillRunOverTenThousandLines(t *testing.T) {
 	t.Parallel()
 	n := 10000
 	if testing.Short() {
-		n = 500
+		n = 1200 // still pages (of 500 lines) whose lines all have their invoice at the last run
 	}
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
@@ -76,6 +78,26 @@ func TestBillRunOverTenThousandLines(t *testing.T) {
 		}
 		if got := invoices(); got != n+1 {
 			t.Fatalf("a second run changed the count to %d", got)
+		}
+		// As if the first run had crashed before its last batches: the last lines in id order
+		// have no invoice.
+		lastLines := `SELECT id FROM invoices WHERE period = '2026-12' AND subscription_id IN
+			(SELECT id FROM subscriptions WHERE id LIKE 'bulk-%' ORDER BY id DESC LIMIT 150)`
+		for _, q := range []string{`DELETE FROM invoice_lines WHERE invoice_id IN (` + lastLines + `)`,
+			`DELETE FROM ledger_documents WHERE invoice_id IN (` + lastLines + `)`,
+			`DELETE FROM invoices WHERE id IN (` + lastLines + `)`} {
+			if _, err := rawdb.Writer(s).ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := invoices(); got != n+1-150 {
+			t.Fatalf("%d recurring invoices left, want %d", got, n+1-150)
+		}
+		if err := svc.BillRun(ctx, jobs.BillRun{ProviderID: northwind, Period: "2026-12"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := invoices(); got != n+1 {
+			t.Fatalf("the run after the crash left %d recurring invoices, want %d", got, n+1)
 		}
 		var totals int64
 		_ = s.R().QueryRow(ctx, `SELECT COUNT(DISTINCT number) FROM invoices WHERE period = '2026-12'`).Scan(&totals)

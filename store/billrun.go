@@ -68,12 +68,12 @@ func (tx *Tx) OpenCreditsOfLines(ctx context.Context, subscriptionIDs []string) 
 }
 
 // CustomerNumbers returns the customer numbers of subscribers, by subscriber id ("" for none).
-func (tx *Tx) CustomerNumbers(ctx context.Context, subscriberIDs []string) (map[string]string, error) {
+func (s *Store) CustomerNumbers(ctx context.Context, subscriberIDs []string) (map[string]string, error) {
 	out := map[string]string{}
 	if len(subscriberIDs) == 0 {
 		return out, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT id, COALESCE(customer_number, '') FROM subscribers WHERE id IN `+inList(len(subscriberIDs)),
+	rows, err := s.R().Query(ctx, `SELECT id, COALESCE(customer_number, '') FROM subscribers WHERE id IN `+inList(len(subscriberIDs)),
 		anyList(subscriberIDs)...)
 	if err != nil {
 		return nil, fmt.Errorf("customer numbers: %w", err)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/subprov/subprov"
 
@@ -43,6 +44,17 @@ func PortLineStatements(portID, switchName string) map[string]Statement {
 		"latest line on port":       {latestLineOnPortQuery, []any{portID}},
 		"line in service on port":   {lineInServiceOnPortQuery, []any{portID, "l-0"}},
 		"ports to sample on switch": {portsToSampleQuery, []any{switchName}},
+	}
+}
+
+// RecurringCandidateStatements are the bill run's reads of a page of a provider's
+// platform-billed lines and of which of ids have an invoice for the period, with arguments for
+// providerID.
+func RecurringCandidateStatements(providerID string, ids []string) map[string]Statement {
+	return map[string]Statement{
+		"page of platform-billed lines": {`SELECT ` + subscriptionColumns + ` FROM subscriptions s ` + recurringPage,
+			[]any{providerID, 31, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), "", 500}},
+		"lines invoiced for the period": {periodInvoicedOf(len(ids)), append(anyList(ids), "2026-12")},
 	}
 }
 
