@@ -118,29 +118,22 @@ func (s *Store) PortConvergence(ctx context.Context, portID string) (*subprov.Po
 
 // LeasePort takes the port's convergence lease for token until until, unless another token
 // holds a lease that has not run out at now: then ok is false. With the lease it returns the
-// desired setting to write, read in the same transaction. A port with no desired setting
-// wraps subprov.ErrNotFound.
+// desired setting to write, as the statement that took the lease left it. A port with no
+// desired setting wraps subprov.ErrNotFound.
 func (s *Store) LeasePort(ctx context.Context, portID, token string, until, now time.Time) (c *subprov.PortConvergence, ok bool, err error) {
-	err = s.InTx(ctx, func(tx *Tx) error {
-		res, err := tx.Exec(ctx, `UPDATE port_states SET lease_token = ?, lease_until = ?
-			WHERE port_id = ? AND (lease_token = '' OR lease_token = ? OR lease_until IS NULL OR lease_until < ?)`,
-			token, until.UTC(), portID, token, now.UTC())
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			// Held by another, or no desired setting at all: say which.
-			var one int
-			return tx.QueryRow(ctx, `SELECT 1 FROM port_states WHERE port_id = ?`, portID).Scan(&one)
-		}
-		ok = true
-		c, err = scanPortState(tx.QueryRow(ctx, `SELECT `+portStateColumns+` FROM port_states WHERE port_id = ?`, portID))
+	err = s.WriteOne(ctx, func(q Execer) (err error) {
+		c, err = scanPortState(q.QueryRow(ctx, `UPDATE port_states SET lease_token = ?, lease_until = ?
+			WHERE port_id = ? AND (lease_token = '' OR lease_token = ? OR lease_until IS NULL OR lease_until < ?)
+			RETURNING `+portStateColumns, token, until.UTC(), portID, token, now.UTC()))
 		return err
 	})
+	if errors.Is(err, subprov.ErrNotFound) {
+		// Held by another, or no desired setting at all: say which.
+		var one int
+		err = s.R().QueryRow(ctx, `SELECT 1 FROM port_states WHERE port_id = ?`, portID).Scan(&one)
+	} else {
+		ok = err == nil
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("lease port %s: %w", portID, err)
 	}
@@ -151,29 +144,30 @@ func (s *Store) LeasePort(ctx context.Context, portID, token string, until, now 
 // and gives the lease back; it returns the port's state after, whose Version tells whether the
 // desired setting moved on meanwhile.
 func (s *Store) FinishConverge(ctx context.Context, portID, token string, version int64, failure string, now time.Time) (*subprov.PortConvergence, error) {
-	var c *subprov.PortConvergence
-	err := s.InTx(ctx, func(tx *Tx) error {
-		// A port confirmed in its current desired setting has no drift left, and one confirmed in
-		// service is no billing risk: what the last reconciliation found there no longer holds.
-		q := `UPDATE port_states SET converged_version = CASE WHEN converged_version > ? THEN converged_version ELSE ? END,
-			unconverged = CASE WHEN version = ? THEN FALSE ELSE unconverged END,
-			drift = CASE WHEN version = ? THEN '' ELSE drift END,
-			billing_risk = CASE WHEN version = ? AND mode = 'service' THEN FALSE ELSE billing_risk END,
-			lease_token = '', lease_until = NULL
+	// A port confirmed in its current desired setting has no drift left, and one confirmed in
+	// service is no billing risk: what the last reconciliation found there no longer holds.
+	q := `UPDATE port_states SET converged_version = CASE WHEN converged_version > ? THEN converged_version ELSE ? END,
+		unconverged = CASE WHEN version = ? THEN FALSE ELSE unconverged END,
+		drift = CASE WHEN version = ? THEN '' ELSE drift END,
+		billing_risk = CASE WHEN version = ? AND mode = 'service' THEN FALSE ELSE billing_risk END,
+		lease_token = '', lease_until = NULL
+		WHERE port_id = ? AND lease_token = ?`
+	args := []any{version, version, version, version, version, portID, token}
+	if failure != "" {
+		q = `UPDATE port_states SET failed_version = ?, failure = ?, lease_token = '', lease_until = NULL
 			WHERE port_id = ? AND lease_token = ?`
-		args := []any{version, version, version, version, version, portID, token}
-		if failure != "" {
-			q = `UPDATE port_states SET failed_version = ?, failure = ?, lease_token = '', lease_until = NULL
-				WHERE port_id = ? AND lease_token = ?`
-			args = []any{version, failure, portID, token}
-		}
-		if _, err := tx.Exec(ctx, q, args...); err != nil {
-			return err
-		}
-		var err error
-		c, err = scanPortState(tx.QueryRow(ctx, `SELECT `+portStateColumns+` FROM port_states WHERE port_id = ?`, portID))
+		args = []any{version, failure, portID, token}
+	}
+	var c *subprov.PortConvergence
+	err := s.WriteOne(ctx, func(w Execer) (err error) {
+		c, err = scanPortState(w.QueryRow(ctx, q+` RETURNING `+portStateColumns, args...))
 		return err
 	})
+	if errors.Is(err, subprov.ErrNotFound) {
+		// The lease ran out and another converger took it: nothing is recorded, and the
+		// port's state is as that one keeps it.
+		c, err = scanPortState(s.R().QueryRow(ctx, `SELECT `+portStateColumns+` FROM port_states WHERE port_id = ?`, portID))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("finish converging port %s: %w", portID, err)
 	}

@@ -81,6 +81,11 @@ func TestPortStates(t *testing.T) {
 		if _, ok, _ := s.LeasePort(ctx, port.ID, "d", now.Add(2*time.Minute), now.Add(61*time.Second)); !ok {
 			t.Fatal("a lease that ran out was not taken over")
 		}
+		// The converger whose lease ran out records nothing, and reads the port as it stands.
+		after, err = s.FinishConverge(ctx, port.ID, "c", 2, "", now)
+		if err != nil || after.Converged(2) || after.Version != 2 || after.Failure != "port_in_use" {
+			t.Fatalf("an outcome recorded after the lease was lost: %+v %v", after, err)
+		}
 		var flagged bool
 		err = s.InTx(ctx, func(tx *store.Tx) (err error) { flagged, err = tx.MarkUnconverged(ctx, port.ID, now); return err })
 		if err != nil || !flagged {

@@ -428,9 +428,11 @@ func (s *Store) commitTx(beginCtx context.Context, body func(tx *Tx) error) (*Tx
 	return tx, nil
 }
 
-// Execer runs a write: a transaction, or the write pool in autocommit (WriteOne).
+// Execer runs a write: a transaction, or the write pool in autocommit (WriteOne). QueryRow
+// runs a write that returns its row (RETURNING).
 type Execer interface {
 	Exec(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRow(ctx context.Context, query string, args ...any) Row
 }
 
 // autocommit adapts the write pool to Execer with the dialect's placeholders.
@@ -442,6 +444,10 @@ type autocommit struct {
 func (a autocommit) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	res, err := a.db.ExecContext(ctx, a.d.Rebind(q), args...)
 	return res, translate(err)
+}
+
+func (a autocommit) QueryRow(ctx context.Context, q string, args ...any) Row {
+	return Row{a.db.QueryRowContext(ctx, a.d.Rebind(q), args...)}
 }
 
 // WriteOne runs a write that is a single statement. PostgreSQL runs it in autocommit, one
