@@ -47,6 +47,7 @@ type options struct {
 	orders      int
 	warmup      int
 	orderRate   float64
+	mixRate     float64         // mix: writes offered per second, orders and portal changes
 	scenarios   map[string]bool // nil: all
 	pgDB        string          // PostgreSQL database name; "" = subprov_bench_<subscribers>
 	scratch     bool            // measure on a throw-away copy of the generated database
@@ -70,7 +71,7 @@ func (o options) scale() string {
 }
 
 // scenarioNames are the scenario groups --scenarios chooses from.
-var scenarioNames = []string{"search", "me", "orders", "billrun", "storage", "fanout"}
+var scenarioNames = []string{"search", "me", "orders", "mix", "billrun", "storage", "fanout"}
 
 // atScale reports whether a scenario that runs on the generated database was chosen (fanout
 // runs on a database of its own).
@@ -80,7 +81,9 @@ func (o options) atScale() bool {
 
 // serves reports whether a scenario that measures a running serve on the generated database
 // was chosen.
-func (o options) serves() bool { return o.runs("search") || o.runs("me") || o.runs("orders") }
+func (o options) serves() bool {
+	return o.runs("search") || o.runs("me") || o.runs("orders") || o.runs("mix")
+}
 
 // runs reports whether scenario group name was chosen.
 func (o options) runs(name string) bool { return o.scenarios == nil || o.scenarios[name] }
@@ -99,9 +102,10 @@ func main() {
 	flag.BoolVar(&o.reuse, "reuse", true, "reuse a database generated earlier at the same scale")
 	flag.IntVar(&o.orders, "orders", 4000, "provider-initiated orders to measure per engine, half at --order-rate and half at capacity (capped by the free ports left after the warm-up's)")
 	flag.IntVar(&o.warmup, "warmup-orders", 1000, "orders placed at --order-rate before the measured phases, the first the process takes: its cold start, reported as a phase of its own (at most a quarter of the free ports)")
+	flag.Float64Var(&o.mixRate, "mix-rate", 100, "mix: writes per second offered open-loop while /me and agent search are measured, half provider-initiated orders and half portal contact changes")
 	flag.Float64Var(&o.orderRate, "order-rate", 300, "orders per second offered open-loop in the orders scenario's warm-up and paced phases")
 	flag.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames, ","),
-		"comma list of scenarios to run: search (agent search, each kind with 1 and 8 clients), me (GET /partner/subscriber/me and the bare ceiling), orders (provider-initiated orders and their provisioning.completed events), billrun (the monthly bill run over the platform-billed lines, serve stopped), "+
+		"comma list of scenarios to run: search (agent search, each kind with 1 and 8 clients), me (GET /partner/subscriber/me and the bare ceiling), orders (provider-initiated orders and their provisioning.completed events), mix (/me over many logins and agent search while --mix-rate writes flow), billrun (the monthly bill run over the platform-billed lines, serve stopped), "+
 			"storage (the generated database's bytes by table and per subscriber), "+
 			"fanout (webhook delivery to --fanout-providers slow receivers, on a database of its own)")
 	flag.StringVar(&o.pgDB, "pg-db", "", "PostgreSQL database the harness generates into and measures (default subprov_bench_<subscribers>); "+
@@ -116,6 +120,10 @@ func main() {
 	o.engines = strings.Split(engines, ",")
 	if o.warmup < 0 || o.orders < 0 {
 		fmt.Fprintln(os.Stderr, "bench: --orders and --warmup-orders: zero or more")
+		os.Exit(2)
+	}
+	if o.mixRate <= 0 {
+		fmt.Fprintln(os.Stderr, "bench: --mix-rate above zero")
 		os.Exit(2)
 	}
 	if o.providers < 1 || o.providers > 999 || o.subscribers < o.providers || o.subscribers%o.providers != 0 {

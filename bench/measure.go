@@ -50,7 +50,7 @@ func queryKinds(ctx context.Context, dbURL string) ([][2]string, error) {
 
 func measure(ctx context.Context, o options, bin, engine, dbURL, ceilingURL string) (*engineResult, error) {
 	var kinds [][2]string
-	if o.runs("search") {
+	if o.runs("search") || o.runs("mix") {
 		var err error
 		if kinds, err = queryKinds(ctx, dbURL); err != nil {
 			return nil, err
@@ -89,6 +89,11 @@ func measure(ctx context.Context, o options, bin, engine, dbURL, ceilingURL stri
 			res.scenarios = append(res.scenarios, ph.intake)
 			logf("%s: %s: %.0f/s p99 %s; to provisioning.completed p50 %s p99 %s, %.0f events/s", engine, ph.intake.name,
 				ph.intake.rps(), ph.intake.p99, ph.toEvent.p50, ph.toEvent.p99, ph.toEvent.rps())
+		}
+	}
+	if o.runs("mix") {
+		if err := measureMix(ctx, o, srv, res, dbURL, kinds[0][1]); err != nil {
+			return nil, err
 		}
 	}
 	return res, nil
