@@ -349,8 +349,6 @@ func prepare(ctx context.Context, o options, bin, engine string) (dbURL string, 
 		name := "subprov_bench_" + o.scale()
 		if o.pgDB != "" {
 			name = o.pgDB
-		}
-		if o.pgDB != "" {
 			marker = filepath.Join(o.dir, fmt.Sprintf("%s-%s-%s-gen%d.ok", engine, name, o.scale(), gen.Version))
 		}
 		if dbURL, err = withDatabase(o.pgURL, name); err != nil {
@@ -726,16 +724,22 @@ func get(c *http.Client, u string, header http.Header) error {
 		return err
 	}
 	req.Header = header
+	_, err = send(c, req)
+	return err
+}
+
+// send sends req and returns its answer's body, with an error unless the status is 200.
+func send(c *http.Client, req *http.Request) ([]byte, error) {
 	res, err := c.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
 	if res.StatusCode != 200 {
-		return fmt.Errorf("GET %s: %d %s", u, res.StatusCode, body)
+		return body, fmt.Errorf("%s %s: %d %s", req.Method, req.URL, res.StatusCode, body)
 	}
-	return nil
+	return body, nil
 }
 
 // wrk runs wrk against u when it is installed and returns its requests per second.

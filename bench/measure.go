@@ -92,11 +92,16 @@ func measure(ctx context.Context, o options, bin, engine, dbURL, ceilingURL stri
 		}
 	}
 	if o.runs("mix") {
-		if err := measureMix(ctx, o, srv, res, dbURL, kinds[0][1]); err != nil {
+		if err := measureMix(ctx, o, srv, res, dbURL, kinds[0][1], key); err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
+}
+
+// searchURL is agent search's URL for q on the service at base, a page of 10.
+func searchURL(base, q string) string {
+	return base + "/partner/agent/customers/search?limit=10&q=" + url.QueryEscape(q)
 }
 
 // measureSearch runs agent search, each kind with 1 and 8 clients, sampling RSS throughout.
@@ -105,7 +110,7 @@ func measureSearch(o options, srv *server, res *engineResult, kinds [][2]string,
 	var maxRSS atomic.Int64
 	stopRSS := sampleRSS(srv.cmd.Process.Pid, 50*time.Millisecond, &maxRSS)
 	for _, k := range kinds {
-		u := srv.base + "/partner/agent/customers/search?limit=10&q=" + url.QueryEscape(k[1])
+		u := searchURL(srv.base, k[1])
 		for _, clients := range []int{1, 8} {
 			r := load(clients, o.duration, func(c *http.Client, _ int64) (bool, error) { return true, get(c, u, key) })
 			r.name = "agent search: " + k[0]

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/subprov/subprov/gen"
@@ -22,7 +20,7 @@ const mixLogins = 1000
 // agent search by name under the same writes. Every read and write is a row of the report's
 // table. Its orders take free ports as the orders scenario's do, after them; once none is left
 // (a small database), the rest of the writes are contact changes.
-func measureMix(ctx context.Context, o options, srv *server, res *engineResult, dbURL, name string) error {
+func measureMix(ctx context.Context, o options, srv *server, res *engineResult, dbURL, name string, key http.Header) error {
 	var auths []http.Header
 	for n := 0; len(auths) < mixLogins && n < o.perProvider(); n++ {
 		if !gen.HasLogin(n) {
@@ -64,8 +62,7 @@ func measureMix(ctx context.Context, o options, srv *server, res *engineResult, 
 	}()
 	busy := load(8, o.duration, me)
 	busy.name = fmt.Sprintf("GET /partner/subscriber/me over %d logins, under the writes", len(auths))
-	u := srv.base + "/partner/agent/customers/search?limit=10&q=" + url.QueryEscape(name)
-	key := http.Header{"X-Api-Key": {gen.AgentKey(1)}}
+	u := searchURL(srv.base, name)
 	search := load(8, o.duration, func(c *http.Client, _ int64) (bool, error) { return true, get(c, u, key) })
 	search.name = "agent search: name, under the writes"
 	w := <-done
@@ -89,14 +86,6 @@ func changeContact(c *http.Client, base string, auth http.Header, i int64) error
 	req, _ := http.NewRequest("PATCH", base+"/partner/subscriber/me/contact", bytes.NewReader([]byte(body)))
 	req.Header = auth.Clone()
 	req.Header.Set("Content-Type", "application/json")
-	res, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	out, _ := io.ReadAll(res.Body)
-	if res.StatusCode != 200 {
-		return fmt.Errorf("contact change: %d %s", res.StatusCode, out)
-	}
-	return nil
+	_, err := send(c, req)
+	return err
 }

@@ -223,14 +223,9 @@ func placeOrder(c *http.Client, base, hash string, i int64) (string, error) {
 	req, _ := http.NewRequest("POST", base+"/partner/provisioning/provider-initiated", bytes.NewReader(body))
 	req.Header.Set("X-API-Key", gen.StoreKey(1, int(i)%gen.StoreKeys)) // orders spread across the provider's keys
 	req.Header.Set("Content-Type", "application/json")
-	res, err := c.Do(req)
+	out, err := send(c, req)
 	if err != nil {
 		return "", err
-	}
-	defer res.Body.Close()
-	out, _ := io.ReadAll(res.Body)
-	if res.StatusCode != 200 {
-		return "", fmt.Errorf("order: %d %s", res.StatusCode, out)
 	}
 	var got struct {
 		SubscriptionID string `json:"subscription_id"`
