@@ -71,11 +71,7 @@ func TestKeyedStatementsReadTheirKeys(t *testing.T) {
 func TestPortLinesReadThePortsIndex(t *testing.T) {
 	t.Parallel()
 	testdb.EachStoreWithNewStatistics(t, func(t *testing.T, s *store.Store) {
-		for name, st := range store.PortLineStatements("port-1", "sw-1") {
-			if plan := testdb.IndexedQueryPlan(t, s, st.Query, st.Args...); !strings.Contains(plan, "subscriptions_port") {
-				t.Errorf("%s: plan does not search subscriptions_port:\n%s", name, plan)
-			}
-		}
+		testdb.CheckIndexedPlans(t, s, store.PortLineStatements("port-1", "sw-1"), func(string) string { return "subscriptions_port" })
 	})
 }
 
@@ -92,10 +88,6 @@ func TestBillRunPagesReadTheirIndexes(t *testing.T) {
 	}
 	ids := []string{"l-1", "l-2", "l-3", "l-4", "l-5", "l-6", "l-7", "l-8", "l-9", "l-10"}
 	testdb.EachStoreWithNewStatistics(t, func(t *testing.T, s *store.Store) {
-		for name, st := range store.RecurringCandidateStatements("p-bill", ids) {
-			if plan := testdb.IndexedQueryPlan(t, s, st.Query, st.Args...); !strings.Contains(plan, want[name][s.Dialect]) {
-				t.Errorf("%s: plan does not search %s:\n%s", name, want[name][s.Dialect], plan)
-			}
-		}
+		testdb.CheckIndexedPlans(t, s, store.RecurringCandidateStatements("p-bill", ids), func(name string) string { return want[name][s.Dialect] })
 	})
 }

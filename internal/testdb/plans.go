@@ -98,6 +98,20 @@ func CheckKeyedPlans(t *testing.T, s *store.Store, statements map[string]struct 
 	}
 }
 
+// CheckIndexedPlans fails t for each statement whose IndexedQueryPlan does not contain
+// want(name), the text its search shows on the store's engine.
+func CheckIndexedPlans(t *testing.T, s *store.Store, statements map[string]struct {
+	Query string
+	Args  []any
+}, want func(name string) string) {
+	t.Helper()
+	for name, st := range statements {
+		if plan, w := IndexedQueryPlan(t, s, st.Query, st.Args...), want(name); !strings.Contains(plan, w) {
+			t.Errorf("%s: plan does not search %s:\n%s", name, w, plan)
+		}
+	}
+}
+
 // CheckKeyedPlan fails t when the plan of a statement that names its rows by id reads a range
 // of an index led by provider_id (every row the provider has) on either engine, or, with key
 // set, does not search key.
