@@ -389,7 +389,14 @@ func (a *App) migrate(ctx context.Context) error {
 	if err := jobs.Migrate(ctx, a.Store); err != nil {
 		return err
 	}
-	return a.Store.BackfillSearchTerms(ctx)
+	if err := a.Store.BackfillSearchTerms(ctx); err != nil {
+		return err
+	}
+	n, err := a.Store.ReindexAfterOlderRelease(ctx)
+	if n > 0 {
+		a.Log.Info("search index: subscribers an older release changed indexed again", "subscribers", n)
+	}
+	return err
 }
 
 // newAgent builds the support-agent service with its SMS gateway and CPE server when

@@ -23,13 +23,19 @@ type tableBytes struct {
 }
 
 // storageQuery is each table's bytes with its indexes: on SQLite from the dbstat virtual table
-// (every b-tree's pages, an index counted with the table it belongs to), on PostgreSQL from
-// pg_total_relation_size.
+// (every b-tree's pages, an index counted with the table it belongs to, a virtual table's own
+// tables with it), on PostgreSQL from pg_total_relation_size. The agent search index is a line
+// of its own on both engines, customer_search: SQLite's FTS5 table, PostgreSQL's GIN index
+// subscribers_search (taken out of subscribers' figure).
 var storageQuery = map[store.Dialect]string{
-	store.SQLite: `SELECT COALESCE(s.tbl_name, d.name), SUM(d.pgsize) FROM dbstat d LEFT JOIN sqlite_schema s ON s.name = d.name
-		GROUP BY 1`,
-	store.Postgres: `SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE c.relkind IN ('r', 'p') AND n.nspname = current_schema()`,
+	store.SQLite: `SELECT COALESCE((SELECT v.name FROM sqlite_schema v WHERE v.sql LIKE 'CREATE VIRTUAL TABLE%' AND d.name LIKE v.name || '\_%' ESCAPE '\'),
+			s.tbl_name, d.name), SUM(d.pgsize)
+		FROM dbstat d LEFT JOIN sqlite_schema s ON s.name = d.name GROUP BY 1`,
+	store.Postgres: `SELECT c.relname, pg_total_relation_size(c.oid) - CASE WHEN c.relname = 'subscribers'
+			THEN COALESCE(pg_relation_size(to_regclass('subscribers_search')), 0) ELSE 0 END
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind IN ('r', 'p') AND n.nspname = current_schema()
+		UNION ALL SELECT 'customer_search', pg_relation_size(to_regclass('subscribers_search')) WHERE to_regclass('subscribers_search') IS NOT NULL`,
 }
 
 // totalQuery is the whole database's size.

@@ -33,14 +33,14 @@ func TestStorageCountsEachTableWithItsIndexes(t *testing.T) {
 		if sum == 0 || sum > use.total {
 			t.Errorf("tables sum to %d bytes, the database is %d", sum, use.total)
 		}
-		for _, name := range []string{"subscribers", "subscriptions", "customer_search_terms"} {
+		for _, name := range []string{"subscribers", "subscriptions", "customer_search"} {
 			if !seen[name] {
 				t.Errorf("no figure for %s in %v", name, use.tables)
 			}
 		}
 		var b strings.Builder
 		writeStorage(&b, use, 300)
-		if !strings.Contains(b.String(), "| customer_search_terms |") || !strings.Contains(b.String(), "per subscriber") {
+		if !strings.Contains(b.String(), "| customer_search |") || !strings.Contains(b.String(), "per subscriber") {
 			t.Errorf("report:\n%s", b.String())
 		}
 	})

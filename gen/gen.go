@@ -9,7 +9,6 @@ package gen
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -46,8 +45,9 @@ type Options struct {
 // databases knows to regenerate (2: store keys, the current month's invoices; 3: names indexed
 // surname first; 4: each subscriber lists its search terms, migrations 0013 and 0014; 5: and
 // carries its search card, migration 0015; 6: no term that starts another of the subscriber's;
-// 7: the e-mail addresses of providers after the first carry the provider's number).
-const Version = 7
+// 7: the e-mail addresses of providers after the first carry the provider's number; 8: the
+// engines' own search index, migration 0050).
+const Version = 8
 
 // Password is every generated portal login's password.
 const Password = "gen-password-1"
@@ -93,15 +93,13 @@ type Summary struct {
 	Providers, Buildings, Units, Ports, Subscribers, Subscriptions, Invoices, Logins, SearchTerms int64
 	Elapsed                                                                                       time.Duration
 	Phases                                                                                        []Phase // in order, summed over providers
-
-	termKeys int64 // distinct (provider, term) pairs of the search index
 }
 
-// Phase is the time gen's writer spent in one step: "rows" (generating and writing every table
-// but the search index), "search index" (sorting and writing it), "indexes" (building the
-// secondary indexes dropped for the load; for the last provider while its search index sorts,
-// so the sort shows under "search index" only for as long as it outlasts the builds),
-// "analyze" (planner statistics; on PostgreSQL with a VACUUM).
+// Phase is the time gen's writer spent in one step: "rows" (generating and writing every table,
+// on SQLite the search index's FTS5 table too), "indexes" (building the secondary indexes
+// dropped for the load, on PostgreSQL the search index's GIN index among them), "search index"
+// (SQLite: merging the FTS5 table's segments into one), "analyze" (planner statistics; on
+// PostgreSQL with a VACUUM).
 type Phase struct {
 	Name    string
 	Elapsed time.Duration
@@ -180,10 +178,10 @@ func id(kind, provider, n int) string {
 
 // bulkTables are the tables gen fills row by row; their secondary indexes are rebuilt at the end.
 var bulkTables = []string{"buildings", "building_providers", "units", "ports", "subscribers", "contacts", "subscriptions",
-	"invoices", "invoice_lines", "accounts", "processor_customers", "processor_payment_methods", "sim_ports", termsTable}
+	"invoices", "invoice_lines", "accounts", "processor_customers", "processor_payment_methods", "sim_ports"}
 
-// termsTable is the search index, written last, in key order.
-const termsTable = "customer_search_terms"
+// searchTable is SQLite's search index, an FTS5 table (the store's search_index.go).
+const searchTable = "customer_search"
 
 // Run generates the data into st, which must be migrated.
 func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
@@ -253,29 +251,25 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 			return nil
 		})
 	}
-	notTerms := func(table string) bool { return table != termsTable }
 	for p := 1; p <= o.Providers; p++ {
 		clock.enter("rows")
 		g := &generator{st: st, o: o, p: p, hash: hash, rnd: rand.New(rand.NewPCG(o.Seed, uint64(p))), sum: &sum, bar: bar, clock: clock, pg: pg}
-		if p == o.Providers {
-			// The last provider's rows are all the other tables will get: the writer builds
-			// their indexes while the generator sorts the search index, instead of waiting
-			// for the sort (6-8 s at 1M, 20-25 s before byteOrder) and building them after.
-			g.whileSorting = func() error {
-				clock.enter("indexes")
-				err := build(notTerms)
-				clock.enter("search index")
-				return err
-			}
-		}
 		if err := g.run(ctx); err != nil {
 			return sum, err
 		}
 	}
 	bar.phase("building indexes")
 	clock.enter("indexes")
-	if err := build(func(t string) bool { return !notTerms(t) }); err != nil {
+	if err := build(func(string) bool { return true }); err != nil {
 		return sum, err
+	}
+	if pg == nil {
+		// The FTS5 table's segments, one or more per transaction of the load, merged into one.
+		bar.phase("search index")
+		clock.enter("search index")
+		if err := exec(`INSERT INTO ` + searchTable + ` (` + searchTable + `) VALUES ('optimize')`); err != nil {
+			return sum, fmt.Errorf("search index: %w", err)
+		}
 	}
 	bar.phase("analyzing")
 	clock.enter("analyze")
@@ -288,7 +282,7 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 	if pg != nil {
 		err = exec("VACUUM (ANALYZE)")
 	} else {
-		err = analyzeSQLite(ctx, st, sum)
+		err = analyzeSQLite(ctx, st)
 	}
 	if err != nil {
 		return sum, fmt.Errorf("analyze: %w", err)
@@ -311,10 +305,6 @@ type generator struct {
 	clock *phaseClock
 	pg    *pgx.Conn // PostgreSQL: gen's own connection, rows go through COPY
 
-	// whileSorting, when set, is a writer job run after the rows, while the generator sorts
-	// the search index.
-	whileSorting func() error
-
 	providerID string
 	plans      []planVersion
 	building   *subprov.Building
@@ -322,173 +312,7 @@ type generator struct {
 	invoiceSeq int
 
 	buildings, coverage, units, ports, subscribers, contacts, lines, invoices, invLines, accounts,
-	procCustomers, procMethods, simPorts, terms *batch
-
-	index   termIndex
-	indexer *indexer
-}
-
-// indexer adds subscribers' search terms to the term dictionary on a goroutine of its own, in
-// order (so term ids, hence the data, stay deterministic): the dictionary is much of the
-// generator's work, and the rows are ready for the writer sooner.
-type indexer struct {
-	index *termIndex
-	batch []indexItem
-	jobs  chan []indexItem
-	done  chan struct{}
-}
-
-type indexItem struct {
-	terms []string
-	sub   int
-}
-
-func newIndexer(index *termIndex) *indexer {
-	x := &indexer{index: index, jobs: make(chan []indexItem, 16), done: make(chan struct{})}
-	go func() {
-		defer close(x.done)
-		for batch := range x.jobs {
-			for _, it := range batch {
-				for _, t := range it.terms {
-					x.index.add(t, it.sub)
-				}
-			}
-		}
-	}()
-	return x
-}
-
-func (x *indexer) add(terms []string, sub int) {
-	x.batch = append(x.batch, indexItem{terms, sub})
-	if len(x.batch) == 1000 {
-		x.jobs <- x.batch
-		x.batch = make([]indexItem, 0, 1000)
-	}
-}
-
-// wait returns once every subscriber added is in the index.
-func (x *indexer) wait() {
-	if len(x.batch) > 0 {
-		x.jobs <- x.batch
-	}
-	close(x.jobs)
-	<-x.done
-}
-
-// termIndex holds a provider's search-index rows in memory until they are written in key
-// order: each distinct term once (text and boxed for the insert), each row as one integer,
-// term id in the high half and subscriber number in the low half. The rows hold no pointers,
-// so the garbage collector never scans them, and they sort as plain integers.
-type termIndex struct {
-	ids  map[string]uint32
-	text []string
-	rows []uint64
-}
-
-// sized makes room for the index of n subscribers: about 19 rows and 8 distinct terms each,
-// with room to spare (growing a map of millions of strings rehashes all of it each time it
-// doubles).
-func (x *termIndex) sized(n int) {
-	x.ids = make(map[string]uint32, 9*n)
-	x.text = make([]string, 0, 9*n)
-	x.rows = make([]uint64, 0, 20*n)
-}
-
-func (x *termIndex) add(t string, sub int) {
-	id, ok := x.ids[t]
-	if !ok {
-		if x.ids == nil {
-			x.ids = map[string]uint32{}
-		}
-		id = uint32(len(x.text))
-		x.ids[t] = id
-		x.text = append(x.text, t)
-	}
-	x.rows = append(x.rows, uint64(id)<<32|uint64(uint32(sub)))
-}
-
-// sorted returns the rows in (term, subscriber) order, each as the term's rank in byte order
-// (high half) and the subscriber number, and the terms by rank. It consumes the index.
-func (x *termIndex) sorted() (rows []uint64, terms []string) {
-	order := byteOrder(x.text)
-	rank := make([]uint32, len(order))
-	terms = make([]string, len(order))
-	for r, id := range order {
-		rank[id] = uint32(r)
-		terms[r] = x.text[id]
-	}
-	rows = x.rows
-	for i, v := range rows {
-		rows[i] = uint64(rank[v>>32])<<32 | v&0xffffffff
-	}
-	radixSort(rows, nil)
-	*x = termIndex{}
-	return rows, terms
-}
-
-// byteOrder returns the indexes of text in the byte order of its strings. It radix-sorts the
-// strings' first eight bytes, then sorts by comparison only each run of strings that share
-// them. At 1M subscribers (eight million distinct terms) termIndex.sorted took 6-8 s this
-// way, and 20-25 s with one comparison sort of all the terms, which reads two strings
-// scattered over the heap at every step.
-func byteOrder(text []string) []uint32 {
-	heads := make([]uint64, len(text))
-	order := make([]uint32, len(text))
-	for i, t := range text {
-		var b [8]byte
-		copy(b[:], t)
-		heads[i], order[i] = binary.BigEndian.Uint64(b[:]), uint32(i)
-	}
-	radixSort(heads, order)
-	for lo := 0; lo < len(heads); {
-		hi := lo + 1
-		for hi < len(heads) && heads[hi] == heads[lo] {
-			hi++
-		}
-		slices.SortFunc(order[lo:hi], func(a, b uint32) int { return strings.Compare(text[a], text[b]) })
-		lo = hi
-	}
-	return order
-}
-
-// radixSort sorts keys in place, least significant byte first (8 passes of a counting sort),
-// and moves ids (nil: none) with them: linear time, where a comparison sort of tens of
-// millions of keys takes seconds.
-func radixSort(keys []uint64, ids []uint32) {
-	if len(keys) < 2 {
-		return
-	}
-	buf := make([]uint64, len(keys))
-	var idBuf []uint32
-	if ids != nil {
-		idBuf = make([]uint32, len(ids))
-	}
-	src, dst, srcIDs, dstIDs := keys, buf, ids, idBuf
-	for shift := uint(0); shift < 64; shift += 8 {
-		var count [257]int
-		for _, x := range src {
-			count[(x>>shift)&0xff+1]++
-		}
-		if count[(src[0]>>shift)&0xff+1] == len(src) { // every key has the same byte here: nothing to move
-			continue
-		}
-		for i := 1; i < 257; i++ {
-			count[i] += count[i-1]
-		}
-		for i, x := range src {
-			b := (x >> shift) & 0xff
-			dst[count[b]] = x
-			if ids != nil {
-				dstIDs[count[b]] = srcIDs[i]
-			}
-			count[b]++
-		}
-		src, dst, srcIDs, dstIDs = dst, src, dstIDs, srcIDs
-	}
-	if &src[0] != &keys[0] {
-		copy(keys, src)
-		copy(ids, srcIDs)
-	}
+	procCustomers, procMethods, simPorts, search *batch
 }
 
 type planVersion struct {
@@ -507,8 +331,12 @@ func (g *generator) run(ctx context.Context) error {
 	g.coverage = newBatch(w, d, "building_providers", "building_id", "provider_id")
 	g.units = newBatch(w, d, "units", "id", "building_id", "unit_number", "created_at")
 	g.ports = newBatch(w, d, "ports", "id", "building_id", "unit_id", "switch_name", "port_name", "location_hash", "location_identifier", "created_at")
-	g.subscribers = newBatch(w, d, "subscribers", "id", "provider_id", "email", "customer_number", "processor_customer_id", "payment_method_id",
-		"search_text", "search_terms", "search_card", "phone_digits", "created_at", "updated_at")
+	subCols := []string{"id", "provider_id", "email", "customer_number", "processor_customer_id", "payment_method_id",
+		"search_terms", "search_card", "created_at", "updated_at"}
+	if d == store.SQLite {
+		subCols = append(subCols, "search_row")
+	}
+	g.subscribers = newBatch(w, d, "subscribers", subCols...)
 	g.contacts = newBatch(w, d, "contacts", "id", "subscriber_id", "role", "firstname", "lastname", "email", "phonenumber", "company", "updated_at")
 	g.lines = newBatch(w, d, "subscriptions", "id", "provider_id", "subscriber_id", "plan_version_id", "building_id", "unit_id", "port_id",
 		"location_key", "status", "workflow_state", "delivery_mode", "mac_address", "billing_owner", "billing_day", "processor_customer_id",
@@ -521,17 +349,19 @@ func (g *generator) run(ctx context.Context) error {
 	g.procCustomers = newBatch(w, d, "processor_customers", "id", "provider_id", "default_payment_method_id", "created_at")
 	g.procMethods = newBatch(w, d, "processor_payment_methods", "id", "customer_id", "behaviour", "brand", "last4", "position", "created_at")
 	g.simPorts = newBatch(w, d, "sim_ports", "switch_name", "port_name", "state", "vlan", "download_mbps", "upload_mbps", "mac_address", "updated_at")
-	g.terms = newBatch(w, d, "customer_search_terms", "provider_id", "term", "subscriber_id")
 	// Parents before children: a full batch first writes what its parents still buffer.
 	all := []*batch{g.buildings, g.coverage, g.units, g.ports, g.procCustomers, g.procMethods, g.subscribers, g.contacts, g.accounts,
-		g.lines, g.invoices, g.invLines, g.simPorts, g.terms}
+		g.lines, g.invoices, g.invLines, g.simPorts}
+	if d == store.SQLite {
+		// SQLite's search index: a row per subscriber, whose rowid the subscriber's row names.
+		g.search = newBatch(w, d, searchTable, "rowid", "subscriber_id", "provider_id", "terms")
+		all = append(all, g.search)
+	}
 	for i, b := range all {
 		b.parents = all[:i]
 	}
 
 	n := g.o.Subscribers
-	g.index.sized(n)
-	g.indexer = newIndexer(&g.index)
 	suites := n + n/(vacantEvery-1) + 1
 	sub := 0
 	pg := g.pg
@@ -574,35 +404,6 @@ func (g *generator) run(ctx context.Context) error {
 		})
 		g.bar.set(int64((g.p-1)*n + sub))
 	}
-	// The search index in key order: appends to its primary key instead of random inserts.
-	g.bar.phase("search index")
-	w.do(func() error { g.clock.enter("search index"); return nil }) // once the writer has written the rows
-	if g.whileSorting != nil {
-		w.do(g.whileSorting)
-	}
-	g.indexer.wait()
-	rows, terms := g.index.sorted()
-	g.sum.termKeys += int64(len(terms))
-	// Boxed once: the rows' arguments share them instead of allocating one per row.
-	src := &termSource{rows: rows, terms: make([]any, len(terms)), subs: make([]any, n)}
-	for i, t := range terms {
-		src.terms[i] = t
-	}
-	for i := range src.subs {
-		src.subs[i] = SubscriberID(g.p, i)
-	}
-	if g.st.Dialect == store.SQLite {
-		w.do(func() error { return g.insertTerms(ctx, src) })
-		g.terms.rows += int64(len(rows))
-	} else {
-		for start := 0; start < len(rows) && !w.failed(); start += 20 * perTx {
-			inTx(func() {
-				for _, r := range rows[start:min(start+20*perTx, len(rows))] {
-					g.terms.add(ctx, g.providerID, src.terms[r>>32], src.subs[r&0xffffffff])
-				}
-			})
-		}
-	}
 	if err := w.wait(); err != nil {
 		if tx != nil {
 			tx.Rollback() //nolint:errcheck // the error that stopped the load is the one to report
@@ -629,21 +430,18 @@ func (g *generator) run(ctx context.Context) error {
 	g.sum.Subscriptions += g.lines.rows
 	g.sum.Invoices += g.invoices.rows
 	g.sum.Logins += g.accounts.rows
-	g.sum.SearchTerms += g.terms.rows
 	return nil
 }
 
-// analyzeSQLite gathers the planner's statistics table by table (each index sampled, with
-// analysis_limit), but for the search index writes the ones gen knows exactly: even under
-// analysis_limit, ANALYZE counts every entry of every index, which on the search index's 26
-// million entries at 1M (19 million now) took 2 of its 4 s. gen runs on an empty database, so
-// no older statistics of the search index are left behind.
-func analyzeSQLite(ctx context.Context, st *store.Store, sum Summary) error {
+// analyzeSQLite gathers the planner's statistics table by table, each index sampled (with
+// analysis_limit); the search index's virtual table has none.
+func analyzeSQLite(ctx context.Context, st *store.Store) error {
 	if _, err := rawdb.Writer(st).ExecContext(ctx, "PRAGMA analysis_limit = 1000"); err != nil {
 		return err
 	}
 	defer rawdb.Writer(st).ExecContext(context.WithoutCancel(ctx), "PRAGMA analysis_limit = 0") //nolint:errcheck // the connection's default again
-	tables, err := store.QueryStrings(ctx, st.R(), "tables", `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> ?`, termsTable)
+	tables, err := store.QueryStrings(ctx, st.R(), "tables", `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
+		AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'`)
 	if err != nil {
 		return err
 	}
@@ -652,57 +450,9 @@ func analyzeSQLite(ctx context.Context, st *store.Store, sum Summary) error {
 			return fmt.Errorf("%s: %w", t, err)
 		}
 	}
-	if sum.SearchTerms > 0 { // ANALYZE writes no row for an empty index
-		if err := writeTermStats(ctx, st, sum); err != nil {
-			return fmt.Errorf("search index statistics: %w", err)
-		}
-	}
-	// This connection loads the row written by hand too (the others on their next schema read).
+	// This connection loads the statistics too (the others on their next schema read).
 	_, err = rawdb.Writer(st).ExecContext(ctx, "ANALYZE sqlite_schema")
 	return err
-}
-
-// writeTermStats replaces the search index's sqlite_stat1 row with the one a full ANALYZE
-// writes: its entries, then the average entries per provider, per (provider, term) and per
-// whole key.
-func writeTermStats(ctx context.Context, st *store.Store, sum Summary) error {
-	// perKey is ANALYZE's average entries per distinct key: rounded up, but 1 where the keys
-	// are almost all distinct (statGet in SQLite's analyze.c).
-	perKey := func(keys int64) int64 {
-		v := (sum.SearchTerms + keys - 1) / keys
-		if v == 2 && sum.SearchTerms*10 <= keys*11 {
-			v = 1
-		}
-		return v
-	}
-	stat := fmt.Sprintf("%d %d %d 1", sum.SearchTerms, perKey(sum.Providers), perKey(sum.termKeys))
-	tx, err := rawdb.Writer(st).BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback() //nolint:errcheck // after Commit, a no-op
-	if _, err := tx.ExecContext(ctx, `DELETE FROM sqlite_stat1 WHERE tbl = ?`, termsTable); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)`, termsTable, termsTable, stat); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
-// insertTerms writes the sorted search-index rows on SQLite in one statement reading them
-// from a virtual table (vtab.go); a writer job.
-func (g *generator) insertTerms(ctx context.Context, src *termSource) error {
-	v, err := createVtable(ctx, rawdb.Writer(g.st), "gen_terms", src)
-	if err != nil {
-		return fmt.Errorf("search index: %w", err)
-	}
-	_, err = rawdb.Writer(g.st).ExecContext(ctx, `INSERT INTO customer_search_terms (provider_id, term, subscriber_id)
-		SELECT ?, term, subscriber_id FROM temp.gen_terms`, g.providerID)
-	if err != nil {
-		err = fmt.Errorf("insert into customer_search_terms: %w", err)
-	}
-	return errors.Join(err, v.drop(ctx, rawdb.Writer(g.st)))
 }
 
 // shell writes the provider, its API keys and plans through the fixture loader, as a
@@ -832,14 +582,21 @@ func (g *generator) subscriber(ctx context.Context, n int, loc location) {
 		Locations: []search.Location{{Street: b.Street, City: b.City, PostalCode: b.PostalCode, Unit: loc.unitNumber,
 			SubscriptionID: id(kindLine, g.p, n), BuildingID: b.ID, Province: b.Province, Country: b.Country}}}
 	terms := src.Terms()
-	g.subscribers.add(ctx, sub.ID, g.providerID, subprov.NormalizeEmail(email), sub.CustomerNumber, custID, methodID,
-		store.SubscriberSearchText(sub), strings.Join(terms, " "), src.Card(), search.DigitsOnly(phone), created, created)
+	g.sum.SearchTerms += int64(len(terms))
+	row := []any{sub.ID, g.providerID, subprov.NormalizeEmail(email), sub.CustomerNumber, custID, methodID,
+		strings.Join(terms, " "), src.Card(), created, created}
+	if g.search != nil {
+		// The search index's row: rowids number the subscribers of every provider in turn.
+		searchRow := int64((g.p-1)*g.o.Subscribers + n + 1)
+		row = append(row, searchRow)
+		g.search.add(ctx, searchRow, sub.ID, g.providerID, store.SearchLexemes(g.providerID, terms))
+	}
+	g.subscribers.add(ctx, row...)
 	g.contacts.add(ctx, id(kindContact, g.p, n), sub.ID, "holder", first, last, email, phone, company, created)
 	if HasLogin(n) {
 		g.accounts.add(ctx, id(kindAccount, g.p, n), subprov.NormalizeEmail(email), g.providerID, sub.ID, g.hash, created, created)
 	}
 	g.line(ctx, sub, n, loc, platform, created)
-	g.indexer.add(terms, n)
 	g.bar.tick()
 }
 

@@ -19,8 +19,7 @@ import (
 // per-argument conversion and none of the driver's binding and unbinding of every value of a
 // 1000-row VALUES list, which were most of the writer's CPU in the rows phase
 // (docs/performance.md). One module serves
-// every source: the search index (its sorted integer rows, one statement) and each table's
-// batches (the buffered rows, one statement per batch). A module reaches only connections
+// every table's batches (the buffered rows, one statement per batch). A module reaches only connections
 // opened after it is registered, so it is registered when the package loads; it does nothing
 // until gen creates a table with it.
 const rowsModule = "subprov_gen_rows"
@@ -38,24 +37,6 @@ type source interface {
 	columns() []string
 	len() int
 	value(row, col int) any
-}
-
-// termSource is one provider's sorted search-index rows, published for the virtual table.
-type termSource struct {
-	rows  []uint64 // term rank << 32 | subscriber number
-	terms []any    // term text by rank, boxed once
-	subs  []any    // subscriber id by number, boxed once
-}
-
-func (s *termSource) columns() []string { return []string{"term", "subscriber_id"} }
-func (s *termSource) len() int          { return len(s.rows) }
-
-func (s *termSource) value(row, col int) any {
-	r := s.rows[row]
-	if col == 0 {
-		return s.terms[r>>32]
-	}
-	return s.subs[r&0xffffffff]
 }
 
 // batchSource is a batch's rows, flat (len(cols) values a row): the writer swaps in each

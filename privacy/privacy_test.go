@@ -3,12 +3,14 @@ package privacy_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/internal/servicetest"
+	"github.com/subprov/subprov/search"
 	"github.com/subprov/subprov/store"
 )
 
@@ -98,6 +100,11 @@ func TestPrivacyRequests(t *testing.T) {
 		setLine(t, e, "CANCELLED", now.Add(-time.Hour))
 		invoices := count(t, e, `SELECT COUNT(*) FROM invoices WHERE subscriber_id = ?`, servicetest.SubscriberMarie)
 		// As the HTTP layer does: the request carries its operator, whom the audit entry names.
+		for _, q := range marieSearches {
+			if found := searchFinds(t, e, q, servicetest.SubscriberMarie); !found {
+				t.Fatalf("search %q does not find her before the erasure", q)
+			}
+		}
 		approved, err := e.Privacy.Approve(subprov.WithRequest(ctx, subprov.Request{ID: "req-1", Actor: subprov.OperatorActor(support)}), support, req.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -107,9 +114,10 @@ func TestPrivacyRequests(t *testing.T) {
 		}
 		erased := []struct{ what, query string }{
 			{"logins", `SELECT COUNT(*) FROM accounts WHERE subscriber_id = ?`},
-			{"search terms", `SELECT COUNT(*) FROM customer_search_terms WHERE subscriber_id = ?`},
+			{"search terms", `SELECT COUNT(*) FROM subscribers WHERE id = ? AND search_terms IS NOT NULL`},
+			{"search terms of a release before 0050", `SELECT COUNT(*) FROM customer_search_terms WHERE subscriber_id = ?`},
 			{"contacts with personal data", `SELECT COUNT(*) FROM contacts WHERE subscriber_id = ? AND (email <> '' OR phonenumber <> '' OR lastname <> '' OR street <> '' OR firstname <> 'Deleted')`},
-			{"the subscriber's e-mail", `SELECT COUNT(*) FROM subscribers WHERE id = ? AND (email NOT LIKE 'deleted-%' OR search_text <> '' OR phone_digits <> '')`},
+			{"the subscriber's e-mail", `SELECT COUNT(*) FROM subscribers WHERE id = ? AND (email NOT LIKE 'deleted-%' OR search_text <> '' OR phone_digits <> '' OR search_card IS NOT NULL)`},
 			{"notes", `SELECT COUNT(*) FROM notes WHERE subscriber_id = ? AND body <> '[deleted]'`},
 			{"ticket texts", `SELECT COUNT(*) FROM tickets WHERE subscriber_id = ? AND (subject <> '[deleted]' OR article <> '' OR internal_note <> '')`},
 		}
@@ -126,6 +134,12 @@ func TestPrivacyRequests(t *testing.T) {
 		for _, c := range erased {
 			if n := count(t, e, c.query, servicetest.SubscriberMarie); n != 0 {
 				t.Errorf("%s: %d rows left", c.what, n)
+			}
+		}
+		// The engine's search index no longer finds her by what she was called or wrote from.
+		for _, q := range marieSearches {
+			if found := searchFinds(t, e, q, servicetest.SubscriberMarie); found {
+				t.Errorf("search %q still finds her after the erasure", q)
 			}
 		}
 		for _, word := range marieData {
@@ -206,6 +220,20 @@ func TestPrivacyRejection(t *testing.T) {
 			t.Errorf("an unknown status: %v", err)
 		}
 	})
+}
+
+// marieSearches are queries that find Marie until she is erased.
+var marieSearches = []string{"Marie Tremblay", servicetest.EmailMarie}
+
+// searchFinds reports whether agent search's matcher finds subscriber by q among Northwind's
+// customers.
+func searchFinds(t *testing.T, e *servicetest.Env, q, subscriber string) bool {
+	t.Helper()
+	ids, err := search.Match(context.Background(), e.Store.SearchR(), servicetest.Northwind, q, 10)
+	if err != nil {
+		t.Fatalf("search %q: %v", q, err)
+	}
+	return slices.Contains(ids, subscriber)
 }
 
 // seedPersonalData gives Marie a note, a support ticket and a queued mail.

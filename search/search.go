@@ -8,7 +8,6 @@ package search
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -21,16 +20,16 @@ import (
 	"github.com/subprov/subprov/internal/sqltext"
 )
 
-// Customer search index (table customer_search_terms). Every value an agent may search a
-// customer by (names, e-mails, phones, customer numbers current and retired, invoice address,
-// service locations) becomes a handful of terms: the value folded to lower-case ASCII words,
-// and the concatenation of its words from each word on ("Marie Tremblay" gives
-// "marietremblay" and "tremblay"; a name is also indexed surname first), less any term that
-// starts another of the customer's (Source.Terms). A query word, or a run of query words
-// typed together, then matches by prefix, which is one range scan of the (provider_id, term)
-// primary key on both engines, whatever the number of customers. Phones also get their
-// digit-only forms, so any formatting matches. Each subscriber row lists its terms
-// (subscribers.search_terms), so re-indexing touches only the terms that changed.
+// Customer search index. Every value an agent may search a customer by (names, e-mails,
+// phones, customer numbers current and retired, invoice address, service locations) becomes a
+// handful of terms: the value folded to lower-case ASCII words, and the concatenation of its
+// words from each word on ("Marie Tremblay" gives "marietremblay" and "tremblay"; a name is
+// also indexed surname first), less any term that starts another of the customer's
+// (Source.Terms). A query word, or a run of query words typed together, then matches by prefix.
+// Phones also get their digit-only forms, so any formatting matches. Each subscriber row lists
+// its terms (subscribers.search_terms), and the engine's own text index (Index) finds the
+// provider's subscribers whose terms start with each of a query's prefixes, whatever the
+// number of customers.
 
 const (
 	maxTermLen      = 40 // longer terms are cut; a prefix that long is already selective
@@ -204,9 +203,23 @@ func uuidPrefix(q string) (string, bool) {
 }
 
 // Querier runs reads written with ? placeholders: the store's search reader or a transaction.
+// Its Index is the engine's text index of the subscribers' terms.
 type Querier interface {
 	Query(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRow(ctx context.Context, query string, args ...any) Row
+	Index() Index
+}
+
+// Index is an engine's text index of the terms each subscriber row lists, behind which the
+// store keeps what differs between engines (PostgreSQL's GIN index of the row, SQLite's FTS5
+// table).
+type Index interface {
+	// Write makes the index hold terms for the subscriber, none to take it out, inside tx,
+	// after its row's search_terms were set to them.
+	Write(ctx context.Context, tx Tx, providerID, subscriberID string, terms []string) error
+	// Match returns up to max ids of the provider's subscribers carrying, for each of
+	// prefixes, a term that starts with it, in the index's own order.
+	Match(ctx context.Context, q Querier, providerID string, prefixes []string, max int) ([]string, error)
 }
 
 // Row is one row of QueryRow. The store's Scan returns engine errors translated: no row is
@@ -378,13 +391,10 @@ func readSource(ctx context.Context, tx Tx, subscriberID string) (providerID, li
 	return providerID, listed, card, src, nil
 }
 
-// Reindex rewrites a subscriber's search terms from its current rows, inside the transaction
-// that changed them: the terms its row lists and no longer applies are deleted by the index's
-// primary key, the new ones inserted, and the list updated. The insert skips a term already
-// indexed, except for a subscriber created by tx (created): its index rows were all written by
-// tx along with its list, so a term not in the list has no row. Skipping costs PostgreSQL a
-// second look into the index for every term, and an order's new subscriber has about twenty.
-func Reindex(ctx context.Context, tx Tx, subscriberID string, created bool) error {
+// Reindex rewrites a subscriber's search terms and card from its current rows, inside the
+// transaction that changed them: its row's list of terms and card, and the engine's index of
+// the list (Index.Write), only when either changed.
+func Reindex(ctx context.Context, tx Tx, subscriberID string) error {
 	if subscriberID == "" {
 		return nil
 	}
@@ -397,98 +407,26 @@ func Reindex(ctx context.Context, tx Tx, subscriberID string, created bool) erro
 	if list == listed && newCard == card {
 		return nil
 	}
-	gone, added := termChanges(strings.Fields(listed), terms)
-	const perStatement = 50
-	for start := 0; start < len(gone); start += perStatement {
-		batch := gone[start:min(start+perStatement, len(gone))]
-		q := `DELETE FROM customer_search_terms WHERE provider_id = ? AND subscriber_id = ? AND term IN (` + sqltext.Placeholders(len(batch)) + `)`
-		if _, err := tx.Exec(ctx, q, sqltext.Args(providerID, append([]string{subscriberID}, batch...))...); err != nil {
-			return fmt.Errorf("clear search terms: %w", err)
-		}
-	}
-	onConflict := " ON CONFLICT DO NOTHING"
-	if created {
-		onConflict = ""
-	}
-	for start := 0; start < len(added); start += perStatement {
-		batch := added[start:min(start+perStatement, len(added))]
-		args := make([]any, 0, 3*len(batch))
-		for _, t := range batch {
-			args = append(args, providerID, t, subscriberID)
-		}
-		q := `INSERT INTO customer_search_terms (provider_id, term, subscriber_id) VALUES ` +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(batch)), ", ") + onConflict
-		if _, err := tx.Exec(ctx, q, args...); err != nil {
-			return fmt.Errorf("write search terms: %w", err)
-		}
-	}
 	if _, err := tx.Exec(ctx, `UPDATE subscribers SET search_terms = ?, search_card = ? WHERE id = ?`, list, newCard, subscriberID); err != nil {
 		return fmt.Errorf("list search terms: %w", err)
+	}
+	if list == listed {
+		return nil
+	}
+	if err := tx.Index().Write(ctx, tx, providerID, subscriberID, terms); err != nil {
+		return fmt.Errorf("index search terms of %s: %w", subscriberID, err)
 	}
 	return nil
 }
 
-// termChanges returns the terms of old not in current and those of current not in old.
-func termChanges(old, current []string) (gone, added []string) {
-	in := make(map[string]bool, len(current))
-	for _, t := range current {
-		in[t] = true
-	}
-	was := make(map[string]bool, len(old))
-	for _, t := range old {
-		was[t] = true
-		if !in[t] {
-			gone = append(gone, t)
-		}
-	}
-	for _, t := range current {
-		if !was[t] {
-			added = append(added, t)
-		}
-	}
-	return gone, added
-}
-
-// rangeProbe is how many index rows narrowestFirst counts per prefix at most: enough to tell a
-// selective word from a common one, cheap enough to count for every word of a query.
-const rangeProbe = 512
-
-// narrowestFirst orders a multi-word query's prefixes so the one with the fewest index rows
-// drives the range scan and the others are checked per candidate: "1234 rue sherbrooke" then
-// scans the house number's few hundred rows, not every resident of every Sherbrooke street.
-// Each count stops at rangeProbe rows, so a common word costs one short index walk.
-func narrowestFirst(ctx context.Context, q Querier, providerID string, prefixes []string) ([]string, error) {
-	if len(prefixes) < 2 {
-		return prefixes, nil
-	}
-	counts := make(map[string]int, len(prefixes))
-	for _, p := range prefixes {
-		var n int
-		err := q.QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM customer_search_terms
-			WHERE provider_id = ? AND term >= ? AND term < ? LIMIT ?) probe`, providerID, p, p+"{", rangeProbe).Scan(&n)
-		if err != nil {
-			return nil, fmt.Errorf("search subscribers: probe %q: %w", p, err)
-		}
-		counts[p] = n
-	}
-	out := append([]string(nil), prefixes...)
-	sort.SliceStable(out, func(i, j int) bool { return counts[out[i]] < counts[out[j]] })
-	return out, nil
-}
-
 // hasTermWithPrefix reports whether any of the provider's customers carries a term starting
-// with p: one index seek.
+// with p.
 func hasTermWithPrefix(ctx context.Context, q Querier, providerID, p string) (bool, error) {
-	var one int
-	err := q.QueryRow(ctx, `SELECT 1 FROM customer_search_terms WHERE provider_id = ? AND term >= ? AND term < ? LIMIT 1`,
-		providerID, p, p+"{").Scan(&one)
-	switch {
-	case errors.Is(err, subprov.ErrNotFound):
-		return false, nil
-	case err != nil:
+	ids, err := q.Index().Match(ctx, q, providerID, []string{p}, 1)
+	if err != nil {
 		return false, fmt.Errorf("search subscribers: probe %q: %w", p, err)
 	}
-	return true, nil
+	return len(ids) > 0, nil
 }
 
 // phrases groups a query's words into the longest runs that some customer's value holds as
@@ -532,67 +470,32 @@ func dedupe(ss []string) []string {
 }
 
 // Subscribers returns the ids of a provider's subscribers matching every word of an
-// agent's query (QueryTerms), at most max distinct ids. Words typed together that stand
-// together in some customer's value are matched as that phrase (see phrases); each phrase or
-// remaining word must then start one of the subscriber's terms. Results come in the order of
-// the terms the narrowest phrase starts, which is not exact matches first: Terms leaves out a
-// term that starts a longer one of the same subscriber, so a search for "tremblay" lists Marie
-// Tremblay among the "tremblaym…" terms. The narrowest phrase is one range of the
-// (provider_id, term) index; each other one is checked against the candidate's listed terms.
+// agent's query (QueryTerms), at most max. Words typed together that stand together in some
+// customer's value are matched as that phrase (see phrases); each phrase or remaining word
+// must then start one of the subscriber's terms. Results come in the index's order (Index).
 func Subscribers(ctx context.Context, q Querier, providerID string, words []string, max int) ([]string, error) {
 	if len(words) == 0 {
 		return nil, nil
 	}
 	// The whole query as one phrase first: the usual query (a name, an e-mail, an address, a
-	// unit and its street) is then a single range scan.
-	ids, err := searchPrefixes(ctx, q, providerID, []string{cut(strings.Join(words, ""))}, max)
+	// unit and its street) is then a single prefix.
+	ids, err := q.Index().Match(ctx, q, providerID, []string{cut(strings.Join(words, ""))}, max)
 	if err != nil || len(ids) > 0 || len(words) == 1 {
-		return ids, err
+		return ids, wrapSearch(err)
 	}
 	prefixes, err := phrases(ctx, q, providerID, words)
 	if err != nil {
 		return nil, err
 	}
-	if prefixes, err = narrowestFirst(ctx, q, providerID, prefixes); err != nil {
-		return nil, err
-	}
-	return searchPrefixes(ctx, q, providerID, prefixes, max)
+	ids, err = q.Index().Match(ctx, q, providerID, prefixes, max)
+	return ids, wrapSearch(err)
 }
 
-// searchPrefixes returns up to max distinct subscribers carrying a term starting with each
-// of prefixes, driven by the range of the first.
-func searchPrefixes(ctx context.Context, q Querier, providerID string, prefixes []string, max int) ([]string, error) {
-	var b strings.Builder
-	b.WriteString(`SELECT t0.subscriber_id FROM customer_search_terms t0 WHERE t0.provider_id = ? AND t0.term >= ? AND t0.term < ?`)
-	args := []any{providerID, prefixes[0], prefixes[0] + "{"} // '{' sorts right after 'z': the end of the prefix range
-	// Every other prefix must start one of the candidate's listed terms (terms are [a-z0-9],
-	// so the pattern has no wildcard but its own).
-	for i, p := range prefixes[1:] {
-		fmt.Fprintf(&b, ` AND EXISTS (SELECT 1 FROM subscribers s%[1]d WHERE s%[1]d.id = t0.subscriber_id
-			AND ' ' || s%[1]d.search_terms LIKE ?)`, i+1)
-		args = append(args, "% "+p+"%")
-	}
-	// A subscriber can carry several terms in the range: read a few rows more than max.
-	b.WriteString(` ORDER BY t0.term, t0.subscriber_id LIMIT ?`)
-	args = append(args, 4*max)
-	rows, err := q.Query(ctx, b.String(), args...)
+func wrapSearch(err error) error {
 	if err != nil {
-		return nil, fmt.Errorf("search subscribers: %w", err)
+		return fmt.Errorf("search subscribers: %w", err)
 	}
-	defer rows.Close()
-	seen := map[string]bool{}
-	var out []string
-	for rows.Next() && len(out) < max {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("search subscribers: %w", err)
-		}
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out, rows.Err()
+	return nil
 }
 
 // DigitsOnly is a phone number's digits: the digit-only forms of phone terms, and the

@@ -2,6 +2,8 @@ package search_test
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -100,48 +102,40 @@ func TestSearchTermsLeaveOutPrefixesOfOtherTerms(t *testing.T) {
 	}
 }
 
-// TestReindexDropsTermsThatStartOthers: a subscriber indexed by an earlier build, whose list and
-// index rows still hold "marie" and "tremblay" beside "marietremblay" and "tremblaymarie",
-// loses those two at its next re-index, and every query still finds it.
-func TestReindexDropsTermsThatStartOthers(t *testing.T) {
+// TestReindexFollowsTheSubscriber: a change to a subscriber's values re-indexes it in the
+// change's transaction: the old values no longer find it, the new ones do, once.
+func TestReindexFollowsTheSubscriber(t *testing.T) {
 	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		sub := seedMarieTremblay(t, s)
-		err := s.InTx(ctx, func(tx *store.Tx) error { // as an earlier build indexed it
-			for _, term := range []string{"marie", "tremblay"} {
-				if _, err := tx.Exec(ctx, `INSERT INTO customer_search_terms (provider_id, term, subscriber_id) VALUES (?, ?, ?)`, "p1", term, sub.ID); err != nil {
-					return err
-				}
-			}
-			_, err := tx.Exec(ctx, `UPDATE subscribers SET search_terms = search_terms || ' marie tremblay' WHERE id = ?`, sub.ID)
-			return err
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			return tx.UpdateHolderContact(ctx, sub.ID, subprov.Contact{FirstName: "Marie", LastName: "Gagnon", Email: "mt@example.ca"}, now)
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.ReindexSubscriber(ctx, sub.ID) }); err != nil {
-			t.Fatalf("re-index: %v", err)
-		}
-		terms, err := store.QueryStrings(ctx, s.R(), "terms", `SELECT term FROM customer_search_terms WHERE subscriber_id = ? ORDER BY term`, sub.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// 0000-001 is the subscriber's customer number.
-		if want := []string{"0000001", "001", "ca", "exampleca", "marietremblay", "mtexampleca", "tremblaymarie"}; !slices.Equal(terms, want) {
-			t.Errorf("index rows %v, want %v", terms, want)
-		}
-		for _, q := range []string{"marie", "tremblay", "Tremblay, Marie", "example marie"} {
-			if ids := searchP1(t, s, q); !slices.Equal(ids, []string{sub.ID}) {
-				t.Errorf("%q: %v, want [%s]", q, ids, sub.ID)
+		for _, tc := range []struct {
+			q    string
+			want []string
+		}{
+			{"marie gagnon", []string{sub.ID}},
+			{"gagnon", []string{sub.ID}},
+			{"0000-001", []string{sub.ID}},
+			{"tremblay", nil},
+			{"marie tremblay", nil},
+		} {
+			if ids := searchP1(t, s, tc.q); !slices.Equal(ids, tc.want) {
+				t.Errorf("%q: %v, want %v", tc.q, ids, tc.want)
 			}
 		}
 	})
 }
 
-// TestReindexSkipsTermsIndexedBeforeTheList: a re-index skips terms the index already holds
-// but the subscriber's list does not (rows indexed before the list existed) instead of failing.
-func TestReindexSkipsTermsIndexedBeforeTheList(t *testing.T) {
+// TestReindexOverARowListingNoTerms: a subscriber whose row lists no terms (as one written
+// before the index existed, or whose list was cleared) is indexed at its next re-index, and
+// found once.
+func TestReindexOverARowListingNoTerms(t *testing.T) {
 	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
@@ -156,7 +150,7 @@ func TestReindexSkipsTermsIndexedBeforeTheList(t *testing.T) {
 			return tx.ReindexSubscriber(ctx, sub.ID)
 		})
 		if err != nil {
-			t.Fatalf("re-index over terms already indexed: %v", err)
+			t.Fatalf("re-index: %v", err)
 		}
 		if got := searchP1(t, s, "marie tremblay"); !slices.Equal(got, []string{sub.ID}) {
 			t.Errorf("after the re-index: %v, want [%s]", got, sub.ID)
@@ -164,9 +158,8 @@ func TestReindexSkipsTermsIndexedBeforeTheList(t *testing.T) {
 	})
 }
 
-// TestReindexNewSubscriberTwiceInOneTransaction: a subscriber created in a transaction is
-// indexed without the conflict check; re-indexed again in the same transaction after a change,
-// it gains the new terms without a duplicate row, and is found by old and new values.
+// TestReindexNewSubscriberTwiceInOneTransaction: a subscriber created in a transaction and
+// re-indexed again in it after a change is found once, by old and new values.
 func TestReindexNewSubscriberTwiceInOneTransaction(t *testing.T) {
 	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
@@ -189,21 +182,125 @@ func TestReindexNewSubscriberTwiceInOneTransaction(t *testing.T) {
 		if err != nil {
 			t.Fatalf("order's transaction: %v", err)
 		}
-		for _, q := range []string{"marie tremblay", "jean gagnon", "jg@example.ca"} {
+		for _, q := range []string{"marie tremblay", "jean gagnon", "jg@example.ca", "example"} {
 			if got := searchP1(t, s, q); !slices.Equal(got, []string{id}) {
 				t.Errorf("%q: %v, want [%s]", q, got, id)
 			}
 		}
-		rows, err := store.QueryStrings(ctx, s.R(), "terms", `SELECT term FROM customer_search_terms WHERE subscriber_id = ? ORDER BY term`, id)
+	})
+}
+
+// TestSearchKeepsProvidersApartWhenTheirMarksCollide: two providers whose ids share the mark
+// their index entries carry (the first six hex digits of the id's MD5) still see only their
+// own customers.
+func TestSearchKeepsProvidersApartWhenTheirMarksCollide(t *testing.T) {
+	t.Parallel()
+	const p1, p2 = "provider-406", "provider-2396"
+	mark := func(id string) string { sum := md5.Sum([]byte(id)); return hex.EncodeToString(sum[:])[:6] }
+	if mark(p1) != mark(p2) {
+		t.Fatalf("marks %s and %s differ: pick two ids whose marks are the same", mark(p1), mark(p2))
+	}
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		seedProvider(t, s, p1)
+		seedProvider(t, s, p2)
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			for i, p := range []string{p1, p2} {
+				err := tx.UpsertSubscriber(ctx, &subprov.Subscriber{ID: fmt.Sprintf("sub-%d", i), ProviderID: p,
+					Holder: subprov.Contact{FirstName: "Marie", LastName: "Tremblay", Email: fmt.Sprintf("mt%d@example.ca", i)}}, now)
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		listed, err := store.QueryStrings(ctx, s.R(), "list", `SELECT search_terms FROM subscribers WHERE id = ?`, id)
-		if err != nil || len(listed) != 1 {
-			t.Fatalf("list: %v, %v", listed, err)
+		for i, p := range []string{p1, p2} {
+			for _, q := range []string{"marie tremblay", "tremblay", "example"} {
+				ids, err := search.Subscribers(ctx, s.SearchR(), p, search.QueryTerms(q), 10)
+				if want := []string{fmt.Sprintf("sub-%d", i)}; err != nil || !slices.Equal(ids, want) {
+					t.Errorf("%s, %q: %v, %v; want %v", p, q, ids, err, want)
+				}
+			}
 		}
-		if list := strings.Fields(listed[0]); !slices.Equal(rows, list) {
-			t.Errorf("index rows %v, list %v", rows, list)
+	})
+}
+
+// TestReindexAfterOlderRelease: the subscribers a release before the engines' index created or
+// changed while it ran on the database (a rollback), which it indexed in its own terms table
+// only, are found by their values once this release has started again, and the table is empty.
+func TestReindexAfterOlderRelease(t *testing.T) {
+	t.Parallel()
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		marie := seedMarieTremblay(t, s)
+		// As the older release writes: the rows, their list of terms and a row per new term.
+		olderRelease := func(tx *store.Tx, id string, src search.Source, newTerms []string) error {
+			if _, err := tx.Exec(ctx, `UPDATE subscribers SET search_terms = ? WHERE id = ?`, strings.Join(src.Terms(), " "), id); err != nil {
+				return err
+			}
+			for _, term := range newTerms {
+				if _, err := tx.Exec(ctx, `INSERT INTO customer_search_terms (provider_id, term, subscriber_id) VALUES (?, ?, ?)`, "p1", term, id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		jean := search.Source{Contacts: []search.Contact{{FirstName: "Jean", LastName: "Gagnon", Email: "jg@example.ca"}}}
+		marieNow := search.Source{CustomerNumbers: []string{"0000-001"}, Contacts: []search.Contact{{FirstName: "Marie", LastName: "Lavoie", Email: "mt@example.ca"}}}
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, `INSERT INTO subscribers (id, provider_id, email, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+				"old-jean", "p1", "jg@example.ca", now, now); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO contacts (id, subscriber_id, role, firstname, lastname, email, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+				"old-jean-holder", "old-jean", "holder", "Jean", "Gagnon", "jg@example.ca", now); err != nil {
+				return err
+			}
+			if err := olderRelease(tx, "old-jean", jean, jean.Terms()); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE contacts SET lastname = 'Lavoie' WHERE subscriber_id = ?`, marie.ID); err != nil {
+				return err
+			}
+			if err := olderRelease(tx, marie.ID, marieNow, []string{"lavoiemarie", "marielavoie"}); err != nil {
+				return err
+			}
+			// A subscriber the table still names but no longer there: its terms only go.
+			_, err := tx.Exec(ctx, `INSERT INTO customer_search_terms (provider_id, term, subscriber_id) VALUES ('p1', 'gone', 'gone-sub')`)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Dialect == store.SQLite { // PostgreSQL's index follows the rows whoever writes them
+			if got := searchP1(t, s, "jean gagnon"); len(got) != 0 {
+				t.Fatalf("before: the older release's subscriber found: %v", got)
+			}
+		}
+		n, err := s.ReindexAfterOlderRelease(ctx)
+		if err != nil || n != 3 {
+			t.Fatalf("ReindexAfterOlderRelease = %d, %v; want 3", n, err)
+		}
+		for _, tc := range []struct {
+			q    string
+			want []string
+		}{
+			{"jean gagnon", []string{"old-jean"}},
+			{"marie lavoie", []string{marie.ID}},
+			{"marie tremblay", nil},
+		} {
+			if got := searchP1(t, s, tc.q); !slices.Equal(got, tc.want) {
+				t.Errorf("%q: %v, want %v", tc.q, got, tc.want)
+			}
+		}
+		if left, err := store.QueryStrings(ctx, s.R(), "terms", `SELECT term FROM customer_search_terms`); err != nil || len(left) != 0 {
+			t.Errorf("terms table after: %v, %v", left, err)
+		}
+		if n, err := s.ReindexAfterOlderRelease(ctx); err != nil || n != 0 {
+			t.Errorf("again: %d, %v; want 0", n, err)
 		}
 	})
 }

@@ -15,6 +15,40 @@ func (s *Store) MigrateTo(ctx context.Context, last int) ([]string, error) {
 	return s.migrateTo(ctx, last)
 }
 
+// StandInSearchIndex gives a database migrated to a version before 0050 the search index
+// today's writes expect on SQLite (subscribers.search_row and the FTS5 table customer_search),
+// so a test can load rows into the older schema through today's code; the function returned
+// takes them out again before the migrations run (0050 indexes the rows anew). PostgreSQL's
+// index needs nothing from the writes.
+func (s *Store) StandInSearchIndex(ctx context.Context) (func() error, error) {
+	if s.Dialect != SQLite {
+		return func() error { return nil }, nil
+	}
+	for _, q := range []string{`ALTER TABLE subscribers ADD COLUMN search_row INTEGER`,
+		`CREATE VIRTUAL TABLE customer_search USING fts5 (subscriber_id UNINDEXED, provider_id UNINDEXED, terms, content = '', contentless_delete = 1,
+			contentless_unindexed = 1, detail = none, tokenize = 'ascii')`} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	return func() error {
+		// Dropping the FTS5 table leaves the table of its unindexed column behind (SQLite 3.54).
+		_, err := s.db.ExecContext(ctx, `DROP TABLE customer_search; DROP TABLE IF EXISTS customer_search_content;
+			ALTER TABLE subscribers DROP COLUMN search_row`)
+		return err
+	}, nil
+}
+
+// SearchMatchStatements is agent search's lookup in d's index, a two-phrase query's, with
+// arguments for providerID.
+func SearchMatchStatements(d Dialect, providerID string) map[string]Statement {
+	phrases := []string{"marietremblay", "1204"}
+	if d == Postgres {
+		return map[string]Statement{"search match": {pgSearchMatch, []any{pgTSQuery(providerID, phrases), providerID, 101}}}
+	}
+	return map[string]Statement{"search match": {sqliteSearchMatch, []any{ftsQuery(providerID, phrases), providerID, 101}}}
+}
+
 // LineHolding is the read of the line that holds a place.
 const LineHolding = lineHolding
 

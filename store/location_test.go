@@ -63,7 +63,14 @@ func TestLocationHolderMigrationKeepsExistingLines(t *testing.T) {
 			created_at {{timestamp}}, updated_at {{timestamp}})`)); err != nil {
 			t.Fatal(err)
 		}
+		dropStandIn, err := s.StandInSearchIndex(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if _, err := fixture.LoadAtCost(ctx, s, f, now, identity.TestPasswordCost); err != nil {
+			t.Fatal(err)
+		}
+		if err := dropStandIn(); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := w.ExecContext(ctx, `DROP TABLE switches`); err != nil {

@@ -69,7 +69,7 @@ func TestSearchPoolRunsGenericPlans(t *testing.T) {
 		name string
 		q    search.Querier
 		want string
-	}{{"search pool", s.SearchR(), "force_generic_plan"}, {"read pool", searchQuerier{s.R()}, "auto"}} {
+	}{{"search pool", s.SearchR(), "force_generic_plan"}, {"read pool", searchQuerier{s.R(), searchIndexOf(s.Dialect)}, "auto"}} {
 		var mode string
 		if err := tc.q.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&mode); err != nil {
 			t.Fatal(err)

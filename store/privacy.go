@@ -130,6 +130,7 @@ func (tx *Tx) EraseSubscriber(ctx context.Context, subscriberID string, keepReas
 			postal_code = '', province = '', country = '', updated_at = ? WHERE subscriber_id = ?`, []any{ErasedName, now.UTC(), subscriberID}},
 		{"subscriber", `UPDATE subscribers SET email = ?, search_text = '', phone_digits = '', search_terms = NULL, search_card = NULL,
 			updated_at = ? WHERE id = ?`, []any{ErasedEmail(subscriberID), now.UTC(), subscriberID}},
+		// The terms a release before migration 0050 indexed (the table stays for such releases).
 		{"search terms", `DELETE FROM customer_search_terms WHERE subscriber_id = ?`, []any{subscriberID}},
 		{"verification codes", `DELETE FROM verification_codes WHERE subscriber_id = ?`, []any{subscriberID}},
 		{"notes", `UPDATE notes SET body = ? WHERE subscriber_id = ?`, []any{ErasedText, subscriberID}},
@@ -159,6 +160,11 @@ func (tx *Tx) EraseSubscriber(ctx context.Context, subscriberID string, keepReas
 		if _, err := tx.Exec(ctx, s.query, s.args...); err != nil {
 			return fmt.Errorf("erase subscriber %s: %s: %w", subscriberID, s.what, err)
 		}
+	}
+	// The search index no longer holds the subscriber's terms (its row lists none now).
+	ix := searchIndexOf(tx.d)
+	if err := ix.Write(ctx, searchTx{searchQuerier{tx, ix}, tx}, "", subscriberID, nil); err != nil {
+		return fmt.Errorf("erase subscriber %s: search index: %w", subscriberID, err)
 	}
 	return nil
 }

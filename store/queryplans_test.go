@@ -75,6 +75,23 @@ func TestPortLinesReadThePortsIndex(t *testing.T) {
 	})
 }
 
+// TestSearchReadsTheEnginesIndex: agent search's lookup reads the engine's text index (the GIN
+// index on PostgreSQL, the FTS5 table on SQLite), then each match's subscriber by id, never the
+// provider's range of an index led by provider_id.
+func TestSearchReadsTheEnginesIndex(t *testing.T) {
+	t.Parallel()
+	want := map[store.Dialect]string{store.SQLite: "SCAN customer_search VIRTUAL TABLE INDEX", store.Postgres: "Bitmap Index Scan on subscribers_search"}
+	testdb.EachStoreWithNewStatistics(t, func(t *testing.T, s *store.Store) {
+		statements := store.SearchMatchStatements(s.Dialect, "p-search")
+		testdb.CheckIndexedPlans(t, s, statements, func(string) string { return want[s.Dialect] })
+		for name, st := range statements {
+			if plan := testdb.QueryPlan(t, s, st.Query, st.Args...); testdb.ReadsTheProvidersRange(plan) {
+				t.Errorf("%s: plan reads a range of the provider:\n%s", name, plan)
+			}
+		}
+	})
+}
+
 // TestBillRunPagesReadTheirIndexes: a bill run's page of a provider's platform-billed lines is
 // a range of subscriptions_platform_billed, and the read of which of its lines have the
 // period's invoice searches the invoices' (subscription, period, kind) index, on both engines.

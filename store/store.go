@@ -315,7 +315,6 @@ type Tx struct {
 	s           *Store
 	afterCommit []func()
 	reindex     []string // subscribers whose search terms are rewritten just before commit
-	created     []string // subscribers this transaction inserted: their index rows are all its own writes
 }
 
 // AfterCommit registers fn to run once tx has committed (never when it rolls back, nor for an

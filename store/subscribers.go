@@ -5,11 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/subprov/subprov"
-	"github.com/subprov/subprov/search"
 )
 
 // NextCustomerNumber allocates the provider's next free NNNN-NNN number. Numbers come from a
@@ -70,14 +68,12 @@ func (tx *Tx) nextCustomerSeq(ctx context.Context, providerID string) (int64, er
 func (tx *Tx) UpsertSubscriber(ctx context.Context, sub *subprov.Subscriber, now time.Time) error {
 	holder := sub.Holder
 	_, err := tx.Exec(ctx, `INSERT INTO subscribers (id, provider_id, email, customer_number, legacy_customer_number,
-			processor_customer_id, payment_method_id, search_text, phone_digits, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			processor_customer_id, payment_method_id, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET email = excluded.email, customer_number = excluded.customer_number,
-			legacy_customer_number = excluded.legacy_customer_number, search_text = excluded.search_text,
-			phone_digits = excluded.phone_digits, updated_at = excluded.updated_at`,
+			legacy_customer_number = excluded.legacy_customer_number, updated_at = excluded.updated_at`,
 		sub.ID, sub.ProviderID, subprov.NormalizeEmail(holder.Email), nullStr(sub.CustomerNumber), nullStr(sub.LegacyCustomerNumber),
-		nullStr(sub.ProcessorCustomerID), nullStr(sub.PaymentMethodID), subscriberSearchText(sub), search.DigitsOnly(holder.PhoneNumber),
-		now.UTC(), now.UTC())
+		nullStr(sub.ProcessorCustomerID), nullStr(sub.PaymentMethodID), now.UTC(), now.UTC())
 	if err != nil {
 		return fmt.Errorf("upsert subscriber %s: %w", sub.ID, err)
 	}
@@ -108,17 +104,6 @@ func (tx *Tx) upsertContact(ctx context.Context, subscriberID, role string, c su
 		return fmt.Errorf("upsert %s contact: %w", role, err)
 	}
 	return nil
-}
-
-// SubscriberSearchText is the subscriber row's search_text column (lower-case names, e-mail,
-// numbers); bulk loaders write it as UpsertSubscriber does.
-func SubscriberSearchText(sub *subprov.Subscriber) string { return subscriberSearchText(sub) }
-
-// subscriberSearchText is what agent search matches on, lower-case: names, e-mail, numbers.
-func subscriberSearchText(sub *subprov.Subscriber) string {
-	h := sub.Holder
-	parts := []string{h.FirstName, h.LastName, h.Email, h.Company, sub.CustomerNumber, sub.LegacyCustomerNumber}
-	return strings.ToLower(strings.Join(parts, " "))
 }
 
 // UpsertSubscription writes a subscription by id (fixture and tests); order flows insert
@@ -234,9 +219,8 @@ func (tx *Tx) UpdateHolderContact(ctx context.Context, subscriberID string, c su
 	if err := tx.upsertContact(ctx, subscriberID, "holder", c, now); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, `UPDATE subscribers SET phone_digits = ?, updated_at = ? WHERE id = ?`, search.DigitsOnly(c.PhoneNumber), now.UTC(), subscriberID)
-	if err != nil {
-		return fmt.Errorf("update subscriber search fields: %w", err)
+	if _, err := tx.Exec(ctx, `UPDATE subscribers SET updated_at = ? WHERE id = ?`, now.UTC(), subscriberID); err != nil {
+		return fmt.Errorf("update subscriber: %w", err)
 	}
 	return tx.ReindexSubscriber(ctx, subscriberID)
 }

@@ -228,9 +228,9 @@ func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder su
 	err := tx.takeCustomerNumber(ctx, providerID, func(num string) (bool, error) {
 		sub.CustomerNumber = num
 		var id string
-		err := tx.QueryRow(ctx, `INSERT INTO subscribers (id, provider_id, email, customer_number, search_text, phone_digits, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-			sub.ID, providerID, email, num, subscriberSearchText(sub), search.DigitsOnly(holder.PhoneNumber), now.UTC(), now.UTC()).Scan(&id)
+		err := tx.QueryRow(ctx, `INSERT INTO subscribers (id, provider_id, email, customer_number, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+			sub.ID, providerID, email, num, now.UTC(), now.UTC()).Scan(&id)
 		if err == nil {
 			return true, nil
 		}
@@ -249,7 +249,6 @@ func (tx *Tx) EnsureSubscriber(ctx context.Context, providerID string, holder su
 	if err := tx.upsertContact(ctx, sub.ID, "holder", sub.Holder, now); err != nil {
 		return nil, false, err
 	}
-	tx.created = append(tx.created, sub.ID)
 	tx.reindexAtCommit(sub.ID)
 	return sub, true, nil
 }

@@ -28,7 +28,18 @@ const SQLiteDriver = "sqlite-stmtcache"
 // one not in use. Schema statements (migrations) are never cached.
 const maxStmtsPerConn = 512
 
-func init() { sql.Register(SQLiteDriver, cachingDriver{&sqlite.Driver{}}) }
+// sqliteDriver is the driver SQLiteDriver wraps, the one SQL functions are registered with.
+var sqliteDriver = &sqlite.Driver{}
+
+func init() { sql.Register(SQLiteDriver, cachingDriver{sqliteDriver}) }
+
+// RegisterSQLiteFunction makes a deterministic SQL function of n arguments available on every
+// SQLite connection opened after it: the store's own functions, registered from its init.
+func RegisterSQLiteFunction(name string, n int32, fn func(args []driver.Value) (driver.Value, error)) {
+	sqliteDriver.MustRegisterDeterministicScalarFunction(name, n, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		return fn(args)
+	})
+}
 
 type cachingDriver struct{ base driver.Driver }
 
