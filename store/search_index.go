@@ -155,7 +155,8 @@ func (a searchTx) Exec(ctx context.Context, query string, args ...any) (sql.Resu
 // The engines' text indexes of the terms a subscriber row lists (subscribers.search_terms).
 // Each term is indexed behind its provider's mark (searchKey), so a prefix reads the entries
 // of one provider only, however many the platform serves; the provider's id is still checked
-// on the subscriber's row, as two providers may share a mark.
+// (PostgreSQL on the subscriber's row, SQLite on the FTS5 row), as two providers may share a
+// mark.
 //   - PostgreSQL: the GIN index subscribers_search, of subscriber_search_lexemes(provider_id,
 //     search_terms), a function of the row: it follows the row, nothing more to write.
 //   - SQLite: the FTS5 table customer_search, one row per indexed subscriber holding its id and
@@ -277,7 +278,7 @@ func (sqliteSearch) Write(ctx context.Context, tx search.Tx, providerID, subscri
 }
 
 // sqliteSearchMatch reads the FTS5 table, whose rows hold their subscriber's provider: checked
-// there, no read of the subscriber's row (which made a search of 101 matches a third slower).
+// there, no read of the subscriber's row (which made a search of 101 matches a quarter slower).
 const sqliteSearchMatch = `SELECT subscriber_id FROM customer_search WHERE customer_search MATCH ? AND provider_id = ? LIMIT ?`
 
 func (sqliteSearch) Match(ctx context.Context, q search.Querier, providerID string, prefixes []string, max int) ([]string, error) {
