@@ -121,8 +121,7 @@ func (b *batch) insertRows(ctx context.Context, args []any) error {
 // openSource creates the batch's virtual table in the transaction and prepares the INSERT
 // reading it: DDL once per table and transaction, not per batch. Not once per run: a
 // temporary table lives on one connection (a transaction holds it), and the index builds
-// while the last provider's search index sorts change PRAGMA temp_store, which deletes every
-// temporary table.
+// change PRAGMA temp_store, which deletes every temporary table.
 func (b *batch) openSource(ctx context.Context) error {
 	v, err := createVtable(ctx, b.tx, "gen_"+b.table, b.src)
 	if err != nil {
