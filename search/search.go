@@ -424,7 +424,7 @@ func Reindex(ctx context.Context, tx Tx, subscriberID string) error {
 func hasTermWithPrefix(ctx context.Context, q Querier, providerID, p string) (bool, error) {
 	ids, err := q.Index().Match(ctx, q, providerID, []string{p}, 1)
 	if err != nil {
-		return false, fmt.Errorf("search subscribers: probe %q: %w", p, err)
+		return false, fmt.Errorf("probe %q: %w", p, err)
 	}
 	return len(ids) > 0, nil
 }
@@ -481,21 +481,13 @@ func Subscribers(ctx context.Context, q Querier, providerID string, words []stri
 	// unit and its street) is then a single prefix.
 	ids, err := q.Index().Match(ctx, q, providerID, []string{cut(strings.Join(words, ""))}, max)
 	if err != nil || len(ids) > 0 || len(words) == 1 {
-		return ids, wrapSearch(err)
+		return ids, err
 	}
 	prefixes, err := phrases(ctx, q, providerID, words)
 	if err != nil {
 		return nil, err
 	}
-	ids, err = q.Index().Match(ctx, q, providerID, prefixes, max)
-	return ids, wrapSearch(err)
-}
-
-func wrapSearch(err error) error {
-	if err != nil {
-		return fmt.Errorf("search subscribers: %w", err)
-	}
-	return nil
+	return q.Index().Match(ctx, q, providerID, prefixes, max)
 }
 
 // DigitsOnly is a phone number's digits: the digit-only forms of phone terms, and the

@@ -162,8 +162,8 @@ func (tx *Tx) EraseSubscriber(ctx context.Context, subscriberID string, keepReas
 		}
 	}
 	// The search index no longer holds the subscriber's terms (its row lists none now).
-	ix := searchIndexOf(tx.d)
-	if err := ix.Write(ctx, searchTx{searchQuerier{tx, ix}, tx}, "", subscriberID, nil); err != nil {
+	stx := tx.forSearch()
+	if err := stx.Index().Write(ctx, stx, "", subscriberID, nil); err != nil {
 		return fmt.Errorf("erase subscriber %s: search index: %w", subscriberID, err)
 	}
 	return nil

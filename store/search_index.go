@@ -43,8 +43,11 @@ func (tx *Tx) beforeCommit(ctx context.Context) error {
 // ReindexSubscriber rewrites a subscriber's search terms and card from its current rows, inside
 // tx (search.Reindex).
 func (tx *Tx) ReindexSubscriber(ctx context.Context, subscriberID string) error {
-	return search.Reindex(ctx, searchTx{searchQuerier{tx, searchIndexOf(tx.d)}, tx}, subscriberID)
+	return search.Reindex(ctx, tx.forSearch(), subscriberID)
 }
+
+// forSearch is tx as package search runs in it, with the engine's index.
+func (tx *Tx) forSearch() searchTx { return searchTx{searchQuerier{tx, searchIndexOf(tx.d)}, tx} }
 
 // BackfillSearchTerms indexes subscribers that have no search terms yet (rows written before
 // the index existed). It runs once per database: a setting records that it finished.
@@ -174,12 +177,9 @@ func searchKey(providerID string) string {
 	return hex.EncodeToString(sum[:])[:searchKeyLen]
 }
 
-// SearchLexemes is a subscriber's terms as SQLite's FTS5 table holds them, for bulk loaders
-// (subprov gen) that write the table themselves.
-func SearchLexemes(providerID string, terms []string) string { return searchLexemes(providerID, terms) }
-
-// searchLexemes is a list of terms as the engines index it: each behind the provider's mark.
-func searchLexemes(providerID string, terms []string) string {
+// SearchLexemes is a list of terms as the engines index it, each behind the provider's mark;
+// bulk loaders (subprov gen) write SQLite's FTS5 table with it.
+func SearchLexemes(providerID string, terms []string) string {
 	key := searchKey(providerID)
 	var b strings.Builder
 	for i, t := range terms {
@@ -198,7 +198,7 @@ func init() {
 	engine.RegisterSQLiteFunction("subscriber_search_lexemes", 2, func(args []driver.Value) (driver.Value, error) {
 		provider, _ := args[0].(string)
 		terms, _ := args[1].(string)
-		return searchLexemes(provider, strings.Fields(terms)), nil
+		return SearchLexemes(provider, strings.Fields(terms)), nil
 	})
 }
 
@@ -230,19 +230,20 @@ func pgTSQuery(providerID string, prefixes []string) string {
 }
 
 // markedPrefixes joins prefixes with sep, each behind the provider's mark and followed by
-// prefix, the engine's sign of a prefix.
-func markedPrefixes(providerID string, prefixes []string, prefix, sep string) string {
+// sign, the engine's sign of a prefix.
+func markedPrefixes(providerID string, prefixes []string, sign, sep string) string {
 	key := searchKey(providerID)
 	parts := make([]string, len(prefixes))
 	for i, p := range prefixes {
-		parts[i] = key + p + prefix
+		parts[i] = key + p + sign
 	}
 	return strings.Join(parts, sep)
 }
 
 type sqliteSearch struct{}
 
-// Write replaces the subscriber's row of the FTS5 table, under the same rowid when it has one.
+// Write replaces the subscriber's row of the FTS5 table, under the same rowid when it has one
+// (a NULL rowid is a new one).
 func (sqliteSearch) Write(ctx context.Context, tx search.Tx, providerID, subscriberID string, terms []string) error {
 	var row sql.NullInt64
 	if err := tx.QueryRow(ctx, `SELECT search_row FROM subscribers WHERE id = ?`, subscriberID).Scan(&row); err != nil {
@@ -253,20 +254,13 @@ func (sqliteSearch) Write(ctx context.Context, tx search.Tx, providerID, subscri
 			return err
 		}
 	}
-	switch {
-	case len(terms) == 0 && row.Valid:
+	if len(terms) == 0 {
 		_, err := tx.Exec(ctx, `UPDATE subscribers SET search_row = NULL WHERE id = ?`, subscriberID)
 		return err
-	case len(terms) == 0:
-		return nil
-	case row.Valid:
-		_, err := tx.Exec(ctx, `INSERT INTO customer_search (rowid, subscriber_id, provider_id, terms) VALUES (?, ?, ?, ?)`,
-			row.Int64, subscriberID, providerID, searchLexemes(providerID, terms))
-		return err
 	}
-	res, err := tx.Exec(ctx, `INSERT INTO customer_search (subscriber_id, provider_id, terms) VALUES (?, ?, ?)`,
-		subscriberID, providerID, searchLexemes(providerID, terms))
-	if err != nil {
+	res, err := tx.Exec(ctx, `INSERT INTO customer_search (rowid, subscriber_id, provider_id, terms) VALUES (?, ?, ?, ?)`,
+		row, subscriberID, providerID, SearchLexemes(providerID, terms))
+	if err != nil || row.Valid {
 		return err
 	}
 	id, err := res.LastInsertId()
