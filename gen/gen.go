@@ -271,6 +271,12 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 			return sum, fmt.Errorf("search index: %w", err)
 		}
 	}
+	// The lines' counts by status: on PostgreSQL the load's session skipped the triggers that
+	// keep them (session_replication_role), on SQLite they kept them row by row; recounted on
+	// both, as either may run without the other's settings.
+	if err := st.RecountLines(ctx); err != nil {
+		return sum, err
+	}
 	bar.phase("analyzing")
 	clock.enter("analyze")
 	if err := restore(); err != nil {

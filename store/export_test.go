@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/subprov/subprov"
@@ -15,27 +16,35 @@ func (s *Store) MigrateTo(ctx context.Context, last int) ([]string, error) {
 	return s.migrateTo(ctx, last)
 }
 
-// StandInSearchIndex gives a database migrated to a version before 0050 the search index
-// today's writes expect on SQLite (subscribers.search_row and the FTS5 table customer_search),
-// so a test can load rows into the older schema through today's code; the function returned
-// takes them out again before the migrations run (0050 indexes the rows anew). PostgreSQL's
-// index needs nothing from the writes.
-func (s *Store) StandInSearchIndex(ctx context.Context) (func() error, error) {
-	if s.Dialect != SQLite {
-		return func() error { return nil }, nil
+// StandInLaterTables gives a database migrated to a version before 0050 the tables today's
+// writes expect of later migrations: the lines' counts (line_counts, 0052, which subprov gen
+// recounts) and, on SQLite, the search index (subscribers.search_row and the FTS5 table
+// customer_search, 0050; PostgreSQL's index needs nothing from the writes). A test can then
+// load rows into the older schema through today's code; the function returned takes the
+// tables out again before the migrations run (0050 indexes the rows anew, 0052 counts them).
+func (s *Store) StandInLaterTables(ctx context.Context) (func() error, error) {
+	create := []string{`CREATE TABLE line_counts (provider_id TEXT NOT NULL, status TEXT NOT NULL, shard TEXT NOT NULL, n BIGINT NOT NULL,
+		PRIMARY KEY (provider_id, status, shard))`}
+	drop := `DROP TABLE line_counts`
+	if s.Dialect == SQLite {
+		create = append(create, `ALTER TABLE subscribers ADD COLUMN search_row INTEGER`,
+			`CREATE VIRTUAL TABLE customer_search USING fts5 (subscriber_id UNINDEXED, provider_id UNINDEXED, terms, content = '', contentless_delete = 1,
+				contentless_unindexed = 1, detail = none, tokenize = 'ascii')`)
+		// Dropping the FTS5 table leaves the table of its unindexed column behind (SQLite 3.54).
+		drop += `; DROP TABLE customer_search; DROP TABLE IF EXISTS customer_search_content; ALTER TABLE subscribers DROP COLUMN search_row`
 	}
-	for _, q := range []string{`ALTER TABLE subscribers ADD COLUMN search_row INTEGER`,
-		`CREATE VIRTUAL TABLE customer_search USING fts5 (subscriber_id UNINDEXED, provider_id UNINDEXED, terms, content = '', contentless_delete = 1,
-			contentless_unindexed = 1, detail = none, tokenize = 'ascii')`} {
+	for _, q := range create {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			return nil, err
 		}
 	}
 	return func() error {
-		// Dropping the FTS5 table leaves the table of its unindexed column behind (SQLite 3.54).
-		_, err := s.db.ExecContext(ctx, `DROP TABLE customer_search; DROP TABLE IF EXISTS customer_search_content;
-			ALTER TABLE subscribers DROP COLUMN search_row`)
-		return err
+		for _, q := range strings.Split(drop, "; ") {
+			if _, err := s.db.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
 	}, nil
 }
 
@@ -114,4 +123,25 @@ func WebhookEventsQuery(f WebhookEventFilter, page subprov.Page) Statement {
 		panic(err)
 	}
 	return Statement{q, args}
+}
+
+// SubscriberListStatements are the reads of a page of the operations surface's list of a
+// provider's subscribers, of the slices of its subscribers with a line in a status and of
+// those (its own, every provider's) with a line whose provisioning failed, and the overview's
+// count of those lines, with arguments for providerID.
+func SubscriberListStatements(providerID string) map[string]Statement {
+	where, args := SubscriberFilter{ProviderID: providerID}.where()
+	out := map[string]Statement{
+		"a provider's page":                 {subscriberPage(append(where, "b.id > ?")), append(args, "s-1", 51)},
+		"subscribers with a line in status": {subscribersWithStatus, []any{providerID, "SUSPENDED", "s-1", 200}},
+	}
+	for name, provider := range map[string]string{"a provider's": providerID, "every provider's": ""} {
+		q, args := subscribersFailingProvisioning(provider, "s-1", 200)
+		out[name+" subscribers failing provisioning"] = Statement{q, args}
+	}
+	for name, provider := range map[string]string{"a provider's": providerID, "every provider's": ""} {
+		q, args := failedProvisioningCount(ProvisioningFailed, provider)
+		out["the overview's count of "+name+" lines failing provisioning"] = Statement{q, args}
+	}
+	return out
 }

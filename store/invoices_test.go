@@ -29,7 +29,7 @@ func TestInvoiceOncePerPeriodKindAndOccasion(t *testing.T) {
 			if _, err := s.MigrateTo(ctx, 18); err != nil {
 				t.Fatal(err)
 			}
-			dropStandIn, err := s.StandInSearchIndex(ctx)
+			dropStandIn, err := s.StandInLaterTables(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -63,7 +63,7 @@ func TestLocationHolderMigrationKeepsExistingLines(t *testing.T) {
 			created_at {{timestamp}}, updated_at {{timestamp}})`)); err != nil {
 			t.Fatal(err)
 		}
-		dropStandIn, err := s.StandInSearchIndex(ctx)
+		dropStandIn, err := s.StandInLaterTables(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

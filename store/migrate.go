@@ -377,11 +377,14 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	return *v, nil
 }
 
-// splitStatements splits a migration on semicolons that end a line, dropping comments. Our
-// migrations hold no procedural bodies, so this is enough and keeps both engines on one file.
+// splitStatements splits a migration on semicolons that end a line, dropping comment lines,
+// except inside a function's body quoted by $$ (a line with an odd number of $$ opens or closes
+// one): its statements end lines too. That is enough for our migrations and keeps both engines
+// on one file.
 func splitStatements(sql string) []string {
 	var out []string
 	var cur strings.Builder
+	inBody := false
 	for _, line := range strings.Split(sql, "\n") {
 		trimmed := strings.TrimSpace(line)
 		if strings.HasPrefix(trimmed, "--") || trimmed == "" {
@@ -389,7 +392,10 @@ func splitStatements(sql string) []string {
 		}
 		cur.WriteString(line)
 		cur.WriteByte('\n')
-		if strings.HasSuffix(trimmed, ";") {
+		if strings.Count(line, "$$")%2 == 1 {
+			inBody = !inBody
+		}
+		if !inBody && strings.HasSuffix(trimmed, ";") {
 			out = append(out, strings.TrimSuffix(strings.TrimSpace(cur.String()), ";"))
 			cur.Reset()
 		}

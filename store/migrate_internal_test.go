@@ -51,3 +51,22 @@ func TestParseCompatibleWith(t *testing.T) {
 		})
 	}
 }
+
+// TestSplitStatements: a migration splits on the semicolons that end its lines, comment lines
+// dropped, but not inside a function's body quoted by $$.
+func TestSplitStatements(t *testing.T) {
+	for _, c := range []struct {
+		name, sql string
+		want      []string
+	}{
+		{"statements", "CREATE TABLE a (x INT);\n-- a comment\n\nCREATE INDEX a_x\n    ON a (x);\n", []string{"CREATE TABLE a (x INT)", "CREATE INDEX a_x\n    ON a (x)"}},
+		{"a semicolon inside a line", "INSERT INTO a VALUES (';');\n", []string{"INSERT INTO a VALUES (';')"}},
+		{"a function's body", "CREATE FUNCTION f() RETURNS trigger AS $$\nBEGIN\n    x := 1;\n    RETURN NULL;\nEND $$;\nCREATE TABLE b (y INT);\n",
+			[]string{"CREATE FUNCTION f() RETURNS trigger AS $$\nBEGIN\n    x := 1;\n    RETURN NULL;\nEND $$", "CREATE TABLE b (y INT)"}},
+		{"a body on one line", "CREATE FUNCTION f() AS $$ BEGIN RETURN NULL; END $$;\nSELECT 1;\n", []string{"CREATE FUNCTION f() AS $$ BEGIN RETURN NULL; END $$", "SELECT 1"}},
+	} {
+		if got := splitStatements(c.sql); strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/subprov/subprov"
@@ -18,11 +19,125 @@ type SubscriberFilter struct {
 }
 
 // Subscribers lists subscribers by id, page.Limit+1 after the page's position (an id, as
-// SubscriberKey gives it).
+// SubscriberKey gives it). What a page reads is bounded by the page, not by the number of
+// subscribers: a provider's subscribers are read in id order through their own index
+// (subscribers_provider), a status's through its lines' (subscriptions_provider_status), the
+// lines whose provisioning failed through theirs (subscriptions_provisioning_failed), a
+// search's matches a slice at a time in id order. A platform-wide list filtered by status, and
+// a list filtered by another workflow state, read past the subscribers without such a line, in
+// proportion to how rare it is.
 func (s *Store) Subscribers(ctx context.Context, f SubscriberFilter, page subprov.Page) ([]subprov.SubscriberSummary, error) {
-	if f.IDs != nil && len(f.IDs) == 0 {
-		return nil, nil
+	after := ""
+	if !page.First() {
+		after = page.After[0]
 	}
+	want := page.Limit + 1
+	switch {
+	case f.IDs != nil:
+		ids := slices.Clone(f.IDs)
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
+		if after != "" {
+			i, found := slices.BinarySearch(ids, after)
+			if found {
+				i++
+			}
+			ids = ids[i:]
+		}
+		return s.subscribersAmong(ctx, f, want, func(n int) ([]string, error) {
+			chunk := ids[:min(n, len(ids))]
+			ids = ids[len(chunk):]
+			return chunk, nil
+		})
+	case f.WorkflowState == ProvisioningFailed:
+		return s.subscribersAmong(ctx, f, want, func(n int) ([]string, error) {
+			query, args := subscribersFailingProvisioning(f.ProviderID, after, n)
+			ids, err := sqltext.Strings(ctx, s.R(), "subscribers failing provisioning", query, args...)
+			if len(ids) > 0 {
+				after = ids[len(ids)-1]
+			}
+			return ids, err
+		})
+	case f.Status != "" && f.ProviderID != "":
+		return s.subscribersAmong(ctx, f, want, func(n int) ([]string, error) {
+			ids, err := sqltext.Strings(ctx, s.R(), "subscribers by status", subscribersWithStatus, f.ProviderID, f.Status, after, n)
+			if len(ids) > 0 {
+				after = ids[len(ids)-1]
+			}
+			return ids, err
+		})
+	}
+	where, args := f.where()
+	if after != "" {
+		where = append(where, "b.id > ?")
+		args = append(args, after)
+	}
+	return s.subscriberSummaries(ctx, subscriberPage(where), append(args, want))
+}
+
+// ProvisioningFailed is the workflow state of a line whose switch did not confirm its port
+// (package provisioning's WorkflowProvisioningFailed). The partial index
+// subscriptions_provisioning_failed holds those lines only, few on a healthy network: a
+// statement reaches it by naming the state as a literal (workflowIs), as the engines use a
+// partial index only where the statement's condition is the index's own.
+const ProvisioningFailed = "provisioning_failed"
+
+// workflowIs is the condition that a line (its columns unqualified, or qualified by prefix) is
+// in a workflow state, and its argument: the failed state as a literal, for its partial index.
+func workflowIs(prefix, state string) (string, []any) {
+	if state == ProvisioningFailed {
+		return prefix + "workflow_state = '" + ProvisioningFailed + "'", nil
+	}
+	return prefix + "workflow_state = ?", []any{state}
+}
+
+// subscribersFailingProvisioning is a slice of at most n ids of subscribers with a line whose
+// provisioning failed (the provider's, or every provider's for ""), in order, after an id. The
+// provider is checked on each line of the state's partial index, which holds it, not through
+// the provider's range of another index: the failed lines are few, the provider's many.
+func subscribersFailingProvisioning(providerID, after string, n int) (string, []any) {
+	cond, args := workflowIs("", ProvisioningFailed)
+	if providerID != "" {
+		cond += " AND " + sqltext.Unindexed("provider_id") + " = ?"
+		args = append(args, providerID)
+	}
+	return `SELECT DISTINCT subscriber_id FROM subscriptions WHERE ` + cond + ` AND subscriber_id > ? ORDER BY subscriber_id LIMIT ?`,
+		append(args, after, n)
+}
+
+// subscribersWithStatus is a slice of the ids of a provider's subscribers with a line in a
+// status, in order, after an id. Arguments: the provider, the status, the id, the limit.
+const subscribersWithStatus = `SELECT DISTINCT subscriber_id FROM subscriptions
+	WHERE provider_id = ? AND status = ? AND subscriber_id > ? ORDER BY subscriber_id LIMIT ?`
+
+// listSlice is how many candidate ids subscribersAmong asks for at a time.
+const listSlice = 200
+
+// subscribersAmong reads the subscribers of f among the ids next gives, in id order, a slice
+// of at most n ids a call ([] when there are no more), until it has want of them.
+func (s *Store) subscribersAmong(ctx context.Context, f SubscriberFilter, want int, next func(n int) ([]string, error)) ([]subprov.SubscriberSummary, error) {
+	var out []subprov.SubscriberSummary
+	for len(out) < want {
+		ids, err := next(listSlice)
+		if err != nil || len(ids) == 0 {
+			return out, err
+		}
+		where, args := f.where()
+		where = append(where, "b.id IN ("+sqltext.Placeholders(len(ids))+")")
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		rows, err := s.subscriberSummaries(ctx, subscriberPage(where), append(args, want-len(out)))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+// where is the filter's conditions on the subscribers (b), but its ids.
+func (f SubscriberFilter) where() ([]string, []any) {
 	where := []string{"1 = 1"}
 	var args []any
 	if f.ProviderID != "" {
@@ -34,29 +149,33 @@ func (s *Store) Subscribers(ctx context.Context, f SubscriberFilter, page subpro
 		args = append(args, f.Status)
 	}
 	if f.WorkflowState != "" {
-		where = append(where, "EXISTS (SELECT 1 FROM subscriptions s WHERE s.subscriber_id = b.id AND s.workflow_state = ?)")
-		args = append(args, f.WorkflowState)
+		cond, arg := workflowIs("s.", f.WorkflowState)
+		where = append(where, "EXISTS (SELECT 1 FROM subscriptions s WHERE s.subscriber_id = b.id AND "+cond+")")
+		args = append(args, arg...)
 	}
-	if f.IDs != nil {
-		where = append(where, "b.id IN ("+sqltext.Placeholders(len(f.IDs))+")")
-		for _, id := range f.IDs {
-			args = append(args, id)
-		}
-	}
-	if !page.First() {
-		where = append(where, "b.id > ?")
-		args = append(args, page.After[0])
-	}
-	args = append(args, page.Limit+1)
+	return where, args
+}
+
+// subscriberPage is the read of the subscribers meeting where, by id, with their holders; its
+// last argument is the limit. The page is chosen before the holders are joined: joined in one
+// query, PostgreSQL merges the page with the holders' index read from its start, every holder
+// before the page's first subscriber included.
+func subscriberPage(where []string) string {
+	return `SELECT b.id, b.provider_id, COALESCE(b.customer_number, ''), h.firstname, h.lastname, h.email, h.phonenumber
+		FROM (SELECT b.id, b.provider_id, b.customer_number FROM subscribers b WHERE ` + strings.Join(where, " AND ") + ` ORDER BY b.id LIMIT ?) b
+			LEFT JOIN contacts h ON h.subscriber_id = b.id AND h.role = 'holder'
+		ORDER BY b.id`
+}
+
+// subscriberSummaries runs a subscriberPage query.
+func (s *Store) subscriberSummaries(ctx context.Context, query string, args []any) ([]subprov.SubscriberSummary, error) {
 	return sqltext.QueryAll(ctx, s.R(), "subscribers", func(r interface{ Scan(...any) error }) (subprov.SubscriberSummary, error) {
 		var x subprov.SubscriberSummary
 		var first, last, email, phone *string
 		err := r.Scan(&x.ID, &x.ProviderID, &x.CustomerNumber, &first, &last, &email, &phone)
 		x.Holder = subprov.Contact{FirstName: subprov.Deref(first), LastName: subprov.Deref(last), Email: subprov.Deref(email), PhoneNumber: subprov.Deref(phone)}
 		return x, err
-	}, `SELECT b.id, b.provider_id, COALESCE(b.customer_number, ''), h.firstname, h.lastname, h.email, h.phonenumber
-		FROM subscribers b LEFT JOIN contacts h ON h.subscriber_id = b.id AND h.role = 'holder'
-		WHERE `+strings.Join(where, " AND ")+` ORDER BY b.id LIMIT ?`, args...)
+	}, query, args...)
 }
 
 // SubscriberKey is a subscriber's position in the list's order, for the next page's cursor.

@@ -39,6 +39,11 @@ var Rules = []Rule{
 		WHERE s.port_id IS NOT NULL AND p.id IS NULL`},
 	{"a subscription's port is in its building", `SELECT s.id FROM subscriptions s JOIN ports p ON p.id = s.port_id
 		WHERE p.building_id <> s.building_id`},
+	{"the lines' counts by status are the lines'", `SELECT COALESCE(l.provider_id, c.provider_id) || ' ' || COALESCE(l.status, c.status)
+		FROM (SELECT provider_id, status, COUNT(*) AS n FROM subscriptions GROUP BY provider_id, status) l
+		FULL JOIN (SELECT provider_id, status, SUM(n) AS n FROM line_counts GROUP BY provider_id, status) c
+			ON c.provider_id = l.provider_id AND c.status = l.status
+		WHERE COALESCE(l.n, 0) <> COALESCE(c.n, 0)`},
 	{"an external subscription id names one live line", `SELECT external_subscription_id FROM subscriptions
 		WHERE external_subscription_id IS NOT NULL GROUP BY provider_id, external_subscription_id HAVING COUNT(*) > 1`},
 

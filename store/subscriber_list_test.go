@@ -1,0 +1,281 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/gen"
+	"github.com/subprov/subprov/internal/rawdb"
+	"github.com/subprov/subprov/internal/sqltext"
+	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/provisioning"
+	"github.com/subprov/subprov/store"
+)
+
+// TestSubscriberListPages: paging through the operations surface's list lists each filter's
+// subscribers once, in id order, whichever way the store reads them (a provider's own index, a
+// status's lines, a search's matches a slice of ids at a time, the primary key): the same ids
+// as a plain read of the filter without pages. 320 subscribers a provider and pages of 7 cross
+// the 200-id slices a search's matches and a status's lines are read in.
+func TestSubscriberListPages(t *testing.T) {
+	t.Parallel()
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 320, Providers: 2, Seed: 5, Now: time.Date(2026, 5, 10, 0, 0, 0, 0, time.UTC)}); err != nil {
+			t.Fatal(err)
+		}
+		one, two := gen.ProviderID(1), gen.ProviderID(2)
+		secondLines(t, s, two, "SUSPENDED", 5)
+		failProvisioning(t, s, 230, one, two)
+		// A search's matches: provider 1's even subscribers, twice, with provider 2's first ten
+		// (another provider's ids, which the provider's filter leaves out).
+		var matches []string
+		for n := 318; n >= 0; n -= 2 {
+			matches = append(matches, gen.SubscriberID(1, n), gen.SubscriberID(1, n))
+		}
+		for n := range 10 {
+			matches = append(matches, gen.SubscriberID(2, n))
+		}
+		for _, c := range []struct {
+			name string
+			f    store.SubscriberFilter
+		}{
+			{"a provider's", store.SubscriberFilter{ProviderID: two}},
+			{"a provider's suspended", store.SubscriberFilter{ProviderID: two, Status: "SUSPENDED"}},
+			{"a provider's active", store.SubscriberFilter{ProviderID: one, Status: "ACTIVE"}},
+			{"a provider's suspended in a workflow state", store.SubscriberFilter{ProviderID: one, Status: "SUSPENDED", WorkflowState: "provisioned"}},
+			{"a provider's in a workflow state", store.SubscriberFilter{ProviderID: two, WorkflowState: "awaiting_install"}},
+			{"a provider's failing provisioning", store.SubscriberFilter{ProviderID: two, WorkflowState: store.ProvisioningFailed}},
+			{"every provider's failing provisioning", store.SubscriberFilter{WorkflowState: store.ProvisioningFailed}},
+			{"a provider's active failing provisioning", store.SubscriberFilter{ProviderID: one, Status: "ACTIVE", WorkflowState: store.ProvisioningFailed}},
+			{"every provider's cancelled", store.SubscriberFilter{Status: "CANCELLED"}},
+			{"every provider's", store.SubscriberFilter{}},
+			{"a search's matches", store.SubscriberFilter{ProviderID: one, IDs: matches}},
+			{"a search's active matches", store.SubscriberFilter{ProviderID: one, Status: "ACTIVE", IDs: matches}},
+			{"a search's matches over every provider", store.SubscriberFilter{IDs: matches}},
+			{"no match", store.SubscriberFilter{ProviderID: one, IDs: []string{}}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				want := plainList(t, s, c.f)
+				if len(want) == 0 && c.f.IDs == nil {
+					t.Fatalf("the generated data has no subscriber for %+v: the case checks nothing", c.f)
+				}
+				var got []string
+				page := subprov.Page{Limit: 7}
+				for pages := 0; ; pages++ {
+					if pages > len(want) {
+						t.Fatalf("more pages than subscribers: %v", got)
+					}
+					rows, err := s.Subscribers(ctx, c.f, page)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rows, next := subprov.Cut(page, rows, store.SubscriberKey)
+					for _, r := range rows {
+						got = append(got, r.ID)
+						if r.Holder.LastName == "" {
+							t.Errorf("%s listed without its holder", r.ID)
+						}
+					}
+					if next == "" {
+						break
+					}
+					if page, err = subprov.ParsePage(7, true, next); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("paged through %d subscribers, want %d:\n got %v\nwant %v", len(got), len(want), got, want)
+				}
+			})
+		}
+	})
+}
+
+// plainList is the filter's subscribers by id, read the plain way: every subscriber checked.
+func plainList(t *testing.T, s *store.Store, f store.SubscriberFilter) []string {
+	t.Helper()
+	where := []string{"1 = 1"}
+	var args []any
+	add := func(cond string, arg any) { where, args = append(where, cond), append(args, arg) }
+	if f.ProviderID != "" {
+		add("provider_id = ?", f.ProviderID)
+	}
+	if f.Status != "" {
+		add("id IN (SELECT subscriber_id FROM subscriptions WHERE status = ?)", f.Status)
+	}
+	if f.WorkflowState != "" {
+		add("id IN (SELECT subscriber_id FROM subscriptions WHERE workflow_state = ?)", f.WorkflowState)
+	}
+	ids, err := sqltext.Strings(context.Background(), s.R(), "plain list", `SELECT id FROM subscribers WHERE `+strings.Join(where, " AND ")+` ORDER BY id`, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.IDs != nil {
+		ids = slices.DeleteFunc(ids, func(id string) bool { return !slices.Contains(f.IDs, id) })
+	}
+	return ids
+}
+
+// TestSubscriberListReadsItsIndexes: a page of a provider's subscribers is a range of its own
+// index by id, its subscribers with a line in a status a range of the lines' index by provider
+// and status, and the lines whose provisioning failed (listed or counted) a range of their
+// partial index, on both engines. Through the primary key, a provider's page read the
+// subscribers of every provider before it: at 100,000 subscribers over ten providers, the
+// last provider's first page read 90,000 of them.
+func TestSubscriberListReadsItsIndexes(t *testing.T) {
+	t.Parallel()
+	want := map[string]string{"a provider's page": "subscribers_provider", "subscribers with a line in status": "subscriptions_provider_status"}
+	testdb.EachStoreWithNewStatistics(t, func(t *testing.T, s *store.Store) {
+		testdb.CheckIndexedPlans(t, s, store.SubscriberListStatements("p-list"), func(name string) string {
+			if w, ok := want[name]; ok {
+				return w
+			}
+			return "subscriptions_provisioning_failed"
+		})
+	})
+}
+
+// failProvisioning marks every second of the providers' lines that are not cancelled failed, n
+// of them in all.
+func failProvisioning(t *testing.T, s *store.Store, n int, providerA, providerB string) {
+	t.Helper()
+	ctx := context.Background()
+	ids, err := sqltext.Strings(ctx, s.R(), "lines to fail", `SELECT id FROM subscriptions WHERE provider_id IN (?, ?)
+		AND status <> 'CANCELLED' ORDER BY id`, providerA, providerB)
+	if err != nil || len(ids) < 2*n {
+		t.Fatalf("lines to fail: %v (%d, want %d)", err, len(ids), 2*n)
+	}
+	for i := 0; i < 2*n; i += 2 {
+		if _, err := rawdb.Writer(s).ExecContext(ctx, s.Dialect.Rebind(`UPDATE subscriptions SET workflow_state = ? WHERE id = ?`),
+			store.ProvisioningFailed, ids[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// secondLines gives n of the provider's subscribers with a line in status a second line in
+// it: a copy of that line, at a place of its own.
+func secondLines(t *testing.T, s *store.Store, providerID, status string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := s.R().Query(ctx, `SELECT * FROM subscriptions LIMIT 0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, err := rows.Columns()
+	rows.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := slices.Clone(cols)
+	for i, c := range copied {
+		switch c {
+		case "id", "location_key":
+			copied[i] = c + " || '-second'"
+		case "external_subscription_id", "checkout_session_id", "port_id":
+			copied[i] = "NULL"
+		}
+	}
+	ids, err := sqltext.Strings(ctx, s.R(), "lines to copy", `SELECT id FROM subscriptions WHERE provider_id = ? AND status = ? ORDER BY id LIMIT ?`, providerID, status, n)
+	if err != nil || len(ids) < n {
+		t.Fatalf("lines to copy: %v (%d of %d)", err, len(ids), n)
+	}
+	for _, id := range ids {
+		if _, err := rawdb.Writer(s).ExecContext(ctx, s.Dialect.Rebind(`INSERT INTO subscriptions (`+strings.Join(cols, ", ")+`)
+			SELECT `+strings.Join(copied, ", ")+` FROM subscriptions WHERE id = ?`), id); err != nil {
+			t.Fatalf("copy line %s: %v", id, err)
+		}
+	}
+}
+
+// The partial index of the lines whose provisioning failed holds package provisioning's
+// state.
+func TestProvisioningFailedIsProvisioningsState(t *testing.T) {
+	if store.ProvisioningFailed != provisioning.WorkflowProvisioningFailed {
+		t.Errorf("store.ProvisioningFailed = %q, provisioning's state is %q", store.ProvisioningFailed, provisioning.WorkflowProvisioningFailed)
+	}
+}
+
+// TestLineCountsFollowTheLines: the lines' counts by status (line_counts, which the overview
+// reads) follow every write to the lines, through the triggers on both engines: a line added,
+// its status changed forth and back, another column changed, its provider changed, a line
+// removed, many lines changed at once; and subprov gen's load leaves them right.
+func TestLineCountsFollowTheLines(t *testing.T) {
+	t.Parallel()
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 60, Providers: 2, Seed: 9, Now: time.Date(2026, 5, 10, 0, 0, 0, 0, time.UTC)}); err != nil {
+			t.Fatal(err)
+		}
+		one, two := gen.ProviderID(1), gen.ProviderID(2)
+		lines, err := sqltext.Strings(ctx, s.R(), "lines", `SELECT id FROM subscriptions WHERE provider_id = ? AND status = 'ACTIVE' ORDER BY id LIMIT 4`, one)
+		if err != nil || len(lines) < 4 {
+			t.Fatalf("lines: %v %v", lines, err)
+		}
+		line := func(_, n int) string { return lines[n] }
+		exec := func(q string, args ...any) {
+			t.Helper()
+			if _, err := rawdb.Writer(s).ExecContext(ctx, s.Dialect.Rebind(q), args...); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		check := func(step string) {
+			t.Helper()
+			ov, err := s.Overview(ctx, store.OverviewQuery{ProviderID: one, InstallStates: []string{"open"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := s.Overview(ctx, store.OverviewQuery{InstallStates: []string{"open"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct {
+				got      map[string]int
+				provider string
+			}{{ov.Lines, one}, {all.Lines, ""}} {
+				want := map[string]int{}
+				q := `SELECT status, COUNT(*) FROM subscriptions WHERE provider_id = ? OR ? = '' GROUP BY status`
+				rows, err := s.R().Query(ctx, q, c.provider, c.provider)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for rows.Next() {
+					var st string
+					var n int
+					if err := rows.Scan(&st, &n); err != nil {
+						t.Fatal(err)
+					}
+					want[st] = n
+				}
+				rows.Close()
+				if fmt.Sprint(c.got) != fmt.Sprint(want) {
+					t.Errorf("after %s, %q's lines by status %v, counting them %v", step, c.provider, c.got, want)
+				}
+			}
+		}
+		check("gen's load")
+		secondLines(t, s, one, "ACTIVE", 3)
+		check("lines added")
+		exec(`UPDATE subscriptions SET status = 'SUSPENDED' WHERE id = ?`, line(1, 0))
+		exec(`UPDATE subscriptions SET status = 'CANCELLED' WHERE id = ?`, line(1, 0))
+		check("a line's status changed twice")
+		exec(`UPDATE subscriptions SET status = 'ACTIVE' WHERE id = ?`, line(1, 0))
+		check("its status changed back")
+		exec(`UPDATE subscriptions SET workflow_state = 'installed', status = status WHERE id = ?`, line(1, 1))
+		check("another column changed")
+		exec(`UPDATE subscriptions SET provider_id = ? WHERE id = ?`, two, line(1, 2))
+		check("a line's provider changed")
+		exec(`DELETE FROM subscriptions WHERE id = ?`, line(1, 2)+"-second")
+		exec(`DELETE FROM invoices WHERE subscription_id = ?`, line(1, 3))
+		exec(`DELETE FROM subscriptions WHERE id = ?`, line(1, 3))
+		check("lines removed")
+		exec(`UPDATE subscriptions SET status = 'SUSPENDED' WHERE provider_id = ? AND status = 'ACTIVE'`, one)
+		check("many lines changed at once")
+	})
+}
