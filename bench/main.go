@@ -71,7 +71,7 @@ func (o options) scale() string {
 }
 
 // scenarioNames are the scenario groups --scenarios chooses from.
-var scenarioNames = []string{"search", "me", "orders", "mix", "billrun", "storage", "fanout"}
+var scenarioNames = []string{"search", "me", "ops", "orders", "mix", "billrun", "storage", "fanout"}
 
 // atScale reports whether a scenario that runs on the generated database was chosen (fanout
 // runs on a database of its own).
@@ -82,7 +82,7 @@ func (o options) atScale() bool {
 // serves reports whether a scenario that measures a running serve on the generated database
 // was chosen.
 func (o options) serves() bool {
-	return o.runs("search") || o.runs("me") || o.runs("orders") || o.runs("mix")
+	return o.runs("search") || o.runs("me") || o.runs("ops") || o.runs("orders") || o.runs("mix")
 }
 
 // runs reports whether scenario group name was chosen.
@@ -105,7 +105,7 @@ func main() {
 	flag.Float64Var(&o.mixRate, "mix-rate", 100, "mix: writes per second offered open-loop while /me and agent search are measured, half provider-initiated orders and half portal contact changes")
 	flag.Float64Var(&o.orderRate, "order-rate", 300, "orders per second offered open-loop in the orders scenario's warm-up and paced phases")
 	flag.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames, ","),
-		"comma list of scenarios to run: search (agent search, each kind with 1 and 8 clients), me (GET /partner/subscriber/me and the bare ceiling), orders (provider-initiated orders and their provisioning.completed events), mix (/me over many logins and agent search while --mix-rate writes flow), billrun (the monthly bill run over the platform-billed lines, serve stopped), "+
+		"comma list of scenarios to run: search (agent search, each kind with 1 and 8 clients), me (GET /partner/subscriber/me and the bare ceiling), ops (the operations surface's subscriber search and list, as a platform-wide operator), orders (provider-initiated orders and their provisioning.completed events), mix (/me over many logins and agent search while --mix-rate writes flow), billrun (the monthly bill run over the platform-billed lines, serve stopped), "+
 			"storage (the generated database's bytes by table and per subscriber), "+
 			"fanout (webhook delivery to --fanout-providers slow receivers, on a database of its own)")
 	flag.StringVar(&o.pgDB, "pg-db", "", "PostgreSQL database the harness generates into and measures (default subprov_bench_<subscribers>); "+

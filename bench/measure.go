@@ -50,7 +50,7 @@ func queryKinds(ctx context.Context, dbURL string) ([][2]string, error) {
 
 func measure(ctx context.Context, o options, bin, engine, dbURL, ceilingURL string) (*engineResult, error) {
 	var kinds [][2]string
-	if o.runs("search") || o.runs("mix") {
+	if o.runs("search") || o.runs("mix") || o.runs("ops") {
 		var err error
 		if kinds, err = queryKinds(ctx, dbURL); err != nil {
 			return nil, err
@@ -70,6 +70,11 @@ func measure(ctx context.Context, o options, bin, engine, dbURL, ceilingURL stri
 
 	if o.runs("search") {
 		measureSearch(o, srv, res, kinds, key)
+	}
+	if o.runs("ops") {
+		if err := measureOps(ctx, o, bin, dbURL, srv, res, kinds); err != nil {
+			return nil, fmt.Errorf("operations surface: %w", err)
+		}
 	}
 	if o.runs("me") {
 		if err := measureMe(o, srv, res, engine, ceilingURL); err != nil {
