@@ -212,6 +212,15 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 			return sum, fmt.Errorf("drop index %s: %w", ix.name, err)
 		}
 	}
+	triggers, err := loadTriggers(ctx, st, bulkTables)
+	if err != nil {
+		return sum, err
+	}
+	for _, tr := range triggers {
+		if _, err := rawdb.Writer(st).ExecContext(ctx, "DROP TRIGGER "+tr.name); err != nil {
+			return sum, fmt.Errorf("drop trigger %s: %w", tr.name, err)
+		}
+	}
 	pg, err := bulkPostgres(ctx, st)
 	if err != nil {
 		return sum, err
@@ -271,9 +280,14 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 			return sum, fmt.Errorf("search index: %w", err)
 		}
 	}
-	// The lines' counts by status: on PostgreSQL the load's session skipped the triggers that
-	// keep them (session_replication_role), on SQLite they kept them row by row; recounted on
-	// both, as either may run without the other's settings.
+	// The lines' counts by status, which the load did not keep: on SQLite their triggers were
+	// dropped for it (loadTriggers), on PostgreSQL its session skipped them
+	// (session_replication_role; where the role may not, they kept the counts, recounted anyway).
+	for _, tr := range triggers {
+		if err := exec(tr.create); err != nil {
+			return sum, fmt.Errorf("create trigger %s: %w", tr.name, err)
+		}
+	}
 	if err := st.RecountLines(ctx); err != nil {
 		return sum, err
 	}

@@ -251,8 +251,38 @@ func secondaryIndexes(ctx context.Context, st *store.Store, tables []string) ([]
 	return out, rows.Err()
 }
 
-// index is a secondary index gen drops for the load and creates again after it.
+// index is a secondary index (or, on SQLite, a trigger: loadTriggers) gen drops for the load
+// and creates again after it.
 type index struct{ name, table, create string }
+
+// loadTriggers are SQLite's triggers on tables (line_counts'), which gen drops for the load
+// and creates again after it, recounting what they keep (Store.RecountLines), as a trigger
+// that runs for each row inserted costs the load more than the count at its end. On
+// PostgreSQL the load's session skips them (bulkPostgres): none.
+func loadTriggers(ctx context.Context, st *store.Store, tables []string) ([]index, error) {
+	if st.Dialect != store.SQLite {
+		return nil, nil
+	}
+	args := make([]any, len(tables))
+	for i, t := range tables {
+		args[i] = t
+	}
+	rows, err := rawdb.Writer(st).QueryContext(ctx, `SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN (`+
+		strings.TrimSuffix(strings.Repeat("?, ", len(tables)), ", ")+`) ORDER BY name`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list triggers: %w", err)
+	}
+	defer rows.Close()
+	var out []index
+	for rows.Next() {
+		var t index
+		if err := rows.Scan(&t.name, &t.table, &t.create); err != nil {
+			return nil, fmt.Errorf("list triggers: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
 
 // inThreads runs build (index builds) with SQLite sorting the keys on worker threads: with
 // temporary storage in memory its sorter keeps one run and sorts it alone at the end; with

@@ -128,7 +128,7 @@ func WebhookEventsQuery(f WebhookEventFilter, page subprov.Page) Statement {
 // SubscriberListStatements are the reads of a page of the operations surface's list of a
 // provider's subscribers, of the slices of its subscribers with a line in a status and of
 // those (its own, every provider's) with a line whose provisioning failed, and the overview's
-// count of those lines, with arguments for providerID.
+// counts of those lines and of the provider's overdue invoices, with arguments for providerID.
 func SubscriberListStatements(providerID string) map[string]Statement {
 	where, args := SubscriberFilter{ProviderID: providerID}.where()
 	out := map[string]Statement{
@@ -143,5 +143,7 @@ func SubscriberListStatements(providerID string) map[string]Statement {
 		q, args := failedProvisioningCount(ProvisioningFailed, provider)
 		out["the overview's count of "+name+" lines failing provisioning"] = Statement{q, args}
 	}
+	q, args := overdueCount(InvoiceOpen, "2026-12-01", " AND provider_id = ?", []any{providerID})
+	out["the overview's count of a provider's overdue invoices"] = Statement{q, args}
 	return out
 }

@@ -54,6 +54,7 @@ func (s *Store) Overview(ctx context.Context, q OverviewQuery) (*Overview, error
 		}
 	}
 	failed, failedArgs := failedProvisioningCount(q.FailedWorkflow, q.ProviderID)
+	overdue, overdueArgs := overdueCount(q.OpenInvoice, q.Today, scope, args)
 	counts := []struct {
 		into  *int
 		query string
@@ -61,7 +62,7 @@ func (s *Store) Overview(ctx context.Context, q OverviewQuery) (*Overview, error
 	}{
 		{&o.FailedProvisioning, failed, failedArgs},
 		{&o.FailingWebhooks, `SELECT COUNT(*) FROM events WHERE delivery_state = ?` + scope, append([]any{q.FailedDelivery}, args...)},
-		{&o.OverdueInvoices, `SELECT COUNT(*) FROM invoices WHERE status = ? AND invoice_date < ?` + scope, append([]any{q.OpenInvoice, q.Today}, args...)},
+		{&o.OverdueInvoices, overdue, overdueArgs},
 	}
 	for _, c := range counts {
 		if err := s.R().QueryRow(ctx, c.query, c.args...).Scan(c.into); err != nil {
@@ -69,6 +70,18 @@ func (s *Store) Overview(ctx context.Context, q OverviewQuery) (*Overview, error
 		}
 	}
 	return o, nil
+}
+
+// InvoiceOpen is the status of an invoice not yet paid nor void (package billing's
+// InvoiceOpen). The partial index invoices_open holds those invoices only, by provider and date:
+// a statement reaches it by naming the status as a literal (equals).
+const InvoiceOpen = "open"
+
+// overdueCount is the count of the open invoices dated before today within scope (a condition
+// on provider_id, or "") and its arguments.
+func overdueCount(openStatus, today, scope string, scopeArgs []any) (string, []any) {
+	cond, args := equals("status", openStatus, InvoiceOpen)
+	return `SELECT COUNT(*) FROM invoices WHERE ` + cond + scope + ` AND invoice_date < ?`, append(append(args, scopeArgs...), today)
 }
 
 // RecountLines counts every provider's lines by status afresh (line_counts), in one

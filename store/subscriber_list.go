@@ -23,9 +23,9 @@ type SubscriberFilter struct {
 // subscribers: a provider's subscribers are read in id order through their own index
 // (subscribers_provider), a status's through its lines' (subscriptions_provider_status), the
 // lines whose provisioning failed through theirs (subscriptions_provisioning_failed), a
-// search's matches a slice at a time in id order. A platform-wide list filtered by status, and
-// a list filtered by another workflow state, read past the subscribers without such a line, in
-// proportion to how rare it is.
+// search's matches a page's worth at a time in id order. A platform-wide list filtered by
+// status, and a list filtered by another workflow state, read past the subscribers without
+// such a line, in proportion to how rare it is.
 func (s *Store) Subscribers(ctx context.Context, f SubscriberFilter, page subprov.Page) ([]subprov.SubscriberSummary, error) {
 	after := ""
 	if !page.First() {
@@ -85,10 +85,17 @@ const ProvisioningFailed = "provisioning_failed"
 // workflowIs is the condition that a line (its columns unqualified, or qualified by prefix) is
 // in a workflow state, and its argument: the failed state as a literal, for its partial index.
 func workflowIs(prefix, state string) (string, []any) {
-	if state == ProvisioningFailed {
-		return prefix + "workflow_state = '" + ProvisioningFailed + "'", nil
+	return equals(prefix+"workflow_state", state, ProvisioningFailed)
+}
+
+// equals is the condition column = value and its argument; when value is the one a partial
+// index holds (indexed, a constant of this package), value is written as a literal and there is
+// no argument.
+func equals(column, value, indexed string) (string, []any) {
+	if value == indexed {
+		return column + " = '" + indexed + "'", nil
 	}
-	return prefix + "workflow_state = ?", []any{state}
+	return column + " = ?", []any{value}
 }
 
 // subscribersFailingProvisioning is a slice of at most n ids of subscribers with a line whose
@@ -110,15 +117,16 @@ func subscribersFailingProvisioning(providerID, after string, n int) (string, []
 const subscribersWithStatus = `SELECT DISTINCT subscriber_id FROM subscriptions
 	WHERE provider_id = ? AND status = ? AND subscriber_id > ? ORDER BY subscriber_id LIMIT ?`
 
-// listSlice is how many candidate ids subscribersAmong asks for at a time.
-const listSlice = 200
+// minSlice is the fewest candidate ids subscribersAmong asks for at a time.
+const minSlice = 50
 
 // subscribersAmong reads the subscribers of f among the ids next gives, in id order, a slice
-// of at most n ids a call ([] when there are no more), until it has want of them.
+// of at most n ids a call ([] when there are no more), until it has want of them: it asks for
+// as many as it still wants (at least minSlice), as most candidates meet the filter.
 func (s *Store) subscribersAmong(ctx context.Context, f SubscriberFilter, want int, next func(n int) ([]string, error)) ([]subprov.SubscriberSummary, error) {
 	var out []subprov.SubscriberSummary
 	for len(out) < want {
-		ids, err := next(listSlice)
+		ids, err := next(max(want-len(out), minSlice))
 		if err != nil || len(ids) == 0 {
 			return out, err
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/billing"
 	"github.com/subprov/subprov/gen"
 	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/sqltext"
@@ -21,7 +22,8 @@ import (
 // subscribers once, in id order, whichever way the store reads them (a provider's own index, a
 // status's lines, a search's matches a slice of ids at a time, the primary key): the same ids
 // as a plain read of the filter without pages. 320 subscribers a provider and pages of 7 cross
-// the 200-id slices a search's matches and a status's lines are read in.
+// the slices (50 ids or more) a search's matches, a status's lines and the lines failing
+// provisioning are read in; five subscribers have two suspended lines, and are listed once.
 func TestSubscriberListPages(t *testing.T) {
 	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
@@ -124,8 +126,8 @@ func plainList(t *testing.T, s *store.Store, f store.SubscriberFilter) []string 
 
 // TestSubscriberListReadsItsIndexes: a page of a provider's subscribers is a range of its own
 // index by id, its subscribers with a line in a status a range of the lines' index by provider
-// and status, and the lines whose provisioning failed (listed or counted) a range of their
-// partial index, on both engines. Through the primary key, a provider's page read the
+// and status, and the lines whose provisioning failed (listed or counted) and the overdue
+// invoices (counted) ranges of their partial indexes, on both engines. Through the primary key, a provider's page read the
 // subscribers of every provider before it: at 100,000 subscribers over ten providers, the
 // last provider's first page read 90,000 of them.
 func TestSubscriberListReadsItsIndexes(t *testing.T) {
@@ -135,6 +137,9 @@ func TestSubscriberListReadsItsIndexes(t *testing.T) {
 		testdb.CheckIndexedPlans(t, s, store.SubscriberListStatements("p-list"), func(name string) string {
 			if w, ok := want[name]; ok {
 				return w
+			}
+			if strings.Contains(name, "overdue") {
+				return "invoices_open"
 			}
 			return "subscriptions_provisioning_failed"
 		})
@@ -194,11 +199,14 @@ func secondLines(t *testing.T, s *store.Store, providerID, status string, n int)
 	}
 }
 
-// The partial index of the lines whose provisioning failed holds package provisioning's
-// state.
-func TestProvisioningFailedIsProvisioningsState(t *testing.T) {
+// The partial indexes of the lines whose provisioning failed and of the open invoices hold
+// packages provisioning's and billing's values.
+func TestPartialIndexesHoldTheRulesValues(t *testing.T) {
 	if store.ProvisioningFailed != provisioning.WorkflowProvisioningFailed {
 		t.Errorf("store.ProvisioningFailed = %q, provisioning's state is %q", store.ProvisioningFailed, provisioning.WorkflowProvisioningFailed)
+	}
+	if store.InvoiceOpen != billing.InvoiceOpen {
+		t.Errorf("store.InvoiceOpen = %q, billing's status is %q", store.InvoiceOpen, billing.InvoiceOpen)
 	}
 }
 

@@ -7,7 +7,9 @@
 -- which every release's writes fire, this one's and the previous one's. The overview adds up a
 -- few rows per provider. When a line changes status, the trigger writes its two counts in the
 -- order of their statuses, so two transactions moving lines of one shard between two statuses
--- in opposite directions take the rows in the same order and never deadlock on them.
+-- in opposite directions take the rows in the same order and never deadlock on them. The
+-- count of overdue invoices read every open invoice of the platform: the open invoices have a
+-- partial index by provider and date.
 CREATE TABLE line_counts (
     provider_id TEXT NOT NULL,
     status      TEXT NOT NULL,
@@ -43,3 +45,4 @@ CREATE TABLE line_counts (
 {{postgres}}    EXECUTE FUNCTION line_counts_follow();
 {{sqlite}}INSERT INTO line_counts (provider_id, status, shard, n) SELECT provider_id, status, substr(id, -1), COUNT(*) FROM subscriptions GROUP BY 1, 2, 3;
 {{postgres}}INSERT INTO line_counts (provider_id, status, shard, n) SELECT provider_id, status, right(id, 1), COUNT(*) FROM subscriptions GROUP BY 1, 2, 3;
+CREATE INDEX invoices_open ON invoices (provider_id, invoice_date) WHERE status = 'open';
