@@ -207,19 +207,15 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	for _, ix := range indexes {
-		if _, err := rawdb.Writer(st).ExecContext(ctx, "DROP INDEX "+ix.name); err != nil {
-			return sum, fmt.Errorf("drop index %s: %w", ix.name, err)
-		}
+	if err := drop(ctx, st, "INDEX", indexes); err != nil {
+		return sum, err
 	}
 	triggers, err := loadTriggers(ctx, st, bulkTables)
 	if err != nil {
 		return sum, err
 	}
-	for _, tr := range triggers {
-		if _, err := rawdb.Writer(st).ExecContext(ctx, "DROP TRIGGER "+tr.name); err != nil {
-			return sum, fmt.Errorf("drop trigger %s: %w", tr.name, err)
-		}
+	if err := drop(ctx, st, "TRIGGER", triggers); err != nil {
+		return sum, err
 	}
 	pg, err := bulkPostgres(ctx, st)
 	if err != nil {

@@ -223,32 +223,12 @@ func (b *batch) flush(ctx context.Context) {
 // primary keys or constraints: gen drops them before the bulk load and builds them again
 // after it, which is much faster than maintaining them row by row.
 func secondaryIndexes(ctx context.Context, st *store.Store, tables []string) ([]index, error) {
-	var q string
-	args := make([]any, len(tables))
-	for i, t := range tables {
-		args[i] = t
-	}
-	in := strings.TrimSuffix(strings.Repeat("?, ", len(tables)), ", ")
+	q := `SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (%s) ORDER BY name`
 	if st.Dialect == store.Postgres {
-		q = `SELECT i.indexname, i.tablename, i.indexdef FROM pg_indexes i WHERE i.schemaname = current_schema() AND i.tablename IN (` + in + `)
+		q = `SELECT i.indexname, i.tablename, i.indexdef FROM pg_indexes i WHERE i.schemaname = current_schema() AND i.tablename IN (%s)
 			AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname) ORDER BY i.indexname`
-	} else {
-		q = `SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (` + in + `) ORDER BY name`
 	}
-	rows, err := rawdb.Writer(st).QueryContext(ctx, st.Dialect.Rebind(q), args...)
-	if err != nil {
-		return nil, fmt.Errorf("list indexes: %w", err)
-	}
-	defer rows.Close()
-	var out []index
-	for rows.Next() {
-		var ix index
-		if err := rows.Scan(&ix.name, &ix.table, &ix.create); err != nil {
-			return nil, fmt.Errorf("list indexes: %w", err)
-		}
-		out = append(out, ix)
-	}
-	return out, rows.Err()
+	return schemaOf(ctx, st, "indexes", q, tables)
 }
 
 // index is a secondary index (or, on SQLite, a trigger: loadTriggers) gen drops for the load
@@ -263,25 +243,40 @@ func loadTriggers(ctx context.Context, st *store.Store, tables []string) ([]inde
 	if st.Dialect != store.SQLite {
 		return nil, nil
 	}
+	return schemaOf(ctx, st, "triggers", `SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN (%s) ORDER BY name`, tables)
+}
+
+// schemaOf runs q, which lists what (name, table, statement) of the tables its %s names.
+func schemaOf(ctx context.Context, st *store.Store, what, q string, tables []string) ([]index, error) {
 	args := make([]any, len(tables))
 	for i, t := range tables {
 		args[i] = t
 	}
-	rows, err := rawdb.Writer(st).QueryContext(ctx, `SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN (`+
-		strings.TrimSuffix(strings.Repeat("?, ", len(tables)), ", ")+`) ORDER BY name`, args...)
+	q = fmt.Sprintf(q, strings.TrimSuffix(strings.Repeat("?, ", len(tables)), ", "))
+	rows, err := rawdb.Writer(st).QueryContext(ctx, st.Dialect.Rebind(q), args...)
 	if err != nil {
-		return nil, fmt.Errorf("list triggers: %w", err)
+		return nil, fmt.Errorf("list %s: %w", what, err)
 	}
 	defer rows.Close()
 	var out []index
 	for rows.Next() {
-		var t index
-		if err := rows.Scan(&t.name, &t.table, &t.create); err != nil {
-			return nil, fmt.Errorf("list triggers: %w", err)
+		var ix index
+		if err := rows.Scan(&ix.name, &ix.table, &ix.create); err != nil {
+			return nil, fmt.Errorf("list %s: %w", what, err)
 		}
-		out = append(out, t)
+		out = append(out, ix)
 	}
 	return out, rows.Err()
+}
+
+// drop drops each of objs, of kind ("INDEX", "TRIGGER").
+func drop(ctx context.Context, st *store.Store, kind string, objs []index) error {
+	for _, o := range objs {
+		if _, err := rawdb.Writer(st).ExecContext(ctx, "DROP "+kind+" "+o.name); err != nil {
+			return fmt.Errorf("drop %s %s: %w", strings.ToLower(kind), o.name, err)
+		}
+	}
+	return nil
 }
 
 // inThreads runs build (index builds) with SQLite sorting the keys on worker threads: with

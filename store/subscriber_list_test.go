@@ -28,10 +28,7 @@ func TestSubscriberListPages(t *testing.T) {
 	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 320, Providers: 2, Seed: 5, Now: time.Date(2026, 5, 10, 0, 0, 0, 0, time.UTC)}); err != nil {
-			t.Fatal(err)
-		}
-		one, two := gen.ProviderID(1), gen.ProviderID(2)
+		one, two := twoProviders(t, s, 320)
 		secondLines(t, s, two, "SUSPENDED", 5)
 		failProvisioning(t, s, 230, one, two)
 		// A search's matches: provider 1's even subscribers, twice, with provider 2's first ten
@@ -97,6 +94,15 @@ func TestSubscriberListPages(t *testing.T) {
 			})
 		}
 	})
+}
+
+// twoProviders generates two providers of n subscribers each and returns their ids.
+func twoProviders(t *testing.T, s *store.Store, n int) (string, string) {
+	t.Helper()
+	if _, err := gen.Run(context.Background(), s, gen.Options{Subscribers: n, Providers: 2, Seed: 5, Now: time.Date(2026, 5, 10, 0, 0, 0, 0, time.UTC)}); err != nil {
+		t.Fatal(err)
+	}
+	return gen.ProviderID(1), gen.ProviderID(2)
 }
 
 // plainList is the filter's subscribers by id, read the plain way: every subscriber checked.
@@ -218,10 +224,7 @@ func TestLineCountsFollowTheLines(t *testing.T) {
 	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 60, Providers: 2, Seed: 9, Now: time.Date(2026, 5, 10, 0, 0, 0, 0, time.UTC)}); err != nil {
-			t.Fatal(err)
-		}
-		one, two := gen.ProviderID(1), gen.ProviderID(2)
+		one, two := twoProviders(t, s, 60)
 		lines, err := sqltext.Strings(ctx, s.R(), "lines", `SELECT id FROM subscriptions WHERE provider_id = ? AND status = 'ACTIVE' ORDER BY id LIMIT 4`, one)
 		if err != nil || len(lines) < 4 {
 			t.Fatalf("lines: %v %v", lines, err)
