@@ -55,6 +55,18 @@ func (x *reactivation) act(h map[string]string, id string) *apptest.Response {
 	return x.s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/subscriptions/" + id + "/reactivation", Headers: h})
 }
 
+// portAtRest waits until the line's port has no convergence under way: its latest setting
+// confirmed by the switch or failed, and its lease free. An act that meets a convergence a
+// previous step queued (the deprovisioner's reset, the port followed back after a failed
+// reactivation) finds the port as that job leaves it, under whatever fault is set by then.
+func (x *reactivation) portAtRest(lineID string) {
+	x.t.Helper()
+	apptest.Eventually(x.t, 15*time.Second, "the port at rest", func() bool {
+		return count(x.t, x.s, `SELECT COUNT(*) FROM port_states p JOIN subscriptions s ON s.port_id = p.port_id
+			WHERE s.id = ? AND p.lease_token = '' AND (p.converged_version >= p.version OR p.failed_version >= p.version)`, lineID) == 1
+	})
+}
+
 // paidUp waits until the subscriber has no open invoice (AutoPay settled them).
 func (x *reactivation) paidUp() {
 	x.t.Helper()
@@ -389,6 +401,7 @@ func TestReactivateRemote(t *testing.T) {
 			return count(t, s, `SELECT COUNT(*) FROM tickets WHERE subscriber_id = ? AND kind = 'operator'`, marieSubscriber)
 		}
 		for i, f := range []struct{ fault, code string }{{"port_in_use", "port_in_use"}, {"unconfirmed", "provisioning_failed"}} {
+			x.portAtRest(marieLine)
 			setFault(s, x.op, "switch", f.fault)
 			if r := x.act(marie, marieLine); r.Status != 409 || detailCode(r) != f.code {
 				t.Fatalf("switch %s: %d %s", f.fault, r.Status, r.Raw)
