@@ -21,11 +21,12 @@ const (
 )
 
 // opsQuery is one request of the operations scenario: its name in the report, its path and
-// query on the service, and whether the last provider's operator sends it (else the
-// platform's).
+// query on the service, whether the last provider's operator sends it (else the platform's),
+// and whether it asks for the page after the first.
 type opsQuery struct {
 	name, path string
 	provider   bool
+	nextPage   bool // the page after path's first (its next_cursor read once)
 }
 
 // opsQueries are the operations surface's subscriber search and list (GET /api/v1/subscribers)
@@ -46,7 +47,7 @@ func opsQueries(kinds [][2]string, providers int) []opsQuery {
 	}
 	return append(qs,
 		opsQuery{name: "operations list: the last provider's first page", path: list},
-		opsQuery{name: "operations list: the last provider's second page", path: list + "&cursor="}, // the cursor is read from the first page
+		opsQuery{name: "operations list: the last provider's second page", path: list, nextPage: true},
 		opsQuery{name: "operations list: the last provider's SUSPENDED", path: list + "&status=SUSPENDED"},
 		opsQuery{name: "operations list: the last provider's provisioning_failed", path: list + "&workflow_state=provisioning_failed"},
 		opsQuery{name: "operations list: every provider's first page", path: "/api/v1/subscribers?limit=50"},
@@ -74,12 +75,12 @@ func measureOps(ctx context.Context, o options, bin, dbURL string, srv *server, 
 		if q.provider {
 			auth = provider
 		}
-		if strings.HasSuffix(u, "&cursor=") {
-			cursor, err := nextCursor(client, strings.TrimSuffix(u, "&cursor="), auth)
+		if q.nextPage {
+			cursor, err := nextCursor(client, u, auth)
 			if err != nil {
 				return err
 			}
-			u += url.QueryEscape(cursor)
+			u += "&cursor=" + url.QueryEscape(cursor)
 		}
 		r := load(8, o.duration, func(c *http.Client, _ int64) (bool, error) { return true, get(c, u, auth) })
 		r.name = q.name

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/subprov/subprov"
@@ -25,13 +24,13 @@ func (s *Store) MigrateTo(ctx context.Context, last int) ([]string, error) {
 func (s *Store) StandInLaterTables(ctx context.Context) (func() error, error) {
 	create := []string{`CREATE TABLE line_counts (provider_id TEXT NOT NULL, status TEXT NOT NULL, shard TEXT NOT NULL, n BIGINT NOT NULL,
 		PRIMARY KEY (provider_id, status, shard))`}
-	drop := `DROP TABLE line_counts`
+	drop := []string{`DROP TABLE line_counts`}
 	if s.Dialect == SQLite {
 		create = append(create, `ALTER TABLE subscribers ADD COLUMN search_row INTEGER`,
 			`CREATE VIRTUAL TABLE customer_search USING fts5 (subscriber_id UNINDEXED, provider_id UNINDEXED, terms, content = '', contentless_delete = 1,
 				contentless_unindexed = 1, detail = none, tokenize = 'ascii')`)
 		// Dropping the FTS5 table leaves the table of its unindexed column behind (SQLite 3.54).
-		drop += `; DROP TABLE customer_search; DROP TABLE IF EXISTS customer_search_content; ALTER TABLE subscribers DROP COLUMN search_row`
+		drop = append(drop, `DROP TABLE customer_search`, `DROP TABLE IF EXISTS customer_search_content`, `ALTER TABLE subscribers DROP COLUMN search_row`)
 	}
 	for _, q := range create {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
@@ -39,7 +38,7 @@ func (s *Store) StandInLaterTables(ctx context.Context) (func() error, error) {
 		}
 	}
 	return func() error {
-		for _, q := range strings.Split(drop, "; ") {
+		for _, q := range drop {
 			if _, err := s.db.ExecContext(ctx, q); err != nil {
 				return err
 			}
@@ -138,12 +137,10 @@ func SubscriberListStatements(providerID string) map[string]Statement {
 	for name, provider := range map[string]string{"a provider's": providerID, "every provider's": ""} {
 		q, args := subscribersFailingProvisioning(provider, "s-1", 200)
 		out[name+" subscribers failing provisioning"] = Statement{q, args}
-	}
-	for name, provider := range map[string]string{"a provider's": providerID, "every provider's": ""} {
-		q, args := failedProvisioningCount(ProvisioningFailed, provider)
+		q, args = failedProvisioningCount(ProvisioningFailed, provider)
 		out["the overview's count of "+name+" lines failing provisioning"] = Statement{q, args}
 	}
-	q, args := overdueCount(InvoiceOpen, "2026-12-01", " AND provider_id = ?", []any{providerID})
+	q, args := overdueCount(InvoiceOpen, "2026-12-01", providerID)
 	out["the overview's count of a provider's overdue invoices"] = Statement{q, args}
 	return out
 }

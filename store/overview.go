@@ -54,7 +54,7 @@ func (s *Store) Overview(ctx context.Context, q OverviewQuery) (*Overview, error
 		}
 	}
 	failed, failedArgs := failedProvisioningCount(q.FailedWorkflow, q.ProviderID)
-	overdue, overdueArgs := overdueCount(q.OpenInvoice, q.Today, scope, args)
+	overdue, overdueArgs := overdueCount(q.OpenInvoice, q.Today, q.ProviderID)
 	counts := []struct {
 		into  *int
 		query string
@@ -77,11 +77,15 @@ func (s *Store) Overview(ctx context.Context, q OverviewQuery) (*Overview, error
 // a statement reaches it by naming the status as a literal (equals).
 const InvoiceOpen = "open"
 
-// overdueCount is the count of the open invoices dated before today within scope (a condition
-// on provider_id, or "") and its arguments.
-func overdueCount(openStatus, today, scope string, scopeArgs []any) (string, []any) {
+// overdueCount is the count of the provider's ("": every provider's) open invoices dated
+// before today, and its arguments.
+func overdueCount(openStatus, today, providerID string) (string, []any) {
 	cond, args := equals("status", openStatus, InvoiceOpen)
-	return `SELECT COUNT(*) FROM invoices WHERE ` + cond + scope + ` AND invoice_date < ?`, append(append(args, scopeArgs...), today)
+	if providerID != "" {
+		cond += " AND provider_id = ?"
+		args = append(args, providerID)
+	}
+	return `SELECT COUNT(*) FROM invoices WHERE ` + cond + ` AND invoice_date < ?`, append(args, today)
 }
 
 // RecountLines counts every provider's lines by status afresh (line_counts), in one

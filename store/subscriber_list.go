@@ -50,22 +50,13 @@ func (s *Store) Subscribers(ctx context.Context, f SubscriberFilter, page subpro
 			return chunk, nil
 		})
 	case f.WorkflowState == ProvisioningFailed:
-		return s.subscribersAmong(ctx, f, want, func(n int) ([]string, error) {
-			query, args := subscribersFailingProvisioning(f.ProviderID, after, n)
-			ids, err := sqltext.Strings(ctx, s.R(), "subscribers failing provisioning", query, args...)
-			if len(ids) > 0 {
-				after = ids[len(ids)-1]
-			}
-			return ids, err
-		})
+		return s.subscribersAmong(ctx, f, want, s.idsAfter(ctx, "subscribers failing provisioning", after, func(after string, n int) (string, []any) {
+			return subscribersFailingProvisioning(f.ProviderID, after, n)
+		}))
 	case f.Status != "" && f.ProviderID != "":
-		return s.subscribersAmong(ctx, f, want, func(n int) ([]string, error) {
-			ids, err := sqltext.Strings(ctx, s.R(), "subscribers by status", subscribersWithStatus, f.ProviderID, f.Status, after, n)
-			if len(ids) > 0 {
-				after = ids[len(ids)-1]
-			}
-			return ids, err
-		})
+		return s.subscribersAmong(ctx, f, want, s.idsAfter(ctx, "subscribers by status", after, func(after string, n int) (string, []any) {
+			return subscribersWithStatus, []any{f.ProviderID, f.Status, after, n}
+		}))
 	}
 	where, args := f.where()
 	if after != "" {
@@ -116,6 +107,19 @@ func subscribersFailingProvisioning(providerID, after string, n int) (string, []
 // status, in order, after an id. Arguments: the provider, the status, the id, the limit.
 const subscribersWithStatus = `SELECT DISTINCT subscriber_id FROM subscriptions
 	WHERE provider_id = ? AND status = ? AND subscriber_id > ? ORDER BY subscriber_id LIMIT ?`
+
+// idsAfter is subscribersAmong's next for a query of ids in order after an id (query gives it
+// and its arguments for the id and a limit): each slice starts after the last one's last id.
+func (s *Store) idsAfter(ctx context.Context, what, after string, query func(after string, n int) (string, []any)) func(n int) ([]string, error) {
+	return func(n int) ([]string, error) {
+		q, args := query(after, n)
+		ids, err := sqltext.Strings(ctx, s.R(), what, q, args...)
+		if len(ids) > 0 {
+			after = ids[len(ids)-1]
+		}
+		return ids, err
+	}
+}
 
 // minSlice is the fewest candidate ids subscribersAmong asks for at a time.
 const minSlice = 50
