@@ -35,8 +35,10 @@ type opsQuery struct {
 // suspended subscribers (gen numbers the subscribers provider by provider, so the last
 // provider's come last in id order: a list that read the providers before it would show
 // here) and those whose provisioning failed (none in generated data: the page reads what the
-// filter's index holds); the first page over every provider; a name searched over every
-// provider; and the overview's counts, of every provider and of the last one (its operator
+// filter's index holds); the first page over every provider, the subscribers suspended over
+// every provider (read in id order and checked one by one: a cost in proportion to how rare
+// the status is) and those being provisioned (none at rest: the page reads a partial index);
+// a name searched over every provider; and the overview's counts, of every provider and of the last one (its operator
 // signed in).
 func opsQueries(kinds [][2]string, providers int) []opsQuery {
 	one, last := gen.ProviderID(1), gen.ProviderID(providers)
@@ -51,6 +53,8 @@ func opsQueries(kinds [][2]string, providers int) []opsQuery {
 		opsQuery{name: "operations list: the last provider's SUSPENDED", path: list + "&status=SUSPENDED"},
 		opsQuery{name: "operations list: the last provider's provisioning_failed", path: list + "&workflow_state=provisioning_failed"},
 		opsQuery{name: "operations list: every provider's first page", path: "/api/v1/subscribers?limit=50"},
+		opsQuery{name: "operations list: every provider's SUSPENDED", path: "/api/v1/subscribers?limit=50&status=SUSPENDED"},
+		opsQuery{name: "operations list: every provider's provisioning", path: "/api/v1/subscribers?limit=50&workflow_state=provisioning"},
 		opsQuery{name: "operations search: a name over every provider", path: "/api/v1/subscribers?limit=50&q=" + url.QueryEscape(kinds[0][1])},
 		opsQuery{name: "operations overview: every provider's", path: "/api/v1/overview"},
 		opsQuery{name: "operations overview: the last provider's", path: "/api/v1/overview", provider: true},

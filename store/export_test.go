@@ -125,9 +125,10 @@ func WebhookEventsQuery(f WebhookEventFilter, page subprov.Page) Statement {
 }
 
 // SubscriberListStatements are the reads of a page of the operations surface's list of a
-// provider's subscribers, of the slices of its subscribers with a line in a status and of
-// those (its own, every provider's) with a line whose provisioning failed, and the overview's
-// counts of those lines and of the provider's overdue invoices, with arguments for providerID.
+// provider's subscribers, of the slices of its subscribers with a line in a status and of those
+// (its own, every provider's) with a line being provisioned or whose provisioning failed, and
+// the overview's counts of those lines and of the provider's overdue invoices, with arguments
+// for providerID.
 func SubscriberListStatements(providerID string) map[string]Statement {
 	where, args := SubscriberFilter{ProviderID: providerID}.where()
 	out := map[string]Statement{
@@ -135,8 +136,10 @@ func SubscriberListStatements(providerID string) map[string]Statement {
 		"subscribers with a line in status": {subscribersWithStatus, []any{providerID, "SUSPENDED", "s-1", 200}},
 	}
 	for name, provider := range map[string]string{"a provider's": providerID, "every provider's": ""} {
-		q, args := subscribersFailingProvisioning(provider, "s-1", 200)
+		q, args := subscribersInWorkflowState(ProvisioningFailed, provider, "s-1", 200)
 		out[name+" subscribers failing provisioning"] = Statement{q, args}
+		q, args = subscribersInWorkflowState(Provisioning, provider, "s-1", 200)
+		out[name+" subscribers being provisioned"] = Statement{q, args}
 		q, args = failedProvisioningCount(ProvisioningFailed, provider)
 		out["the overview's count of "+name+" lines failing provisioning"] = Statement{q, args}
 	}

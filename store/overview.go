@@ -111,7 +111,7 @@ func (s *Store) RecountLines(ctx context.Context) error {
 
 // failedProvisioningCount is the count of the provider's lines ("": every provider's) in the
 // failed workflow state, and its arguments. The provider is checked on each line of the
-// state's partial index (subscribersFailingProvisioning).
+// state's partial index (subscribersInWorkflowState).
 func failedProvisioningCount(failedWorkflow, providerID string) (string, []any) {
 	cond, args := workflowIs("", failedWorkflow)
 	if providerID != "" {

@@ -22,10 +22,11 @@ type SubscriberFilter struct {
 // SubscriberKey gives it). What a page reads is bounded by the page, not by the number of
 // subscribers: a provider's subscribers are read in id order through their own index
 // (subscribers_provider), a status's through its lines' (subscriptions_provider_status), the
-// lines whose provisioning failed through theirs (subscriptions_provisioning_failed), a
-// search's matches a page's worth at a time in id order. A platform-wide list filtered by
-// status, and a list filtered by another workflow state, read past the subscribers without
-// such a line, in proportion to how rare it is.
+// lines being provisioned or whose provisioning failed through their partial indexes
+// (indexedWorkflowStates), a search's matches a page's worth at a time in id order. A
+// platform-wide list filtered by status, and a list filtered by another workflow state (a
+// common one on a running platform), read past the subscribers without such a line, in
+// proportion to how rare it is.
 func (s *Store) Subscribers(ctx context.Context, f SubscriberFilter, page subprov.Page) ([]subprov.SubscriberSummary, error) {
 	after := ""
 	if !page.First() {
@@ -49,9 +50,9 @@ func (s *Store) Subscribers(ctx context.Context, f SubscriberFilter, page subpro
 			ids = ids[len(chunk):]
 			return chunk, nil
 		})
-	case f.WorkflowState == ProvisioningFailed:
-		return s.subscribersAmong(ctx, f, want, s.idsAfter(ctx, "subscribers failing provisioning", after, func(after string, n int) (string, []any) {
-			return subscribersFailingProvisioning(f.ProviderID, after, n)
+	case slices.Contains(indexedWorkflowStates, f.WorkflowState):
+		return s.subscribersAmong(ctx, f, want, s.idsAfter(ctx, "subscribers by workflow state", after, func(after string, n int) (string, []any) {
+			return subscribersInWorkflowState(f.WorkflowState, f.ProviderID, after, n)
 		}))
 	case f.Status != "" && f.ProviderID != "":
 		return s.subscribersAmong(ctx, f, want, s.idsAfter(ctx, "subscribers by status", after, func(after string, n int) (string, []any) {
@@ -66,17 +67,29 @@ func (s *Store) Subscribers(ctx context.Context, f SubscriberFilter, page subpro
 	return s.subscriberSummaries(ctx, subscriberPage(where), append(args, want))
 }
 
-// ProvisioningFailed is the workflow state of a line whose switch did not confirm its port
-// (package provisioning's WorkflowProvisioningFailed). The partial index
-// subscriptions_provisioning_failed holds those lines only, few on a healthy network: a
-// statement reaches it by naming the state as a literal (workflowIs), as the engines use a
-// partial index only where the statement's condition is the index's own.
-const ProvisioningFailed = "provisioning_failed"
+// Provisioning and ProvisioningFailed are the workflow states of a line whose port is being
+// written, and of one whose switch did not confirm it (package provisioning's
+// WorkflowProvisioning and WorkflowProvisioningFailed). Each has a partial index of its lines
+// (subscriptions_provisioning, subscriptions_provisioning_failed), few at any time on a
+// healthy network: a statement reaches one by naming its state as a literal (workflowIs), as
+// the engines use a partial index only where the statement's condition is the index's own.
+const (
+	Provisioning       = "provisioning"
+	ProvisioningFailed = "provisioning_failed"
+)
+
+// indexedWorkflowStates are the workflow states with a partial index of their lines.
+var indexedWorkflowStates = []string{Provisioning, ProvisioningFailed}
 
 // workflowIs is the condition that a line (its columns unqualified, or qualified by prefix) is
-// in a workflow state, and its argument: the failed state as a literal, for its partial index.
+// in a workflow state, and its argument: a state with a partial index as a literal, for it.
 func workflowIs(prefix, state string) (string, []any) {
-	return equals(prefix+"workflow_state", state, ProvisioningFailed)
+	for _, indexed := range indexedWorkflowStates {
+		if state == indexed {
+			return equals(prefix+"workflow_state", state, indexed)
+		}
+	}
+	return prefix + "workflow_state = ?", []any{state}
 }
 
 // equals is the condition column = value and its argument; when value is the one a partial
@@ -89,12 +102,13 @@ func equals(column, value, indexed string) (string, []any) {
 	return column + " = ?", []any{value}
 }
 
-// subscribersFailingProvisioning is a slice of at most n ids of subscribers with a line whose
-// provisioning failed (the provider's, or every provider's for ""), in order, after an id. The
-// provider is checked on each line of the state's partial index, which holds it, not through
-// the provider's range of another index: the failed lines are few, the provider's many.
-func subscribersFailingProvisioning(providerID, after string, n int) (string, []any) {
-	cond, args := workflowIs("", ProvisioningFailed)
+// subscribersInWorkflowState is a slice of at most n ids of subscribers with a line in one of
+// indexedWorkflowStates (the provider's, or every provider's for ""), in order, after an id.
+// The provider is checked on each line of the state's partial index, which holds it, not
+// through the provider's range of another index: the state's lines are few, the provider's
+// many.
+func subscribersInWorkflowState(state, providerID, after string, n int) (string, []any) {
+	cond, args := workflowIs("", state)
 	if providerID != "" {
 		cond += " AND " + sqltext.Unindexed("provider_id") + " = ?"
 		args = append(args, providerID)

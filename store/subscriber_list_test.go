@@ -22,15 +22,20 @@ import (
 // subscribers once, in id order, whichever way the store reads them (a provider's own index, a
 // status's lines, a search's matches a slice of ids at a time, the primary key): the same ids
 // as a plain read of the filter without pages. 320 subscribers a provider and pages of 7 cross
-// the slices (50 ids or more) a search's matches, a status's lines and the lines failing
-// provisioning are read in; five subscribers have two suspended lines, and are listed once.
+// the slices (50 ids or more) a search's matches, a status's lines and the lines being
+// provisioned or failing it are read in; five subscribers have two suspended lines, and are
+// listed once; some of provider 2's suspended and active subscribers have ids among provider
+// 1's, as providers' ids interleave where they are not generated provider by provider.
 func TestSubscriberListPages(t *testing.T) {
 	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		one, two := twoProviders(t, s, 320)
+		interleave(t, s, one, two, "SUSPENDED", 6)
+		interleave(t, s, one, two, "ACTIVE", 20)
 		secondLines(t, s, two, "SUSPENDED", 5)
-		failProvisioning(t, s, 230, one, two)
+		markWorkflow(t, s, store.ProvisioningFailed, 0, 230, one, two)
+		markWorkflow(t, s, store.Provisioning, 1, 60, one, two)
 		// A search's matches: provider 1's even subscribers, twice, with provider 2's first ten
 		// (another provider's ids, which the provider's filter leaves out).
 		var matches []string
@@ -47,12 +52,16 @@ func TestSubscriberListPages(t *testing.T) {
 			{"a provider's", store.SubscriberFilter{ProviderID: two}},
 			{"a provider's suspended", store.SubscriberFilter{ProviderID: two, Status: "SUSPENDED"}},
 			{"a provider's active", store.SubscriberFilter{ProviderID: one, Status: "ACTIVE"}},
-			{"a provider's suspended in a workflow state", store.SubscriberFilter{ProviderID: one, Status: "SUSPENDED", WorkflowState: "provisioned"}},
+			{"a provider's suspended in a workflow state", store.SubscriberFilter{ProviderID: two, Status: "SUSPENDED", WorkflowState: "provisioned"}},
 			{"a provider's in a workflow state", store.SubscriberFilter{ProviderID: two, WorkflowState: "awaiting_install"}},
 			{"a provider's failing provisioning", store.SubscriberFilter{ProviderID: two, WorkflowState: store.ProvisioningFailed}},
 			{"every provider's failing provisioning", store.SubscriberFilter{WorkflowState: store.ProvisioningFailed}},
 			{"a provider's active failing provisioning", store.SubscriberFilter{ProviderID: one, Status: "ACTIVE", WorkflowState: store.ProvisioningFailed}},
+			{"a provider's being provisioned", store.SubscriberFilter{ProviderID: one, WorkflowState: store.Provisioning}},
+			{"every provider's being provisioned", store.SubscriberFilter{WorkflowState: store.Provisioning}},
 			{"every provider's cancelled", store.SubscriberFilter{Status: "CANCELLED"}},
+			{"every provider's suspended", store.SubscriberFilter{Status: "SUSPENDED"}},
+			{"every provider's active", store.SubscriberFilter{Status: "ACTIVE"}},
 			{"every provider's", store.SubscriberFilter{}},
 			{"a search's matches", store.SubscriberFilter{ProviderID: one, IDs: matches}},
 			{"a search's active matches", store.SubscriberFilter{ProviderID: one, Status: "ACTIVE", IDs: matches}},
@@ -132,10 +141,10 @@ func plainList(t *testing.T, s *store.Store, f store.SubscriberFilter) []string 
 
 // TestSubscriberListReadsItsIndexes: a page of a provider's subscribers is a range of its own
 // index by id, its subscribers with a line in a status a range of the lines' index by provider
-// and status, and the lines whose provisioning failed (listed or counted) and the overdue
-// invoices (counted) ranges of their partial indexes, on both engines. Through the primary key, a provider's page read the
-// subscribers of every provider before it: at 100,000 subscribers over ten providers, the
-// last provider's first page read 90,000 of them.
+// and status, and the lines being provisioned (listed), whose provisioning failed (listed or
+// counted) and the overdue invoices (counted) ranges of their partial indexes, on both engines. Through the primary key, a provider's page read the
+// subscribers of every provider before it: at 100,000 subscribers over ten providers, the last
+// provider's first page read 90,000 of them.
 func TestSubscriberListReadsItsIndexes(t *testing.T) {
 	t.Parallel()
 	want := map[string]string{"a provider's page": "subscribers_provider", "subscribers with a line in status": "subscriptions_provider_status"}
@@ -144,27 +153,30 @@ func TestSubscriberListReadsItsIndexes(t *testing.T) {
 			if w, ok := want[name]; ok {
 				return w
 			}
-			if strings.Contains(name, "overdue") {
+			switch {
+			case strings.Contains(name, "overdue"):
 				return "invoices_open"
+			case strings.Contains(name, "being provisioned"):
+				return "subscriptions_provisioning " // not subscriptions_provisioning_failed
 			}
 			return "subscriptions_provisioning_failed"
 		})
 	})
 }
 
-// failProvisioning marks every second of the providers' lines that are not cancelled failed, n
-// of them in all.
-func failProvisioning(t *testing.T, s *store.Store, n int, providerA, providerB string) {
+// markWorkflow puts n of the providers' lines that are not cancelled in a workflow state: every
+// second one, from the first (first = 0) or the second (1) on.
+func markWorkflow(t *testing.T, s *store.Store, state string, first, n int, providerA, providerB string) {
 	t.Helper()
 	ctx := context.Background()
-	ids, err := sqltext.Strings(ctx, s.R(), "lines to fail", `SELECT id FROM subscriptions WHERE provider_id IN (?, ?)
+	ids, err := sqltext.Strings(ctx, s.R(), "lines to mark", `SELECT id FROM subscriptions WHERE provider_id IN (?, ?)
 		AND status <> 'CANCELLED' ORDER BY id`, providerA, providerB)
-	if err != nil || len(ids) < 2*n {
-		t.Fatalf("lines to fail: %v (%d, want %d)", err, len(ids), 2*n)
+	if err != nil || len(ids) < first+2*n {
+		t.Fatalf("lines to mark %s: %v (%d, want %d)", state, err, len(ids), first+2*n)
 	}
-	for i := 0; i < 2*n; i += 2 {
+	for i := first; i < first+2*n; i += 2 {
 		if _, err := rawdb.Writer(s).ExecContext(ctx, s.Dialect.Rebind(`UPDATE subscriptions SET workflow_state = ? WHERE id = ?`),
-			store.ProvisioningFailed, ids[i]); err != nil {
+			state, ids[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -174,8 +186,62 @@ func failProvisioning(t *testing.T, s *store.Store, n int, providerA, providerB 
 // it: a copy of that line, at a place of its own.
 func secondLines(t *testing.T, s *store.Store, providerID, status string, n int) {
 	t.Helper()
+	ids, err := sqltext.Strings(context.Background(), s.R(), "lines to copy", `SELECT id FROM subscriptions WHERE provider_id = ? AND status = ? ORDER BY id LIMIT ?`, providerID, status, n)
+	if err != nil || len(ids) < n {
+		t.Fatalf("lines to copy: %v (%d of %d)", err, len(ids), n)
+	}
+	for _, id := range ids {
+		copyRow(t, s, "subscriptions", id, lineCopy("id || '-second'", "subscriber_id", "-second"))
+	}
+}
+
+// interleave gives provider to n subscribers more, each with a line in status, whose ids sort
+// among provider from's (gen numbers the subscribers provider by provider, so each provider's
+// come apart in id order): copies of n of to's subscribers with a line in status, their holder
+// and that line, under the id of every seventh of from's subscribers with the status appended.
+func interleave(t *testing.T, s *store.Store, from, to, status string, n int) {
+	t.Helper()
 	ctx := context.Background()
-	rows, err := s.R().Query(ctx, `SELECT * FROM subscriptions LIMIT 0`)
+	lines, err := sqltext.Strings(ctx, s.R(), "lines to interleave", `SELECT id FROM subscriptions WHERE provider_id = ? AND status = ?
+		AND subscriber_id IS NOT NULL ORDER BY id LIMIT ?`, to, status, n)
+	if err != nil || len(lines) < n {
+		t.Fatalf("lines to interleave: %v (%d of %d)", err, len(lines), n)
+	}
+	among, err := sqltext.Strings(ctx, s.R(), "subscribers to interleave with", `SELECT id FROM subscribers WHERE provider_id = ? ORDER BY id`, from)
+	if err != nil || len(among) < 7*n {
+		t.Fatalf("subscribers to interleave with: %v (%d, want %d)", err, len(among), 7*n)
+	}
+	for i, line := range lines {
+		var subscriber string
+		if err := s.R().QueryRow(ctx, `SELECT subscriber_id FROM subscriptions WHERE id = ?`, line).Scan(&subscriber); err != nil {
+			t.Fatal(err)
+		}
+		suffix := "-" + strings.ToLower(status)
+		id := "'" + strings.ReplaceAll(among[7*i], "'", "''") + suffix + "'"
+		copyRow(t, s, "subscribers", subscriber, map[string]string{"id": id, "email": "email || '" + suffix + "'", "customer_number": "NULL",
+			"legacy_customer_number": "NULL", "search_terms": "NULL", "search_card": "NULL", "search_row": "NULL"})
+		var holder string
+		if err := s.R().QueryRow(ctx, `SELECT id FROM contacts WHERE subscriber_id = ? AND role = 'holder'`, subscriber).Scan(&holder); err != nil {
+			t.Fatal(err)
+		}
+		copyRow(t, s, "contacts", holder, map[string]string{"id": "id || '" + suffix + "'", "subscriber_id": id})
+		copyRow(t, s, "subscriptions", line, lineCopy("id || '"+suffix+"'", id, suffix))
+	}
+}
+
+// lineCopy is copyRow's changes for a copy of a line: its id and subscriber (expressions), its
+// place with suffix appended, and no port nor external ids, which are the original's.
+func lineCopy(id, subscriber, suffix string) map[string]string {
+	return map[string]string{"id": id, "subscriber_id": subscriber, "location_key": "location_key || '" + suffix + "'",
+		"external_subscription_id": "NULL", "checkout_session_id": "NULL", "port_id": "NULL"}
+}
+
+// copyRow inserts a copy of table's row of id, each column named in set given its expression
+// (of the row's columns) instead.
+func copyRow(t *testing.T, s *store.Store, table, id string, set map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := s.R().Query(ctx, `SELECT * FROM `+table+` LIMIT 0`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,24 +250,15 @@ func secondLines(t *testing.T, s *store.Store, providerID, status string, n int)
 	if err != nil {
 		t.Fatal(err)
 	}
-	copied := slices.Clone(cols)
-	for i, c := range copied {
-		switch c {
-		case "id", "location_key":
-			copied[i] = c + " || '-second'"
-		case "external_subscription_id", "checkout_session_id", "port_id":
-			copied[i] = "NULL"
+	exprs := slices.Clone(cols)
+	for i, c := range cols {
+		if e, ok := set[c]; ok {
+			exprs[i] = e
 		}
 	}
-	ids, err := sqltext.Strings(ctx, s.R(), "lines to copy", `SELECT id FROM subscriptions WHERE provider_id = ? AND status = ? ORDER BY id LIMIT ?`, providerID, status, n)
-	if err != nil || len(ids) < n {
-		t.Fatalf("lines to copy: %v (%d of %d)", err, len(ids), n)
-	}
-	for _, id := range ids {
-		if _, err := rawdb.Writer(s).ExecContext(ctx, s.Dialect.Rebind(`INSERT INTO subscriptions (`+strings.Join(cols, ", ")+`)
-			SELECT `+strings.Join(copied, ", ")+` FROM subscriptions WHERE id = ?`), id); err != nil {
-			t.Fatalf("copy line %s: %v", id, err)
-		}
+	if _, err := rawdb.Writer(s).ExecContext(ctx, s.Dialect.Rebind(`INSERT INTO `+table+` (`+strings.Join(cols, ", ")+`)
+		SELECT `+strings.Join(exprs, ", ")+` FROM `+table+` WHERE id = ?`), id); err != nil {
+		t.Fatalf("copy %s %s: %v", table, id, err)
 	}
 }
 
@@ -210,6 +267,9 @@ func secondLines(t *testing.T, s *store.Store, providerID, status string, n int)
 func TestPartialIndexesHoldTheRulesValues(t *testing.T) {
 	if store.ProvisioningFailed != provisioning.WorkflowProvisioningFailed {
 		t.Errorf("store.ProvisioningFailed = %q, provisioning's state is %q", store.ProvisioningFailed, provisioning.WorkflowProvisioningFailed)
+	}
+	if store.Provisioning != provisioning.WorkflowProvisioning {
+		t.Errorf("store.Provisioning = %q, provisioning's state is %q", store.Provisioning, provisioning.WorkflowProvisioning)
 	}
 	if store.InvoiceOpen != billing.InvoiceOpen {
 		t.Errorf("store.InvoiceOpen = %q, billing's status is %q", store.InvoiceOpen, billing.InvoiceOpen)
