@@ -84,10 +84,8 @@ var indexedWorkflowStates = []string{Provisioning, ProvisioningFailed}
 // workflowIs is the condition that a line (its columns unqualified, or qualified by prefix) is
 // in a workflow state, and its argument: a state with a partial index as a literal, for it.
 func workflowIs(prefix, state string) (string, []any) {
-	for _, indexed := range indexedWorkflowStates {
-		if state == indexed {
-			return equals(prefix+"workflow_state", state, indexed)
-		}
+	if slices.Contains(indexedWorkflowStates, state) {
+		return equals(prefix+"workflow_state", state, state)
 	}
 	return prefix + "workflow_state = ?", []any{state}
 }
