@@ -84,8 +84,8 @@ var indexedWorkflowStates = []string{Provisioning, ProvisioningFailed}
 // workflowIs is the condition that a line (its columns unqualified, or qualified by prefix) is
 // in a workflow state, and its argument: a state with a partial index as a literal, for it.
 func workflowIs(prefix, state string) (string, []any) {
-	if slices.Contains(indexedWorkflowStates, state) {
-		return equals(prefix+"workflow_state", state, state)
+	if i := slices.Index(indexedWorkflowStates, state); i >= 0 {
+		return equals(prefix+"workflow_state", state, indexedWorkflowStates[i])
 	}
 	return prefix + "workflow_state = ?", []any{state}
 }
@@ -100,8 +100,9 @@ func equals(column, value, indexed string) (string, []any) {
 	return column + " = ?", []any{value}
 }
 
-// subscribersInWorkflowState is a slice of at most n ids of subscribers with a line in one of
-// indexedWorkflowStates (the provider's, or every provider's for ""), in order, after an id.
+// subscribersInWorkflowState is a slice of at most n ids of subscribers with a line in state
+// (one of indexedWorkflowStates; the provider's, or every provider's for ""), in order, after
+// an id.
 // The provider is checked on each line of the state's partial index, which holds it, not
 // through the provider's range of another index: the state's lines are few, the provider's
 // many.
