@@ -110,14 +110,9 @@ func (s *Store) RecountLines(ctx context.Context) error {
 }
 
 // failedProvisioningCount is the count of the provider's lines ("": every provider's) in the
-// failed workflow state, and its arguments. The provider is checked on each line of the
-// state's partial index (subscribersInWorkflowState).
+// failed workflow state, and its arguments: a read of the state's partial index.
 func failedProvisioningCount(failedWorkflow, providerID string) (string, []any) {
-	cond, args := workflowIs("", failedWorkflow)
-	if providerID != "" {
-		cond += " AND " + sqltext.Unindexed("provider_id") + " = ?"
-		args = append(args, providerID)
-	}
+	cond, args := linesInWorkflowState(failedWorkflow, providerID)
 	return `SELECT COUNT(*) FROM subscriptions WHERE ` + cond, args
 }
 

@@ -103,17 +103,23 @@ func equals(column, value, indexed string) (string, []any) {
 // subscribersInWorkflowState is a slice of at most n ids of subscribers with a line in state
 // (one of indexedWorkflowStates; the provider's, or every provider's for ""), in order, after
 // an id.
-// The provider is checked on each line of the state's partial index, which holds it, not
-// through the provider's range of another index: the state's lines are few, the provider's
-// many.
 func subscribersInWorkflowState(state, providerID, after string, n int) (string, []any) {
+	cond, args := linesInWorkflowState(state, providerID)
+	return `SELECT DISTINCT subscriber_id FROM subscriptions WHERE ` + cond + ` AND subscriber_id > ? ORDER BY subscriber_id LIMIT ?`,
+		append(args, after, n)
+}
+
+// linesInWorkflowState is the condition that a line is in state (one of
+// indexedWorkflowStates) and of the provider ("": any), and its arguments. The provider is
+// checked on each line of the state's partial index, which holds it, not through the
+// provider's range of another index: the state's lines are few, the provider's many.
+func linesInWorkflowState(state, providerID string) (string, []any) {
 	cond, args := workflowIs("", state)
 	if providerID != "" {
 		cond += " AND " + sqltext.Unindexed("provider_id") + " = ?"
 		args = append(args, providerID)
 	}
-	return `SELECT DISTINCT subscriber_id FROM subscriptions WHERE ` + cond + ` AND subscriber_id > ? ORDER BY subscriber_id LIMIT ?`,
-		append(args, after, n)
+	return cond, args
 }
 
 // subscribersWithStatus is a slice of the ids of a provider's subscribers with a line in a
