@@ -105,6 +105,37 @@ func TestOpsSubscriberList(t *testing.T) {
 	})
 }
 
+// TestOpsSubscriberListBeingProvisioned: the list by workflow state `provisioning` (read from
+// the partial index of those lines) finds the subscriber whose line's port is being written,
+// within the operator's scope and the other filters.
+func TestOpsSubscriberListBeingProvisioned(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		admin := s.Operator()
+		northwindViewer := s.OperatorAs(subprov.RoleViewer, northwind)
+		if got := subscriberIDs(s.Do(apptest.Request{Method: "GET", Path: "/api/v1/subscribers?workflow_state=provisioning", Headers: admin})); len(got) != 0 {
+			t.Fatalf("before: %v listed", got)
+		}
+		mustExec(t, s, `UPDATE subscriptions SET workflow_state = 'provisioning' WHERE id = '`+marieLine+`'`)
+		for _, c := range []struct {
+			name    string
+			headers map[string]string
+			query   string
+			want    []string
+		}{
+			{"every provider's", admin, "", []string{marieID}},
+			{"the provider's operator", northwindViewer, "", []string{marieID}},
+			{"another provider", admin, "&provider_id=" + mapleProvider, []string{}},
+			{"another status", admin, "&status=CANCELLED", []string{}},
+		} {
+			res := s.Do(apptest.Request{Method: "GET", Path: "/api/v1/subscribers?workflow_state=provisioning" + c.query, Headers: c.headers})
+			if got := subscriberIDs(res); res.Status != 200 || fmt.Sprint(got) != fmt.Sprint(c.want) && len(got)+len(c.want) > 0 {
+				t.Errorf("%s: %d %v, want %v", c.name, res.Status, got, c.want)
+			}
+		}
+	})
+}
+
 func contains(ss []string, s string) bool {
 	for _, x := range ss {
 		if x == s {
