@@ -287,6 +287,11 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 	if err := st.RecountLines(ctx); err != nil {
 		return sum, err
 	}
+	// What the remembered reads' triggers logged where the load's session could not skip them:
+	// no process read the database during the load.
+	if err := st.EmptyChangeLog(ctx); err != nil {
+		return sum, err
+	}
 	bar.phase("analyzing")
 	clock.enter("analyze")
 	if err := restore(); err != nil {

@@ -15,8 +15,7 @@ import (
 const UsageFlushEvery = 30 * time.Second
 
 // Usage keeps, in memory, when each API key was last used on this process, and writes the
-// batch every UsageFlushEvery: a request authenticated by a key costs no database write (a
-// write per request would also end, on every process, the cache of keys the change feed keeps).
+// batch every UsageFlushEvery: a request authenticated by a key costs no database write.
 type Usage struct {
 	Store *store.Store
 	Log   *slog.Logger

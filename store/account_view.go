@@ -50,11 +50,24 @@ ORDER BY 1, 22 DESC, 17`
 // subprov.ErrNotFound (wrapped) only when no login has that id, so a deleted login's token stops working
 // at once; a login whose subscriber record or plan version is missing is an internal error.
 //
-// Views are remembered until the database may have changed: any commit through this store
-// forgets them at once, a write by another process within the change feed's staleAfter (0.1 s). The
-// view returned may be shared with other callers, so it must not be modified.
+// Views are remembered until the change log names the login, its subscriber or its provider
+// (cache_invalidations.go): a commit through this store forgets what it changed at once, a
+// write by another process within the change feed's staleAfter (0.1 s). The view returned may
+// be shared with other callers, so it must not be modified.
 func (s *Store) AccountView(ctx context.Context, accountID string) (*subprov.AccountView, error) {
-	return engine.Remembered(s.changes, &s.views, accountID, func() (*subprov.AccountView, error) { return s.readAccountView(ctx, accountID) })
+	return engine.Remembered(s.changes, &s.views, accountID, func() (*subprov.AccountView, error) { return s.readAccountView(ctx, accountID) },
+		accountViewSubjects)
+}
+
+// accountViewSubjects are the change log's subjects an account view shows: its login (with
+// its checkout sessions), its subscriber (customer number, holder, lines) and its provider
+// (the provider's name and colours, the lines' plans).
+func accountViewSubjects(v *subprov.AccountView) []engine.Subject {
+	subjects := []engine.Subject{{Kind: subjectAccount, ID: v.Account.ID}, {Kind: subjectProvider, ID: v.Account.ProviderID}}
+	if v.Account.SubscriberID != "" {
+		subjects = append(subjects, engine.Subject{Kind: subjectSubscriber, ID: v.Account.SubscriberID})
+	}
+	return subjects
 }
 
 func (s *Store) readAccountView(ctx context.Context, accountID string) (*subprov.AccountView, error) {

@@ -17,14 +17,15 @@ func (s *Store) MigrateTo(ctx context.Context, last int) ([]string, error) {
 
 // StandInLaterTables gives a database migrated to a version before 0050 the tables today's
 // writes expect of later migrations: the lines' counts (line_counts, 0052, which subprov gen
-// recounts) and, on SQLite, the search index (subscribers.search_row and the FTS5 table
+// recounts), the change log of remembered reads (cache_invalidations, 0054, which gen empties)
+// and, on SQLite, the search index (subscribers.search_row and the FTS5 table
 // customer_search, 0050; PostgreSQL's index needs nothing from the writes). A test can then
 // load rows into the older schema through today's code; the function returned takes the
 // tables out again before the migrations run (0050 indexes the rows anew, 0052 counts them).
 func (s *Store) StandInLaterTables(ctx context.Context) (func() error, error) {
 	create := []string{`CREATE TABLE line_counts (provider_id TEXT NOT NULL, status TEXT NOT NULL, shard TEXT NOT NULL, n BIGINT NOT NULL,
-		PRIMARY KEY (provider_id, status, shard))`}
-	drop := []string{`DROP TABLE line_counts`}
+		PRIMARY KEY (provider_id, status, shard))`, `CREATE TABLE cache_invalidations (kind TEXT NOT NULL, id TEXT NOT NULL)`}
+	drop := []string{`DROP TABLE line_counts`, `DROP TABLE cache_invalidations`}
 	if s.Dialect == SQLite {
 		create = append(create, `ALTER TABLE subscribers ADD COLUMN search_row INTEGER`,
 			`CREATE VIRTUAL TABLE customer_search USING fts5 (subscriber_id UNINDEXED, provider_id UNINDEXED, terms, content = '', contentless_delete = 1,
@@ -147,3 +148,16 @@ func SubscriberListStatements(providerID string) map[string]Statement {
 	out["the overview's count of a provider's overdue invoices"] = Statement{q, args}
 	return out
 }
+
+// RemembersView and RemembersKey report whether an account view or an API key (by the hash
+// of its secret) is remembered.
+func (s *Store) RemembersView(accountID string) bool { return s.views.Holds(accountID) }
+func (s *Store) RemembersKey(keyHash string) bool    { return s.keys.Holds(keyHash) }
+
+// AccountViewQuery and APIKeyQuery are the remembered reads' statements; ProviderColumns the
+// columns a provider is read with.
+var (
+	AccountViewQuery = accountViewQuery
+	APIKeyQuery      = apiKeyQuery
+	ProviderColumns  = providerColumns
+)

@@ -131,13 +131,16 @@ func (tx *Tx) UpsertAPIKey(ctx context.Context, k *subprov.APIKey, keyHash strin
 }
 
 // APIKeyByHash finds a live API key by the hash of its secret, with its provider: one
-// indexed read on every API-key request, remembered until the database may have changed (a
-// revoked key stops at once when revoked through this store, within 0.1 s when revoked by
-// another process). The caller gets copies of its own.
+// indexed read on every API-key request, remembered until the change log names its provider
+// (a change to the provider or to any of its keys: a revoked key stops at once when revoked
+// through this store, within 0.1 s when revoked by another process). The caller gets copies
+// of its own.
 func (s *Store) APIKeyByHash(ctx context.Context, h string) (*subprov.APIKey, *subprov.Provider, error) {
 	hit, err := engine.Remembered(s.changes, &s.keys, h, func() (apiKeyHit, error) {
 		k, p, err := s.readAPIKey(ctx, h)
 		return apiKeyHit{k, p}, err
+	}, func(hit apiKeyHit) []engine.Subject {
+		return []engine.Subject{{Kind: subjectProvider, ID: hit.provider.ID}}
 	})
 	if err != nil {
 		return nil, nil, err
@@ -152,12 +155,14 @@ type apiKeyHit struct {
 	provider *subprov.Provider
 }
 
+// apiKeyQuery reads a live API key by the hash of its secret, with its provider.
+var apiKeyQuery = `SELECT ` + providerColumnsOf("p") + `, k.id, k.prefix, k.features
+	FROM api_keys k JOIN providers p ON p.id = k.provider_id WHERE k.key_hash = ? AND k.revoked_at IS NULL`
+
 func (s *Store) readAPIKey(ctx context.Context, h string) (*subprov.APIKey, *subprov.Provider, error) {
 	var k subprov.APIKey
 	var features string
-	p, err := scanProviderAnd(s.R().QueryRow(ctx, `SELECT `+providerColumnsOf("p")+`, k.id, k.prefix, k.features
-		FROM api_keys k JOIN providers p ON p.id = k.provider_id WHERE k.key_hash = ? AND k.revoked_at IS NULL`, h),
-		&k.ID, &k.Prefix, &features)
+	p, err := scanProviderAnd(s.R().QueryRow(ctx, apiKeyQuery, h), &k.ID, &k.Prefix, &features)
 	if err != nil {
 		return nil, nil, fmt.Errorf("api key by hash: %w", err)
 	}

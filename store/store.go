@@ -41,8 +41,9 @@ type Store struct {
 	// on DB, whose connections may all be held by transactions waiting for a block.
 	counters *counterBlocks
 
-	// Reads on every request of their kind, remembered until the database may have changed
-	// (see engine.ChangeFeed): GET /partner/subscriber/me's account views and API keys.
+	// Reads on every request of their kind, remembered until the database's change log says
+	// what they show changed (engine.ChangeFeed, cache_invalidations.go):
+	// GET /partner/subscriber/me's account views and API keys.
 	changes *engine.ChangeFeed
 	views   engine.Memo[*subprov.AccountView]
 	keys    engine.Memo[apiKeyHit]
@@ -141,20 +142,21 @@ func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
 	// schema again and loses its prepared statements.
 	r.SetMaxOpenConns(4)
 	r.SetMaxIdleConns(4)
-	changes, err := engine.SQLiteChanges(path)
+	logConn, err := engine.OpenSQLiteConn(path, "_pragma=busy_timeout(1000)&mode=ro")
 	if err != nil {
 		w.Close()
 		r.Close()
-		return nil, fmt.Errorf("open sqlite change feed: %w", err)
+		return nil, fmt.Errorf("open sqlite change log reader: %w", err)
 	}
 	ckpt, err := engine.StartCheckpointer(path)
 	if err != nil {
 		w.Close()
 		r.Close()
-		changes.Close()
+		logConn.Close()
 		return nil, fmt.Errorf("open sqlite checkpointer: %w", err)
 	}
-	s := &Store{db: w, rdb: r, Dialect: SQLite, URL: raw, changes: changes, checkpoints: ckpt}
+	s := &Store{db: w, rdb: r, Dialect: SQLite, URL: raw, checkpoints: ckpt}
+	s.changes = engine.NewChangeFeed(sqliteChangeLog(s, logConn))
 	s.writer = engine.NewCommitter(engine.Transactions[*Tx]{
 		Commit: func(body func(tx *Tx) error) error {
 			_, err := s.commitTx(context.Background(), body)
@@ -235,7 +237,7 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 	// range scan (docs/performance.md).
 	// Only search reads go there: other queries keep the planner's per-value choice.
 	search := sessionPool(cfg, "plan_cache_mode", "force_generic_plan", searchConns)
-	return &Store{db: db, rdb: db, Dialect: Postgres, URL: pgURL, counters: newCounterBlocks(aux), changes: engine.PostgresChanges(db),
+	return &Store{db: db, rdb: db, Dialect: Postgres, URL: pgURL, counters: newCounterBlocks(aux), changes: engine.NewChangeFeed(postgresChangeLog(db)),
 		searchDB: search}, nil
 }
 
@@ -315,6 +317,7 @@ type Tx struct {
 	s           *Store
 	afterCommit []func()
 	reindex     []string // subscribers whose search terms are rewritten just before commit
+	remembered  bool     // a statement may have changed a remembered read's rows (mayChangeRemembered)
 }
 
 // AfterCommit registers fn to run once tx has committed (never when it rolls back, nor for an
@@ -335,18 +338,21 @@ func (tx *Tx) StatementContext(ctx context.Context) context.Context {
 
 // Exec runs a statement written with ? placeholders.
 func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	tx.remembered = tx.remembered || mayChangeRemembered(query)
 	res, err := tx.Tx.ExecContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
 	return res, translate(err)
 }
 
 // Query runs a query written with ? placeholders.
 func (tx *Tx) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	tx.remembered = tx.remembered || mayChangeRemembered(query)
 	rows, err := tx.Tx.QueryContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)
 	return rows, translate(err)
 }
 
 // QueryRow runs a single-row query written with ? placeholders.
 func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) Row {
+	tx.remembered = tx.remembered || mayChangeRemembered(query)
 	return Row{tx.Tx.QueryRowContext(tx.StatementContext(ctx), tx.d.Rebind(query), args...)}
 }
 
@@ -392,6 +398,9 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	} else {
 		tx, err = s.commitTx(ctx, body)
 	}
+	if tx != nil && tx.remembered {
+		s.changes.Committed(ctx) // also after a failed commit: its outcome may be unknown
+	}
 	if err != nil {
 		return err
 	}
@@ -420,7 +429,6 @@ func (s *Store) commitTx(beginCtx context.Context, body func(tx *Tx) error) (*Tx
 	}
 	finished = true
 	err = sqlTx.Commit()
-	s.changes.Committed() // also after a failed commit: its outcome is unknown, assume it landed
 	if err != nil {
 		return tx, fmt.Errorf("commit: %w", err)
 	}
@@ -436,16 +444,19 @@ type Execer interface {
 
 // autocommit adapts the write pool to Execer with the dialect's placeholders.
 type autocommit struct {
-	db *sql.DB
-	d  Dialect
+	db         *sql.DB
+	d          Dialect
+	remembered bool // a statement may have changed a remembered read's rows (mayChangeRemembered)
 }
 
-func (a autocommit) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+func (a *autocommit) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	a.remembered = a.remembered || mayChangeRemembered(q)
 	res, err := a.db.ExecContext(ctx, a.d.Rebind(q), args...)
 	return res, translate(err)
 }
 
-func (a autocommit) QueryRow(ctx context.Context, q string, args ...any) Row {
+func (a *autocommit) QueryRow(ctx context.Context, q string, args ...any) Row {
+	a.remembered = a.remembered || mayChangeRemembered(q)
 	return Row{a.db.QueryRowContext(ctx, a.d.Rebind(q), args...)}
 }
 
@@ -458,8 +469,11 @@ func (s *Store) WriteOne(ctx context.Context, write func(q Execer) error) error 
 	if s.Dialect == SQLite {
 		return s.InTx(ctx, func(tx *Tx) error { return write(tx) })
 	}
-	err := write(autocommit{s.db, s.Dialect})
-	s.changes.Committed()
+	q := &autocommit{db: s.db, d: s.Dialect}
+	err := write(q)
+	if q.remembered {
+		s.changes.Committed(ctx)
+	}
 	return err
 }
 

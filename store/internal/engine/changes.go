@@ -2,158 +2,303 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// ChangeFeed tells cached reads whether the database may have changed since they read it. Its
-// generation moves after every transaction this store commits (at once, before the writer's
-// caller sees the commit return) and whenever a poll of the database's change marker sees a
-// write by another connection or process: SQLite's PRAGMA data_version (which moves when any
-// other connection commits) and PostgreSQL's current snapshot (which moves when a transaction
-// takes a transaction id and again when its commit becomes visible, anywhere in the database
-// cluster). A change bumps the generation on that poll and, for safety, on the next one too.
-// A cached read is served only while the poller is alive (its last successful poll is recent),
-// so another process's write is seen within staleAfter at worst; a failing poll turns caching
-// off until one succeeds.
-type ChangeFeed struct {
-	gen    atomic.Uint64
-	polled atomic.Int64 // nanoseconds since epoch at which the last successful poll started (monotonic clock)
-	epoch  time.Time
+// Subject is what a change concerns, as the database's change log names it: a portal login
+// ("account"), a subscriber or a provider, by id. A remembered read lists the subjects it shows
+// and is forgotten when a change to any of them is read from the log.
+type Subject struct{ Kind, ID string }
 
-	poll    func(ctx context.Context) (string, error) // the database's change marker
-	closeDB func() error                              // releases poll's connection
-	start   sync.Once
-	poller  *ticking
+// ChangeLog reads the database's log of changes to remembered reads' subjects, appended by
+// triggers in the transactions that made them. A mark is a position in the log in the
+// dialect's own terms: everything committed before it has been read.
+type ChangeLog struct {
+	// End is the mark of everything committed so far.
+	End func(ctx context.Context) (mark string, err error)
+	// Since reads the subjects of the changes committed after mark, and the mark after them.
+	Since func(ctx context.Context, mark string) (next string, changed []Subject, err error)
+	// Prune deletes the entries before mark (a mark read at least pruneAfter ago).
+	Prune func(ctx context.Context, mark string) error
+	// Close releases what the log reads on.
+	Close func() error
+}
+
+// ChangeFeed tells remembered reads (Memo) what the database changed since they were read. It
+// reads the change log every pollEvery, and at once after a commit of this process that may
+// have changed a remembered read's rows (Committed), before that commit's caller goes on, so a
+// process always reads its own writes. A remembered read is forgotten when a change to one of
+// its subjects is read, and served only while the log is being read (its last successful read
+// started within staleAfter), so another process's write is seen within staleAfter at worst;
+// a failing read turns serving off and forgets everything until one succeeds.
+type ChangeFeed struct {
+	log   ChangeLog
+	epoch time.Time
+
+	pruneEvery, pruneAfter time.Duration
+
+	polled atomic.Int64 // nanoseconds since epoch at which the last successful read started; 0: none recent
+
+	start  sync.Once
+	poller *ticking
+
+	commits atomic.Uint64 // commits that asked for a read (Committed)
+
+	mu          sync.Mutex // one read of the log at a time; guards what follows
+	started     bool       // the poller runs: only then are reads remembered, and so forgotten
+	mark        string     // "": not read yet
+	readThrough uint64     // every commit counted up to this one is covered by a read done
+	memos       []memo
+	marks       []timedMark // marks read, for pruning: oldest first
+}
+
+type timedMark struct {
+	at   time.Time
+	mark string
+}
+
+// memo is a Memo of any value type, as the feed forgets its entries.
+type memo interface {
+	forget(changed map[Subject]bool) // nil: everything
 }
 
 const (
 	pollEvery  = 10 * time.Millisecond
-	staleAfter = 100 * time.Millisecond // no successful poll for this long: cached reads are not served
+	staleAfter = 100 * time.Millisecond // no successful read for this long: remembered reads are not served
+	pruneEvery = 30 * time.Second
+	pruneAfter = time.Minute // what every live process read long ago: its entries are deleted
 )
 
-func newChangeFeed(poll func(ctx context.Context) (string, error), closeDB func() error) *ChangeFeed {
-	return &ChangeFeed{epoch: time.Now(), poll: poll, closeDB: closeDB}
+// NewChangeFeed returns a feed of log; it starts reading at the first remembered read.
+func NewChangeFeed(log ChangeLog) *ChangeFeed {
+	return &ChangeFeed{log: log, epoch: time.Now(), pruneEvery: pruneEvery, pruneAfter: pruneAfter}
 }
 
-// SQLiteChanges polls PRAGMA data_version on a read-only connection of its own (the value is
-// per connection, so it must always be the same one).
-func SQLiteChanges(path string) (*ChangeFeed, error) {
-	db, err := OpenSQLiteConn(path, "_pragma=busy_timeout(1000)&mode=ro")
-	if err != nil {
-		return nil, err
-	}
-	return newChangeFeed(func(ctx context.Context) (string, error) {
-		var v string
-		err := db.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v)
-		return v, err
-	}, db.Close), nil
-}
-
-// PostgresChanges polls the current snapshot (its xmin, xmax and in-progress transactions) on
-// the pool. Read-only transactions take no transaction id, so reads never move it.
-func PostgresChanges(db *sql.DB) *ChangeFeed {
-	return newChangeFeed(func(ctx context.Context) (string, error) {
-		var v string
-		err := db.QueryRowContext(ctx, "SELECT pg_current_snapshot()::text").Scan(&v)
-		return v, err
-	}, func() error { return nil })
-}
-
-// Current returns the generation and whether cached reads may be served at all.
-func (f *ChangeFeed) Current() (gen uint64, live bool) {
+// live reports whether remembered reads may be served, starting the poller at the first call,
+// so a store that never serves a remembered read never reads the log.
+func (f *ChangeFeed) live() bool {
 	if f == nil {
-		return 0, false
+		return false
 	}
 	f.start.Do(f.run)
 	last := f.polled.Load()
-	return f.gen.Load(), last != 0 && time.Since(f.epoch).Nanoseconds()-last < staleAfter.Nanoseconds()
+	return last != 0 && time.Since(f.epoch).Nanoseconds()-last < staleAfter.Nanoseconds()
 }
 
-// Committed records a commit by this store.
-func (f *ChangeFeed) Committed() {
-	if f != nil {
-		f.gen.Add(1)
+// Committed is called after a commit by this process (also one whose outcome is unknown) that
+// may have changed a remembered read's rows: it returns once the log has been read past that
+// commit, so the caller's next read finds none of what it changed remembered. Commits at once
+// share a read.
+func (f *ChangeFeed) Committed(ctx context.Context) {
+	if f == nil {
+		return
+	}
+	ticket := f.commits.Add(1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.started || f.readThrough >= ticket {
+		return // nothing remembered yet, or a read begun after this commit has already run
+	}
+	f.readLocked(ctx, false)
+}
+
+// readLocked reads the log past every commit counted so far and forgets what it names; after
+// a gap (no successful read within staleAfter, so entries may have been pruned meanwhile) it
+// forgets everything. f.mu is held.
+func (f *ChangeFeed) readLocked(ctx context.Context, gap bool) {
+	through := f.commits.Load()
+	started := time.Since(f.epoch).Nanoseconds()
+	var changed []Subject
+	var next string
+	var err error
+	if f.mark == "" {
+		next, err = f.log.End(ctx)
+	} else {
+		next, changed, err = f.log.Since(ctx, f.mark)
+	}
+	if err != nil {
+		f.polled.Store(0) // not served until a read succeeds
+		f.mark = ""
+		f.forgetLocked(nil)
+		return
+	}
+	switch {
+	case gap || f.mark == "":
+		f.forgetLocked(nil)
+	case len(changed) > 0:
+		set := make(map[Subject]bool, len(changed))
+		for _, s := range changed {
+			set[s] = true
+		}
+		f.forgetLocked(set)
+	}
+	f.mark, f.readThrough = next, through
+	// A read counts from when it started: it saw every commit made before then, so a read
+	// served within staleAfter of it misses no write older than staleAfter, however long the
+	// read itself took.
+	f.polled.Store(started)
+}
+
+func (f *ChangeFeed) forgetLocked(changed map[Subject]bool) {
+	for _, m := range f.memos {
+		m.forget(changed)
 	}
 }
 
-// run starts the poller; the first call to Current does, so a store that never serves a
-// cached read never polls.
+// track registers m to be forgotten from.
+func (f *ChangeFeed) track(m memo) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.memos = append(f.memos, m)
+}
+
+// run starts the poller.
 func (f *ChangeFeed) run() {
-	last, settling := "", false
+	f.mu.Lock()
+	f.started = true
+	f.mu.Unlock()
+	var lastPrune time.Time
 	f.poller = tick(pollEvery, func(ctx context.Context) {
-		// A poll counts from when it started: it sees every commit made before then, so a read
-		// served within staleAfter of it misses no write older than staleAfter, however long
-		// the poll itself took.
-		started := time.Since(f.epoch).Nanoseconds()
-		v, err := f.poll(ctx)
-		if err != nil {
-			f.polled.Store(0) // cached reads off until a poll succeeds
-			return
+		f.mu.Lock()
+		last := f.polled.Load()
+		gap := last == 0 || time.Since(f.epoch).Nanoseconds()-last >= staleAfter.Nanoseconds()
+		f.readLocked(ctx, gap)
+		mark, ok := f.mark, f.polled.Load() != 0
+		f.mu.Unlock()
+		if ok && time.Since(lastPrune) >= f.pruneEvery {
+			lastPrune = time.Now()
+			f.prune(ctx, mark)
 		}
-		if v != last || settling {
-			f.gen.Add(1)
-			settling = v != last
-			last = v
-		}
-		f.polled.Store(started)
 	})
 }
 
-// Close stops the poller and releases its connection.
+// prune records mark and deletes the log's entries before the newest mark read at least
+// pruneAfter ago, which every process reading the log has read by now (one that has not
+// forgets everything at its next read: a gap).
+func (f *ChangeFeed) prune(ctx context.Context, mark string) {
+	now := time.Now()
+	f.marks = append(f.marks, timedMark{now, mark})
+	old := -1
+	for i, m := range f.marks {
+		if now.Sub(m.at) >= f.pruneAfter {
+			old = i
+		}
+	}
+	if old < 0 {
+		return
+	}
+	if err := f.log.Prune(ctx, f.marks[old].mark); err == nil {
+		f.marks = f.marks[old+1:]
+	}
+}
+
+// Close stops the poller and releases the log's connection.
 func (f *ChangeFeed) Close() error {
 	if f == nil {
 		return nil
 	}
 	f.start.Do(func() {}) // never start after close
 	f.poller.close()
-	return f.closeDB()
+	if f.log.Close == nil {
+		return nil
+	}
+	return f.log.Close()
 }
 
-// Memo remembers values by key, each with the change generation read before it was read
-// from the database: an entry is served only while that generation is current.
+// Memo remembers values by key, each with the subjects it shows, until the change feed reads a
+// change to one of them.
 type Memo[V any] struct {
-	mu sync.RWMutex
-	m  map[string]memoEntry[V]
+	tracked sync.Once
+
+	mu    sync.RWMutex
+	m     map[string]memoEntry[V]
+	about map[Subject][]string // the keys whose values show each subject
+	refs  int                  // keys listed in about
+	epoch uint64               // moves whenever the feed forgets anything: a read begun before cannot be remembered
 }
 
-type memoEntry[V any] struct {
-	gen uint64
-	v   V
-}
+type memoEntry[V any] struct{ v V }
 
 const maxMemoEntries = 10_000
 
-func (c *Memo[V]) get(key string, gen uint64) (V, bool) {
+func (c *Memo[V]) get(key string) (V, bool) {
 	c.mu.RLock()
 	e, ok := c.m[key]
 	c.mu.RUnlock()
-	return e.v, ok && e.gen == gen
+	return e.v, ok
 }
 
-func (c *Memo[V]) put(key string, v V, gen uint64) {
+// Holds reports whether a value is remembered for key (tests read it to tell a remembered
+// read from a fresh one).
+func (c *Memo[V]) Holds(key string) bool {
+	_, ok := c.get(key)
+	return ok
+}
+
+func (c *Memo[V]) currentEpoch() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.epoch
+}
+
+// put remembers v unless the feed forgot anything since epoch was current: the value may have
+// been read before a change that was then forgotten.
+func (c *Memo[V]) put(key string, v V, subjects []Subject, epoch uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxMemoEntries {
-		c.m = make(map[string]memoEntry[V], 64) // full: start over rather than track recency
+	if c.epoch != epoch {
+		return
 	}
-	c.m[key] = memoEntry[V]{gen: gen, v: v}
+	if c.m == nil || len(c.m) >= maxMemoEntries || c.refs >= 4*maxMemoEntries {
+		c.resetLocked() // full: start over rather than track recency
+	}
+	c.m[key] = memoEntry[V]{v}
+	for _, s := range subjects {
+		c.about[s] = append(c.about[s], key)
+		c.refs++
+	}
 }
 
-// Remembered returns what read returns for key, from c while the database has not changed
-// since it was read (see ChangeFeed).
-func Remembered[V any](f *ChangeFeed, c *Memo[V], key string, read func() (V, error)) (V, error) {
-	gen, live := f.Current() // read before the value: a commit after this forgets it
+func (c *Memo[V]) resetLocked() {
+	c.m, c.about, c.refs = make(map[string]memoEntry[V], 64), make(map[Subject][]string, 64), 0
+}
+
+func (c *Memo[V]) forget(changed map[Subject]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.epoch++
+	if changed == nil {
+		c.resetLocked()
+		return
+	}
+	for s := range changed {
+		for _, key := range c.about[s] {
+			delete(c.m, key)
+		}
+		c.refs -= len(c.about[s])
+		delete(c.about, s)
+	}
+}
+
+// Remembered returns what read returns for key, from c while the change feed has read no
+// change to the subjects about lists for it.
+func Remembered[V any](f *ChangeFeed, c *Memo[V], key string, read func() (V, error), about func(V) []Subject) (V, error) {
+	if f == nil {
+		return read()
+	}
+	c.tracked.Do(func() { f.track(c) })
+	live := f.live()
 	if live {
-		if v, ok := c.get(key, gen); ok {
+		if v, ok := c.get(key); ok {
 			return v, nil
 		}
 	}
+	epoch := c.currentEpoch() // before the read: anything forgotten after it keeps the value out
 	v, err := read()
 	if err == nil && live {
-		c.put(key, v, gen)
+		c.put(key, v, about(v), epoch)
 	}
 	return v, err
 }
