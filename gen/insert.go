@@ -235,8 +235,9 @@ func secondaryIndexes(ctx context.Context, st *store.Store, tables []string) ([]
 // and creates again after it.
 type index struct{ name, table, create string }
 
-// loadTriggers are SQLite's triggers on tables (line_counts'), which gen drops for the load
-// and creates again after it, recounting what they keep (Store.RecountLines), as a trigger
+// loadTriggers are SQLite's triggers on tables (line_counts', the change log's), which gen drops
+// for the load and creates again after it, recounting what they keep (Store.RecountLines; the
+// change log stays empty: no process reads the database during the load), as a trigger
 // that runs for each row inserted costs the load more than the count at its end. On
 // PostgreSQL the load's session skips them (bulkPostgres): none.
 func loadTriggers(ctx context.Context, st *store.Store, tables []string) ([]index, error) {

@@ -65,30 +65,33 @@ func sqliteChangeLog(s *Store, conn *sql.DB) engine.ChangeLog {
 				return fmt.Errorf("change log mark %q: %w", mark, err)
 			}
 			return s.InTx(ctx, func(tx *Tx) error {
-				_, err := tx.Exec(ctx, `DELETE FROM cache_invalidations WHERE seq <= ?`, through)
-				return err
+				if _, err := tx.Exec(ctx, `DELETE FROM cache_invalidations WHERE seq <= ?`, through); err != nil {
+					return fmt.Errorf("prune the change log up to %d: %w", through, err)
+				}
+				return nil
 			})
 		},
 		Close: conn.Close,
 	}
 }
 
-// postgresChangeLog reads the log by transaction: a mark is a snapshot, and the entries after
+// postgresChangeLog reads the log on reader, a pool of one session of its own (prunes go
+// through db), by transaction: a mark is a snapshot, and the entries after
 // it are those of the transactions it did not see (begun after it, or in progress then) that
 // the current snapshot sees, read in the same statement as that snapshot (the next mark). A
 // transaction that commits late is read when it commits, whatever its id; a long one (a
 // backup's) does not make each read go back to it.
-func postgresChangeLog(db *sql.DB) engine.ChangeLog {
+func postgresChangeLog(reader, db *sql.DB) engine.ChangeLog {
 	return engine.ChangeLog{
 		End: func(ctx context.Context) (string, error) {
 			var snap string
-			if err := db.QueryRowContext(ctx, `SELECT pg_current_snapshot()::text`).Scan(&snap); err != nil {
+			if err := reader.QueryRowContext(ctx, `SELECT pg_current_snapshot()::text`).Scan(&snap); err != nil {
 				return "", fmt.Errorf("change log end: %w", err)
 			}
 			return snap, nil
 		},
 		Since: func(ctx context.Context, mark string) (string, []engine.Subject, error) {
-			rows, err := db.QueryContext(ctx, `SELECT pg_current_snapshot()::text, NULL, NULL
+			rows, err := reader.QueryContext(ctx, `SELECT pg_current_snapshot()::text, NULL, NULL
 				UNION ALL
 				SELECT NULL, kind, id FROM cache_invalidations
 				WHERE xid >= pg_snapshot_xmax($1::pg_snapshot) OR xid = ANY (ARRAY(SELECT pg_snapshot_xip($1::pg_snapshot)))`, mark)
@@ -120,8 +123,12 @@ func postgresChangeLog(db *sql.DB) engine.ChangeLog {
 		Prune: func(ctx context.Context, mark string) error {
 			_, err := db.ExecContext(ctx, `DELETE FROM cache_invalidations
 				WHERE xid < pg_snapshot_xmax($1::pg_snapshot) AND pg_visible_in_snapshot(xid, $1::pg_snapshot)`, mark)
-			return err
+			if err != nil {
+				return fmt.Errorf("prune the change log up to %s: %w", mark, err)
+			}
+			return nil
 		},
+		Close: reader.Close,
 	}
 }
 
@@ -139,12 +146,9 @@ func mayChangeRemembered(query string) bool {
 	if len(q) < 6 {
 		return false
 	}
-	switch strings.ToUpper(q[:6]) {
-	case "INSERT", "UPDATE", "DELETE":
-	default:
-		if !strings.EqualFold(q[:4], "WITH") {
-			return false
-		}
+	if !strings.EqualFold(q[:6], "INSERT") && !strings.EqualFold(q[:6], "UPDATE") && !strings.EqualFold(q[:6], "DELETE") &&
+		!strings.EqualFold(q[:4], "WITH") {
+		return false
 	}
 	for _, t := range rememberedTables {
 		if strings.Contains(q, t) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,38 +101,77 @@ func TestRememberedReadsForgetOnlyWhatChanged(t *testing.T) {
 				s    *store.Store
 			}{{"this store", s}, {"another store", other}} {
 				t.Run(tt.name+" through "+via.name, func(t *testing.T) {
-					remember(t)
-					args := tt.args
-					if tt.fresh {
-						args = append([]any{fmt.Sprintf("11111111-0000-4000-8000-%012d", i)}, args...)
-					}
-					err := via.s.InTx(ctx, func(tx *store.Tx) error {
-						_, err := tx.Exec(ctx, tt.change, args...)
-						return err
-					})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if via.s != s || !(tt.forgetView || tt.forgetKey) {
-						// Another process's change is read within the bound; a change that forgets
-						// nothing is given as long (several reads of the log) to show it.
-						time.Sleep(60 * time.Millisecond)
-					}
-					if got := !s.RemembersView(acc.ID); got != tt.forgetView {
-						t.Errorf("account view forgotten: %v, want %v", got, tt.forgetView)
-					}
-					if got := !s.RemembersKey(keyHash); got != tt.forgetKey {
-						t.Errorf("API key forgotten: %v, want %v", got, tt.forgetKey)
+					for attempt := 1; ; attempt++ {
+						remember(t)
+						resets := s.RememberedResets()
+						args := tt.args
+						if tt.fresh {
+							args = append([]any{fmt.Sprintf("11111111-0000-4000-8000-%02d%010d", attempt, i)}, args...)
+						}
+						err := via.s.InTx(ctx, func(tx *store.Tx) error {
+							_, err := tx.Exec(ctx, tt.change, args...)
+							return err
+						})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if via.s != s || !(tt.forgetView || tt.forgetKey) {
+							// Another process's change is read within the bound; a change that forgets
+							// nothing is given as long (several reads of the log) to show it.
+							time.Sleep(60 * time.Millisecond)
+						}
+						viewGone, keyGone := !s.RemembersView(acc.ID), !s.RemembersKey(keyHash)
+						if s.RememberedResets() != resets && attempt < 3 {
+							continue // a gap in the feed's reads (a loaded machine) forgot everything: try again
+						}
+						if viewGone != tt.forgetView {
+							t.Errorf("account view forgotten: %v, want %v", viewGone, tt.forgetView)
+						}
+						if keyGone != tt.forgetKey {
+							t.Errorf("API key forgotten: %v, want %v", keyGone, tt.forgetKey)
+						}
+						return
 					}
 				})
 			}
 		}
+		t.Run("a transaction in progress across the feed's reads is read when it commits", func(t *testing.T) {
+			remember(t)
+			later := make(chan error, 1)
+			err := other.InTx(ctx, func(tx *store.Tx) error {
+				_, err := tx.Exec(ctx, `UPDATE contacts SET firstname = firstname || 'e' WHERE subscriber_id = ? AND role = 'holder'`, sub)
+				// A transaction begun after this one commits first (on PostgreSQL; SQLite's one
+				// writer runs it after): the feed's next snapshots list this one as in progress
+				// below their upper bound.
+				go func() {
+					later <- s.InTx(ctx, func(tx *store.Tx) error {
+						_, err := tx.Exec(ctx, `UPDATE providers SET event_seq = event_seq + 1 WHERE id = ?`, provider)
+						return err
+					})
+				}()
+				time.Sleep(50 * time.Millisecond) // several of the feed's reads see it in progress
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := <-later; err != nil {
+				t.Fatal(err)
+			}
+			for start := time.Now(); s.RemembersView(acc.ID); time.Sleep(2 * time.Millisecond) {
+				if time.Since(start) > time.Second {
+					t.Fatal("the account view is still remembered a second after the change committed")
+				}
+			}
+		})
 	})
 }
 
 // TestChangeLogTriggersFollowEveryColumnShown: every column the remembered reads show, of every
-// table they read, fires its table's trigger when an update sets it, so a column added to a
-// read and not to its trigger fails here.
+// table they read, fires its table's trigger when an update sets it (and, where the trigger
+// compares old and new values, is compared), so a column added to a read and not to its
+// trigger fails here; the tables with triggers are those whose writes make a commit read the
+// change log.
 func TestChangeLogTriggersFollowEveryColumnShown(t *testing.T) {
 	t.Parallel()
 	tables := map[string]string{"a": "accounts", "p": "providers", "b": "subscribers", "h": "contacts", "s": "subscriptions",
@@ -153,6 +193,14 @@ func TestChangeLogTriggersFollowEveryColumnShown(t *testing.T) {
 		t.Fatalf("read the columns of %d tables, want %d: %v", len(shown), len(tables), shown)
 	}
 	updateOf := regexp.MustCompile(`(?i)UPDATE OF ([a-z_, ]+?) (OR |ON )`)
+	var want []string
+	for table := range shown {
+		want = append(want, table)
+	}
+	slices.Sort(want)
+	if got := slices.Sorted(slices.Values(store.RememberedTables)); !slices.Equal(got, want) {
+		t.Errorf("tables whose writes read the change log: %v, want the tables read: %v", got, want)
+	}
 	testdb.EachMigrated(t, testdb.StoreSchema, func(t *testing.T, u string) {
 		ctx := context.Background()
 		s := testdb.Open(t, u)
@@ -180,8 +228,13 @@ func TestChangeLogTriggersFollowEveryColumnShown(t *testing.T) {
 					anyColumn = true // fires on an update of any column
 					continue
 				}
+				compares := regexp.MustCompile(`(?i)old\.[a-z_]+ IS (NOT|DISTINCT FROM) new\.`).MatchString(def)
 				for _, c := range strings.Split(m[1], ",") {
-					followed[strings.TrimSpace(c)] = true
+					c = strings.TrimSpace(c)
+					followed[c] = true
+					if compares && !regexp.MustCompile(`(?i)old\.`+c+` IS (NOT|DISTINCT FROM) new\.`+c+`\b`).MatchString(def) {
+						t.Errorf("%s: its trigger fires on an update of %s and does not compare its old and new values", table, c)
+					}
 				}
 			}
 			if err := rows.Err(); err != nil {

@@ -150,9 +150,17 @@ func SubscriberListStatements(providerID string) map[string]Statement {
 }
 
 // RemembersView and RemembersKey report whether an account view or an API key (by the hash
-// of its secret) is remembered.
-func (s *Store) RemembersView(accountID string) bool { return s.views.Holds(accountID) }
-func (s *Store) RemembersKey(keyHash string) bool    { return s.keys.Holds(keyHash) }
+// of its secret) is remembered; RememberedResets how many times the change feed forgot every
+// remembered read (after a gap in its reads of the log).
+func (s *Store) RemembersView(accountID string) bool {
+	held, _ := s.views.Holds(accountID)
+	return held
+}
+func (s *Store) RemembersKey(keyHash string) bool { held, _ := s.keys.Holds(keyHash); return held }
+func (s *Store) RememberedResets() uint64         { _, n := s.views.Holds(""); return n }
+
+// RememberedTables are the tables whose writes make a commit read the change log.
+var RememberedTables = rememberedTables
 
 // AccountViewQuery and APIKeyQuery are the remembered reads' statements; ProviderColumns the
 // columns a provider is read with.

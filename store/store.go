@@ -237,7 +237,10 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 	// range scan (docs/performance.md).
 	// Only search reads go there: other queries keep the planner's per-value choice.
 	search := sessionPool(cfg, "plan_cache_mode", "force_generic_plan", searchConns)
-	return &Store{db: db, rdb: db, Dialect: Postgres, URL: pgURL, counters: newCounterBlocks(aux), changes: engine.NewChangeFeed(postgresChangeLog(db)),
+	// The change log is read on a session of its own, as on SQLite: a read waiting for one of
+	// db's sessions, all held by writes under load, would stop remembered reads being served.
+	changes := engine.NewChangeFeed(postgresChangeLog(postgresPool(cfg, 1), db))
+	return &Store{db: db, rdb: db, Dialect: Postgres, URL: pgURL, counters: newCounterBlocks(aux), changes: changes,
 		searchDB: search}, nil
 }
 
@@ -399,7 +402,9 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
 		tx, err = s.commitTx(ctx, body)
 	}
 	if tx != nil && tx.remembered {
-		s.changes.Committed(ctx) // also after a failed commit: its outcome may be unknown
+		// Also after a commit that failed on PostgreSQL, whose outcome may be unknown (SQLite's
+		// committer returns no transaction for a failed one: its writes were rolled back).
+		s.changes.Committed(ctx)
 	}
 	if err != nil {
 		return err

@@ -10,7 +10,8 @@
 -- last use do not). A release before this one run on the database fires them too.
 -- The log's order: on SQLite its key, written by the one writer in commit order; on PostgreSQL
 -- the transaction id of the writer (a reader takes what its previous snapshot did not see).
--- Each process deletes what every process has read (rows older than a minute).
+-- Each process deletes what every process has read (rows older than a minute); a release before
+-- this one deletes nothing, so while only such a release runs (a rollback) the table grows.
 {{sqlite}}CREATE TABLE cache_invalidations (
 {{sqlite}}    seq  INTEGER PRIMARY KEY AUTOINCREMENT,
 {{sqlite}}    kind TEXT NOT NULL,

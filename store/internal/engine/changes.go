@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,8 +42,8 @@ type ChangeFeed struct {
 
 	polled atomic.Int64 // nanoseconds since epoch at which the last successful read started; 0: none recent
 
-	start  sync.Once
-	poller *ticking
+	start          sync.Once
+	poller, pruner *ticking
 
 	commits atomic.Uint64 // commits that asked for a read (Committed)
 
@@ -67,8 +68,11 @@ type memo interface {
 const (
 	pollEvery  = 10 * time.Millisecond
 	staleAfter = 100 * time.Millisecond // no successful read for this long: remembered reads are not served
-	pruneEvery = 30 * time.Second
-	pruneAfter = time.Minute // what every live process read long ago: its entries are deleted
+	pruneEvery = 10 * time.Second       // often, so that each prune deletes few entries
+	pruneAfter = time.Minute            // what every live process read long ago: its entries are deleted
+
+	readTimeout  = time.Second      // the longest a read of the log may take (a failed read forgets everything)
+	pruneTimeout = 10 * time.Second // the longest a prune may take
 )
 
 // NewChangeFeed returns a feed of log; it starts reading at the first remembered read.
@@ -90,7 +94,8 @@ func (f *ChangeFeed) live() bool {
 // Committed is called after a commit by this process (also one whose outcome is unknown) that
 // may have changed a remembered read's rows: it returns once the log has been read past that
 // commit, so the caller's next read finds none of what it changed remembered. Commits at once
-// share a read.
+// share a read. The read runs to its end (at most readTimeout) even if ctx ends: a read that
+// fails forgets everything.
 func (f *ChangeFeed) Committed(ctx context.Context) {
 	if f == nil {
 		return
@@ -101,15 +106,19 @@ func (f *ChangeFeed) Committed(ctx context.Context) {
 	if !f.started || f.readThrough >= ticket {
 		return // nothing remembered yet, or a read begun after this commit has already run
 	}
-	f.readLocked(ctx, false)
+	f.readLocked(context.WithoutCancel(ctx))
 }
 
-// readLocked reads the log past every commit counted so far and forgets what it names; after
-// a gap (no successful read within staleAfter, so entries may have been pruned meanwhile) it
-// forgets everything. f.mu is held.
-func (f *ChangeFeed) readLocked(ctx context.Context, gap bool) {
+// readLocked reads the log past every commit counted so far and forgets what it names. After a
+// gap (no successful read started within staleAfter: entries may have been pruned meanwhile,
+// and nothing was served) it forgets everything. f.mu is held.
+func (f *ChangeFeed) readLocked(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
 	through := f.commits.Load()
 	started := time.Since(f.epoch).Nanoseconds()
+	last := f.polled.Load()
+	gap := last == 0 || started-last >= staleAfter.Nanoseconds()
 	var changed []Subject
 	var next string
 	var err error
@@ -154,21 +163,23 @@ func (f *ChangeFeed) track(m memo) {
 	f.memos = append(f.memos, m)
 }
 
-// run starts the poller.
+// run starts the poller and the pruner.
 func (f *ChangeFeed) run() {
 	f.mu.Lock()
 	f.started = true
 	f.mu.Unlock()
-	var lastPrune time.Time
 	f.poller = tick(pollEvery, func(ctx context.Context) {
 		f.mu.Lock()
-		last := f.polled.Load()
-		gap := last == 0 || time.Since(f.epoch).Nanoseconds()-last >= staleAfter.Nanoseconds()
-		f.readLocked(ctx, gap)
+		defer f.mu.Unlock()
+		f.readLocked(ctx)
+	})
+	f.pruner = tick(f.pruneEvery, func(ctx context.Context) {
+		f.mu.Lock()
 		mark, ok := f.mark, f.polled.Load() != 0
 		f.mu.Unlock()
-		if ok && time.Since(lastPrune) >= f.pruneEvery {
-			lastPrune = time.Now()
+		if ok {
+			ctx, cancel := context.WithTimeout(ctx, pruneTimeout)
+			defer cancel()
 			f.prune(ctx, mark)
 		}
 	})
@@ -176,7 +187,8 @@ func (f *ChangeFeed) run() {
 
 // prune records mark and deletes the log's entries before the newest mark read at least
 // pruneAfter ago, which every process reading the log has read by now (one that has not
-// forgets everything at its next read: a gap).
+// forgets everything at its next read: a gap). A failure is logged; the next prune deletes
+// those entries with its own.
 func (f *ChangeFeed) prune(ctx context.Context, mark string) {
 	now := time.Now()
 	f.marks = append(f.marks, timedMark{now, mark})
@@ -189,9 +201,11 @@ func (f *ChangeFeed) prune(ctx context.Context, mark string) {
 	if old < 0 {
 		return
 	}
-	if err := f.log.Prune(ctx, f.marks[old].mark); err == nil {
-		f.marks = f.marks[old+1:]
+	if err := f.log.Prune(ctx, f.marks[old].mark); err != nil {
+		slog.Warn("remembered reads: pruning the change log failed; the next attempt is in "+f.pruneEvery.String(), "err", err)
+		return
 	}
+	f.marks = f.marks[old+1:]
 }
 
 // Close stops the poller and releases the log's connection.
@@ -201,6 +215,7 @@ func (f *ChangeFeed) Close() error {
 	}
 	f.start.Do(func() {}) // never start after close
 	f.poller.close()
+	f.pruner.close()
 	if f.log.Close == nil {
 		return nil
 	}
@@ -212,29 +227,31 @@ func (f *ChangeFeed) Close() error {
 type Memo[V any] struct {
 	tracked sync.Once
 
-	mu    sync.RWMutex
-	m     map[string]memoEntry[V]
-	about map[Subject][]string // the keys whose values show each subject
-	refs  int                  // keys listed in about
-	epoch uint64               // moves whenever the feed forgets anything: a read begun before cannot be remembered
+	mu     sync.RWMutex
+	m      map[string]V
+	about  map[Subject][]string // the keys whose values show each subject
+	refs   int                  // keys listed in about
+	epoch  uint64               // moves whenever the feed forgets anything: a read begun before cannot be remembered
+	resets uint64               // times everything was forgotten
 }
-
-type memoEntry[V any] struct{ v V }
 
 const maxMemoEntries = 10_000
 
 func (c *Memo[V]) get(key string) (V, bool) {
 	c.mu.RLock()
-	e, ok := c.m[key]
+	v, ok := c.m[key]
 	c.mu.RUnlock()
-	return e.v, ok
+	return v, ok
 }
 
-// Holds reports whether a value is remembered for key (tests read it to tell a remembered
-// read from a fresh one).
-func (c *Memo[V]) Holds(key string) bool {
-	_, ok := c.get(key)
-	return ok
+// Holds reports whether a value is remembered for key, and how many times everything was
+// forgotten so far (tests read them to tell a remembered read from a fresh one, and a
+// forgetting of one value from a forgetting of all).
+func (c *Memo[V]) Holds(key string) (held bool, resets uint64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, held = c.m[key]
+	return held, c.resets
 }
 
 func (c *Memo[V]) currentEpoch() uint64 {
@@ -254,7 +271,7 @@ func (c *Memo[V]) put(key string, v V, subjects []Subject, epoch uint64) {
 	if c.m == nil || len(c.m) >= maxMemoEntries || c.refs >= 4*maxMemoEntries {
 		c.resetLocked() // full: start over rather than track recency
 	}
-	c.m[key] = memoEntry[V]{v}
+	c.m[key] = v
 	for _, s := range subjects {
 		c.about[s] = append(c.about[s], key)
 		c.refs++
@@ -262,7 +279,7 @@ func (c *Memo[V]) put(key string, v V, subjects []Subject, epoch uint64) {
 }
 
 func (c *Memo[V]) resetLocked() {
-	c.m, c.about, c.refs = make(map[string]memoEntry[V], 64), make(map[Subject][]string, 64), 0
+	c.m, c.about, c.refs = make(map[string]V, 64), make(map[Subject][]string, 64), 0
 }
 
 func (c *Memo[V]) forget(changed map[Subject]bool) {
@@ -271,6 +288,7 @@ func (c *Memo[V]) forget(changed map[Subject]bool) {
 	c.epoch++
 	if changed == nil {
 		c.resetLocked()
+		c.resets++
 		return
 	}
 	for s := range changed {

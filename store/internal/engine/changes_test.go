@@ -17,7 +17,6 @@ type fakeLog struct {
 	pruned  int           // entries before this one were pruned
 	delay   time.Duration // each read takes this long
 	fail    bool
-	reads   int
 }
 
 func (l *fakeLog) append(s ...Subject) {
@@ -30,8 +29,10 @@ func (l *fakeLog) changeLog() ChangeLog {
 	read := func(ctx context.Context) (int, error) {
 		l.mu.Lock()
 		delay, fail := l.delay, l.fail
-		l.reads++
 		l.mu.Unlock()
+		if err := ctx.Err(); err != nil { // as a database driver does
+			return 0, err
+		}
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
@@ -57,6 +58,7 @@ func (l *fakeLog) changeLog() ChangeLog {
 			from, _ := strconv.Atoi(mark)
 			l.mu.Lock()
 			defer l.mu.Unlock()
+			from = max(from, l.pruned) // entries pruned are gone
 			return strconv.Itoa(n), append([]Subject(nil), l.entries[from:n]...), nil
 		},
 		Prune: func(ctx context.Context, mark string) error {
@@ -96,6 +98,14 @@ func (r *remember) get(t *testing.T, key string, subjects ...Subject) string {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// expect reads key and checks the value: "key#n" is the n-th read from the database.
+func (r *remember) expect(t *testing.T, why, key, want string, subjects ...Subject) {
+	t.Helper()
+	if got := r.get(t, key, subjects...); got != want {
+		t.Errorf("%s: %s is %q, want %q", why, key, got, want)
+	}
 }
 
 func waitLive(t *testing.T, f *ChangeFeed) {
@@ -192,9 +202,7 @@ func TestChangeFeedKeepsOutAReadOverlappingAForget(t *testing.T) {
 	if err != nil || v != "before the change" {
 		t.Fatalf("read: %q, %v", v, err)
 	}
-	if got := r.get(t, "a", alice); got != "a#1" {
-		t.Fatalf("next read: %q, want a fresh read (a#1), not the value read before the change", got)
-	}
+	r.expect(t, "next read", "a", "a#1", alice)
 }
 
 // TestChangeFeedCountsFromThePollsStart: a value is served from memory only within staleAfter
@@ -244,17 +252,11 @@ func TestChangeFeedForgetsEverythingAfterAFailedRead(t *testing.T) {
 			t.Fatal("still served from memory with the log failing")
 		}
 	}
-	if got := r.get(t, "a", alice); got != "a#2" {
-		t.Fatalf("read while the log fails: %q, want a#2 from the database", got)
-	}
+	r.expect(t, "read while the log fails", "a", "a#2", alice)
 	log.set(func(l *fakeLog) { l.fail = false })
 	waitLive(t, r.f)
-	if got := r.get(t, "a", alice); got != "a#3" {
-		t.Fatalf("first read once the log is read again: %q, want a#3", got)
-	}
-	if got := r.get(t, "a", alice); got != "a#3" {
-		t.Fatalf("second read: %q, want a#3 from memory", got)
-	}
+	r.expect(t, "first read once the log is read again", "a", "a#3", alice)
+	r.expect(t, "second read", "a", "a#3", alice)
 }
 
 // TestChangeFeedPrunesWhatWasReadLongAgo: the log is pruned up to a mark read at least
@@ -286,4 +288,36 @@ func TestChangeFeedPrunesWhatWasReadLongAgo(t *testing.T) {
 	if time.Since(start) < f.pruneAfter {
 		t.Fatalf("pruned after %s, before pruneAfter (%s)", time.Since(start), f.pruneAfter)
 	}
+}
+
+// TestChangeFeedReadsAfterTheCallerLeft: a commit whose caller's context has ended (a request
+// answered or cancelled) still has the log read for it, so only what it changed is forgotten.
+func TestChangeFeedReadsAfterTheCallerLeft(t *testing.T) {
+	t.Parallel()
+	log := &fakeLog{}
+	r := newRemember(t, log)
+	r.get(t, "a", alice)
+	r.get(t, "b", bob)
+	log.append(alice)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r.f.Committed(ctx)
+	r.expect(t, "a after its change", "a", "a#2", alice)
+	r.expect(t, "b, unchanged", "b", "b#1", bob)
+}
+
+// TestChangeFeedForgetsEverythingAfterAStall: a process that read nothing for a while (paused)
+// may have missed entries another process pruned meanwhile, so the first read after it, a
+// commit's or the poller's, forgets everything.
+func TestChangeFeedForgetsEverythingAfterAStall(t *testing.T) {
+	t.Parallel()
+	log := &fakeLog{}
+	r := newRemember(t, log)
+	r.get(t, "a", alice)
+	r.f.poller.close() // the process stalls: its poller reads nothing
+	time.Sleep(2 * staleAfter)
+	log.append(alice)
+	log.set(func(l *fakeLog) { l.pruned = len(l.entries) }) // and another process pruned the change
+	r.f.Committed(context.Background())
+	r.expect(t, "a after the stall", "a", "a#2", alice)
 }
