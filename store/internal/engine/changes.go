@@ -38,7 +38,7 @@ type ChangeFeed struct {
 	log   ChangeLog
 	epoch time.Time
 
-	pruneEvery, pruneAfter time.Duration
+	pruneEvery, pruneAfter, forgetAfter time.Duration
 
 	polled atomic.Int64 // nanoseconds since epoch at which the last successful read started; 0: none recent
 
@@ -70,6 +70,8 @@ const (
 	staleAfter = 100 * time.Millisecond // no successful read for this long: remembered reads are not served
 	pruneEvery = 10 * time.Second       // often, so that each prune deletes few entries
 	pruneAfter = time.Minute            // what every live process read long ago: its entries are deleted
+	// An entry committed after a process's last read is pruned at least pruneAfter after that
+	// read: a process whose reads stopped for less than pruneAfter / 2 (forgetAfter) misses none.
 
 	readTimeout  = time.Second      // the longest a read of the log may take (a failed read forgets everything)
 	pruneTimeout = 10 * time.Second // the longest a prune may take
@@ -77,7 +79,7 @@ const (
 
 // NewChangeFeed returns a feed of log; it starts reading at the first remembered read.
 func NewChangeFeed(log ChangeLog) *ChangeFeed {
-	return &ChangeFeed{log: log, epoch: time.Now(), pruneEvery: pruneEvery, pruneAfter: pruneAfter}
+	return &ChangeFeed{log: log, epoch: time.Now(), pruneEvery: pruneEvery, pruneAfter: pruneAfter, forgetAfter: pruneAfter / 2}
 }
 
 // live reports whether remembered reads may be served, starting the poller at the first call,
@@ -110,15 +112,15 @@ func (f *ChangeFeed) Committed(ctx context.Context) {
 }
 
 // readLocked reads the log past every commit counted so far and forgets what it names. After a
-// gap (no successful read started within staleAfter: entries may have been pruned meanwhile,
-// and nothing was served) it forgets everything. f.mu is held.
+// gap (no successful read started within forgetAfter: entries since may have been pruned) it
+// forgets everything. f.mu is held.
 func (f *ChangeFeed) readLocked(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
 	through := f.commits.Load()
 	started := time.Since(f.epoch).Nanoseconds()
 	last := f.polled.Load()
-	gap := last == 0 || started-last >= staleAfter.Nanoseconds()
+	gap := last == 0 || started-last >= f.forgetAfter.Nanoseconds()
 	var changed []Subject
 	var next string
 	var err error

@@ -315,7 +315,10 @@ func TestChangeFeedForgetsEverythingAfterAStall(t *testing.T) {
 	r := newRemember(t, log)
 	r.get(t, "a", alice)
 	r.f.poller.close() // the process stalls: its poller reads nothing
-	time.Sleep(2 * staleAfter)
+	r.f.mu.Lock()
+	r.f.forgetAfter = 2 * staleAfter // as if pruneAfter were 4 × staleAfter
+	r.f.mu.Unlock()
+	time.Sleep(3 * staleAfter)
 	log.append(alice)
 	log.set(func(l *fakeLog) { l.pruned = len(l.entries) }) // and another process pruned the change
 	r.f.Committed(context.Background())
