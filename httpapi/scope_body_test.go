@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/internal/apptest"
@@ -86,6 +87,11 @@ func TestRetryChargeChecksRoleAndAudits(t *testing.T) {
 		ctx := context.Background()
 		id, _ := northwindBillingDocuments(t, s)
 		provider := northwind
+		// The invoice's own charge, queued when it was issued, runs first: reopened before it
+		// ran, the invoice would be paid by it again before the retry.
+		apptest.Eventually(t, 15*time.Second, "the December invoice paid by its own charge", func() bool {
+			return count(t, s, `SELECT COUNT(*) FROM invoices WHERE id = ? AND status = 'paid'`, id) == 1
+		})
 		if _, err := rawdb.Writer(s.Store).Exec(`UPDATE invoices SET status = 'open' WHERE id = '` + id + `'`); err != nil {
 			t.Fatal(err)
 		}
