@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -23,13 +22,7 @@ func TestRememberedReadsSeeEveryChange(t *testing.T) {
 	testdb.EachMigrated(t, testdb.StoreSchema, func(t *testing.T, u string) {
 		ctx := context.Background()
 		s := testdb.Open(t, u)
-		var f fixture.File
-		if err := json.Unmarshal(fixture.DemoJSON, &f); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := fixture.LoadAtCost(ctx, s, &f, time.Now(), identity.TestPasswordCost); err != nil {
-			t.Fatal(err)
-		}
+		loadDemo(t, s, time.Now())
 		acc, err := s.AccountByEmail(ctx, fixture.DemoSubscriberEmail)
 		if err != nil {
 			t.Fatal(err)

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -26,13 +25,7 @@ func TestRememberedReadsForgetOnlyWhatChanged(t *testing.T) {
 		ctx := context.Background()
 		s := testdb.Open(t, u)
 		other := testdb.Open(t, u)
-		var f fixture.File
-		if err := json.Unmarshal(fixture.DemoJSON, &f); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := fixture.LoadAtCost(ctx, s, &f, time.Now(), identity.TestPasswordCost); err != nil {
-			t.Fatal(err)
-		}
+		loadDemo(t, s, time.Now())
 		acc, err := s.AccountByEmail(ctx, fixture.DemoSubscriberEmail)
 		if err != nil {
 			t.Fatal(err)

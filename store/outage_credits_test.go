@@ -2,13 +2,11 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
-	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
 )
@@ -21,14 +19,8 @@ func TestOutageCreditsRoundTrip(t *testing.T) {
 	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		var f fixture.File
-		if err := json.Unmarshal(fixture.DemoJSON, &f); err != nil {
-			t.Fatal(err)
-		}
 		now := time.Date(2026, 12, 5, 15, 0, 0, 0, time.UTC)
-		if _, err := fixture.LoadAtCost(ctx, s, &f, now, identity.TestPasswordCost); err != nil {
-			t.Fatal(err)
-		}
+		loadDemo(t, s, now)
 		setPolicy := func(o *subprov.OutageCredit) {
 			t.Helper()
 			err := s.InTx(ctx, func(tx *store.Tx) error {

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"sync"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/subprov/subprov"
+	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
 	"github.com/subprov/subprov/store"
@@ -38,6 +41,18 @@ func TestRebind(t *testing.T) {
 }
 
 func seedProvider(t *testing.T, s *store.Store, id string) { testdb.SeedProvider(t, s, id, now) }
+
+// loadDemo loads the demo fixture into s as of at.
+func loadDemo(t *testing.T, s *store.Store, at time.Time) {
+	t.Helper()
+	var f fixture.File
+	if err := json.Unmarshal(fixture.DemoJSON, &f); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fixture.LoadAtCost(context.Background(), s, &f, at, identity.TestPasswordCost); err != nil {
+		t.Fatal(err)
+	}
+}
 
 func TestUniqueViolationIsRecognisedOnEachEngine(t *testing.T) {
 	t.Parallel()
