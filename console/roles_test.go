@@ -136,6 +136,8 @@ var lineControls = []string{`/suspend"`, `/cancel"`, `/plan-change"`, `/reprovis
 func TestConsoleVisibility(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
+		// The account's invoice links are those of the start-up bill run's invoices.
+		s.AwaitStartupBillRun(t)
 		consoles := map[subprov.Role]*apptest.Console{}
 		for _, v := range visibility {
 			c := consoles[v.role]
