@@ -7,7 +7,8 @@ type SubscriberSummary struct {
 }
 
 // LineSummary is a line with what an operator sees of it at a glance: its plan's name, where
-// it is, and the switch port it holds (Switch and Port "" when none).
+// it is, and the switch port it holds (Switch and Port "" when none, or when not read: the
+// list of subscribers does not show them).
 type LineSummary struct {
 	SubscriptionID, SubscriberID string
 	Status                       Status

@@ -205,7 +205,7 @@ func (s *Service) Get(ctx context.Context, op *subprov.Operator, subscriberID st
 
 // lines completes subs (of the subscribers named) with their place, port and history.
 func (s *Service) lines(ctx context.Context, subs []*subprov.Subscription, subscriberIDs []string) ([]Line, error) {
-	summaries, err := s.Store.LinesOf(ctx, subscriberIDs)
+	summaries, err := s.Store.LinesWithPortsOf(ctx, subscriberIDs)
 	if err != nil {
 		return nil, err
 	}
