@@ -69,7 +69,7 @@ type Var struct {
 // Vars lists every variable the service reads.
 var Vars = []Var{
 	{"SUBPROV_ADDR", "127.0.0.1:8080", "listen address"},
-	{"DATABASE_URL", "sqlite://./data/subprov.db", "sqlite://PATH or postgres://…; the scheme picks the store; on PostgreSQL pool_max_conns=N sizes the main pool (default 8); a server on this host: postgres://USER@/DB?host=/var/run/postgresql (its Unix socket)"},
+	{"DATABASE_URL", "sqlite://./data/subprov.db", "sqlite://PATH or postgres://…; the scheme picks the store; on PostgreSQL pool_max_conns=N sizes the main pool (default 8), read_pool_max_conns=N the pool of reads outside transactions (default 4); a server on this host: postgres://USER@/DB?host=/var/run/postgresql (its Unix socket)"},
 	{"REDIS_URL", "", "set: rate limits are shared through Redis; unset: in-process"},
 	{"SMTP_URL", "", "smtp://host:port (plain, loopback) or smtps://user:pass@host:port; unset: mail goes to the log and the outbox table"},
 	{"MAIL_FROM", "no-reply@localhost", "sender address"},

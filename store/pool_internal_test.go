@@ -9,43 +9,47 @@ import (
 	"github.com/subprov/subprov/search"
 )
 
-// poolSize takes pool_max_conns out of a PostgreSQL URL and leaves everything else as the
-// driver reads it; a bad value, or a URL that does not parse, is refused without echoing the
-// password.
+// poolSizes takes pool_max_conns and read_pool_max_conns out of a PostgreSQL URL and leaves
+// everything else as the driver reads it; a bad value, or a URL that does not parse, is refused
+// without echoing the password.
 func TestPoolSize(t *testing.T) {
 	t.Parallel()
+	defaults := pools{main: PostgresConns, reads: PostgresReadConns}
 	tests := []struct {
 		name, in string
 		wantURL  string
-		wantN    int
+		want     pools
 		wantErr  string
 	}{
 		{"absent: the URL as it is", "postgres://u:p%40ss@db:5432/x?sslmode=disable&search_path=s1",
-			"postgres://u:p%40ss@db:5432/x?sslmode=disable&search_path=s1", PostgresConns, ""},
+			"postgres://u:p%40ss@db:5432/x?sslmode=disable&search_path=s1", defaults, ""},
 		{"set: taken out, the rest kept", "postgres://u:p%40ss@db:5432/x?sslmode=disable&pool_max_conns=3&search_path=s1",
-			"postgres://u:p%40ss@db:5432/x?search_path=s1&sslmode=disable", 3, ""},
-		{"the only parameter", "postgresql://db/x?pool_max_conns=12", "postgresql://db/x", 12, ""},
-		{"empty", "postgres://db/x?pool_max_conns=", "", 0, "want a whole number"},
-		{"zero", "postgres://db/x?pool_max_conns=0", "", 0, "want a whole number"},
-		{"negative", "postgres://db/x?pool_max_conns=-2", "", 0, "want a whole number"},
-		{"a word", "postgres://db/x?pool_max_conns=eight", "", 0, "want a whole number"},
-		{"a fraction", "postgres://db/x?pool_max_conns=8.5", "", 0, "want a whole number"},
-		{"not a URL", "postgres://u:s3cr%zzet@db/x", "", 0, "not a valid URL"},
+			"postgres://u:p%40ss@db:5432/x?search_path=s1&sslmode=disable", pools{main: 3, reads: PostgresReadConns}, ""},
+		{"the only parameter", "postgresql://db/x?pool_max_conns=12", "postgresql://db/x", pools{main: 12, reads: PostgresReadConns}, ""},
+		{"the reads' pool", "postgres://db/x?read_pool_max_conns=6&sslmode=disable", "postgres://db/x?sslmode=disable", pools{main: PostgresConns, reads: 6}, ""},
+		{"both", "postgres://db/x?read_pool_max_conns=2&pool_max_conns=16", "postgres://db/x", pools{main: 16, reads: 2}, ""},
+		{"empty", "postgres://db/x?pool_max_conns=", "", pools{}, "pool_max_conns \"\": want a whole number"},
+		{"zero", "postgres://db/x?pool_max_conns=0", "", pools{}, "want a whole number"},
+		{"negative", "postgres://db/x?pool_max_conns=-2", "", pools{}, "want a whole number"},
+		{"a word", "postgres://db/x?pool_max_conns=eight", "", pools{}, "want a whole number"},
+		{"a fraction", "postgres://db/x?pool_max_conns=8.5", "", pools{}, "want a whole number"},
+		{"the reads' pool empty", "postgres://db/x?pool_max_conns=4&read_pool_max_conns=0", "", pools{}, "read_pool_max_conns \"0\": want a whole number"},
+		{"not a URL", "postgres://u:s3cr%zzet@db/x", "", pools{}, "not a valid URL"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			u, n, err := poolSize(tc.in)
+			u, n, err := poolSizes(tc.in)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("poolSize(%q) error %v, want one saying %q", tc.in, err, tc.wantErr)
+					t.Fatalf("poolSizes(%q) error %v, want one saying %q", tc.in, err, tc.wantErr)
 				}
 				if strings.Contains(err.Error(), "s3cr") {
 					t.Errorf("the error shows the password: %v", err)
 				}
 				return
 			}
-			if err != nil || u != tc.wantURL || n != tc.wantN {
-				t.Errorf("poolSize(%q) = %q, %d, %v; want %q, %d", tc.in, u, n, err, tc.wantURL, tc.wantN)
+			if err != nil || u != tc.wantURL || n != tc.want {
+				t.Errorf("poolSizes(%q) = %q, %+v, %v; want %q, %+v", tc.in, u, n, err, tc.wantURL, tc.want)
 			}
 		})
 	}

@@ -26,15 +26,15 @@ import (
 )
 
 // Store is the database handle. Writes go through db; on SQLite, db has a single connection
-// (one writer, no SQLITE_BUSY storms) and reads that need no transaction go through rdb, a pool
-// of read connections. On PostgreSQL both are the same pool. Neither is exported: a statement
-// run on them directly would bypass the group committer and the error translation (the job
-// queue's driver, the bulk generator and tests get them through internal/rawdb).
+// (one writer, no SQLITE_BUSY storms). Reads that need no transaction go through rdb, a pool of
+// read connections (on PostgreSQL, of PostgresReadConns sessions). Neither is exported: a
+// statement run on them directly would bypass the group committer and the error translation
+// (the job queue's driver, the bulk generator and tests get them through internal/rawdb).
 type Store struct {
 	db      *sql.DB
 	rdb     *sql.DB
 	Dialect Dialect
-	URL     string // DATABASE_URL as opened (PostgreSQL: without pool_max_conns, which sized the pool)
+	URL     string // DATABASE_URL as opened (PostgreSQL: without the pools' sizes, pool_max_conns and read_pool_max_conns)
 
 	// counters hands out per-provider counter values from blocks reserved in their own
 	// transactions (PostgreSQL; see NextCustomerNumber). Its one-connection pool never waits
@@ -181,37 +181,58 @@ func openSQLite(ctx context.Context, path, raw string) (*Store, error) {
 // cost more of its CPU an order (docs/performance.md).
 const PostgresConns = 8
 
-// DriverURL is a PostgreSQL DATABASE_URL as the driver takes it: without pool_max_conns,
-// which only sizes the pool and which the server would refuse as an unknown parameter.
+// PostgresReadConns is the size of PostgreSQL's pool of reads that need no transaction (the
+// store's R), as SQLite's four read-only connections, unless DATABASE_URL sets
+// read_pool_max_conns. A read waits on the server's CPU, not on its log: beyond the cores,
+// more sessions only share them, each statement time-sliced with the others', and the slowest
+// requests slower (docs/performance.md).
+const PostgresReadConns = 4
+
+// DriverURL is a PostgreSQL DATABASE_URL as the driver takes it: without pool_max_conns and
+// read_pool_max_conns, which only size the pools and which the server would refuse as unknown
+// parameters.
 func DriverURL(databaseURL string) (string, error) {
-	u, _, err := poolSize(databaseURL)
+	u, _, err := poolSizes(databaseURL)
 	return u, err
 }
 
-// poolSize takes pool_max_conns out of a PostgreSQL URL and returns the URL without it and the
-// main pool's size. A URL without it is returned as it is.
-func poolSize(databaseURL string) (string, int, error) {
+// pools are the sizes of a process's PostgreSQL pools that DATABASE_URL may set.
+type pools struct{ main, reads int }
+
+// poolSizes takes pool_max_conns and read_pool_max_conns out of a PostgreSQL URL and returns
+// the URL without them and the pools' sizes. A URL without either is returned as it is.
+func poolSizes(databaseURL string) (string, pools, error) {
+	sizes := pools{main: PostgresConns, reads: PostgresReadConns}
 	u, err := url.Parse(databaseURL)
 	if err != nil {
 		// url.Parse's error quotes the whole URL, password included.
-		return "", 0, errors.New("DATABASE_URL: not a valid URL (percent-encode any special character in the password)")
+		return "", pools{}, errors.New("DATABASE_URL: not a valid URL (percent-encode any special character in the password)")
 	}
 	q := u.Query()
-	if !q.Has("pool_max_conns") {
-		return databaseURL, PostgresConns, nil
+	if !q.Has("pool_max_conns") && !q.Has("read_pool_max_conns") {
+		return databaseURL, sizes, nil
 	}
-	raw := q.Get("pool_max_conns")
-	n, err := strconv.Atoi(raw)
-	if err != nil || n < 1 {
-		return "", 0, fmt.Errorf("DATABASE_URL: pool_max_conns %q: want a whole number of sessions, at least 1", raw)
+	for _, p := range []struct {
+		name string
+		size *int
+	}{{"pool_max_conns", &sizes.main}, {"read_pool_max_conns", &sizes.reads}} {
+		if !q.Has(p.name) {
+			continue
+		}
+		raw := q.Get(p.name)
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 {
+			return "", pools{}, fmt.Errorf("DATABASE_URL: %s %q: want a whole number of sessions, at least 1", p.name, raw)
+		}
+		*p.size = n
+		q.Del(p.name)
 	}
-	q.Del("pool_max_conns")
 	u.RawQuery = q.Encode()
-	return u.String(), n, nil
+	return u.String(), sizes, nil
 }
 
 func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
-	pgURL, conns, err := poolSize(databaseURL)
+	pgURL, sizes, err := poolSizes(databaseURL)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +240,7 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	db := postgresPool(cfg, conns)
+	db := postgresPool(cfg, sizes.main)
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {
@@ -240,7 +261,7 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 	// The change log is read on a session of its own, as on SQLite: a read waiting for one of
 	// db's sessions, all held by writes under load, would stop remembered reads being served.
 	changes := engine.NewChangeFeed(postgresChangeLog(postgresPool(cfg, 1), db))
-	return &Store{db: db, rdb: db, Dialect: Postgres, URL: pgURL, counters: newCounterBlocks(aux), changes: changes,
+	return &Store{db: db, rdb: postgresPool(cfg, sizes.reads), Dialect: Postgres, URL: pgURL, counters: newCounterBlocks(aux), changes: changes,
 		searchDB: search}, nil
 }
 

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"os"
@@ -255,8 +256,9 @@ func TestSettingOrInitKeepsTheFirstValue(t *testing.T) {
 }
 
 // TestPostgresPoolSize: a PostgreSQL store's main pool has PostgresConns sessions, or as many
-// as DATABASE_URL's pool_max_conns says, and the parameter never reaches the server, which
-// would refuse it as unknown (the store would not open).
+// as DATABASE_URL's pool_max_conns says, and its pool of reads, apart from it,
+// PostgresReadConns, or as many as read_pool_max_conns says; the parameters never reach the
+// server, which would refuse them as unknown (the store would not open).
 func TestPostgresPoolSize(t *testing.T) {
 	t.Parallel()
 	if os.Getenv(testdb.PostgresEnv) == "" {
@@ -266,12 +268,13 @@ func TestPostgresPoolSize(t *testing.T) {
 	u := testdb.URL(t, "postgres")
 	testdb.Open(t, u) // migrated, so the lines below read a table of the schema
 	tests := []struct {
-		name  string
-		param string
-		want  int
+		name        string
+		param       string
+		main, reads int
 	}{
-		{"default", "", store.PostgresConns},
-		{"set", "&pool_max_conns=3", 3},
+		{"default", "", store.PostgresConns, store.PostgresReadConns},
+		{"set", "&pool_max_conns=3", 3, store.PostgresReadConns},
+		{"both set", "&read_pool_max_conns=2&pool_max_conns=5", 5, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -280,12 +283,21 @@ func TestPostgresPoolSize(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			if got := rawdb.Writer(s).Stats().MaxOpenConnections; got != tc.want {
-				t.Errorf("main pool of %d sessions, want %d", got, tc.want)
+			w, r := rawdb.Writer(s), rawdb.Reader(s)
+			if w == r {
+				t.Error("the reads share the main pool")
 			}
-			var n int
-			if err := rawdb.Writer(s).QueryRowContext(ctx, `SELECT COUNT(*) FROM providers`).Scan(&n); err != nil {
-				t.Errorf("query through the pool: %v", err)
+			if got := w.Stats().MaxOpenConnections; got != tc.main {
+				t.Errorf("main pool of %d sessions, want %d", got, tc.main)
+			}
+			if got := r.Stats().MaxOpenConnections; got != tc.reads {
+				t.Errorf("pool of reads of %d sessions, want %d", got, tc.reads)
+			}
+			for name, db := range map[string]*sql.DB{"main": w, "reads": r} {
+				var n int
+				if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM providers`).Scan(&n); err != nil {
+					t.Errorf("query through the %s pool: %v", name, err)
+				}
 			}
 		})
 	}
