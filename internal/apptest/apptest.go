@@ -91,10 +91,28 @@ func Each(t *testing.T, fn func(t *testing.T, s *Service), opts ...Option) {
 	testdb.EachMigrated(t, testdb.AppSchema, func(t *testing.T, u string) { fn(t, Start(t, u, opts...)) })
 }
 
+// testPools sizes a PostgreSQL service's main pool and pool of reads in the tests: Main runs
+// many services at once on one server, two packages at a time, and the two pools together hold
+// at most the 8 sessions the main pool alone holds by default, so that they stay within the
+// server's default of 100 sessions.
+const testPools = "pool_max_conns=6&read_pool_max_conns=2"
+
+// withTestPools is a PostgreSQL URL with testPools; a SQLite URL is returned as it is.
+func withTestPools(databaseURL string) string {
+	if !strings.HasPrefix(databaseURL, "postgres") {
+		return databaseURL
+	}
+	sep := "?"
+	if strings.Contains(databaseURL, "?") {
+		sep = "&"
+	}
+	return databaseURL + sep + testPools
+}
+
 // Start runs a service on databaseURL with the demo fixture loaded; it stops when t ends.
 func Start(t testing.TB, databaseURL string, opts ...Option) *Service {
 	t.Helper()
-	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: databaseURL, MailFrom: "no-reply@localhost", Dev: true,
+	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: withTestPools(databaseURL), MailFrom: "no-reply@localhost", Dev: true,
 		SwitchDriver: "sim", LogFormat: "json", Workers: true, PublicURL: "http://subprov.test",
 		// Logins and password changes run as in production, at a cost that takes microseconds.
 		PasswordCost: identity.TestPasswordCost}
@@ -297,7 +315,8 @@ func Key(k string) map[string]string { return map[string]string{"X-API-Key": k} 
 
 // AwaitStartupBillRun waits until the bill run the service's first sweep enqueues for the demo
 // provider has run. A test whose answers depend on the period's invoice (a plan-change quote's
-// proration) waits for it first, or the run may issue the invoice between two of its calls.
+// proration, an account page's invoice links) waits for it first, or the run may issue the
+// invoice between two of its calls.
 func (s *Service) AwaitStartupBillRun(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
