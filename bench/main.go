@@ -422,7 +422,7 @@ func subprovCmd(ctx context.Context, bin, dbURL string, args ...string) *exec.Cm
 }
 
 // openPostgres opens a database/sql handle on a PostgreSQL URL, which may carry pool_max_conns
-// for serve (store.DriverURL takes it out for the driver).
+// and read_pool_max_conns for serve (store.DriverURL takes them out for the driver).
 func openPostgres(rawURL string) (*sql.DB, error) {
 	u, err := store.DriverURL(rawURL)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 )
 
 // Pools is how the store gives out its pools: write (on SQLite the one writer connection) and
-// read (on PostgreSQL the same pool). ok is false for a value that is no store.
+// read (a pool of its own on both engines). ok is false for a value that is no store.
 type Pools func(store any) (write, read *sql.DB, ok bool)
 
 var pools Pools
