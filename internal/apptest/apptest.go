@@ -91,28 +91,10 @@ func Each(t *testing.T, fn func(t *testing.T, s *Service), opts ...Option) {
 	testdb.EachMigrated(t, testdb.AppSchema, func(t *testing.T, u string) { fn(t, Start(t, u, opts...)) })
 }
 
-// testPools sizes a PostgreSQL service's main pool and pool of reads in the tests: Main runs
-// many services at once on one server, two packages at a time, and the two pools together hold
-// at most the 8 sessions the main pool alone holds by default, so that they stay within the
-// server's default of 100 sessions.
-const testPools = "pool_max_conns=6&read_pool_max_conns=2"
-
-// withTestPools is a PostgreSQL URL with testPools; a SQLite URL is returned as it is.
-func withTestPools(databaseURL string) string {
-	if !strings.HasPrefix(databaseURL, "postgres") {
-		return databaseURL
-	}
-	sep := "?"
-	if strings.Contains(databaseURL, "?") {
-		sep = "&"
-	}
-	return databaseURL + sep + testPools
-}
-
 // Start runs a service on databaseURL with the demo fixture loaded; it stops when t ends.
 func Start(t testing.TB, databaseURL string, opts ...Option) *Service {
 	t.Helper()
-	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: withTestPools(databaseURL), MailFrom: "no-reply@localhost", Dev: true,
+	cfg := config.Config{Addr: "127.0.0.1:0", DatabaseURL: databaseURL, MailFrom: "no-reply@localhost", Dev: true,
 		SwitchDriver: "sim", LogFormat: "json", Workers: true, PublicURL: "http://subprov.test",
 		// Logins and password changes run as in production, at a cost that takes microseconds.
 		PasswordCost: identity.TestPasswordCost}

@@ -123,11 +123,23 @@ func withDatabase(base, name string) (string, error) {
 		return "", fmt.Errorf("parse %s: %w", PostgresEnv, err)
 	}
 	u.Path = "/" + name
-	if u.RawQuery == "" {
-		// Tests add parameters to a test database's URL with "&".
-		u.RawQuery = "application_name=subprov-test"
+	q := u.Query()
+	if len(q) == 0 {
+		q.Set("application_name", "subprov-test") // tests add parameters to the URL with "&"
 	}
+	withTestPools(q)
+	u.RawQuery = q.Encode()
 	return u.String(), nil
+}
+
+// withTestPools sizes the pools of a store opened on a test database: the suite runs many
+// stores and services at once on one server (two packages at a time, several tests of each),
+// and a main pool of 6 sessions with a pool of reads of 2 hold together the 8 sessions a
+// store's main pool holds by default, so that the suite stays within the server's default of
+// 100 sessions. The store takes both parameters out before connecting.
+func withTestPools(q url.Values) {
+	q.Set("pool_max_conns", "6")
+	q.Set("read_pool_max_conns", "2")
 }
 
 // newDatabase creates a database for t, a copy of the template tmpl (of the server's default

@@ -107,6 +107,7 @@ func schemaURL(t testing.TB, base string) string {
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
+	withTestPools(q)
 	u.RawQuery = q.Encode()
 	return u.String()
 }
