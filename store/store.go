@@ -28,9 +28,9 @@ import (
 // Store is the database handle. Writes go through db; on SQLite, db has a single connection
 // (one writer, no SQLITE_BUSY storms). Reads that need no transaction go through rdb, a pool of
 // read connections (on PostgreSQL, PostgresReadConns sessions unless read_pool_max_conns says
-// otherwise). Neither is exported: a
-// statement run on them directly would bypass the group committer and the error translation
-// (the job queue's driver, the bulk generator and tests get them through internal/rawdb).
+// otherwise). Neither is exported: a statement run on them directly would bypass the group
+// committer and the error translation (the job queue's driver, the bulk generator and tests get
+// them through internal/rawdb).
 type Store struct {
 	db      *sql.DB
 	rdb     *sql.DB

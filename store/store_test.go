@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"net/url"
 	"os"
 	"sync"
 	"testing"
@@ -267,18 +266,8 @@ func TestPostgresPoolSize(t *testing.T) {
 	}
 	ctx := context.Background()
 	u := testdb.URL(t, "postgres")
-	testdb.Open(t, u) // migrated, so the lines below read a table of the schema
-	// The test database's URL sizes the pools for the suite: taken out, the defaults apply.
-	parsed, err := url.Parse(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := parsed.Query()
-	q.Del("pool_max_conns")
-	q.Del("read_pool_max_conns")
-	q.Set("application_name", "subprov-test")
-	parsed.RawQuery = q.Encode()
-	u = parsed.String()
+	testdb.Open(t, u)                 // migrated, so the lines below read a table of the schema
+	u = testdb.WithoutTestPools(t, u) // the suite's size taken out, the defaults apply
 	tests := []struct {
 		name        string
 		param       string

@@ -142,6 +142,21 @@ func withTestPools(q url.Values) {
 	q.Set("read_pool_max_conns", "1")
 }
 
+// WithoutTestPools is a test database's URL without what withTestPools added: for a test of the
+// pools' defaults, or a release before the pool of reads, which does not know the parameter
+// and would send it to the server (which refuses it).
+func WithoutTestPools(t testing.TB, databaseURL string) string {
+	t.Helper()
+	u, err := url.Parse(databaseURL)
+	if err != nil {
+		t.Fatalf("parse %s: %v", databaseURL, err)
+	}
+	q := u.Query()
+	q.Del("read_pool_max_conns")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 // newDatabase creates a database for t, a copy of the template tmpl (of the server's default
 // template when empty), dropped when t ends, and returns its URL.
 func newDatabase(t testing.TB, base, tmpl string) (string, error) {

@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path"
@@ -61,7 +60,7 @@ func TestPreviousReleaseOnMigratedSchema(t *testing.T) {
 		}
 		t.Logf("database schema version %d, compatible with %d", st.Version, st.CompatibleWith)
 
-		p := proctest.NewProcess(t, bin, withoutReadPool(t, u), "")
+		p := proctest.NewProcess(t, bin, testdb.WithoutTestPools(t, u), "")
 		p.Start()
 		c := &proctest.Client{}
 		for _, route := range []string{"/healthz", "/readyz"} {
@@ -79,20 +78,6 @@ func TestPreviousReleaseOnMigratedSchema(t *testing.T) {
 		}
 		p.Stop()
 	})
-}
-
-// withoutReadPool is a test database's URL without read_pool_max_conns, which releases before
-// PostgreSQL's pool of reads do not know and would send the server as a run-time parameter (it
-// refuses it); their main pool keeps the size the URL gives.
-func withoutReadPool(t *testing.T, databaseURL string) string {
-	u, err := url.Parse(databaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Del("read_pool_max_conns")
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // buildPrevious checks out the commit before the one that added the newest migration file in a
