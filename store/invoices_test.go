@@ -168,3 +168,100 @@ func TestAnAdjustmentIsUsedOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestInvoicesNameExistingLinesAndSubscribers: an invoice names a line and (but for an
+// anonymous line's) a subscriber that exist, whether written alone or in a bill run's batch,
+// and keeps naming existing ones when updated; a line or subscriber that invoices name is not
+// deleted. Each refused write changes nothing. (On PostgreSQL these are checks of each
+// statement's rows rather than foreign keys; on SQLite, foreign keys.)
+func TestInvoicesNameExistingLinesAndSubscribers(t *testing.T) {
+	t.Parallel()
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 20, Providers: 1, Seed: 7, Now: now}); err != nil {
+			t.Fatal(err)
+		}
+		var inv subprov.Invoice
+		if err := rawdb.Writer(s).QueryRowContext(ctx, `SELECT id, provider_id, subscriber_id, subscription_id FROM invoices ORDER BY id LIMIT 1`).
+			Scan(&inv.ID, &inv.ProviderID, &inv.SubscriberID, &inv.SubscriptionID); err != nil {
+			t.Fatal(err)
+		}
+		count := func(q string, args ...any) int {
+			t.Helper()
+			var n int
+			if err := rawdb.Writer(s).QueryRowContext(ctx, s.Dialect.Rebind(q), args...).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		// issued returns a new invoice of the period 2030-01 naming line and subscriber.
+		issued := func(line, subscriber string) subprov.IssuedInvoice {
+			return subprov.IssuedInvoice{Invoice: &subprov.Invoice{ID: store.NewID(), ProviderID: inv.ProviderID, SubscriberID: subscriber,
+				SubscriptionID: line, Number: "T-" + store.NewID(), InvoiceDate: "2030-01-01", Period: "2030-01", Kind: "recurring",
+				Status: "open", Currency: "CAD", Net: 100, Total: 100},
+				Lines: []subprov.InvoiceLine{{Kind: "plan", Description: "x", UnitPrice: 100, Amount: 100}}}
+		}
+		insertOne := func(n subprov.IssuedInvoice) func(tx *store.Tx) error {
+			return func(tx *store.Tx) error {
+				_, err := tx.InsertInvoice(ctx, n.Invoice, n.Lines, nil, now)
+				return err
+			}
+		}
+		insertBatch := func(batch ...subprov.IssuedInvoice) func(tx *store.Tx) error {
+			return func(tx *store.Tx) error {
+				_, err := tx.InsertInvoices(ctx, batch, now)
+				return err
+			}
+		}
+		exec := func(q string, args ...any) func(tx *store.Tx) error {
+			return func(tx *store.Tx) error {
+				_, err := tx.Exec(ctx, q, args...)
+				return err
+			}
+		}
+		var other string // another line, for a batch's second invoice
+		if err := rawdb.Writer(s).QueryRowContext(ctx, s.Dialect.Rebind(`SELECT id FROM subscriptions WHERE id <> ? ORDER BY id LIMIT 1`), inv.SubscriptionID).Scan(&other); err != nil {
+			t.Fatal(err)
+		}
+		good := issued(inv.SubscriptionID, inv.SubscriberID)
+		tests := []struct {
+			name  string
+			write func(tx *store.Tx) error
+		}{
+			{"an invoice of a missing line", insertOne(issued("no-such-line", inv.SubscriberID))},
+			{"an invoice of a missing subscriber", insertOne(issued(inv.SubscriptionID, "no-such-subscriber"))},
+			{"a batch with one invoice of a missing line", insertBatch(good, issued("no-such-line", inv.SubscriberID))},
+			{"a batch with one invoice of a missing subscriber", insertBatch(good, issued(other, "no-such-subscriber"))},
+			{"an invoice moved to a missing line", exec(`UPDATE invoices SET subscription_id = 'no-such-line' WHERE id = ?`, inv.ID)},
+			{"an invoice moved to a missing subscriber", exec(`UPDATE invoices SET subscriber_id = 'no-such-subscriber' WHERE id = ?`, inv.ID)},
+			{"an invoiced line deleted", exec(`DELETE FROM subscriptions WHERE id = ?`, inv.SubscriptionID)},
+			{"an invoiced subscriber deleted", exec(`DELETE FROM subscribers WHERE id = ?`, inv.SubscriberID)},
+		}
+		invoices := count(`SELECT COUNT(*) FROM invoices`)
+		for _, tt := range tests {
+			if err := s.InTx(ctx, tt.write); err == nil {
+				t.Errorf("%s: accepted", tt.name)
+			}
+			if got := count(`SELECT COUNT(*) FROM invoices WHERE subscription_id = ? AND subscriber_id = ?`, inv.SubscriptionID, inv.SubscriberID); got == 0 {
+				t.Fatalf("%s: the invoice %s no longer names its line and subscriber", tt.name, inv.ID)
+			}
+			if got := count(`SELECT COUNT(*) FROM invoices`); got != invoices {
+				t.Fatalf("%s: %d invoices, were %d", tt.name, got, invoices)
+			}
+			if got := count(`SELECT COUNT(*) FROM subscriptions WHERE id = ?`, inv.SubscriptionID) + count(`SELECT COUNT(*) FROM subscribers WHERE id = ?`, inv.SubscriberID); got != 2 {
+				t.Fatalf("%s: the invoiced line or subscriber is gone", tt.name)
+			}
+		}
+		// What the checks let through: invoices of existing lines and subscribers, an anonymous
+		// line's invoice without a subscriber, an invoice moved to another existing line.
+		for name, write := range map[string]func(tx *store.Tx) error{
+			"an invoice":                           insertOne(good),
+			"a batch":                              insertBatch(issued(other, inv.SubscriberID), issued(other, "")),
+			"an invoice moved to an existing line": exec(`UPDATE invoices SET subscription_id = ? WHERE id = ?`, other, inv.ID),
+		} {
+			if err := s.InTx(ctx, write); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	})
+}

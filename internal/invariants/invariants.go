@@ -67,6 +67,8 @@ var Rules = []Rule{
 	// No orphans.
 	{"invoice lines have an invoice", `SELECT l.id FROM invoice_lines l LEFT JOIN invoices i ON i.id = l.invoice_id WHERE i.id IS NULL`},
 	{"invoices have a subscription", `SELECT i.id FROM invoices i LEFT JOIN subscriptions s ON s.id = i.subscription_id WHERE s.id IS NULL`},
+	{"invoices have their subscriber", `SELECT i.id FROM invoices i LEFT JOIN subscribers b ON b.id = i.subscriber_id
+		WHERE i.subscriber_id IS NOT NULL AND b.id IS NULL`},
 	{"credit notes have their invoice", `SELECT c.id FROM credit_notes c LEFT JOIN invoices i ON i.id = c.invoice_id
 		WHERE c.invoice_id IS NOT NULL AND i.id IS NULL`},
 	{"install jobs have a subscription", `SELECT j.id FROM install_jobs j LEFT JOIN subscriptions s ON s.id = j.subscription_id WHERE s.id IS NULL`},
