@@ -111,7 +111,7 @@ func (s *Service) BillRun(ctx context.Context, a jobs.BillRun) error {
 	issued := 0
 	for pp := from; !period.Before(pp) && err == nil; pp = pp.Next() {
 		var n int
-		n, err = s.billPeriod(ctx, p, pp)
+		n, err = s.billPeriod(ctx, p, pp, runID)
 		issued += n
 	}
 	// The record is written after the invoices, in a transaction of its own: a failure to
@@ -123,12 +123,12 @@ func (s *Service) BillRun(ctx context.Context, a jobs.BillRun) error {
 	return err
 }
 
-// billPeriod issues one period's due recurring invoices: the store narrows the lines by period
-// and billing day, owesRecurring decides. Invoices are written in batches, each in a
-// transaction; what a batch only reads (its plans' lines for the month, its subscribers'
-// customer numbers) is read before it, so the transaction holds the writer no longer than
-// its writes need. It returns how many it issued, also when it stops on an error.
-func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Period) (int, error) {
+// billPeriod issues one period's due recurring invoices for the bill run runID: the store
+// narrows the lines by period and billing day, owesRecurring decides. Invoices are written in
+// batches, each in a transaction; what a batch only reads (its plans' lines for the month, its
+// subscribers' customer numbers) is read before it, so the transaction holds the writer no
+// longer than its writes need. It returns how many it issued, also when it stops on an error.
+func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Period, runID string) (int, error) {
 	loc := p.Location()
 	now := s.Clock.Now()
 	today := LocalDay(now, loc)
@@ -177,7 +177,7 @@ func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Pe
 			return issued, err
 		}
 		err = s.Store.InTx(ctx, func(tx *store.Tx) error {
-			n, err := s.issueRecurring(ctx, tx, p, subs, planLines, numbers, period, now)
+			n, err := s.issueRecurring(ctx, tx, p, runID, subs, planLines, numbers, period, now)
 			issued += n
 			return err
 		})
@@ -193,11 +193,12 @@ func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Pe
 
 // issueRecurring issues the period's recurring invoice of each line of a batch, as issue does
 // one by one, with a handful of statements for the whole batch: the lines' adjustments and
-// credits read at once, the document numbers allocated at once, invoices, their lines, ledger
-// documents and audit rows written with multi-row INSERTs. planLines are the month's plan
-// lines by plan version, numbers the subscribers' customer numbers. It returns how many
+// credits read at once, the document numbers allocated at once, invoices, their lines and
+// ledger documents written with multi-row INSERTs. planLines are the month's plan lines by
+// plan version, numbers the subscribers' customer numbers. The batch is audited as one entry
+// of the bill run runID (batchAudit), where issue audits each invoice. It returns how many
 // invoices it wrote (a line invoiced meanwhile by another run is skipped, as issue skips it).
-func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.Provider, subs []*subprov.Subscription,
+func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.Provider, runID string, subs []*subprov.Subscription,
 	planLines map[string][]subprov.InvoiceLine, numbers map[string]string, period Period, now time.Time) (int, error) {
 	lineIDs := make([]string, len(subs))
 	for i, sub := range subs {
@@ -230,7 +231,7 @@ func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.P
 	if err != nil {
 		return 0, err
 	}
-	var audits []subprov.AuditEntry
+	var issued []*subprov.Invoice
 	for i, d := range drafts {
 		if !inserted[d.inv.ID] {
 			continue
@@ -241,10 +242,28 @@ func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.P
 		if err := s.holderPays(ctx, tx, subs[i], d, now); err != nil {
 			return 0, err
 		}
-		audits = append(audits, subprov.AuditEntry{ProviderID: p.ID, Actor: subprov.Actor{Type: subprov.ActorSystem, ID: "billing"}, Action: "invoice.issued", ObjectType: "subscription", ObjectID: d.inv.SubscriptionID,
-			Details: d.auditDetails()})
+		issued = append(issued, d.inv)
 	}
-	return len(audits), tx.InsertAudits(ctx, audits, now)
+	if len(issued) == 0 {
+		return 0, nil
+	}
+	return len(issued), tx.InsertAudits(ctx, []subprov.AuditEntry{batchAudit(p.ID, runID, period, issued)}, now)
+}
+
+// batchAudit is the audit entry of a batch of a bill run's invoices: the run (its id, as the
+// list of bill runs shows it), and in the entry's details the period, how many invoices, the
+// first and last of their numbers, and their total. Each invoice is a row of its own already;
+// an entry each would add as many entries to the audit log every month as there are
+// platform-billed lines (docs/performance.md, "The bill run").
+func batchAudit(providerID, runID string, period Period, invoices []*subprov.Invoice) subprov.AuditEntry {
+	var total subprov.Money
+	for _, inv := range invoices {
+		total += inv.Total
+	}
+	details := fmt.Sprintf(`{"period":%q,"invoices":%d,"first_number":%q,"last_number":%q,"total":"%s"}`,
+		period.String(), len(invoices), invoices[0].Number, invoices[len(invoices)-1].Number, total)
+	return subprov.AuditEntry{ProviderID: providerID, Actor: subprov.Actor{Type: subprov.ActorSystem, ID: "billing"},
+		Action: "bill_run.invoices_issued", ObjectType: "bill_run", ObjectID: runID, Details: details}
 }
 
 func parsePeriod(s string) (Period, error) {

@@ -2,6 +2,7 @@ package billing_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,7 +32,8 @@ func loadDemo(t *testing.T, s *store.Store) {
 
 // TestBillRunOverTenThousandLines: one run invoices every due line once; a second run, as
 // after a crash or a duplicate job, adds nothing; a run after a crash that left the last lines
-// uninvoiced invoices them, reading on past pages whose lines all have their invoice.
+// uninvoiced invoices them, reading on past pages whose lines all have their invoice. Each run
+// audits its batches, one entry each, whose counts add up to the invoices it issued.
 func TestBillRunOverTenThousandLines(t *testing.T) {
 	t.Parallel()
 	n := 10000
@@ -64,20 +66,64 @@ func TestBillRunOverTenThousandLines(t *testing.T) {
 			_ = s.R().QueryRow(ctx, `SELECT COUNT(*) FROM invoices WHERE period = '2026-12' AND kind = 'recurring'`).Scan(&c)
 			return c
 		}
+		// audited returns the audit entries of a bill run's batches and the invoices they count.
+		audited := func(runID string) (entries, invoices int) {
+			t.Helper()
+			rows, err := s.R().Query(ctx, `SELECT details FROM audit_log WHERE action = 'bill_run.invoices_issued' AND object_type = 'bill_run'
+				AND subject_id = ? AND provider_id = ? AND actor_type = 'system'`, runID, northwind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var details string
+				var d struct {
+					Period   string `json:"period"`
+					Invoices int    `json:"invoices"`
+					First    string `json:"first_number"`
+					Last     string `json:"last_number"`
+				}
+				if err := rows.Scan(&details); err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal([]byte(details), &d); err != nil || d.Period != "2026-12" || d.Invoices == 0 || d.First == "" || d.Last < d.First {
+					t.Fatalf("a batch's audit details %s (%v)", details, err)
+				}
+				entries, invoices = entries+1, invoices+d.Invoices
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			return entries, invoices
+		}
+		perInvoice := func() (n int) {
+			_ = s.R().QueryRow(ctx, `SELECT COUNT(*) FROM audit_log WHERE action = 'invoice.issued'`).Scan(&n)
+			return n
+		}
+		issuedOneByOne := perInvoice()
 		start := time.Now()
-		if err := svc.BillRun(ctx, jobs.BillRun{ProviderID: northwind, Period: "2026-12"}); err != nil {
+		if err := svc.BillRun(ctx, jobs.BillRun{ProviderID: northwind, Period: "2026-12", RunID: "run-1"}); err != nil {
 			t.Fatal(err)
 		}
 		first := time.Since(start)
+		if entries, invoices := audited("run-1"); invoices != n+1 || entries < (n+1)/500 || entries > (n+1)/500+1 {
+			t.Fatalf("the run's audit: %d entries counting %d invoices, want %d invoices in batches of 500", entries, invoices, n+1)
+		}
+		if got := perInvoice(); got != issuedOneByOne {
+			t.Fatalf("the run audited invoices one by one too: %d entries, were %d", got, issuedOneByOne)
+		}
 		// Every demo line billed by the platform is due too (Marie's line).
 		if got := invoices(); got != n+1 {
 			t.Fatalf("%d recurring invoices, want %d", got, n+1)
 		}
-		if err := svc.BillRun(ctx, jobs.BillRun{ProviderID: northwind, Period: "2026-12"}); err != nil {
+		if err := svc.BillRun(ctx, jobs.BillRun{ProviderID: northwind, Period: "2026-12", RunID: "run-2"}); err != nil {
 			t.Fatal(err)
 		}
 		if got := invoices(); got != n+1 {
 			t.Fatalf("a second run changed the count to %d", got)
+		}
+		if entries, _ := audited("run-2"); entries != 0 {
+			t.Fatalf("a run that issued nothing audited %d batches", entries)
 		}
 		// As if the first run had crashed before its last batches: the last lines in id order
 		// have no invoice.
@@ -93,11 +139,14 @@ func TestBillRunOverTenThousandLines(t *testing.T) {
 		if got := invoices(); got != n+1-150 {
 			t.Fatalf("%d recurring invoices left, want %d", got, n+1-150)
 		}
-		if err := svc.BillRun(ctx, jobs.BillRun{ProviderID: northwind, Period: "2026-12"}); err != nil {
+		if err := svc.BillRun(ctx, jobs.BillRun{ProviderID: northwind, Period: "2026-12", RunID: "run-3"}); err != nil {
 			t.Fatal(err)
 		}
 		if got := invoices(); got != n+1 {
 			t.Fatalf("the run after the crash left %d recurring invoices, want %d", got, n+1)
+		}
+		if entries, invoices := audited("run-3"); entries != 1 || invoices != 150 {
+			t.Fatalf("the run after the crash audited %d batches counting %d invoices, want one of 150", entries, invoices)
 		}
 		var totals int64
 		_ = s.R().QueryRow(ctx, `SELECT COUNT(DISTINCT number) FROM invoices WHERE period = '2026-12'`).Scan(&totals)
