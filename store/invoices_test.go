@@ -224,6 +224,18 @@ func TestInvoicesNameExistingLinesAndSubscribers(t *testing.T) {
 			t.Fatal(err)
 		}
 		good := issued(inv.SubscriptionID, inv.SubscriberID)
+		// A subscriber of its own, with nothing but an invoice naming it: deleting it is refused
+		// by the invoice alone (a generated subscriber has contacts and lines that refuse too).
+		lone := "lone-subscriber"
+		if _, err := rawdb.Writer(s).ExecContext(ctx, s.Dialect.Rebind(`INSERT INTO subscribers (id, provider_id, email, created_at, updated_at)
+			VALUES (?, ?, 'lone@example.com', ?, ?)`), lone, inv.ProviderID, now, now); err != nil {
+			t.Fatal(err)
+		}
+		loneInvoice := issued(other, lone)
+		loneInvoice.Invoice.Period = "2029-12"
+		if err := s.InTx(ctx, insertOne(loneInvoice)); err != nil {
+			t.Fatal(err)
+		}
 		tests := []struct {
 			name  string
 			write func(tx *store.Tx) error
@@ -235,7 +247,8 @@ func TestInvoicesNameExistingLinesAndSubscribers(t *testing.T) {
 			{"an invoice moved to a missing line", exec(`UPDATE invoices SET subscription_id = 'no-such-line' WHERE id = ?`, inv.ID)},
 			{"an invoice moved to a missing subscriber", exec(`UPDATE invoices SET subscriber_id = 'no-such-subscriber' WHERE id = ?`, inv.ID)},
 			{"an invoiced line deleted", exec(`DELETE FROM subscriptions WHERE id = ?`, inv.SubscriptionID)},
-			{"an invoiced subscriber deleted", exec(`DELETE FROM subscribers WHERE id = ?`, inv.SubscriberID)},
+			{"an invoiced subscriber deleted", exec(`DELETE FROM subscribers WHERE id = ?`, lone)},
+			{"an invoiced line's id changed", exec(`UPDATE subscriptions SET id = 'moved-line' WHERE id = ?`, inv.SubscriptionID)},
 		}
 		invoices := count(`SELECT COUNT(*) FROM invoices`)
 		for _, tt := range tests {
@@ -248,20 +261,32 @@ func TestInvoicesNameExistingLinesAndSubscribers(t *testing.T) {
 			if got := count(`SELECT COUNT(*) FROM invoices`); got != invoices {
 				t.Fatalf("%s: %d invoices, were %d", tt.name, got, invoices)
 			}
-			if got := count(`SELECT COUNT(*) FROM subscriptions WHERE id = ?`, inv.SubscriptionID) + count(`SELECT COUNT(*) FROM subscribers WHERE id = ?`, inv.SubscriberID); got != 2 {
+			if got := count(`SELECT COUNT(*) FROM subscriptions WHERE id = ?`, inv.SubscriptionID) + count(`SELECT COUNT(*) FROM subscribers WHERE id = ?`, lone); got != 2 {
 				t.Fatalf("%s: the invoiced line or subscriber is gone", tt.name)
 			}
 		}
 		// What the checks let through: invoices of existing lines and subscribers, an anonymous
 		// line's invoice without a subscriber, an invoice moved to another existing line.
-		for name, write := range map[string]func(tx *store.Tx) error{
-			"an invoice":                           insertOne(good),
-			"a batch":                              insertBatch(issued(other, inv.SubscriberID), issued(other, "")),
-			"an invoice moved to an existing line": exec(`UPDATE invoices SET subscription_id = ? WHERE id = ?`, other, inv.ID),
-		} {
-			if err := s.InTx(ctx, write); err != nil {
-				t.Errorf("%s: %v", name, err)
+		var third string
+		if err := rawdb.Writer(s).QueryRowContext(ctx, s.Dialect.Rebind(`SELECT id FROM subscriptions WHERE id NOT IN (?, ?) ORDER BY id LIMIT 1`),
+			inv.SubscriptionID, other).Scan(&third); err != nil {
+			t.Fatal(err)
+		}
+		allowed := []struct {
+			name  string
+			write func(tx *store.Tx) error
+		}{
+			{"an invoice", insertOne(good)},
+			{"a batch with an invoice without a subscriber", insertBatch(issued(third, inv.SubscriberID), issued(other, ""))},
+			{"an invoice moved to an existing line", exec(`UPDATE invoices SET subscription_id = ? WHERE id = ?`, other, inv.ID)},
+		}
+		for _, tt := range allowed {
+			if err := s.InTx(ctx, tt.write); err != nil {
+				t.Errorf("%s: %v", tt.name, err)
 			}
+		}
+		if got := count(`SELECT COUNT(*) FROM invoices WHERE subscriber_id IS NULL AND subscription_id = ? AND period = '2030-01'`, other); got != 1 {
+			t.Errorf("the invoice without a subscriber: %d written", got)
 		}
 	})
 }
