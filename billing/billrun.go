@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -247,23 +248,36 @@ func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.P
 	if len(issued) == 0 {
 		return 0, nil
 	}
-	return len(issued), tx.InsertAudits(ctx, []subprov.AuditEntry{batchAudit(p.ID, runID, period, issued)}, now)
+	entry, err := batchAudit(p, runID, period, issued)
+	if err != nil {
+		return 0, err
+	}
+	return len(issued), tx.InsertAudits(ctx, []subprov.AuditEntry{entry}, now)
 }
 
 // batchAudit is the audit entry of a batch of a bill run's invoices: the run (its id, as the
 // list of bill runs shows it), and in the entry's details the period, how many invoices, the
-// first and last of their numbers, and their total. Each invoice is a row of its own already;
-// an entry each would add as many entries to the audit log every month as there are
-// platform-billed lines (docs/performance.md, "The bill run").
-func batchAudit(providerID, runID string, period Period, invoices []*subprov.Invoice) subprov.AuditEntry {
+// first and last of their numbers, their total and its currency. Each invoice is a row of its
+// own already; an entry each would add as many entries to the audit log every month as there
+// are platform-billed lines (docs/performance.md, "The bill run").
+func batchAudit(p *subprov.Provider, runID string, period Period, invoices []*subprov.Invoice) (subprov.AuditEntry, error) {
 	var total subprov.Money
 	for _, inv := range invoices {
 		total += inv.Total
 	}
-	details := fmt.Sprintf(`{"period":%q,"invoices":%d,"first_number":%q,"last_number":%q,"total":"%s"}`,
-		period.String(), len(invoices), invoices[0].Number, invoices[len(invoices)-1].Number, total)
-	return subprov.AuditEntry{ProviderID: providerID, Actor: subprov.Actor{Type: subprov.ActorSystem, ID: "billing"},
-		Action: "bill_run.invoices_issued", ObjectType: "bill_run", ObjectID: runID, Details: details}
+	details, err := json.Marshal(struct {
+		Period   string `json:"period"`
+		Invoices int    `json:"invoices"`
+		First    string `json:"first_number"`
+		Last     string `json:"last_number"`
+		Total    string `json:"total"`
+		Currency string `json:"currency"`
+	}{period.String(), len(invoices), invoices[0].Number, invoices[len(invoices)-1].Number, total.String(), p.Currency})
+	if err != nil {
+		return subprov.AuditEntry{}, fmt.Errorf("audit of a bill run's batch: %w", err)
+	}
+	return subprov.AuditEntry{ProviderID: p.ID, Actor: subprov.Actor{Type: subprov.ActorSystem, ID: "billing"},
+		Action: "bill_run.invoices_issued", ObjectType: "bill_run", ObjectID: runID, Details: string(details)}, nil
 }
 
 func parsePeriod(s string) (Period, error) {
