@@ -597,12 +597,19 @@ func (cl *cluster) kill(t *testing.T) {
 	replica.Kill()
 	killAt := time.Now()
 	cl.workers[leader].Kill()
-	res, err := rawdb.Writer(cl.st).ExecContext(context.Background(), `UPDATE river_job SET attempted_at = '2000-01-01 00:00:00'
-		WHERE state = 'running' AND attempted_by[cardinality(attempted_by)] = $1`, fmt.Sprintf("%s-%d", host, pid))
-	if err != nil {
-		t.Fatalf("hand the dead worker's jobs out: %v", err)
+	// handOut makes the dead worker's running jobs the rescuer's at once. It runs again before
+	// the restart: a statement the worker sent just before it died (a fetch that marks jobs
+	// running for it) still runs to its end on the server, and may end after the first pass.
+	handOut := func() int64 {
+		res, err := rawdb.Writer(cl.st).ExecContext(context.Background(), `UPDATE river_job SET attempted_at = '2000-01-01 00:00:00'
+			WHERE state = 'running' AND attempted_by[cardinality(attempted_by)] = $1`, fmt.Sprintf("%s-%d", host, pid))
+		if err != nil {
+			t.Fatalf("hand the dead worker's jobs out: %v", err)
+		}
+		n, _ := res.RowsAffected()
+		return n
 	}
-	stuck, _ := res.RowsAffected()
+	stuck := handOut()
 	var handoff time.Duration
 	for deadline := time.Now().Add(2 * handOverBound); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if len(leads(t, other.LogPath)) > before {
@@ -616,11 +623,12 @@ func (cl *cluster) kill(t *testing.T) {
 	if handoff > handOverBound {
 		t.Errorf("the sweeps were handed over %v after their leader died, want within %v", handoff.Round(time.Millisecond), handOverBound)
 	}
+	time.Sleep(2 * time.Second)
+	stuck += handOut()
 	cl.mu.Lock()
 	cl.killed = fmt.Sprintf("replica 3 and worker %d (leading the sweeps, %d jobs running) SIGKILLed; the other worker led %v later", leader+1, stuck, handoff.Round(time.Millisecond))
 	cl.killAt, cl.handoff, cl.leader = killAt, handoff, leader
 	cl.mu.Unlock()
-	time.Sleep(2 * time.Second)
 	replica.Start()
 	cl.workers[leader].Start()
 }
