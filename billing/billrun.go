@@ -255,6 +255,17 @@ func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.P
 	return len(issued), tx.InsertAudits(ctx, []subprov.AuditEntry{entry}, now)
 }
 
+// BatchAuditDetails are the details of the audit entry of a batch of a bill run's invoices
+// (bill_run.invoices_issued).
+type BatchAuditDetails struct {
+	Period   string `json:"period"`       // YYYY-MM
+	Invoices int    `json:"invoices"`     // how many the batch issued
+	First    string `json:"first_number"` // the first and last of their numbers
+	Last     string `json:"last_number"`
+	Total    string `json:"total"` // their totals' sum, in Currency
+	Currency string `json:"currency"`
+}
+
 // batchAudit is the audit entry of a batch of a bill run's invoices: the run (its id, as the
 // list of bill runs shows it), and in the entry's details the period, how many invoices, the
 // first and last of their numbers, their total and its currency. Each invoice is a row of its
@@ -265,14 +276,8 @@ func batchAudit(p *subprov.Provider, runID string, period Period, invoices []*su
 	for _, inv := range invoices {
 		total += inv.Total
 	}
-	details, err := json.Marshal(struct {
-		Period   string `json:"period"`
-		Invoices int    `json:"invoices"`
-		First    string `json:"first_number"`
-		Last     string `json:"last_number"`
-		Total    string `json:"total"`
-		Currency string `json:"currency"`
-	}{period.String(), len(invoices), invoices[0].Number, invoices[len(invoices)-1].Number, total.String(), p.Currency})
+	details, err := json.Marshal(BatchAuditDetails{Period: period.String(), Invoices: len(invoices), First: invoices[0].Number,
+		Last: invoices[len(invoices)-1].Number, Total: total.String(), Currency: p.Currency})
 	if err != nil {
 		return subprov.AuditEntry{}, fmt.Errorf("audit of a bill run's batch: %w", err)
 	}

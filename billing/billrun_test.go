@@ -22,16 +22,6 @@ import (
 
 const northwind = "8d0c7f2e-1a3b-4c5d-9e6f-000000000001"
 
-// batchEntry is what a bill run's audit entry of a batch details.
-type batchEntry struct {
-	Period   string `json:"period"`
-	Invoices int    `json:"invoices"`
-	First    string `json:"first_number"`
-	Last     string `json:"last_number"`
-	Total    string `json:"total"`
-	Currency string `json:"currency"`
-}
-
 // loadDemo loads the demo fixture now, its logins hashed at the test cost (no test here logs in).
 func loadDemo(t *testing.T, s *store.Store) {
 	t.Helper()
@@ -78,27 +68,15 @@ func TestBillRunOverTenThousandLines(t *testing.T) {
 			return c
 		}
 		// audited returns the audit entries of a bill run's batches and the invoices they count.
-		audited := func(runID string) (entries []batchEntry, invoices int) {
+		audited := func(runID string) (entries []billing.BatchAuditDetails, invoices int) {
 			t.Helper()
-			rows, err := s.R().Query(ctx, `SELECT details FROM audit_log WHERE action = 'bill_run.invoices_issued' AND object_type = 'bill_run'
-				AND subject_id = ? AND provider_id = ? AND actor_type = 'system'`, runID, northwind)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var details string
-				var e batchEntry
-				if err := rows.Scan(&details); err != nil {
-					t.Fatal(err)
-				}
+			for _, details := range testdb.Strings(t, s.R().Query, `SELECT details FROM audit_log WHERE action = 'bill_run.invoices_issued'
+				AND object_type = 'bill_run' AND subject_id = ? AND provider_id = ? AND actor_type = 'system'`, runID, northwind) {
+				var e billing.BatchAuditDetails
 				if err := json.Unmarshal([]byte(details), &e); err != nil || e.Period != "2026-12" || e.Invoices == 0 || e.First == "" || e.Last < e.First {
 					t.Fatalf("a batch's audit details %s (%v)", details, err)
 				}
 				entries, invoices = append(entries, e), invoices+e.Invoices
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatal(err)
 			}
 			return entries, invoices
 		}
@@ -153,7 +131,7 @@ func TestBillRunOverTenThousandLines(t *testing.T) {
 		}
 		// Its one batch: the 150 invoices it wrote (the other lines of their page it skipped),
 		// their numbers and their total.
-		var want batchEntry
+		var want billing.BatchAuditDetails
 		var total int64
 		if err := s.R().QueryRow(ctx, `SELECT COUNT(*), MIN(number), MAX(number), SUM(total_minor) FROM invoices WHERE period = '2026-12'
 			AND subscription_id IN (SELECT id FROM subscriptions WHERE id LIKE 'bulk-%' ORDER BY id DESC LIMIT 150)`).
