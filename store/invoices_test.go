@@ -129,11 +129,8 @@ func TestInvoiceOncePerPeriodKindAndOccasion(t *testing.T) {
 // same line at once) fails when it comes to use it, instead of billing it a second time.
 func TestAnAdjustmentIsUsedOnce(t *testing.T) {
 	t.Parallel()
-	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+	eachGeneratedStore(t, gen.Options{Subscribers: 20, Providers: 1, Seed: 7, Now: now}, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 20, Providers: 1, Seed: 7, Now: now}); err != nil {
-			t.Fatal(err)
-		}
 		var line, provider string
 		if err := rawdb.Writer(s).QueryRowContext(ctx, `SELECT id, provider_id FROM subscriptions ORDER BY id LIMIT 1`).Scan(&line, &provider); err != nil {
 			t.Fatal(err)
@@ -176,11 +173,8 @@ func TestAnAdjustmentIsUsedOnce(t *testing.T) {
 // statement's rows rather than foreign keys; on SQLite, foreign keys.)
 func TestInvoicesNameExistingLinesAndSubscribers(t *testing.T) {
 	t.Parallel()
-	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+	eachGeneratedStore(t, gen.Options{Subscribers: 20, Providers: 1, Seed: 7, Now: now}, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 20, Providers: 1, Seed: 7, Now: now}); err != nil {
-			t.Fatal(err)
-		}
 		var inv subprov.Invoice
 		if err := rawdb.Writer(s).QueryRowContext(ctx, `SELECT id, provider_id, subscriber_id, subscription_id FROM invoices ORDER BY id LIMIT 1`).
 			Scan(&inv.ID, &inv.ProviderID, &inv.SubscriberID, &inv.SubscriptionID); err != nil {

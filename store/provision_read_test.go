@@ -18,11 +18,8 @@ import (
 // without one) and its plan version (PlanVersion).
 func TestLineToProvisionAgreesWithItsFourReads(t *testing.T) {
 	t.Parallel()
-	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+	eachGeneratedStore(t, gen.Options{Subscribers: 40, Providers: 2, Seed: 5, Now: now}, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 40, Providers: 2, Seed: 5, Now: now}); err != nil {
-			t.Fatal(err)
-		}
 		withPort := testdb.Strings(t, rawdb.Writer(s).QueryContext, s.Dialect.Rebind(`SELECT id FROM subscriptions WHERE port_id IS NOT NULL ORDER BY id LIMIT 1`))
 		otherProvider := testdb.Strings(t, rawdb.Writer(s).QueryContext, s.Dialect.Rebind(`SELECT id FROM subscriptions WHERE provider_id = ? ORDER BY id LIMIT 1`), gen.ProviderID(2))
 		if len(withPort) != 1 || len(otherProvider) != 1 {
@@ -101,11 +98,8 @@ func TestLineToProvisionAgreesWithItsFourReads(t *testing.T) {
 // provider covers the port's building, and that its building is the one CoveredBuilding reads.
 func TestLocationByPortForTellsCoverage(t *testing.T) {
 	t.Parallel()
-	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+	eachGeneratedStore(t, gen.Options{Subscribers: 20, Providers: 2, Seed: 6, Now: now}, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		if _, err := gen.Run(ctx, s, gen.Options{Subscribers: 20, Providers: 2, Seed: 6, Now: now}); err != nil {
-			t.Fatal(err)
-		}
 		hashes := testdb.Strings(t, rawdb.Writer(s).QueryContext, s.Dialect.Rebind(`SELECT p.location_hash FROM ports p
 			JOIN building_providers bp ON bp.building_id = p.building_id AND bp.provider_id = ?
 			WHERE p.location_hash IS NOT NULL AND NOT EXISTS (SELECT 1 FROM building_providers o

@@ -12,6 +12,7 @@ import (
 
 	"github.com/subprov/subprov"
 	"github.com/subprov/subprov/fixture"
+	"github.com/subprov/subprov/gen"
 	"github.com/subprov/subprov/identity"
 	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
@@ -19,6 +20,17 @@ import (
 )
 
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// eachGeneratedStore runs fn on a store of each engine that subprov gen filled with o.
+func eachGeneratedStore(t *testing.T, o gen.Options, fn func(t *testing.T, s *store.Store)) {
+	t.Helper()
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		if _, err := gen.Run(context.Background(), s, o); err != nil {
+			t.Fatal(err)
+		}
+		fn(t, s)
+	})
+}
 
 func TestRebind(t *testing.T) {
 	t.Parallel()
