@@ -71,7 +71,7 @@ func (s *Service) Search(ctx context.Context, c Caller, q string, limit int) (*S
 		return nil, subprov.Invalid(map[string]string{"query:limit": "must be an integer from 1 to 100"})
 	}
 	out := &SearchResult{Results: []Candidate{}}
-	ids, err := search.Match(ctx, s.Store.SearchR(), c.Provider.ID, q, MaxMatchCount+1)
+	ids, err := search.Match(ctx, s.Store.SearchR(), []string{c.Provider.ID}, q, MaxMatchCount+1)
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,7 @@ func TestGenWritesConsistentData(t *testing.T) {
 				}
 			}
 			for _, q := range []string{email, number} {
-				ids, err := search.Subscribers(ctx, st.SearchR(), gen.ProviderID(2), search.QueryTerms(q), 10)
+				ids, err := search.Subscribers(ctx, st.SearchR(), []string{gen.ProviderID(2)}, search.QueryTerms(q), 10)
 				if err != nil || len(ids) != 1 || ids[0] != gen.SubscriberID(2, 10) {
 					t.Errorf("search %q (indexed again: %v): %v, %v", q, reindexed, ids, err)
 				}

@@ -47,6 +47,7 @@ func TestOpsSubscriberList(t *testing.T) {
 			{"q by customer number", admin, "q=0042-117", 200, []string{marieID}, nil, nil},
 			{"q by phone in another format", admin, "q=" + url.QueryEscape("(514) 555-0142"), 200, []string{marieID}, nil, nil},
 			{"q by id prefix", admin, "q=s2000000", 200, []string{liamID}, nil, nil},
+			{"q over every provider finds each one's", admin, "q=example", 200, nil, []string{marieID, priyaID, liamID}, nil},
 			{"q scoped to the provider", northwindViewer, "q=chen", 200, []string{}, nil, nil},
 			{"status", northwindViewer, "status=PENDING_INSTALL", 200, []string{jeanID}, nil, nil},
 			{"q and provider", admin, "q=tremblay&provider_id=" + mapleProvider, 200, []string{}, nil, nil},

@@ -229,7 +229,7 @@ var marieSearches = []string{"Marie Tremblay", servicetest.EmailMarie}
 // customers.
 func searchFinds(t *testing.T, e *servicetest.Env, q, subscriber string) bool {
 	t.Helper()
-	ids, err := search.Match(context.Background(), e.Store.SearchR(), servicetest.Northwind, q, 10)
+	ids, err := search.Match(context.Background(), e.Store.SearchR(), []string{servicetest.Northwind}, q, 10)
 	if err != nil {
 		t.Fatalf("search %q: %v", q, err)
 	}

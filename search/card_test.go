@@ -170,7 +170,7 @@ func TestSearchCards(t *testing.T) {
 		if got := moved[0].Locations[0]; got.Street != "77 Rue Renommée" || got.UnitNumber != "9901" {
 			t.Errorf("after the move the card shows %q unit %q", got.Street, got.UnitNumber)
 		}
-		found, err := search.Subscribers(ctx, s.SearchR(), provider, search.QueryTerms("9901 Rue Renommee"), 10)
+		found, err := search.Subscribers(ctx, s.SearchR(), []string{provider}, search.QueryTerms("9901 Rue Renommee"), 10)
 		if err != nil || !slices.Contains(found, ids[0]) {
 			t.Errorf("search by the new address: %v, %v", found, err)
 		}

@@ -19,8 +19,9 @@ func CardStatements(providerID string, ids []string) map[string]Statement {
 	}
 }
 
-// SubscribersByIDPrefixStatement is the customer-id search, with arguments for providerID and
-// prefix.
-func SubscribersByIDPrefixStatement(providerID, prefix string) Statement {
-	return Statement{subscribersByIDPrefix, []any{prefix, prefix + "g", providerID, 101}}
+// SubscribersByIDPrefixStatement is the customer-id search, with arguments for providerIDs
+// and prefix.
+func SubscribersByIDPrefixStatement(providerIDs []string, prefix string) Statement {
+	args := append([]any{prefix}, sqltext.Args(prefix+"{", providerIDs)...)
+	return Statement{subscribersByIDPrefix(len(providerIDs)), append(args, 101)}
 }

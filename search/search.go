@@ -217,9 +217,10 @@ type Index interface {
 	// Write makes the index hold terms for the subscriber, none to take it out, inside tx,
 	// after its row's search_terms were set to them.
 	Write(ctx context.Context, tx Tx, providerID, subscriberID string, terms []string) error
-	// Match returns up to max ids of the provider's subscribers carrying, for each of
-	// prefixes, a term that starts with it, in the index's own order.
-	Match(ctx context.Context, q Querier, providerID string, prefixes []string, max int) ([]string, error)
+	// Match returns up to max ids of the providers' subscribers carrying, for each of
+	// prefixes, a term that starts with it, in the index's own order: one statement however
+	// many providers are named.
+	Match(ctx context.Context, q Querier, providerIDs []string, prefixes []string, max int) ([]string, error)
 }
 
 // Row is one row of QueryRow. The store's Scan returns engine errors translated: no row is
@@ -236,17 +237,20 @@ type Tx interface {
 
 // subscribersByIDPrefix is a range of the subscribers primary key: ids are lower-case letters,
 // digits and dashes, which all sort before '{', as the term search's ranges assume too. The
-// provider is checked per row (unindexed), so no engine reads the provider's whole range of an
-// index led by provider_id instead. Arguments: the prefix, the prefix + "{", the provider, the
+// providers are checked per row (unindexed), so no engine reads a provider's whole range of an
+// index led by provider_id instead. Arguments: the prefix, the prefix + "{", n providers, the
 // limit.
-var subscribersByIDPrefix = `SELECT id FROM subscribers WHERE id >= ? AND id < ? AND ` + sqltext.Unindexed("provider_id") + ` = ? ORDER BY id LIMIT ?`
+func subscribersByIDPrefix(n int) string {
+	return `SELECT id FROM subscribers WHERE id >= ? AND id < ? AND ` + sqltext.Unindexed("provider_id") + ` IN (` + sqltext.Placeholders(n) + `) ORDER BY id LIMIT ?`
+}
 
-// SubscribersByIDPrefix returns up to max ids of the provider's subscribers that start with
+// SubscribersByIDPrefix returns up to max ids of the providers' subscribers that start with
 // prefix (IDPrefix): one range read of the subscribers primary key. Ids stay out of the search
 // index (customer_search_terms): every order would write another row there for a query agents
 // seldom type.
-func SubscribersByIDPrefix(ctx context.Context, q Querier, providerID, prefix string, max int) ([]string, error) {
-	ids, err := sqltext.Strings(ctx, q, "search subscribers by id", subscribersByIDPrefix, prefix, prefix+"{", providerID, max)
+func SubscribersByIDPrefix(ctx context.Context, q Querier, providerIDs []string, prefix string, max int) ([]string, error) {
+	args := append([]any{prefix}, sqltext.Args(prefix+"{", providerIDs)...)
+	ids, err := sqltext.Strings(ctx, q, "search subscribers by id", subscribersByIDPrefix(len(providerIDs)), append(args, max)...)
 	if err != nil {
 		return nil, err
 	}
@@ -419,10 +423,10 @@ func Reindex(ctx context.Context, tx Tx, subscriberID string) error {
 	return nil
 }
 
-// hasTermWithPrefix reports whether any of the provider's customers carries a term starting
+// hasTermWithPrefix reports whether any of the providers' customers carries a term starting
 // with p.
-func hasTermWithPrefix(ctx context.Context, q Querier, providerID, p string) (bool, error) {
-	ids, err := q.Index().Match(ctx, q, providerID, []string{p}, 1)
+func hasTermWithPrefix(ctx context.Context, q Querier, providerIDs []string, p string) (bool, error) {
+	ids, err := q.Index().Match(ctx, q, providerIDs, []string{p}, 1)
 	if err != nil {
 		return false, fmt.Errorf("probe %q: %w", p, err)
 	}
@@ -435,7 +439,7 @@ func hasTermWithPrefix(ctx context.Context, q Querier, providerID, p string) (bo
 // words joined from each word on), so a common first name and a common surname typed together
 // are one short index range instead of the intersection of two long ones.
 // The caller has found no customer with the whole query as a phrase, so runs start shorter.
-func phrases(ctx context.Context, q Querier, providerID string, words []string) ([]string, error) {
+func phrases(ctx context.Context, q Querier, providerIDs []string, words []string) ([]string, error) {
 	var out []string
 	for i := 0; i < len(words); {
 		j := len(words)
@@ -443,7 +447,7 @@ func phrases(ctx context.Context, q Querier, providerID string, words []string) 
 			j-- // the whole query: known absent
 		}
 		for ; j > i+1; j-- {
-			ok, err := hasTermWithPrefix(ctx, q, providerID, cut(strings.Join(words[i:j], "")))
+			ok, err := hasTermWithPrefix(ctx, q, providerIDs, cut(strings.Join(words[i:j], "")))
 			if err != nil {
 				return nil, err
 			}
@@ -469,25 +473,27 @@ func dedupe(ss []string) []string {
 	return out
 }
 
-// Subscribers returns the ids of a provider's subscribers matching every word of an
+// Subscribers returns the ids of the providers' subscribers matching every word of an
 // agent's query (QueryTerms), at most max. Words typed together that stand together in some
 // customer's value are matched as that phrase (see phrases); each phrase or remaining word
-// must then start one of the subscriber's terms. Results come in the index's order (Index).
-func Subscribers(ctx context.Context, q Querier, providerID string, words []string, max int) ([]string, error) {
+// must then start one of the subscriber's terms. The providers' customers are one set: a
+// phrase one provider's customer holds is matched as a phrase in every provider's. Results
+// come in the index's order (Index).
+func Subscribers(ctx context.Context, q Querier, providerIDs []string, words []string, max int) ([]string, error) {
 	if len(words) == 0 {
 		return nil, nil
 	}
 	// The whole query as one phrase first: the usual query (a name, an e-mail, an address, a
 	// unit and its street) is then a single prefix.
-	ids, err := q.Index().Match(ctx, q, providerID, []string{cut(strings.Join(words, ""))}, max)
+	ids, err := q.Index().Match(ctx, q, providerIDs, []string{cut(strings.Join(words, ""))}, max)
 	if err != nil || len(ids) > 0 || len(words) == 1 {
 		return ids, err
 	}
-	prefixes, err := phrases(ctx, q, providerID, words)
+	prefixes, err := phrases(ctx, q, providerIDs, words)
 	if err != nil {
 		return nil, err
 	}
-	return q.Index().Match(ctx, q, providerID, prefixes, max)
+	return q.Index().Match(ctx, q, providerIDs, prefixes, max)
 }
 
 // DigitsOnly is a phone number's digits: the digit-only forms of phone terms, and the
@@ -502,17 +508,18 @@ func DigitsOnly(s string) string {
 	return b.String()
 }
 
-// Match returns the ids of a provider's subscribers that an agent's query text matches, at
-// most max: a customer id, or its first 8 or more characters (IDPrefix), first, through the
-// subscribers' primary key; then every subscriber carrying each word of the text (QueryTerms,
-// Subscribers). It is the one matcher of customer search, for the agent surface and the
-// operations surface alike.
-func Match(ctx context.Context, q Querier, providerID, text string, max int) ([]string, error) {
+// Match returns the ids of the providers' subscribers that an agent's query text matches, at
+// most max in all: a customer id, or its first 8 or more characters (IDPrefix), first, through
+// the subscribers' primary key; then every subscriber carrying each word of the text
+// (QueryTerms, Subscribers). It is the one matcher of customer search, for the agent surface
+// (its provider) and the operations surface (one provider, or every provider for a platform
+// operator) alike; each of its statements reads every provider named at once.
+func Match(ctx context.Context, q Querier, providerIDs []string, text string, max int) ([]string, error) {
 	terms := QueryTerms(text)
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	ids, err := Subscribers(ctx, q, providerID, terms, max)
+	ids, err := Subscribers(ctx, q, providerIDs, terms, max)
 	if err != nil {
 		return nil, err
 	}
@@ -522,7 +529,7 @@ func Match(ctx context.Context, q Querier, providerID, text string, max int) ([]
 	if !ok {
 		return ids, nil
 	}
-	byID, err := SubscribersByIDPrefix(ctx, q, providerID, prefix, max)
+	byID, err := SubscribersByIDPrefix(ctx, q, providerIDs, prefix, max)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func BenchmarkAgentSearch(b *testing.B) {
 			b.Run(kind, func(b *testing.B) {
 				b.ReportAllocs() // a search's garbage is a good part of its CPU under load (BENCHMARKS.md)
 				for b.Loop() {
-					ids, err := search.Subscribers(ctx, st.SearchR(), gen.ProviderID(1), search.QueryTerms(q), agent.MaxMatchCount+1)
+					ids, err := search.Subscribers(ctx, st.SearchR(), []string{gen.ProviderID(1)}, search.QueryTerms(q), agent.MaxMatchCount+1)
 					if err != nil || len(ids) == 0 {
 						b.Fatalf("%q: %v %v", q, ids, err)
 					}

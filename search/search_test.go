@@ -219,10 +219,84 @@ func TestSearchKeepsProvidersApartWhenTheirMarksCollide(t *testing.T) {
 		}
 		for i, p := range []string{p1, p2} {
 			for _, q := range []string{"marie tremblay", "tremblay", "example"} {
-				ids, err := search.Subscribers(ctx, s.SearchR(), p, search.QueryTerms(q), 10)
+				ids, err := search.Subscribers(ctx, s.SearchR(), []string{p}, search.QueryTerms(q), 10)
 				if want := []string{fmt.Sprintf("sub-%d", i)}; err != nil || !slices.Equal(ids, want) {
 					t.Errorf("%s, %q: %v, %v; want %v", p, q, ids, err, want)
 				}
+			}
+		}
+	})
+}
+
+// TestSearchOverSeveralProviders: a search over several providers at once (the operations
+// surface's over every provider) finds the customers of each provider named and no one else's,
+// a provider sharing a named one's mark included, by every kind of query, with one statement
+// for each of the search's steps.
+func TestSearchOverSeveralProviders(t *testing.T) {
+	t.Parallel()
+	// p1 and p2 share a mark (the first six hex digits of the id's MD5); p3 has its own.
+	const p1, p2, p3 = "provider-406", "provider-2396", "provider-3"
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		ids := map[string]string{} // e-mail: subscriber
+		for _, c := range []struct{ provider, first, last, email string }{
+			{p1, "Marie", "Tremblay", "marie@p1.example"},
+			{p2, "Marie", "Tremblay", "marie@p2.example"},
+			{p3, "Marie", "Tremblay", "marie@p3.example"},
+			{p3, "Marie", "Roy", "roy@p3.example"},
+			{p3, "Jean", "Tremblay", "jean@p3.example"},
+		} {
+			seedProvider(t, s, c.provider)
+			err := s.InTx(ctx, func(tx *store.Tx) error {
+				sub, _, err := tx.EnsureSubscriber(ctx, c.provider, subprov.Contact{FirstName: c.first, LastName: c.last, Email: c.email}, now)
+				if err == nil {
+					ids[c.email] = sub.ID
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tc := range []struct {
+			name      string
+			providers []string
+			q         string
+			want      []string // e-mails
+		}{
+			{"a name over two providers", []string{p1, p3}, "marie tremblay", []string{"marie@p1.example", "marie@p3.example"}},
+			{"a name over every provider", []string{p1, p2, p3}, "marie tremblay", []string{"marie@p1.example", "marie@p2.example", "marie@p3.example"}},
+			{"one word", []string{p1, p3}, "tremblay", []string{"jean@p3.example", "marie@p1.example", "marie@p3.example"}},
+			{"an e-mail", []string{p1, p3}, "roy@p3.example", []string{"roy@p3.example"}},
+			{"words apart, as phrases", []string{p1, p3}, "roy marie", []string{"roy@p3.example"}},
+			{"a provider sharing a mark, not named", []string{p1}, "marie", []string{"marie@p1.example"}},
+			{"the other of the pair", []string{p2, p3}, "example p2", []string{"marie@p2.example"}},
+			{"nobody", []string{p1, p2, p3}, "gagnon", nil},
+		} {
+			got, err := search.Match(ctx, s.SearchR(), tc.providers, tc.q, 10)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			var want []string
+			for _, e := range tc.want {
+				want = append(want, ids[e])
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: %q over %v = %v, want %v", tc.name, tc.q, tc.providers, got, want)
+			}
+		}
+		// A customer id's start, over several providers: only the named providers' customers.
+		for _, tc := range []struct {
+			providers []string
+			email     string
+			found     bool
+		}{{[]string{p1, p3}, "roy@p3.example", true}, {[]string{p1, p3}, "marie@p2.example", false}} {
+			id := ids[tc.email]
+			got, err := search.Match(ctx, s.SearchR(), tc.providers, id[:13], 10)
+			if err != nil || slices.Contains(got, id) != tc.found {
+				t.Errorf("id of %s over %v: %v, %v; want found %v", tc.email, tc.providers, got, err, tc.found)
 			}
 		}
 	})
@@ -326,7 +400,7 @@ func seedMarieTremblay(t *testing.T, s *store.Store) *subprov.Subscriber {
 // searchP1 returns the ids an agent's query q finds among provider p1's subscribers.
 func searchP1(t *testing.T, s *store.Store, q string) []string {
 	t.Helper()
-	ids, err := search.Subscribers(context.Background(), s.SearchR(), "p1", search.QueryTerms(q), 10)
+	ids, err := search.Subscribers(context.Background(), s.SearchR(), []string{"p1"}, search.QueryTerms(q), 10)
 	if err != nil {
 		t.Fatalf("%q: %v", q, err)
 	}
@@ -392,7 +466,7 @@ func TestSubscribersByIDPrefix(t *testing.T) {
 		for _, email := range []string{"a@example.ca", "b@example.ca"} {
 			id := ids[email]
 			for _, n := range []int{8, 13, 36} {
-				got, err := search.SubscribersByIDPrefix(ctx, s.SearchR(), "p1", id[:n], 10)
+				got, err := search.SubscribersByIDPrefix(ctx, s.SearchR(), []string{"p1"}, id[:n], 10)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -401,7 +475,7 @@ func TestSubscribersByIDPrefix(t *testing.T) {
 				}
 			}
 		}
-		if got, err := search.SubscribersByIDPrefix(ctx, s.SearchR(), "p1", ids["c@example.ca"], 10); err != nil || len(got) != 0 {
+		if got, err := search.SubscribersByIDPrefix(ctx, s.SearchR(), []string{"p1"}, ids["c@example.ca"], 10); err != nil || len(got) != 0 {
 			t.Errorf("another provider's subscriber: %v %v", got, err)
 		}
 	})

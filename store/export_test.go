@@ -48,14 +48,23 @@ func (s *Store) StandInLaterTables(ctx context.Context) (func() error, error) {
 	}, nil
 }
 
-// SearchMatchStatements is agent search's lookup in d's index, a two-phrase query's, with
-// arguments for providerID.
-func SearchMatchStatements(d Dialect, providerID string) map[string]Statement {
+// SearchMatchStatements is agent search's lookup in d's index, a two-phrase query's, for one
+// provider and for three at once (a platform-wide search of the operations surface).
+func SearchMatchStatements(d Dialect) map[string]Statement {
+	return map[string]Statement{
+		"search match":                      SearchMatchStatement(d, []string{"p-search"}),
+		"search match over three providers": SearchMatchStatement(d, []string{"p-search", "p-other", "p-third"}),
+	}
+}
+
+// SearchMatchStatement is agent search's lookup of a two-phrase query in d's index over the
+// providers.
+func SearchMatchStatement(d Dialect, providerIDs []string) Statement {
 	phrases := []string{"marietremblay", "1204"}
 	if d == Postgres {
-		return map[string]Statement{"search match": {pgSearchMatch, []any{pgTSQuery(providerID, phrases), providerID, 101}}}
+		return Statement{pgSearchMatch(len(providerIDs)), matchArgs(pgTSQuery(providerIDs, phrases), providerIDs, 101)}
 	}
-	return map[string]Statement{"search match": {sqliteSearchMatch, []any{ftsQuery(providerID, phrases), providerID, 101}}}
+	return Statement{sqliteSearchMatch(len(providerIDs)), matchArgs(ftsQuery(providerIDs, phrases), providerIDs, 101)}
 }
 
 // LineHolding is the read of the line that holds a place.
@@ -126,8 +135,9 @@ func WebhookEventsQuery(f WebhookEventFilter, page subprov.Page) Statement {
 }
 
 // SubscriberListStatements are the reads of a page of the operations surface's list of a
-// provider's subscribers, of the slices of its subscribers with a line in a status and of those
-// (its own, every provider's) with a line being provisioned or whose provisioning failed, and
+// provider's subscribers, of the slices of its subscribers with a line in a status, of every
+// provider's with a line pending installation or suspended, and of those (its own, every
+// provider's) with a line being provisioned or whose provisioning failed, and
 // the overview's counts of those lines and of the provider's overdue invoices, with arguments
 // for providerID.
 func SubscriberListStatements(providerID string) map[string]Statement {
@@ -143,6 +153,10 @@ func SubscriberListStatements(providerID string) map[string]Statement {
 		out[name+" subscribers being provisioned"] = Statement{q, args}
 		q, args = failedProvisioningCount(ProvisioningFailed, provider)
 		out["the overview's count of "+name+" lines failing provisioning"] = Statement{q, args}
+	}
+	for _, status := range indexedStatuses {
+		q, args := subscribersWithRareStatus(status, "s-1", 200)
+		out["every provider's subscribers with a line "+status] = Statement{q, args}
 	}
 	q, args := overdueCount(InvoiceOpen, "2026-12-01", providerID)
 	out["the overview's count of a provider's overdue invoices"] = Statement{q, args}

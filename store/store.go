@@ -251,14 +251,22 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 	// The counters' connection waits at most 100 ms for the provider row: longer means this
 	// very transaction (or a long one like a bill run batch) holds it, and the caller then
 	// takes the number inside its own transaction instead.
-	aux := sessionPool(cfg, "lock_timeout", "100ms", 1)
+	aux := sessionPool(cfg, 1, map[string]string{"lock_timeout": "100ms"})
 	// Agent search's sessions always run a prepared statement's generic plan. The search
 	// index's range (term >= $2 AND term < $3) has no selectivity the planner can know without
 	// the values, so its generic plan looks costlier than any custom one and the default
 	// plan_cache_mode planned every search anew, though both plans are the same primary-key
 	// range scan (docs/performance.md).
+	// They never scan a table either (enable_seqscan off): every search statement has an index
+	// to read (the terms' GIN index, the primary keys), and the planner cannot tell what a
+	// scan costs, as it takes the terms' index expression (the provider's mark put before each
+	// term) for a few cheap operators where it is tens of microseconds a row. A custom plan of
+	// a match over every provider, whose hundred prefixes it takes for tens of thousands of
+	// rows, scanned the table under the LIMIT: 45 s at a million subscribers, for 2 ms through
+	// the index (docs/performance.md). The generic plans keep to the index too; this holds
+	// whatever the plan.
 	// Only search reads go there: other queries keep the planner's per-value choice.
-	search := sessionPool(cfg, "plan_cache_mode", "force_generic_plan", searchConns)
+	search := sessionPool(cfg, searchConns, map[string]string{"plan_cache_mode": "force_generic_plan", "enable_seqscan": "off"})
 	// The change log is read on a session of its own, as on SQLite: a read waiting for one of
 	// db's sessions, all held by writes under load, would stop remembered reads being served.
 	changes := engine.NewChangeFeed(postgresChangeLog(postgresPool(cfg, 1), db))
@@ -276,10 +284,12 @@ func postgresPool(cfg *pgx.ConnConfig, conns int) *sql.DB {
 	return pool
 }
 
-// sessionPool is postgresPool with one runtime parameter set at connect.
-func sessionPool(cfg *pgx.ConnConfig, param, value string, conns int) *sql.DB {
+// sessionPool is postgresPool with runtime parameters set at connect.
+func sessionPool(cfg *pgx.ConnConfig, conns int, params map[string]string) *sql.DB {
 	c := cfg.Copy()
-	c.RuntimeParams[param] = value
+	for k, v := range params {
+		c.RuntimeParams[k] = v
+	}
 	return postgresPool(c, conns)
 }
 

@@ -23,10 +23,11 @@ type SubscriberFilter struct {
 // subscribers: a provider's subscribers are read in id order through their own index
 // (subscribers_provider), a status's through its lines' (subscriptions_provider_status), the
 // lines being provisioned or whose provisioning failed through their partial indexes
-// (indexedWorkflowStates), a search's matches a page's worth at a time in id order. A
-// platform-wide list filtered by status, and a list filtered by another workflow state (a
-// common one on a running platform), read past the subscribers without such a line, in
-// proportion to how rare it is.
+// (indexedWorkflowStates), every provider's with a line pending installation or suspended
+// through theirs (indexedStatuses), a search's matches a page's worth at a time in id order.
+// A platform-wide list filtered by another status (ACTIVE or CANCELLED, common), and a list
+// filtered by another workflow state (a common one on a running platform), read past the
+// subscribers without such a line, in proportion to how rare it is.
 func (s *Store) Subscribers(ctx context.Context, f SubscriberFilter, page subprov.Page) ([]subprov.SubscriberSummary, error) {
 	after := ""
 	if !page.First() {
@@ -57,6 +58,10 @@ func (s *Store) Subscribers(ctx context.Context, f SubscriberFilter, page subpro
 	case f.Status != "" && f.ProviderID != "":
 		return s.subscribersAmong(ctx, f, want, s.idsAfter(ctx, "subscribers by status", after, func(after string, n int) (string, []any) {
 			return subscribersWithStatus, []any{f.ProviderID, f.Status, after, n}
+		}))
+	case slices.Contains(indexedStatuses, f.Status):
+		return s.subscribersAmong(ctx, f, want, s.idsAfter(ctx, "subscribers by rare status", after, func(after string, n int) (string, []any) {
+			return subscribersWithRareStatus(f.Status, after, n)
 		}))
 	}
 	where, args := f.where()
@@ -120,6 +125,25 @@ func linesInWorkflowState(state, providerID string) (string, []any) {
 		args = append(args, providerID)
 	}
 	return cond, args
+}
+
+// indexedStatuses are the statuses a line holds for a while only (until its installation,
+// while it is cut off), a few lines in a hundred on a running platform: each has a partial
+// index of its lines (subscriptions_pending_install, subscriptions_suspended), which the list
+// of every provider's subscribers with a line in it reads. A provider's reads its lines by
+// status (subscriptions_provider_status), as for any status.
+var indexedStatuses = []string{string(subprov.StatusPendingInstall), string(subprov.StatusSuspended)}
+
+// subscribersWithRareStatus is a slice of at most n ids of subscribers with a line in status
+// (one of indexedStatuses), of any provider, in order, after an id. Its condition is its
+// partial index's own: the status a literal, the column read through sqltext.Unindexed, which
+// no provider's statement by status (status = ?, its value bound) writes, so those keep to the
+// provider's range of subscriptions_provider_status instead of reading every provider's lines
+// in the status through this index.
+func subscribersWithRareStatus(status, after string, n int) (string, []any) {
+	cond, _ := equals(sqltext.Unindexed("status"), status, indexedStatuses[slices.Index(indexedStatuses, status)])
+	return `SELECT DISTINCT subscriber_id FROM subscriptions WHERE ` + cond + ` AND subscriber_id > ? ORDER BY subscriber_id LIMIT ?`,
+		[]any{after, n}
 }
 
 // subscribersWithStatus is a slice of the ids of a provider's subscribers with a line in a

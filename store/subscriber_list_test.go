@@ -62,6 +62,9 @@ func TestSubscriberListPages(t *testing.T) {
 			{"every provider's being provisioned", store.SubscriberFilter{WorkflowState: store.Provisioning}},
 			{"every provider's cancelled", store.SubscriberFilter{Status: "CANCELLED"}},
 			{"every provider's suspended", store.SubscriberFilter{Status: "SUSPENDED"}},
+			{"every provider's pending installation", store.SubscriberFilter{Status: "PENDING_INSTALL"}},
+			{"every provider's suspended being provisioned", store.SubscriberFilter{Status: "SUSPENDED", WorkflowState: store.Provisioning}},
+			{"every provider's suspended in a workflow state", store.SubscriberFilter{Status: "SUSPENDED", WorkflowState: "provisioned"}},
 			{"every provider's active", store.SubscriberFilter{Status: "ACTIVE"}},
 			{"every provider's", store.SubscriberFilter{}},
 			{"a search's matches", store.SubscriberFilter{ProviderID: one, IDs: matches}},
@@ -143,7 +146,8 @@ func plainList(t *testing.T, s *store.Store, f store.SubscriberFilter) []string 
 // TestSubscriberListReadsItsIndexes: a page of a provider's subscribers is a range of its own
 // index by id, its subscribers with a line in a status a range of the lines' index by provider
 // and status, and the lines being provisioned (listed), whose provisioning failed (listed or
-// counted) and the overdue invoices (counted) ranges of their partial indexes, on both engines.
+// counted), every provider's lines pending installation or suspended (listed) and the overdue
+// invoices (counted) ranges of their partial indexes, on both engines.
 // Through the primary key, a provider's page read the subscribers of every provider before it:
 // at 100,000 subscribers over ten providers, the last provider's first page read 90,000 of them.
 func TestSubscriberListReadsItsIndexes(t *testing.T) {
@@ -157,6 +161,10 @@ func TestSubscriberListReadsItsIndexes(t *testing.T) {
 			switch {
 			case strings.Contains(name, "overdue"):
 				return "invoices_open"
+			case strings.HasSuffix(name, "SUSPENDED"):
+				return "subscriptions_suspended"
+			case strings.HasSuffix(name, "PENDING_INSTALL"):
+				return "subscriptions_pending_install"
 			case strings.Contains(name, "being provisioned"): // the index's name whole, not the failed lines' index
 				if s.Dialect == store.Postgres {
 					return "using subscriptions_provisioning on"

@@ -25,8 +25,8 @@ type Service struct {
 	Provisioning *provisioning.Service
 }
 
-// MaxMatches is how many of a provider's customers a search (q) lists at most: past that the
-// operator narrows the query, as an agent must.
+// MaxMatches is how many customers a search (q) lists at most, of one provider or over every
+// provider: past that the operator narrows the query, as an agent must.
 const MaxMatches = 1000
 
 // Filter narrows the list; "" matches anything.
@@ -53,7 +53,7 @@ var WorkflowStates = []string{provisioning.WorkflowProvisioning, provisioning.Wo
 
 // List lists the subscribers in the operator's scope by id, one page at a time. A provider
 // operator asking for another provider's subscribers gets an empty list. With q, only the
-// customers agent search finds for it are listed (at most MaxMatches per provider).
+// customers agent search finds for it are listed (at most MaxMatches).
 func (s *Service) List(ctx context.Context, op *subprov.Operator, f Filter, page subprov.Page) ([]Listed, string, error) {
 	if err := op.Authorize(subprov.PermRead); err != nil {
 		return nil, "", err
@@ -112,8 +112,8 @@ func (s *Service) List(ctx context.Context, op *subprov.Operator, f Filter, page
 	return out, next, nil
 }
 
-// match runs agent search's matcher on one provider's customers, or on every provider's for
-// a platform operator that named none.
+// match runs agent search's matcher on one provider's customers, or on every provider's at
+// once for a platform operator that named none.
 func (s *Service) match(ctx context.Context, providerID, q string) ([]string, error) {
 	providers := []string{providerID}
 	if providerID == "" {
@@ -126,15 +126,11 @@ func (s *Service) match(ctx context.Context, providerID, q string) ([]string, er
 			providers = append(providers, p.ID)
 		}
 	}
-	ids := []string{}
-	for _, p := range providers {
-		found, err := search.Match(ctx, s.Store.SearchR(), p, q, MaxMatches)
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, found...)
+	ids, err := search.Match(ctx, s.Store.SearchR(), providers, q, MaxMatches)
+	if ids == nil {
+		ids = []string{} // no match lists nothing (a nil filter lists everyone)
 	}
-	return ids, nil
+	return ids, err
 }
 
 // Account is one subscriber's whole account as an operator sees it.
