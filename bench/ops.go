@@ -35,10 +35,11 @@ type opsQuery struct {
 // suspended subscribers (gen numbers the subscribers provider by provider, so the last
 // provider's come last in id order: a list that read the providers before it would show
 // here) and those whose provisioning failed (none in generated data: the page reads what the
-// filter's index holds); the first page over every provider, the subscribers suspended over
-// every provider and those being provisioned (none at rest), each read from a partial index of
-// those lines; a name searched over every provider (every provider's index entries at once);
-// and the overview's counts, of every provider and of the last one (its operator signed in).
+// filter's index holds); every provider's first page, and every provider's subscribers
+// suspended and those being provisioned (none at rest), the last two read from a partial index
+// of those lines; a name searched over every provider (every provider's index entries at
+// once); and the overview's counts, of every provider and of the last one (its operator signed
+// in).
 func opsQueries(kinds [][2]string, providers int) []opsQuery {
 	one, last := gen.ProviderID(1), gen.ProviderID(providers)
 	list := "/api/v1/subscribers?limit=50&provider_id=" + url.QueryEscape(last)

@@ -247,8 +247,11 @@ func subscribersByIDPrefix(n int) string {
 // SubscribersByIDPrefix returns up to max ids of the providers' subscribers that start with
 // prefix (IDPrefix): one range read of the subscribers primary key. Ids stay out of the search
 // index (customer_search_terms): every order would write another row there for a query agents
-// seldom type.
+// seldom type. No providers, no match.
 func SubscribersByIDPrefix(ctx context.Context, q Querier, providerIDs []string, prefix string, max int) ([]string, error) {
+	if len(providerIDs) == 0 {
+		return nil, nil
+	}
 	args := append([]any{prefix}, sqltext.Args(prefix+"{", providerIDs)...)
 	ids, err := sqltext.Strings(ctx, q, "search subscribers by id", subscribersByIDPrefix(len(providerIDs)), append(args, max)...)
 	if err != nil {
@@ -478,9 +481,9 @@ func dedupe(ss []string) []string {
 // customer's value are matched as that phrase (see phrases); each phrase or remaining word
 // must then start one of the subscriber's terms. The providers' customers are one set: a
 // phrase one provider's customer holds is matched as a phrase in every provider's. Results
-// come in the index's order (Index).
+// come in the index's order (Index). No providers or no words, no match.
 func Subscribers(ctx context.Context, q Querier, providerIDs []string, words []string, max int) ([]string, error) {
-	if len(words) == 0 {
+	if len(words) == 0 || len(providerIDs) == 0 {
 		return nil, nil
 	}
 	// The whole query as one phrase first: the usual query (a name, an e-mail, an address, a

@@ -3,6 +3,7 @@ package search_test
 import (
 	"context"
 	"crypto/md5"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"slices"
@@ -231,7 +232,7 @@ func TestSearchKeepsProvidersApartWhenTheirMarksCollide(t *testing.T) {
 // TestSearchOverSeveralProviders: a search over several providers at once (the operations
 // surface's over every provider) finds the customers of each provider named and no one else's,
 // a provider sharing a named one's mark included, by every kind of query, with one statement
-// for each of the search's steps.
+// for each of the search's steps however many providers are named; none named, nobody.
 func TestSearchOverSeveralProviders(t *testing.T) {
 	t.Parallel()
 	// p1 and p2 share a mark (the first six hex digits of the id's MD5); p3 has its own.
@@ -259,23 +260,31 @@ func TestSearchOverSeveralProviders(t *testing.T) {
 			}
 		}
 		for _, tc := range []struct {
-			name      string
-			providers []string
-			q         string
-			want      []string // e-mails
+			name       string
+			providers  []string
+			q          string
+			want       []string // e-mails
+			statements int
 		}{
-			{"a name over two providers", []string{p1, p3}, "marie tremblay", []string{"marie@p1.example", "marie@p3.example"}},
-			{"a name over every provider", []string{p1, p2, p3}, "marie tremblay", []string{"marie@p1.example", "marie@p2.example", "marie@p3.example"}},
-			{"one word", []string{p1, p3}, "tremblay", []string{"jean@p3.example", "marie@p1.example", "marie@p3.example"}},
-			{"an e-mail", []string{p1, p3}, "roy@p3.example", []string{"roy@p3.example"}},
-			{"words apart, as phrases", []string{p1, p3}, "roy marie", []string{"roy@p3.example"}},
-			{"a provider sharing a mark, not named", []string{p1}, "marie", []string{"marie@p1.example"}},
-			{"the other of the pair", []string{p2, p3}, "example p2", []string{"marie@p2.example"}},
-			{"nobody", []string{p1, p2, p3}, "gagnon", nil},
+			{"a name over two providers", []string{p1, p3}, "marie tremblay", []string{"marie@p1.example", "marie@p3.example"}, 1},
+			{"a name over every provider", []string{p1, p2, p3}, "marie tremblay", []string{"marie@p1.example", "marie@p2.example", "marie@p3.example"}, 1},
+			{"one word", []string{p1, p3}, "tremblay", []string{"jean@p3.example", "marie@p1.example", "marie@p3.example"}, 1},
+			{"an e-mail", []string{p1, p3}, "roy@p3.example", []string{"roy@p3.example"}, 1},
+			{"surname first", []string{p1, p3}, "roy marie", []string{"roy@p3.example"}, 1},
+			// No value holds "jeanexample": each word then starts a term of its own.
+			{"words of two values", []string{p1, p2, p3}, "jean example", []string{"jean@p3.example"}, 2},
+			{"a provider sharing a mark, not named", []string{p1}, "marie", []string{"marie@p1.example"}, 1},
+			{"the other of the pair, two words", []string{p2, p3}, "example p2", []string{"marie@p2.example"}, 2},
+			{"nobody", []string{p1, p2, p3}, "gagnon", nil, 1},
+			{"no provider", []string{}, "marie", nil, 0},
 		} {
-			got, err := search.Match(ctx, s.SearchR(), tc.providers, tc.q, 10)
+			q := &countingQuerier{Querier: s.SearchR()}
+			got, err := search.Match(ctx, q, tc.providers, tc.q, 10)
 			if err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if q.statements != tc.statements {
+				t.Errorf("%s: %d statements, want %d", tc.name, q.statements, tc.statements)
 			}
 			var want []string
 			for _, e := range tc.want {
@@ -287,19 +296,40 @@ func TestSearchOverSeveralProviders(t *testing.T) {
 				t.Errorf("%s: %q over %v = %v, want %v", tc.name, tc.q, tc.providers, got, want)
 			}
 		}
-		// A customer id's start, over several providers: only the named providers' customers.
+		// A customer id's start, over several providers: only the named providers' customers,
+		// with one statement more (the primary key's range).
 		for _, tc := range []struct {
 			providers []string
 			email     string
 			found     bool
-		}{{[]string{p1, p3}, "roy@p3.example", true}, {[]string{p1, p3}, "marie@p2.example", false}} {
+		}{{[]string{p1, p3}, "roy@p3.example", true}, {[]string{p1, p3}, "marie@p2.example", false}, {[]string{}, "roy@p3.example", false}} {
 			id := ids[tc.email]
-			got, err := search.Match(ctx, s.SearchR(), tc.providers, id[:13], 10)
+			q := &countingQuerier{Querier: s.SearchR()}
+			got, err := search.Match(ctx, q, tc.providers, id[:13], 10)
 			if err != nil || slices.Contains(got, id) != tc.found {
 				t.Errorf("id of %s over %v: %v, %v; want found %v", tc.email, tc.providers, got, err, tc.found)
 			}
+			if want := 2 * min(len(tc.providers), 1); q.statements != want {
+				t.Errorf("id of %s over %v: %d statements, want %d", tc.email, tc.providers, q.statements, want)
+			}
 		}
 	})
+}
+
+// countingQuerier is a search.Querier that counts the statements run through it.
+type countingQuerier struct {
+	search.Querier
+	statements int
+}
+
+func (c *countingQuerier) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	c.statements++
+	return c.Querier.Query(ctx, query, args...)
+}
+
+func (c *countingQuerier) QueryRow(ctx context.Context, query string, args ...any) search.Row {
+	c.statements++
+	return c.Querier.QueryRow(ctx, query, args...)
 }
 
 // TestReindexAfterOlderRelease: the subscribers a release before the engines' index created or

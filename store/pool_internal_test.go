@@ -56,7 +56,7 @@ func TestPoolSize(t *testing.T) {
 }
 
 // TestSearchPoolRunsGenericPlans: on PostgreSQL agent search reads through sessions that run
-// prepared statements' generic plans, and only search does.
+// prepared statements' generic plans and never scan a table, and only search does.
 func TestSearchPoolRunsGenericPlans(t *testing.T) {
 	t.Parallel()
 	url := os.Getenv("SUBPROV_TEST_POSTGRES_URL")
@@ -70,16 +70,16 @@ func TestSearchPoolRunsGenericPlans(t *testing.T) {
 	}
 	defer s.Close()
 	for _, tc := range []struct {
-		name string
-		q    search.Querier
-		want string
-	}{{"search pool", s.SearchR(), "force_generic_plan"}, {"read pool", searchQuerier{s.R(), searchIndexOf(s.Dialect)}, "auto"}} {
-		var mode string
-		if err := tc.q.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&mode); err != nil {
+		name           string
+		q              search.Querier
+		mode, seqScans string
+	}{{"search pool", s.SearchR(), "force_generic_plan", "off"}, {"read pool", searchQuerier{s.R(), searchIndexOf(s.Dialect)}, "auto", "on"}} {
+		var mode, seqScans string
+		if err := tc.q.QueryRow(ctx, `SELECT current_setting('plan_cache_mode'), current_setting('enable_seqscan')`).Scan(&mode, &seqScans); err != nil {
 			t.Fatal(err)
 		}
-		if mode != tc.want {
-			t.Errorf("%s: plan_cache_mode %q, want %q", tc.name, mode, tc.want)
+		if mode != tc.mode || seqScans != tc.seqScans {
+			t.Errorf("%s: plan_cache_mode %q, enable_seqscan %q; want %q, %q", tc.name, mode, seqScans, tc.mode, tc.seqScans)
 		}
 	}
 }

@@ -157,14 +157,16 @@ func (a searchTx) Exec(ctx context.Context, query string, args ...any) (sql.Resu
 
 // The engines' text indexes of the terms a subscriber row lists (subscribers.search_terms).
 // Each term is indexed behind its provider's mark (searchKey), so a prefix reads the entries
-// of one provider only, however many the platform serves; the provider's id is still checked
-// (PostgreSQL on the subscriber's row, SQLite on the FTS5 row), as two providers may share a
-// mark.
+// of the providers searched only (one, or each of a platform's for a search over every
+// provider: a prefix behind each one's mark), however many the platform serves; the provider's
+// id is still checked (PostgreSQL on the subscriber's row, SQLite on the FTS5 row), as two
+// providers may share a mark.
 //   - PostgreSQL: the GIN index subscribers_search, of subscriber_search_lexemes(provider_id,
 //     search_terms), a function of the row: it follows the row, nothing more to write.
 //   - SQLite: the FTS5 table customer_search, one row per indexed subscriber holding its id and
 //     its provider's, whose rowid the subscriber's row names (search_row).
-// A query's prefixes must all match (AND), each as a prefix of some term.
+// A query's prefixes must all match (AND), each as a prefix of some term, behind one of the
+// providers' marks (the groups of each mark OR'ed).
 
 // searchKeyLen is the length of a provider's mark, in hex digits.
 const searchKeyLen = 6

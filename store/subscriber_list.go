@@ -135,16 +135,20 @@ func linesInWorkflowState(state, providerID string) (string, []any) {
 var indexedStatuses = []string{string(subprov.StatusPendingInstall), string(subprov.StatusSuspended)}
 
 // subscribersWithRareStatus is a slice of at most n ids of subscribers with a line in status
-// (one of indexedStatuses), of any provider, in order, after an id. Its condition is its
-// partial index's own: the status a literal, the column read through sqltext.Unindexed, which
-// no provider's statement by status (status = ?, its value bound) writes, so those keep to the
-// provider's range of subscriptions_provider_status instead of reading every provider's lines
-// in the status through this index.
+// (one of indexedStatuses: the caller checks), of any provider, in order, after an id. Its
+// condition is its partial index's own, rareStatusIs with the status as a literal.
 func subscribersWithRareStatus(status, after string, n int) (string, []any) {
-	cond, _ := equals(sqltext.Unindexed("status"), status, indexedStatuses[slices.Index(indexedStatuses, status)])
-	return `SELECT DISTINCT subscriber_id FROM subscriptions WHERE ` + cond + ` AND subscriber_id > ? ORDER BY subscriber_id LIMIT ?`,
-		[]any{after, n}
+	return `SELECT DISTINCT subscriber_id FROM subscriptions WHERE ` + rareStatusIs + ` = '` + indexedStatuses[slices.Index(indexedStatuses, status)] + `'
+		AND subscriber_id > ? ORDER BY subscriber_id LIMIT ?`, []any{after, n}
 }
+
+// rareStatusIs is the status as the partial indexes of indexedStatuses hold it (migration
+// 0056): an expression of the column that only subscribersWithRareStatus writes. A provider's
+// statement by status (status = ?, its value bound, which a custom plan sees) would otherwise
+// meet the indexes' condition too, and with a new deployment's statistics PostgreSQL read every
+// provider's lines in the status through one of them, checking the provider on each, instead
+// of the provider's own range of subscriptions_provider_status.
+const rareStatusIs = "status || ''"
 
 // subscribersWithStatus is a slice of the ids of a provider's subscribers with a line in a
 // status, in order, after an id. Arguments: the provider, the status, the id, the limit.
