@@ -239,26 +239,13 @@ func TestSearchOverSeveralProviders(t *testing.T) {
 	const p1, p2, p3 = "provider-406", "provider-2396", "provider-3"
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		ids := map[string]string{} // e-mail: subscriber
-		for _, c := range []struct{ provider, first, last, email string }{
+		ids := ensureHolders(t, s, []holder{
 			{p1, "Marie", "Tremblay", "marie@p1.example"},
 			{p2, "Marie", "Tremblay", "marie@p2.example"},
 			{p3, "Marie", "Tremblay", "marie@p3.example"},
 			{p3, "Marie", "Roy", "roy@p3.example"},
 			{p3, "Jean", "Tremblay", "jean@p3.example"},
-		} {
-			seedProvider(t, s, c.provider)
-			err := s.InTx(ctx, func(tx *store.Tx) error {
-				sub, _, err := tx.EnsureSubscriber(ctx, c.provider, subprov.Contact{FirstName: c.first, LastName: c.last, Email: c.email}, now)
-				if err == nil {
-					ids[c.email] = sub.ID
-				}
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		})
 		for _, tc := range []struct {
 			name       string
 			providers  []string
@@ -480,19 +467,7 @@ func TestSubscribersByIDPrefix(t *testing.T) {
 	t.Parallel()
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		seedProvider(t, s, "p1")
-		seedProvider(t, s, "p2")
-		ids := map[string]string{}
-		for _, c := range []struct{ provider, email string }{{"p1", "a@example.ca"}, {"p1", "b@example.ca"}, {"p2", "c@example.ca"}} {
-			err := s.InTx(ctx, func(tx *store.Tx) error {
-				sub, _, err := tx.EnsureSubscriber(ctx, c.provider, subprov.Contact{FirstName: "A", LastName: "B", Email: c.email}, now)
-				ids[c.email] = sub.ID
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		ids := ensureHolders(t, s, []holder{{"p1", "A", "B", "a@example.ca"}, {"p1", "A", "B", "b@example.ca"}, {"p2", "A", "B", "c@example.ca"}})
 		for _, email := range []string{"a@example.ca", "b@example.ca"} {
 			id := ids[email]
 			for _, n := range []int{8, 13, 36} {
@@ -509,6 +484,32 @@ func TestSubscribersByIDPrefix(t *testing.T) {
 			t.Errorf("another provider's subscriber: %v %v", got, err)
 		}
 	})
+}
+
+// holder is a subscriber's holder as ensureHolders orders it: its provider, name and e-mail.
+type holder struct{ provider, first, last, email string }
+
+// ensureHolders seeds each holder's provider and orders a subscriber for each holder, as the
+// store does for every new customer (indexed for search), and returns the subscribers' ids by
+// e-mail.
+func ensureHolders(t *testing.T, s *store.Store, holders []holder) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	ids := map[string]string{}
+	for _, h := range holders {
+		seedProvider(t, s, h.provider)
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			sub, _, err := tx.EnsureSubscriber(ctx, h.provider, subprov.Contact{FirstName: h.first, LastName: h.last, Email: h.email}, now)
+			if err == nil {
+				ids[h.email] = sub.ID
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
 }
 
 // now is the tests' clock.

@@ -222,7 +222,7 @@ func (pgSearch) Write(context.Context, search.Tx, string, string, []string) erro
 // tsquery, the providers, the limit.
 func pgSearchMatch(n int) string {
 	return `SELECT id FROM subscribers WHERE subscriber_search_lexemes(provider_id, search_terms) @@ CAST(? AS tsquery)
-	AND ` + sqltext.Unindexed("provider_id") + ` IN (` + sqltext.Placeholders(n) + `) LIMIT ?`
+	AND ` + sqltext.Unindexed("provider_id") + ` IN ` + inList(n) + ` LIMIT ?`
 }
 
 func (pgSearch) Match(ctx context.Context, q search.Querier, providerIDs []string, prefixes []string, max int) ([]string, error) {
@@ -292,7 +292,7 @@ func (sqliteSearch) Write(ctx context.Context, tx search.Tx, providerID, subscri
 // there, no read of the subscriber's row (which made a search of 101 matches a quarter
 // slower). Arguments: the FTS5 query, n providers, the limit.
 func sqliteSearchMatch(n int) string {
-	return `SELECT subscriber_id FROM customer_search WHERE customer_search MATCH ? AND provider_id IN (` + sqltext.Placeholders(n) + `) LIMIT ?`
+	return `SELECT subscriber_id FROM customer_search WHERE customer_search MATCH ? AND provider_id IN ` + inList(n) + ` LIMIT ?`
 }
 
 func (sqliteSearch) Match(ctx context.Context, q search.Querier, providerIDs []string, prefixes []string, max int) ([]string, error) {

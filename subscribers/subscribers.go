@@ -127,10 +127,13 @@ func (s *Service) match(ctx context.Context, providerID, q string) ([]string, er
 		}
 	}
 	ids, err := search.Match(ctx, s.Store.SearchR(), providers, q, MaxMatches)
+	if err != nil {
+		return nil, err
+	}
 	if ids == nil {
 		ids = []string{} // no match lists nothing (a nil filter lists everyone)
 	}
-	return ids, err
+	return ids, nil
 }
 
 // Account is one subscriber's whole account as an operator sees it.
