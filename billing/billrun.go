@@ -115,9 +115,10 @@ func (s *Service) BillRun(ctx context.Context, a jobs.BillRun) error {
 		n, err = s.billPeriod(ctx, p, pp, runID)
 		issued += n
 	}
-	// The record is written after the invoices, in a transaction of its own: a failure to
-	// write it must not fail a run whose invoices stand, so it is logged.
-	if rerr := s.Store.EndBillRun(ctx, runID, issued, err != nil, s.Clock.Now()); rerr != nil {
+	// The run's end is recorded after the invoices (each batch counted its own), in a
+	// transaction of its own: a failure to write it must not fail a run whose invoices stand,
+	// so it is logged.
+	if rerr := s.Store.EndBillRun(ctx, runID, err != nil, s.Clock.Now()); rerr != nil {
 		s.Log.Warn("record bill run", "run_id", runID, "err", rerr)
 	}
 	s.Metrics.BillRun(p.ID, time.Since(start), issued, err != nil)
@@ -252,7 +253,10 @@ func (s *Service) issueRecurring(ctx context.Context, tx *store.Tx, p *subprov.P
 	if err != nil {
 		return 0, err
 	}
-	return len(issued), tx.InsertAudits(ctx, []subprov.AuditEntry{entry}, now)
+	if err := tx.InsertAudits(ctx, []subprov.AuditEntry{entry}, now); err != nil {
+		return 0, err
+	}
+	return len(issued), tx.CountBillRunInvoices(ctx, runID, len(issued))
 }
 
 // BatchAuditDetails are the details of the audit entry of a batch of a bill run's invoices

@@ -34,7 +34,8 @@ func loadDemo(t *testing.T, s *store.Store) {
 // TestBillRunOverTenThousandLines: one run invoices every due line once; a second run, as
 // after a crash or a duplicate job, adds nothing; a run after a crash that left the last lines
 // uninvoiced invoices them, reading on past pages whose lines all have their invoice. Each run
-// audits its batches, one entry each, whose counts add up to the invoices it issued.
+// audits its batches, one entry each, whose counts add up to the invoices it issued, and its
+// record counts them.
 func TestBillRunOverTenThousandLines(t *testing.T) {
 	t.Parallel()
 	n := 10000
@@ -80,6 +81,14 @@ func TestBillRunOverTenThousandLines(t *testing.T) {
 			}
 			return entries, invoices
 		}
+		// recorded is the invoices the record of a bill run counts (GET /api/v1/bill-runs).
+		recorded := func(runID string) (n int) {
+			t.Helper()
+			if err := s.R().QueryRow(ctx, `SELECT invoices FROM bill_runs WHERE id = ? AND finished_at IS NOT NULL`, runID).Scan(&n); err != nil {
+				t.Fatalf("the record of %s: %v", runID, err)
+			}
+			return n
+		}
 		perInvoice := func() (n int) {
 			_ = s.R().QueryRow(ctx, `SELECT COUNT(*) FROM audit_log WHERE action = 'invoice.issued'`).Scan(&n)
 			return n
@@ -92,6 +101,9 @@ func TestBillRunOverTenThousandLines(t *testing.T) {
 		first := time.Since(start)
 		if entries, invoices := audited("run-1"); invoices != n+1 || len(entries) < (n+1)/500 || len(entries) > (n+1)/500+1 {
 			t.Fatalf("the run's audit: %d entries counting %d invoices, want %d invoices in batches of 500", len(entries), invoices, n+1)
+		}
+		if got := recorded("run-1"); got != n+1 {
+			t.Fatalf("the run's record counts %d invoices, want %d", got, n+1)
 		}
 		if got := perInvoice(); got != issuedOneByOne {
 			t.Fatalf("the run audited invoices one by one too: %d entries, were %d", got, issuedOneByOne)
@@ -106,8 +118,8 @@ func TestBillRunOverTenThousandLines(t *testing.T) {
 		if got := invoices(); got != n+1 {
 			t.Fatalf("a second run changed the count to %d", got)
 		}
-		if entries, _ := audited("run-2"); len(entries) != 0 {
-			t.Fatalf("a run that issued nothing audited %d batches", len(entries))
+		if entries, _ := audited("run-2"); len(entries) != 0 || recorded("run-2") != 0 {
+			t.Fatalf("a run that issued nothing audited %d batches and recorded %d invoices", len(entries), recorded("run-2"))
 		}
 		// As if the first run had crashed before its last batches: the last lines in id order
 		// have no invoice.
@@ -139,8 +151,8 @@ func TestBillRunOverTenThousandLines(t *testing.T) {
 			t.Fatal(err)
 		}
 		want.Period, want.Total, want.Currency = "2026-12", subprov.Money(total).String(), "CAD"
-		if entries, _ := audited("run-3"); len(entries) != 1 || entries[0] != want {
-			t.Fatalf("the run after the crash audited %+v, want one batch %+v", entries, want)
+		if entries, _ := audited("run-3"); len(entries) != 1 || entries[0] != want || recorded("run-3") != 150 {
+			t.Fatalf("the run after the crash audited %+v and recorded %d invoices, want one batch %+v and 150", entries, recorded("run-3"), want)
 		}
 		var totals int64
 		_ = s.R().QueryRow(ctx, `SELECT COUNT(DISTINCT number) FROM invoices WHERE period = '2026-12'`).Scan(&totals)

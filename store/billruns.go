@@ -23,15 +23,25 @@ func (s *Store) StartBillRun(ctx context.Context, id, providerID, period string,
 	})
 }
 
-// EndBillRun records the end of an attempt of the bill run id: the invoices it issued, and
-// either that the run finished at now or that the attempt failed (it is retried).
-func (s *Store) EndBillRun(ctx context.Context, id string, invoices int, failed bool, now time.Time) error {
+// CountBillRunInvoices adds n to the invoices of the bill run id, in the transaction that
+// writes them: the count stands or falls with its batch, so an attempt killed after some of its
+// batches committed leaves them counted.
+func (tx *Tx) CountBillRunInvoices(ctx context.Context, id string, n int) error {
+	if _, err := tx.Exec(ctx, `UPDATE bill_runs SET invoices = invoices + ? WHERE id = ?`, n, id); err != nil {
+		return fmt.Errorf("count bill run %s invoices: %w", id, err)
+	}
+	return nil
+}
+
+// EndBillRun records the end of an attempt of the bill run id: either that the run finished at
+// now or that the attempt failed (it is retried). Its invoices were counted with their batches.
+func (s *Store) EndBillRun(ctx context.Context, id string, failed bool, now time.Time) error {
 	return s.WriteOne(ctx, func(q Execer) error {
 		var err error
 		if failed {
-			_, err = q.Exec(ctx, `UPDATE bill_runs SET invoices = invoices + ?, failed = failed + 1 WHERE id = ?`, invoices, id)
+			_, err = q.Exec(ctx, `UPDATE bill_runs SET failed = failed + 1 WHERE id = ?`, id)
 		} else {
-			_, err = q.Exec(ctx, `UPDATE bill_runs SET invoices = invoices + ?, finished_at = ? WHERE id = ?`, invoices, now.UTC(), id)
+			_, err = q.Exec(ctx, `UPDATE bill_runs SET finished_at = ? WHERE id = ?`, now.UTC(), id)
 		}
 		if err != nil {
 			return fmt.Errorf("end bill run %s: %w", id, err)

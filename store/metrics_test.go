@@ -33,7 +33,7 @@ func TestUnfinishedBillRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			if r.end != "" {
-				if err := s.EndBillRun(ctx, r.id, 3, r.end == "failed", r.started.Add(time.Minute)); err != nil {
+				if err := s.EndBillRun(ctx, r.id, r.end == "failed", r.started.Add(time.Minute)); err != nil {
 					t.Fatal(err)
 				}
 			}

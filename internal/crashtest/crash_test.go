@@ -287,7 +287,9 @@ func billRunUnderKill(t *testing.T, p *proctest.Process, st *store.Store, w *pro
 	return period
 }
 
-// checkRecurring: every platform line has exactly one recurring invoice for period.
+// checkRecurring: every platform line has exactly one recurring invoice for period, and the
+// records of the bill runs count every recurring invoice, those of an attempt killed after its
+// batches committed included.
 func checkRecurring(t *testing.T, st *store.Store, period string) {
 	t.Helper()
 	bad := strings(t, st, `SELECT s.id || ':' || (SELECT COUNT(*) FROM invoices i WHERE i.subscription_id = s.id AND i.kind = 'recurring' AND i.period = ?)
@@ -299,6 +301,11 @@ func checkRecurring(t *testing.T, st *store.Store, period string) {
 		if row[len(row)-2:] != ":1" {
 			t.Errorf("line %s recurring invoices for %s", row, period)
 		}
+	}
+	recorded := strings(t, st, `SELECT CAST(SUM(invoices) AS TEXT) FROM bill_runs`)
+	issued := strings(t, st, `SELECT CAST(COUNT(*) AS TEXT) FROM invoices WHERE kind = 'recurring'`)
+	if len(recorded) != 1 || len(issued) != 1 || recorded[0] != issued[0] {
+		t.Errorf("the bill runs record %v invoices, %v recurring invoices were issued", recorded, issued)
 	}
 }
 
