@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -41,16 +40,11 @@ func billRun(ctx context.Context, dbURL string, providers int) (billResult, erro
 		return billResult{}, err
 	}
 	defer st.Close()
-	seqs := make([]int64, providers)
-	for i := range seqs {
-		if seqs[i], err = documentSeq(ctx, st, gen.ProviderID(i+1)); err != nil {
-			return billResult{}, err
-		}
-		if err := undoBillRun(ctx, st, gen.ProviderID(i+1), seqs[i]); err != nil { // left by an interrupted run
-			return billResult{}, err
-		}
+	seqs, err := clearBillPeriod(ctx, st, providers)
+	if err != nil {
+		return billResult{}, err
 	}
-	svc := &billing.Service{Store: st, Clock: clock.NewManual(time.Now().UTC()), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	svc := billingService(st)
 	start := time.Now()
 	errs := make([]error, providers)
 	var wg sync.WaitGroup
@@ -64,17 +58,21 @@ func billRun(ctx context.Context, dbURL string, providers int) (billResult, erro
 		return billResult{}, err
 	}
 	res := billResult{elapsed: time.Since(start)}
-	for i, seq := range seqs {
-		last, err := documentSeq(ctx, st, gen.ProviderID(i+1))
-		if err != nil {
-			return billResult{}, err
-		}
-		res.lines += int(last - seq)
-		if err := undoBillRun(ctx, st, gen.ProviderID(i+1), seq); err != nil {
-			return billResult{}, err
-		}
+	issued, err := issuedSince(ctx, st, seqs)
+	if err != nil {
+		return billResult{}, err
+	}
+	res.lines = issued
+	if err := undoBillRuns(ctx, st, seqs); err != nil {
+		return billResult{}, err
 	}
 	return res, vacuumBillRun(ctx, st)
+}
+
+// billingService is the billing service as a job worker runs it, with the clock at the harness's
+// now (its period is later: a late run, every billing day passed) and its log discarded.
+func billingService(st *store.Store) *billing.Service {
+	return &billing.Service{Store: st, Clock: clock.NewManual(time.Now().UTC()), Log: slog.New(slog.DiscardHandler)}
 }
 
 // vacuumBillRun vacuums, on PostgreSQL, the tables undoBillRun deleted the run's rows from, as
@@ -89,6 +87,57 @@ func vacuumBillRun(ctx context.Context, st *store.Store) error {
 		return fmt.Errorf("vacuum after the bill run: %w", err)
 	}
 	return nil
+}
+
+// clearBillPeriod removes what an interrupted run left in the harness's period for each
+// generated provider and returns their document sequences: each invoice issued takes the next
+// number, so what a run issues is told by how far they moved (issuedSince).
+func clearBillPeriod(ctx context.Context, st *store.Store, providers int) ([]int64, error) {
+	seqs := make([]int64, providers)
+	for i := range seqs {
+		var err error
+		if seqs[i], err = documentSeq(ctx, st, gen.ProviderID(i+1)); err != nil {
+			return nil, err
+		}
+		if err := undoBillRun(ctx, st, gen.ProviderID(i+1), seqs[i]); err != nil {
+			return nil, err
+		}
+	}
+	return seqs, nil
+}
+
+// issuedSince is how many documents the generated providers issued since their sequences
+// were seqs.
+func issuedSince(ctx context.Context, st *store.Store, seqs []int64) (int, error) {
+	issued := 0
+	for i, seq := range seqs {
+		last, err := documentSeq(ctx, st, gen.ProviderID(i+1))
+		if err != nil {
+			return 0, err
+		}
+		issued += int(last - seq)
+	}
+	return issued, nil
+}
+
+// undoBillRuns undoes the harness's period for each generated provider (undoBillRun).
+func undoBillRuns(ctx context.Context, st *store.Store, seqs []int64) error {
+	for i, seq := range seqs {
+		if err := undoBillRun(ctx, st, gen.ProviderID(i+1), seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// periodInvoices counts the recurring invoices of the harness's period.
+func periodInvoices(ctx context.Context, st *store.Store) (int, error) {
+	var n int
+	q := st.Dialect.Rebind(`SELECT COUNT(*) FROM invoices WHERE period = ? AND kind = 'recurring'`)
+	if err := rawdb.Writer(st).QueryRowContext(ctx, q, billPeriod).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count the period's invoices: %w", err)
+	}
+	return n, nil
 }
 
 // documentSeq reads a provider's document sequence: the bill run takes one number per invoice.

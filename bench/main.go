@@ -71,12 +71,12 @@ func (o options) scale() string {
 }
 
 // scenarioNames are the scenario groups --scenarios chooses from.
-var scenarioNames = []string{"search", "me", "ops", "orders", "mix", "billrun", "storage", "fanout"}
+var scenarioNames = []string{"search", "me", "ops", "orders", "mix", "billrun", "billcrash", "storage", "fanout"}
 
 // atScale reports whether a scenario that runs on the generated database was chosen (fanout
 // runs on a database of its own).
 func (o options) atScale() bool {
-	return o.serves() || o.runs("billrun") || o.runs("storage")
+	return o.serves() || o.runs("billrun") || o.runs("billcrash") || o.runs("storage")
 }
 
 // serves reports whether a scenario that measures a running serve on the generated database
@@ -105,7 +105,7 @@ func main() {
 	flag.Float64Var(&o.mixRate, "mix-rate", 100, "mix: writes per second offered open-loop while /me and agent search are measured, half provider-initiated orders and half portal contact changes")
 	flag.Float64Var(&o.orderRate, "order-rate", 300, "orders per second offered open-loop in the orders scenario's warm-up and paced phases")
 	flag.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames, ","),
-		"comma list of scenarios to run: search (agent search, each kind with 1 and 8 clients), me (GET /partner/subscriber/me and the bare ceiling), ops (the operations surface's subscriber search and list, as a platform-wide operator), orders (provider-initiated orders and their provisioning.completed events), mix (/me over many logins and agent search while --mix-rate writes flow), billrun (the monthly bill run over the platform-billed lines, serve stopped), "+
+		"comma list of scenarios to run: search (agent search, each kind with 1 and 8 clients), me (GET /partner/subscriber/me and the bare ceiling), ops (the operations surface's subscriber search and list, as a platform-wide operator), orders (provider-initiated orders and their provisioning.completed events), mix (/me over many logins and agent search while --mix-rate writes flow), billrun (the monthly bill run over the platform-billed lines, serve stopped), billcrash (the same bill run as serve's job workers run it, serve SIGKILLed when 40% of the lines are invoiced and started again: every line invoiced once, nothing half-written, nothing left), "+
 			"storage (the generated database's bytes by table and per subscriber), "+
 			"fanout (webhook delivery to --fanout-providers slow receivers, on a database of its own)")
 	flag.StringVar(&o.pgDB, "pg-db", "", "PostgreSQL database the harness generates into and measures (default subprov_bench_<subscribers>); "+
@@ -318,6 +318,19 @@ func measureAtScale(ctx context.Context, o options, bin, engine, ceilingURL stri
 			return nil, fmt.Errorf("%s: bill run: %w", engine, err)
 		}
 		logf("%s: bill run: %d lines in %s", engine, res.bill.lines, res.bill.elapsed)
+	}
+	if o.runs("billcrash") {
+		logf("%s: bill run with a crash", engine)
+		crash, err := billCrash(ctx, o, bin, engine, dbURL)
+		if err != nil {
+			return nil, fmt.Errorf("%s: bill run with a crash: %w", engine, err)
+		}
+		if res.bill.lines > 0 && crash.lines != res.bill.lines {
+			return nil, fmt.Errorf("%s: the bill run with a crash issued %d invoices, the run without one %d", engine, crash.lines, res.bill.lines)
+		}
+		res.crash = &crash
+		logf("%s: bill run with a crash: %d lines, %d at the kill after %s, the rest %s after the restart", engine,
+			res.crash.lines, res.crash.atKill, res.crash.toKill.Round(time.Millisecond), res.crash.recovery.Round(time.Millisecond))
 	}
 	if o.scratch && engine == "sqlite" {
 		// The copy is spent. Its pages would otherwise stay in the page cache, and on a
@@ -571,6 +584,12 @@ func startServe(ctx context.Context, o options, bin, engine, dbURL string) (*ser
 	}
 	s.stop()
 	return nil, 0, fmt.Errorf("serve not ready after 60s (see %s)", logFile.Name())
+}
+
+// kill SIGKILLs serve, as a crash would, and waits for it to be gone.
+func (s *server) kill() {
+	s.cmd.Process.Kill() //nolint:errcheck
+	s.cmd.Wait()         //nolint:errcheck
 }
 
 func (s *server) stop() {

@@ -24,8 +24,9 @@ type engineResult struct {
 	ceiling   result
 	orders    []orderPhase // the warm-up (if any) and at --order-rate, then at capacity
 	bill      billResult
-	fanout    []fanPhase  // the fan-out scenario's phases
-	storage   *storageUse // the generated database's bytes by table; nil: not measured
+	crash     *crashResult // the bill run with a crash; nil: not run
+	fanout    []fanPhase   // the fan-out scenario's phases
+	storage   *storageUse  // the generated database's bytes by table; nil: not measured
 }
 
 // queryKinds are one agent search of each kind, from generated subscriber 0's rows.

@@ -77,6 +77,17 @@ func (r *report) write(path string) error {
 			fmt.Fprintf(&b, "- monthly bill run (serve stopped, every provider's at once): %d platform-billed lines in %s, %.0f lines/s (issue 40: ≤ 60 s for 1,000,000 lines: %.0f s at this rate)\n",
 				e.bill.lines, e.bill.elapsed.Round(10*time.Millisecond), e.bill.linesPerSecond(), 1_000_000/e.bill.linesPerSecond())
 		}
+		if c := e.crash; c != nil {
+			fmt.Fprintf(&b, "- monthly bill run with a crash (serve's job workers, one job a provider; serve SIGKILLed once %d invoices were written, after %s, and started again): %d invoices, the rest written %s after the restart; none without its lines or ledger document, none left for a further run",
+				c.atKill, c.toKill.Round(10*time.Millisecond), c.lines, c.recovery.Round(10*time.Millisecond))
+			if e.bill.lines > 0 {
+				b.WriteString(", as many as the run without a crash")
+			}
+			if c.killedLate {
+				b.WriteString(" (every job had finished before the kill: the database is too small to crash the run)")
+			}
+			b.WriteString("\n")
+		}
 		b.WriteString("\n")
 		writeStorage(&b, e.storage, o.subscribers)
 		if e.ready == 0 {
@@ -234,7 +245,7 @@ func writeMeShares(b *strings.Builder, e *engineResult) {
 }
 
 func (e *engineResult) atScale() bool {
-	return e.ready > 0 || e.storage != nil || e.bill.lines > 0 || e.genTime > 0
+	return e.ready > 0 || e.storage != nil || e.bill.lines > 0 || e.crash != nil || e.genTime > 0
 }
 
 // writeFanout is the table of the fan-out scenario's phases (fanout.go).
