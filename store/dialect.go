@@ -150,3 +150,15 @@ func (d Dialect) pendingEvents() string {
 	}
 	return "events"
 }
+
+// openInvoices is the invoices table as the overview's count of overdue invoices names it. On
+// SQLite it names invoices_open, the partial index of the open invoices by provider and date:
+// for every provider's count, with no provider to search, SQLite preferred the status's range
+// of invoices_due_charges and read each open invoice's row for its date (at ten million
+// subscribers, 108,000 rows a count: half a second). PostgreSQL reads invoices_open itself.
+func (d Dialect) openInvoices() string {
+	if d == SQLite {
+		return "invoices INDEXED BY invoices_open"
+	}
+	return "invoices"
+}

@@ -138,9 +138,9 @@ func WebhookEventsQuery(f WebhookEventFilter, page subprov.Page) Statement {
 // provider's subscribers, of the slices of its subscribers with a line in a status, of every
 // provider's with a line pending installation or suspended, and of those (its own, every
 // provider's) with a line being provisioned or whose provisioning failed, and
-// the overview's counts of those lines and of the provider's overdue invoices, with arguments
-// for providerID.
-func SubscriberListStatements(providerID string) map[string]Statement {
+// the overview's counts of those lines and of the overdue invoices (the provider's, every
+// provider's), as d writes them, with arguments for providerID.
+func SubscriberListStatements(d Dialect, providerID string) map[string]Statement {
 	where, args := SubscriberFilter{ProviderID: providerID}.where()
 	out := map[string]Statement{
 		"a provider's page":                 {subscriberPage(append(where, "b.id > ?")), append(args, "s-1", 51)},
@@ -153,13 +153,13 @@ func SubscriberListStatements(providerID string) map[string]Statement {
 		out[name+" subscribers being provisioned"] = Statement{q, args}
 		q, args = failedProvisioningCount(ProvisioningFailed, provider)
 		out["the overview's count of "+name+" lines failing provisioning"] = Statement{q, args}
+		q, args = d.overdueCount(InvoiceOpen, "2026-12-01", provider)
+		out["the overview's count of "+name+" overdue invoices"] = Statement{q, args}
 	}
 	for _, status := range indexedStatuses {
 		q, args := subscribersWithRareStatus(status, "s-1", 200)
 		out["every provider's subscribers with a line "+status] = Statement{q, args}
 	}
-	q, args := overdueCount(InvoiceOpen, "2026-12-01", providerID)
-	out["the overview's count of a provider's overdue invoices"] = Statement{q, args}
 	return out
 }
 

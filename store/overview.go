@@ -54,7 +54,7 @@ func (s *Store) Overview(ctx context.Context, q OverviewQuery) (*Overview, error
 		}
 	}
 	failed, failedArgs := failedProvisioningCount(q.FailedWorkflow, q.ProviderID)
-	overdue, overdueArgs := overdueCount(q.OpenInvoice, q.Today, q.ProviderID)
+	overdue, overdueArgs := s.Dialect.overdueCount(q.OpenInvoice, q.Today, q.ProviderID)
 	counts := []struct {
 		into  *int
 		query string
@@ -78,14 +78,19 @@ func (s *Store) Overview(ctx context.Context, q OverviewQuery) (*Overview, error
 const InvoiceOpen = "open"
 
 // overdueCount is the count of the provider's ("": every provider's) open invoices dated
-// before today, and its arguments.
-func overdueCount(openStatus, today, providerID string) (string, []any) {
+// before today, and its arguments: a range of the partial index of the open invoices
+// (d.openInvoices).
+func (d Dialect) overdueCount(openStatus, today, providerID string) (string, []any) {
 	cond, args := equals("status", openStatus, InvoiceOpen)
 	if providerID != "" {
 		cond += " AND provider_id = ?"
 		args = append(args, providerID)
 	}
-	return `SELECT COUNT(*) FROM invoices WHERE ` + cond + ` AND invoice_date < ?`, append(args, today)
+	table := "invoices"
+	if openStatus == InvoiceOpen { // the literal the index's condition needs is in cond
+		table = d.openInvoices()
+	}
+	return `SELECT COUNT(*) FROM ` + table + ` WHERE ` + cond + ` AND invoice_date < ?`, append(args, today)
 }
 
 // RecountLines counts every provider's lines by status afresh (line_counts), in one
