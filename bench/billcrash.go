@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/subprov/subprov/gen"
@@ -17,75 +18,64 @@ import (
 
 // crashResult is the bill run through serve's job workers with serve killed halfway.
 type crashResult struct {
-	lines      int           // the period's invoices once every job finished
+	lines      int           // the period's invoices once every run finished
 	atKill     int           // the period's invoices when serve was killed
-	killedLate bool          // every job had finished before the kill came (a small database)
-	toKill     time.Duration // from serve's start to the kill
-	recovery   time.Duration // from the restart until every bill-run job finished
-	leftOver   int           // invoices a further run issued after the jobs finished (want 0)
-	halves     int           // invoices without their lines or ledger document (want 0)
+	killedLate bool          // every run had finished before the kill came (a small database)
+	toKill     time.Duration // from serve's readiness to the kill
+	recovery   time.Duration // from the restart until every run finished
+	leftOver   int           // invoices a further run issued after the runs finished (want 0)
+	halves     int           // invoices without their lines or without their ledger document, the more of the two (want 0)
 	recorded   int           // the invoices the runs' records count (want lines)
 }
 
-// pendingBillRuns counts the bill-run jobs still to work or being worked.
-const pendingBillRuns = `SELECT COUNT(*) FROM river_job WHERE kind = 'billing.run' AND state IN ('available', 'running', 'retryable', 'scheduled')`
+const (
+	killShare   = 0.4              // serve is killed once this share of the platform-billed lines is invoiced
+	crashWithin = 20 * time.Minute // each half of the run, before and after the kill, must end within this
+)
 
 // billCrash bills the platform-billed lines of every provider as serve does on the 1st: one
 // billing.run job a provider, queued before serve starts and worked by its job workers. When
 // the invoices written reach killShare of the platform-billed lines, serve is SIGKILLed; it is
 // started again, the job queue hands the killed jobs out again, and their next attempts finish
-// the run. Then every invoice must have its lines and its ledger document, a further run must
-// find nothing left to bill, and the invoices must be as many as an uninterrupted run issues
-// (the report compares them with the billrun scenario's; a line has at most one invoice a
-// period by the invoices' own uniqueness). What the run wrote is removed afterwards, as
-// billRun does.
-func billCrash(ctx context.Context, o options, bin, engine, dbURL string) (crashResult, error) {
-	const killShare = 0.4
+// the runs. Then every invoice must have its lines and its ledger document, a further run must
+// find nothing left to bill, and the runs' records must count every invoice; the report
+// compares their number with the billrun scenario's (a line has at most one invoice a period by
+// the invoices' own uniqueness). What the runs wrote is removed afterwards, as billRun does,
+// and so are their jobs when the scenario stops on an error.
+func billCrash(ctx context.Context, o options, bin, engine, dbURL string) (res crashResult, err error) {
 	st, err := store.Open(ctx, dbURL)
 	if err != nil {
-		return crashResult{}, err
+		return res, err
 	}
 	defer st.Close()
 	seqs, err := clearBillPeriod(ctx, st, o.providers)
 	if err != nil {
-		return crashResult{}, err
+		return res, err
 	}
 	var platform int
 	if err := rawdb.Writer(st).QueryRowContext(ctx, `SELECT COUNT(*) FROM subscriptions WHERE billing_owner = 'platform'`).Scan(&platform); err != nil {
-		return crashResult{}, fmt.Errorf("count the platform-billed lines: %w", err)
+		return res, fmt.Errorf("count the platform-billed lines: %w", err)
 	}
-	runIDs, err := queueBillRuns(ctx, st, o.providers)
-	if err != nil {
-		return crashResult{}, err
+	runIDs := newRunIDs(o.providers)
+	if err := queueBillRuns(ctx, st, runIDs); err != nil {
+		return res, err
 	}
+	defer func() {
+		if err != nil { // a later scenario's serve must not work what is left of them
+			err = errors.Join(err, dropBillRunJobs(context.WithoutCancel(ctx), st, runIDs), undoBillRuns(context.WithoutCancel(ctx), st, seqs))
+		}
+	}()
 
-	var res crashResult
 	srv, _, err := startServe(ctx, o, bin, engine, dbURL)
 	if err != nil {
 		return res, err
 	}
 	started := time.Now()
-	for {
-		issued, err := issuedSince(ctx, st, seqs)
-		if err != nil {
-			srv.stop()
-			return res, err
-		}
-		if float64(issued) >= killShare*float64(platform) {
-			break
-		}
-		var pending int
-		if err := rawdb.Writer(st).QueryRowContext(ctx, pendingBillRuns).Scan(&pending); err != nil {
-			srv.stop()
-			return res, fmt.Errorf("count the bill-run jobs: %w", err)
-		}
-		if pending == 0 {
-			res.killedLate = true
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	res.killedLate, err = waitForRuns(ctx, st, srv, runIDs, int(killShare*float64(platform)))
 	srv.kill()
+	if err != nil {
+		return res, err
+	}
 	res.toKill = time.Since(started)
 	if err := os.Rename(filepath.Join(o.dir, engine+"-serve.log"), filepath.Join(o.dir, engine+"-serve-killed.log")); err != nil {
 		return res, err
@@ -93,41 +83,25 @@ func billCrash(ctx context.Context, o options, bin, engine, dbURL string) (crash
 	if res.atKill, err = periodInvoices(ctx, st); err != nil {
 		return res, err
 	}
-	// The killed process's running jobs are handed out again once they have been stuck for the
-	// queue's rescue window (minutes), and its leadership lapses after its lease: both are
-	// dated back here, as if that time had passed, so the run goes on at once.
-	for _, q := range []string{`UPDATE river_job SET attempted_at = '2000-01-01 00:00:00' WHERE state = 'running'`, `DELETE FROM river_leader`} {
-		if _, err := rawdb.Writer(st).ExecContext(ctx, q); err != nil {
-			return res, fmt.Errorf("after the kill: %w", err)
-		}
+	if _, err := jobs.AfterKill(ctx, st); err != nil {
+		return res, err
 	}
 
 	restarted := time.Now()
 	if srv, _, err = startServe(ctx, o, bin, engine, dbURL); err != nil {
 		return res, err
 	}
-	for {
-		var pending int
-		if err := rawdb.Writer(st).QueryRowContext(ctx, pendingBillRuns).Scan(&pending); err != nil {
-			srv.stop()
-			return res, fmt.Errorf("count the bill-run jobs: %w", err)
-		}
-		if pending == 0 {
-			break
-		}
-		if time.Since(restarted) > 20*time.Minute {
-			srv.stop()
-			return res, fmt.Errorf("%d bill-run jobs unfinished 20 minutes after the restart", pending)
-		}
-		time.Sleep(100 * time.Millisecond)
+	_, err = waitForRuns(ctx, st, srv, runIDs, -1)
+	srv.stop()
+	if err != nil {
+		return res, err
 	}
 	res.recovery = time.Since(restarted)
-	srv.stop()
 
 	if res.lines, err = periodInvoices(ctx, st); err != nil {
 		return res, err
 	}
-	if err := checkBilledOnce(ctx, st, runIDs, &res); err != nil {
+	if err := checkAfterCrash(ctx, st, runIDs, &res); err != nil {
 		return res, err
 	}
 	if res.halves > 0 || res.leftOver > 0 || res.recorded != res.lines {
@@ -140,48 +114,99 @@ func billCrash(ctx context.Context, o options, bin, engine, dbURL string) (crash
 	return res, vacuumBillRun(ctx, st)
 }
 
-// queueBillRuns queues each provider's billing.run job for the harness's period, in one
-// transaction, through an insert-only job client as serve --no-workers would. It returns the
-// runs' ids, the provider's first.
-func queueBillRuns(ctx context.Context, st *store.Store, providers int) ([]string, error) {
+// waitForRuns waits until the records of the bill runs runIDs count at least invoices
+// invoices (never, when invoices < 0) or until every run has finished, in which case it
+// reports true. It fails when serve exits or after crashWithin.
+func waitForRuns(ctx context.Context, st *store.Store, srv *server, runIDs []string, invoices int) (finished bool, err error) {
+	// A run's record is written when its job first starts, and ends with a finish time.
+	records := st.Dialect.Rebind(`SELECT COUNT(finished_at) FROM bill_runs WHERE id IN (` + placeholders(len(runIDs)) + `)`)
+	every := 100 * time.Millisecond
+	if invoices >= 0 {
+		every = 5 * time.Millisecond // a small database's runs take a few tenths of a second
+	}
+	for deadline := time.Now().Add(crashWithin); ; time.Sleep(every) {
+		if invoices >= 0 {
+			n, err := runInvoices(ctx, st, runIDs)
+			if err != nil || n >= invoices {
+				return false, err
+			}
+		}
+		var done int
+		if err := rawdb.Writer(st).QueryRowContext(ctx, records, anys(runIDs)...).Scan(&done); err != nil {
+			return false, fmt.Errorf("the bill runs' records: %w", err)
+		}
+		switch {
+		case done == len(runIDs):
+			return true, nil
+		case srv.exited():
+			return false, fmt.Errorf("serve exited with %d of %d bill runs unfinished", len(runIDs)-done, len(runIDs))
+		case time.Now().After(deadline):
+			return false, fmt.Errorf("%d of %d bill runs unfinished after %s", len(runIDs)-done, len(runIDs), crashWithin)
+		}
+	}
+}
+
+// queueBillRuns queues each generated provider's billing.run job for the harness's period,
+// runIDs in provider order, in one transaction, through an insert-only job client as
+// serve --no-workers would.
+func queueBillRuns(ctx context.Context, st *store.Store, runIDs []string) error {
 	// The queue takes only kinds its client has a worker for; this client never works one.
 	kinds := jobs.Handlers{BillRun: func(context.Context, jobs.BillRun) error { return errors.New("worked by serve") }}
 	jc, err := jobs.New(st, kinds, jobs.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	ids := make([]string, providers)
 	err = st.InTx(ctx, func(tx *store.Tx) error {
-		for i := range providers {
-			ids[i] = store.NewOrderedID()
-			if err := jc.Enqueue(ctx, tx, jobs.BillRun{ProviderID: gen.ProviderID(i + 1), Period: billPeriod, RunID: ids[i]}); err != nil {
+		for i, id := range runIDs {
+			if err := jc.Enqueue(ctx, tx, jobs.BillRun{ProviderID: gen.ProviderID(i + 1), Period: billPeriod, RunID: id}); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("queue the bill runs: %w", err)
+		return fmt.Errorf("queue the bill runs: %w", err)
 	}
-	return ids, nil
+	return nil
 }
 
-// checkBilledOnce counts into res the period's invoices without their lines or ledger
+// dropBillRunJobs removes the jobs of the bill runs runIDs, whatever their state (their
+// arguments name the run).
+func dropBillRunJobs(ctx context.Context, st *store.Store, runIDs []string) error {
+	for _, id := range runIDs {
+		q := st.Dialect.Rebind(`DELETE FROM river_job WHERE kind = 'billing.run' AND CAST(args AS TEXT) LIKE ?`)
+		if _, err := rawdb.Writer(st).ExecContext(ctx, q, "%"+id+"%"); err != nil {
+			return fmt.Errorf("drop the bill runs' jobs: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkAfterCrash counts into res the period's invoices without their lines or ledger
 // document, the invoices the records of the runs runIDs count, and the invoices a further run
 // of every provider's bill run issues.
-func checkBilledOnce(ctx context.Context, st *store.Store, runIDs []string, res *crashResult) error {
-	halves := `SELECT COUNT(*) FROM invoices i WHERE i.period = ? AND i.kind = 'recurring'
-		AND (NOT EXISTS (SELECT 1 FROM invoice_lines l WHERE l.invoice_id = i.id)
-			OR NOT EXISTS (SELECT 1 FROM ledger_documents d WHERE d.invoice_id = i.id))`
-	if err := rawdb.Writer(st).QueryRowContext(ctx, st.Dialect.Rebind(halves), billPeriod).Scan(&res.halves); err != nil {
-		return fmt.Errorf("check the bill run: %w", err)
+func checkAfterCrash(ctx context.Context, st *store.Store, runIDs []string, res *crashResult) error {
+	// An invoice lacking its lines is found through the lines' index by invoice; the ledger
+	// documents have no such index, so those of the period's invoices are counted from their side.
+	var unlined, ledgered int
+	counts := []struct {
+		into *int
+		q    string
+	}{
+		{&unlined, `SELECT COUNT(*) FROM invoices i WHERE i.period = ? AND i.kind = 'recurring'
+			AND NOT EXISTS (SELECT 1 FROM invoice_lines l WHERE l.invoice_id = i.id)`},
+		{&ledgered, `SELECT COUNT(DISTINCT d.invoice_id) FROM ledger_documents d JOIN invoices i ON i.id = d.invoice_id
+			WHERE i.period = ? AND i.kind = 'recurring'`},
 	}
-	for _, id := range runIDs {
-		var n int
-		if err := rawdb.Writer(st).QueryRowContext(ctx, st.Dialect.Rebind(`SELECT invoices FROM bill_runs WHERE id = ?`), id).Scan(&n); err != nil {
-			return fmt.Errorf("the record of bill run %s: %w", id, err)
+	for _, c := range counts {
+		if err := rawdb.Writer(st).QueryRowContext(ctx, st.Dialect.Rebind(c.q), billPeriod).Scan(c.into); err != nil {
+			return fmt.Errorf("check the bill run: %w", err)
 		}
-		res.recorded += n
+	}
+	res.halves = max(unlined, res.lines-ledgered)
+	var err error
+	if res.recorded, err = runInvoices(ctx, st, runIDs); err != nil {
+		return err
 	}
 	svc := billingService(st)
 	var errs []error
@@ -195,3 +220,6 @@ func checkBilledOnce(ctx context.Context, st *store.Store, runIDs []string, res 
 	res.leftOver = after - res.lines
 	return err
 }
+
+// placeholders is n comma-separated ? placeholders.
+func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }

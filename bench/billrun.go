@@ -33,7 +33,7 @@ const billPeriod = "2099-01"
 // platform-billed) with serve stopped, all providers at once, as serve's workers run the
 // jobs its sweep queues on the 1st. It removes what the runs wrote afterwards (and anything
 // a run interrupted earlier left), so a reused database bills the same lines on the next run;
-// their audit entries stay, the audit log being append-only.
+// their audit entries and the runs' records stay, the audit log being append-only.
 func billRun(ctx context.Context, dbURL string, providers int) (billResult, error) {
 	st, err := store.Open(ctx, dbURL)
 	if err != nil {
@@ -45,12 +45,13 @@ func billRun(ctx context.Context, dbURL string, providers int) (billResult, erro
 		return billResult{}, err
 	}
 	svc := billingService(st)
+	runIDs := newRunIDs(providers)
 	start := time.Now()
 	errs := make([]error, providers)
 	var wg sync.WaitGroup
 	for i := range providers {
 		wg.Go(func() {
-			errs[i] = svc.BillRun(ctx, jobs.BillRun{ProviderID: gen.ProviderID(i + 1), Period: billPeriod})
+			errs[i] = svc.BillRun(ctx, jobs.BillRun{ProviderID: gen.ProviderID(i + 1), Period: billPeriod, RunID: runIDs[i]})
 		})
 	}
 	wg.Wait()
@@ -58,15 +59,41 @@ func billRun(ctx context.Context, dbURL string, providers int) (billResult, erro
 		return billResult{}, err
 	}
 	res := billResult{elapsed: time.Since(start)}
-	issued, err := issuedSince(ctx, st, seqs)
-	if err != nil {
+	if res.lines, err = runInvoices(ctx, st, runIDs); err != nil {
 		return billResult{}, err
 	}
-	res.lines = issued
 	if err := undoBillRuns(ctx, st, seqs); err != nil {
 		return billResult{}, err
 	}
 	return res, vacuumBillRun(ctx, st)
+}
+
+// newRunIDs are fresh bill-run ids, one a generated provider, in provider order.
+func newRunIDs(providers int) []string {
+	ids := make([]string, providers)
+	for i := range ids {
+		ids[i] = store.NewOrderedID()
+	}
+	return ids
+}
+
+// runInvoices is the invoices the records of the bill runs ids count: each batch of a run
+// counts its invoices as it commits them.
+func runInvoices(ctx context.Context, st *store.Store, ids []string) (int, error) {
+	q := `SELECT COALESCE(SUM(invoices), 0) FROM bill_runs WHERE id IN (` + placeholders(len(ids)) + `)`
+	var n int
+	if err := rawdb.Writer(st).QueryRowContext(ctx, st.Dialect.Rebind(q), anys(ids)...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("the bill runs' records: %w", err)
+	}
+	return n, nil
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // billingService is the billing service as a job worker runs it, with the clock at the harness's
@@ -90,8 +117,7 @@ func vacuumBillRun(ctx context.Context, st *store.Store) error {
 }
 
 // clearBillPeriod removes what an interrupted run left in the harness's period for each
-// generated provider and returns their document sequences: each invoice issued takes the next
-// number, so what a run issues is told by how far they moved (issuedSince).
+// generated provider and returns their document sequences, to set back when the run is undone.
 func clearBillPeriod(ctx context.Context, st *store.Store, providers int) ([]int64, error) {
 	seqs := make([]int64, providers)
 	for i := range seqs {
@@ -106,21 +132,8 @@ func clearBillPeriod(ctx context.Context, st *store.Store, providers int) ([]int
 	return seqs, nil
 }
 
-// issuedSince is how many documents the generated providers issued since their sequences
-// were seqs.
-func issuedSince(ctx context.Context, st *store.Store, seqs []int64) (int, error) {
-	issued := 0
-	for i, seq := range seqs {
-		last, err := documentSeq(ctx, st, gen.ProviderID(i+1))
-		if err != nil {
-			return 0, err
-		}
-		issued += int(last - seq)
-	}
-	return issued, nil
-}
-
-// undoBillRuns undoes the harness's period for each generated provider (undoBillRun).
+// undoBillRuns undoes the harness's period for each generated provider (undoBillRun), setting
+// their document sequences back to seqs.
 func undoBillRuns(ctx context.Context, st *store.Store, seqs []int64) error {
 	for i, seq := range seqs {
 		if err := undoBillRun(ctx, st, gen.ProviderID(i+1), seq); err != nil {
@@ -150,20 +163,28 @@ func documentSeq(ctx context.Context, st *store.Store, providerID string) (int64
 }
 
 // undoBillRun removes the provider's invoices of the harness's period, with their lines,
-// charges and ledger documents, and sets its document sequence back to seq.
+// charges and ledger documents, and sets its document sequence back to seq when the invoices
+// removed took every number since: a document another process issued meanwhile (serve's own
+// sweep, while the billcrash scenario runs) keeps its number, and the sequence stays past it.
 func undoBillRun(ctx context.Context, st *store.Store, providerID string, seq int64) error {
 	invoices := `SELECT id FROM invoices WHERE provider_id = ? AND period = ? AND kind = 'recurring'`
+	var removed int64
 	for _, q := range []string{
 		`DELETE FROM invoice_lines WHERE invoice_id IN (` + invoices + `)`,
 		`DELETE FROM charges WHERE invoice_id IN (` + invoices + `)`,
 		`DELETE FROM ledger_documents WHERE invoice_id IN (` + invoices + `)`,
 		`DELETE FROM invoices WHERE provider_id = ? AND period = ? AND kind = 'recurring'`,
 	} {
-		if _, err := rawdb.Writer(st).ExecContext(ctx, st.Dialect.Rebind(q), providerID, billPeriod); err != nil {
+		res, err := rawdb.Writer(st).ExecContext(ctx, st.Dialect.Rebind(q), providerID, billPeriod)
+		if err != nil {
+			return fmt.Errorf("undo bill run: %w", err)
+		}
+		if removed, err = res.RowsAffected(); err != nil {
 			return fmt.Errorf("undo bill run: %w", err)
 		}
 	}
-	if _, err := rawdb.Writer(st).ExecContext(ctx, st.Dialect.Rebind(`UPDATE providers SET document_seq = ? WHERE id = ?`), seq, providerID); err != nil {
+	q := st.Dialect.Rebind(`UPDATE providers SET document_seq = ? WHERE id = ? AND document_seq = ?`)
+	if _, err := rawdb.Writer(st).ExecContext(ctx, q, seq, providerID, seq+removed); err != nil {
 		return fmt.Errorf("undo bill run: %w", err)
 	}
 	return nil

@@ -551,6 +551,7 @@ func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 type server struct {
 	cmd  *exec.Cmd
 	base string
+	done chan struct{} // closed once the process has exited
 }
 
 func startServe(ctx context.Context, o options, bin, engine, dbURL string) (*server, time.Duration, error) {
@@ -571,8 +572,9 @@ func startServe(ctx context.Context, o options, bin, engine, dbURL string) (*ser
 	if err := cmd.Start(); err != nil {
 		return nil, 0, err
 	}
-	s := &server{cmd: cmd, base: "http://" + addr}
-	for time.Since(start) < 60*time.Second {
+	s := &server{cmd: cmd, base: "http://" + addr, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(s.done) }() //nolint:errcheck
+	for time.Since(start) < 60*time.Second && !s.exited() {
 		res, err := http.Get(s.base + "/readyz")
 		if err == nil {
 			res.Body.Close()
@@ -582,24 +584,35 @@ func startServe(ctx context.Context, o options, bin, engine, dbURL string) (*ser
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+	if s.exited() {
+		return nil, 0, fmt.Errorf("serve exited before it was ready (see %s)", logFile.Name())
+	}
 	s.stop()
 	return nil, 0, fmt.Errorf("serve not ready after 60s (see %s)", logFile.Name())
+}
+
+// exited reports whether serve's process has exited.
+func (s *server) exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // kill SIGKILLs serve, as a crash would, and waits for it to be gone.
 func (s *server) kill() {
 	s.cmd.Process.Kill() //nolint:errcheck
-	s.cmd.Wait()         //nolint:errcheck
+	<-s.done
 }
 
 func (s *server) stop() {
 	s.cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck
-	done := make(chan struct{})
-	go func() { s.cmd.Wait(); close(done) }() //nolint:errcheck
 	select {
-	case <-done:
+	case <-s.done:
 	case <-time.After(10 * time.Second):
-		s.cmd.Process.Kill() //nolint:errcheck
+		s.kill()
 	}
 }
 

@@ -178,14 +178,15 @@ func (s *Service) billPeriod(ctx context.Context, p *subprov.Provider, period Pe
 		if err != nil {
 			return issued, err
 		}
-		err = s.Store.InTx(ctx, func(tx *store.Tx) error {
-			n, err := s.issueRecurring(ctx, tx, p, runID, subs, planLines, numbers, period, now)
-			issued += n
+		var n int // counted once its batch committed
+		err = s.Store.InTx(ctx, func(tx *store.Tx) (err error) {
+			n, err = s.issueRecurring(ctx, tx, p, runID, subs, planLines, numbers, period, now)
 			return err
 		})
 		if err != nil {
 			return issued, err
 		}
+		issued += n
 	}
 	if issued > 0 {
 		s.Log.Info("bill run", "provider_id", p.ID, "period", period.String(), "invoices", issued)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
@@ -96,4 +97,37 @@ type wakePilot struct {
 func (p *wakePilot) PilotInit(a *baseservice.Archetype, params *riverpilot.PilotInitParams) {
 	p.StandardPilot.PilotInit(a, params)
 	p.notify = params.NotifyNonTxJobInsert
+}
+
+// AfterKill lets the job queue carry on at once after every process working it was killed: each
+// running job is dated back past the rescue window, so that the next process's rescuer hands it
+// out again at its first pass, and the dead leader's lease is dropped. It returns how many jobs
+// were running. Only for a database whose workers are all known dead (crash tests, the load
+// harness): a live worker's running job would be worked twice.
+//
+// On PostgreSQL a statement the killed process sent just before it died still runs to its end
+// on the server (a fetch that marks jobs running for it): AfterKill first waits, up to ten
+// seconds, until no other session of the database is running a statement.
+func AfterKill(ctx context.Context, s *store.Store) (running int64, err error) {
+	if s.Dialect == store.Postgres {
+		const others = `SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()
+			AND backend_type = 'client backend' AND state = 'active' AND pid <> pg_backend_pid()`
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			var n int
+			if err := rawdb.Writer(s).QueryRowContext(ctx, others).Scan(&n); err != nil {
+				return 0, fmt.Errorf("wait for the killed process's statements: %w", err)
+			}
+			if n == 0 {
+				break
+			}
+		}
+	}
+	res, err := rawdb.Writer(s).ExecContext(ctx, `UPDATE `+jobTable+` SET attempted_at = '2000-01-01 00:00:00' WHERE state = 'running'`)
+	if err != nil {
+		return 0, fmt.Errorf("date the killed jobs back: %w", err)
+	}
+	if _, err := rawdb.Writer(s).ExecContext(ctx, `DELETE FROM `+leaderTable); err != nil {
+		return 0, fmt.Errorf("drop the dead leader's lease: %w", err)
+	}
+	return res.RowsAffected()
 }

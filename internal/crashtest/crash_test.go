@@ -16,8 +16,8 @@ import (
 
 	"github.com/subprov/subprov/internal/invariants"
 	"github.com/subprov/subprov/internal/proctest"
-	"github.com/subprov/subprov/internal/rawdb"
 	"github.com/subprov/subprov/internal/testdb"
+	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
 )
 
@@ -181,7 +181,8 @@ func orderUntilAnswered(ctx context.Context, c *proctest.Client, base string, w 
 // A job that was running when its process died is handed out again once it has been stuck
 // for the job queue's rescue window (jobs.go: 3 minutes), and the dead process's leadership
 // lapses after its TTL. The test does not wait those minutes: while the process is down it
-// dates the dead process's running jobs and leadership back, as if the minutes had passed.
+// dates the dead process's running jobs and leadership back (jobs.AfterKill), as if the
+// minutes had passed.
 func crashAndRecover(t *testing.T, p *proctest.Process, st *store.Store, rng *rand.Rand, window time.Duration, dead func()) {
 	t.Helper()
 	time.Sleep(time.Duration(rng.Int64N(int64(window))))
@@ -189,14 +190,9 @@ func crashAndRecover(t *testing.T, p *proctest.Process, st *store.Store, rng *ra
 	if dead != nil {
 		dead()
 	}
-	ctx := context.Background()
-	res, err := rawdb.Writer(st).ExecContext(ctx, `UPDATE river_job SET attempted_at = '2000-01-01 00:00:00' WHERE state = 'running'`)
+	stuck, err := jobs.AfterKill(context.Background(), st)
 	if err != nil {
-		t.Fatalf("age stuck jobs: %v", err)
-	}
-	stuck, _ := res.RowsAffected()
-	if _, err := rawdb.Writer(st).ExecContext(ctx, `DELETE FROM river_leader`); err != nil {
-		t.Fatalf("lapse leadership: %v", err)
+		t.Fatal(err)
 	}
 	t.Logf("SIGKILL left %d jobs running", stuck)
 	p.Start()
