@@ -7,11 +7,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/subprov/subprov/gen"
 	"github.com/subprov/subprov/internal/rawdb"
+	"github.com/subprov/subprov/internal/sqltext"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
 )
@@ -38,10 +38,11 @@ const (
 // the invoices written reach killShare of the platform-billed lines, serve is SIGKILLed; it is
 // started again, the job queue hands the killed jobs out again, and their next attempts finish
 // the runs. Then every invoice must have its lines and its ledger document, a further run must
-// find nothing left to bill, and the runs' records must count every invoice; the report
-// compares their number with the billrun scenario's (a line has at most one invoice a period by
-// the invoices' own uniqueness). What the runs wrote is removed afterwards, as billRun does,
-// and so are their jobs when the scenario stops on an error.
+// find nothing left to bill, and the runs' records must count every invoice; the caller
+// compares their number with the billrun scenario's when both ran (a line has at most one
+// invoice a period by the invoices' own uniqueness). What the runs wrote is removed afterwards,
+// as billRun does, and so are their jobs and records when the scenario stops on an error
+// before its checks; a failed check leaves the period's invoices for a look.
 func billCrash(ctx context.Context, o options, bin, engine, dbURL string) (res crashResult, err error) {
 	st, err := store.Open(ctx, dbURL)
 	if err != nil {
@@ -60,9 +61,14 @@ func billCrash(ctx context.Context, o options, bin, engine, dbURL string) (res c
 	if err := queueBillRuns(ctx, st, runIDs); err != nil {
 		return res, err
 	}
+	failedCheck := false
 	defer func() {
-		if err != nil { // a later scenario's serve must not work what is left of them
-			err = errors.Join(err, dropBillRunJobs(context.WithoutCancel(ctx), st, runIDs), undoBillRuns(context.WithoutCancel(ctx), st, seqs))
+		// On an error before the checks, what is left of the runs goes, their jobs (a later
+		// serve must not work them) and records (they would stay unfinished) with them; when a
+		// check failed, the invoices stay for a look.
+		if err != nil && !failedCheck {
+			ctx := context.WithoutCancel(ctx)
+			err = errors.Join(err, dropBillRuns(ctx, st, runIDs), undoBillRuns(ctx, st, seqs))
 		}
 	}()
 
@@ -73,17 +79,18 @@ func billCrash(ctx context.Context, o options, bin, engine, dbURL string) (res c
 	started := time.Now()
 	res.killedLate, err = waitForRuns(ctx, st, srv, runIDs, int(killShare*float64(platform)))
 	srv.kill()
+	killedAt := time.Now()
 	if err != nil {
 		return res, err
 	}
-	res.toKill = time.Since(started)
+	res.toKill = killedAt.Sub(started)
 	if err := os.Rename(filepath.Join(o.dir, engine+"-serve.log"), filepath.Join(o.dir, engine+"-serve-killed.log")); err != nil {
 		return res, err
 	}
-	if res.atKill, err = periodInvoices(ctx, st); err != nil {
+	if _, err := jobs.AfterKill(ctx, st, killedAt); err != nil {
 		return res, err
 	}
-	if _, err := jobs.AfterKill(ctx, st); err != nil {
+	if res.atKill, err = periodInvoices(ctx, st); err != nil { // once the killed commits have landed
 		return res, err
 	}
 
@@ -105,8 +112,9 @@ func billCrash(ctx context.Context, o options, bin, engine, dbURL string) (res c
 		return res, err
 	}
 	if res.halves > 0 || res.leftOver > 0 || res.recorded != res.lines {
-		return res, fmt.Errorf("after the crash %d invoices lack their lines or ledger document, a further run issued %d, and the runs' records count %d of the %d invoices",
-			res.halves, res.leftOver, res.recorded, res.lines)
+		failedCheck = true
+		return res, fmt.Errorf("after the crash %d invoices lack their lines or ledger document, a further run issued %d, and the runs' records count %d of the %d invoices (the period %s is left in the database)",
+			res.halves, res.leftOver, res.recorded, res.lines, billPeriod)
 	}
 	if err := undoBillRuns(ctx, st, seqs); err != nil {
 		return res, err
@@ -119,7 +127,7 @@ func billCrash(ctx context.Context, o options, bin, engine, dbURL string) (res c
 // reports true. It fails when serve exits or after crashWithin.
 func waitForRuns(ctx context.Context, st *store.Store, srv *server, runIDs []string, invoices int) (finished bool, err error) {
 	// A run's record is written when its job first starts, and ends with a finish time.
-	records := st.Dialect.Rebind(`SELECT COUNT(finished_at) FROM bill_runs WHERE id IN (` + placeholders(len(runIDs)) + `)`)
+	records := st.Dialect.Rebind(`SELECT COUNT(finished_at) FROM bill_runs WHERE id IN (` + sqltext.Placeholders(len(runIDs)) + `)`)
 	every := 100 * time.Millisecond
 	if invoices >= 0 {
 		every = 5 * time.Millisecond // a small database's runs take a few tenths of a second
@@ -132,7 +140,7 @@ func waitForRuns(ctx context.Context, st *store.Store, srv *server, runIDs []str
 			}
 		}
 		var done int
-		if err := rawdb.Writer(st).QueryRowContext(ctx, records, anys(runIDs)...).Scan(&done); err != nil {
+		if err := rawdb.Writer(st).QueryRowContext(ctx, records, sqltext.Args(runIDs[0], runIDs[1:])...).Scan(&done); err != nil {
 			return false, fmt.Errorf("the bill runs' records: %w", err)
 		}
 		switch {
@@ -170,14 +178,18 @@ func queueBillRuns(ctx context.Context, st *store.Store, runIDs []string) error 
 	return nil
 }
 
-// dropBillRunJobs removes the jobs of the bill runs runIDs, whatever their state (their
-// arguments name the run).
-func dropBillRunJobs(ctx context.Context, st *store.Store, runIDs []string) error {
+// dropBillRuns removes the jobs of the bill runs runIDs, whatever their state (their arguments
+// name the run), and the runs' records.
+func dropBillRuns(ctx context.Context, st *store.Store, runIDs []string) error {
 	for _, id := range runIDs {
 		q := st.Dialect.Rebind(`DELETE FROM river_job WHERE kind = 'billing.run' AND CAST(args AS TEXT) LIKE ?`)
 		if _, err := rawdb.Writer(st).ExecContext(ctx, q, "%"+id+"%"); err != nil {
 			return fmt.Errorf("drop the bill runs' jobs: %w", err)
 		}
+	}
+	q := st.Dialect.Rebind(`DELETE FROM bill_runs WHERE id IN (` + sqltext.Placeholders(len(runIDs)) + `)`)
+	if _, err := rawdb.Writer(st).ExecContext(ctx, q, sqltext.Args(runIDs[0], runIDs[1:])...); err != nil {
+		return fmt.Errorf("drop the bill runs' records: %w", err)
 	}
 	return nil
 }
@@ -220,6 +232,3 @@ func checkAfterCrash(ctx context.Context, st *store.Store, runIDs []string, res 
 	res.leftOver = after - res.lines
 	return err
 }
-
-// placeholders is n comma-separated ? placeholders.
-func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }

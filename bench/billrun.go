@@ -12,6 +12,7 @@ import (
 	"github.com/subprov/subprov/clock"
 	"github.com/subprov/subprov/gen"
 	"github.com/subprov/subprov/internal/rawdb"
+	"github.com/subprov/subprov/internal/sqltext"
 	"github.com/subprov/subprov/jobs"
 	"github.com/subprov/subprov/store"
 )
@@ -80,20 +81,12 @@ func newRunIDs(providers int) []string {
 // runInvoices is the invoices the records of the bill runs ids count: each batch of a run
 // counts its invoices as it commits them.
 func runInvoices(ctx context.Context, st *store.Store, ids []string) (int, error) {
-	q := `SELECT COALESCE(SUM(invoices), 0) FROM bill_runs WHERE id IN (` + placeholders(len(ids)) + `)`
+	q := `SELECT COALESCE(SUM(invoices), 0) FROM bill_runs WHERE id IN (` + sqltext.Placeholders(len(ids)) + `)`
 	var n int
-	if err := rawdb.Writer(st).QueryRowContext(ctx, st.Dialect.Rebind(q), anys(ids)...).Scan(&n); err != nil {
+	if err := rawdb.Writer(st).QueryRowContext(ctx, st.Dialect.Rebind(q), sqltext.Args(ids[0], ids[1:])...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("the bill runs' records: %w", err)
 	}
 	return n, nil
-}
-
-func anys(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }
 
 // billingService is the billing service as a job worker runs it, with the clock at the harness's
@@ -168,20 +161,22 @@ func documentSeq(ctx context.Context, st *store.Store, providerID string) (int64
 // sweep, while the billcrash scenario runs) keeps its number, and the sequence stays past it.
 func undoBillRun(ctx context.Context, st *store.Store, providerID string, seq int64) error {
 	invoices := `SELECT id FROM invoices WHERE provider_id = ? AND period = ? AND kind = 'recurring'`
-	var removed int64
 	for _, q := range []string{
 		`DELETE FROM invoice_lines WHERE invoice_id IN (` + invoices + `)`,
 		`DELETE FROM charges WHERE invoice_id IN (` + invoices + `)`,
 		`DELETE FROM ledger_documents WHERE invoice_id IN (` + invoices + `)`,
-		`DELETE FROM invoices WHERE provider_id = ? AND period = ? AND kind = 'recurring'`,
 	} {
-		res, err := rawdb.Writer(st).ExecContext(ctx, st.Dialect.Rebind(q), providerID, billPeriod)
-		if err != nil {
+		if _, err := rawdb.Writer(st).ExecContext(ctx, st.Dialect.Rebind(q), providerID, billPeriod); err != nil {
 			return fmt.Errorf("undo bill run: %w", err)
 		}
-		if removed, err = res.RowsAffected(); err != nil {
-			return fmt.Errorf("undo bill run: %w", err)
-		}
+	}
+	res, err := rawdb.Writer(st).ExecContext(ctx, st.Dialect.Rebind(`DELETE FROM invoices WHERE provider_id = ? AND period = ? AND kind = 'recurring'`), providerID, billPeriod)
+	if err != nil {
+		return fmt.Errorf("undo bill run: %w", err)
+	}
+	removed, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("undo bill run: %w", err)
 	}
 	q := st.Dialect.Rebind(`UPDATE providers SET document_seq = ? WHERE id = ? AND document_seq = ?`)
 	if _, err := rawdb.Writer(st).ExecContext(ctx, q, seq, providerID, seq+removed); err != nil {

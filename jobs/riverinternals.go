@@ -105,16 +105,17 @@ func (p *wakePilot) PilotInit(a *baseservice.Archetype, params *riverpilot.Pilot
 // were running. Only for a database whose workers are all known dead (crash tests, the load
 // harness): a live worker's running job would be worked twice.
 //
-// On PostgreSQL a statement the killed process sent just before it died still runs to its end
-// on the server (a fetch that marks jobs running for it): AfterKill first waits, up to ten
-// seconds, until no other session of the database is running a statement.
-func AfterKill(ctx context.Context, s *store.Store) (running int64, err error) {
+// On PostgreSQL a statement the killed process sent just before it died, at killedAt, still
+// runs to its end on the server (a fetch that marks jobs running for it, a commit): AfterKill
+// first waits, up to ten seconds, until no statement of the database that began before
+// killedAt is still running.
+func AfterKill(ctx context.Context, s *store.Store, killedAt time.Time) (running int64, err error) {
 	if s.Dialect == store.Postgres {
 		const others = `SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()
-			AND backend_type = 'client backend' AND state = 'active' AND pid <> pg_backend_pid()`
+			AND backend_type = 'client backend' AND state = 'active' AND pid <> pg_backend_pid() AND query_start < $1`
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			var n int
-			if err := rawdb.Writer(s).QueryRowContext(ctx, others).Scan(&n); err != nil {
+			if err := rawdb.Writer(s).QueryRowContext(ctx, others, killedAt).Scan(&n); err != nil {
 				return 0, fmt.Errorf("wait for the killed process's statements: %w", err)
 			}
 			if n == 0 {

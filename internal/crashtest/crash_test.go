@@ -175,24 +175,24 @@ func orderUntilAnswered(ctx context.Context, c *proctest.Client, base string, w 
 	}
 }
 
-// crashAndRecover SIGKILLs the process at a random moment within window, calls dead (when
-// given) while it is down, lets the time a dead process's leftovers need pass, and restarts it.
+// crashAndRecover SIGKILLs the process at a random moment within window, lets the time a dead
+// process's leftovers need pass, calls dead (when given) while it is down, and restarts it.
 //
 // A job that was running when its process died is handed out again once it has been stuck
 // for the job queue's rescue window (jobs.go: 3 minutes), and the dead process's leadership
 // lapses after its TTL. The test does not wait those minutes: while the process is down it
-// dates the dead process's running jobs and leadership back (jobs.AfterKill), as if the
-// minutes had passed.
+// dates the dead process's running jobs back and drops its leadership (jobs.AfterKill), as if
+// the minutes had passed.
 func crashAndRecover(t *testing.T, p *proctest.Process, st *store.Store, rng *rand.Rand, window time.Duration, dead func()) {
 	t.Helper()
 	time.Sleep(time.Duration(rng.Int64N(int64(window))))
 	p.Kill()
-	if dead != nil {
-		dead()
-	}
-	stuck, err := jobs.AfterKill(context.Background(), st)
+	stuck, err := jobs.AfterKill(context.Background(), st, time.Now())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if dead != nil {
+		dead()
 	}
 	t.Logf("SIGKILL left %d jobs running", stuck)
 	p.Start()
@@ -298,7 +298,7 @@ func checkRecurring(t *testing.T, st *store.Store, period string) {
 			t.Errorf("line %s recurring invoices for %s", row, period)
 		}
 	}
-	recorded := strings(t, st, `SELECT CAST(SUM(invoices) AS TEXT) FROM bill_runs`)
+	recorded := strings(t, st, `SELECT CAST(COALESCE(SUM(invoices), 0) AS TEXT) FROM bill_runs`)
 	issued := strings(t, st, `SELECT CAST(COUNT(*) AS TEXT) FROM invoices WHERE kind = 'recurring'`)
 	if len(recorded) != 1 || len(issued) != 1 || recorded[0] != issued[0] {
 		t.Errorf("the bill runs record %v invoices, %v recurring invoices were issued", recorded, issued)
