@@ -126,22 +126,15 @@ func billCrash(ctx context.Context, o options, bin, engine, dbURL string) (res c
 // invoices (never, when invoices < 0) or until every run has finished, in which case it
 // reports true. It fails when serve exits or after crashWithin.
 func waitForRuns(ctx context.Context, st *store.Store, srv *server, runIDs []string, invoices int) (finished bool, err error) {
-	// A run's record is written when its job first starts, and ends with a finish time.
-	records := st.Dialect.Rebind(`SELECT COUNT(finished_at) FROM bill_runs WHERE id IN (` + sqltext.Placeholders(len(runIDs)) + `)`)
 	every := 100 * time.Millisecond
 	if invoices >= 0 {
 		every = 5 * time.Millisecond // a small database's runs take a few tenths of a second
 	}
 	for deadline := time.Now().Add(crashWithin); ; time.Sleep(every) {
-		if invoices >= 0 {
-			n, err := runInvoices(ctx, st, runIDs)
-			if err != nil || n >= invoices {
-				return false, err
-			}
-		}
-		var done int
-		if err := rawdb.Writer(st).QueryRowContext(ctx, records, sqltext.Args(runIDs[0], runIDs[1:])...).Scan(&done); err != nil {
-			return false, fmt.Errorf("the bill runs' records: %w", err)
+		// A run's record is written when its job first starts, and ends with a finish time.
+		n, done, err := runRecords(ctx, st, runIDs)
+		if err != nil || (invoices >= 0 && n >= invoices) {
+			return false, err
 		}
 		switch {
 		case done == len(runIDs):
@@ -217,18 +210,13 @@ func checkAfterCrash(ctx context.Context, st *store.Store, runIDs []string, res 
 	}
 	res.halves = max(unlined, res.lines-ledgered)
 	var err error
-	if res.recorded, err = runInvoices(ctx, st, runIDs); err != nil {
+	if res.recorded, _, err = runRecords(ctx, st, runIDs); err != nil {
 		return err
 	}
-	svc := billingService(st)
-	var errs []error
-	for i := range runIDs {
-		errs = append(errs, svc.BillRun(ctx, jobs.BillRun{ProviderID: gen.ProviderID(i + 1), Period: billPeriod}))
-	}
-	if err := errors.Join(errs...); err != nil {
+	further := newRunIDs(len(runIDs))
+	if err := billEveryProvider(ctx, st, further); err != nil {
 		return fmt.Errorf("bill run after the jobs: %w", err)
 	}
-	after, err := periodInvoices(ctx, st)
-	res.leftOver = after - res.lines
+	res.leftOver, _, err = runRecords(ctx, st, further)
 	return err
 }

@@ -45,22 +45,13 @@ func billRun(ctx context.Context, dbURL string, providers int) (billResult, erro
 	if err != nil {
 		return billResult{}, err
 	}
-	svc := billingService(st)
 	runIDs := newRunIDs(providers)
 	start := time.Now()
-	errs := make([]error, providers)
-	var wg sync.WaitGroup
-	for i := range providers {
-		wg.Go(func() {
-			errs[i] = svc.BillRun(ctx, jobs.BillRun{ProviderID: gen.ProviderID(i + 1), Period: billPeriod, RunID: runIDs[i]})
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := billEveryProvider(ctx, st, runIDs); err != nil {
 		return billResult{}, err
 	}
 	res := billResult{elapsed: time.Since(start)}
-	if res.lines, err = runInvoices(ctx, st, runIDs); err != nil {
+	if res.lines, _, err = runRecords(ctx, st, runIDs); err != nil {
 		return billResult{}, err
 	}
 	if err := undoBillRuns(ctx, st, seqs); err != nil {
@@ -78,15 +69,29 @@ func newRunIDs(providers int) []string {
 	return ids
 }
 
-// runInvoices is the invoices the records of the bill runs ids count: each batch of a run
-// counts its invoices as it commits them.
-func runInvoices(ctx context.Context, st *store.Store, ids []string) (int, error) {
-	q := `SELECT COALESCE(SUM(invoices), 0) FROM bill_runs WHERE id IN (` + sqltext.Placeholders(len(ids)) + `)`
-	var n int
-	if err := rawdb.Writer(st).QueryRowContext(ctx, st.Dialect.Rebind(q), sqltext.Args(ids[0], ids[1:])...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("the bill runs' records: %w", err)
+// billEveryProvider runs the bill run of every generated provider at once, as the job workers
+// of serve run the jobs its sweep queues on the 1st, runIDs in provider order.
+func billEveryProvider(ctx context.Context, st *store.Store, runIDs []string) error {
+	svc := billingService(st)
+	errs := make([]error, len(runIDs))
+	var wg sync.WaitGroup
+	for i, id := range runIDs {
+		wg.Go(func() {
+			errs[i] = svc.BillRun(ctx, jobs.BillRun{ProviderID: gen.ProviderID(i + 1), Period: billPeriod, RunID: id})
+		})
 	}
-	return n, nil
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// runRecords reads the records of the bill runs ids: the invoices they count (each batch of a
+// run counts its invoices as it commits them) and how many of the runs have finished.
+func runRecords(ctx context.Context, st *store.Store, ids []string) (invoices, finished int, err error) {
+	q := `SELECT COALESCE(SUM(invoices), 0), COUNT(finished_at) FROM bill_runs WHERE id IN (` + sqltext.Placeholders(len(ids)) + `)`
+	if err := rawdb.Writer(st).QueryRowContext(ctx, st.Dialect.Rebind(q), sqltext.Args(ids[0], ids[1:])...).Scan(&invoices, &finished); err != nil {
+		return 0, 0, fmt.Errorf("the bill runs' records: %w", err)
+	}
+	return invoices, finished, nil
 }
 
 // billingService is the billing service as a job worker runs it, with the clock at the harness's
