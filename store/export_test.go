@@ -143,14 +143,17 @@ func WebhookEventsQuery(f WebhookEventFilter, page subprov.Page) Statement {
 func SubscriberListStatements(d Dialect, providerID string) map[string]Statement {
 	where, args := SubscriberFilter{ProviderID: providerID}.where()
 	out := map[string]Statement{
-		"a provider's page":                 {subscriberPage(append(where, "b.id > ?")), append(args, "s-1", 51)},
-		"subscribers with a line in status": {subscribersWithStatus, []any{providerID, "SUSPENDED", "s-1", 200}},
+		"a provider's page":                           {subscriberPage(append(where, "b.id > ?")), append(args, "s-1", 51)},
+		"subscribers with a line in status":           {subscribersWithStatus, []any{providerID, "SUSPENDED", "s-1", 200}},
+		"a page of subscribers with a line in status": {subscribersIn(subscribersWithStatus), []any{providerID, "SUSPENDED", "s-1", 51}},
 	}
 	for name, provider := range map[string]string{"a provider's": providerID, "every provider's": ""} {
 		q, args := subscribersInWorkflowState(ProvisioningFailed, provider, "s-1", 200)
 		out[name+" subscribers failing provisioning"] = Statement{q, args}
+		out["a page of "+name+" subscribers failing provisioning"] = Statement{subscribersIn(q), args}
 		q, args = subscribersInWorkflowState(Provisioning, provider, "s-1", 200)
 		out[name+" subscribers being provisioned"] = Statement{q, args}
+		out["a page of "+name+" subscribers being provisioned"] = Statement{subscribersIn(q), args}
 		q, args = failedProvisioningCount(ProvisioningFailed, provider)
 		out["the overview's count of "+name+" lines failing provisioning"] = Statement{q, args}
 		q, args = d.overdueCount(InvoiceOpen, "2026-12-01", provider)
@@ -159,6 +162,7 @@ func SubscriberListStatements(d Dialect, providerID string) map[string]Statement
 	for _, status := range indexedStatuses {
 		q, args := subscribersWithRareStatus(status, "s-1", 200)
 		out["every provider's subscribers with a line "+status] = Statement{q, args}
+		out["a page of every provider's subscribers with a line "+status] = Statement{subscribersIn(q), args}
 	}
 	return out
 }

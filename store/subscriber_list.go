@@ -25,6 +25,8 @@ type SubscriberFilter struct {
 // lines being provisioned or whose provisioning failed through their partial indexes
 // (indexedWorkflowStates), every provider's with a line pending installation or suspended
 // through theirs (indexedStatuses), a search's matches a page's worth at a time in id order.
+// A filter by a status or by a workflow state alone is one statement, the page of its lines'
+// subscribers joined with the subscribers and their holders (subscribersOfLines).
 // A platform-wide list filtered by another status (ACTIVE or CANCELLED, common), and a list
 // filtered by another workflow state (a common one on a running platform), read past the
 // subscribers without such a line, in proportion to how rare it is.
@@ -52,17 +54,17 @@ func (s *Store) Subscribers(ctx context.Context, f SubscriberFilter, page subpro
 			return chunk, nil
 		})
 	case slices.Contains(indexedWorkflowStates, f.WorkflowState):
-		return s.subscribersAmong(ctx, f, want, s.idsAfter(ctx, "subscribers by workflow state", after, func(after string, n int) (string, []any) {
+		return s.subscribersOfLines(ctx, f, "subscribers by workflow state", after, want, f.Status == "", func(after string, n int) (string, []any) {
 			return subscribersInWorkflowState(f.WorkflowState, f.ProviderID, after, n)
-		}))
+		})
 	case f.Status != "" && f.ProviderID != "":
-		return s.subscribersAmong(ctx, f, want, s.idsAfter(ctx, "subscribers by status", after, func(after string, n int) (string, []any) {
+		return s.subscribersOfLines(ctx, f, "subscribers by status", after, want, f.WorkflowState == "", func(after string, n int) (string, []any) {
 			return subscribersWithStatus, []any{f.ProviderID, f.Status, after, n}
-		}))
+		})
 	case slices.Contains(indexedStatuses, f.Status):
-		return s.subscribersAmong(ctx, f, want, s.idsAfter(ctx, "subscribers by rare status", after, func(after string, n int) (string, []any) {
+		return s.subscribersOfLines(ctx, f, "subscribers by rare status", after, want, f.WorkflowState == "", func(after string, n int) (string, []any) {
 			return subscribersWithRareStatus(f.Status, after, n)
-		}))
+		})
 	}
 	where, args := f.where()
 	if after != "" {
@@ -168,6 +170,28 @@ func (s *Store) idsAfter(ctx context.Context, what, after string, query func(aft
 	}
 }
 
+// subscribersOfLines lists f's subscribers among those of the lines a query of subscriber ids
+// selects (ids gives it and its arguments for an id to start after and a limit; its column is
+// subscriber_id). When the query decides f alone (whole: its lines' status or workflow state is
+// f's only condition but the provider, which it checks too), the page is that query joined
+// with the subscribers and their holders, one statement; a filter by both a status and a
+// workflow state reads the query's ids a slice at a time and checks each subscriber against f
+// (subscribersAmong).
+func (s *Store) subscribersOfLines(ctx context.Context, f SubscriberFilter, what, after string, want int, whole bool,
+	ids func(after string, n int) (string, []any)) ([]subprov.SubscriberSummary, error) {
+	if !whole {
+		return s.subscribersAmong(ctx, f, want, s.idsAfter(ctx, what, after, ids))
+	}
+	q, args := ids(after, want)
+	return s.subscriberSummaries(ctx, subscribersIn(q), args)
+}
+
+// subscribersIn is the read of the subscribers a query of their ids in order (its column
+// subscriber_id, distinct) selects, with their holders, by id; its arguments are the query's.
+func subscribersIn(ids string) string {
+	return withHolders(`(` + ids + `) x JOIN subscribers b ON b.id = x.subscriber_id`)
+}
+
 // minSlice is the fewest candidate ids subscribersAmong asks for at a time.
 const minSlice = 50
 
@@ -220,8 +244,14 @@ func (f SubscriberFilter) where() ([]string, []any) {
 // query, PostgreSQL merges the page with the holders' index read from its start, every holder
 // before the page's first subscriber included.
 func subscriberPage(where []string) string {
+	return withHolders(`(SELECT b.id, b.provider_id, b.customer_number FROM subscribers b WHERE ` + strings.Join(where, " AND ") + ` ORDER BY b.id LIMIT ?) b`)
+}
+
+// withHolders is the read of a page of subscribers (from: its rows as b) with their holders,
+// by id, as subscriberSummaries scans it.
+func withHolders(from string) string {
 	return `SELECT b.id, b.provider_id, COALESCE(b.customer_number, ''), h.firstname, h.lastname, h.email, h.phonenumber
-		FROM (SELECT b.id, b.provider_id, b.customer_number FROM subscribers b WHERE ` + strings.Join(where, " AND ") + ` ORDER BY b.id LIMIT ?) b
+		FROM ` + from + `
 			LEFT JOIN contacts h ON h.subscriber_id = b.id AND h.role = 'holder'
 		ORDER BY b.id`
 }

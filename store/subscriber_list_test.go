@@ -148,12 +148,14 @@ func plainList(t *testing.T, s *store.Store, f store.SubscriberFilter) []string 
 // and status, and the lines being provisioned (listed), whose provisioning failed (listed or
 // counted), every provider's lines pending installation or suspended (listed) and the overdue
 // invoices (counted, the provider's and every provider's) ranges of their partial indexes, on
-// both engines.
+// both engines; a page of subscribers by a status or a workflow state joins those ranges with
+// the subscribers and their holders through their keys.
 // Through the primary key, a provider's page read the subscribers of every provider before it:
 // at 100,000 subscribers over ten providers, the last provider's first page read 90,000 of them.
 func TestSubscriberListReadsItsIndexes(t *testing.T) {
 	t.Parallel()
-	want := map[string]string{"a provider's page": "subscribers_provider", "subscribers with a line in status": "subscriptions_provider_status"}
+	want := map[string]string{"a provider's page": "subscribers_provider", "subscribers with a line in status": "subscriptions_provider_status",
+		"a page of subscribers with a line in status": "subscriptions_provider_status"}
 	testdb.EachStoreWithNewStatistics(t, func(t *testing.T, s *store.Store) {
 		testdb.CheckIndexedPlans(t, s, store.SubscriberListStatements(s.Dialect, "p-list"), func(name string) string {
 			if w, ok := want[name]; ok {
@@ -174,6 +176,24 @@ func TestSubscriberListReadsItsIndexes(t *testing.T) {
 			}
 			return "subscriptions_provisioning_failed"
 		})
+		// A page of the subscribers of lines in a status or workflow state is one statement: its
+		// subscribers and their holders are read through their keys in a nested loop, not read
+		// in order and merged or hashed with the page's ids.
+		byKey := map[store.Dialect][]string{
+			store.SQLite:   {"SEARCH b USING INDEX sqlite_autoindex_subscribers_1 (id=?)", "SEARCH h USING INDEX sqlite_autoindex_contacts_2 (subscriber_id=? AND role=?)"},
+			store.Postgres: {"Index Scan using subscribers_pkey on subscribers b", "Index Scan using contacts_subscriber_id_role_key on contacts h"},
+		}[s.Dialect]
+		for name, st := range store.SubscriberListStatements(s.Dialect, "p-list") {
+			if !strings.HasPrefix(name, "a page of ") {
+				continue
+			}
+			plan := testdb.IndexedQueryPlan(t, s, st.Query, st.Args...)
+			for _, w := range byKey {
+				if !strings.Contains(plan, w) || strings.Contains(plan, "Merge") || strings.Contains(plan, "Hash") {
+					t.Errorf("%s: plan does not read %q in a nested loop:\n%s", name, w, plan)
+				}
+			}
+		}
 	})
 }
 
