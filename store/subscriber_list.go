@@ -25,8 +25,8 @@ type SubscriberFilter struct {
 // lines being provisioned or whose provisioning failed through their partial indexes
 // (indexedWorkflowStates), every provider's with a line pending installation or suspended
 // through theirs (indexedStatuses), a search's matches a page's worth at a time in id order.
-// A filter by a status or by a workflow state alone is one statement, the page of its lines'
-// subscribers joined with the subscribers and their holders (subscribersOfLines).
+// Of these, a status's and an indexed workflow state's, each alone, are one statement: the page
+// of its lines' subscribers joined with the subscribers and their holders (subscribersOfLines).
 // A platform-wide list filtered by another status (ACTIVE or CANCELLED, common), and a list
 // filtered by another workflow state (a common one on a running platform), read past the
 // subscribers without such a line, in proportion to how rare it is.
@@ -54,15 +54,15 @@ func (s *Store) Subscribers(ctx context.Context, f SubscriberFilter, page subpro
 			return chunk, nil
 		})
 	case slices.Contains(indexedWorkflowStates, f.WorkflowState):
-		return s.subscribersOfLines(ctx, f, "subscribers by workflow state", after, want, f.Status == "", func(after string, n int) (string, []any) {
+		return s.subscribersOfLines(ctx, f, "subscribers by workflow state", after, want, func(after string, n int) (string, []any) {
 			return subscribersInWorkflowState(f.WorkflowState, f.ProviderID, after, n)
 		})
 	case f.Status != "" && f.ProviderID != "":
-		return s.subscribersOfLines(ctx, f, "subscribers by status", after, want, f.WorkflowState == "", func(after string, n int) (string, []any) {
+		return s.subscribersOfLines(ctx, f, "subscribers by status", after, want, func(after string, n int) (string, []any) {
 			return subscribersWithStatus, []any{f.ProviderID, f.Status, after, n}
 		})
 	case slices.Contains(indexedStatuses, f.Status):
-		return s.subscribersOfLines(ctx, f, "subscribers by rare status", after, want, f.WorkflowState == "", func(after string, n int) (string, []any) {
+		return s.subscribersOfLines(ctx, f, "subscribers by rare status", after, want, func(after string, n int) (string, []any) {
 			return subscribersWithRareStatus(f.Status, after, n)
 		})
 	}
@@ -172,14 +172,14 @@ func (s *Store) idsAfter(ctx context.Context, what, after string, query func(aft
 
 // subscribersOfLines lists f's subscribers among those of the lines a query of subscriber ids
 // selects (ids gives it and its arguments for an id to start after and a limit; its column is
-// subscriber_id). When the query decides f alone (whole: its lines' status or workflow state is
-// f's only condition but the provider, which it checks too), the page is that query joined
-// with the subscribers and their holders, one statement; a filter by both a status and a
-// workflow state reads the query's ids a slice at a time and checks each subscriber against f
-// (subscribersAmong).
-func (s *Store) subscribersOfLines(ctx context.Context, f SubscriberFilter, what, after string, want int, whole bool,
+// subscriber_id; what names it). The query reads the lines of f's status or of its workflow
+// state, of f's provider if any (the lines' provider). When f has no other condition, the page
+// is that query joined with the subscribers and their holders, one statement; a filter by
+// both a status and a workflow state reads the query's ids a slice at a time and checks each
+// subscriber against f (subscribersAmong).
+func (s *Store) subscribersOfLines(ctx context.Context, f SubscriberFilter, what, after string, want int,
 	ids func(after string, n int) (string, []any)) ([]subprov.SubscriberSummary, error) {
-	if !whole {
+	if f.Status != "" && f.WorkflowState != "" {
 		return s.subscribersAmong(ctx, f, want, s.idsAfter(ctx, what, after, ids))
 	}
 	q, args := ids(after, want)
@@ -197,7 +197,8 @@ const minSlice = 50
 
 // subscribersAmong reads the subscribers of f among the ids next gives, in id order, a slice
 // of at most n ids a call ([] when there are no more), until it has want of them: it asks for
-// as many as it still wants (at least minSlice), as most candidates meet the filter.
+// as many as it still wants (at least minSlice): a search's matches mostly meet the filter;
+// the lines of a status also in a workflow state (or the reverse) may not, and it asks again.
 func (s *Store) subscribersAmong(ctx context.Context, f SubscriberFilter, want int, next func(n int) ([]string, error)) ([]subprov.SubscriberSummary, error) {
 	var out []subprov.SubscriberSummary
 	for len(out) < want {
@@ -256,7 +257,7 @@ func withHolders(from string) string {
 		ORDER BY b.id`
 }
 
-// subscriberSummaries runs a subscriberPage query.
+// subscriberSummaries runs a subscriberPage or subscribersIn query.
 func (s *Store) subscriberSummaries(ctx context.Context, query string, args []any) ([]subprov.SubscriberSummary, error) {
 	return sqltext.QueryAll(ctx, s.R(), "subscribers", func(r interface{ Scan(...any) error }) (subprov.SubscriberSummary, error) {
 		var x subprov.SubscriberSummary

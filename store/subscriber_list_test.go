@@ -188,9 +188,12 @@ func TestSubscriberListReadsItsIndexes(t *testing.T) {
 				continue
 			}
 			plan := testdb.IndexedQueryPlan(t, s, st.Query, st.Args...)
+			if strings.Contains(plan, "Merge Join") || strings.Contains(plan, "Hash Join") {
+				t.Errorf("%s: plan merges or hashes:\n%s", name, plan)
+			}
 			for _, w := range byKey {
-				if !strings.Contains(plan, w) || strings.Contains(plan, "Merge") || strings.Contains(plan, "Hash") {
-					t.Errorf("%s: plan does not read %q in a nested loop:\n%s", name, w, plan)
+				if !strings.Contains(plan, w) {
+					t.Errorf("%s: plan does not read %q:\n%s", name, w, plan)
 				}
 			}
 		}
