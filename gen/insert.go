@@ -231,6 +231,16 @@ func secondaryIndexes(ctx context.Context, st *store.Store, tables []string) ([]
 	return schemaOf(ctx, st, "indexes", q, tables)
 }
 
+// createIndexes creates the indexes one after the other, each with exec.
+func createIndexes(exec func(string) error, indexes []index) error {
+	for _, ix := range indexes {
+		if err := exec(ix.create); err != nil {
+			return fmt.Errorf("create index %s: %w", ix.name, err)
+		}
+	}
+	return nil
+}
+
 // index is a secondary index (or, on SQLite, a trigger: loadTriggers) gen drops for the load
 // and creates again after it.
 type index struct{ name, table, create string }
