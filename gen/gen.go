@@ -245,7 +245,7 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 	}
 	bar.phase("building indexes")
 	clock.enter("indexes")
-	if err := inThreads(ctx, st, func() error { return createIndexes(exec, indexes) }); err != nil {
+	if err := inThreads(ctx, st, func() error { return create(exec, "INDEX", indexes) }); err != nil {
 		return sum, err
 	}
 	if pg == nil {
@@ -259,10 +259,8 @@ func Run(ctx context.Context, st *store.Store, o Options) (Summary, error) {
 	// The lines' counts by status, which the load did not keep: on SQLite their triggers were
 	// dropped for it (loadTriggers), on PostgreSQL its session skipped them
 	// (session_replication_role; where the role may not, they kept the counts, recounted anyway).
-	for _, tr := range triggers {
-		if err := exec(tr.create); err != nil {
-			return sum, fmt.Errorf("create trigger %s: %w", tr.name, err)
-		}
+	if err := create(exec, "TRIGGER", triggers); err != nil {
+		return sum, err
 	}
 	if err := st.RecountLines(ctx); err != nil {
 		return sum, err
@@ -435,9 +433,10 @@ func (g *generator) run(ctx context.Context) error {
 }
 
 // analyzeSQLite gathers the planner's statistics table by table, each index sampled (with
-// analysis_limit, though SQLite still counts each index's entries). The search index's virtual
-// table has none, nor do the tables that hold it (shadow tables), which FTS5 reads by key only:
-// counting them read every entry of the index, gigabytes at ten million subscribers.
+// analysis_limit, though SQLite still counts each index's entries). Neither the search index's
+// virtual table nor the tables FTS5 keeps it in (shadow tables), which FTS5 reads by key only,
+// are analyzed: counting their entries reads the whole index, gigabytes at ten million
+// subscribers.
 func analyzeSQLite(ctx context.Context, st *store.Store) error {
 	if _, err := rawdb.Writer(st).ExecContext(ctx, "PRAGMA analysis_limit = 1000"); err != nil {
 		return err

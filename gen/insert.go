@@ -223,27 +223,17 @@ func (b *batch) flush(ctx context.Context) {
 // primary keys or constraints: gen drops them before the bulk load and builds them again
 // after it, which is much faster than maintaining them row by row.
 func secondaryIndexes(ctx context.Context, st *store.Store, tables []string) ([]index, error) {
-	q := `SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (%s) ORDER BY name`
+	q := `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (%s) ORDER BY name`
 	if st.Dialect == store.Postgres {
-		q = `SELECT i.indexname, i.tablename, i.indexdef FROM pg_indexes i WHERE i.schemaname = current_schema() AND i.tablename IN (%s)
+		q = `SELECT i.indexname, i.indexdef FROM pg_indexes i WHERE i.schemaname = current_schema() AND i.tablename IN (%s)
 			AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname) ORDER BY i.indexname`
 	}
 	return schemaOf(ctx, st, "indexes", q, tables)
 }
 
-// createIndexes creates the indexes one after the other, each with exec.
-func createIndexes(exec func(string) error, indexes []index) error {
-	for _, ix := range indexes {
-		if err := exec(ix.create); err != nil {
-			return fmt.Errorf("create index %s: %w", ix.name, err)
-		}
-	}
-	return nil
-}
-
 // index is a secondary index (or, on SQLite, a trigger: loadTriggers) gen drops for the load
 // and creates again after it.
-type index struct{ name, table, create string }
+type index struct{ name, create string }
 
 // loadTriggers are SQLite's triggers on tables (line_counts', the change log's), which gen drops
 // for the load and creates again after it, recounting what they keep (Store.RecountLines; the
@@ -254,10 +244,10 @@ func loadTriggers(ctx context.Context, st *store.Store, tables []string) ([]inde
 	if st.Dialect != store.SQLite {
 		return nil, nil
 	}
-	return schemaOf(ctx, st, "triggers", `SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN (%s) ORDER BY name`, tables)
+	return schemaOf(ctx, st, "triggers", `SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN (%s) ORDER BY name`, tables)
 }
 
-// schemaOf runs q, which lists what (name, table, statement) of the tables its %s names.
+// schemaOf runs q, which lists what (name, statement) of the tables its %s names.
 func schemaOf(ctx context.Context, st *store.Store, what, q string, tables []string) ([]index, error) {
 	args := make([]any, len(tables))
 	for i, t := range tables {
@@ -272,12 +262,22 @@ func schemaOf(ctx context.Context, st *store.Store, what, q string, tables []str
 	var out []index
 	for rows.Next() {
 		var ix index
-		if err := rows.Scan(&ix.name, &ix.table, &ix.create); err != nil {
+		if err := rows.Scan(&ix.name, &ix.create); err != nil {
 			return nil, fmt.Errorf("list %s: %w", what, err)
 		}
 		out = append(out, ix)
 	}
 	return out, rows.Err()
+}
+
+// create creates each of objs, of kind ("INDEX", "TRIGGER"), in order, with exec.
+func create(exec func(string) error, kind string, objs []index) error {
+	for _, o := range objs {
+		if err := exec(o.create); err != nil {
+			return fmt.Errorf("create %s %s: %w", strings.ToLower(kind), o.name, err)
+		}
+	}
+	return nil
 }
 
 // drop drops each of objs, of kind ("INDEX", "TRIGGER").
