@@ -31,8 +31,8 @@ func (b billResult) linesPerSecond() float64 { return float64(b.lines) / b.elaps
 const billPeriod = "2099-01"
 
 // billRun runs the bill run of every generated provider (every eighth line is
-// platform-billed) with serve stopped, all providers at once, as serve's workers run the
-// jobs its sweep queues on the 1st. It removes what the runs wrote afterwards (and anything
+// platform-billed) with serve stopped, as serve's workers run the jobs its sweep queues on the
+// 1st (billEveryProvider). It removes what the runs wrote afterwards (and anything
 // a run interrupted earlier left), so a reused database bills the same lines on the next run;
 // their audit entries and the runs' records stay, the audit log being append-only.
 func billRun(ctx context.Context, dbURL string, providers int) (billResult, error) {
@@ -69,14 +69,18 @@ func newRunIDs(providers int) []string {
 	return ids
 }
 
-// billEveryProvider runs the bill run of every generated provider at once, as the job workers
-// of serve run the jobs its sweep queues on the 1st, runIDs in provider order.
+// billEveryProvider runs the bill run of every generated provider, as the job workers of serve
+// run the jobs its sweep queues on the 1st: as many at once as a process works by default
+// (jobs.BillRunsAtOnce), runIDs in provider order.
 func billEveryProvider(ctx context.Context, st *store.Store, runIDs []string) error {
 	svc := billingService(st)
 	errs := make([]error, len(runIDs))
+	turns := make(chan struct{}, jobs.BillRunsAtOnce(st.Dialect, jobs.DefaultMaxWorkers))
 	var wg sync.WaitGroup
 	for i, id := range runIDs {
 		wg.Go(func() {
+			turns <- struct{}{}
+			defer func() { <-turns }()
 			errs[i] = svc.BillRun(ctx, jobs.BillRun{ProviderID: gen.ProviderID(i + 1), Period: billPeriod, RunID: id})
 		})
 	}

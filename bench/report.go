@@ -78,7 +78,7 @@ func (r *report) write(path string) error {
 			fmt.Fprintf(&b, "- RSS under search load: %.0f MB (target ≤ 150 MB)\n", float64(e.maxRSSKB)/1024)
 		}
 		if e.bill.lines > 0 {
-			fmt.Fprintf(&b, "- monthly bill run (serve stopped, every provider's at once): %d platform-billed lines in %s, %.0f lines/s (issue 40: ≤ 60 s for 1,000,000 lines: %.0f s at this rate)\n",
+			fmt.Fprintf(&b, "- monthly bill run (serve stopped, every provider's as serve's job workers run them): %d platform-billed lines in %s, %.0f lines/s (issue 40: ≤ 60 s for 1,000,000 lines: %.0f s at this rate)\n",
 				e.bill.lines, e.bill.elapsed.Round(10*time.Millisecond), e.bill.linesPerSecond(), 1_000_000/e.bill.linesPerSecond())
 		}
 		if c := e.crash; c != nil {

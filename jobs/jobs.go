@@ -42,19 +42,43 @@ type Handlers struct {
 // Options tune the client.
 type Options struct {
 	Work bool // false: insert only (serve --no-workers)
-	// MaxWorkers is how many jobs run at once per process; default 200. A job mostly waits (on
+	// MaxWorkers is how many jobs run at once per process; default DefaultMaxWorkers. A job mostly waits (on
 	// a switch, a mail relay, or its turn at the database writer), and on SQLite the writer
 	// commits waiting transactions together, so more jobs in flight cost little, while fewer
 	// let a burst of orders queue its provisioning jobs for seconds (docs/performance.md). It
 	// also bounds the calls that leave the process (a mail relay, a payment processor) at 200
 	// at once.
-	MaxWorkers   int
-	PollInterval time.Duration // how often to look for jobs other processes inserted; default 200ms
+	MaxWorkers int
+	// BillRunsAtOnce is how many bill runs (BillRun, one a provider and month) the process
+	// works at once, in a queue of their own beside MaxWorkers'; default
+	// BillRunsAtOnce(the store's engine, MaxWorkers).
+	BillRunsAtOnce int
+	PollInterval   time.Duration // how often to look for jobs other processes inserted; default 200ms
 	// FetchCooldown is the least time between two fetches; it bounds how long a job enqueued
 	// by this process waits after its transaction commits (the commit wakes the workers).
 	// Default 5ms.
 	FetchCooldown time.Duration
 	Logger        *slog.Logger
+}
+
+// QueueBillRuns is the queue of the bill runs; every other kind is in River's default queue.
+const QueueBillRuns = "bill_runs"
+
+// DefaultMaxWorkers is how many jobs a process works at once unless told otherwise.
+const DefaultMaxWorkers = 200
+
+// BillRunsAtOnce is how many bill runs a process works at once unless told otherwise, given
+// how many jobs it works (maxWorkers). On the 1st every provider's run is due together. On
+// SQLite they share the one writer and the four readers: a hundred at once interleave their
+// reads over the file, and the writer, which every run's batches wait for, waits longer for
+// the pages it inserts into; eight at once finish the month's runs sooner (docs/performance.md,
+// "The bill run"). On PostgreSQL a run waits on its round trips more than on the server, and
+// as many run at once as other jobs.
+func BillRunsAtOnce(d store.Dialect, maxWorkers int) int {
+	if d == store.SQLite {
+		return min(8, maxWorkers)
+	}
+	return maxWorkers
 }
 
 // Client enqueues jobs and, when working, runs them.
@@ -118,7 +142,10 @@ func Ready(ctx context.Context, s *store.Store) error {
 // New builds the client. Call Start to begin working jobs.
 func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 	if o.MaxWorkers <= 0 {
-		o.MaxWorkers = 200
+		o.MaxWorkers = DefaultMaxWorkers
+	}
+	if o.BillRunsAtOnce <= 0 {
+		o.BillRunsAtOnce = BillRunsAtOnce(s.Dialect, o.MaxWorkers)
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 200 * time.Millisecond
@@ -166,7 +193,7 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 		Middleware:           []rivertype.Middleware{&traceJobs{}},
 	}
 	if o.Work {
-		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.MaxWorkers}}
+		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.MaxWorkers}, QueueBillRuns: {MaxWorkers: o.BillRunsAtOnce}}
 	}
 	pilot := &wakePilot{}
 	rc, err := river.NewClient[*sql.Tx](&wakeDriver{Driver: driverFor(s), pilot: pilot}, cfg)
@@ -231,7 +258,8 @@ func (c *Client) Enqueue(ctx context.Context, tx *store.Tx, args Args) error {
 		return fmt.Errorf("enqueue %s: %w", args.Kind(), err)
 	}
 	if c.work {
-		tx.AfterCommit(c.wake)
+		queue := queueOf(args)
+		tx.AfterCommit(func() { c.wake(queue) })
 	}
 	return nil
 }

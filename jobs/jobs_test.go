@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -101,7 +102,8 @@ func TestReadyNeedsTheJobQueueMigrated(t *testing.T) {
 }
 
 // TestCommitWakesWorkers: a job enqueued in a transaction is worked as soon as the
-// transaction commits, not at the next fetch poll (River runs both drivers poll-only).
+// transaction commits, not at the next fetch poll (River runs both drivers poll-only), in
+// River's default queue and in the bill runs' own.
 func TestCommitWakesWorkers(t *testing.T) {
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -110,10 +112,10 @@ func TestCommitWakesWorkers(t *testing.T) {
 			t.Fatal(err)
 		}
 		ran := make(chan time.Time, 10)
-		c, err := jobs.New(s, jobs.Handlers{DeliverMail: func(ctx context.Context, a jobs.DeliverMail) error {
-			ran <- time.Now()
-			return nil
-		}}, jobs.Options{Work: true, PollInterval: time.Minute})
+		c, err := jobs.New(s, jobs.Handlers{
+			DeliverMail: func(ctx context.Context, a jobs.DeliverMail) error { ran <- time.Now(); return nil },
+			BillRun:     func(ctx context.Context, a jobs.BillRun) error { ran <- time.Now(); return nil },
+		}, jobs.Options{Work: true, PollInterval: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,20 +123,97 @@ func TestCommitWakesWorkers(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Stop(context.Background())
-		time.Sleep(200 * time.Millisecond) // past the producer's first fetch at start
-		for i := 0; i < 3; i++ {
+		time.Sleep(200 * time.Millisecond) // past the producers' first fetch at start
+		for i, args := range []jobs.Args{jobs.DeliverMail{MailID: "wake"}, jobs.BillRun{ProviderID: "p", Period: "2026-12"},
+			jobs.DeliverMail{MailID: "wake"}, jobs.BillRun{ProviderID: "p", Period: "2027-01"}} {
 			committed := time.Now()
-			if err := s.InTx(ctx, func(tx *store.Tx) error { return c.Enqueue(ctx, tx, jobs.DeliverMail{MailID: "wake"}) }); err != nil {
+			if err := s.InTx(ctx, func(tx *store.Tx) error { return c.Enqueue(ctx, tx, args) }); err != nil {
 				t.Fatal(err)
 			}
 			select {
 			case at := <-ran:
 				if d := at.Sub(committed); d > 5*time.Second {
-					t.Fatalf("job %d ran %s after its commit", i, d)
+					t.Fatalf("job %d (%s) ran %s after its commit", i, args.Kind(), d)
 				}
 			case <-time.After(10 * time.Second):
-				t.Fatalf("job %d did not run within 10s of its commit (poll interval 1 min)", i)
+				t.Fatalf("job %d (%s) did not run within 10s of its commit (poll interval 1 min)", i, args.Kind())
 			}
+		}
+	})
+}
+
+// TestBillRunsAtOnce: a process works at most Options.BillRunsAtOnce bill runs at once, the
+// others waiting their turn, while jobs of other kinds run beside them.
+func TestBillRunsAtOnce(t *testing.T) {
+	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if err := jobs.Migrate(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		const atOnce, runs = 2, 5
+		var mu sync.Mutex
+		running, most, done := 0, 0, 0
+		release := make(chan struct{})
+		mailed := make(chan struct{}, 1)
+		c, err := jobs.New(s, jobs.Handlers{
+			BillRun: func(ctx context.Context, a jobs.BillRun) error {
+				mu.Lock()
+				running++
+				most = max(most, running)
+				mu.Unlock()
+				<-release
+				mu.Lock()
+				running--
+				done++
+				mu.Unlock()
+				return nil
+			},
+			DeliverMail: func(ctx context.Context, a jobs.DeliverMail) error { mailed <- struct{}{}; return nil },
+		}, jobs.Options{Work: true, BillRunsAtOnce: atOnce, PollInterval: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Stop(context.Background())
+		var once sync.Once
+		free := func() { once.Do(func() { close(release) }) }
+		defer free() // before Stop, which waits for the running jobs
+		for i := range runs {
+			if err := c.EnqueueNow(ctx, s, jobs.BillRun{ProviderID: fmt.Sprintf("p%d", i), Period: "2026-12"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		state := func() (int, int, int) {
+			mu.Lock()
+			defer mu.Unlock()
+			return running, most, done
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for r, _, _ := state(); r < atOnce && time.Now().Before(deadline); r, _, _ = state() {
+			time.Sleep(20 * time.Millisecond)
+		}
+		// The bill runs' workers are taken; a mail still goes.
+		if err := c.EnqueueNow(ctx, s, jobs.DeliverMail{MailID: "beside"}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-mailed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a mail waited behind the bill runs")
+		}
+		time.Sleep(300 * time.Millisecond) // six fetch polls: time for a third run to start, were it allowed
+		if r, m, _ := state(); r != atOnce || m != atOnce {
+			t.Fatalf("%d bill runs running, at most %d; want %d", r, m, atOnce)
+		}
+		free()
+		for _, _, d := state(); d < runs && time.Now().Before(deadline.Add(10*time.Second)); _, _, d = state() {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if r, m, d := state(); d != runs || m != atOnce {
+			t.Fatalf("%d of %d bill runs done (%d running), at most %d at once; want all, %d at once", d, runs, r, m, atOnce)
 		}
 	})
 }

@@ -114,6 +114,10 @@ type BillRun struct {
 // Kind names the job in the queue.
 func (BillRun) Kind() string { return "billing.run" }
 
+// InsertOpts: bill runs have a queue of their own, whose workers a process bounds apart from
+// the rest (Options.BillRunsAtOnce).
+func (BillRun) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueBillRuns} }
+
 // OutageCredits applies a provider's outage credit policy: every outage of its billed lines
 // ports in the last weeks that the policy credits and that no credit note names yet gets one.
 // The clock-driven sweep queues one per provider with the policy and local day.
