@@ -78,8 +78,8 @@ func billEveryProvider(ctx context.Context, st *store.Store, runIDs []string) er
 	turns := make(chan struct{}, jobs.BillRunsAtOnce(st.Dialect, jobs.DefaultMaxWorkers))
 	var wg sync.WaitGroup
 	for i, id := range runIDs {
+		turns <- struct{}{} // in provider order, as the queue hands the runs out
 		wg.Go(func() {
-			turns <- struct{}{}
 			defer func() { <-turns }()
 			errs[i] = svc.BillRun(ctx, jobs.BillRun{ProviderID: gen.ProviderID(i + 1), Period: billPeriod, RunID: id})
 		})

@@ -42,12 +42,12 @@ type Handlers struct {
 // Options tune the client.
 type Options struct {
 	Work bool // false: insert only (serve --no-workers)
-	// MaxWorkers is how many jobs run at once per process; default DefaultMaxWorkers. A job mostly waits (on
-	// a switch, a mail relay, or its turn at the database writer), and on SQLite the writer
-	// commits waiting transactions together, so more jobs in flight cost little, while fewer
-	// let a burst of orders queue its provisioning jobs for seconds (docs/performance.md). It
-	// also bounds the calls that leave the process (a mail relay, a payment processor) at 200
-	// at once.
+	// MaxWorkers is how many jobs run at once per process, bill runs apart (BillRunsAtOnce);
+	// default DefaultMaxWorkers. A job mostly waits (on a switch, a mail relay, or its turn at
+	// the database writer), and on SQLite the writer commits waiting transactions together, so
+	// more jobs in flight cost little, while fewer let a burst of orders queue its provisioning
+	// jobs for seconds (docs/performance.md). It also bounds the calls that leave the process (a
+	// mail relay, a payment processor) at 200 at once.
 	MaxWorkers int
 	// BillRunsAtOnce is how many bill runs (BillRun, one a provider and month) the process
 	// works at once, in a queue of their own beside MaxWorkers'; default
@@ -72,8 +72,8 @@ const DefaultMaxWorkers = 200
 // SQLite they share the one writer and the four readers: a hundred at once interleave their
 // reads over the file, and the writer, which every run's batches wait for, waits longer for
 // the pages it inserts into; eight at once finish the month's runs sooner (docs/performance.md,
-// "The bill run"). On PostgreSQL a run waits on its round trips more than on the server, and
-// as many run at once as other jobs.
+// "The bill run"; four at once did as well in one run). On PostgreSQL a run waits on its round
+// trips more than on the server, and as many run at once as other jobs.
 func BillRunsAtOnce(d store.Dialect, maxWorkers int) int {
 	if d == store.SQLite {
 		return min(8, maxWorkers)
@@ -193,7 +193,10 @@ func New(s *store.Store, h Handlers, o Options) (*Client, error) {
 		Middleware:           []rivertype.Middleware{&traceJobs{}},
 	}
 	if o.Work {
-		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.MaxWorkers}, QueueBillRuns: {MaxWorkers: o.BillRunsAtOnce}}
+		cfg.Queues = map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: o.MaxWorkers},
+			QueueBillRuns:      {MaxWorkers: o.BillRunsAtOnce},
+		}
 	}
 	pilot := &wakePilot{}
 	rc, err := river.NewClient[*sql.Tx](&wakeDriver{Driver: driverFor(s), pilot: pilot}, cfg)
@@ -254,12 +257,12 @@ type Args = river.JobArgs
 // Enqueue inserts a job inside tx: it becomes visible to workers only when tx commits, and
 // the commit wakes this process's workers to fetch it at once.
 func (c *Client) Enqueue(ctx context.Context, tx *store.Tx, args Args) error {
-	if _, err := c.river.InsertTx(tx.StatementContext(ctx), tx.Tx, args, nil); err != nil {
+	res, err := c.river.InsertTx(tx.StatementContext(ctx), tx.Tx, args, nil)
+	if err != nil {
 		return fmt.Errorf("enqueue %s: %w", args.Kind(), err)
 	}
 	if c.work {
-		queue := queueOf(args)
-		tx.AfterCommit(func() { c.wake(queue) })
+		tx.AfterCommit(func() { c.wake(res) })
 	}
 	return nil
 }

@@ -209,7 +209,8 @@ func TestBillRunsAtOnce(t *testing.T) {
 			t.Fatalf("%d bill runs running, at most %d; want %d", r, m, atOnce)
 		}
 		free()
-		for _, _, d := state(); d < runs && time.Now().Before(deadline.Add(10*time.Second)); _, _, d = state() {
+		deadline = time.Now().Add(10 * time.Second)
+		for _, _, d := state(); d < runs && time.Now().Before(deadline); _, _, d = state() {
 			time.Sleep(20 * time.Millisecond)
 		}
 		if r, m, d := state(); d != runs || m != atOnce {

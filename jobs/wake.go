@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 
-	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 )
 
@@ -16,20 +15,11 @@ import (
 // hook, which supplies the pilot; riverinternals.go), so Enqueue can call it once the
 // enqueuing transaction has committed (store.Tx.AfterCommit). Polling stays as it was for jobs other processes insert.
 
-// wake asks this process's workers of a queue to fetch now (no-op when it runs none); River's
-// fetch cooldown coalesces a burst of wake-ups into few fetches. The trigger only reads the
-// queue of the inserted job it is handed.
-func (c *Client) wake(queue string) {
+// wake asks this process's workers of the queue an inserted job is in (its insert's result)
+// to fetch now (no-op when it runs none); River's fetch cooldown coalesces a burst of wake-ups
+// into few fetches.
+func (c *Client) wake(inserted *rivertype.JobInsertResult) {
 	if c.pilot != nil && c.pilot.notify != nil {
-		c.pilot.notify(context.Background(), []*rivertype.JobInsertResult{{Job: &rivertype.JobRow{Queue: queue}}})
+		c.pilot.notify(context.Background(), []*rivertype.JobInsertResult{inserted})
 	}
-}
-
-// queueOf is the queue a job of args' kind is inserted in: its InsertOpts' queue, else River's
-// default one.
-func queueOf(args river.JobArgs) string {
-	if o, ok := args.(river.JobArgsWithInsertOpts); ok && o.InsertOpts().Queue != "" {
-		return o.InsertOpts().Queue
-	}
-	return river.QueueDefault
 }
