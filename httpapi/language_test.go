@@ -93,7 +93,7 @@ func TestFrenchHolderPaysInFrench(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 		marieChoosesFrench(t, s)
-		invoiceID, _ := marieUnpaidDecember(t, s)
+		invoiceID, _ := marieUnpaid(t, s)
 		var number string
 		var total subprov.Money
 		if err := s.Store.R().QueryRow(context.Background(), `SELECT number, total_minor FROM invoices WHERE id = ?`, invoiceID).Scan(&number, &total); err != nil {

@@ -40,20 +40,30 @@ func marieBillingAddress(t *testing.T, s *apptest.Service) string {
 	return email
 }
 
-// marieUnpaidDecember turns AutoPay off for Marie's line from the portal, lets December's bill
-// run issue its invoice, and returns the invoice's id and the pay link mailed with it: the
-// invoice is left open, with nothing charged or scheduled.
-func marieUnpaidDecember(t *testing.T, s *apptest.Service) (invoiceID, link string) {
+// marieUnpaid turns AutoPay off for Marie's line from the portal, lets the bill run of the
+// month after the clock's (unpaidMonth) issue its invoice, on its 5th, and returns the
+// invoice's id and the pay link mailed with it: the invoice is left open, with nothing charged
+// or scheduled.
+// unpaidMonth is the month marieUnpaid bills: the first after the service clock's (in UTC),
+// whose bill run comes after AutoPay is turned off whatever the day the tests run; the
+// provider's month under way was billed when the service started.
+func unpaidMonth(s *apptest.Service) time.Time {
+	now := s.Clock.Now().UTC()
+	return time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC)
+}
+
+func marieUnpaid(t *testing.T, s *apptest.Service) (invoiceID, link string) {
 	t.Helper()
 	ctx := context.Background()
+	month := unpaidMonth(s)
 	marie := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
 	if res := s.Do(apptest.Request{Method: "PATCH", Path: "/partner/subscriber/me/autopay", Headers: marie,
 		Body: map[string]any{"subscription_id": marieLine, "enabled": false}}); res.Status != 200 || res.JSON["enabled"] != false {
 		t.Fatalf("AutoPay off: %d %s", res.Status, res.Raw)
 	}
-	s.DevClock.Set(time.Date(2026, 12, 5, 15, 0, 0, 0, time.UTC))
-	apptest.Eventually(t, 15*time.Second, "Marie's December invoice", func() bool {
-		return s.Store.R().QueryRow(ctx, `SELECT id FROM invoices WHERE subscription_id = ? AND period = '2026-12'`, marieLine).Scan(&invoiceID) == nil
+	s.DevClock.Set(month.AddDate(0, 0, 4).Add(15 * time.Hour))
+	apptest.Eventually(t, 15*time.Second, "Marie's invoice of "+month.Format("2006-01"), func() bool {
+		return s.Store.R().QueryRow(ctx, `SELECT id FROM invoices WHERE subscription_id = ? AND period = ?`, marieLine, month.Format("2006-01")).Scan(&invoiceID) == nil
 	})
 	s.Settle(t)
 	var number string
@@ -101,7 +111,7 @@ func stateOf(t *testing.T, s *apptest.Service, invoiceID string) invoiceState {
 func TestAutoPayOffMailsAPayLink(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
-		invoiceID, link := marieUnpaidDecember(t, s)
+		invoiceID, link := marieUnpaid(t, s)
 		if !strings.HasPrefix(link, "http://subprov.test/portal/pay?token=") {
 			t.Fatalf("pay link %s", link)
 		}
@@ -184,7 +194,7 @@ func TestPayNow(t *testing.T) {
 			return s.Store.R().QueryRow(context.Background(), `SELECT id FROM invoices WHERE subscription_id = ?`,
 				other.JSON["subscription_id"]).Scan(&othersInvoice) == nil
 		})
-		invoiceID, _ := marieUnpaidDecember(t, s)
+		invoiceID, _ := marieUnpaid(t, s)
 		marie := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
 		luc := addAuthorizedUser(t, s, "luc.tremblay@example.ca")
 		db := func(q string) { mustExec(t, s, q) }
@@ -273,7 +283,7 @@ func TestPayNow(t *testing.T) {
 func TestPayNowDoubleClick(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
-		invoiceID, _ := marieUnpaidDecember(t, s)
+		invoiceID, _ := marieUnpaid(t, s)
 		marie := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
 		const clicks = 8
 		statuses := make([]int, clicks)
@@ -349,7 +359,7 @@ func TestPaperBilling(t *testing.T) {
 func TestInvoicePayPageInBrowser(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, s *apptest.Service) {
-		invoiceID, link := marieUnpaidDecember(t, s)
+		invoiceID, link := marieUnpaid(t, s)
 		var total subprov.Money
 		if err := s.Store.R().QueryRow(context.Background(), `SELECT total_minor FROM invoices WHERE id = ?`, invoiceID).Scan(&total); err != nil {
 			t.Fatal(err)
@@ -430,7 +440,7 @@ func TestPayNowTakesOverAnAbandonedClaim(t *testing.T) {
 			t.Parallel()
 			apptest.Each(t, func(t *testing.T, s *apptest.Service) {
 				ctx := context.Background()
-				invoiceID, _ := marieUnpaidDecember(t, s)
+				invoiceID, _ := marieUnpaid(t, s)
 				marie := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
 				claimCharge(t, s, invoiceID, s.Clock.Now())
 				if tt.charged {
@@ -471,25 +481,30 @@ func TestPayNowTakesOverAnAbandonedClaim(t *testing.T) {
 }
 
 // TestAutoPayOffInvoiceIsDunned: an invoice of a line with AutoPay off left unpaid is reminded
-// and cut off on dunning's days from its due date (issued 5 December at 15:00: reminders 3 and
-// 7 days on, cut-off 14 days on, the 19th, as for a card declined on the 5th; each step counts
-// from the one before, taken when the clock got there); paying it on the way stops dunning,
-// paying it after the cut-off restores the line.
+// and cut off on dunning's days from its due date (issued on the 5th of the month at 15:00:
+// reminders 3 and 7 days on, cut-off 14 days on, the 19th, as for a card declined on the 5th;
+// each step counts from the one before, taken when the clock got there); paying it on the way
+// stops dunning, paying it after the cut-off restores the line.
 func TestAutoPayOffInvoiceIsDunned(t *testing.T) {
 	t.Parallel()
-	day := func(d, h int) time.Time { return time.Date(2026, 12, d, h, 0, 0, 0, time.UTC) }
 	for _, tt := range []struct {
 		name   string
-		payAt  time.Time // zero: not before the cut-off
+		payDay [2]int // the day and hour of the payment; zero: not before the cut-off
 		cutOff bool
 	}{
-		{"unpaid", time.Time{}, true},
-		{"paid after the first reminder", day(9, 12), false},
+		{"unpaid", [2]int{}, true},
+		{"paid after the first reminder", [2]int{9, 12}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			apptest.Each(t, func(t *testing.T, s *apptest.Service) {
-				invoiceID, _ := marieUnpaidDecember(t, s)
+				month := unpaidMonth(s)
+				day := func(d, h int) time.Time { return month.AddDate(0, 0, d-1).Add(time.Duration(h) * time.Hour) }
+				var payAt time.Time
+				if tt.payDay != [2]int{} {
+					payAt = day(tt.payDay[0], tt.payDay[1])
+				}
+				invoiceID, _ := marieUnpaid(t, s)
 				pay := func() *apptest.Response {
 					marie := s.Login(fixture.DemoSubscriberEmail, fixture.DemoSubscriberPass)
 					return s.Do(apptest.Request{Method: "POST", Path: "/partner/subscriber/me/invoices/" + invoiceID + "/pay", Headers: marie})
@@ -516,8 +531,8 @@ func TestAutoPayOffInvoiceIsDunned(t *testing.T) {
 					{day(5, 18), 0, false}, {day(8, 14), 0, false}, {day(8, 18), 1, false}, {day(12, 17), 1, false},
 					{day(12, 19), 2, false}, {day(19, 18), 2, false}, {day(19, 20), 2, true}, {day(27, 21), 2, true},
 				} {
-					if !paid && !tt.payAt.IsZero() && !step.at.Before(tt.payAt) {
-						s.DevClock.Set(tt.payAt)
+					if !paid && !payAt.IsZero() && !step.at.Before(payAt) {
+						s.DevClock.Set(payAt)
 						s.Settle(t)
 						if res := pay(); res.Status != 200 {
 							t.Fatalf("pay: %d %s", res.Status, res.Raw)
