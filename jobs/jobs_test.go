@@ -13,18 +13,33 @@ import (
 	"github.com/subprov/subprov/store"
 )
 
+// working starts a client that works jobs on s with h and o, its queue migrated; it stops when
+// the test ends, and the context it returns is cancelled after that.
+func working(t *testing.T, s *store.Store, h jobs.Handlers, o jobs.Options) (context.Context, *jobs.Client) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := jobs.Migrate(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	c, err := jobs.New(s, h, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop(context.Background()) })
+	return ctx, c
+}
+
 // TestEnqueueInTransaction proves the rule the whole service rests on: a job exists if and
 // only if the transaction that enqueued it committed, and a failed job is retried.
 func TestEnqueueInTransaction(t *testing.T) {
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		if err := jobs.Migrate(ctx, s); err != nil {
-			t.Fatal(err)
-		}
 		var mu sync.Mutex
 		calls := map[string]int{}
-		c, err := jobs.New(s, jobs.Handlers{DeliverMail: func(ctx context.Context, a jobs.DeliverMail) error {
+		ctx, c := working(t, s, jobs.Handlers{DeliverMail: func(ctx context.Context, a jobs.DeliverMail) error {
 			mu.Lock()
 			defer mu.Unlock()
 			calls[a.MailID]++
@@ -33,16 +48,9 @@ func TestEnqueueInTransaction(t *testing.T) {
 			}
 			return nil
 		}}, jobs.Options{Work: true, PollInterval: 50 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer c.Stop(context.Background())
 
 		rolledBack := errors.New("roll back")
-		err = s.InTx(ctx, func(tx *store.Tx) error {
+		err := s.InTx(ctx, func(tx *store.Tx) error {
 			if err := c.Enqueue(ctx, tx, jobs.DeliverMail{MailID: "rolled-back"}); err != nil {
 				return err
 			}
@@ -106,23 +114,11 @@ func TestReadyNeedsTheJobQueueMigrated(t *testing.T) {
 // River's default queue and in the bill runs' own.
 func TestCommitWakesWorkers(t *testing.T) {
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		if err := jobs.Migrate(ctx, s); err != nil {
-			t.Fatal(err)
-		}
 		ran := make(chan time.Time, 10)
-		c, err := jobs.New(s, jobs.Handlers{
+		ctx, c := working(t, s, jobs.Handlers{
 			DeliverMail: func(ctx context.Context, a jobs.DeliverMail) error { ran <- time.Now(); return nil },
 			BillRun:     func(ctx context.Context, a jobs.BillRun) error { ran <- time.Now(); return nil },
 		}, jobs.Options{Work: true, PollInterval: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer c.Stop(context.Background())
 		time.Sleep(200 * time.Millisecond) // past the producers' first fetch at start
 		for i, args := range []jobs.Args{jobs.DeliverMail{MailID: "wake"}, jobs.BillRun{ProviderID: "p", Period: "2026-12"},
 			jobs.DeliverMail{MailID: "wake"}, jobs.BillRun{ProviderID: "p", Period: "2027-01"}} {
@@ -146,17 +142,12 @@ func TestCommitWakesWorkers(t *testing.T) {
 // others waiting their turn, while jobs of other kinds run beside them.
 func TestBillRunsAtOnce(t *testing.T) {
 	testdb.EachStore(t, func(t *testing.T, s *store.Store) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		if err := jobs.Migrate(ctx, s); err != nil {
-			t.Fatal(err)
-		}
 		const atOnce, runs = 2, 5
 		var mu sync.Mutex
 		running, most, done := 0, 0, 0
 		release := make(chan struct{})
 		mailed := make(chan struct{}, 1)
-		c, err := jobs.New(s, jobs.Handlers{
+		ctx, c := working(t, s, jobs.Handlers{
 			BillRun: func(ctx context.Context, a jobs.BillRun) error {
 				mu.Lock()
 				running++
@@ -171,16 +162,9 @@ func TestBillRunsAtOnce(t *testing.T) {
 			},
 			DeliverMail: func(ctx context.Context, a jobs.DeliverMail) error { mailed <- struct{}{}; return nil },
 		}, jobs.Options{Work: true, BillRunsAtOnce: atOnce, PollInterval: 50 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer c.Stop(context.Background())
 		var once sync.Once
 		free := func() { once.Do(func() { close(release) }) }
-		defer free() // before Stop, which waits for the running jobs
+		defer free() // before the client stops, which waits for the running jobs
 		for i := range runs {
 			if err := c.EnqueueNow(ctx, s, jobs.BillRun{ProviderID: fmt.Sprintf("p%d", i), Period: "2026-12"}); err != nil {
 				t.Fatal(err)
