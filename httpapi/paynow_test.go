@@ -40,10 +40,6 @@ func marieBillingAddress(t *testing.T, s *apptest.Service) string {
 	return email
 }
 
-// marieUnpaid turns AutoPay off for Marie's line from the portal, lets the bill run of the
-// month after the clock's (unpaidMonth) issue its invoice, on its 5th, and returns the
-// invoice's id and the pay link mailed with it: the invoice is left open, with nothing charged
-// or scheduled.
 // unpaidMonth is the month marieUnpaid bills: the first after the service clock's (in UTC),
 // whose bill run comes after AutoPay is turned off whatever the day the tests run; the
 // provider's month under way was billed when the service started.
@@ -52,6 +48,10 @@ func unpaidMonth(s *apptest.Service) time.Time {
 	return time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC)
 }
 
+// marieUnpaid turns AutoPay off for Marie's line from the portal, lets the bill run of the
+// month after the clock's (unpaidMonth) issue its invoice, on its 5th, and returns the
+// invoice's id and the pay link mailed with it: the invoice is left open, with nothing charged
+// or scheduled.
 func marieUnpaid(t *testing.T, s *apptest.Service) (invoiceID, link string) {
 	t.Helper()
 	ctx := context.Background()
